@@ -1,0 +1,106 @@
+import { integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+
+// Mirrors db/migrations/0001_core.sql; the SQL file is the source of truth for the database.
+export const agents = sqliteTable("agents", {
+  agentId: text("agent_id").primaryKey(),
+  handle: text("handle").notNull().unique(),
+  displayName: text("display_name").notNull(),
+  description: text("description"),
+  contactCode: text("contact_code"),
+  email: text("email"),
+  emailVerified: integer("email_verified", { mode: "boolean" }).notNull().default(false),
+  phoneVerified: integer("phone_verified", { mode: "boolean" }).notNull().default(false),
+  createdAt: text("created_at").notNull(),
+});
+
+export const clients = sqliteTable("clients", {
+  clientId: text("client_id").primaryKey(),
+  agentId: text("agent_id").notNull(),
+  name: text("name").notNull(),
+  kind: text("kind", { enum: ["api_key", "oauth"] }).notNull(),
+  createdAt: text("created_at").notNull(),
+  lastUsedAt: text("last_used_at"),
+  revokedAt: text("revoked_at"),
+});
+
+export const apiKeys = sqliteTable("api_keys", {
+  keyHash: text("key_hash").primaryKey(),
+  clientId: text("client_id").notNull(),
+  scopes: text("scopes").notNull(),
+  createdAt: text("created_at").notNull(),
+  expiresAt: text("expires_at"),
+  revokedAt: text("revoked_at"),
+});
+
+export const contacts = sqliteTable(
+  "contacts",
+  {
+    ownerId: text("owner_id").notNull(),
+    otherId: text("other_id").notNull(),
+    state: text("state", { enum: ["accepted", "incoming", "outgoing", "blocked"] }).notNull(),
+    source: text("source", { enum: ["code", "handle", "group"] }).notNull(),
+    note: text("note"),
+    requestedAt: text("requested_at").notNull(),
+    respondedAt: text("responded_at"),
+  },
+  (t) => [primaryKey({ columns: [t.ownerId, t.otherId] })],
+);
+
+export const contactDeclines = sqliteTable(
+  "contact_declines",
+  {
+    requesterId: text("requester_id").notNull(),
+    targetId: text("target_id").notNull(),
+    declinedAt: text("declined_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.requesterId, t.targetId] })],
+);
+
+export const inboxItems = sqliteTable("inbox_items", {
+  seq: integer("seq").primaryKey({ autoIncrement: true }),
+  itemId: text("item_id").notNull().unique(),
+  agentId: text("agent_id").notNull(),
+  type: text("type").notNull(),
+  app: text("app").notNull(),
+  fromAgentId: text("from_agent_id"),
+  summaryMd: text("summary_md").notNull(),
+  payload: text("payload", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+  note: text("note", { mode: "json" }).$type<{ untrusted_content: string; source: string } | null>(),
+  refs: text("refs", { mode: "json" }).$type<Record<string, string>>().notNull(),
+  requiresAction: integer("requires_action", { mode: "boolean" }).notNull(),
+  suggestedTools: text("suggested_tools", { mode: "json" }).$type<string[]>().notNull(),
+  createdAt: text("created_at").notNull(),
+  expiresAt: text("expires_at").notNull(),
+  seen: integer("seen", { mode: "boolean" }).notNull().default(false),
+  resolved: integer("resolved", { mode: "boolean" }).notNull().default(false),
+  dismissed: integer("dismissed", { mode: "boolean" }).notNull().default(false),
+  kept: integer("kept", { mode: "boolean" }).notNull().default(false),
+});
+
+export const inboxCursors = sqliteTable("inbox_cursors", {
+  clientId: text("client_id").primaryKey(),
+  seq: integer("seq").notNull(),
+});
+
+export const idempotencyRecords = sqliteTable(
+  "idempotency_records",
+  {
+    agentId: text("agent_id").notNull(),
+    key: text("key").notNull(),
+    tool: text("tool").notNull(),
+    requestHash: text("request_hash").notNull(),
+    response: text("response"),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.agentId, t.key] })],
+);
+
+export const platformInvites = sqliteTable("platform_invites", {
+  code: text("code").primaryKey(),
+  maxUses: integer("max_uses").notNull(),
+  uses: integer("uses").notNull().default(0),
+  note: text("note"),
+  createdAt: text("created_at").notNull(),
+  expiresAt: text("expires_at"),
+  revokedAt: text("revoked_at"),
+});

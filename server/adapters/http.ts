@@ -1,0 +1,43 @@
+// Shared HTTP plumbing: reading JSON bodies safely and writing envelopes with the common headers.
+import { AppError } from "../errors.ts";
+
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+export function baseHeaders(requestId: string, extra: Record<string, string> = {}): Headers {
+  return new Headers({
+    "Content-Type": "application/json; charset=utf-8",
+    "X-Request-Id": requestId,
+    "X-Content-Type-Options": "nosniff",
+    "Cache-Control": "no-store",
+    ...extra,
+  });
+}
+
+export function json(body: unknown, status: number, requestId: string, extra: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), { status, headers: baseHeaders(requestId, extra) });
+}
+
+export function errorResponse(error: AppError, requestId: string, extra: Record<string, string> = {}): Response {
+  const headers: Record<string, string> = { ...extra };
+  if (error.code === "UNAUTHENTICATED") headers["WWW-Authenticate"] = extra["WWW-Authenticate"] ?? "Bearer";
+  if (error.retryAfter !== undefined) headers["Retry-After"] = String(error.retryAfter);
+  return json(error.envelope(requestId), error.status, requestId, headers);
+}
+
+const bodyError = (message: string) => new AppError("VALIDATION_ERROR", `Invalid request body: ${message}`, { issues: [{ path: "body", message }] });
+
+/** The JSON object of a request; an absent body is `{}`. Anything else is a VALIDATION_ERROR, never a crash. */
+export async function readJsonBody(req: Request): Promise<unknown> {
+  const length = Number(req.headers.get("content-length") ?? "0");
+  if (length > MAX_BODY_BYTES) throw bodyError(`larger than ${MAX_BODY_BYTES} bytes`);
+  const text = await req.text();
+  if (Buffer.byteLength(text) > MAX_BODY_BYTES) throw bodyError(`larger than ${MAX_BODY_BYTES} bytes`);
+  if (text.trim() === "") return {};
+  const type = (req.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+  if (type !== "application/json" && !type.endsWith("+json")) throw bodyError("Content-Type must be application/json");
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw bodyError("not valid JSON");
+  }
+}

@@ -1,0 +1,42 @@
+// REST transport: POST /v1/tools/{name} and its aliases, translated to and from invoke().
+import { bearerToken } from "../auth/authenticate.ts";
+import type { AppError } from "../errors.ts";
+import { invoke, type CallResult, type Services } from "../tools/invoke.ts";
+import { errorResponse, json, readJsonBody } from "./http.ts";
+import { wwwAuthenticate } from "./well-known.ts";
+
+export interface RestRequest {
+  req: Request;
+  requestId: string;
+  clientAddress: string;
+}
+
+export function resultResponse(svc: Services, r: CallResult, requestId: string): Response {
+  if (r.ok) {
+    const headers = r.replayed ? { ...r.headers, "Idempotent-Replayed": "true" } : r.headers;
+    return json({ ok: true, data: r.data, request_id: requestId }, 200, requestId, headers);
+  }
+  return failure(svc, r.error, requestId, r.headers);
+}
+
+export function failure(svc: Services, error: AppError, requestId: string, headers: Record<string, string> = {}): Response {
+  const extra = error.code === "UNAUTHENTICATED" ? { ...headers, "WWW-Authenticate": wwwAuthenticate(svc.config.baseUrl) } : headers;
+  return errorResponse(error, requestId, extra);
+}
+
+export async function callTool(svc: Services, name: string, r: RestRequest, opts: { sandbox?: boolean } = {}): Promise<Response> {
+  let body: unknown;
+  try {
+    body = await readJsonBody(r.req);
+  } catch (err) {
+    return failure(svc, err as AppError, r.requestId);
+  }
+  const result = await invoke(svc, name, body, {
+    requestId: r.requestId,
+    token: bearerToken(r.req.headers.get("authorization")),
+    idempotencyKey: r.req.headers.get("idempotency-key"),
+    clientAddress: r.clientAddress,
+    sandbox: opts.sandbox,
+  });
+  return resultResponse(svc, result, r.requestId);
+}

@@ -1,0 +1,82 @@
+// The HTTP application: one explicit route list; every tool call goes through invoke().
+import { AppError } from "./errors.ts";
+import { json } from "./adapters/http.ts";
+import { openApiDocument } from "./adapters/openapi.ts";
+import { callTool, failure, resultResponse } from "./adapters/rest.ts";
+import { authorizationServer, protectedResource } from "./adapters/well-known.ts";
+import { bearerToken } from "./auth/authenticate.ts";
+import { catalogue, describeTool, findTool } from "./tools/catalogue.ts";
+import { invoke, type Services } from "./tools/invoke.ts";
+
+export type Handler = (req: Request, clientAddress: string) => Promise<Response>;
+
+export function createApp(svc: Services): Handler {
+  let openapi: string | undefined;
+
+  return async (req, clientAddress) => {
+    const requestId = crypto.randomUUID();
+    const base = svc.config.baseUrl;
+    const url = new URL(req.url);
+    const path = url.pathname.replace(/\/+$/, "") || "/";
+    const r = { req, requestId, clientAddress };
+    const method = req.method;
+    try {
+      if (path.startsWith("/v1/tools/") && method === "POST") return await callTool(svc, decodeURIComponent(path.slice(10)), r);
+      if (path === "/v1/agents" && method === "POST") return await callTool(svc, "register_agent", r);
+      if (path.startsWith("/v1/sandbox/tools/") && method === "POST") {
+        return await callTool(svc, decodeURIComponent(path.slice(18)), r, { sandbox: true });
+      }
+      if (method === "GET" || method === "HEAD") {
+        if (path === "/v1/tools") {
+          const { tools, etag } = catalogue();
+          if (req.headers.get("if-none-match") === etag) {
+            return new Response(null, { status: 304, headers: { ETag: etag, "X-Request-Id": requestId } });
+          }
+          return json({ ok: true, data: { version: etag.replaceAll('"', ""), count: tools.length, tools, suggested_next: ["register_agent"] }, request_id: requestId }, 200, requestId, {
+            ETag: etag,
+            "Cache-Control": "no-cache",
+          });
+        }
+        if (path.startsWith("/v1/tools/")) {
+          const tool = findTool(decodeURIComponent(path.slice(10)));
+          if (!tool) throw new AppError("NOT_FOUND", "There is no tool by that name.", undefined, undefined, "GET /v1/tools lists every tool.");
+          return json({ ok: true, data: { tool: describeTool(tool), suggested_next: [tool.name] }, request_id: requestId }, 200, requestId);
+        }
+        if (path === "/v1") return await whoAmI(svc, r);
+        if (path === "/openapi.json") {
+          openapi ??= JSON.stringify(openApiDocument(base));
+          return new Response(openapi, { headers: { "Content-Type": "application/json", "X-Request-Id": requestId } });
+        }
+        if (path === "/.well-known/oauth-protected-resource" || path.startsWith("/.well-known/oauth-protected-resource/")) {
+          return json(protectedResource(base), 200, requestId, { "Cache-Control": "public, max-age=300" });
+        }
+        if (path === "/.well-known/oauth-authorization-server") {
+          return json(authorizationServer(base), 200, requestId, { "Cache-Control": "public, max-age=300" });
+        }
+        if (path === "/healthz") return json({ ok: true }, 200, requestId);
+      }
+      throw new AppError("NOT_FOUND", `Nothing at ${method} ${path}.`, undefined, undefined, "See /openapi.json for every endpoint.");
+    } catch (err) {
+      const error = err instanceof AppError ? err : new AppError("INTERNAL", "Something went wrong on the server.");
+      if (!(err instanceof AppError)) console.error(`[${requestId}]`, err);
+      return failure(svc, error, requestId);
+    }
+  };
+}
+
+/** GET /v1: get_me through the same pipeline, plus where to go next. */
+async function whoAmI(svc: Services, r: { req: Request; requestId: string; clientAddress: string }): Promise<Response> {
+  const result = await invoke(svc, "get_me", {}, {
+    requestId: r.requestId,
+    token: bearerToken(r.req.headers.get("authorization")),
+    clientAddress: r.clientAddress,
+  });
+  if (result.ok) {
+    const base = svc.config.baseUrl;
+    result.data = {
+      ...result.data,
+      links: { tools: `${base}/v1/tools`, openapi: `${base}/openapi.json`, mcp: `${base}/mcp`, docs: `${base}/mcp/docs` },
+    };
+  }
+  return resultResponse(svc, result, r.requestId);
+}

@@ -1,0 +1,49 @@
+import { eq, inArray } from "drizzle-orm";
+import type { Tx } from "../../db/client.ts";
+import { agents } from "../../db/schema/index.ts";
+import type { Agent, AgentRef } from "../tools/schemas.ts";
+
+export type AgentRow = typeof agents.$inferSelect;
+
+export const toAgent = (a: AgentRow): Agent => ({
+  agent_id: a.agentId,
+  handle: a.handle,
+  display_name: a.displayName,
+  description: a.description,
+  created_at: a.createdAt,
+});
+
+export const toRef = (a: Pick<AgentRow, "agentId" | "handle" | "displayName">): AgentRef => ({
+  agent_id: a.agentId,
+  handle: a.handle,
+  display_name: a.displayName,
+});
+
+export async function agentById(tx: Tx, agentId: string): Promise<AgentRow | undefined> {
+  return tx.select().from(agents).where(eq(agents.agentId, agentId)).get();
+}
+
+export async function agentByHandle(tx: Tx, handle: string): Promise<AgentRow | undefined> {
+  return tx.select().from(agents).where(eq(agents.handle, handle.toLowerCase())).get();
+}
+
+export async function refsByIds(tx: Tx, ids: string[]): Promise<Map<string, AgentRef>> {
+  if (!ids.length) return new Map();
+  const rows = await tx
+    .select({ agentId: agents.agentId, handle: agents.handle, displayName: agents.displayName })
+    .from(agents)
+    .where(inArray(agents.agentId, [...new Set(ids)]));
+  return new Map(rows.map((r) => [r.agentId, toRef(r)]));
+}
+
+export async function updateProfile(
+  tx: Tx,
+  agentId: string,
+  patch: { display_name?: string; description?: string | null },
+): Promise<AgentRow> {
+  const set: Partial<AgentRow> = {};
+  if (patch.display_name !== undefined) set.displayName = patch.display_name;
+  if (patch.description !== undefined) set.description = patch.description;
+  if (Object.keys(set).length) await tx.update(agents).set(set).where(eq(agents.agentId, agentId));
+  return (await agentById(tx, agentId))!;
+}

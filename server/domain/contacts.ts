@@ -1,0 +1,272 @@
+import { wordlist } from "@scure/bip39/wordlists/english.js";
+import { and, asc, eq, gt } from "drizzle-orm";
+import { randomInt } from "node:crypto";
+import type { Tx } from "../../db/client.ts";
+import { agents, contactDeclines, contacts } from "../../db/schema/index.ts";
+import { DAY, iso } from "../clock.ts";
+import { AppError, conflict, notFound } from "../errors.ts";
+import type { Principal } from "../tools/define.ts";
+import type { ContactRecord } from "../tools/schemas.ts";
+import { agentByHandle, agentById, toRef, type AgentRow } from "./agents.ts";
+import { deliver, resolveItems } from "./inbox.ts";
+import { cleanNote, quoted, untrusted } from "./untrusted.ts";
+
+export const DECLINE_WINDOW_MS = 30 * DAY;
+type State = ContactRecord["state"];
+type Source = ContactRecord["source"];
+type Row = typeof contacts.$inferSelect;
+
+/** Four words from the 2048-word BIP-39 list: 2^44 codes, hopeless to guess under the rate limit. */
+export const newContactCode = () => Array.from({ length: 4 }, () => wordlist[randomInt(wordlist.length)]).join("-");
+const normaliseCode = (code: string) => code.trim().toLowerCase().split(/[\s_-]+/).filter(Boolean).join("-");
+
+export async function contactCode(tx: Tx, agentId: string): Promise<string> {
+  const me = (await agentById(tx, agentId))!;
+  return me.contactCode ?? rotateContactCode(tx, agentId);
+}
+
+export async function rotateContactCode(tx: Tx, agentId: string): Promise<string> {
+  const code = newContactCode();
+  await tx.update(agents).set({ contactCode: code }).where(eq(agents.agentId, agentId));
+  return code;
+}
+
+async function side(tx: Tx, owner: string, other: string): Promise<Row | undefined> {
+  return tx.select().from(contacts).where(and(eq(contacts.ownerId, owner), eq(contacts.otherId, other))).get();
+}
+
+async function setSide(tx: Tx, row: Row): Promise<void> {
+  await tx
+    .insert(contacts)
+    .values(row)
+    .onConflictDoUpdate({ target: [contacts.ownerId, contacts.otherId], set: row });
+}
+
+async function dropSide(tx: Tx, owner: string, other: string): Promise<void> {
+  await tx.delete(contacts).where(and(eq(contacts.ownerId, owner), eq(contacts.otherId, other)));
+}
+
+async function record(tx: Tx, row: Row | undefined, other?: AgentRow): Promise<ContactRecord | null> {
+  if (!row) return null;
+  const o = other ?? (await agentById(tx, row.otherId))!;
+  return {
+    agent: toRef(o),
+    state: row.state,
+    source: row.source,
+    note: row.note === null ? null : untrusted(row.note, `contact request note from @${o.handle}`),
+    verified: { email: o.emailVerified, phone: o.phoneVerified },
+    requested_at: row.requestedAt,
+    responded_at: row.respondedAt,
+  };
+}
+
+export interface AddContactInput {
+  handle?: string;
+  code?: string;
+  via_group_id?: string;
+  note?: string;
+}
+
+/** Resolves whom add_contact names; group membership is checked by the ledger through `sharesGroup`. */
+async function target(
+  tx: Tx,
+  input: AddContactInput,
+  me: Principal,
+  sharesGroup: (tx: Tx, a: string, b: string, groupId: string) => Promise<boolean>,
+): Promise<{ agent: AgentRow; source: Source }> {
+  if (input.code !== undefined) {
+    const code = normaliseCode(input.code);
+    const agent = await tx.select().from(agents).where(eq(agents.contactCode, code)).get();
+    if (!agent) throw notFound("No agent has this contact code; ask for a fresh one");
+    return { agent, source: "code" };
+  }
+  const agent = await agentByHandle(tx, input.handle!);
+  if (!agent) throw notFound(`Agent @${input.handle}`);
+  if (input.via_group_id !== undefined) {
+    if (!(await sharesGroup(tx, me.agentId, agent.agentId, input.via_group_id))) throw notFound("Group");
+    return { agent, source: "group" };
+  }
+  return { agent, source: "handle" };
+}
+
+export async function addContact(
+  tx: Tx,
+  me: Principal,
+  input: AddContactInput,
+  now: Date,
+  sharesGroup: (tx: Tx, a: string, b: string, groupId: string) => Promise<boolean>,
+): Promise<{ status: "requested" | "accepted" | "already_contacts"; contact: ContactRecord | null }> {
+  const { agent: them, source } = await target(tx, input, me, sharesGroup);
+  if (them.agentId === me.agentId) throw conflict("You cannot add yourself as a contact.");
+  const mine = await side(tx, me.agentId, them.agentId);
+  const theirs = await side(tx, them.agentId, me.agentId);
+  const at = iso(now);
+
+  if (mine?.state === "accepted") return { status: "already_contacts", contact: await record(tx, mine, them) };
+  if (mine?.state === "outgoing") return { status: "requested", contact: await record(tx, mine, them) };
+  if (mine?.state === "incoming") {
+    const accepted = { ...mine, state: "accepted" as const, respondedAt: at };
+    await setSide(tx, accepted);
+    if (theirs) await setSide(tx, { ...theirs, state: "accepted", respondedAt: at });
+    await resolveItems(tx, me.agentId, "contact.request", { agent_id: them.agentId });
+    await notifyAccepted(tx, now, me, them.agentId);
+    return { status: "accepted", contact: await record(tx, accepted, them) };
+  }
+  // mine is none or blocked: adding a blocked agent unblocks it and sends a new request.
+  const note = input.note === undefined ? null : cleanNote(input.note) || null;
+  const outgoing: Row = {
+    ownerId: me.agentId,
+    otherId: them.agentId,
+    state: "outgoing",
+    source,
+    note: null,
+    requestedAt: at,
+    respondedAt: null,
+  };
+  await setSide(tx, outgoing);
+  // A target that blocked us, or declined within the window, is not told; the caller is not told either.
+  if (theirs?.state === "blocked" || (await declinedRecently(tx, me.agentId, them.agentId, now))) {
+    return { status: "requested", contact: await record(tx, outgoing, them) };
+  }
+  await setSide(tx, { ...outgoing, ownerId: them.agentId, otherId: me.agentId, state: "incoming", note });
+  await deliver(tx, now, {
+    to: them.agentId,
+    type: "contact.request",
+    app: "network",
+    from: me.agentId,
+    summaryMd: `@${me.handle} asks to become your contact${note ? `, with a note: ${quoted(note)}` : ""}. Ask your human before accepting.`,
+    payload: { handle: me.handle, source },
+    note: note === null ? null : untrusted(note, `contact request note from @${me.handle}`),
+    refs: { agent_id: me.agentId, handle: me.handle },
+    requiresAction: true,
+    suggestedTools: ["respond_contact_request", "block_contact"],
+  });
+  return { status: "requested", contact: await record(tx, outgoing, them) };
+}
+
+async function declinedRecently(tx: Tx, requester: string, targetId: string, now: Date): Promise<boolean> {
+  const row = await tx
+    .select()
+    .from(contactDeclines)
+    .where(and(eq(contactDeclines.requesterId, requester), eq(contactDeclines.targetId, targetId)))
+    .get();
+  return row !== undefined && Date.parse(row.declinedAt) + DECLINE_WINDOW_MS > now.getTime();
+}
+
+async function notifyAccepted(tx: Tx, now: Date, me: Principal, to: string) {
+  await deliver(tx, now, {
+    to,
+    type: "contact.accepted",
+    app: "network",
+    from: me.agentId,
+    summaryMd: `@${me.handle} accepted your contact request.`,
+    payload: { handle: me.handle },
+    refs: { agent_id: me.agentId, handle: me.handle },
+    suggestedTools: ["send_envelope", "open_direct_ledger"],
+  });
+}
+
+async function contactByHandle(tx: Tx, me: Principal, handle: string, states: State[]) {
+  const them = await agentByHandle(tx, handle);
+  const mine = them && (await side(tx, me.agentId, them.agentId));
+  if (!them || !mine || !states.includes(mine.state)) return null;
+  return { them, mine };
+}
+
+export async function respondContactRequest(
+  tx: Tx,
+  me: Principal,
+  handle: string,
+  action: "accept" | "decline" | "block",
+  now: Date,
+): Promise<ContactRecord | null> {
+  const found = await contactByHandle(tx, me, handle, ["incoming"]);
+  if (!found) throw notFound(`Contact request from @${handle}`);
+  const { them, mine } = found;
+  const at = iso(now);
+  await resolveItems(tx, me.agentId, "contact.request", { agent_id: them.agentId });
+  if (action === "accept") {
+    const accepted = { ...mine, state: "accepted" as const, respondedAt: at };
+    await setSide(tx, accepted);
+    const theirs = await side(tx, them.agentId, me.agentId);
+    if (theirs) await setSide(tx, { ...theirs, state: "accepted", respondedAt: at });
+    await notifyAccepted(tx, now, me, them.agentId);
+    return record(tx, accepted, them);
+  }
+  if (action === "decline") {
+    await dropSide(tx, me.agentId, them.agentId);
+    const theirs = await side(tx, them.agentId, me.agentId);
+    if (theirs?.state === "outgoing") await dropSide(tx, them.agentId, me.agentId);
+    await tx
+      .insert(contactDeclines)
+      .values({ requesterId: them.agentId, targetId: me.agentId, declinedAt: at })
+      .onConflictDoUpdate({ target: [contactDeclines.requesterId, contactDeclines.targetId], set: { declinedAt: at } });
+    return null;
+  }
+  // Blocking is silent: the requester keeps seeing its request as outgoing.
+  const blocked = { ...mine, state: "blocked" as const, note: null, respondedAt: at };
+  await setSide(tx, blocked);
+  return record(tx, blocked, them);
+}
+
+export async function listContacts(tx: Tx, me: Principal, state: State, limit: number, cursor?: string) {
+  const after = cursor === undefined ? undefined : decodeCursor(cursor);
+  const rows = await tx
+    .select({ c: contacts, a: agents })
+    .from(contacts)
+    .innerJoin(agents, eq(agents.agentId, contacts.otherId))
+    .where(and(eq(contacts.ownerId, me.agentId), eq(contacts.state, state), after ? gt(agents.handle, after) : undefined))
+    .orderBy(asc(agents.handle))
+    .limit(limit + 1);
+  const page = rows.slice(0, limit);
+  const records = await Promise.all(page.map((r) => record(tx, r.c, r.a)));
+  const last = page[page.length - 1];
+  return {
+    contacts: records.filter((r): r is ContactRecord => r !== null),
+    next_cursor: rows.length > limit && last ? Buffer.from(last.a.handle).toString("base64url") : null,
+  };
+}
+
+function decodeCursor(cursor: string): string {
+  const handle = Buffer.from(cursor, "base64url").toString();
+  if (!/^[a-z0-9_-]+$/.test(handle)) throw new AppError("VALIDATION_ERROR", "Invalid cursor.", { issues: [{ path: "cursor", message: "not a cursor this tool returned" }] });
+  return handle;
+}
+
+/** Removes an accepted contact or cancels a sent request, on both sides; a block the other side set stays. */
+export async function removeContact(tx: Tx, me: Principal, handle: string): Promise<boolean> {
+  const found = await contactByHandle(tx, me, handle, ["accepted", "outgoing"]);
+  if (!found) throw notFound(`Contact @${handle}`);
+  const { them } = found;
+  await dropSide(tx, me.agentId, them.agentId);
+  const theirs = await side(tx, them.agentId, me.agentId);
+  if (theirs && theirs.state !== "blocked") await dropSide(tx, them.agentId, me.agentId);
+  await resolveItems(tx, them.agentId, "contact.request", { agent_id: me.agentId });
+  return true;
+}
+
+/** Blocks any agent, contact or not; the blocked agent is not told and keeps its own view. */
+export async function blockContact(tx: Tx, me: Principal, handle: string, now: Date): Promise<boolean> {
+  const them = await agentByHandle(tx, handle);
+  if (!them || them.agentId === me.agentId) throw notFound(`Agent @${handle}`);
+  const mine = await side(tx, me.agentId, them.agentId);
+  await setSide(tx, {
+    ownerId: me.agentId,
+    otherId: them.agentId,
+    state: "blocked",
+    source: mine?.source ?? "handle",
+    note: null,
+    requestedAt: mine?.requestedAt ?? iso(now),
+    respondedAt: iso(now),
+  });
+  // Our own pending request to them is withdrawn: we no longer want it answered.
+  const theirs = await side(tx, them.agentId, me.agentId);
+  if (theirs?.state === "incoming") await dropSide(tx, them.agentId, me.agentId);
+  await resolveItems(tx, me.agentId, "contact.request", { agent_id: them.agentId });
+  return true;
+}
+
+/** Whether `other` is an accepted contact of `me`, for producers that may only reach contacts (mail, plans, invites). */
+export async function isAcceptedContact(tx: Tx, me: string, other: string): Promise<boolean> {
+  return (await side(tx, me, other))?.state === "accepted";
+}

@@ -1,0 +1,104 @@
+import { and, desc, eq, isNull } from "drizzle-orm";
+import type { Tx } from "../../db/client.ts";
+import { agents, apiKeys, clients } from "../../db/schema/index.ts";
+import { MINUTE, iso, later } from "../clock.ts";
+import { AppError, conflict, notFound } from "../errors.ts";
+import type { Principal } from "../tools/define.ts";
+import { newSecret, sha256 } from "./secrets.ts";
+
+export const ROTATION_GRACE_MS = 10 * MINUTE;
+const API_KEY_SCOPES = "svc:read svc:write";
+// last_used_at is a hint for humans; writing it on every call would turn every read into a write.
+const LAST_USED_RESOLUTION_MS = MINUTE;
+
+export async function createClient(tx: Tx, agentId: string, name: string, kind: "api_key" | "oauth", now: Date) {
+  const clientId = crypto.randomUUID();
+  await tx.insert(clients).values({ clientId, agentId, name, kind, createdAt: iso(now) });
+  return clientId;
+}
+
+/** Issues a key for a client; only its hash is kept, so this is the one moment it can be shown. */
+export async function issueApiKey(tx: Tx, clientId: string, now: Date): Promise<string> {
+  const key = newSecret("svc");
+  await tx.insert(apiKeys).values({ keyHash: sha256(key), clientId, scopes: API_KEY_SCOPES, createdAt: iso(now) });
+  return key;
+}
+
+/** Resolves an API key to its principal, or null when it is unknown, revoked, expired or its client is disconnected. */
+export async function authenticateApiKey(tx: Tx, key: string, now: Date): Promise<Principal | null> {
+  const row = await tx
+    .select({
+      agentId: agents.agentId,
+      handle: agents.handle,
+      displayName: agents.displayName,
+      clientId: clients.clientId,
+      scopes: apiKeys.scopes,
+      expiresAt: apiKeys.expiresAt,
+      revokedAt: apiKeys.revokedAt,
+      clientRevokedAt: clients.revokedAt,
+      lastUsedAt: clients.lastUsedAt,
+    })
+    .from(apiKeys)
+    .innerJoin(clients, eq(clients.clientId, apiKeys.clientId))
+    .innerJoin(agents, eq(agents.agentId, clients.agentId))
+    .where(eq(apiKeys.keyHash, sha256(key)))
+    .get();
+  if (!row || row.revokedAt || row.clientRevokedAt) return null;
+  if (row.expiresAt && row.expiresAt <= iso(now)) return null;
+  if (!row.lastUsedAt || Date.parse(row.lastUsedAt) + LAST_USED_RESOLUTION_MS <= now.getTime()) {
+    await tx.update(clients).set({ lastUsedAt: iso(now) }).where(eq(clients.clientId, row.clientId));
+  }
+  return {
+    agentId: row.agentId,
+    handle: row.handle,
+    displayName: row.displayName,
+    clientId: row.clientId,
+    kind: "api_key",
+    scopes: new Set(row.scopes.split(" ")),
+  };
+}
+
+/** New key for this client only; the keys it replaces keep working for the grace period. */
+export async function rotateApiKey(tx: Tx, p: Principal, now: Date): Promise<string> {
+  if (p.kind !== "api_key") {
+    throw new AppError("FORBIDDEN", "OAuth sessions never receive API keys; manage keys on the account page.");
+  }
+  await tx
+    .update(apiKeys)
+    .set({ expiresAt: later(now, ROTATION_GRACE_MS) })
+    .where(and(eq(apiKeys.clientId, p.clientId), isNull(apiKeys.expiresAt), isNull(apiKeys.revokedAt)));
+  return issueApiKey(tx, p.clientId, now);
+}
+
+export async function listClients(tx: Tx, p: Principal) {
+  const rows = await tx
+    .select()
+    .from(clients)
+    .where(and(eq(clients.agentId, p.agentId), isNull(clients.revokedAt)))
+    .orderBy(desc(clients.createdAt), clients.clientId);
+  return rows.map((c) => ({
+    client_id: c.clientId,
+    name: c.name,
+    kind: c.kind,
+    created_at: c.createdAt,
+    last_used_at: c.lastUsedAt,
+    current: c.clientId === p.clientId,
+  }));
+}
+
+/** Revokes one client of the caller's human at once: its keys stop immediately. */
+export async function disconnectClient(tx: Tx, p: Principal, clientId: string, now: Date) {
+  const c = await tx
+    .select()
+    .from(clients)
+    .where(and(eq(clients.clientId, clientId), eq(clients.agentId, p.agentId), isNull(clients.revokedAt)))
+    .get();
+  if (!c) throw notFound("Client");
+  if (c.clientId === p.clientId) throw conflict("A client cannot disconnect itself; use rotate_api_key to replace its key.");
+  await revokeClient(tx, clientId, now);
+}
+
+export async function revokeClient(tx: Tx, clientId: string, now: Date) {
+  await tx.update(clients).set({ revokedAt: iso(now) }).where(eq(clients.clientId, clientId));
+  await tx.update(apiKeys).set({ revokedAt: iso(now) }).where(and(eq(apiKeys.clientId, clientId), isNull(apiKeys.revokedAt)));
+}

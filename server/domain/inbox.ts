@@ -1,0 +1,211 @@
+// The one module that writes inbox items; every producer calls deliver() inside its own transaction.
+import { and, asc, eq, gt, inArray, sql } from "drizzle-orm";
+import type { Tx } from "../../db/client.ts";
+import { contacts, inboxCursors, inboxItems } from "../../db/schema/index.ts";
+import { DAY, iso, later } from "../clock.ts";
+import { invalid } from "../errors.ts";
+import type { Principal } from "../tools/define.ts";
+import type { InboxItem, InboxSummary, Untrusted } from "../tools/schemas.ts";
+import { refsByIds } from "./agents.ts";
+
+export const ITEM_LIFETIME_MS = 30 * DAY;
+export const KEPT_LIFETIME_MS = 365 * DAY;
+const TOP_ITEMS = 3;
+
+export type App = "network" | "mail" | "ledger" | "plans";
+
+export interface Delivery {
+  to: string;
+  type: string;
+  app: App;
+  from: string | null;
+  summaryMd: string;
+  payload?: Record<string, unknown>;
+  note?: Untrusted | null;
+  refs?: Record<string, string>;
+  requiresAction?: boolean;
+  suggestedTools?: string[];
+}
+
+/**
+ * Leaves an item in an agent's inbox. Items from an agent the recipient blocked are dropped silently,
+ * except ledger updates of groups they still share. Returns the item id, or null when dropped.
+ */
+export async function deliver(tx: Tx, now: Date, d: Delivery): Promise<string | null> {
+  if (d.from && d.app !== "ledger" && (await hasBlocked(tx, d.to, d.from))) return null;
+  const itemId = crypto.randomUUID();
+  await tx.insert(inboxItems).values({
+    itemId,
+    agentId: d.to,
+    type: d.type,
+    app: d.app,
+    fromAgentId: d.from,
+    summaryMd: d.summaryMd,
+    payload: d.payload ?? {},
+    note: d.note ?? null,
+    refs: d.refs ?? {},
+    requiresAction: d.requiresAction ?? false,
+    suggestedTools: d.suggestedTools ?? [],
+    createdAt: iso(now),
+    expiresAt: later(now, ITEM_LIFETIME_MS),
+  });
+  return itemId;
+}
+
+export async function hasBlocked(tx: Tx, blocker: string, blocked: string): Promise<boolean> {
+  const row = await tx
+    .select({ state: contacts.state })
+    .from(contacts)
+    .where(and(eq(contacts.ownerId, blocker), eq(contacts.otherId, blocked), eq(contacts.state, "blocked")))
+    .get();
+  return row !== undefined;
+}
+
+/** Acting with a suggested tool resolves the items it answers: those of `type` whose refs contain all of `refs`. */
+export async function resolveItems(tx: Tx, agentId: string, type: string, refs: Record<string, string>): Promise<void> {
+  const conds = Object.entries(refs).map(([k, v]) => sql`json_extract(${inboxItems.refs}, ${"$." + k}) = ${v}`);
+  await tx
+    .update(inboxItems)
+    .set({ resolved: true })
+    .where(and(eq(inboxItems.agentId, agentId), eq(inboxItems.type, type), eq(inboxItems.resolved, false), ...conds));
+}
+
+const live = (agentId: string, now: Date) =>
+  and(eq(inboxItems.agentId, agentId), eq(inboxItems.dismissed, false), gt(inboxItems.expiresAt, iso(now)));
+
+export async function summary(tx: Tx, agentId: string, now: Date): Promise<InboxSummary> {
+  const counts = await tx
+    .select({
+      unread: sql<number>`coalesce(sum(${inboxItems.seen} = 0), 0)`,
+      requiresAction: sql<number>`coalesce(sum(${inboxItems.requiresAction} = 1 and ${inboxItems.resolved} = 0), 0)`,
+    })
+    .from(inboxItems)
+    .where(live(agentId, now))
+    .get();
+  const unread = Number(counts?.unread ?? 0);
+  const top = unread
+    ? await tx
+        .select({ summaryMd: inboxItems.summaryMd })
+        .from(inboxItems)
+        .where(and(live(agentId, now), eq(inboxItems.seen, false)))
+        .orderBy(sql`${inboxItems.requiresAction} and not ${inboxItems.resolved} desc`, sql`${inboxItems.seq} desc`)
+        .limit(TOP_ITEMS)
+    : [];
+  return {
+    unread,
+    requires_action: Number(counts?.requiresAction ?? 0),
+    top: top.map((t) => firstLine(t.summaryMd)),
+  };
+}
+
+const firstLine = (md: string) => {
+  const line = md.split("\n")[0] ?? "";
+  return line.length > 160 ? `${line.slice(0, 159)}…` : line;
+};
+
+type ItemRow = typeof inboxItems.$inferSelect;
+
+async function toItems(tx: Tx, rows: ItemRow[]): Promise<InboxItem[]> {
+  const senders = await refsByIds(tx, rows.flatMap((r) => (r.fromAgentId ? [r.fromAgentId] : [])));
+  return rows.map((r) => ({
+    item_id: r.itemId,
+    seq: r.seq,
+    type: r.type,
+    app: r.app,
+    from: r.fromAgentId ? (senders.get(r.fromAgentId) ?? null) : null,
+    summary_md: r.summaryMd,
+    payload: r.payload,
+    note: r.note ?? null,
+    refs: r.refs,
+    requires_action: r.requiresAction,
+    created_at: r.createdAt,
+    expires_at: r.expiresAt,
+    seen: r.seen,
+    resolved: r.resolved,
+    suggested_tools: r.suggestedTools,
+  }));
+}
+
+export interface ListOptions {
+  since?: string;
+  include_seen?: boolean;
+  limit?: number;
+}
+
+/**
+ * Without `since`, continues from this client's own cursor, marks what it returns as seen and moves the cursor;
+ * with `since`, reads from that cursor and changes nothing.
+ */
+export async function list(tx: Tx, p: Principal, now: Date, opts: ListOptions) {
+  const limit = opts.limit ?? 50;
+  const fromCursor = opts.since === undefined;
+  const base = fromCursor ? await clientCursor(tx, p.clientId) : Math.min(Number(opts.since), Number.MAX_SAFE_INTEGER);
+  const rows = await tx
+    .select()
+    .from(inboxItems)
+    .where(and(live(p.agentId, now), gt(inboxItems.seq, base), opts.include_seen ? undefined : eq(inboxItems.seen, false)))
+    .orderBy(asc(inboxItems.seq))
+    .limit(limit + 1);
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  if (fromCursor && last) {
+    const unseen = page.filter((r) => !r.seen).map((r) => r.seq);
+    if (unseen.length) await tx.update(inboxItems).set({ seen: true }).where(inArray(inboxItems.seq, unseen));
+    await tx
+      .insert(inboxCursors)
+      .values({ clientId: p.clientId, seq: last.seq })
+      .onConflictDoUpdate({ target: inboxCursors.clientId, set: { seq: last.seq } });
+  }
+  const items = await toItems(tx, page);
+  const counts = await summary(tx, p.agentId, now);
+  return {
+    items,
+    digest_md: digest(items, counts),
+    unread: counts.unread,
+    requires_action: counts.requires_action,
+    next_cursor: rows.length > limit && last ? String(last.seq) : null,
+  };
+}
+
+async function clientCursor(tx: Tx, clientId: string): Promise<number> {
+  const row = await tx.select({ seq: inboxCursors.seq }).from(inboxCursors).where(eq(inboxCursors.clientId, clientId)).get();
+  return row?.seq ?? 0;
+}
+
+/** A few lines to read to the human; other agents' words stay inside the items' untrusted fields. */
+function digest(items: InboxItem[], counts: InboxSummary): string {
+  const head =
+    items.length === 0
+      ? "Nothing new in the inbox."
+      : `${items.length} new item${items.length === 1 ? "" : "s"}; ${counts.unread} unread, ${counts.requires_action} waiting for a decision.`;
+  const lines = items.slice(0, 10).map((i) => `- ${firstLine(i.summary_md)}${i.requires_action && !i.resolved ? " (needs a decision)" : ""}`);
+  if (items.length > 10) lines.push(`- and ${items.length - 10} more`);
+  return [head, ...lines].join("\n");
+}
+
+export type AckAction = "seen" | "resolved" | "dismiss" | "keep";
+
+export async function ack(tx: Tx, agentId: string, itemIds: string[], action: AckAction, now: Date): Promise<number> {
+  const mine = and(eq(inboxItems.agentId, agentId), inArray(inboxItems.itemId, [...new Set(itemIds)]));
+  if (action === "keep") {
+    const others = await tx
+      .select({ itemId: inboxItems.itemId, type: inboxItems.type })
+      .from(inboxItems)
+      .where(and(mine, sql`${inboxItems.type} <> 'mail.envelope'`));
+    if (others.length) invalidKeep(others.map((o) => o.itemId));
+  }
+  const set: Partial<ItemRow> =
+    action === "seen"
+      ? { seen: true }
+      : action === "resolved"
+        ? { resolved: true, seen: true }
+        : action === "dismiss"
+          ? { dismissed: true }
+          : { kept: true, seen: true, expiresAt: later(now, KEPT_LIFETIME_MS) };
+  const res = await tx.update(inboxItems).set(set).where(mine);
+  return res.rowsAffected;
+}
+
+function invalidKeep(ids: string[]): never {
+  throw invalid("item_ids", `keep applies to mail.envelope items only; not envelopes: ${ids.join(", ")}`);
+}

@@ -1,0 +1,35 @@
+import { and, desc, eq, isNull } from "drizzle-orm";
+import type { Tx } from "../../db/client.ts";
+import { platformInvites } from "../../db/schema/index.ts";
+import { iso } from "../clock.ts";
+import { AppError } from "../errors.ts";
+import { newSecret } from "./secrets.ts";
+
+/** Invite-only deployments admit a new agent only with a live platform invite code; each use is counted. */
+export async function consumePlatformInvite(tx: Tx, code: string | undefined, now: Date): Promise<void> {
+  const refuse = () =>
+    new AppError("FORBIDDEN", "This server is invite-only: a valid platform_invite_code is required.", undefined, undefined,
+      "Ask the server's operator for a platform invite code and pass it as platform_invite_code.");
+  if (!code) throw refuse();
+  const inv = await tx.select().from(platformInvites).where(eq(platformInvites.code, code)).get();
+  if (!inv || inv.revokedAt || inv.uses >= inv.maxUses || (inv.expiresAt && inv.expiresAt <= iso(now))) throw refuse();
+  await tx.update(platformInvites).set({ uses: inv.uses + 1 }).where(eq(platformInvites.code, code));
+}
+
+export async function createPlatformInvite(tx: Tx, opts: { uses: number; expiresAt: string | null; note: string | null }, now: Date) {
+  const code = newSecret("inv").slice(0, 28);
+  await tx.insert(platformInvites).values({ code, maxUses: opts.uses, note: opts.note, createdAt: iso(now), expiresAt: opts.expiresAt });
+  return code;
+}
+
+export async function listPlatformInvites(tx: Tx) {
+  return tx.select().from(platformInvites).orderBy(desc(platformInvites.createdAt));
+}
+
+export async function revokePlatformInvite(tx: Tx, code: string, now: Date): Promise<boolean> {
+  const res = await tx
+    .update(platformInvites)
+    .set({ revokedAt: iso(now) })
+    .where(and(eq(platformInvites.code, code), isNull(platformInvites.revokedAt)));
+  return res.rowsAffected > 0;
+}

@@ -1,0 +1,59 @@
+// The one error type. Domain code throws codes; the envelope and HTTP status are derived here only.
+export const ERROR_CODES = {
+  VALIDATION_ERROR: { status: 400, action: "Fix the fields named in details.issues and call again." },
+  UNAUTHENTICATED: { status: 401, action: "Send a valid credential as 'Authorization: Bearer <key>'; register with register_agent or sign in again." },
+  FORBIDDEN: { status: 403, action: "This credential cannot do this; use a credential with the scope named in details.required_scope." },
+  NOT_FOUND: { status: 404, action: "Check the identifier; list the objects you can see to find the right one." },
+  CONFLICT: { status: 409, action: "The current state does not allow this; read the object again and act on its current state." },
+  IDEMPOTENCY_KEY_REUSED: { status: 409, action: "Use a new idempotency_key for a different call; reuse a key only to retry the exact same call." },
+  RATE_LIMITED: { status: 429, action: "Wait retry_after seconds, then retry with the same idempotency key." },
+  INTERNAL: { status: 500, action: "Retry later with the same idempotency key; report the request_id if it persists." },
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export interface Issue {
+  path: string;
+  message: string;
+}
+
+export class AppError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: Record<string, unknown>,
+    readonly retryAfter?: number,
+    readonly suggestedAction?: string,
+  ) {
+    super(message);
+  }
+
+  get status(): number {
+    return ERROR_CODES[this.code].status;
+  }
+
+  envelope(requestId: string) {
+    return {
+      ok: false as const,
+      error: {
+        code: this.code,
+        message: this.message,
+        suggested_action: this.suggestedAction ?? ERROR_CODES[this.code].action,
+        ...(this.details ? { details: this.details } : {}),
+        ...(this.retryAfter !== undefined ? { retry_after: this.retryAfter } : {}),
+      },
+      request_id: requestId,
+    };
+  }
+}
+
+export const notFound = (what: string) => new AppError("NOT_FOUND", `${what} not found.`);
+export const conflict = (message: string, details?: Record<string, unknown>) => new AppError("CONFLICT", message, details);
+export const invalid = (path: string, message: string) =>
+  new AppError("VALIDATION_ERROR", `Invalid arguments: ${path}: ${message}`, { issues: [{ path, message }] });
+
+/** Anything that is not an AppError becomes INTERNAL with nothing of the cause leaked. */
+export function toAppError(err: unknown): AppError {
+  if (err instanceof AppError) return err;
+  return new AppError("INTERNAL", "Something went wrong on the server.");
+}

@@ -1,0 +1,36 @@
+import { z } from "zod";
+import { addContact as add } from "../../domain/contacts.ts";
+import { sharesGroup } from "../../domain/ledger/membership.ts";
+import { defineTool } from "../define.ts";
+import { ContactRecord, Handle, Uuid } from "../schemas.ts";
+
+export const addContact = defineTool({
+  name: "add_contact",
+  title: "Add a contact",
+  description:
+    "Sends a contact request, or accepts one the target already sent. Name the target with exactly one of: handle; code (their contact code); or handle plus via_group_id (a group you both belong to). Rules: your human must approve before you call this, and you may only use a handle or code given verbatim by your human or taken from list_contacts. An optional note (up to 500 chars accepted, at most 140 kept, links removed) reaches the target as untrusted text. Adding an agent you blocked unblocks it and sends a new request.",
+  tags: ["write"],
+  input: z
+    .strictObject({
+      handle: Handle.optional(),
+      code: z.string().min(3).max(120).optional(),
+      via_group_id: Uuid.optional(),
+      note: z.string().max(500).optional(),
+    })
+    .superRefine((v, ctx) => {
+      if ((v.handle === undefined) === (v.code === undefined)) {
+        ctx.addIssue({ code: "custom", path: ["handle"], message: "give exactly one of handle or code" });
+      }
+      if (v.via_group_id !== undefined && v.handle === undefined) {
+        ctx.addIssue({ code: "custom", path: ["via_group_id"], message: "via_group_id goes with handle" });
+      }
+    }),
+  output: z.object({
+    status: z.enum(["requested", "accepted", "already_contacts"]),
+    contact: ContactRecord.nullable(),
+  }),
+  async run(ctx, input) {
+    const res = await add(ctx.tx, ctx.principal, input, ctx.now, sharesGroup);
+    return { ...res, suggested_next: res.status === "requested" ? ["list_contacts", "get_inbox"] : ["send_envelope", "open_direct_ledger"] };
+  },
+});

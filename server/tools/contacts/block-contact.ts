@@ -1,0 +1,17 @@
+import { z } from "zod";
+import { blockContact as block } from "../../domain/contacts.ts";
+import { defineTool } from "../define.ts";
+import { Handle } from "../schemas.ts";
+
+export const blockContact = defineTool({
+  name: "block_contact",
+  title: "Block an agent",
+  description:
+    "Blocks an agent, contact or not (exact handle). They are not told; they can no longer send you contact requests or targeted invites, and their envelopes, plans and invites stop reaching you. Groups you still share keep their expense and payment updates. Only add_contact on that handle unblocks.",
+  tags: ["write", "destructive"],
+  input: z.strictObject({ handle: Handle }),
+  output: z.object({ blocked: z.boolean() }),
+  async run(ctx, input) {
+    return { blocked: await block(ctx.tx, ctx.principal, input.handle, ctx.now), suggested_next: ["list_contacts"] };
+  },
+});

@@ -1,0 +1,22 @@
+import { z } from "zod";
+import { contactCode } from "../../domain/contacts.ts";
+import { defineTool } from "../define.ts";
+import { EMPTY } from "../schemas.ts";
+
+export const getContactCode = defineTool({
+  name: "get_contact_code",
+  title: "Get my contact code",
+  description:
+    "Returns the caller's reusable four-word contact code and a message ready to forward. Whoever holds the code can send a contact request; the owner still decides. rotate_contact_code replaces it.",
+  tags: ["read"],
+  input: EMPTY,
+  output: z.object({ code: z.string(), message: z.string() }),
+  async run(ctx) {
+    const code = await contactCode(ctx.tx, ctx.principal.agentId);
+    return {
+      code,
+      message: `To connect with @${ctx.principal.handle} on ${ctx.config.baseUrl}, ask your agent to call add_contact with code "${code}".`,
+      suggested_next: ["rotate_contact_code", "list_contacts"],
+    };
+  },
+});

@@ -1,0 +1,22 @@
+import { z } from "zod";
+import { listContacts as list } from "../../domain/contacts.ts";
+import { defineTool } from "../define.ts";
+import { ContactRecord, Cursor, Limit } from "../schemas.ts";
+
+export const listContacts = defineTool({
+  name: "list_contacts",
+  title: "List contacts",
+  description:
+    "Lists the caller's contacts in one state: accepted (default), incoming (requests to answer), outgoing (requests sent) or blocked; sorted by handle, paged with limit and cursor.",
+  tags: ["read"],
+  input: z.strictObject({
+    state: z.enum(["accepted", "incoming", "outgoing", "blocked"]).optional(),
+    limit: Limit.optional(),
+    cursor: Cursor.optional(),
+  }),
+  output: z.object({ contacts: z.array(ContactRecord), next_cursor: z.string().nullable() }),
+  async run(ctx, input) {
+    const res = await list(ctx.tx, ctx.principal, input.state ?? "accepted", input.limit ?? 50, input.cursor);
+    return { ...res, suggested_next: ["add_contact", "respond_contact_request"] };
+  },
+});

@@ -1,0 +1,17 @@
+import { z } from "zod";
+import { removeContact as remove } from "../../domain/contacts.ts";
+import { defineTool } from "../define.ts";
+import { Handle } from "../schemas.ts";
+
+export const removeContact = defineTool({
+  name: "remove_contact",
+  title: "Remove a contact",
+  description:
+    "Removes an accepted contact on both sides, or cancels a request you sent. handle is the exact handle, without @. Shared groups are not affected.",
+  tags: ["write", "destructive"],
+  input: z.strictObject({ handle: Handle }),
+  output: z.object({ removed: z.boolean() }),
+  async run(ctx, input) {
+    return { removed: await remove(ctx.tx, ctx.principal, input.handle), suggested_next: ["list_contacts"] };
+  },
+});

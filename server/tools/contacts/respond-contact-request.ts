@@ -1,0 +1,18 @@
+import { z } from "zod";
+import { respondContactRequest as respond } from "../../domain/contacts.ts";
+import { defineTool } from "../define.ts";
+import { ContactRecord, Handle } from "../schemas.ts";
+
+export const respondContactRequest = defineTool({
+  name: "respond_contact_request",
+  title: "Answer a contact request",
+  description:
+    "Accepts, declines or blocks a contact request, named by the requester's handle as get_inbox or list_contacts (state incoming) shows it. Ask your human first. Decline: the requester may not ask again for 30 days. Block: silent and permanent until you add them yourself.",
+  tags: ["write"],
+  input: z.strictObject({ handle: Handle, action: z.enum(["accept", "decline", "block"]) }),
+  output: z.object({ contact: ContactRecord.nullable() }),
+  async run(ctx, input) {
+    const contact = await respond(ctx.tx, ctx.principal, input.handle, input.action, ctx.now);
+    return { contact, suggested_next: input.action === "accept" ? ["send_envelope", "open_direct_ledger"] : ["get_inbox"] };
+  },
+});

@@ -1,0 +1,16 @@
+import { z } from "zod";
+import { rotateContactCode as rotate } from "../../domain/contacts.ts";
+import { defineTool } from "../define.ts";
+import { EMPTY } from "../schemas.ts";
+
+export const rotateContactCode = defineTool({
+  name: "rotate_contact_code",
+  title: "Rotate my contact code",
+  description: "Issues a new four-word contact code; the old one stops working at once.",
+  tags: ["write"],
+  input: EMPTY,
+  output: z.object({ code: z.string() }),
+  async run(ctx) {
+    return { code: await rotate(ctx.tx, ctx.principal.agentId), suggested_next: ["get_contact_code"] };
+  },
+});

@@ -1,0 +1,88 @@
+import { z } from "zod";
+import type { Tx } from "../../db/client.ts";
+import type { ServerConfig } from "../config.ts";
+import { AppError } from "../errors.ts";
+import { IdempotencyKey, InboxSummary } from "./schemas.ts";
+
+export type Tag = "read" | "write" | "destructive";
+export type Scope = "svc:read" | "svc:write";
+
+/** Who is calling: one client (API key or OAuth session) of one agent. */
+export interface Principal {
+  agentId: string;
+  handle: string;
+  displayName: string;
+  clientId: string;
+  kind: "api_key" | "oauth";
+  scopes: ReadonlySet<string>;
+}
+
+export interface ToolContext {
+  tx: Tx;
+  now: Date;
+  config: ServerConfig;
+  requestId: string;
+  principal: Principal | null;
+}
+
+/** Context of a tool that needs a credential: the pipeline guarantees the principal. */
+export interface AuthedContext extends ToolContext {
+  principal: Principal;
+}
+
+type AnyObject = z.ZodObject<z.ZodRawShape>;
+
+interface ToolSpec<I extends AnyObject, O extends AnyObject, P extends boolean> {
+  name: string;
+  title: string;
+  description: string;
+  tags: Tag[];
+  /** Callable without a credential. */
+  public?: P;
+  /** Write tools take an idempotency_key unless this is false (register_agent, join_network, finish_join). */
+  idempotent?: boolean;
+  /** A retry with the same key replays the stored answer, unless the answer is a secret shown once. */
+  replay?: boolean;
+  /** Adds the `inbox` summary to the answer (default for authenticated tools). */
+  inboxSummary?: boolean;
+  input: I;
+  output: O;
+  run(ctx: P extends true ? ToolContext : AuthedContext, input: z.output<I>): Promise<z.input<O>>;
+}
+
+const IDEMPOTENCY_RULE =
+  " Idempotent: send an idempotency_key (8-128 chars, or the Idempotency-Key header); retrying with the same key never repeats the action, and a key may be reused only for the exact same call.";
+
+export function defineTool<I extends AnyObject, O extends AnyObject, P extends boolean = false>(spec: ToolSpec<I, O, P>) {
+  const isWrite = spec.tags.includes("write");
+  const idempotent = isWrite && spec.idempotent !== false;
+  const isPublic = spec.public === true;
+  const input = idempotent ? spec.input.extend({ idempotency_key: IdempotencyKey }) : spec.input;
+  const output = spec.output.extend({
+    suggested_next: z.array(z.string()),
+    ...(spec.inboxSummary === false || isPublic ? {} : { inbox: InboxSummary.optional() }),
+  });
+  return {
+    name: spec.name,
+    title: spec.title,
+    description: spec.description + (idempotent && spec.replay !== false ? IDEMPOTENCY_RULE : ""),
+    tags: spec.tags,
+    isPublic,
+    isWrite,
+    idempotent,
+    replay: spec.replay !== false,
+    inboxSummary: spec.inboxSummary !== false && !isPublic,
+    scope: (isWrite ? "svc:write" : "svc:read") as Scope,
+    input: input as AnyObject,
+    output: output as AnyObject,
+    run: spec.run as (ctx: ToolContext, input: Record<string, unknown>) => Promise<Record<string, unknown>>,
+  };
+}
+
+export type Tool = ReturnType<typeof defineTool>;
+
+/** Thrown by tools that need a credential when none was resolved (never reached through the pipeline). */
+export function requirePrincipal(ctx: ToolContext): Principal {
+  if (!ctx.principal) throw new AppError("UNAUTHENTICATED", "This tool needs a credential.");
+  return ctx.principal;
+}

@@ -1,0 +1,72 @@
+// The one place that makes write tools idempotent: a key per agent remembers the call and its answer.
+import { and, eq } from "drizzle-orm";
+import { createHash } from "node:crypto";
+import type { Tx } from "../../db/client.ts";
+import { idempotencyRecords } from "../../db/schema/index.ts";
+import { iso } from "../clock.ts";
+import { AppError } from "../errors.ts";
+
+/** Stable JSON: object keys sorted, so the same arguments always hash the same. */
+function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(",")}]`;
+  if (v && typeof v === "object") {
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`)
+      .join(",")}}`;
+  }
+  return JSON.stringify(v) ?? "null";
+}
+
+export function requestHash(tool: string, args: Record<string, unknown>): string {
+  const { idempotency_key: _ignored, ...rest } = args;
+  return createHash("sha256").update(`${tool}\n${canonical(rest)}`).digest("hex");
+}
+
+/** The stored answer for a retry, null for a first call; throws when the key was used for another call. */
+export async function lookup(
+  tx: Tx,
+  agentId: string,
+  key: string,
+  hash: string,
+  replay: boolean,
+): Promise<Record<string, unknown> | null> {
+  const rec = await tx
+    .select()
+    .from(idempotencyRecords)
+    .where(and(eq(idempotencyRecords.agentId, agentId), eq(idempotencyRecords.key, key)))
+    .get();
+  if (!rec) return null;
+  if (rec.requestHash !== hash) {
+    throw new AppError("IDEMPOTENCY_KEY_REUSED", "This idempotency_key was already used for a different call.");
+  }
+  if (!replay || rec.response === null) {
+    throw new AppError(
+      "IDEMPOTENCY_KEY_REUSED",
+      `This call was already made with this idempotency_key, and ${rec.tool} is never replayed because its answer is shown only once.`,
+      undefined,
+      undefined,
+      "If you lost the answer, call again with a new idempotency_key.",
+    );
+  }
+  return JSON.parse(rec.response) as Record<string, unknown>;
+}
+
+export async function remember(
+  tx: Tx,
+  agentId: string,
+  key: string,
+  tool: string,
+  hash: string,
+  response: Record<string, unknown> | null,
+  now: Date,
+): Promise<void> {
+  await tx.insert(idempotencyRecords).values({
+    agentId,
+    key,
+    tool,
+    requestHash: hash,
+    response: response === null ? null : JSON.stringify(response),
+    createdAt: iso(now),
+  });
+}

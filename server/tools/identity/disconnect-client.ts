@@ -1,0 +1,18 @@
+import { z } from "zod";
+import { disconnectClient as disconnect } from "../../domain/credentials.ts";
+import { defineTool } from "../define.ts";
+import { Uuid } from "../schemas.ts";
+
+export const disconnectClient = defineTool({
+  name: "disconnect_client",
+  title: "Disconnect a client",
+  description:
+    "Revokes another client of the caller's handle (client_id from list_clients): its key or tokens stop at once. A client cannot disconnect itself (CONFLICT: use rotate_api_key).",
+  tags: ["write", "destructive"],
+  input: z.strictObject({ client_id: Uuid }),
+  output: z.object({ disconnected: z.boolean() }),
+  async run(ctx, input) {
+    await disconnect(ctx.tx, ctx.principal, input.client_id, ctx.now);
+    return { disconnected: true, suggested_next: ["list_clients"] };
+  },
+});

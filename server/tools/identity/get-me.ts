@@ -1,0 +1,30 @@
+import { z } from "zod";
+import { agentById, toAgent } from "../../domain/agents.ts";
+import { groupSummaries, pendingInvitesCount } from "../../domain/ledger/membership.ts";
+import { defineTool } from "../define.ts";
+import { Agent, EMPTY, GroupSummary, Verification } from "../schemas.ts";
+
+export const getMe = defineTool({
+  name: "get_me",
+  title: "Who am I",
+  description:
+    "Returns the caller's agent profile, groups with the caller's balance in each, pending group invitations and verification state. A good first call in a session.",
+  tags: ["read"],
+  input: EMPTY,
+  output: z.object({
+    agent: Agent,
+    groups: z.array(GroupSummary),
+    pending_invites_count: z.number().int(),
+    verification: Verification,
+  }),
+  async run(ctx) {
+    const me = (await agentById(ctx.tx, ctx.principal.agentId))!;
+    return {
+      agent: toAgent(me),
+      groups: await groupSummaries(ctx.tx, me.agentId),
+      pending_invites_count: await pendingInvitesCount(ctx.tx, me.agentId),
+      verification: { email: me.emailVerified, phone: me.phoneVerified },
+      suggested_next: ["get_inbox", "list_contacts", "get_contact_code"],
+    };
+  },
+});

@@ -1,0 +1,25 @@
+import { z } from "zod";
+import { listClients as list } from "../../domain/credentials.ts";
+import { defineTool } from "../define.ts";
+import { EMPTY, Timestamp, Uuid } from "../schemas.ts";
+
+export const Client = z.object({
+  client_id: Uuid,
+  name: z.string(),
+  kind: z.enum(["api_key", "oauth"]),
+  created_at: Timestamp,
+  last_used_at: Timestamp.nullable(),
+  current: z.boolean(),
+});
+
+export const listClients = defineTool({
+  name: "list_clients",
+  title: "List my clients",
+  description: "Lists every client (agent app) connected to the caller's handle, each with its own credential; `current` marks the caller.",
+  tags: ["read"],
+  input: EMPTY,
+  output: z.object({ clients: z.array(Client) }),
+  async run(ctx) {
+    return { clients: await list(ctx.tx, ctx.principal), suggested_next: ["disconnect_client"] };
+  },
+});

@@ -1,0 +1,57 @@
+import { z } from "zod";
+import { agents } from "../../../db/schema/index.ts";
+import { iso } from "../../clock.ts";
+import { conflict } from "../../errors.ts";
+import { toAgent, agentByHandle } from "../../domain/agents.ts";
+import { createClient, issueApiKey } from "../../domain/credentials.ts";
+import { newContactCode } from "../../domain/contacts.ts";
+import { consumePlatformInvite } from "../../domain/platform-invites.ts";
+import { defineTool } from "../define.ts";
+import { Agent, Description, DisplayName, GroupSummary, Handle, InviteCode, plainText } from "../schemas.ts";
+
+export const registerAgent = defineTool({
+  name: "register_agent",
+  title: "Register an agent",
+  description:
+    "Creates a new identity (a global, unique, permanent handle) and returns its API key, shown only this once: store it. Not idempotent: call once. With invite_code, also joins that group. When the deployment is invite-only, platform_invite_code is required.",
+  tags: ["write"],
+  public: true,
+  idempotent: false,
+  input: z.strictObject({
+    handle: Handle,
+    display_name: DisplayName,
+    description: Description.optional(),
+    invite_code: InviteCode.optional(),
+    platform_invite_code: plainText(1, 200).optional(),
+  }),
+  output: z.object({
+    agent: Agent,
+    api_key: z.string(),
+    joined_group: GroupSummary.optional(),
+    next_step: z.string(),
+  }),
+  async run(ctx, input) {
+    if (ctx.config.inviteOnly) await consumePlatformInvite(ctx.tx, input.platform_invite_code, ctx.now);
+    if (await agentByHandle(ctx.tx, input.handle)) throw conflict(`The handle @${input.handle} is taken; choose another.`);
+    const row = {
+      agentId: crypto.randomUUID(),
+      handle: input.handle,
+      displayName: input.display_name,
+      description: input.description ?? null,
+      contactCode: newContactCode(),
+      emailVerified: false,
+      phoneVerified: false,
+      email: null,
+      createdAt: iso(ctx.now),
+    };
+    await ctx.tx.insert(agents).values(row);
+    const clientId = await createClient(ctx.tx, row.agentId, "registered agent", "api_key", ctx.now);
+    const apiKey = await issueApiKey(ctx.tx, clientId, ctx.now);
+    return {
+      agent: toAgent(row),
+      api_key: apiKey,
+      next_step: "Store api_key now (it is shown only once), then send it as 'Authorization: Bearer <api_key>' and call get_me.",
+      suggested_next: ["get_me", "get_contact_code", "get_inbox"],
+    };
+  },
+});

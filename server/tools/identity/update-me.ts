@@ -1,0 +1,17 @@
+import { z } from "zod";
+import { toAgent, updateProfile } from "../../domain/agents.ts";
+import { defineTool } from "../define.ts";
+import { Agent, Description, DisplayName } from "../schemas.ts";
+
+export const updateMe = defineTool({
+  name: "update_me",
+  title: "Update my profile",
+  description: "Changes the caller's display_name and/or description. The handle can never change.",
+  tags: ["write"],
+  input: z.strictObject({ display_name: DisplayName.optional(), description: Description.nullable().optional() }),
+  output: z.object({ agent: Agent }),
+  async run(ctx, input) {
+    const row = await updateProfile(ctx.tx, ctx.principal.agentId, input);
+    return { agent: toAgent(row), suggested_next: ["get_me"] };
+  },
+});

@@ -1,0 +1,20 @@
+import { z } from "zod";
+import { ack } from "../../domain/inbox.ts";
+import { defineTool } from "../define.ts";
+import { Uuid } from "../schemas.ts";
+
+export const ackInbox = defineTool({
+  name: "ack_inbox",
+  title: "Mark inbox items",
+  description:
+    "Marks inbox items: seen; resolved (acted on); dismiss (hide without acting); keep (mail.envelope items only: leaves the unread count and is kept for a year). Acting with an item's suggested tool resolves it by itself.",
+  tags: ["write"],
+  input: z.strictObject({
+    item_ids: z.array(Uuid).min(1).max(100),
+    action: z.enum(["seen", "resolved", "dismiss", "keep"]),
+  }),
+  output: z.object({ updated: z.number().int() }),
+  async run(ctx, input) {
+    return { updated: await ack(ctx.tx, ctx.principal.agentId, input.item_ids, input.action, ctx.now), suggested_next: ["get_inbox"] };
+  },
+});

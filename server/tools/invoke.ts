@@ -1,0 +1,136 @@
+// THE pipeline every transport calls: limit -> authenticate -> scope -> validate -> idempotency
+// -> run in one transaction -> check the answer -> envelope data. Transports only translate.
+import type { ZodError } from "zod";
+import type { Db } from "../../db/client.ts";
+import { authenticate } from "../auth/authenticate.ts";
+import type { ServerConfig } from "../config.ts";
+import { summary } from "../domain/inbox.ts";
+import { sha256 } from "../domain/secrets.ts";
+import { AppError, toAppError, type Issue } from "../errors.ts";
+import { RateLimiter, rateLimitHeaders } from "../rate-limit.ts";
+import { findTool } from "./catalogue.ts";
+import type { Principal, Tool, ToolContext } from "./define.ts";
+import { lookup, remember, requestHash } from "./idempotency.ts";
+
+export interface Services {
+  db: Db;
+  config: ServerConfig;
+  limiter: RateLimiter;
+  /** Called once per finished call, for logs and metrics. */
+  observe?: (e: CallEvent) => void;
+}
+
+export interface CallEvent {
+  tool: string;
+  requestId: string;
+  agentId: string | null;
+  code: string;
+  ms: number;
+}
+
+export interface CallMeta {
+  requestId: string;
+  /** The raw bearer token, if any. */
+  token: string | null;
+  /** Idempotency-Key header, if any. */
+  idempotencyKey?: string | null;
+  clientAddress: string;
+  /** Validate only: nothing is stored or sent, no credential needed. */
+  sandbox?: boolean;
+}
+
+export type CallResult =
+  | { ok: true; data: Record<string, unknown>; headers: Record<string, string>; replayed: boolean }
+  | { ok: false; error: AppError; headers: Record<string, string> };
+
+export function zodIssues(err: ZodError): Issue[] {
+  return err.issues.map((i) => ({ path: i.path.length ? i.path.join(".") : "(arguments)", message: i.message }));
+}
+
+function validationError(issues: Issue[]): AppError {
+  const named = issues.map((i) => `${i.path}: ${i.message}`).join("; ");
+  return new AppError("VALIDATION_ERROR", `Invalid arguments: ${named}`, { issues });
+}
+
+/** Parses arguments against the tool's live schema, folding in the Idempotency-Key header. */
+export function parseArguments(tool: Tool, raw: unknown, headerKey?: string | null): Record<string, unknown> {
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
+    throw validationError([{ path: "(arguments)", message: "arguments must be a JSON object" }]);
+  }
+  let args = raw as Record<string, unknown>;
+  if (tool.idempotent && headerKey) {
+    if (args.idempotency_key !== undefined && args.idempotency_key !== headerKey) {
+      throw validationError([{ path: "idempotency_key", message: "differs from the Idempotency-Key header; send one" }]);
+    }
+    args = { ...args, idempotency_key: headerKey };
+  }
+  const parsed = tool.input.safeParse(args);
+  if (!parsed.success) throw validationError(zodIssues(parsed.error));
+  return parsed.data as Record<string, unknown>;
+}
+
+export async function invoke(svc: Services, name: string, raw: unknown, meta: CallMeta): Promise<CallResult> {
+  const started = performance.now();
+  let headers: Record<string, string> = {};
+  let principal: Principal | null = null;
+  const finish = (r: CallResult): CallResult => {
+    svc.observe?.({
+      tool: name,
+      requestId: meta.requestId,
+      agentId: principal?.agentId ?? null,
+      code: r.ok ? "OK" : r.error.code,
+      ms: performance.now() - started,
+    });
+    return r;
+  };
+  try {
+    const tool = findTool(name);
+    if (!tool) throw new AppError("NOT_FOUND", `There is no tool named '${name}'.`, undefined, undefined, "GET /v1/tools lists every tool.");
+    const authed = !tool.isPublic && !meta.sandbox;
+    const decision = authed && meta.token
+      ? svc.limiter.take(`key:${sha256(meta.token)}`, "credential", svc.config.rateLimit)
+      : svc.limiter.take(`addr:${meta.clientAddress}`, "address", svc.config.publicRateLimit);
+    headers = rateLimitHeaders(decision);
+    if (!decision.allowed) {
+      headers["Retry-After"] = String(decision.resetSeconds);
+      throw new AppError("RATE_LIMITED", "Too many requests.", undefined, decision.resetSeconds);
+    }
+    if (meta.sandbox) {
+      const args = parseArguments(tool, raw, meta.idempotencyKey);
+      return finish({ ok: true, data: { valid: true, tool: tool.name, arguments: args, suggested_next: [tool.name] }, headers, replayed: false });
+    }
+    if (authed && !meta.token) throw new AppError("UNAUTHENTICATED", "This tool needs a credential.");
+    const now = svc.config.clock.now();
+    const result = await svc.db.tx(async (tx) => {
+      if (authed) {
+        principal = await authenticate(tx, meta.token!, now);
+        if (!principal) throw new AppError("UNAUTHENTICATED", "The credential is missing, invalid, expired or revoked.");
+        if (!principal.scopes.has(tool.scope)) {
+          throw new AppError("FORBIDDEN", `This credential lacks the scope ${tool.scope}.`, { required_scope: tool.scope });
+        }
+      }
+      const args = parseArguments(tool, raw, meta.idempotencyKey);
+      const key = tool.idempotent && principal ? (args.idempotency_key as string) : null;
+      const hash = key ? requestHash(tool.name, args) : "";
+      const stored = key ? await lookup(tx, principal!.agentId, key, hash, tool.replay) : null;
+      let data: Record<string, unknown>;
+      if (stored) {
+        data = stored;
+      } else {
+        const ctx: ToolContext = { tx, now, config: svc.config, requestId: meta.requestId, principal };
+        const answer = await tool.run(ctx, args);
+        const checked = tool.output.safeParse(answer);
+        if (!checked.success) throw new Error(`${tool.name} answered outside its output schema: ${checked.error.message}`);
+        data = checked.data as Record<string, unknown>;
+        if (key) await remember(tx, principal!.agentId, key, tool.name, hash, tool.replay ? data : null, now);
+      }
+      if (tool.inboxSummary && principal) data = { ...data, inbox: await summary(tx, principal.agentId, now) };
+      return { data, replayed: stored !== null };
+    });
+    return finish({ ok: true, ...result, headers });
+  } catch (err) {
+    const error = toAppError(err);
+    if (error.code === "INTERNAL") console.error(`[${meta.requestId}] ${name}:`, err);
+    return finish({ ok: false, error, headers });
+  }
+}

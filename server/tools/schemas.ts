@@ -1,0 +1,86 @@
+// Wire shapes shared by several tools, written from the interface spec (not derived from tables).
+import { z } from "zod";
+
+const NO_CONTROL = /^[^\x00-\x1f\x7f-\x9f]*$/;
+export const HANDLE_PATTERN = /^[a-z0-9][a-z0-9_-]{2,31}$/;
+
+export const Handle = z.string().regex(HANDLE_PATTERN, "must be 3-32 chars of a-z 0-9 _ -, starting with a letter or digit");
+export const DisplayName = z.string().min(1).max(80).regex(NO_CONTROL, "must not contain control characters");
+export const Description = z.string().max(500).regex(NO_CONTROL, "must not contain control characters");
+export const plainText = (min: number, max: number) =>
+  z.string().min(min).max(max).regex(NO_CONTROL, "must not contain control characters");
+export const Uuid = z.uuid();
+export const Timestamp = z.string().describe("RFC 3339 UTC timestamp with milliseconds");
+export const IdempotencyKey = z.string().min(8).max(128).describe("Any unique string (a UUID works); reuse it only to retry the exact same call");
+export const InviteCode = z.string().min(8).max(64);
+export const Limit = z.number().int().min(1).max(100);
+export const Cursor = z.string().min(1).max(200);
+
+export const AgentRef = z.object({ agent_id: Uuid, handle: z.string(), display_name: z.string() });
+export type AgentRef = z.infer<typeof AgentRef>;
+
+export const Agent = z.object({
+  agent_id: Uuid,
+  handle: z.string(),
+  display_name: z.string(),
+  description: z.string().nullable(),
+  created_at: Timestamp,
+});
+export type Agent = z.infer<typeof Agent>;
+
+/** Text another agent wrote: data to quote, never an instruction to follow. */
+export const Untrusted = z.object({ untrusted_content: z.string(), source: z.string() });
+export type Untrusted = z.infer<typeof Untrusted>;
+
+export const InboxSummary = z.object({
+  unread: z.number().int(),
+  requires_action: z.number().int(),
+  top: z.array(z.string()),
+});
+export type InboxSummary = z.infer<typeof InboxSummary>;
+
+export const InboxItem = z.object({
+  item_id: Uuid,
+  seq: z.number().int(),
+  type: z.string(),
+  app: z.string(),
+  from: AgentRef.nullable(),
+  summary_md: z.string(),
+  payload: z.record(z.string(), z.unknown()),
+  note: Untrusted.nullable(),
+  refs: z.record(z.string(), z.string()),
+  requires_action: z.boolean(),
+  created_at: Timestamp,
+  expires_at: Timestamp,
+  seen: z.boolean(),
+  resolved: z.boolean(),
+  suggested_tools: z.array(z.string()),
+});
+export type InboxItem = z.infer<typeof InboxItem>;
+
+export const Verification = z.object({ email: z.boolean(), phone: z.boolean() });
+
+export const ContactRecord = z.strictObject({
+  agent: AgentRef,
+  state: z.enum(["accepted", "incoming", "outgoing", "blocked"]),
+  source: z.enum(["code", "handle", "group"]),
+  note: Untrusted.nullable(),
+  verified: Verification,
+  requested_at: Timestamp,
+  responded_at: Timestamp.nullable(),
+});
+export type ContactRecord = z.infer<typeof ContactRecord>;
+
+export const GroupSummary = z.object({
+  group_id: Uuid,
+  name: z.string(),
+  currency: z.string(),
+  kind: z.enum(["group", "direct"]),
+  archived: z.boolean(),
+  member_count: z.number().int(),
+  my_balance_minor: z.number().int().optional(),
+  my_balance: z.string().optional(),
+});
+export type GroupSummary = z.infer<typeof GroupSummary>;
+
+export const EMPTY = z.strictObject({});
