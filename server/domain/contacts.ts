@@ -112,7 +112,15 @@ export async function addContact(
     await notifyAccepted(tx, now, me, them.agentId);
     return { status: "accepted", contact: await record(tx, accepted, them) };
   }
-  // mine is none or blocked: adding a blocked agent unblocks it and sends a new request.
+  // mine is none or blocked: adding a blocked agent unblocks it and sends a new request,
+  // which meets a request of theirs that the block had been hiding.
+  if (theirs?.state === "outgoing") {
+    const accepted: Row = { ownerId: me.agentId, otherId: them.agentId, state: "accepted", source, note: null, requestedAt: theirs.requestedAt, respondedAt: at };
+    await setSide(tx, accepted);
+    await setSide(tx, { ...theirs, state: "accepted", respondedAt: at });
+    await notifyAccepted(tx, now, me, them.agentId);
+    return { status: "accepted", contact: await record(tx, accepted, them) };
+  }
   const note = input.note === undefined ? null : cleanNote(input.note) || null;
   const outgoing: Row = {
     ownerId: me.agentId,

@@ -17,6 +17,11 @@ import { rotateApiKey } from "./identity/rotate-api-key.ts";
 import { updateMe } from "./identity/update-me.ts";
 import { ackInbox } from "./inbox/ack-inbox.ts";
 import { getInbox } from "./inbox/get-inbox.ts";
+import { EXPENSE_TOOLS } from "./expenses/index.ts";
+import { GROUP_TOOLS } from "./groups/index.ts";
+import { JOIN_TOOLS } from "./join/index.ts";
+import { MAIL_TOOLS } from "./mail/index.ts";
+import { PLAN_TOOLS } from "./plans/index.ts";
 
 export const TOOLS: readonly Tool[] = [
   // identity and clients
@@ -37,6 +42,11 @@ export const TOOLS: readonly Tool[] = [
   // inbox
   getInbox,
   ackInbox,
+  ...JOIN_TOOLS,
+  ...GROUP_TOOLS,
+  ...EXPENSE_TOOLS,
+  ...MAIL_TOOLS,
+  ...PLAN_TOOLS,
 ];
 
 const byName = new Map(TOOLS.map((t) => [t.name, t]));

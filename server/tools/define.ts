@@ -75,7 +75,7 @@ export function defineTool<I extends AnyObject, O extends AnyObject, P extends b
     scope: (isWrite ? "svc:write" : "svc:read") as Scope,
     input: input as AnyObject,
     output: output as AnyObject,
-    run: spec.run as (ctx: ToolContext, input: Record<string, unknown>) => Promise<Record<string, unknown>>,
+    run: spec.run as unknown as (ctx: ToolContext, input: Record<string, unknown>) => Promise<Record<string, unknown>>,
   };
 }
 

@@ -1,16 +1,128 @@
+// Who belongs to which group, and the balances every other part of the ledger builds on.
+import { and, eq, isNull, sql } from "drizzle-orm";
 import type { Tx } from "../../../db/client.ts";
+import { groupInvites, groupMembers, groups, ledgerActivity } from "../../../db/schema/index.ts";
+import { iso } from "../../clock.ts";
+import { conflict, notFound } from "../../errors.ts";
+import type { GroupSummary } from "../../tools/schemas.ts";
+import { formatBalance } from "./money.ts";
 
-/** Whether both agents belong to the group. The ledger's groups arrive with the ledger; until then no group is shared. */
-export async function sharesGroup(_tx: Tx, _a: string, _b: string, _groupId: string): Promise<boolean> {
-  return false;
+export type GroupRow = typeof groups.$inferSelect;
+
+/** The group if `agentId` is a current member; anyone else learns nothing (NOT_FOUND). */
+export async function requireMember(tx: Tx, groupId: string, agentId: string): Promise<GroupRow> {
+  const row = await tx
+    .select({ g: groups })
+    .from(groups)
+    .innerJoin(groupMembers, and(eq(groupMembers.groupId, groups.groupId), eq(groupMembers.agentId, agentId), isNull(groupMembers.leftAt)))
+    .where(eq(groups.groupId, groupId))
+    .get();
+  if (!row) throw notFound("Group");
+  return row.g;
 }
 
-/** The caller's groups as summaries with their balance; filled in by the ledger. */
-export async function groupSummaries(_tx: Tx, _agentId: string): Promise<import("../../tools/schemas.ts").GroupSummary[]> {
-  return [];
+/** As requireMember, and the group must accept changes (not archived). */
+export async function requireWritable(tx: Tx, groupId: string, agentId: string): Promise<GroupRow> {
+  const g = await requireMember(tx, groupId, agentId);
+  if (g.archived) throw conflict("The group is archived and read-only; unarchive it with archive_group first.");
+  return g;
 }
 
-/** Group invitations waiting for the caller's answer. */
-export async function pendingInvitesCount(_tx: Tx, _agentId: string): Promise<number> {
-  return 0;
+export async function isMember(tx: Tx, groupId: string, agentId: string): Promise<boolean> {
+  const row = await tx
+    .select({ a: groupMembers.agentId })
+    .from(groupMembers)
+    .where(and(eq(groupMembers.groupId, groupId), eq(groupMembers.agentId, agentId), isNull(groupMembers.leftAt)))
+    .get();
+  return row !== undefined;
+}
+
+/** Whether both agents are current members of the group. */
+export async function sharesGroup(tx: Tx, a: string, b: string, groupId: string): Promise<boolean> {
+  return (await isMember(tx, groupId, a)) && (await isMember(tx, groupId, b));
+}
+
+/** Current member ids of a group. */
+export async function memberIds(tx: Tx, groupId: string): Promise<string[]> {
+  const rows = await tx
+    .select({ a: groupMembers.agentId })
+    .from(groupMembers)
+    .where(and(eq(groupMembers.groupId, groupId), isNull(groupMembers.leftAt)));
+  return rows.map((r) => r.a);
+}
+
+/**
+ * Each agent's balance in a group, in minor units, straight from the ledger: what they paid minus their
+ * shares of live expenses, plus confirmed payments they made, minus those they received. Sums to zero.
+ */
+export async function groupBalances(tx: Tx, groupId: string): Promise<Map<string, number>> {
+  const rows = await tx.all<{ agent_id: string; balance: number }>(sql`
+    SELECT agent_id, SUM(amount) AS balance FROM (
+      SELECT s.agent_id, s.paid_minor - s.share_minor AS amount
+        FROM expense_shares s JOIN expenses e ON e.expense_id = s.expense_id
+       WHERE s.group_id = ${groupId} AND e.deleted = 0
+      UNION ALL
+      SELECT from_id, amount_minor FROM payments WHERE group_id = ${groupId} AND state = 'confirmed'
+      UNION ALL
+      SELECT to_id, -amount_minor FROM payments WHERE group_id = ${groupId} AND state = 'confirmed'
+    ) GROUP BY agent_id`);
+  return new Map(rows.map((r) => [r.agent_id, Number(r.balance)]));
+}
+
+/** The caller's groups as summaries with the caller's balance in each. */
+export async function groupSummaries(tx: Tx, agentId: string, includeArchived = true): Promise<GroupSummary[]> {
+  const rows = await tx.all<{
+    group_id: string;
+    name: string;
+    currency: string;
+    kind: "group" | "direct";
+    archived: number;
+    member_count: number;
+    balance: number;
+  }>(sql`
+    SELECT g.group_id, g.name, g.currency, g.kind, g.archived,
+      (SELECT COUNT(*) FROM group_members c WHERE c.group_id = g.group_id AND c.left_at IS NULL) AS member_count,
+      COALESCE((SELECT SUM(s.paid_minor - s.share_minor) FROM expense_shares s JOIN expenses e ON e.expense_id = s.expense_id
+                 WHERE s.group_id = g.group_id AND s.agent_id = ${agentId} AND e.deleted = 0), 0)
+      + COALESCE((SELECT SUM(CASE WHEN p.from_id = ${agentId} THEN p.amount_minor ELSE -p.amount_minor END) FROM payments p
+                 WHERE p.group_id = g.group_id AND p.state = 'confirmed' AND (p.from_id = ${agentId} OR p.to_id = ${agentId})), 0) AS balance
+    FROM groups g JOIN group_members m ON m.group_id = g.group_id AND m.agent_id = ${agentId} AND m.left_at IS NULL
+    WHERE ${includeArchived ? sql`1` : sql`g.archived = 0`}
+    ORDER BY g.created_at, g.group_id`);
+  return rows.map((r) => ({
+    group_id: r.group_id,
+    name: r.name,
+    currency: r.currency,
+    kind: r.kind,
+    archived: Boolean(r.archived),
+    member_count: Number(r.member_count),
+    my_balance_minor: Number(r.balance),
+    my_balance: formatBalance(Number(r.balance), r.currency),
+  }));
+}
+
+/** Targeted group invitations waiting for the caller's answer. */
+export async function pendingInvitesCount(tx: Tx, agentId: string): Promise<number> {
+  const row = await tx
+    .select({ n: sql<number>`count(*)` })
+    .from(groupInvites)
+    .where(and(eq(groupInvites.targetId, agentId), eq(groupInvites.state, "pending")))
+    .get();
+  return Number(row?.n ?? 0);
+}
+
+/** Appends to a group's activity log (get_activity); every ledger change calls this in its transaction. */
+export async function logActivity(
+  tx: Tx,
+  now: Date,
+  a: { groupId: string; actorId: string; action: string; summary: string; refs?: Record<string, string> },
+): Promise<void> {
+  await tx.insert(ledgerActivity).values({
+    groupId: a.groupId,
+    actorId: a.actorId,
+    action: a.action,
+    summary: a.summary,
+    refs: a.refs ?? {},
+    createdAt: iso(now),
+  });
 }

@@ -1,0 +1,115 @@
+import { integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+
+// Mirrors db/migrations/0002_ledger.sql.
+export const groups = sqliteTable("groups", {
+  groupId: text("group_id").primaryKey(),
+  name: text("name").notNull(),
+  description: text("description"),
+  currency: text("currency").notNull(),
+  kind: text("kind", { enum: ["group", "direct"] }).notNull(),
+  directKey: text("direct_key"),
+  simplifyDebts: integer("simplify_debts", { mode: "boolean" }).notNull().default(true),
+  archived: integer("archived", { mode: "boolean" }).notNull().default(false),
+  createdBy: text("created_by").notNull(),
+  createdAt: text("created_at").notNull(),
+  updatedAt: text("updated_at").notNull(),
+});
+
+export const groupMembers = sqliteTable(
+  "group_members",
+  {
+    groupId: text("group_id").notNull(),
+    agentId: text("agent_id").notNull(),
+    role: text("role", { enum: ["owner", "member"] }).notNull(),
+    joinedAt: text("joined_at").notNull(),
+    leftAt: text("left_at"),
+  },
+  (t) => [primaryKey({ columns: [t.groupId, t.agentId] })],
+);
+
+export const groupInvites = sqliteTable("group_invites", {
+  inviteId: text("invite_id").primaryKey(),
+  groupId: text("group_id").notNull(),
+  createdBy: text("created_by").notNull(),
+  targetId: text("target_id"),
+  code: text("code"),
+  maxUses: integer("max_uses").notNull().default(1),
+  uses: integer("uses").notNull().default(0),
+  state: text("state", { enum: ["pending", "accepted", "declined", "revoked"] }).notNull(),
+  createdAt: text("created_at").notNull(),
+  expiresAt: text("expires_at").notNull(),
+  respondedAt: text("responded_at"),
+});
+
+export const expenses = sqliteTable("expenses", {
+  expenseId: text("expense_id").primaryKey(),
+  groupId: text("group_id").notNull(),
+  description: text("description").notNull(),
+  amountMinor: integer("amount_minor").notNull(),
+  originalCurrency: text("original_currency"),
+  originalAmountMinor: integer("original_amount_minor"),
+  exchangeRate: text("exchange_rate"),
+  date: text("date").notNull(),
+  category: text("category"),
+  split: text("split", { mode: "json" }).$type<{ mode: string; among: { handle: string; value?: string | number | null }[] }>().notNull(),
+  paidBy: text("paid_by", { mode: "json" }).$type<{ handle: string; amount_minor: number }[]>().notNull(),
+  notes: text("notes"),
+  repeat: text("repeat", { enum: ["none", "weekly", "fortnightly", "monthly", "yearly"] }).notNull().default("none"),
+  nextOccurrence: text("next_occurrence"),
+  recurringOf: text("recurring_of"),
+  refs: text("refs", { mode: "json" }).$type<Record<string, string>>().notNull(),
+  state: text("state", { enum: ["active", "disputed"] }).notNull().default("active"),
+  deleted: integer("deleted", { mode: "boolean" }).notNull().default(false),
+  version: integer("version").notNull().default(1),
+  createdBy: text("created_by").notNull(),
+  createdAt: text("created_at").notNull(),
+  updatedAt: text("updated_at").notNull(),
+});
+
+export const expenseShares = sqliteTable(
+  "expense_shares",
+  {
+    expenseId: text("expense_id").notNull(),
+    groupId: text("group_id").notNull(),
+    agentId: text("agent_id").notNull(),
+    paidMinor: integer("paid_minor").notNull(),
+    shareMinor: integer("share_minor").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.expenseId, t.agentId] })],
+);
+
+export const expenseHistory = sqliteTable(
+  "expense_history",
+  {
+    expenseId: text("expense_id").notNull(),
+    version: integer("version").notNull(),
+    action: text("action").notNull(),
+    changedBy: text("changed_by").notNull(),
+    changedAt: text("changed_at").notNull(),
+    snapshot: text("snapshot", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.expenseId, t.version, t.action] })],
+);
+
+export const payments = sqliteTable("payments", {
+  paymentId: text("payment_id").primaryKey(),
+  groupId: text("group_id").notNull(),
+  fromId: text("from_id").notNull(),
+  toId: text("to_id").notNull(),
+  amountMinor: integer("amount_minor").notNull(),
+  state: text("state", { enum: ["pending", "confirmed", "rejected"] }).notNull(),
+  note: text("note"),
+  createdBy: text("created_by").notNull(),
+  createdAt: text("created_at").notNull(),
+  updatedAt: text("updated_at").notNull(),
+});
+
+export const ledgerActivity = sqliteTable("ledger_activity", {
+  seq: integer("seq").primaryKey({ autoIncrement: true }),
+  groupId: text("group_id").notNull(),
+  actorId: text("actor_id").notNull(),
+  action: text("action").notNull(),
+  summary: text("summary").notNull(),
+  refs: text("refs", { mode: "json" }).$type<Record<string, string>>().notNull(),
+  createdAt: text("created_at").notNull(),
+});

@@ -1,0 +1,4 @@
+import type { Tool } from "../define.ts";
+
+/** Expenses, payments, balances and history. */
+export const EXPENSE_TOOLS: Tool[] = [];

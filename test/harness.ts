@@ -1,0 +1,128 @@
+// Test harness: a real server on a real temporary database file, called over HTTP as a client would.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ManualClock } from "../server/clock.ts";
+import type { ServerConfig } from "../server/config.ts";
+import { startServer, type RunningServer } from "../server/serve.ts";
+import { findTool } from "../server/tools/catalogue.ts";
+
+export interface CallResponse {
+  status: number;
+  headers: Headers;
+  // biome-ignore lint: test bodies are checked field by field
+  body: any;
+}
+
+export interface Agent {
+  key: string;
+  handle: string;
+  agent_id: string;
+}
+
+export interface TestServer {
+  url: string;
+  clock: ManualClock;
+  server: RunningServer;
+  dir: string;
+  /** POST /v1/tools/{tool}; a success is checked against the tool's declared output schema, an error against the envelope. */
+  call(tool: string, args?: unknown, key?: string | null, headers?: Record<string, string>): Promise<CallResponse>;
+  /** Like call, but fails the test unless the answer is a success; returns `data`. */
+  ok(tool: string, args?: unknown, key?: string | null): Promise<any>;
+  raw(path: string, init?: RequestInit): Promise<Response>;
+  register(handle: string, extra?: Record<string, unknown>): Promise<Agent>;
+  /** Registers two agents and makes them accepted contacts. */
+  contacts(a: string, b: string): Promise<[Agent, Agent]>;
+  stop(): Promise<void>;
+}
+
+let counter = 0;
+export const key = () => `idem-${Date.now()}-${++counter}-${Math.random().toString(36).slice(2)}`;
+
+export async function startTestServer(overrides: Partial<ServerConfig> = {}): Promise<TestServer> {
+  const dir = mkdtempSync(join(tmpdir(), "svc-test-"));
+  const clock = new ManualClock(Date.parse("2026-11-22T12:00:00.000Z"));
+  const server = await startServer({
+    host: "127.0.0.1",
+    port: 0,
+    dbUrl: `file:${join(dir, "svc.db")}`,
+    baseUrl: "",
+    inviteOnly: false,
+    rateLimit: 100_000,
+    publicRateLimit: 100_000,
+    clock,
+    ...overrides,
+  });
+  const url = server.url;
+
+  async function call(tool: string, args: unknown = {}, apiKey?: string | null, headers: Record<string, string> = {}): Promise<CallResponse> {
+    const res = await fetch(`${url}/v1/tools/${tool}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}), ...headers },
+      body: JSON.stringify(args),
+    });
+    const body: any = await res.json();
+    checkEnvelope(tool, res, body);
+    return { status: res.status, headers: res.headers, body };
+  }
+
+  async function ok(tool: string, args: unknown = {}, apiKey?: string | null) {
+    const withKey =
+      findTool(tool)?.idempotent && args && typeof args === "object" && !("idempotency_key" in args)
+        ? { ...(args as object), idempotency_key: key() }
+        : args;
+    const r = await call(tool, withKey, apiKey);
+    if (r.status !== 200) throw new Error(`${tool} failed with ${r.status}: ${JSON.stringify(r.body)}`);
+    return r.body.data;
+  }
+
+  async function register(handle: string, extra: Record<string, unknown> = {}): Promise<Agent> {
+    const d = await ok("register_agent", { handle, display_name: handle.toUpperCase(), ...extra });
+    return { key: d.api_key, handle, agent_id: d.agent.agent_id };
+  }
+
+  async function contacts(a: string, b: string): Promise<[Agent, Agent]> {
+    const A = await register(a);
+    const B = await register(b);
+    await ok("add_contact", { handle: b }, A.key);
+    await ok("respond_contact_request", { handle: a, action: "accept" }, B.key);
+    return [A, B];
+  }
+
+  return {
+    url,
+    clock,
+    server,
+    dir,
+    call,
+    ok,
+    register,
+    contacts,
+    raw: (path, init) => fetch(`${url}${path}`, init),
+    async stop() {
+      await server.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Every answer is either the success envelope valid against the tool's output schema, or the error envelope. */
+export function checkEnvelope(tool: string, res: Response, body: any): void {
+  const requestId = res.headers.get("x-request-id");
+  if (!requestId) throw new Error(`${tool}: no X-Request-Id header`);
+  if (body.request_id !== requestId) throw new Error(`${tool}: request_id ${body.request_id} differs from header ${requestId}`);
+  if (res.status === 200) {
+    if (body.ok !== true) throw new Error(`${tool}: 200 without ok: true`);
+    const t = findTool(tool);
+    if (t) {
+      const parsed = t.output.safeParse(body.data);
+      if (!parsed.success) throw new Error(`${tool}: data outside the output schema: ${parsed.error.message}`);
+    }
+    return;
+  }
+  const e = body.error;
+  if (body.ok !== false || !e || typeof e.code !== "string" || typeof e.message !== "string" || typeof e.suggested_action !== "string") {
+    throw new Error(`${tool}: malformed error envelope ${JSON.stringify(body)}`);
+  }
+  if (/at .*\.(ts|js):\d+/.test(JSON.stringify(body))) throw new Error(`${tool}: stack trace leaked`);
+}
