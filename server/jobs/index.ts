@@ -1,0 +1,11 @@
+import type { Tx } from "../../db/client.ts";
+
+/** Background work: each job is idempotent (running it late or twice changes nothing more) and runs in one transaction. */
+export interface Job {
+  name: string;
+  everyMs: number;
+  run(tx: Tx, now: Date): Promise<number>;
+}
+
+/** Every background job; the runner (server/jobs/runner.ts) takes a lease in the database before running one. */
+export const JOBS: Job[] = [];
