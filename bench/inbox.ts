@@ -1,0 +1,31 @@
+// Authenticated get_inbox (an agent with 50 items) against a bare Bun.serve hello-world, same load generator.
+// Run: bun run bench/inbox.ts [seconds]
+import { spawn } from "bun";
+import { ensureWrk, fmt, startSvc, tool, waitFor, wrk } from "./load.ts";
+
+const seconds = Number(process.argv[2] ?? 10);
+ensureWrk();
+const svc = await startSvc(18787);
+const hello = spawn(["bun", "run", "bench/hello.ts", "18788"], { stdout: "ignore", stderr: "inherit" });
+await waitFor("http://127.0.0.1:18788/");
+
+try {
+  const me = await tool(svc.url, "register_agent", { handle: "bench-reader", display_name: "Reader" });
+  for (let i = 0; i < 50; i++) {
+    const other = await tool(svc.url, "register_agent", { handle: `bench-sender-${i}`, display_name: `Sender ${i}` });
+    await tool(svc.url, "add_contact", { handle: "bench-reader", note: `hello ${i}`, idempotency_key: `bench-add-${i}` }, other.api_key);
+  }
+  const auth = { authorization: `Bearer ${me.api_key}`, "content-type": "application/json" };
+  console.log(`svc get_inbox benchmark: 64 connections, ${seconds} s each, wrk on loopback, 2 cores shared with the load generator\n`);
+  const base = wrk("http://127.0.0.1:18788/", { seconds });
+  console.log(`hello-world (Bun.serve)                 ${fmt(base)}`);
+  const all = wrk(`${svc.url}/v1/tools/get_inbox`, { seconds, headers: auth, body: JSON.stringify({ since: "0", include_seen: true, limit: 50 }) });
+  console.log(`get_inbox, all 50 items (since=0)       ${fmt(all)}`);
+  const fresh = wrk(`${svc.url}/v1/tools/get_inbox`, { seconds, headers: auth, body: "{}" });
+  console.log(`get_inbox, from the client's cursor     ${fmt(fresh)}`);
+  console.log(`\nratio get_inbox(50 items) / hello-world: ${((100 * all.rps) / base.rps).toFixed(1)}% (target >= 40%)`);
+  console.log(`ratio get_inbox(cursor)   / hello-world: ${((100 * fresh.rps) / base.rps).toFixed(1)}%`);
+} finally {
+  svc.proc.kill();
+  hello.kill();
+}
