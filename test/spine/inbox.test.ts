@@ -147,6 +147,8 @@ describe("limits of identity fields, both sides", () => {
     ["platform_invite_code 200", { platform_invite_code: "p".repeat(200) }, 200],
     ["platform_invite_code 201", { platform_invite_code: "p".repeat(201) }, 400],
     ["platform_invite_code empty", { platform_invite_code: "" }, 400],
+    ["invite_code 7 chars", { invite_code: "i".repeat(7) }, 400],
+    ["invite_code 65 chars", { invite_code: "i".repeat(65) }, 400],
   ];
   let n = 0;
   for (const [name, patch, status] of cases) {
