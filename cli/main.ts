@@ -1,13 +1,31 @@
 #!/usr/bin/env bun
 // The one executable: the server, the admin commands and the client, all from one commander root.
 import { Command } from "commander";
+import { backupCommand } from "./commands/backup.ts";
+import { callCommand } from "./commands/call.ts";
+import { inboxCommand } from "./commands/inbox.ts";
+import { invitesCommand } from "./commands/invites.ts";
+import { keysCommand } from "./commands/keys.ts";
+import { loginCommand } from "./commands/login.ts";
+import { migrateCommand } from "./commands/migrate.ts";
+import { restoreCommand } from "./commands/restore.ts";
 import { serveCommand } from "./commands/serve.ts";
+import { toolsCommand } from "./commands/tools.ts";
 
 const program = new Command("svc")
   .description("svc: a self-hosted agent network with a shared-expense ledger")
   .version("0.9.0")
   .showHelpAfterError()
-  .addCommand(serveCommand());
+  .addCommand(serveCommand())
+  .addCommand(migrateCommand())
+  .addCommand(backupCommand())
+  .addCommand(restoreCommand())
+  .addCommand(invitesCommand())
+  .addCommand(keysCommand())
+  .addCommand(inboxCommand())
+  .addCommand(callCommand())
+  .addCommand(toolsCommand())
+  .addCommand(loginCommand());
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   console.error(`svc: ${err instanceof Error ? err.message : String(err)}`);

@@ -7,10 +7,11 @@ import { authorizationServer, protectedResource } from "./adapters/well-known.ts
 import { bearerToken } from "./auth/authenticate.ts";
 import { catalogue, describeTool, findTool } from "./tools/catalogue.ts";
 import { invoke, type Services } from "./tools/invoke.ts";
+import type { Ops } from "./observability/ops.ts";
 
 export type Handler = (req: Request, clientAddress: string) => Promise<Response>;
 
-export function createApp(svc: Services): Handler {
+export function createApp(svc: Services, ops?: Ops): Handler {
   let openapi: string | undefined;
 
   return async (req, clientAddress) => {
@@ -54,6 +55,8 @@ export function createApp(svc: Services): Handler {
           return json(authorizationServer(base), 200, requestId, { "Cache-Control": "public, max-age=300" });
         }
         if (path === "/healthz") return json({ ok: true }, 200, requestId);
+        if (ops && path === "/readyz") return await ops.readyz(requestId);
+        if (ops && path === "/metrics") return await ops.metricsEndpoint(req, requestId);
       }
       throw new AppError("NOT_FOUND", `Nothing at ${method} ${path}.`, undefined, undefined, "See /openapi.json for every endpoint.");
     } catch (err) {

@@ -1,4 +1,5 @@
 import type { Clock } from "./clock.ts";
+import type { LogLevel } from "./observability/logs.ts";
 
 export interface ServerConfig {
   host: string;
@@ -11,6 +12,18 @@ export interface ServerConfig {
   rateLimit: number;
   publicRateLimit: number;
   clock: Clock;
+  /** Embedded replica: the primary's URL (dbUrl is then the local file) and seconds between background syncs. */
+  syncUrl?: string;
+  syncIntervalSeconds?: number;
+  /** /metrics answers only with this bearer token; without one it is off. */
+  metricsToken?: string;
+  logLevel?: LogLevel;
+  /** Real milliseconds between background job runs; absent or 0 runs none (tests drive the runner themselves). */
+  jobIntervalMs?: number;
+  /** How long a shutdown waits for requests in flight before closing their connections. */
+  shutdownTimeoutMs?: number;
+  /** An OpenID Connect provider humans may sign in with on the web pages. */
+  oidc?: { issuer: string; clientId: string; clientSecret: string };
 }
 
 export const DEFAULTS = {

@@ -2,6 +2,11 @@ import { openDb, type Db } from "../db/client.ts";
 import { migrate } from "../db/migrate.ts";
 import { createApp } from "./app.ts";
 import type { ServerConfig } from "./config.ts";
+import { JOBS } from "./jobs/index.ts";
+import { JobRunner } from "./jobs/runner.ts";
+import { createLogger, logCall } from "./observability/logs.ts";
+import { Metrics } from "./observability/metrics.ts";
+import { Ops } from "./observability/ops.ts";
 import { RateLimiter } from "./rate-limit.ts";
 import type { Services } from "./tools/invoke.ts";
 
@@ -10,15 +15,45 @@ export interface RunningServer {
   port: number;
   db: Db;
   services: Services;
+  ops: Ops;
+  jobs: JobRunner;
+  /** Stops accepting, lets requests in flight finish (bounded), stops the jobs, closes the database. */
   stop(): Promise<void>;
 }
 
+const SHUTDOWN_TIMEOUT_MS = 10_000;
+
 /** Opens the database, applies pending migrations and listens. */
 export async function startServer(config: ServerConfig): Promise<RunningServer> {
-  const db = await openDb({ url: config.dbUrl, authToken: config.authToken });
-  await migrate(db.client);
+  const log = createLogger(config.logLevel ?? "silent");
+  const metrics = new Metrics();
+  const db = await openDb({
+    url: config.dbUrl,
+    authToken: config.authToken,
+    syncUrl: config.syncUrl,
+    syncIntervalSeconds: config.syncIntervalSeconds,
+    observeTx: (ms) => metrics.dbTx.observe(ms / 1000),
+  });
+  const applied = await migrate(db.client).catch(async (err) => {
+    await db.close();
+    throw err;
+  });
+  if (applied.length) log.info("migrations applied", { migrations: applied.map((m) => m.name).join(",") });
   const services: Services = { db, config, limiter: new RateLimiter(() => config.clock.now().getTime()) };
-  const handle = createApp(services);
+  const ops = new Ops(services, log, metrics);
+  services.observe = (e) => {
+    metrics.recordCall(e);
+    logCall(log, e);
+  };
+  const jobs = new JobRunner(db, config.clock, JOBS, (o) => {
+    metrics.jobRuns.inc({ job: o.job, result: o.error ? "error" : "ok" });
+    if (o.error) log.error("job failed", { job: o.job, error: o.error instanceof Error ? o.error.message : String(o.error) });
+    else {
+      metrics.jobRows.inc({ job: o.job }, o.count);
+      if (o.count) log.info("job ran", { job: o.job, rows: o.count });
+    }
+  });
+  const handle = createApp(services, ops);
   const server = Bun.serve({
     hostname: config.host,
     port: config.port,
@@ -29,14 +64,29 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
   });
   const port = server.port!;
   if (!config.baseUrl) config.baseUrl = `http://${config.host}:${port}`;
+  if (config.jobIntervalMs) jobs.start(config.jobIntervalMs);
+  let stopping: Promise<void> | undefined;
   return {
     url: `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`,
     port,
     db,
     services,
-    async stop() {
-      await server.stop();
-      db.close();
+    ops,
+    jobs,
+    stop() {
+      stopping ??= (async () => {
+        ops.draining = true;
+        const limit = config.shutdownTimeoutMs ?? SHUTDOWN_TIMEOUT_MS;
+        const drained = await Promise.race([server.stop().then(() => true), Bun.sleep(limit).then(() => false)]);
+        if (!drained) {
+          log.warn("requests still running at the shutdown limit; closing their connections", { limit_ms: limit });
+          await server.stop(true);
+        }
+        await jobs.stop();
+        await db.close();
+        log.info("stopped");
+      })();
+      return stopping;
     },
   };
 }

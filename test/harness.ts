@@ -1,4 +1,5 @@
 // Test harness: a real server on a real temporary database file, called over HTTP as a client would.
+import { createClient } from "@libsql/client";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -45,7 +46,7 @@ export async function startTestServer(overrides: Partial<ServerConfig> = {}): Pr
   const server = await startServer({
     host: "127.0.0.1",
     port: 0,
-    dbUrl: `file:${join(dir, "svc.db")}`,
+    ...(await testDatabase(`file:${join(dir, "svc.db")}`)),
     baseUrl: "",
     inviteOnly: false,
     rateLimit: 100_000,
@@ -104,6 +105,25 @@ export async function startTestServer(overrides: Partial<ServerConfig> = {}): Pr
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The database a test server runs on: a fresh local file, unless the environment names a remote primary
+ * (SVC_TEST_DB_URL) or a replica's primary (SVC_TEST_SYNC_URL, with a fresh local replica file), with
+ * SVC_TEST_AUTH_TOKEN. A remote database is emptied first, so each server starts as on a new file.
+ */
+export async function testDatabase(localUrl: string): Promise<Pick<ServerConfig, "dbUrl" | "authToken" | "syncUrl">> {
+  const authToken = process.env.SVC_TEST_AUTH_TOKEN || undefined;
+  const primary = process.env.SVC_TEST_SYNC_URL || process.env.SVC_TEST_DB_URL;
+  if (!primary) return { dbUrl: localUrl };
+  const client = createClient({ url: primary, authToken });
+  try {
+    const tables = await client.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'");
+    await client.migrate(tables.rows.map((r) => `DROP TABLE "${String(r.name)}"`));
+  } finally {
+    client.close();
+  }
+  return process.env.SVC_TEST_SYNC_URL ? { dbUrl: localUrl, syncUrl: primary, authToken } : { dbUrl: primary, authToken };
 }
 
 /** Every answer is either the success envelope valid against the tool's output schema, or the error envelope. */

@@ -1,10 +1,23 @@
-import { Command, Option } from "commander";
+import { Command, InvalidArgumentError, Option } from "commander";
+import { describeUrl } from "../../db/client.ts";
 import { systemClock } from "../../server/clock.ts";
 import { DEFAULTS, type ServerConfig } from "../../server/config.ts";
+import { LOG_LEVELS } from "../../server/observability/logs.ts";
 import { startServer } from "../../server/serve.ts";
 
 export const dbOption = () =>
   new Option("--db <url>", "libSQL database URL, e.g. file:/var/lib/svc/svc.db").env("SVC_DB").default(DEFAULTS.dbUrl);
+export const authTokenOption = () => new Option("--auth-token <token>", "auth token for a remote libSQL or Turso database").env("SVC_AUTH_TOKEN");
+
+/** "5s", "500ms", "2m" or plain seconds, as seconds. */
+export function seconds(v: string): number {
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m)?$/.exec(v.trim());
+  if (!m || Number(m[1]) <= 0) throw new InvalidArgumentError(`expected a duration such as 5s, 500ms or 2m, got "${v}"`);
+  return Number(m[1]) * ({ ms: 0.001, s: 1, m: 60 } as const)[(m[2] ?? "s") as "ms" | "s" | "m"];
+}
+
+/** Seconds between background job runs of svc serve. */
+const JOB_INTERVAL_MS = 30_000;
 
 const int = (v: string) => {
   const n = Number(v);
@@ -18,14 +31,24 @@ export function serveCommand(): Command {
     .addOption(new Option("--host <host>", "address to listen on").env("SVC_HOST").default(DEFAULTS.host))
     .addOption(new Option("--port <port>", "port to listen on").env("SVC_PORT").default(DEFAULTS.port).argParser(int))
     .addOption(dbOption())
-    .addOption(new Option("--auth-token <token>", "auth token for a remote libSQL or Turso database").env("SVC_AUTH_TOKEN"))
+    .addOption(authTokenOption())
     .addOption(new Option("--base-url <url>", "public URL used in every link the server writes (default: http://HOST:PORT)").env("SVC_BASE_URL"))
     .addOption(new Option("--invite-only", "require a platform invite code to register").env("SVC_INVITE_ONLY"))
     .addOption(new Option("--rate-limit <n>", "calls per minute per credential").env("SVC_RATE_LIMIT").default(DEFAULTS.rateLimit).argParser(int))
     .addOption(
       new Option("--public-rate-limit <n>", "calls per minute per client address for public tools").env("SVC_PUBLIC_RATE_LIMIT").default(DEFAULTS.publicRateLimit).argParser(int),
     )
-    .addHelpText("after", "\nExample:\n  svc serve --port 8787 --db file:./data/svc.db --base-url https://svc.example.org\n")
+    .addOption(new Option("--sync-url <url>", "embedded replica: the primary's libsql:// URL; --db is then the replica's local file").env("SVC_SYNC_URL"))
+    .addOption(new Option("--sync-interval <duration>", "embedded replica: also sync in the background this often, e.g. 5s").env("SVC_SYNC_INTERVAL").argParser(seconds))
+    .addOption(new Option("--metrics-token <token>", "serve Prometheus metrics at /metrics to this bearer token (off without it)").env("SVC_METRICS_TOKEN"))
+    .addOption(new Option("--log-level <level>", "JSON log lines on stdout from this level up").env("SVC_LOG_LEVEL").choices(LOG_LEVELS).default("info"))
+    .addOption(new Option("--shutdown-timeout <duration>", "on SIGTERM, wait this long for requests in flight").env("SVC_SHUTDOWN_TIMEOUT").default(10, "10s").argParser(seconds))
+    .addHelpText(
+      "after",
+      "\nExamples:\n  svc serve --port 8787 --db file:./data/svc.db --base-url https://svc.example.org\n" +
+        "  svc serve --db libsql://svc-you.turso.io --auth-token $TOKEN\n" +
+        "  svc serve --db file:/var/lib/svc/replica.db --sync-url libsql://svc-you.turso.io --auth-token $TOKEN --sync-interval 5s\n",
+    )
     .action(async (o) => {
       const config: ServerConfig = {
         host: o.host,
@@ -37,14 +60,27 @@ export function serveCommand(): Command {
         rateLimit: o.rateLimit,
         publicRateLimit: o.publicRateLimit,
         clock: systemClock,
+        syncUrl: o.syncUrl,
+        syncIntervalSeconds: o.syncInterval,
+        metricsToken: o.metricsToken,
+        logLevel: o.logLevel,
+        jobIntervalMs: JOB_INTERVAL_MS,
+        shutdownTimeoutMs: o.shutdownTimeout * 1000,
       };
       const server = await startServer(config);
-      console.log(`svc listening on ${server.url} (database ${config.dbUrl}; public URL ${config.baseUrl})`);
-      const stop = async () => {
+      server.ops.log.info(`svc listening on ${server.url}`, {
+        url: server.url,
+        database: describeUrl(config.dbUrl),
+        mode: server.db.mode,
+        base_url: config.baseUrl,
+        metrics: Boolean(config.metricsToken),
+      });
+      const stop = async (signal: string) => {
+        server.ops.log.info("shutting down", { signal });
         await server.stop();
         process.exit(0);
       };
-      process.on("SIGTERM", stop);
-      process.on("SIGINT", stop);
+      process.once("SIGTERM", () => stop("SIGTERM"));
+      process.once("SIGINT", () => stop("SIGINT"));
     });
 }

@@ -1,8 +1,16 @@
 // Migrations are embedded in the binary as text, applied in this order, forward only.
 import core from "./0001_core.sql" with { type: "text" };
 import ledger from "./0002_ledger.sql" with { type: "text" };
+import mailPlans from "./0003_mail_plans.sql" with { type: "text" };
+import expensesExtra from "./0004_expenses_extra.sql" with { type: "text" };
+import ops from "./0005_ops.sql" with { type: "text" };
+import auth from "./0006_auth.sql" with { type: "text" };
 
 export const MIGRATIONS: readonly { id: number; name: string; sql: string }[] = [
   { id: 1, name: "0001_core", sql: core },
   { id: 2, name: "0002_ledger", sql: ledger },
+  { id: 3, name: "0003_mail_plans", sql: mailPlans },
+  { id: 4, name: "0004_expenses_extra", sql: expensesExtra },
+  { id: 5, name: "0005_ops", sql: ops },
+  { id: 6, name: "0006_auth", sql: auth },
 ];

@@ -64,6 +64,9 @@ export const expenses = sqliteTable("expenses", {
   createdBy: text("created_by").notNull(),
   createdAt: text("created_at").notNull(),
   updatedAt: text("updated_at").notNull(),
+  // 0004_expenses_extra.sql
+  descriptionBy: text("description_by"),
+  notesBy: text("notes_by"),
 });
 
 export const expenseShares = sqliteTable(
@@ -89,6 +92,20 @@ export const expenseHistory = sqliteTable(
     snapshot: text("snapshot", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
   },
   (t) => [primaryKey({ columns: [t.expenseId, t.version, t.action] })],
+);
+
+// Mirrors db/migrations/0004_expenses_extra.sql.
+export const expenseResponses = sqliteTable(
+  "expense_responses",
+  {
+    expenseId: text("expense_id").notNull(),
+    agentId: text("agent_id").notNull(),
+    action: text("action", { enum: ["confirm", "dispute"] }).notNull(),
+    reason: text("reason"),
+    version: integer("version").notNull(),
+    respondedAt: text("responded_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.expenseId, t.agentId] })],
 );
 
 export const payments = sqliteTable("payments", {

@@ -102,3 +102,14 @@ export async function revokeClient(tx: Tx, clientId: string, now: Date) {
   await tx.update(clients).set({ revokedAt: iso(now) }).where(eq(clients.clientId, clientId));
   await tx.update(apiKeys).set({ revokedAt: iso(now) }).where(and(eq(apiKeys.clientId, clientId), isNull(apiKeys.revokedAt)));
 }
+
+/** An operator's emergency stop (svc keys revoke): one client of an agent, or all of them, revoked at once. */
+export async function revokeAgentClients(tx: Tx, agentId: string, clientId: string | undefined, now: Date) {
+  const live = await tx
+    .select({ client_id: clients.clientId, name: clients.name, kind: clients.kind })
+    .from(clients)
+    .where(and(eq(clients.agentId, agentId), isNull(clients.revokedAt), clientId === undefined ? undefined : eq(clients.clientId, clientId)));
+  if (clientId !== undefined && !live.length) throw notFound("Client");
+  for (const c of live) await revokeClient(tx, c.client_id, now);
+  return live;
+}

@@ -1,5 +1,5 @@
 // The one module that writes inbox items; every producer calls deliver() inside its own transaction.
-import { and, asc, eq, gt, inArray, sql } from "drizzle-orm";
+import { and, asc, desc, eq, gt, inArray, sql } from "drizzle-orm";
 import type { Tx } from "../../db/client.ts";
 import { contacts, inboxCursors, inboxItems } from "../../db/schema/index.ts";
 import { DAY, iso, later } from "../clock.ts";
@@ -165,6 +165,12 @@ export async function list(tx: Tx, p: Principal, now: Date, opts: ListOptions) {
     requires_action: counts.requires_action,
     next_cursor: rows.length > limit && last ? String(last.seq) : null,
   };
+}
+
+/** An operator's read-only view (svc inbox inspect): the newest live items, seen or not; marks nothing, moves no cursor. */
+export async function inspect(tx: Tx, agentId: string, now: Date, limit: number) {
+  const rows = await tx.select().from(inboxItems).where(live(agentId, now)).orderBy(desc(inboxItems.seq)).limit(limit);
+  return { ...(await summary(tx, agentId, now)), items: await toItems(tx, rows) };
 }
 
 async function clientCursor(tx: Tx, clientId: string): Promise<number> {

@@ -1,4 +1,6 @@
 import type { Tx } from "../../db/client.ts";
+import { expireApiKeys, expireIdempotencyRecords, expireInboxItems, expirePlatformInvites } from "./expiry.ts";
+import { createRecurringExpenses } from "./recurring-expenses.ts";
 
 /** Background work: each job is idempotent (running it late or twice changes nothing more) and runs in one transaction. */
 export interface Job {
@@ -8,4 +10,4 @@ export interface Job {
 }
 
 /** Every background job; the runner (server/jobs/runner.ts) takes a lease in the database before running one. */
-export const JOBS: Job[] = [];
+export const JOBS: Job[] = [expireInboxItems, expireIdempotencyRecords, expireApiKeys, expirePlatformInvites, createRecurringExpenses];

@@ -69,8 +69,16 @@ export async function groupBalances(tx: Tx, groupId: string): Promise<Map<string
   return new Map(rows.map((r) => [r.agent_id, Number(r.balance)]));
 }
 
-/** The caller's groups as summaries with the caller's balance in each. */
-export async function groupSummaries(tx: Tx, agentId: string, includeArchived = true): Promise<GroupSummary[]> {
+/**
+ * The caller's groups as summaries with the caller's balance in each, oldest first.
+ * `page` (list_groups): only groups after `afterGroupId` in that order, at most `limit` of them.
+ */
+export async function groupSummaries(
+  tx: Tx,
+  agentId: string,
+  includeArchived = true,
+  page: { afterGroupId?: string; limit?: number } = {},
+): Promise<GroupSummary[]> {
   const rows = await tx.all<{
     group_id: string;
     name: string;
@@ -88,7 +96,9 @@ export async function groupSummaries(tx: Tx, agentId: string, includeArchived = 
                  WHERE p.group_id = g.group_id AND p.state = 'confirmed' AND (p.from_id = ${agentId} OR p.to_id = ${agentId})), 0) AS balance
     FROM groups g JOIN group_members m ON m.group_id = g.group_id AND m.agent_id = ${agentId} AND m.left_at IS NULL
     WHERE ${includeArchived ? sql`1` : sql`g.archived = 0`}
-    ORDER BY g.created_at, g.group_id`);
+      ${page.afterGroupId === undefined ? sql`` : sql`AND (g.created_at, g.group_id) > (SELECT a.created_at, a.group_id FROM groups a WHERE a.group_id = ${page.afterGroupId})`}
+    ORDER BY g.created_at, g.group_id
+    ${page.limit === undefined ? sql`` : sql`LIMIT ${page.limit}`}`);
   return rows.map((r) => ({
     group_id: r.group_id,
     name: r.name,

@@ -6,6 +6,8 @@ import { toAgent, agentByHandle } from "../../domain/agents.ts";
 import { createClient, issueApiKey } from "../../domain/credentials.ts";
 import { newContactCode } from "../../domain/contacts.ts";
 import { consumePlatformInvite } from "../../domain/platform-invites.ts";
+import { groupView, toSummary } from "../../domain/ledger/groups.ts";
+import { joinByCode } from "../../domain/ledger/invites.ts";
 import { defineTool } from "../define.ts";
 import { Agent, Description, DisplayName, GroupSummary, Handle, InviteCode, plainText } from "../schemas.ts";
 
@@ -47,9 +49,11 @@ export const registerAgent = defineTool({
     await ctx.tx.insert(agents).values(row);
     const clientId = await createClient(ctx.tx, row.agentId, "registered agent", "api_key", ctx.now);
     const apiKey = await issueApiKey(ctx.tx, clientId, ctx.now);
+    const joined = input.invite_code === undefined ? undefined : await joinByCode(ctx.tx, row.agentId, input.invite_code, ctx.now);
     return {
       agent: toAgent(row),
       api_key: apiKey,
+      ...(joined ? { joined_group: toSummary(await groupView(ctx.tx, joined.groupId, row.agentId)) } : {}),
       next_step: "Store api_key now (it is shown only once), then send it as 'Authorization: Bearer <api_key>' and call get_me.",
       suggested_next: ["get_me", "get_contact_code", "get_inbox"],
     };

@@ -1,0 +1,43 @@
+// Admin commands work on the server's own database directly (the PocketBase way), safely beside a running server:
+// SQLite in WAL mode lets them read while it serves, and writes wait on the busy timeout instead of failing.
+import { type Command, InvalidArgumentError } from "commander";
+import { openDb, type Db } from "../db/client.ts";
+import { migrate, type Applied } from "../db/migrate.ts";
+import { authTokenOption, dbOption } from "./commands/serve.ts";
+
+export interface DbFlags {
+  db: string;
+  authToken?: string;
+}
+
+/** --db (SVC_DB) and --auth-token (SVC_AUTH_TOKEN), the same flags and defaults as svc serve. */
+export const withDbOptions = (cmd: Command) => cmd.addOption(dbOption()).addOption(authTokenOption());
+
+/** Opens the database and applies pending migrations, so a command never meets an older schema. */
+export async function openAdminDb(o: DbFlags): Promise<{ db: Db; applied: Applied[] }> {
+  const db = await openDb({ url: o.db, authToken: o.authToken });
+  try {
+    return { db, applied: await migrate(db.client) };
+  } catch (err) {
+    await db.close();
+    throw err;
+  }
+}
+
+/** Runs fn on the migrated database and closes it; migrations applied on the way are mentioned on stderr. */
+export async function withAdminDb<T>(o: DbFlags, fn: (db: Db) => Promise<T>): Promise<T> {
+  const { db, applied } = await openAdminDb(o);
+  if (applied.length) process.stderr.write(`svc: applied migrations ${applied.map((m) => m.name).join(", ")} to ${o.db}\n`);
+  try {
+    return await fn(db);
+  } finally {
+    await db.close();
+  }
+}
+
+/** Commander parser for counts; a bad value is a usage error. */
+export function positiveInt(v: string): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`expected a whole number of at least 1, got "${v}"`);
+  return n;
+}

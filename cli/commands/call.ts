@@ -1,0 +1,101 @@
+import { Command, Option } from "commander";
+import { CliError, EXIT, EXIT_CODES_HELP, action, emit, example, usageError, usageExits } from "../output.ts";
+import { type JsonSchema, type Target, type ToolDescription, jsonOutOption, keyOption, request, resolveTarget, urlOption, wantsJson } from "../remote.ts";
+
+/** The JSON types a field's schema admits. */
+function typesOf(s: JsonSchema | undefined): Set<string> {
+  if (!s) return new Set(["any"]);
+  if (s.anyOf) return new Set(s.anyOf.flatMap((x) => [...typesOf(x)]));
+  if (s.enum) return new Set(s.enum.map((v) => (v === null ? "null" : typeof v)));
+  if (s.const !== undefined) return new Set([s.const === null ? "null" : typeof s.const]);
+  return new Set(s.type === undefined ? ["any"] : Array.isArray(s.type) ? s.type : [s.type]);
+}
+
+/**
+ * `key=value` pairs as JSON fields. A value that parses as JSON (number, boolean, array, object, null) is taken
+ * as such, except for a field whose schema admits only text: `since=0` or `code=1234` stay strings there.
+ */
+function parsePairs(pairs: string[], input: JsonSchema): Record<string, unknown> {
+  const args: Record<string, unknown> = {};
+  for (const pair of pairs) {
+    const eq = pair.indexOf("=");
+    if (eq < 1) throw usageError(`expected key=value, got "${pair}"`, "Write each argument as field=value, or pass all of them with --json '{...}'.");
+    const [name, raw] = [pair.slice(0, eq), pair.slice(eq + 1)];
+    const types = typesOf(input.properties?.[name]);
+    const textOnly = [...types].every((t) => t === "string" || (t === "null" && raw !== "null"));
+    try {
+      args[name] = textOnly ? raw : JSON.parse(raw);
+    } catch {
+      args[name] = raw;
+    }
+  }
+  return args;
+}
+
+async function jsonArgument(json: string | undefined): Promise<Record<string, unknown>> {
+  if (json === undefined) return {};
+  const text = json === "-" ? await Bun.stdin.text() : json;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    throw usageError(`--json is not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) throw usageError("--json must be a JSON object of the tool's arguments.");
+  return parsed as Record<string, unknown>;
+}
+
+async function describe(target: Target, tool: string): Promise<ToolDescription> {
+  try {
+    return (await request(target, "GET", `/v1/tools/${encodeURIComponent(tool)}`)).tool;
+  } catch (err) {
+    if (err instanceof CliError && err.exitCode === EXIT.notFound) throw new CliError(EXIT.notFound, `there is no tool named ${tool}.`, "svc tools lists every tool.");
+    throw err;
+  }
+}
+
+export function callCommand(): Command {
+  return usageExits(new Command("call")
+    .description("Call a tool of a running svc server and print its data (text on a terminal, JSON when piped)")
+    .argument("<tool>", "tool name, e.g. get_me (svc tools lists them)")
+    .argument("[args...]", "arguments as field=value; values that parse as JSON (numbers, true, [..]) are sent as such")
+    .addOption(new Option("--json <object>", "all arguments as one JSON object, or - to read it from stdin; field=value pairs override it"))
+    .addOption(jsonOutOption())
+    .addOption(urlOption())
+    .addOption(keyOption())
+    .addHelpText(
+      "after",
+      example(
+        "svc call register_agent handle=alice display_name=Alice",
+        "svc login --key svc_... --url https://svc.example.org",
+        "svc call get_inbox limit=10 include_seen=true",
+        `svc call add_contact handle=bob note="hi, it's Alice"`,
+        `echo '{"item_ids":["..."],"action":"seen"}' | svc call ack_inbox --json -`,
+      ) +
+        "\nA value is sent as JSON when it parses as JSON (limit=10, include_seen=true, item_ids='[\"...\"]'),\n" +
+        "except for fields that take only text (since=0 stays a string).\n" +
+        "Write tools get a fresh idempotency_key unless you pass one (idempotency_key=...); when a call\n" +
+        "fails in a way worth retrying, that key is printed so the retry can reuse it.\n" +
+        EXIT_CODES_HELP,
+    )
+    .action(
+      action(async (tool: string, pairs: string[], o) => {
+        const target = resolveTarget(o);
+        const base = await jsonArgument(o.json);
+        const described = await describe(target, tool);
+        const args = { ...base, ...parsePairs(pairs, described.input_schema) };
+        const generatedKey = described.idempotent && args.idempotency_key === undefined ? crypto.randomUUID() : undefined;
+        if (generatedKey) args.idempotency_key = generatedKey;
+        try {
+          // Public tools get no key: a stale stored key must not stand in the way of register_agent.
+          const data = await request(target, "POST", `/v1/tools/${encodeURIComponent(tool)}`, { body: args, auth: !described.public });
+          emit(data, wantsJson(o));
+        } catch (err) {
+          if (err instanceof CliError && generatedKey && (err.exitCode === EXIT.rateLimited || err.exitCode === EXIT.server)) {
+            err.extra.push(`idempotency_key: ${generatedKey} (retry with idempotency_key=${generatedKey})`);
+          }
+          throw err;
+        }
+      }),
+    ));
+}

@@ -1,0 +1,69 @@
+import { Command } from "commander";
+import { EXIT_CODES_HELP, action, emit, example, printable, table, usageExits } from "../output.ts";
+import { type JsonSchema, type ToolDescription, jsonOutOption, request, resolveTarget, urlOption, wantsJson } from "../remote.ts";
+
+const range = (min?: number, max?: number) => (min !== undefined && max !== undefined ? `${min}-${max}` : min !== undefined ? `>= ${min}` : max !== undefined ? `<= ${max}` : "");
+
+/** A one-line summary of a field's JSON Schema: type and constraints. */
+function fieldSummary(s: JsonSchema): string {
+  if (s.anyOf) return s.anyOf.map(fieldSummary).join(" or ");
+  if (s.enum) return `one of ${s.enum.map((v) => JSON.stringify(v)).join(", ")}`;
+  if (s.const !== undefined) return JSON.stringify(s.const);
+  const type = Array.isArray(s.type) ? s.type.join("|") : (s.type ?? "any");
+  const parts = [type === "array" && s.items ? `array of ${fieldSummary(s.items)}` : type];
+  const length = type === "array" ? range(s.minItems, s.maxItems) : type === "string" ? range(s.minLength, s.maxLength) : range(s.minimum, s.maximum);
+  if (length) parts.push(type === "string" ? `${length} chars` : type === "array" ? `${length} items` : length);
+  if (s.format) parts.push(s.format);
+  // A format (uuid, email) says more than the long pattern that implements it.
+  if (s.pattern && !s.format) parts.push(`pattern ${s.pattern}`);
+  return parts.join(", ");
+}
+
+function describeText(t: ToolDescription): string {
+  const props = t.input_schema.properties ?? {};
+  const required = new Set(t.input_schema.required ?? []);
+  const rows = Object.entries(props).map(([name, s]) => [name, required.has(name) ? "required" : "optional", fieldSummary(s)]);
+  const exampleArgs = Object.keys(props)
+    .filter((n) => required.has(n) && n !== "idempotency_key")
+    .map((n) => `${n}=...`);
+  return [
+    `${t.name}: ${t.title}`,
+    `tags: ${t.tags.join(", ")}; ${t.public ? "public (no credential)" : `needs scope ${t.required_scope}`}${t.idempotent ? "; idempotent (svc call adds an idempotency_key)" : ""}`,
+    "",
+    printable(t.description),
+    "",
+    "Input:",
+    rows.length ? table(rows).replace(/^/gm, "  ") : "  (no arguments)",
+    "",
+    `Output: ${Object.keys(t.output_schema.properties ?? {}).join(", ")}`,
+    "",
+    `Example: svc call ${[t.name, ...exampleArgs].join(" ")}`,
+  ].join("\n");
+}
+
+export function toolsCommand(): Command {
+  return usageExits(new Command("tools")
+    .description("List the tools of a running svc server, or describe one (from GET /v1/tools; no credential needed)")
+    .argument("[name]", "a tool to describe: its purpose, arguments and output")
+    .addOption(jsonOutOption())
+    .addOption(urlOption())
+    .addHelpText("after", example("svc tools", "svc tools add_contact", "svc tools --json-out | jq '.tools[].name'") + EXIT_CODES_HELP)
+    .action(
+      action(async (name: string | undefined, o) => {
+        const target = resolveTarget(o);
+        if (name) {
+          const { tool } = await request(target, "GET", `/v1/tools/${encodeURIComponent(name)}`);
+          emit(tool, wantsJson(o), describeText);
+          return;
+        }
+        const data = await request(target, "GET", "/v1/tools");
+        emit(data, wantsJson(o), (d: { tools: ToolDescription[]; count: number }) =>
+          [
+            table(d.tools.map((t) => [t.name, t.tags.join(","), t.title])),
+            "",
+            `${d.count} tools; svc tools NAME describes one, svc call NAME field=value calls it.`,
+          ].join("\n"),
+        );
+      }),
+    ));
+}

@@ -1,0 +1,103 @@
+// Client mode: talks to a running svc over its REST API, exactly as any other client would.
+import { Option } from "commander";
+import { DEFAULTS } from "../server/config.ts";
+import { readConfig } from "./config-file.ts";
+import { CliError, EXIT, exitCodeFor } from "./output.ts";
+
+export const DEFAULT_URL = `http://${DEFAULTS.host}:${DEFAULTS.port}`;
+
+export const urlOption = () => new Option("--url <url>", `server URL (default: the one stored by svc login, else ${DEFAULT_URL})`).env("SVC_URL");
+export const keyOption = () => new Option("--key <key>", "API key (default: the one stored by svc login)").env("SVC_API_KEY");
+export const jsonOutOption = () => new Option("--json-out", "print JSON even on a terminal (the default when stdout is not a terminal)");
+
+/** JSON for scripts and pipes, text for people. */
+export const wantsJson = (o: { jsonOut?: boolean }) => Boolean(o.jsonOut) || !process.stdout.isTTY;
+
+/** The parts of a tool's JSON Schema the CLI reads. */
+export interface JsonSchema {
+  type?: string | string[];
+  enum?: unknown[];
+  const?: unknown;
+  anyOf?: JsonSchema[];
+  items?: JsonSchema;
+  pattern?: string;
+  format?: string;
+  minLength?: number;
+  maxLength?: number;
+  minimum?: number;
+  maximum?: number;
+  minItems?: number;
+  maxItems?: number;
+  description?: string;
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+}
+
+/** A tool as GET /v1/tools describes it. */
+export interface ToolDescription {
+  name: string;
+  title: string;
+  description: string;
+  tags: string[];
+  public: boolean;
+  required_scope: string | null;
+  idempotent: boolean;
+  input_schema: JsonSchema;
+  output_schema: JsonSchema;
+}
+
+export interface Target {
+  url: string;
+  key?: string;
+}
+
+/**
+ * Flags and environment win over the stored config. The stored key is sent only to the stored URL,
+ * so pointing --url at another server never hands it the key.
+ */
+export function resolveTarget(o: { url?: string; key?: string }): Target {
+  const stored = readConfig();
+  const url = (o.url ?? stored.url ?? DEFAULT_URL).replace(/\/+$/, "");
+  const key = o.key ?? (stored.url && stored.url.replace(/\/+$/, "") === url ? stored.api_key : undefined);
+  return { url, key };
+}
+
+export interface ErrorEnvelope {
+  code: string;
+  message: string;
+  suggested_action?: string;
+  details?: { issues?: { path: string; message: string }[] } & Record<string, unknown>;
+  retry_after?: number;
+}
+
+/** The server's answer as a success `data` object, or a CliError carrying the error envelope. */
+export async function request(target: Target, method: "GET" | "POST", path: string, opts: { body?: unknown; auth?: boolean } = {}) {
+  const headers: Record<string, string> = { accept: "application/json" };
+  if (opts.body !== undefined) headers["content-type"] = "application/json";
+  if (opts.auth && target.key) headers.authorization = `Bearer ${target.key}`;
+  let res: Response;
+  try {
+    res = await fetch(`${target.url}${path}`, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) });
+  } catch (err) {
+    throw new CliError(EXIT.server, `could not reach ${target.url}: ${err instanceof Error ? err.message : String(err)}`,
+      "Check that the server runs (svc serve) and that --url, SVC_URL or the URL stored by svc login is right.");
+  }
+  const text = await res.text();
+  let body: any;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new CliError(EXIT.server, `${target.url}${path} answered HTTP ${res.status} without a JSON body.`, "Check that the URL points at an svc server.");
+  }
+  if (body?.ok === true) return body.data as Record<string, any>;
+  if (body?.ok === false && body.error && typeof body.error.code === "string") throw envelopeError(body.error, body.request_id, target);
+  throw new CliError(EXIT.server, `${target.url}${path} answered HTTP ${res.status} with an unexpected body.`, "Check that the URL points at an svc server.");
+}
+
+function envelopeError(e: ErrorEnvelope, requestId: unknown, target: Target): CliError {
+  const extra = (e.details?.issues ?? []).map((i) => `  - ${i.path}: ${i.message}`);
+  if (e.retry_after !== undefined) extra.push(`retry after: ${e.retry_after} s`);
+  if (typeof requestId === "string") extra.push(`request_id: ${requestId}`);
+  const noKey = e.code === "UNAUTHENTICATED" && !target.key ? " No API key was sent: pass --key, set SVC_API_KEY or run `svc login --key KEY`." : "";
+  return new CliError(exitCodeFor(e.code), `${e.code}: ${e.message}`, `${e.suggested_action ?? ""}${noKey}`.trim() || undefined, extra);
+}

@@ -1,0 +1,110 @@
+import { integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+
+// Mirrors db/migrations/0006_auth.sql.
+export const joinSessions = sqliteTable("join_sessions", {
+  sessionId: text("session_id").primaryKey(),
+  pollTokenHash: text("poll_token_hash").notNull().unique(),
+  userCodeHash: text("user_code_hash").notNull().unique(),
+  clientName: text("client_name").notNull(),
+  suggestedHandle: text("suggested_handle"),
+  displayName: text("display_name"),
+  inviteCode: text("invite_code"),
+  status: text("status", { enum: ["pending", "connected", "denied"] }).notNull(),
+  agentId: text("agent_id"),
+  created: integer("created", { mode: "boolean" }),
+  clientId: text("client_id"),
+  joinedGroupId: text("joined_group_id"),
+  createdAt: text("created_at").notNull(),
+  expiresAt: text("expires_at").notNull(),
+  finishedAt: text("finished_at"),
+  keyIssuedAt: text("key_issued_at"),
+});
+
+export const webSessions = sqliteTable("web_sessions", {
+  sessionHash: text("session_hash").primaryKey(),
+  csrfToken: text("csrf_token").notNull(),
+  agentId: text("agent_id"),
+  access: text("access", { enum: ["full", "settings"] }),
+  joinSessionId: text("join_session_id"),
+  oauthRequest: text("oauth_request", { mode: "json" }).$type<Record<string, string>>(),
+  oidcFlow: text("oidc_flow", { mode: "json" }).$type<Record<string, string>>(),
+  oidcIdentity: text("oidc_identity", { mode: "json" }).$type<{ issuer: string; subject: string; email: string | null; emailVerified: boolean }>(),
+  createdAt: text("created_at").notNull(),
+  expiresAt: text("expires_at").notNull(),
+});
+
+export const signinCodes = sqliteTable("signin_codes", {
+  codeId: text("code_id").primaryKey(),
+  agentId: text("agent_id").notNull(),
+  webSessionHash: text("web_session_hash").notNull(),
+  codeHash: text("code_hash").notNull(),
+  attempts: integer("attempts").notNull().default(0),
+  createdAt: text("created_at").notNull(),
+  expiresAt: text("expires_at").notNull(),
+  usedAt: text("used_at"),
+});
+
+export const settingsLinks = sqliteTable("settings_links", {
+  tokenHash: text("token_hash").primaryKey(),
+  agentId: text("agent_id").notNull(),
+  createdAt: text("created_at").notNull(),
+  expiresAt: text("expires_at").notNull(),
+  usedAt: text("used_at"),
+});
+
+export const oauthClients = sqliteTable("oauth_clients", {
+  clientId: text("client_id").primaryKey(),
+  clientName: text("client_name"),
+  redirectUris: text("redirect_uris", { mode: "json" }).$type<string[]>().notNull(),
+  grantTypes: text("grant_types", { mode: "json" }).$type<string[]>().notNull(),
+  scope: text("scope"),
+  createdAt: text("created_at").notNull(),
+});
+
+export const oauthCodes = sqliteTable("oauth_codes", {
+  codeHash: text("code_hash").primaryKey(),
+  oauthClientId: text("oauth_client_id").notNull(),
+  agentId: text("agent_id").notNull(),
+  redirectUri: text("redirect_uri").notNull(),
+  codeChallenge: text("code_challenge").notNull(),
+  scope: text("scope").notNull(),
+  resource: text("resource").notNull(),
+  createdAt: text("created_at").notNull(),
+  expiresAt: text("expires_at").notNull(),
+  usedAt: text("used_at"),
+  clientId: text("client_id"),
+});
+
+export const oauthRefreshTokens = sqliteTable("oauth_refresh_tokens", {
+  tokenHash: text("token_hash").primaryKey(),
+  clientId: text("client_id").notNull(),
+  oauthClientId: text("oauth_client_id").notNull(),
+  scope: text("scope").notNull(),
+  resource: text("resource").notNull(),
+  createdAt: text("created_at").notNull(),
+  expiresAt: text("expires_at").notNull(),
+  usedAt: text("used_at"),
+  revokedAt: text("revoked_at"),
+});
+
+export const oauthSigningKeys = sqliteTable("oauth_signing_keys", {
+  kid: text("kid").primaryKey(),
+  issuer: text("issuer").notNull(),
+  privateJwk: text("private_jwk").notNull(),
+  publicJwk: text("public_jwk").notNull(),
+  createdAt: text("created_at").notNull(),
+  retiredAt: text("retired_at"),
+});
+
+export const oidcIdentities = sqliteTable(
+  "oidc_identities",
+  {
+    issuer: text("issuer").notNull(),
+    subject: text("subject").notNull(),
+    agentId: text("agent_id").notNull(),
+    email: text("email"),
+    emailVerified: integer("email_verified", { mode: "boolean" }).notNull().default(false),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.issuer, t.subject] })],
+);

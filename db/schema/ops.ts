@@ -1,0 +1,18 @@
+import { integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+
+// Mirrors db/migrations/0005_ops.sql; the SQL file is the source of truth for the database.
+export const jobLeases = sqliteTable("job_leases", {
+  name: text("name").primaryKey(),
+  holder: text("holder"),
+  leaseUntil: text("lease_until").notNull(),
+  nextRunAt: text("next_run_at").notNull(),
+  lastRunAt: text("last_run_at"),
+  lastCount: integer("last_count"),
+});
+
+export const instances = sqliteTable("instances", {
+  instanceId: text("instance_id").primaryKey(),
+  host: text("host").notNull(),
+  startedAt: text("started_at").notNull(),
+  seenAt: text("seen_at").notNull(),
+});

@@ -1,0 +1,32 @@
+// Single-use links that sign a human into their settings page for a short while, handed out by get_settings_link.
+import { and, eq, gt, isNull } from "drizzle-orm";
+import type { Tx } from "../../db/client.ts";
+import { settingsLinks } from "../../db/schema/index.ts";
+import { MINUTE, iso, later } from "../clock.ts";
+import { newSecret, sha256 } from "../domain/secrets.ts";
+
+export const SETTINGS_LINK_TTL_MS = 10 * MINUTE;
+const TOKEN_PATTERN = /^set_[A-Za-z0-9_-]{43}$/;
+
+export async function createSettingsLink(tx: Tx, agentId: string, baseUrl: string, now: Date) {
+  const token = newSecret("set");
+  const expiresAt = later(now, SETTINGS_LINK_TTL_MS);
+  await tx.insert(settingsLinks).values({ tokenHash: sha256(token), agentId, createdAt: iso(now), expiresAt });
+  return { url: `${baseUrl}/settings/link/${token}`, expires_at: expiresAt };
+}
+
+const live = (token: string, now: Date) =>
+  and(eq(settingsLinks.tokenHash, sha256(token)), isNull(settingsLinks.usedAt), gt(settingsLinks.expiresAt, iso(now)));
+
+/** Whether the link can still be used; looking does not use it up. */
+export async function settingsLinkUsable(tx: Tx, token: string, now: Date): Promise<boolean> {
+  if (!TOKEN_PATTERN.test(token)) return false;
+  return (await tx.select({ a: settingsLinks.agentId }).from(settingsLinks).where(live(token, now)).get()) !== undefined;
+}
+
+/** Uses the link up and returns whose it is; null when it is unknown, expired or already used. */
+export async function consumeSettingsLink(tx: Tx, token: string, now: Date): Promise<string | null> {
+  if (!TOKEN_PATTERN.test(token)) return null;
+  const row = await tx.update(settingsLinks).set({ usedAt: iso(now) }).where(live(token, now)).returning({ agentId: settingsLinks.agentId });
+  return row[0]?.agentId ?? null;
+}

@@ -1,0 +1,104 @@
+// Human sign-in by a one-time code left in the handle's own inbox: whoever can read that inbox holds the handle.
+// Codes are short-lived, bound to the browser session that asked, and die after a few wrong tries.
+import { and, count, desc, eq, gt, isNull, lt } from "drizzle-orm";
+import { randomInt } from "node:crypto";
+import type { Tx } from "../../db/client.ts";
+import { signinCodes } from "../../db/schema/index.ts";
+import { MINUTE, iso, later } from "../clock.ts";
+import { AppError } from "../errors.ts";
+import { agentByHandle, type AgentRow } from "../domain/agents.ts";
+import { deliver, resolveItems } from "../domain/inbox.ts";
+import { constantTimeEqual, sha256 } from "../domain/secrets.ts";
+import { quoted, untrusted } from "../domain/untrusted.ts";
+
+export const SIGNIN_CODE_TTL_MS = 10 * MINUTE;
+export const MAX_ATTEMPTS = 5;
+/** Codes one handle can be sent per hour, so nobody can flood a stranger's inbox. */
+export const MAX_CODES_PER_HOUR = 5;
+export const JOIN_CODE_ITEM = "auth.join_code";
+
+export type Purpose = { kind: "join"; clientName: string } | { kind: "authorize"; clientName: string } | { kind: "account" };
+
+const CODE_DIGITS = 8;
+const normalise = (code: string) => code.replace(/[\s-]/g, "");
+
+function describe(p: Purpose): string {
+  if (p.kind === "join") return `to connect a new app, ${quoted(p.clientName, 40)}, to your handle`;
+  if (p.kind === "authorize") return `to let the app ${quoted(p.clientName, 40)} act as you through OAuth`;
+  return "to sign in to your account page";
+}
+
+/**
+ * Sends a fresh code to the handle's inbox for this browser session, replacing any earlier one.
+ * Returns the agent, or null when no agent has that handle.
+ */
+export async function sendSigninCode(tx: Tx, webSessionHash: string, handle: string, purpose: Purpose, now: Date): Promise<AgentRow | null> {
+  const agent = await agentByHandle(tx, handle);
+  if (!agent) return null;
+  const recent = await tx
+    .select({ n: count() })
+    .from(signinCodes)
+    .where(and(eq(signinCodes.agentId, agent.agentId), gt(signinCodes.createdAt, later(now, -60 * MINUTE))))
+    .get();
+  if ((recent?.n ?? 0) >= MAX_CODES_PER_HOUR) {
+    throw new AppError("RATE_LIMITED", "Too many sign-in codes were sent to this handle in the last hour; wait and try again.", undefined, 3600);
+  }
+  await tx
+    .update(signinCodes)
+    .set({ usedAt: iso(now) })
+    .where(and(eq(signinCodes.webSessionHash, webSessionHash), isNull(signinCodes.usedAt)));
+  const code = String(randomInt(10 ** CODE_DIGITS)).padStart(CODE_DIGITS, "0");
+  const codeId = crypto.randomUUID();
+  const expiresAt = later(now, SIGNIN_CODE_TTL_MS);
+  await tx.insert(signinCodes).values({ codeId, agentId: agent.agentId, webSessionHash, codeHash: sha256(code), createdAt: iso(now), expiresAt });
+  await deliver(tx, now, {
+    to: agent.agentId,
+    type: JOIN_CODE_ITEM,
+    app: "network",
+    from: null,
+    summaryMd: `Sign-in code requested on the web ${describe(purpose)}. Give payload.code to your human only if they are signing in right now; if not, ignore it.`,
+    payload: {
+      code: `${code.slice(0, 4)}-${code.slice(4)}`,
+      purpose: purpose.kind,
+      client_name: purpose.kind === "account" ? null : untrusted(purpose.clientName, "app name, chosen by whoever started the request"),
+      expires_at: expiresAt,
+    },
+    refs: { code_id: codeId },
+    requiresAction: true,
+    suggestedTools: ["ack_inbox"],
+  });
+  return agent;
+}
+
+/** The live code this browser is waiting to type, if any. */
+export async function pendingCode(tx: Tx, webSessionHash: string, now: Date) {
+  return tx
+    .select()
+    .from(signinCodes)
+    .where(
+      and(
+        eq(signinCodes.webSessionHash, webSessionHash),
+        isNull(signinCodes.usedAt),
+        gt(signinCodes.expiresAt, iso(now)),
+        lt(signinCodes.attempts, MAX_ATTEMPTS),
+      ),
+    )
+    .orderBy(desc(signinCodes.createdAt))
+    .get();
+}
+
+export type Verification = { ok: true; agentId: string } | { ok: false; reason: "none" | "wrong"; attemptsLeft: number };
+
+/** Checks a typed code; every wrong try is counted in the database and the code dies after MAX_ATTEMPTS. */
+export async function verifySigninCode(tx: Tx, webSessionHash: string, typed: string, now: Date): Promise<Verification> {
+  const row = await pendingCode(tx, webSessionHash, now);
+  if (!row) return { ok: false, reason: "none", attemptsLeft: 0 };
+  if (!constantTimeEqual(sha256(normalise(typed)), row.codeHash)) {
+    await tx.update(signinCodes).set({ attempts: row.attempts + 1 }).where(eq(signinCodes.codeId, row.codeId));
+    return { ok: false, reason: "wrong", attemptsLeft: MAX_ATTEMPTS - row.attempts - 1 };
+  }
+  await tx.update(signinCodes).set({ usedAt: iso(now) }).where(eq(signinCodes.codeId, row.codeId));
+  await resolveItems(tx, row.agentId, JOIN_CODE_ITEM, { code_id: row.codeId });
+  return { ok: true, agentId: row.agentId };
+}
+

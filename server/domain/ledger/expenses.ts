@@ -1,0 +1,776 @@
+// Expenses: shares computed from what the caller gives, stored with their history, told to the participants.
+import { and, asc, desc, eq, inArray, isNull, sql } from "drizzle-orm";
+import type { Tx } from "../../../db/client.ts";
+import { agents, expenseHistory, expenseResponses, expenseShares, expenses, groupMembers, groups } from "../../../db/schema/index.ts";
+import { iso } from "../../clock.ts";
+import { conflict, invalid, notFound } from "../../errors.ts";
+import type { Category, Expense, ExpenseContent, ExpenseHistoryEntry, Repeat } from "../../tools/expenses/shapes.ts";
+import type { AgentRef } from "../../tools/schemas.ts";
+import { agentByHandle, refsByIds } from "../agents.ts";
+import { deliver, resolveItems } from "../inbox.ts";
+import { quoted, untrusted } from "../untrusted.ts";
+import { currencyExponent } from "./currencies.ts";
+import { decodeCursor, encodeCursor } from "./cursor.ts";
+import type { Actor } from "./groups.ts";
+import { isMember, logActivity, requireWritable, type GroupRow } from "./membership.ts";
+import { convert, formatAmount, resolveAmount } from "./money.ts";
+import { nextOccurrenceAfter, today } from "./repeat-dates.ts";
+import { allocate, compareText, computeShares, splitPayers, type Payer, type Share, type SplitMode, type SplitParticipant } from "./splits.ts";
+
+export type ExpenseRow = typeof expenses.$inferSelect;
+
+/** A current member of a group, as the ledger names them. */
+export interface Member {
+  agentId: string;
+  handle: string;
+  displayName: string;
+}
+
+/** What one participant paid and owes for one expense, in the group's currency. */
+export interface ParticipantShare {
+  agentId: string;
+  handle: string;
+  paidMinor: number;
+  shareMinor: number;
+}
+
+export interface StoredSplit {
+  mode: SplitMode;
+  among: { handle: string; value?: string | number }[];
+}
+
+/** Everything an expense says at one version; stored as the snapshot of each history entry. */
+export interface ExpenseState {
+  description: string;
+  descriptionBy: string;
+  /** In the group's currency. */
+  amountMinor: number;
+  /** The amount as given in another currency, converted once at exchangeRate. */
+  original: { currency: string; amountMinor: number; exchangeRate: string } | null;
+  date: string;
+  category: Category;
+  /** As given: in the original currency when there is one. */
+  paidBy: Share[];
+  /** As given: exact and adjustment values are in the original currency when there is one. */
+  split: StoredSplit;
+  /** Split participants in split order, then payers outside the split. */
+  shares: ParticipantShare[];
+  notes: string | null;
+  notesBy: string | null;
+  repeat: Repeat;
+  refs: Record<string, string>;
+  recurringOf: string | null;
+  deleted: boolean;
+  state: "active" | "disputed";
+}
+
+/** Fields of add_expense and update_expense. */
+export interface ExpenseInput {
+  description?: string;
+  amount?: string;
+  amount_minor?: number;
+  currency?: string;
+  exchange_rate?: string;
+  date?: string;
+  category?: Category;
+  paid_by?: Payer[];
+  split?: { mode: SplitMode; among?: SplitParticipant[] };
+  notes?: string | null;
+  repeat?: Repeat;
+  refs?: Record<string, string>;
+}
+
+/** Current members of a group by handle. */
+export async function membersByHandle(tx: Tx, groupId: string): Promise<Map<string, Member>> {
+  const rows = await tx
+    .select({ agentId: agents.agentId, handle: agents.handle, displayName: agents.displayName })
+    .from(groupMembers)
+    .innerJoin(agents, eq(agents.agentId, groupMembers.agentId))
+    .where(and(eq(groupMembers.groupId, groupId), isNull(groupMembers.leftAt)));
+  return new Map(rows.map((r) => [r.handle, r]));
+}
+
+export function requireParticipant(members: Map<string, Member>, handle: string, path: string): Member {
+  const m = members.get(handle);
+  if (!m) throw invalid(path, `@${handle} is not a member of this group`);
+  return m;
+}
+
+// ---------- computing an expense from what the caller gives ----------
+
+/** Every field resolved except the amount (still as given) and the payers (null: defaultPayer paid it all). */
+interface Draft {
+  description: string;
+  currency: string;
+  amount?: string | undefined;
+  amount_minor?: number | undefined;
+  exchangeRate: string | null;
+  date: string;
+  category: Category;
+  paidBy: Payer[] | null;
+  defaultPayer: string;
+  split: { mode: SplitMode; among?: SplitParticipant[] | undefined } | null;
+  notes: string | null;
+  repeat: Repeat;
+  refs: Record<string, string>;
+}
+
+type Computed = Pick<ExpenseState, "amountMinor" | "original" | "paidBy" | "split" | "shares">;
+
+/**
+ * Amount, payers and shares in the group's currency. Another currency is converted once, for the total
+ * (money.convert: half away from zero); payers' amounts and shares are then that total divided in
+ * proportion to their amounts as given (largest remainder), so they still sum to it exactly.
+ */
+function compute(group: GroupRow, members: Map<string, Member>, d: Draft): Computed {
+  currencyExponent(d.currency, "currency");
+  const foreign = d.currency !== group.currency;
+  if (!foreign && d.exchangeRate !== null) {
+    throw invalid("exchange_rate", `give exchange_rate only with a currency other than the group's (${group.currency})`);
+  }
+  if (foreign && d.exchangeRate === null) {
+    throw invalid("exchange_rate", `required with currency ${d.currency}: units of ${group.currency} per 1 ${d.currency}, e.g. "1.08"`);
+  }
+  const given = resolveAmount(d, d.currency);
+  const amountMinor = foreign ? convert(given, d.currency, group.currency, d.exchangeRate!) : given;
+  if (amountMinor < 1) {
+    throw invalid("exchange_rate", `converts ${formatAmount(given, d.currency)} ${d.currency} to less than one minor unit of ${group.currency}`);
+  }
+  const payers = splitPayers(given, d.paidBy ?? [{ handle: d.defaultPayer, amount_minor: given }], d.currency);
+  const split = d.split ?? { mode: "equal" as const };
+  const among = split.among ?? (split.mode === "equal" ? [...members.keys()].sort(compareText).map((handle) => ({ handle })) : []);
+  const shares = computeShares(given, split.mode, among, d.currency);
+  payers.forEach((p, i) => requireParticipant(members, p.handle, `paid_by[${i}].handle`));
+  shares.forEach((s, i) => requireParticipant(members, s.handle, `split.among[${i}].handle`));
+
+  const inGroupCurrency = (list: Share[]) =>
+    foreign ? allocate(BigInt(amountMinor), list.map((s) => BigInt(s.amount_minor)), list.map((s) => s.handle)).map(Number) : list.map((s) => s.amount_minor);
+  const byHandle = new Map<string, ParticipantShare>();
+  const entry = (handle: string) => {
+    let e = byHandle.get(handle);
+    if (!e) byHandle.set(handle, (e = { agentId: members.get(handle)!.agentId, handle, paidMinor: 0, shareMinor: 0 }));
+    return e;
+  };
+  const shareAmounts = inGroupCurrency(shares);
+  shares.forEach((s, i) => (entry(s.handle).shareMinor = shareAmounts[i]!));
+  const paidAmounts = inGroupCurrency(payers);
+  payers.forEach((p, i) => (entry(p.handle).paidMinor = paidAmounts[i]!));
+  return {
+    amountMinor,
+    original: foreign ? { currency: d.currency, amountMinor: given, exchangeRate: d.exchangeRate! } : null,
+    paidBy: payers,
+    split: { mode: split.mode, among: among.map((p) => (p.value === undefined || p.value === null ? { handle: p.handle } : { handle: p.handle, value: p.value })) },
+    shares: [...byHandle.values()],
+  };
+}
+
+function checkRefs(refs: Record<string, string>): Record<string, string> {
+  if (Object.hasOwn(refs, "recurring_of")) throw invalid("refs.recurring_of", "is set by the service on occurrences of a recurring expense");
+  return refs;
+}
+
+/** Validates and computes a new expense of the group from add_expense's fields. */
+export async function newExpenseState(tx: Tx, group: GroupRow, actor: Actor, input: ExpenseInput & { description: string }, now: Date): Promise<ExpenseState> {
+  const members = await membersByHandle(tx, group.groupId);
+  const notes = input.notes ? input.notes : null;
+  const computed = compute(group, members, {
+    description: input.description,
+    currency: input.currency ?? group.currency,
+    amount: input.amount,
+    amount_minor: input.amount_minor,
+    exchangeRate: input.exchange_rate ?? null,
+    date: input.date ?? today(now),
+    category: input.category ?? "general",
+    paidBy: input.paid_by ?? null,
+    defaultPayer: actor.handle,
+    split: input.split ?? null,
+    notes,
+    repeat: input.repeat ?? "none",
+    refs: checkRefs(input.refs ?? {}),
+  });
+  return {
+    ...computed,
+    description: input.description,
+    descriptionBy: actor.agentId,
+    date: input.date ?? today(now),
+    category: input.category ?? "general",
+    notes,
+    notesBy: notes === null ? null : actor.agentId,
+    repeat: input.repeat ?? "none",
+    refs: input.refs ?? {},
+    recurringOf: null,
+    deleted: false,
+    state: "active",
+  };
+}
+
+// ---------- storing ----------
+
+async function writeShares(tx: Tx, expenseId: string, groupId: string, shares: readonly ParticipantShare[]): Promise<void> {
+  await tx.delete(expenseShares).where(eq(expenseShares.expenseId, expenseId));
+  await tx
+    .insert(expenseShares)
+    .values(shares.map((s) => ({ expenseId, groupId, agentId: s.agentId, paidMinor: s.paidMinor, shareMinor: s.shareMinor })));
+}
+
+type HistoryAction = ExpenseHistoryEntry["action"];
+
+async function recordHistory(tx: Tx, expenseId: string, version: number, action: HistoryAction, by: string, at: string, state: ExpenseState, changed: string[]) {
+  await tx.insert(expenseHistory).values({ expenseId, version, action, changedBy: by, changedAt: at, snapshot: { ...state, changed_fields: changed } });
+}
+
+export interface InsertOptions {
+  /** Tell the other participants (ledger.expense_added). */
+  notify: boolean;
+  /** Appended to the activity summary, e.g. " (recurring)". */
+  activityNote?: string;
+}
+
+/** Stores a computed expense as a new row with its shares, first history entry and activity; returns its id. */
+export async function insertExpense(tx: Tx, now: Date, group: GroupRow, actor: Actor, state: ExpenseState, opts: InsertOptions): Promise<string> {
+  const expenseId = crypto.randomUUID();
+  const at = iso(now);
+  await tx.insert(expenses).values({
+    expenseId,
+    groupId: group.groupId,
+    description: state.description,
+    descriptionBy: state.descriptionBy,
+    amountMinor: state.amountMinor,
+    originalCurrency: state.original?.currency ?? null,
+    originalAmountMinor: state.original?.amountMinor ?? null,
+    exchangeRate: state.original?.exchangeRate ?? null,
+    date: state.date,
+    category: state.category,
+    split: state.split,
+    paidBy: state.paidBy,
+    notes: state.notes,
+    notesBy: state.notesBy,
+    repeat: state.repeat,
+    nextOccurrence: nextOccurrenceAfter(state.date, state.repeat, state.date),
+    recurringOf: state.recurringOf,
+    refs: state.refs,
+    state: "active",
+    deleted: false,
+    version: 1,
+    createdBy: actor.agentId,
+    createdAt: at,
+    updatedAt: at,
+  });
+  await writeShares(tx, expenseId, group.groupId, state.shares);
+  await recordHistory(tx, expenseId, 1, "created", actor.agentId, at, state, []);
+  await logActivity(tx, now, {
+    groupId: group.groupId,
+    actorId: actor.agentId,
+    action: "expense_added",
+    summary: `@${actor.handle} added ${quoted(state.description)}: ${money(state.amountMinor, group.currency)}, paid by ${state.paidBy.map((p) => `@${p.handle}`).join(", ")}, split ${state.split.mode} among ${state.split.among.length}${opts.activityNote ?? ""}`,
+    refs: { expense_id: expenseId },
+  });
+  if (opts.notify) {
+    const others = state.shares.filter((s) => s.agentId !== actor.agentId);
+    await notify(tx, now, group, actor, expenseId, 1, state, others, "ledger.expense_added");
+  }
+  return expenseId;
+}
+
+// ---------- reading ----------
+
+const money = (minor: number, currency: string) => `${formatAmount(minor, currency)} ${currency}`;
+
+async function sharesOf(tx: Tx, expenseIds: string[]): Promise<Map<string, ParticipantShare[]>> {
+  const rows = expenseIds.length
+    ? await tx
+        .select({ expenseId: expenseShares.expenseId, agentId: expenseShares.agentId, handle: agents.handle, paidMinor: expenseShares.paidMinor, shareMinor: expenseShares.shareMinor })
+        .from(expenseShares)
+        .innerJoin(agents, eq(agents.agentId, expenseShares.agentId))
+        .where(inArray(expenseShares.expenseId, expenseIds))
+    : [];
+  const byExpense = new Map<string, ParticipantShare[]>();
+  for (const { expenseId, ...s } of rows) {
+    const list = byExpense.get(expenseId) ?? [];
+    list.push(s);
+    byExpense.set(expenseId, list);
+  }
+  return byExpense;
+}
+
+/** The stored state of a row; shares ordered as the split lists them, then payers outside it. */
+function stateOfRow(row: ExpenseRow, shares: ParticipantShare[]): ExpenseState {
+  const order = [...row.split.among.map((p) => p.handle), ...row.paidBy.map((p) => p.handle)];
+  const rank = (h: string) => order.indexOf(h);
+  return {
+    description: row.description,
+    descriptionBy: row.descriptionBy ?? row.createdBy,
+    amountMinor: row.amountMinor,
+    original:
+      row.originalCurrency !== null ? { currency: row.originalCurrency, amountMinor: row.originalAmountMinor!, exchangeRate: row.exchangeRate! } : null,
+    date: row.date,
+    category: (row.category ?? "general") as Category,
+    paidBy: row.paidBy,
+    split: row.split as StoredSplit,
+    shares: [...shares].sort((a, b) => rank(a.handle) - rank(b.handle)),
+    notes: row.notes,
+    notesBy: row.notesBy,
+    repeat: row.repeat,
+    refs: row.refs,
+    recurringOf: row.recurringOf,
+    deleted: row.deleted,
+    state: row.state,
+  };
+}
+
+/** The stored state of one expense. */
+export async function storedState(tx: Tx, row: ExpenseRow): Promise<ExpenseState> {
+  return stateOfRow(row, (await sharesOf(tx, [row.expenseId])).get(row.expenseId) ?? []);
+}
+
+const authorOf = (people: Map<string, AgentRef>, id: string | null) => `@${(id && people.get(id)?.handle) || "a group member"}`;
+
+function contentWire(s: ExpenseState, currency: string, people: Map<string, AgentRef>): ExpenseContent {
+  const amounts = (minor: number) => ({ amount_minor: minor, amount: formatAmount(minor, currency) });
+  const of = new Map(s.shares.map((p) => [p.handle, p]));
+  return {
+    description: untrusted(s.description, `expense description written by ${authorOf(people, s.descriptionBy)}`),
+    ...amounts(s.amountMinor),
+    currency,
+    original: s.original && {
+      currency: s.original.currency,
+      amount_minor: s.original.amountMinor,
+      amount: formatAmount(s.original.amountMinor, s.original.currency),
+      exchange_rate: s.original.exchangeRate,
+    },
+    date: s.date,
+    category: s.category,
+    paid_by: s.paidBy.map((p) => ({ handle: p.handle, ...amounts(of.get(p.handle)?.paidMinor ?? 0) })),
+    split: s.split,
+    shares: s.split.among.map((p) => ({ handle: p.handle, ...amounts(of.get(p.handle)?.shareMinor ?? 0) })),
+    notes: s.notes === null ? null : untrusted(s.notes, `expense notes written by ${authorOf(people, s.notesBy)}`),
+    repeat: s.repeat,
+    refs: s.recurringOf ? { ...s.refs, recurring_of: s.recurringOf } : s.refs,
+    deleted: s.deleted,
+    state: s.state,
+  };
+}
+
+/** Expenses of one group as the wire shows them, with shares, responses and the agents they name. */
+export async function expenseViews(tx: Tx, group: GroupRow, rows: ExpenseRow[]): Promise<Expense[]> {
+  if (!rows.length) return [];
+  const ids = rows.map((r) => r.expenseId);
+  const shares = await sharesOf(tx, ids);
+  const responses = await tx.select().from(expenseResponses).where(inArray(expenseResponses.expenseId, ids)).orderBy(asc(expenseResponses.respondedAt));
+  const people = await refsByIds(tx, [
+    ...rows.flatMap((r) => [r.createdBy, r.descriptionBy ?? r.createdBy, ...(r.notesBy ? [r.notesBy] : [])]),
+    ...responses.map((r) => r.agentId),
+  ]);
+  return rows.map((r) => ({
+    expense_id: r.expenseId,
+    group_id: r.groupId,
+    ...contentWire(stateOfRow(r, shares.get(r.expenseId) ?? []), group.currency, people),
+    next_occurrence: r.nextOccurrence,
+    created_by: people.get(r.createdBy)!,
+    created_at: r.createdAt,
+    updated_at: r.updatedAt,
+    version: r.version,
+    responses: responses
+      .filter((x) => x.expenseId === r.expenseId)
+      .map((x) => ({
+        agent: people.get(x.agentId)!,
+        action: x.action,
+        reason: x.reason === null ? null : untrusted(x.reason, `dispute reason written by @${people.get(x.agentId)!.handle}`),
+        version: x.version,
+        responded_at: x.respondedAt,
+      })),
+  }));
+}
+
+async function expenseView(tx: Tx, group: GroupRow, expenseId: string): Promise<Expense> {
+  const row = (await tx.select().from(expenses).where(eq(expenses.expenseId, expenseId)).get())!;
+  return (await expenseViews(tx, group, [row]))[0]!;
+}
+
+/** The expense and its group if the caller is a current member; anyone else learns nothing (NOT_FOUND). */
+async function visibleExpense(tx: Tx, expenseId: string, agentId: string): Promise<{ row: ExpenseRow; group: GroupRow }> {
+  const row = await tx.select().from(expenses).where(eq(expenses.expenseId, expenseId)).get();
+  if (!row || !(await isMember(tx, row.groupId, agentId))) throw notFound("Expense");
+  const group = (await tx.select().from(groups).where(eq(groups.groupId, row.groupId)).get())!;
+  return { row, group };
+}
+
+/** As visibleExpense, and the group accepts changes (archived -> CONFLICT). */
+async function changeableExpense(tx: Tx, expenseId: string, agentId: string) {
+  const { row } = await visibleExpense(tx, expenseId, agentId);
+  return { row, group: await requireWritable(tx, row.groupId, agentId) };
+}
+
+// ---------- the tools' domain ----------
+
+export async function addExpense(tx: Tx, actor: Actor, input: ExpenseInput & { group_id: string; description: string }, now: Date): Promise<Expense> {
+  const group = await requireWritable(tx, input.group_id, actor.agentId);
+  const state = await newExpenseState(tx, group, actor, input, now);
+  const expenseId = await insertExpense(tx, now, group, actor, state, { notify: true });
+  return expenseView(tx, group, expenseId);
+}
+
+export async function getExpense(tx: Tx, agentId: string, expenseId: string): Promise<{ expense: Expense; history: ExpenseHistoryEntry[] }> {
+  const { row, group } = await visibleExpense(tx, expenseId, agentId);
+  const entries = await tx.select().from(expenseHistory).where(eq(expenseHistory.expenseId, expenseId)).orderBy(asc(expenseHistory.version));
+  const snapshots = entries.map((e) => e.snapshot as unknown as ExpenseState & { changed_fields: string[] });
+  const people = await refsByIds(tx, [
+    ...entries.map((e) => e.changedBy),
+    ...snapshots.flatMap((s) => [s.descriptionBy, ...(s.notesBy ? [s.notesBy] : [])]),
+  ]);
+  return {
+    expense: (await expenseViews(tx, group, [row]))[0]!,
+    history: entries.map((e, i) => ({
+      version: e.version,
+      action: e.action as HistoryAction,
+      changed_by: people.get(e.changedBy)!,
+      changed_at: e.changedAt,
+      changed_fields: snapshots[i]!.changed_fields,
+      expense: contentWire(snapshots[i]!, group.currency, people),
+    })),
+  };
+}
+
+export interface ListExpensesInput {
+  group_id: string;
+  limit?: number;
+  cursor?: string;
+  since_date?: string;
+  until_date?: string;
+  involving?: string;
+  include_deleted?: boolean;
+}
+
+/** Newest first: by date, then by when they were added. */
+export async function listExpenses(tx: Tx, agentId: string, input: ListExpensesInput): Promise<{ expenses: Expense[]; next_cursor: string | null }> {
+  const group = await requireMemberGroup(tx, input.group_id, agentId);
+  const limit = input.limit ?? 50;
+  let involving: string | undefined;
+  if (input.involving !== undefined) {
+    const agent = await agentByHandle(tx, input.involving);
+    if (!agent) throw invalid("involving", `no agent has the handle ${input.involving}`);
+    involving = agent.agentId;
+  }
+  const after = input.cursor === undefined ? undefined : decodeCursor(input.cursor, ["string", "string", "string"] as const);
+  const rows = await tx
+    .select()
+    .from(expenses)
+    .where(
+      and(
+        eq(expenses.groupId, group.groupId),
+        input.include_deleted ? undefined : eq(expenses.deleted, false),
+        input.since_date === undefined ? undefined : sql`${expenses.date} >= ${input.since_date}`,
+        input.until_date === undefined ? undefined : sql`${expenses.date} <= ${input.until_date}`,
+        involving === undefined
+          ? undefined
+          : sql`EXISTS (SELECT 1 FROM expense_shares s WHERE s.expense_id = ${expenses.expenseId} AND s.agent_id = ${involving})`,
+        after === undefined ? undefined : sql`(${expenses.date}, ${expenses.createdAt}, ${expenses.expenseId}) < (${after[0]}, ${after[1]}, ${after[2]})`,
+      ),
+    )
+    .orderBy(desc(expenses.date), desc(expenses.createdAt), desc(expenses.expenseId))
+    .limit(limit + 1);
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  return {
+    expenses: await expenseViews(tx, group, page),
+    next_cursor: rows.length > limit && last ? encodeCursor([last.date, last.createdAt, last.expenseId]) : null,
+  };
+}
+
+async function requireMemberGroup(tx: Tx, groupId: string, agentId: string): Promise<GroupRow> {
+  if (!(await isMember(tx, groupId, agentId))) throw notFound("Group");
+  return (await tx.select().from(groups).where(eq(groups.groupId, groupId)).get())!;
+}
+
+const FIELD_NAMES: [keyof ExpenseState, string][] = [
+  ["description", "description"],
+  ["amountMinor", "amount"],
+  ["original", "original"],
+  ["date", "date"],
+  ["category", "category"],
+  ["paidBy", "paid_by"],
+  ["split", "split"],
+  ["shares", "shares"],
+  ["notes", "notes"],
+  ["repeat", "repeat"],
+  ["refs", "refs"],
+];
+
+function changedFields(before: ExpenseState, after: ExpenseState): string[] {
+  return FIELD_NAMES.filter(([k]) => JSON.stringify(before[k]) !== JSON.stringify(after[k])).map(([, name]) => name);
+}
+
+/** update_expense's draft: the stored expense with the given fields replaced. */
+function draftForUpdate(before: ExpenseState, group: GroupRow, input: ExpenseInput): Draft {
+  const currency = before.original?.currency ?? group.currency;
+  const newAmount = input.amount !== undefined || input.amount_minor !== undefined;
+  const newCurrency = input.currency !== undefined && input.currency !== currency;
+  if (newCurrency && !newAmount) throw invalid("amount", "give the amount again when changing the currency");
+  const singlePayer = before.paidBy.length === 1 ? before.paidBy[0]!.handle : null;
+  return {
+    description: input.description ?? before.description,
+    currency: input.currency ?? currency,
+    ...(newAmount ? { amount: input.amount, amount_minor: input.amount_minor } : { amount_minor: before.original?.amountMinor ?? before.amountMinor }),
+    exchangeRate: input.exchange_rate ?? (newCurrency ? null : (before.original?.exchangeRate ?? null)),
+    date: input.date ?? before.date,
+    category: input.category ?? before.category,
+    // A single payer keeps paying it all when the amount changes; several payers must be given again.
+    paidBy: input.paid_by ?? (singlePayer === null ? before.paidBy : null),
+    defaultPayer: singlePayer ?? before.paidBy[0]!.handle,
+    split: input.split ?? before.split,
+    notes: input.notes === undefined ? before.notes : input.notes || null,
+    repeat: input.repeat ?? before.repeat,
+    refs: input.refs === undefined ? before.refs : checkRefs(input.refs),
+  };
+}
+
+export async function updateExpense(
+  tx: Tx,
+  actor: Actor,
+  input: ExpenseInput & { expense_id: string; expected_version: number },
+  now: Date,
+): Promise<{ expense: Expense; changed_fields: string[] }> {
+  const { row, group } = await changeableExpense(tx, input.expense_id, actor.agentId);
+  if (row.deleted) throw conflict("The expense is deleted; restore it with restore_expense before changing it.");
+  if (row.version !== input.expected_version) {
+    throw conflict(
+      `The expense changed since you read it: it is at version ${row.version}, not ${input.expected_version}. Read it again with get_expense and apply your change to the current version.`,
+      { current_version: row.version },
+    );
+  }
+  const before = await storedState(tx, row);
+  const draft = draftForUpdate(before, group, input);
+  const computed = compute(group, await membersByHandle(tx, group.groupId), draft);
+  const after: ExpenseState = {
+    ...before,
+    ...computed,
+    description: draft.description,
+    date: draft.date,
+    category: draft.category,
+    notes: draft.notes,
+    repeat: draft.repeat,
+    refs: draft.refs,
+  };
+  const changed = changedFields(before, after);
+  if (!changed.length) return { expense: (await expenseViews(tx, group, [row]))[0]!, changed_fields: [] };
+  if (changed.includes("description")) after.descriptionBy = actor.agentId;
+  if (changed.includes("notes")) after.notesBy = after.notes === null ? null : actor.agentId;
+  // A change answers any dispute of the old version: the participants judge the new one.
+  after.state = "active";
+  const version = row.version + 1;
+  const at = iso(now);
+  await tx
+    .update(expenses)
+    .set({
+      description: after.description,
+      descriptionBy: after.descriptionBy,
+      amountMinor: after.amountMinor,
+      originalCurrency: after.original?.currency ?? null,
+      originalAmountMinor: after.original?.amountMinor ?? null,
+      exchangeRate: after.original?.exchangeRate ?? null,
+      date: after.date,
+      category: after.category,
+      split: after.split,
+      paidBy: after.paidBy,
+      notes: after.notes,
+      notesBy: after.notesBy,
+      repeat: after.repeat,
+      nextOccurrence:
+        changed.includes("repeat") || changed.includes("date") ? await nextAfterGenerated(tx, row.expenseId, after) : row.nextOccurrence,
+      refs: after.refs,
+      state: after.state,
+      version,
+      updatedAt: at,
+    })
+    .where(eq(expenses.expenseId, row.expenseId));
+  await writeShares(tx, row.expenseId, group.groupId, after.shares);
+  await recordHistory(tx, row.expenseId, version, "updated", actor.agentId, at, after, changed);
+  await logActivity(tx, now, {
+    groupId: group.groupId,
+    actorId: actor.agentId,
+    action: "expense_updated",
+    summary: `@${actor.handle} changed ${quoted(after.description)}: ${changed.join(", ")}`,
+    refs: { expense_id: row.expenseId },
+  });
+  await resolveItems(tx, row.createdBy, "ledger.expense_disputed", { expense_id: row.expenseId });
+  const was = new Set(before.shares.map((s) => s.agentId));
+  const is = new Set(after.shares.map((s) => s.agentId));
+  const others = (list: ParticipantShare[]) => list.filter((s) => s.agentId !== actor.agentId);
+  await notify(tx, now, group, actor, row.expenseId, version, after, others(after.shares.filter((s) => !was.has(s.agentId))), "ledger.expense_added");
+  await notify(tx, now, group, actor, row.expenseId, version, after, others(after.shares.filter((s) => was.has(s.agentId))), "ledger.expense_updated", { changed_fields: changed });
+  const dropped = others(before.shares.filter((s) => !is.has(s.agentId)));
+  for (const s of dropped) await resolveItems(tx, s.agentId, "ledger.expense_added", { expense_id: row.expenseId });
+  await notify(tx, now, group, actor, row.expenseId, version, after, dropped.map((s) => ({ ...s, paidMinor: 0, shareMinor: 0 })), "ledger.expense_updated", {
+    changed_fields: changed,
+  });
+  return { expense: await expenseView(tx, group, row.expenseId), changed_fields: changed };
+}
+
+/** A series' next date after its start and after every occurrence already made. */
+async function nextAfterGenerated(tx: Tx, expenseId: string, s: ExpenseState): Promise<string | null> {
+  const made = await tx.select({ last: sql<string | null>`max(${expenses.date})` }).from(expenses).where(eq(expenses.recurringOf, expenseId)).get();
+  const last = made?.last && made.last > s.date ? made.last : s.date;
+  return nextOccurrenceAfter(s.date, s.repeat, last);
+}
+
+/** Soft delete (deleted true) or restore (false): the expense leaves or rejoins the balances; a new version either way. */
+export async function setDeleted(tx: Tx, actor: Actor, expenseId: string, deleted: boolean, now: Date): Promise<Expense> {
+  const { row, group } = await changeableExpense(tx, expenseId, actor.agentId);
+  if (row.deleted === deleted) {
+    throw conflict(deleted ? "The expense is already deleted." : "The expense is not deleted; there is nothing to restore.");
+  }
+  const state = await storedState(tx, row);
+  if (!deleted) {
+    const members = await membersByHandle(tx, group.groupId);
+    const gone = state.shares.find((s) => !members.has(s.handle));
+    if (gone) throw conflict(`@${gone.handle} is no longer a member of the group, so the expense cannot count in its balances again.`);
+  }
+  const version = row.version + 1;
+  const at = iso(now);
+  await tx.update(expenses).set({ deleted, version, updatedAt: at }).where(eq(expenses.expenseId, row.expenseId));
+  const after = { ...state, deleted };
+  await recordHistory(tx, row.expenseId, version, deleted ? "deleted" : "restored", actor.agentId, at, after, ["deleted"]);
+  await logActivity(tx, now, {
+    groupId: group.groupId,
+    actorId: actor.agentId,
+    action: deleted ? "expense_deleted" : "expense_restored",
+    summary: `@${actor.handle} ${deleted ? "deleted" : "restored"} ${quoted(after.description)} (${money(after.amountMinor, group.currency)})`,
+    refs: { expense_id: row.expenseId },
+  });
+  const others = state.shares.filter((s) => s.agentId !== actor.agentId);
+  if (deleted) {
+    // Nothing is left to confirm or to fix.
+    for (const s of state.shares) await resolveItems(tx, s.agentId, "ledger.expense_added", { expense_id: row.expenseId });
+    await resolveItems(tx, row.createdBy, "ledger.expense_disputed", { expense_id: row.expenseId });
+    await notify(tx, now, group, actor, row.expenseId, version, after, others, "ledger.expense_deleted");
+  } else {
+    await notify(tx, now, group, actor, row.expenseId, version, after, others, "ledger.expense_updated", { changed_fields: ["deleted"], change: "restored" });
+  }
+  return expenseView(tx, group, row.expenseId);
+}
+
+export async function respondExpense(
+  tx: Tx,
+  actor: Actor,
+  input: { expense_id: string; action: "confirm" | "dispute"; reason?: string },
+  now: Date,
+): Promise<Expense> {
+  if (input.action === "dispute" && !input.reason?.trim()) throw invalid("reason", "say why you dispute the expense");
+  if (input.action === "confirm" && input.reason !== undefined) throw invalid("reason", "give a reason only with action dispute");
+  const { row, group } = await changeableExpense(tx, input.expense_id, actor.agentId);
+  if (row.deleted) throw conflict("The expense is deleted; there is nothing to confirm or dispute.");
+  const shares = (await sharesOf(tx, [row.expenseId])).get(row.expenseId) ?? [];
+  if (!shares.some((s) => s.agentId === actor.agentId)) {
+    throw conflict("Only the expense's participants (those who paid or share it) can confirm or dispute it.");
+  }
+  const at = iso(now);
+  const reason = input.action === "dispute" ? input.reason!.trim() : null;
+  const response = { action: input.action, reason, version: row.version, respondedAt: at };
+  await tx
+    .insert(expenseResponses)
+    .values({ expenseId: row.expenseId, agentId: actor.agentId, ...response })
+    .onConflictDoUpdate({ target: [expenseResponses.expenseId, expenseResponses.agentId], set: response });
+  const disputes = await tx
+    .select({ n: sql<number>`count(*)` })
+    .from(expenseResponses)
+    .where(and(eq(expenseResponses.expenseId, row.expenseId), eq(expenseResponses.version, row.version), eq(expenseResponses.action, "dispute")))
+    .get();
+  const state = Number(disputes?.n ?? 0) > 0 ? "disputed" : "active";
+  if (state !== row.state) await tx.update(expenses).set({ state, updatedAt: at }).where(eq(expenses.expenseId, row.expenseId));
+  await resolveItems(tx, actor.agentId, "ledger.expense_added", { expense_id: row.expenseId });
+  await logActivity(tx, now, {
+    groupId: group.groupId,
+    actorId: actor.agentId,
+    action: input.action === "confirm" ? "expense_confirmed" : "expense_disputed",
+    summary:
+      input.action === "confirm"
+        ? `@${actor.handle} confirmed ${quoted(row.description)}`
+        : `@${actor.handle} disputed ${quoted(row.description)}: ${quoted(reason!)}`,
+    refs: { expense_id: row.expenseId },
+  });
+  if (input.action === "confirm") {
+    await resolveItems(tx, row.createdBy, "ledger.expense_disputed", { expense_id: row.expenseId, agent_id: actor.agentId });
+  } else if (row.createdBy !== actor.agentId) {
+    await deliver(tx, now, {
+      to: row.createdBy,
+      type: "ledger.expense_disputed",
+      app: "ledger",
+      from: actor.agentId,
+      summaryMd: `@${actor.handle} disputes ${quoted(row.description)} (${money(row.amountMinor, group.currency)}) in ${quoted(group.name, 40)}, saying ${quoted(reason!)}. Check it with get_expense, then fix it with update_expense or remove it with delete_expense.`,
+      payload: {
+        group_id: group.groupId,
+        expense_id: row.expenseId,
+        version: row.version,
+        description: untrusted(row.description, "expense description"),
+        amount_minor: row.amountMinor,
+        amount: formatAmount(row.amountMinor, group.currency),
+        currency: group.currency,
+        disputed_by: actor.handle,
+      },
+      note: untrusted(reason!, `dispute reason written by @${actor.handle}`),
+      refs: { group_id: group.groupId, expense_id: row.expenseId, agent_id: actor.agentId },
+      requiresAction: true,
+      suggestedTools: ["get_expense", "update_expense", "delete_expense"],
+    });
+  }
+  return expenseView(tx, group, row.expenseId);
+}
+
+// ---------- telling participants ----------
+
+type ExpenseItemType = "ledger.expense_added" | "ledger.expense_updated" | "ledger.expense_deleted";
+
+async function notify(
+  tx: Tx,
+  now: Date,
+  group: GroupRow,
+  actor: Actor,
+  expenseId: string,
+  version: number,
+  s: ExpenseState,
+  recipients: ParticipantShare[],
+  type: ExpenseItemType,
+  extra: Record<string, unknown> = {},
+): Promise<void> {
+  if (!recipients.length) return;
+  const people = await refsByIds(tx, [s.descriptionBy, ...(s.notesBy ? [s.notesBy] : [])]);
+  const what = `${quoted(s.description)} (${money(s.amountMinor, group.currency)})`;
+  const where = `in ${quoted(group.name, 40)}`;
+  for (const r of recipients) {
+    const share = money(r.shareMinor, group.currency);
+    const summaryMd =
+      type === "ledger.expense_added"
+        ? `@${actor.handle} added ${what} ${where}; your share is ${share}. Ask your human, then confirm or dispute it with respond_expense.`
+        : type === "ledger.expense_deleted"
+          ? `@${actor.handle} deleted ${what} ${where}; it no longer counts in the balances.`
+          : extra.change === "restored"
+            ? `@${actor.handle} restored ${what} ${where}; your share is ${share} again.`
+            : `@${actor.handle} changed ${what} ${where} (${(extra.changed_fields as string[]).join(", ")}); your share is now ${share}.`;
+    await deliver(tx, now, {
+      to: r.agentId,
+      type,
+      app: "ledger",
+      from: actor.agentId,
+      summaryMd,
+      payload: {
+        group_id: group.groupId,
+        expense_id: expenseId,
+        version,
+        description: untrusted(s.description, `expense description written by ${authorOf(people, s.descriptionBy)}`),
+        amount_minor: s.amountMinor,
+        amount: formatAmount(s.amountMinor, group.currency),
+        currency: group.currency,
+        date: s.date,
+        your_share_minor: r.shareMinor,
+        your_share: formatAmount(r.shareMinor, group.currency),
+        you_paid_minor: r.paidMinor,
+        you_paid: formatAmount(r.paidMinor, group.currency),
+        ...extra,
+      },
+      note: s.notes === null ? null : untrusted(s.notes, `expense notes written by ${authorOf(people, s.notesBy)}`),
+      refs: { group_id: group.groupId, expense_id: expenseId },
+      requiresAction: type === "ledger.expense_added",
+      suggestedTools: type === "ledger.expense_added" ? ["respond_expense"] : type === "ledger.expense_deleted" ? ["get_balances"] : ["get_expense", "respond_expense"],
+    });
+  }
+}

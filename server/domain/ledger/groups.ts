@@ -1,0 +1,312 @@
+// Groups: creating, reading, changing, archiving, leaving, removing members, and direct ledgers.
+import { and, asc, eq, isNull, sql } from "drizzle-orm";
+import type { Tx } from "../../../db/client.ts";
+import { agents, groupMembers, groups } from "../../../db/schema/index.ts";
+import { iso } from "../../clock.ts";
+import { AppError, conflict, invalid, notFound } from "../../errors.ts";
+import type { Principal } from "../../tools/define.ts";
+import type { Group } from "../../tools/groups/shapes.ts";
+import type { AgentRef, GroupSummary } from "../../tools/schemas.ts";
+import { agentByHandle, refsByIds, toRef } from "../agents.ts";
+import { isAcceptedContact } from "../contacts.ts";
+import { deliver, hasBlocked } from "../inbox.ts";
+import { quoted, untrusted } from "../untrusted.ts";
+import { groupBalances, groupSummaries, logActivity, requireMember, requireWritable, type GroupRow } from "./membership.ts";
+import { formatBalance } from "./money.ts";
+
+/** Who acts: enough of an agent to name them in summaries and notifications. */
+export type Actor = Pick<Principal, "agentId" | "handle">;
+
+/** The group as a member sees it: summary, settings, current members with their balances. */
+export async function groupView(tx: Tx, groupId: string, viewerId: string): Promise<Group> {
+  const g = (await tx.select().from(groups).where(eq(groups.groupId, groupId)).get())!;
+  const rows = await tx
+    .select({ m: groupMembers, agentId: agents.agentId, handle: agents.handle, displayName: agents.displayName })
+    .from(groupMembers)
+    .innerJoin(agents, eq(agents.agentId, groupMembers.agentId))
+    .where(and(eq(groupMembers.groupId, groupId), isNull(groupMembers.leftAt)))
+    .orderBy(asc(groupMembers.joinedAt), asc(agents.handle));
+  const balances = await groupBalances(tx, groupId);
+  const creator = (await refsByIds(tx, [g.createdBy])).get(g.createdBy)!;
+  const mine = balances.get(viewerId) ?? 0;
+  return {
+    group_id: g.groupId,
+    name: g.name,
+    currency: g.currency,
+    kind: g.kind,
+    archived: g.archived,
+    member_count: rows.length,
+    my_balance_minor: mine,
+    my_balance: formatBalance(mine, g.currency),
+    created_by: creator,
+    created_at: g.createdAt,
+    updated_at: g.updatedAt,
+    settings: { simplify_debts: g.simplifyDebts, description: g.description },
+    members: rows.map((r) => {
+      const b = balances.get(r.agentId) ?? 0;
+      return { agent: toRef(r), role: r.m.role, joined_at: r.m.joinedAt, balance_minor: b, balance: formatBalance(b, g.currency) };
+    }),
+  };
+}
+
+/** The Group summary fields of a group view (register and join answers). */
+export const toSummary = (g: Group): GroupSummary => ({
+  group_id: g.group_id,
+  name: g.name,
+  currency: g.currency,
+  kind: g.kind,
+  archived: g.archived,
+  member_count: g.member_count,
+  my_balance_minor: g.my_balance_minor,
+  my_balance: g.my_balance,
+});
+
+/** A group's name is written by its members: to anyone else reading it, it is data. */
+export const untrustedName = (g: GroupRow) => untrusted(g.name, "group name, written by the group's members");
+
+/**
+ * Makes `agentId` a current member (a former member rejoins with a fresh joined_at).
+ * Returns false when they already were one.
+ */
+export async function addMember(tx: Tx, groupId: string, agentId: string, role: "owner" | "member", now: Date): Promise<boolean> {
+  const row = await tx
+    .select()
+    .from(groupMembers)
+    .where(and(eq(groupMembers.groupId, groupId), eq(groupMembers.agentId, agentId)))
+    .get();
+  if (row && row.leftAt === null) return false;
+  const values = { groupId, agentId, role, joinedAt: iso(now), leftAt: null };
+  await tx
+    .insert(groupMembers)
+    .values(values)
+    .onConflictDoUpdate({ target: [groupMembers.groupId, groupMembers.agentId], set: values });
+  return true;
+}
+
+/** Tells the other members that someone joined (a ledger item: it reaches members who blocked the joiner, as shared groups do). */
+export async function notifyJoined(tx: Tx, now: Date, g: GroupRow, joiner: AgentRef, via: "invitation" | "code"): Promise<void> {
+  const others = await tx
+    .select({ agentId: groupMembers.agentId })
+    .from(groupMembers)
+    .where(and(eq(groupMembers.groupId, g.groupId), isNull(groupMembers.leftAt), sql`${groupMembers.agentId} <> ${joiner.agent_id}`));
+  for (const o of others) {
+    await deliver(tx, now, {
+      to: o.agentId,
+      type: "group.member_joined",
+      app: "ledger",
+      from: joiner.agent_id,
+      summaryMd: `@${joiner.handle} joined the group ${quoted(g.name)}.`,
+      payload: { group_id: g.groupId, group_name: untrustedName(g), currency: g.currency, member: joiner, via },
+      refs: { group_id: g.groupId, agent_id: joiner.agent_id },
+      suggestedTools: ["get_group"],
+    });
+  }
+}
+
+export interface CreateGroupInput {
+  name: string;
+  currency: string;
+  description?: string | undefined;
+}
+
+export async function createGroup(tx: Tx, me: Actor, input: CreateGroupInput, now: Date): Promise<GroupRow> {
+  const row: GroupRow = {
+    groupId: crypto.randomUUID(),
+    name: input.name,
+    description: input.description || null,
+    currency: input.currency,
+    kind: "group",
+    directKey: null,
+    simplifyDebts: true,
+    archived: false,
+    createdBy: me.agentId,
+    createdAt: iso(now),
+    updatedAt: iso(now),
+  };
+  await tx.insert(groups).values(row);
+  await addMember(tx, row.groupId, me.agentId, "owner", now);
+  await logActivity(tx, now, { groupId: row.groupId, actorId: me.agentId, action: "group_created", summary: `@${me.handle} created the group` });
+  return row;
+}
+
+export async function listGroups(tx: Tx, agentId: string, includeArchived: boolean, limit: number, cursor?: string) {
+  const afterGroupId = cursor === undefined ? undefined : decodeCursor(cursor);
+  const rows = await groupSummaries(tx, agentId, includeArchived, { afterGroupId, limit: limit + 1 });
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  return { groups: page, next_cursor: rows.length > limit && last ? Buffer.from(last.group_id).toString("base64url") : null };
+}
+
+function decodeCursor(cursor: string): string {
+  const id = Buffer.from(cursor, "base64url").toString();
+  if (!/^[0-9a-f-]{36}$/.test(id)) throw invalid("cursor", "not a cursor this tool returned");
+  return id;
+}
+
+export interface UpdateGroupInput {
+  group_id: string;
+  name?: string | undefined;
+  description?: string | undefined;
+  simplify_debts?: boolean | undefined;
+  currency?: string | undefined;
+}
+
+/** Changes a group's name, description, simplify_debts or currency; the currency only while nothing is booked in it. */
+export async function updateGroup(tx: Tx, me: Actor, input: UpdateGroupInput, now: Date): Promise<void> {
+  const g = await requireWritable(tx, input.group_id, me.agentId);
+  const set: Partial<GroupRow> = {};
+  if (input.name !== undefined && input.name !== g.name) set.name = input.name;
+  if (input.description !== undefined && (input.description || null) !== g.description) set.description = input.description || null;
+  if (input.simplify_debts !== undefined && input.simplify_debts !== g.simplifyDebts) set.simplifyDebts = input.simplify_debts;
+  if (input.currency !== undefined && input.currency !== g.currency) {
+    // Amounts are stored in the group's minor units: re-labelling them would change what everyone owes.
+    if (await hasBookings(tx, g.groupId)) {
+      throw conflict(`The currency is fixed at ${g.currency} once the group has expenses or payments; create a new group for ${input.currency}.`, {
+        currency: g.currency,
+      });
+    }
+    set.currency = input.currency;
+  }
+  const changed = Object.keys(set);
+  if (!changed.length) return;
+  await tx.update(groups).set({ ...set, updatedAt: iso(now) }).where(eq(groups.groupId, g.groupId));
+  const what = changed.map((k) => (k === "simplifyDebts" ? "simplify_debts" : k)).join(", ");
+  await logActivity(tx, now, { groupId: g.groupId, actorId: me.agentId, action: "group_updated", summary: `@${me.handle} changed ${what}` });
+}
+
+/** Whether any expense (deleted ones too: they can be restored) or payment is booked in the group. */
+async function hasBookings(tx: Tx, groupId: string): Promise<boolean> {
+  const row = await tx.get<{ n: number }>(sql`
+    SELECT EXISTS (SELECT 1 FROM expenses WHERE group_id = ${groupId})
+        OR EXISTS (SELECT 1 FROM payments WHERE group_id = ${groupId}) AS n`);
+  return Boolean(row?.n);
+}
+
+/** Archives (read-only) or unarchives a group; any member may, and it works on an archived group by design. */
+export async function archiveGroup(tx: Tx, me: Actor, groupId: string, archived: boolean, now: Date): Promise<void> {
+  const g = await requireMember(tx, groupId, me.agentId);
+  if (g.archived === archived) return;
+  await tx.update(groups).set({ archived, updatedAt: iso(now) }).where(eq(groups.groupId, groupId));
+  await logActivity(tx, now, {
+    groupId,
+    actorId: me.agentId,
+    action: archived ? "group_archived" : "group_unarchived",
+    summary: `@${me.handle} ${archived ? "archived" : "unarchived"} the group`,
+  });
+}
+
+/** Leaving or being removed needs a zero balance, else a CONFLICT that names it. */
+async function requireZeroBalance(tx: Tx, g: GroupRow, agentId: string, whose: string): Promise<void> {
+  const b = (await groupBalances(tx, g.groupId)).get(agentId) ?? 0;
+  if (b !== 0) {
+    const balance = formatBalance(b, g.currency);
+    throw conflict(`${whose} balance in this group is ${balance}; it must be zero first (settle up with record_payment).`, {
+      balance_minor: b,
+      balance,
+    });
+  }
+}
+
+function requireSharedGroup(g: GroupRow): void {
+  if (g.kind === "direct") throw conflict("A direct ledger always has its two people; archive it with archive_group instead.");
+}
+
+async function membership(tx: Tx, groupId: string, agentId: string) {
+  return tx
+    .select()
+    .from(groupMembers)
+    .where(and(eq(groupMembers.groupId, groupId), eq(groupMembers.agentId, agentId), isNull(groupMembers.leftAt)))
+    .get();
+}
+
+async function markLeft(tx: Tx, groupId: string, agentId: string, now: Date): Promise<void> {
+  await tx
+    .update(groupMembers)
+    .set({ leftAt: iso(now) })
+    .where(and(eq(groupMembers.groupId, groupId), eq(groupMembers.agentId, agentId)));
+}
+
+export async function leaveGroup(tx: Tx, me: Actor, groupId: string, now: Date): Promise<void> {
+  const g = await requireWritable(tx, groupId, me.agentId);
+  requireSharedGroup(g);
+  await requireZeroBalance(tx, g, me.agentId, "Your");
+  const mine = (await membership(tx, groupId, me.agentId))!;
+  await markLeft(tx, groupId, me.agentId, now);
+  if (mine.role === "owner") {
+    // Someone must be able to remove members: the longest-standing member takes over.
+    const next = await tx
+      .select({ agentId: groupMembers.agentId })
+      .from(groupMembers)
+      .where(and(eq(groupMembers.groupId, groupId), isNull(groupMembers.leftAt)))
+      .orderBy(asc(groupMembers.joinedAt), sql`rowid`)
+      .get();
+    if (next) {
+      await tx
+        .update(groupMembers)
+        .set({ role: "owner" })
+        .where(and(eq(groupMembers.groupId, groupId), eq(groupMembers.agentId, next.agentId)));
+    }
+  }
+  await logActivity(tx, now, { groupId, actorId: me.agentId, action: "member_left", summary: `@${me.handle} left the group` });
+}
+
+export async function removeMember(tx: Tx, me: Actor, groupId: string, handle: string, now: Date): Promise<void> {
+  const g = await requireWritable(tx, groupId, me.agentId);
+  requireSharedGroup(g);
+  if ((await membership(tx, groupId, me.agentId))?.role !== "owner") {
+    throw new AppError("FORBIDDEN", "Only the group's owner can remove members.", undefined, undefined, "Ask the owner (get_group shows who it is), or leave the group yourself with leave_group.");
+  }
+  const them = await agentByHandle(tx, handle);
+  if (!them || !(await membership(tx, groupId, them.agentId))) throw notFound(`Member @${handle}`);
+  if (them.agentId === me.agentId) throw conflict("You cannot remove yourself; use leave_group.");
+  await requireZeroBalance(tx, g, them.agentId, `@${them.handle}'s`);
+  await markLeft(tx, groupId, them.agentId, now);
+  await logActivity(tx, now, {
+    groupId,
+    actorId: me.agentId,
+    action: "member_removed",
+    summary: `@${me.handle} removed @${them.handle}`,
+    refs: { agent_id: them.agentId },
+  });
+}
+
+/**
+ * The one direct ledger between the caller and an accepted contact, created on the first call.
+ * Someone who blocked the caller is not put into a new ledger with them; they are added once the block is lifted.
+ */
+export async function openDirectLedger(tx: Tx, me: Actor, handle: string, currency: string | undefined, now: Date) {
+  const them = await agentByHandle(tx, handle);
+  if (!them || them.agentId === me.agentId || !(await isAcceptedContact(tx, me.agentId, them.agentId))) {
+    throw notFound(`Contact @${handle}`);
+  }
+  const directKey = [me.agentId, them.agentId].sort().join(":");
+  let g = await tx.select().from(groups).where(eq(groups.directKey, directKey)).get();
+  const created = !g;
+  if (!g) {
+    if (currency === undefined) throw invalid("currency", "needed to open a new direct ledger (an ISO 4217 code such as EUR)");
+    const handles = [me.handle, them.handle].sort();
+    g = {
+      groupId: crypto.randomUUID(),
+      name: `${handles[0]} & ${handles[1]}`,
+      description: null,
+      currency,
+      kind: "direct",
+      directKey,
+      simplifyDebts: true,
+      archived: false,
+      createdBy: me.agentId,
+      createdAt: iso(now),
+      updatedAt: iso(now),
+    };
+    await tx.insert(groups).values(g);
+    await logActivity(tx, now, {
+      groupId: g.groupId,
+      actorId: me.agentId,
+      action: "group_created",
+      summary: `@${me.handle} opened the direct ledger with @${them.handle}`,
+    });
+  }
+  await addMember(tx, g.groupId, me.agentId, created ? "owner" : "member", now);
+  if (!(await hasBlocked(tx, them.agentId, me.agentId))) await addMember(tx, g.groupId, them.agentId, "member", now);
+  return { groupId: g.groupId, created };
+}

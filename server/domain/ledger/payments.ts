@@ -1,0 +1,219 @@
+// Payments between two members: pending until the payee confirms (unless the payee recorded it); only confirmed ones count.
+import { and, desc, eq, inArray, sql } from "drizzle-orm";
+import type { Tx } from "../../../db/client.ts";
+import { groups, payments } from "../../../db/schema/index.ts";
+import { iso } from "../../clock.ts";
+import { conflict, invalid, notFound } from "../../errors.ts";
+import type { Payment } from "../../tools/expenses/shapes.ts";
+import { refsByIds } from "../agents.ts";
+import { deliver, resolveItems } from "../inbox.ts";
+import { quoted, untrusted } from "../untrusted.ts";
+import { decodeCursor, encodeCursor } from "./cursor.ts";
+import { membersByHandle, requireParticipant } from "./expenses.ts";
+import type { Actor } from "./groups.ts";
+import { isMember, logActivity, requireWritable, type GroupRow } from "./membership.ts";
+import { formatAmount, resolveAmount } from "./money.ts";
+
+export type PaymentRow = typeof payments.$inferSelect;
+export type PaymentState = PaymentRow["state"];
+
+/** Payments as the wire shows them, with the agents they name. */
+export async function paymentViews(tx: Tx, rows: PaymentRow[], currencyOf: (groupId: string) => string): Promise<Payment[]> {
+  const people = await refsByIds(tx, rows.flatMap((r) => [r.fromId, r.toId, r.createdBy]));
+  return rows.map((r) => ({
+    payment_id: r.paymentId,
+    group_id: r.groupId,
+    from: people.get(r.fromId)!,
+    to: people.get(r.toId)!,
+    amount_minor: r.amountMinor,
+    amount: formatAmount(r.amountMinor, currencyOf(r.groupId)),
+    currency: currencyOf(r.groupId),
+    state: r.state,
+    note: r.note === null ? null : untrusted(r.note, `payment note written by @${people.get(r.createdBy)!.handle}`),
+    created_by: people.get(r.createdBy)!,
+    created_at: r.createdAt,
+    updated_at: r.updatedAt,
+  }));
+}
+
+const viewOne = async (tx: Tx, row: PaymentRow, group: GroupRow) => (await paymentViews(tx, [row], () => group.currency))[0]!;
+const money = (minor: number, currency: string) => `${formatAmount(minor, currency)} ${currency}`;
+
+export interface RecordPaymentInput {
+  group_id: string;
+  from?: string;
+  to?: string;
+  amount?: string;
+  amount_minor?: number;
+  note?: string;
+}
+
+/** Recorded by the payee it is confirmed at once; recorded by the payer it waits for the payee. */
+export async function recordPayment(tx: Tx, actor: Actor, input: RecordPaymentInput, now: Date): Promise<Payment> {
+  const group = await requireWritable(tx, input.group_id, actor.agentId);
+  if (input.from === undefined && input.to === undefined) throw invalid("to", "name the payee with to, or the payer with from; you are the other one");
+  const fromHandle = input.from ?? actor.handle;
+  const toHandle = input.to ?? actor.handle;
+  if (fromHandle !== actor.handle && toHandle !== actor.handle) throw invalid("from", "you must be the payer (from) or the payee (to)");
+  if (fromHandle === toHandle) throw invalid("to", "the payer and the payee must be two different members");
+  const members = await membersByHandle(tx, group.groupId);
+  const from = requireParticipant(members, fromHandle, "from");
+  const to = requireParticipant(members, toHandle, "to");
+  const amountMinor = resolveAmount(input, group.currency);
+  const at = iso(now);
+  const row: PaymentRow = {
+    paymentId: crypto.randomUUID(),
+    groupId: group.groupId,
+    fromId: from.agentId,
+    toId: to.agentId,
+    amountMinor,
+    state: to.agentId === actor.agentId ? "confirmed" : "pending",
+    note: input.note ? input.note : null,
+    createdBy: actor.agentId,
+    createdAt: at,
+    updatedAt: at,
+  };
+  await tx.insert(payments).values(row);
+  const amount = money(amountMinor, group.currency);
+  await logActivity(tx, now, {
+    groupId: group.groupId,
+    actorId: actor.agentId,
+    action: "payment_recorded",
+    summary: `@${actor.handle} recorded that @${from.handle} paid @${to.handle} ${amount}${row.state === "pending" ? " (waiting for @" + to.handle + " to confirm)" : ""}`,
+    refs: { payment_id: row.paymentId },
+  });
+  const note = row.note === null ? null : untrusted(row.note, `payment note written by @${actor.handle}`);
+  const payload = paymentPayload(row, group, from.handle, to.handle);
+  const where = `in ${quoted(group.name, 40)}`;
+  if (row.state === "pending") {
+    await deliver(tx, now, {
+      to: to.agentId,
+      type: "ledger.payment_to_confirm",
+      app: "ledger",
+      from: actor.agentId,
+      summaryMd: `@${from.handle} says they paid you ${amount} ${where}. Confirm with respond_payment once your human has received it, or reject it.`,
+      payload,
+      note,
+      refs: { group_id: group.groupId, payment_id: row.paymentId },
+      requiresAction: true,
+      suggestedTools: ["respond_payment"],
+    });
+  } else {
+    await deliver(tx, now, {
+      to: from.agentId,
+      type: "ledger.payment_confirmed",
+      app: "ledger",
+      from: actor.agentId,
+      summaryMd: `@${to.handle} recorded your payment of ${amount} ${where}; it counts in the balances.`,
+      payload,
+      note,
+      refs: { group_id: group.groupId, payment_id: row.paymentId },
+      suggestedTools: ["get_balances"],
+    });
+  }
+  return viewOne(tx, row, group);
+}
+
+function paymentPayload(row: PaymentRow, group: GroupRow, from: string, to: string) {
+  return {
+    group_id: group.groupId,
+    payment_id: row.paymentId,
+    from,
+    to,
+    amount_minor: row.amountMinor,
+    amount: formatAmount(row.amountMinor, group.currency),
+    currency: group.currency,
+    state: row.state,
+  };
+}
+
+async function visiblePayment(tx: Tx, paymentId: string, agentId: string): Promise<PaymentRow> {
+  const row = await tx.select().from(payments).where(eq(payments.paymentId, paymentId)).get();
+  if (!row || !(await isMember(tx, row.groupId, agentId))) throw notFound("Payment");
+  return row;
+}
+
+/** The payee confirms (it starts counting) or rejects a pending payment; the payer is told. */
+export async function respondPayment(tx: Tx, actor: Actor, input: { payment_id: string; action: "confirm" | "reject" }, now: Date): Promise<Payment> {
+  const row = await visiblePayment(tx, input.payment_id, actor.agentId);
+  const group = await requireWritable(tx, row.groupId, actor.agentId);
+  if (row.toId !== actor.agentId) throw conflict("Only the payee can confirm or reject a payment.");
+  if (row.state !== "pending") throw conflict(`The payment is already ${row.state}.`);
+  const state: PaymentState = input.action === "confirm" ? "confirmed" : "rejected";
+  const updated = { ...row, state, updatedAt: iso(now) };
+  await tx.update(payments).set({ state, updatedAt: updated.updatedAt }).where(eq(payments.paymentId, row.paymentId));
+  await resolveItems(tx, actor.agentId, "ledger.payment_to_confirm", { payment_id: row.paymentId });
+  const people = await refsByIds(tx, [row.fromId]);
+  const payer = people.get(row.fromId)!.handle;
+  const amount = money(row.amountMinor, group.currency);
+  await logActivity(tx, now, {
+    groupId: group.groupId,
+    actorId: actor.agentId,
+    action: state === "confirmed" ? "payment_confirmed" : "payment_rejected",
+    summary: `@${actor.handle} ${state} the payment of ${amount} from @${payer}`,
+    refs: { payment_id: row.paymentId },
+  });
+  await deliver(tx, now, {
+    to: row.fromId,
+    type: state === "confirmed" ? "ledger.payment_confirmed" : "ledger.payment_rejected",
+    app: "ledger",
+    from: actor.agentId,
+    summaryMd:
+      state === "confirmed"
+        ? `@${actor.handle} confirmed your payment of ${amount} in ${quoted(group.name, 40)}; it counts in the balances.`
+        : `@${actor.handle} rejected your payment of ${amount} in ${quoted(group.name, 40)}; it does not count. Ask your human what happened.`,
+    payload: paymentPayload(updated, group, payer, actor.handle),
+    refs: { group_id: group.groupId, payment_id: row.paymentId },
+    suggestedTools: state === "confirmed" ? ["get_balances"] : ["list_payments", "record_payment"],
+  });
+  return viewOne(tx, updated, group);
+}
+
+export interface ListPaymentsInput {
+  group_id: string;
+  state?: PaymentState;
+  limit?: number;
+  cursor?: string;
+}
+
+/** Newest first. */
+export async function listPayments(tx: Tx, agentId: string, input: ListPaymentsInput): Promise<{ payments: Payment[]; next_cursor: string | null }> {
+  if (!(await isMember(tx, input.group_id, agentId))) throw notFound("Group");
+  const group = (await tx.select().from(groups).where(eq(groups.groupId, input.group_id)).get())!;
+  const limit = input.limit ?? 50;
+  const after = input.cursor === undefined ? undefined : decodeCursor(input.cursor, ["string", "string"] as const);
+  const rows = await tx
+    .select()
+    .from(payments)
+    .where(
+      and(
+        eq(payments.groupId, group.groupId),
+        input.state === undefined ? undefined : eq(payments.state, input.state),
+        after === undefined ? undefined : sql`(${payments.createdAt}, ${payments.paymentId}) < (${after[0]}, ${after[1]})`,
+      ),
+    )
+    .orderBy(desc(payments.createdAt), desc(payments.paymentId))
+    .limit(limit + 1);
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  return {
+    payments: await paymentViews(tx, page, () => group.currency),
+    next_cursor: rows.length > limit && last ? encodeCursor([last.createdAt, last.paymentId]) : null,
+  };
+}
+
+/** Pending payments of some groups (the ones shown beside balances), oldest first; only those involving `agentId` when given. */
+export async function pendingPayments(tx: Tx, groupIds: string[], agentId?: string): Promise<PaymentRow[]> {
+  if (!groupIds.length) return [];
+  return tx
+    .select()
+    .from(payments)
+    .where(
+      and(
+        inArray(payments.groupId, groupIds),
+        eq(payments.state, "pending"),
+        agentId === undefined ? undefined : sql`(${payments.fromId} = ${agentId} OR ${payments.toId} = ${agentId})`,
+      ),
+    )
+    .orderBy(payments.createdAt, payments.paymentId);
+}

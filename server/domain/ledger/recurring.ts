@@ -1,0 +1,69 @@
+// Recurring expenses: each due occurrence of a series becomes an ordinary expense, once, however late or often this runs.
+import { and, eq, isNotNull, lte } from "drizzle-orm";
+import type { Tx } from "../../../db/client.ts";
+import { expenses, groups } from "../../../db/schema/index.ts";
+import { agentById } from "../agents.ts";
+import { quoted } from "../untrusted.ts";
+import { insertExpense, membersByHandle, storedState, type ExpenseRow } from "./expenses.ts";
+import { logActivity, type GroupRow } from "./membership.ts";
+import { nextOccurrenceAfter, today } from "./repeat-dates.ts";
+
+/** Bounds one run's transaction; a longer backlog continues on the next run. */
+export const MAX_OCCURRENCES_PER_RUN = 500;
+
+/**
+ * Creates every occurrence due by `now` (its date is today or earlier, UTC) of every live series in a
+ * group that is not archived, and moves each series' next_occurrence past them. Returns how many it made.
+ * An occurrence already made is never made again (checked here, and by the unique (recurring_of, date) index).
+ */
+export async function createDueOccurrences(tx: Tx, now: Date): Promise<number> {
+  const due = today(now);
+  const series = await tx
+    .select({ e: expenses, g: groups })
+    .from(expenses)
+    .innerJoin(groups, eq(groups.groupId, expenses.groupId))
+    .where(and(isNotNull(expenses.nextOccurrence), lte(expenses.nextOccurrence, due), eq(expenses.deleted, false), eq(groups.archived, false)))
+    .orderBy(expenses.nextOccurrence, expenses.expenseId)
+    .limit(MAX_OCCURRENCES_PER_RUN);
+  let made = 0;
+  for (const { e, g } of series) {
+    if (made >= MAX_OCCURRENCES_PER_RUN) break;
+    made += await catchUp(tx, now, g, e, due, MAX_OCCURRENCES_PER_RUN - made);
+  }
+  return made;
+}
+
+async function catchUp(tx: Tx, now: Date, group: GroupRow, series: ExpenseRow, due: string, budget: number): Promise<number> {
+  const state = await storedState(tx, series);
+  const creator = (await agentById(tx, series.createdBy))!;
+  const actor = { agentId: creator.agentId, handle: creator.handle };
+  const members = await membersByHandle(tx, group.groupId);
+  const gone = state.shares.find((s) => !members.has(s.handle));
+  if (gone) {
+    // A former member's balance must stay zero: the series ends instead of charging them.
+    await tx.update(expenses).set({ nextOccurrence: null }).where(eq(expenses.expenseId, series.expenseId));
+    await logActivity(tx, now, {
+      groupId: group.groupId,
+      actorId: actor.agentId,
+      action: "recurring_stopped",
+      summary: `${quoted(state.description)} stopped repeating: @${gone.handle} is no longer a member`,
+      refs: { expense_id: series.expenseId },
+    });
+    return 0;
+  }
+  let date = series.nextOccurrence!;
+  let made = 0;
+  for (; date <= due && made < budget; date = nextOccurrenceAfter(series.date, series.repeat, date)!) {
+    const exists = await tx
+      .select({ id: expenses.expenseId })
+      .from(expenses)
+      .where(and(eq(expenses.recurringOf, series.expenseId), eq(expenses.date, date)))
+      .get();
+    if (exists) continue;
+    const occurrence = { ...state, date, repeat: "none" as const, recurringOf: series.expenseId, state: "active" as const, deleted: false };
+    await insertExpense(tx, now, group, actor, occurrence, { notify: true, activityNote: " (recurring)" });
+    made++;
+  }
+  await tx.update(expenses).set({ nextOccurrence: date }).where(eq(expenses.expenseId, series.expenseId));
+  return made;
+}

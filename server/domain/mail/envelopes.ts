@@ -1,0 +1,266 @@
+// Envelopes: messages from an agent to some of its accepted contacts, grouped in threads.
+import { and, asc, desc, eq, inArray, lt, or, sql } from "drizzle-orm";
+import type { Tx } from "../../../db/client.ts";
+import { envelopeRecipients, envelopes } from "../../../db/schema/index.ts";
+import { iso } from "../../clock.ts";
+import { AppError, conflict, invalid, notFound } from "../../errors.ts";
+import type { Principal } from "../../tools/define.ts";
+import { SUBJECT_MAX, type Envelope, type EnvelopeSummary } from "../../tools/mail/schemas.ts";
+import { agentByHandle, agentById, refsByIds, type AgentRow } from "../agents.ts";
+import { isAcceptedContact } from "../contacts.ts";
+import { deliver, resolveItems } from "../inbox.ts";
+import { quoted, untrusted } from "../untrusted.ts";
+import { extractLinks } from "./links.ts";
+
+type Row = typeof envelopes.$inferSelect;
+
+export interface SendInput {
+  to: string[];
+  subject: string;
+  body_md: string;
+  refs?: Record<string, string>;
+  thread_id?: string;
+  in_reply_to?: string;
+}
+
+export interface ReplyInput {
+  envelope_id: string;
+  body_md: string;
+  subject?: string;
+  audience?: "sender" | "all";
+  refs?: Record<string, string>;
+}
+
+export interface ListInput {
+  thread_id?: string;
+  direction?: "sent" | "received";
+  limit?: number;
+  cursor?: string;
+}
+
+const source = (handle: string) => `envelope from @${handle}`;
+
+/** Envelopes the agent sent, or received (a recipient who had blocked the sender never received it). */
+const visibleTo = (agentId: string) =>
+  or(
+    eq(envelopes.senderId, agentId),
+    sql`exists (select 1 from ${envelopeRecipients} r where r.envelope_id = ${envelopes.envelopeId} and r.agent_id = ${agentId} and r.delivered = 1)`,
+  );
+
+/** The envelope if the agent may see it; anyone else learns nothing (NOT_FOUND). */
+async function visibleEnvelope(tx: Tx, agentId: string, envelopeId: string): Promise<Row> {
+  const row = await tx
+    .select()
+    .from(envelopes)
+    .where(and(eq(envelopes.envelopeId, envelopeId), visibleTo(agentId)))
+    .get();
+  if (!row) throw notFound("Envelope");
+  return row;
+}
+
+/** Handles the caller may write to: their accepted contacts. Any other handle, known or not, is NOT_FOUND. */
+async function reachable(tx: Tx, me: Principal, handles: string[]): Promise<AgentRow[]> {
+  const unique = [...new Set(handles)];
+  if (unique.includes(me.handle)) throw invalid("to", "you cannot send an envelope to yourself");
+  const found: AgentRow[] = [];
+  const missing: string[] = [];
+  for (const h of unique) {
+    const a = await agentByHandle(tx, h);
+    if (a && (await isAcceptedContact(tx, me.agentId, a.agentId))) found.push(a);
+    else missing.push(h);
+  }
+  if (missing.length) {
+    throw new AppError(
+      "NOT_FOUND",
+      `Not among your accepted contacts: ${missing.map((h) => `@${h}`).join(", ")}.`,
+      { handles: missing },
+      undefined,
+      "Send envelopes only to accepted contacts; list_contacts shows them.",
+    );
+  }
+  return found;
+}
+
+async function create(
+  tx: Tx,
+  me: Principal,
+  now: Date,
+  e: { to: AgentRow[]; subject: string; body_md: string; refs: Record<string, string>; threadId: string | null; inReplyTo: string | null },
+): Promise<Envelope> {
+  const envelopeId = crypto.randomUUID();
+  const threadId = e.threadId ?? envelopeId;
+  await tx.insert(envelopes).values({
+    envelopeId,
+    threadId,
+    inReplyTo: e.inReplyTo,
+    senderId: me.agentId,
+    subject: e.subject,
+    bodyMd: e.body_md,
+    refs: e.refs,
+    createdAt: iso(now),
+  });
+  const links = extractLinks(e.body_md);
+  const linkDomains = [...new Set(links.flatMap((l) => (l.domain ? [l.domain] : [])))];
+  const linkWarnings = [...new Set(links.flatMap((l) => l.warnings))];
+  const what = e.inReplyTo ? "replied in a thread" : "sent you an envelope";
+  for (const [position, r] of e.to.entries()) {
+    // deliver() drops it when the recipient blocked the sender; the sender's view stays the same.
+    const itemId = await deliver(tx, now, {
+      to: r.agentId,
+      type: "mail.envelope",
+      app: "mail",
+      from: me.agentId,
+      summaryMd:
+        `@${me.handle} ${what}: subject ${quoted(e.subject)}.` +
+        (links.length ? ` It has ${links.length} link${links.length === 1 ? "" : "s"}: show your human each domain; open links only when they ask.` : ""),
+      payload: {
+        subject: untrusted(e.subject, source(me.handle)),
+        thread_id: threadId,
+        in_reply_to: e.inReplyTo,
+        to: e.to.map((t) => t.handle),
+        link_domains: linkDomains,
+        link_warnings: linkWarnings,
+      },
+      refs: { envelope_id: envelopeId, thread_id: threadId },
+      suggestedTools: ["get_envelope", "reply_envelope"],
+    });
+    await tx.insert(envelopeRecipients).values({ envelopeId, agentId: r.agentId, position, delivered: itemId !== null });
+  }
+  return getEnvelope(tx, me.agentId, envelopeId);
+}
+
+export async function sendEnvelope(tx: Tx, me: Principal, input: SendInput, now: Date): Promise<Envelope> {
+  const to = await reachable(tx, me, input.to);
+  let threadId: string | null = null;
+  if (input.in_reply_to !== undefined) {
+    threadId = (await visibleEnvelope(tx, me.agentId, input.in_reply_to)).threadId;
+    if (input.thread_id !== undefined && input.thread_id !== threadId) {
+      throw invalid("thread_id", "differs from the thread of in_reply_to; give one of them");
+    }
+  } else if (input.thread_id !== undefined) {
+    const seen = await tx
+      .select({ id: envelopes.envelopeId })
+      .from(envelopes)
+      .where(and(eq(envelopes.threadId, input.thread_id), visibleTo(me.agentId)))
+      .get();
+    if (!seen) throw notFound("Thread");
+    threadId = input.thread_id;
+  }
+  return create(tx, me, now, {
+    to,
+    subject: input.subject,
+    body_md: input.body_md,
+    refs: input.refs ?? {},
+    threadId,
+    inReplyTo: input.in_reply_to ?? null,
+  });
+}
+
+const reSubject = (subject: string) => (subject.length > SUBJECT_MAX - 4 || /^re:/i.test(subject) ? subject : `Re: ${subject}`);
+
+/**
+ * Replies in the same thread: to the sender, or to the sender and every other recipient. Replying to an envelope
+ * the caller sent goes to its recipients. Only those still the caller's accepted contacts receive the reply.
+ */
+export async function replyEnvelope(tx: Tx, me: Principal, input: ReplyInput, now: Date): Promise<Envelope> {
+  const orig = await visibleEnvelope(tx, me.agentId, input.envelope_id);
+  const recipients = await tx
+    .select({ agentId: envelopeRecipients.agentId })
+    .from(envelopeRecipients)
+    .where(eq(envelopeRecipients.envelopeId, orig.envelopeId))
+    .orderBy(asc(envelopeRecipients.position));
+  const ids =
+    orig.senderId === me.agentId
+      ? recipients.map((r) => r.agentId)
+      : input.audience === "all"
+        ? [orig.senderId, ...recipients.map((r) => r.agentId)]
+        : [orig.senderId];
+  const to: AgentRow[] = [];
+  for (const id of new Set(ids)) {
+    if (id !== me.agentId && (await isAcceptedContact(tx, me.agentId, id))) to.push((await agentById(tx, id))!);
+  }
+  if (!to.length) {
+    throw conflict("Nobody on this envelope is still your accepted contact, so the reply could reach no one.");
+  }
+  await resolveItems(tx, me.agentId, "mail.envelope", { envelope_id: orig.envelopeId });
+  return create(tx, me, now, {
+    to,
+    subject: input.subject ?? reSubject(orig.subject),
+    body_md: input.body_md,
+    refs: input.refs ?? {},
+    threadId: orig.threadId,
+    inReplyTo: orig.envelopeId,
+  });
+}
+
+async function summaries(tx: Tx, viewer: string, rows: Row[]): Promise<EnvelopeSummary[]> {
+  if (!rows.length) return [];
+  const recips = await tx
+    .select()
+    .from(envelopeRecipients)
+    .where(inArray(envelopeRecipients.envelopeId, rows.map((r) => r.envelopeId)))
+    .orderBy(asc(envelopeRecipients.position));
+  const agents = await refsByIds(tx, [...rows.map((r) => r.senderId), ...recips.map((r) => r.agentId)]);
+  return rows.map((r) => {
+    const from = agents.get(r.senderId)!;
+    return {
+      envelope_id: r.envelopeId,
+      thread_id: r.threadId,
+      in_reply_to: r.inReplyTo,
+      direction: r.senderId === viewer ? "sent" : "received",
+      from,
+      to: recips.filter((x) => x.envelopeId === r.envelopeId).map((x) => agents.get(x.agentId)!),
+      subject: untrusted(r.subject, source(from.handle)),
+      refs: r.refs,
+      created_at: r.createdAt,
+    };
+  });
+}
+
+export async function getEnvelope(tx: Tx, agentId: string, envelopeId: string): Promise<Envelope> {
+  const row = await visibleEnvelope(tx, agentId, envelopeId);
+  const [summary] = await summaries(tx, agentId, [row]);
+  return { ...summary!, body_md: untrusted(row.bodyMd, source(summary!.from.handle)), links: extractLinks(row.bodyMd) };
+}
+
+/** Sent and received envelopes, newest first, optionally one thread or one direction. */
+export async function listEnvelopes(tx: Tx, me: Principal, input: ListInput) {
+  const limit = input.limit ?? 50;
+  const after = input.cursor === undefined ? undefined : decodeCursor(input.cursor);
+  if (input.thread_id !== undefined) {
+    const seen = await tx
+      .select({ id: envelopes.envelopeId })
+      .from(envelopes)
+      .where(and(eq(envelopes.threadId, input.thread_id), visibleTo(me.agentId)))
+      .get();
+    if (!seen) throw notFound("Thread");
+  }
+  const rows = await tx
+    .select()
+    .from(envelopes)
+    .where(
+      and(
+        input.direction === "sent"
+          ? eq(envelopes.senderId, me.agentId)
+          : input.direction === "received"
+            ? and(sql`${envelopes.senderId} <> ${me.agentId}`, visibleTo(me.agentId))
+            : visibleTo(me.agentId),
+        input.thread_id !== undefined ? eq(envelopes.threadId, input.thread_id) : undefined,
+        after !== undefined ? lt(envelopes.seq, after) : undefined,
+      ),
+    )
+    .orderBy(desc(envelopes.seq))
+    .limit(limit + 1);
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  return {
+    envelopes: await summaries(tx, me.agentId, page),
+    next_cursor: rows.length > limit && last ? Buffer.from(`e${last.seq}`).toString("base64url") : null,
+  };
+}
+
+function decodeCursor(cursor: string): number {
+  const m = /^e(\d{1,15})$/.exec(Buffer.from(cursor, "base64url").toString());
+  if (!m) throw invalid("cursor", "not a cursor this tool returned");
+  return Number(m[1]);
+}

@@ -1,0 +1,495 @@
+// Plans: something to do together, proposed by an organiser to some of their accepted contacts,
+// voted on, scheduled by choosing an option, or cancelled. Only the organiser and invitees see a plan.
+import { and, asc, desc, eq, gt, inArray, lt, or, sql } from "drizzle-orm";
+import type { Tx } from "../../../db/client.ts";
+import { expenses, groups, planInvitees, planOptions, plans } from "../../../db/schema/index.ts";
+import { iso } from "../../clock.ts";
+import { AppError, conflict, invalid, notFound } from "../../errors.ts";
+import type { Principal } from "../../tools/define.ts";
+import type { Plan, PlanExpense } from "../../tools/plans/schemas.ts";
+import { agentByHandle, refsByIds, type AgentRow } from "../agents.ts";
+import { isAcceptedContact } from "../contacts.ts";
+import { deliver, resolveItems } from "../inbox.ts";
+import { isMember, requireWritable } from "../ledger/membership.ts";
+import { formatAmount } from "../ledger/money.ts";
+import { quoted, untrusted } from "../untrusted.ts";
+
+type PlanRow = typeof plans.$inferSelect;
+type OptionRow = typeof planOptions.$inferSelect;
+type InviteeRow = typeof planInvitees.$inferSelect;
+type Response = NonNullable<InviteeRow["response"]>;
+
+export interface OptionInput {
+  option_id?: string;
+  starts_at: string;
+  ends_at?: string;
+  place?: string;
+}
+
+export interface CreateInput {
+  title: string;
+  description?: string;
+  options: OptionInput[];
+  invitees: string[];
+  group_id?: string;
+  respond_by?: string;
+}
+
+export interface UpdateInput {
+  plan_id: string;
+  title?: string;
+  description?: string;
+  respond_by?: string | null;
+  options?: OptionInput[];
+  add_invitees?: string[];
+  remove_invitees?: string[];
+  choose_option_id?: string;
+}
+
+export interface ListInput {
+  when?: "upcoming" | "past";
+  state?: PlanRow["state"];
+  limit?: number;
+  cursor?: string;
+}
+
+const source = (handle: string) => `plan by @${handle}`;
+const stamp = (t: string) => new Date(t).toISOString();
+
+/** Plans the agent organises, or was invited to (an invitee who had blocked the organiser never was). */
+const visibleTo = (agentId: string) =>
+  or(
+    eq(plans.organiserId, agentId),
+    sql`exists (select 1 from ${planInvitees} i where i.plan_id = ${plans.planId} and i.agent_id = ${agentId} and i.delivered = 1)`,
+  );
+
+async function visiblePlan(tx: Tx, agentId: string, planId: string): Promise<PlanRow> {
+  const row = await tx.select().from(plans).where(and(eq(plans.planId, planId), visibleTo(agentId))).get();
+  if (!row) throw notFound("Plan");
+  return row;
+}
+
+/** A plan the caller organises and that is not cancelled. */
+async function ownPlan(tx: Tx, me: Principal, planId: string, verb: string): Promise<PlanRow> {
+  const plan = await visiblePlan(tx, me.agentId, planId);
+  if (plan.organiserId !== me.agentId) {
+    throw new AppError("FORBIDDEN", `Only the plan's organiser can ${verb} it.`, undefined, undefined, "Answer the plan with respond_plan, or ask the organiser.");
+  }
+  if (plan.state === "cancelled") throw conflict("The plan is cancelled; nothing about it can change.");
+  return plan;
+}
+
+/** Normalised options, each end after its start. */
+function checkOptions(options: OptionInput[], path: string): { startsAt: string; endsAt: string | null; place: string | null; optionId?: string }[] {
+  return options.map((o, i) => {
+    const startsAt = stamp(o.starts_at);
+    const endsAt = o.ends_at === undefined ? null : stamp(o.ends_at);
+    if (endsAt !== null && endsAt <= startsAt) throw invalid(`${path}.${i}.ends_at`, "must be after starts_at");
+    return { startsAt, endsAt, place: o.place ?? null, optionId: o.option_id };
+  });
+}
+
+function checkRespondBy(respondBy: string, now: Date): string {
+  const at = stamp(respondBy);
+  if (at <= iso(now)) throw invalid("respond_by", "must be in the future");
+  return at;
+}
+
+/**
+ * Invitees must be the organiser's accepted contacts (any other handle is NOT_FOUND, revealing nothing) and, for a
+ * plan with a group, members of it.
+ */
+async function resolveInvitees(tx: Tx, me: Principal, handles: string[], groupId: string | null, path: string): Promise<AgentRow[]> {
+  const unique = [...new Set(handles)];
+  if (unique.includes(me.handle)) throw invalid(path, "you organise the plan; invite others");
+  const found: AgentRow[] = [];
+  const missing: string[] = [];
+  for (const h of unique) {
+    const a = await agentByHandle(tx, h);
+    if (a && (await isAcceptedContact(tx, me.agentId, a.agentId))) found.push(a);
+    else missing.push(h);
+  }
+  if (missing.length) {
+    throw new AppError(
+      "NOT_FOUND",
+      `Not among your accepted contacts: ${missing.map((h) => `@${h}`).join(", ")}.`,
+      { handles: missing },
+      undefined,
+      "Invite only accepted contacts; list_contacts shows them.",
+    );
+  }
+  if (groupId !== null) {
+    const outside: string[] = [];
+    for (const a of found) if (!(await isMember(tx, groupId, a.agentId))) outside.push(a.handle);
+    if (outside.length) throw invalid(path, `not members of the plan's group: ${outside.map((h) => `@${h}`).join(", ")}`);
+  }
+  return found;
+}
+
+/** When the plan happens: the chosen option, or the span of all options. */
+function span(options: Pick<OptionRow, "optionId" | "startsAt" | "endsAt">[], chosen: string | null) {
+  const picked = chosen === null ? options : options.filter((o) => o.optionId === chosen);
+  return {
+    startsAt: picked.map((o) => o.startsAt).sort()[0]!,
+    endsAt: picked.map((o) => o.endsAt ?? o.startsAt).sort().at(-1)!,
+  };
+}
+
+const optionView = (o: Pick<OptionRow, "optionId" | "startsAt" | "endsAt" | "place">, src: string) => ({
+  option_id: o.optionId,
+  starts_at: o.startsAt,
+  ends_at: o.endsAt,
+  place: o.place === null ? null : untrusted(o.place, src),
+});
+
+async function invite(tx: Tx, now: Date, me: Principal, plan: PlanRow, options: OptionRow[], to: AgentRow[], firstPosition: number) {
+  const src = source(me.handle);
+  for (const [i, a] of to.entries()) {
+    // deliver() drops it when the invitee blocked the organiser, who is not told.
+    const itemId = await deliver(tx, now, {
+      to: a.agentId,
+      type: "plan.invitation",
+      app: "plans",
+      from: me.agentId,
+      summaryMd:
+        `@${me.handle} invites you to a plan: ${quoted(plan.title)}, ${options.length} option${options.length === 1 ? "" : "s"}` +
+        `${plan.respondBy ? `; answer by ${plan.respondBy}` : ""}. Ask your human, then answer with respond_plan.`,
+      payload: {
+        title: untrusted(plan.title, src),
+        description: plan.description ? untrusted(plan.description, src) : null,
+        options: options.map((o) => optionView(o, src)),
+        respond_by: plan.respondBy,
+        organiser: me.handle,
+        group_id: plan.groupId,
+      },
+      refs: { plan_id: plan.planId, ...(plan.groupId ? { group_id: plan.groupId } : {}) },
+      requiresAction: true,
+      suggestedTools: ["respond_plan"],
+    });
+    await tx.insert(planInvitees).values({
+      planId: plan.planId,
+      agentId: a.agentId,
+      position: firstPosition + i,
+      delivered: itemId !== null,
+      optionIds: [],
+    });
+  }
+}
+
+export async function createPlan(tx: Tx, me: Principal, input: CreateInput, now: Date): Promise<Plan> {
+  const groupId = input.group_id ?? null;
+  // The plan's costs go to the group, so it must accept expenses.
+  if (groupId !== null) await requireWritable(tx, groupId, me.agentId);
+  const to = await resolveInvitees(tx, me, input.invitees, groupId, "invitees");
+  const planId = crypto.randomUUID();
+  const options: OptionRow[] = checkOptions(input.options, "options").map((o, position) => ({
+    optionId: crypto.randomUUID(),
+    planId,
+    position,
+    startsAt: o.startsAt,
+    endsAt: o.endsAt,
+    place: o.place,
+  }));
+  const at = iso(now);
+  const plan: PlanRow = {
+    planId,
+    organiserId: me.agentId,
+    title: input.title,
+    description: input.description ?? "",
+    groupId,
+    respondBy: input.respond_by === undefined ? null : checkRespondBy(input.respond_by, now),
+    state: "proposed",
+    chosenOptionId: null,
+    ...span(options, null),
+    createdAt: at,
+    updatedAt: at,
+  };
+  await tx.insert(plans).values(plan);
+  await tx.insert(planOptions).values(options);
+  await invite(tx, now, me, plan, options, to, 0);
+  return (await views(tx, me.agentId, [plan]))[0]!;
+}
+
+async function views(tx: Tx, viewer: string, rows: PlanRow[]): Promise<Plan[]> {
+  if (!rows.length) return [];
+  const ids = rows.map((r) => r.planId);
+  const options = await tx.select().from(planOptions).where(inArray(planOptions.planId, ids)).orderBy(asc(planOptions.position));
+  const invitees = await tx.select().from(planInvitees).where(inArray(planInvitees.planId, ids)).orderBy(asc(planInvitees.position));
+  const agents = await refsByIds(tx, [...rows.map((r) => r.organiserId), ...invitees.map((i) => i.agentId)]);
+  return rows.map((p) => {
+    const organiser = agents.get(p.organiserId)!;
+    const src = source(organiser.handle);
+    const mine = invitees.filter((i) => i.planId === p.planId);
+    return {
+      plan_id: p.planId,
+      state: p.state,
+      organiser,
+      my_role: p.organiserId === viewer ? "organiser" : "invitee",
+      title: untrusted(p.title, src),
+      description: p.description ? untrusted(p.description, src) : null,
+      options: options
+        .filter((o) => o.planId === p.planId)
+        .map((o) => ({ ...optionView(o, src), votes: mine.filter((i) => i.response !== "no" && i.optionIds.includes(o.optionId)).length })),
+      chosen_option_id: p.chosenOptionId,
+      group_id: p.groupId,
+      respond_by: p.respondBy,
+      invitees: mine.map((i) => ({
+        agent: agents.get(i.agentId)!,
+        response: i.response,
+        option_ids: i.optionIds,
+        responded_at: i.respondedAt,
+      })),
+      starts_at: p.startsAt,
+      ends_at: p.endsAt,
+      created_at: p.createdAt,
+      updated_at: p.updatedAt,
+    };
+  });
+}
+
+/** The plan with every response and, for a plan with a group, the group's expenses that name it (members only). */
+export async function getPlan(tx: Tx, me: Principal, planId: string): Promise<{ plan: Plan; expenses: PlanExpense[] }> {
+  const row = await visiblePlan(tx, me.agentId, planId);
+  const plan = (await views(tx, me.agentId, [row]))[0]!;
+  if (row.groupId === null || !(await isMember(tx, row.groupId, me.agentId))) return { plan, expenses: [] };
+  const group = (await tx.select({ currency: groups.currency }).from(groups).where(eq(groups.groupId, row.groupId)).get())!;
+  const rows = await tx
+    .select()
+    .from(expenses)
+    .where(and(eq(expenses.groupId, row.groupId), eq(expenses.deleted, false), sql`json_extract(${expenses.refs}, '$.plan_id') = ${planId}`))
+    .orderBy(asc(expenses.date), asc(expenses.createdAt));
+  const writers = await refsByIds(tx, rows.map((e) => e.descriptionBy ?? e.createdBy));
+  return {
+    plan,
+    expenses: rows.map((e) => ({
+      expense_id: e.expenseId,
+      description: untrusted(e.description, `expense description by @${writers.get(e.descriptionBy ?? e.createdBy)?.handle ?? "unknown"}`),
+      amount_minor: e.amountMinor,
+      amount: formatAmount(e.amountMinor, group.currency),
+      currency: group.currency,
+      date: e.date,
+    })),
+  };
+}
+
+/**
+ * Upcoming plans (not yet over) soonest first, or past ones most recent first. A plan is over when its chosen
+ * option has ended, or, before one is chosen, when its last option has.
+ */
+export async function listPlans(tx: Tx, me: Principal, input: ListInput, now: Date) {
+  const limit = input.limit ?? 50;
+  const when = input.when ?? "upcoming";
+  const after = input.cursor === undefined ? undefined : decodeCursor(input.cursor, when);
+  const upcoming = when === "upcoming";
+  const beyond = after
+    ? upcoming
+      ? or(gt(plans.startsAt, after.startsAt), and(eq(plans.startsAt, after.startsAt), gt(plans.planId, after.planId)))
+      : or(lt(plans.startsAt, after.startsAt), and(eq(plans.startsAt, after.startsAt), lt(plans.planId, after.planId)))
+    : undefined;
+  const rows = await tx
+    .select()
+    .from(plans)
+    .where(
+      and(
+        visibleTo(me.agentId),
+        upcoming ? sql`${plans.endsAt} >= ${iso(now)}` : lt(plans.endsAt, iso(now)),
+        input.state ? eq(plans.state, input.state) : undefined,
+        beyond,
+      ),
+    )
+    .orderBy(...(upcoming ? [asc(plans.startsAt), asc(plans.planId)] : [desc(plans.startsAt), desc(plans.planId)]))
+    .limit(limit + 1);
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  return {
+    plans: await views(tx, me.agentId, page),
+    next_cursor: rows.length > limit && last ? Buffer.from(JSON.stringify([when, last.startsAt, last.planId])).toString("base64url") : null,
+  };
+}
+
+function decodeCursor(cursor: string, when: string): { startsAt: string; planId: string } {
+  try {
+    const v: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString());
+    if (Array.isArray(v) && v.length === 3 && v[0] === when && typeof v[1] === "string" && typeof v[2] === "string") {
+      return { startsAt: v[1], planId: v[2] };
+    }
+  } catch {
+    // falls through to the error below
+  }
+  throw invalid("cursor", `not a cursor this tool returned for when=${when}`);
+}
+
+export async function respondPlan(
+  tx: Tx,
+  me: Principal,
+  input: { plan_id: string; response: Response; option_ids?: string[] },
+  now: Date,
+): Promise<Plan> {
+  const plan = await visiblePlan(tx, me.agentId, input.plan_id);
+  if (plan.organiserId === me.agentId) {
+    throw new AppError("FORBIDDEN", "You organise this plan; only invitees respond to it.", undefined, undefined, "Change the plan with update_plan.");
+  }
+  if (plan.state === "cancelled") throw conflict("The plan is cancelled; there is nothing to answer.");
+  const optionIds = [...new Set(input.option_ids ?? [])];
+  if (input.response === "no" && optionIds.length) throw invalid("option_ids", "a 'no' votes for no option; leave option_ids empty");
+  const known = new Set(
+    (await tx.select({ id: planOptions.optionId }).from(planOptions).where(eq(planOptions.planId, plan.planId))).map((o) => o.id),
+  );
+  const unknown = optionIds.filter((id) => !known.has(id));
+  if (unknown.length) throw invalid("option_ids", `not options of this plan: ${unknown.join(", ")}`);
+  await tx
+    .update(planInvitees)
+    .set({ response: input.response, optionIds, respondedAt: iso(now) })
+    .where(and(eq(planInvitees.planId, plan.planId), eq(planInvitees.agentId, me.agentId)));
+  await resolveItems(tx, me.agentId, "plan.invitation", { plan_id: plan.planId });
+  const votes = optionIds.length ? `, voting for ${optionIds.length} option${optionIds.length === 1 ? "" : "s"}` : "";
+  await deliver(tx, now, {
+    to: plan.organiserId,
+    type: "plan.response",
+    app: "plans",
+    from: me.agentId,
+    summaryMd: `@${me.handle} answered ${input.response} to your plan ${quoted(plan.title)}${votes}.`,
+    payload: { handle: me.handle, response: input.response, option_ids: optionIds, title: untrusted(plan.title, "your plan") },
+    refs: { plan_id: plan.planId },
+    suggestedTools: ["get_plan", "update_plan"],
+  });
+  return (await views(tx, me.agentId, [(await visiblePlan(tx, me.agentId, plan.planId))]))[0]!;
+}
+
+async function deliveredInvitees(tx: Tx, planId: string): Promise<InviteeRow[]> {
+  return tx.select().from(planInvitees).where(and(eq(planInvitees.planId, planId), eq(planInvitees.delivered, true)));
+}
+
+export async function updatePlan(tx: Tx, me: Principal, input: UpdateInput, now: Date): Promise<Plan> {
+  const plan = await ownPlan(tx, me, input.plan_id, "change");
+  const changes: string[] = [];
+  const next: PlanRow = { ...plan };
+  if (input.title !== undefined && input.title !== plan.title) {
+    next.title = input.title;
+    changes.push("title");
+  }
+  if (input.description !== undefined && input.description !== plan.description) {
+    next.description = input.description;
+    changes.push("description");
+  }
+  if (input.respond_by !== undefined) {
+    next.respondBy = input.respond_by === null ? null : checkRespondBy(input.respond_by, now);
+    if (next.respondBy !== plan.respondBy) changes.push("respond_by");
+  }
+
+  let options = await tx.select().from(planOptions).where(eq(planOptions.planId, plan.planId)).orderBy(asc(planOptions.position));
+  if (input.options !== undefined) {
+    const current = new Map(options.map((o) => [o.optionId, o]));
+    const wanted = checkOptions(input.options, "options").map((o, position): OptionRow => {
+      if (o.optionId !== undefined && !current.has(o.optionId)) throw invalid(`options.${position}.option_id`, "not an option of this plan");
+      return { optionId: o.optionId ?? crypto.randomUUID(), planId: plan.planId, position, startsAt: o.startsAt, endsAt: o.endsAt, place: o.place };
+    });
+    if (new Set(wanted.map((o) => o.optionId)).size !== wanted.length) throw invalid("options", "an option_id appears twice");
+    const same = (a: OptionRow, b: OptionRow) => a.position === b.position && a.startsAt === b.startsAt && a.endsAt === b.endsAt && a.place === b.place;
+    if (wanted.length !== options.length || wanted.some((o) => !current.has(o.optionId) || !same(o, current.get(o.optionId)!))) {
+      changes.push("options");
+      const kept = new Set(wanted.map((o) => o.optionId));
+      await tx.delete(planOptions).where(eq(planOptions.planId, plan.planId));
+      await tx.insert(planOptions).values(wanted);
+      // Votes for options that are gone are dropped.
+      for (const i of await tx.select().from(planInvitees).where(eq(planInvitees.planId, plan.planId))) {
+        const votes = i.optionIds.filter((id) => kept.has(id));
+        if (votes.length !== i.optionIds.length) {
+          await tx.update(planInvitees).set({ optionIds: votes }).where(and(eq(planInvitees.planId, plan.planId), eq(planInvitees.agentId, i.agentId)));
+        }
+      }
+      options = wanted;
+    }
+  }
+  if (input.choose_option_id !== undefined) {
+    if (!options.some((o) => o.optionId === input.choose_option_id)) throw invalid("choose_option_id", "not an option of this plan");
+    if (input.choose_option_id !== plan.chosenOptionId) changes.push("chosen_option");
+    next.chosenOptionId = input.choose_option_id;
+    next.state = "scheduled";
+  } else if (next.chosenOptionId !== null && !options.some((o) => o.optionId === next.chosenOptionId)) {
+    throw invalid("options", "leaves out the chosen option; keep it (by its option_id) or choose another with choose_option_id");
+  }
+
+  const invitees = await tx.select().from(planInvitees).where(eq(planInvitees.planId, plan.planId)).orderBy(asc(planInvitees.position));
+  const removed: InviteeRow[] = [];
+  if (input.remove_invitees?.length) {
+    const refs = await refsByIds(tx, invitees.map((i) => i.agentId));
+    const byHandle = new Map(Array.from(refs.values(), (r) => [r.handle, r.agent_id]));
+    const notInvited = input.remove_invitees.filter((h) => !byHandle.has(h));
+    if (notInvited.length) throw invalid("remove_invitees", `not invited: ${notInvited.map((h) => `@${h}`).join(", ")}`);
+    const ids = new Set(input.remove_invitees.map((h) => byHandle.get(h)!));
+    removed.push(...invitees.filter((i) => ids.has(i.agentId)));
+    if (removed.length === invitees.length && !input.add_invitees?.length) throw invalid("remove_invitees", "a plan keeps at least one invitee; cancel it with cancel_plan instead");
+    await tx.delete(planInvitees).where(and(eq(planInvitees.planId, plan.planId), inArray(planInvitees.agentId, [...ids])));
+    changes.push("invitees");
+  }
+  const already = new Set(invitees.filter((i) => !removed.includes(i)).map((i) => i.agentId));
+  const added = input.add_invitees?.length
+    ? (await resolveInvitees(tx, me, input.add_invitees, plan.groupId, "add_invitees")).filter((a) => !already.has(a.agentId))
+    : [];
+  if (added.length && !changes.includes("invitees")) changes.push("invitees");
+  if (!changes.length) throw invalid("(arguments)", "nothing to change: give a field that differs from the plan as it is");
+
+  Object.assign(next, span(options, next.chosenOptionId), { updatedAt: iso(now) });
+  await tx.update(plans).set(next).where(eq(plans.planId, plan.planId));
+
+  const src = source(me.handle);
+  const chosen = options.find((o) => o.optionId === next.chosenOptionId) ?? null;
+  const summary =
+    changes.includes("chosen_option") && chosen
+      ? `@${me.handle} scheduled ${quoted(next.title)} for ${chosen.startsAt}${chosen.place ? ` at ${quoted(chosen.place)}` : ""}.`
+      : `@${me.handle} changed the plan ${quoted(next.title)}: ${changes.join(", ").replaceAll("_", " ")}.`;
+  for (const i of await deliveredInvitees(tx, plan.planId)) {
+    if (added.some((a) => a.agentId === i.agentId)) continue;
+    await deliver(tx, now, {
+      to: i.agentId,
+      type: "plan.changed",
+      app: "plans",
+      from: me.agentId,
+      summaryMd: summary,
+      payload: {
+        title: untrusted(next.title, src),
+        changes,
+        state: next.state,
+        chosen_option: chosen ? optionView(chosen, src) : null,
+      },
+      refs: { plan_id: plan.planId },
+      suggestedTools: ["get_plan", "respond_plan"],
+    });
+  }
+  for (const i of removed.filter((r) => r.delivered)) {
+    await resolveItems(tx, i.agentId, "plan.invitation", { plan_id: plan.planId });
+    await deliver(tx, now, {
+      to: i.agentId,
+      type: "plan.cancelled",
+      app: "plans",
+      from: me.agentId,
+      summaryMd: `@${me.handle} took you off the plan ${quoted(next.title)}.`,
+      payload: { title: untrusted(next.title, src), reason: "uninvited" },
+      refs: { plan_id: plan.planId },
+    });
+  }
+  if (added.length) await invite(tx, now, me, next, options, added, invitees.length);
+  return (await views(tx, me.agentId, [next]))[0]!;
+}
+
+export async function cancelPlan(tx: Tx, me: Principal, planId: string, now: Date): Promise<Plan> {
+  const plan = await ownPlan(tx, me, planId, "cancel");
+  const next: PlanRow = { ...plan, state: "cancelled", updatedAt: iso(now) };
+  await tx.update(plans).set({ state: next.state, updatedAt: next.updatedAt }).where(eq(plans.planId, planId));
+  for (const i of await deliveredInvitees(tx, planId)) {
+    // An open invitation to a cancelled plan no longer waits for a decision.
+    await resolveItems(tx, i.agentId, "plan.invitation", { plan_id: planId });
+    await deliver(tx, now, {
+      to: i.agentId,
+      type: "plan.cancelled",
+      app: "plans",
+      from: me.agentId,
+      summaryMd: `@${me.handle} cancelled the plan ${quoted(plan.title)}.`,
+      payload: { title: untrusted(plan.title, source(me.handle)), reason: "cancelled" },
+      refs: { plan_id: planId },
+      suggestedTools: ["get_plan"],
+    });
+  }
+  return (await views(tx, me.agentId, [next]))[0]!;
+}

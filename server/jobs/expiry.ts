@@ -1,0 +1,44 @@
+// Housekeeping: rows whose time is over are deleted. Reads already ignore them, so a late or repeated
+// run changes nothing a caller can see; the jobs only keep the database from growing without bound.
+import { and, isNotNull, lte } from "drizzle-orm";
+import { apiKeys, idempotencyRecords, inboxItems, platformInvites } from "../../db/schema/index.ts";
+import { DAY, MINUTE, iso } from "../clock.ts";
+import type { Job } from "./index.ts";
+
+/** A retry with the same idempotency key is honoured for this long; after it the key is forgotten. */
+export const IDEMPOTENCY_RETENTION_MS = DAY;
+
+/** Inbox items past expires_at (30 days; kept envelopes a year, set when they are kept). */
+export const expireInboxItems: Job = {
+  name: "expire_inbox_items",
+  everyMs: 10 * MINUTE,
+  async run(tx, now) {
+    return (await tx.delete(inboxItems).where(lte(inboxItems.expiresAt, iso(now)))).rowsAffected;
+  },
+};
+
+export const expireIdempotencyRecords: Job = {
+  name: "expire_idempotency_records",
+  everyMs: 10 * MINUTE,
+  async run(tx, now) {
+    const cutoff = iso(new Date(now.getTime() - IDEMPOTENCY_RETENTION_MS));
+    return (await tx.delete(idempotencyRecords).where(lte(idempotencyRecords.createdAt, cutoff))).rowsAffected;
+  },
+};
+
+/** Keys replaced by rotate_api_key, once their grace period is over. */
+export const expireApiKeys: Job = {
+  name: "expire_api_keys",
+  everyMs: 10 * MINUTE,
+  async run(tx, now) {
+    return (await tx.delete(apiKeys).where(and(isNotNull(apiKeys.expiresAt), lte(apiKeys.expiresAt, iso(now))))).rowsAffected;
+  },
+};
+
+export const expirePlatformInvites: Job = {
+  name: "expire_platform_invites",
+  everyMs: 60 * MINUTE,
+  async run(tx, now) {
+    return (await tx.delete(platformInvites).where(and(isNotNull(platformInvites.expiresAt), lte(platformInvites.expiresAt, iso(now))))).rowsAffected;
+  },
+};

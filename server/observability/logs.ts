@@ -1,0 +1,34 @@
+// Structured logs: one JSON object per line on stdout. Callers pass only fields that are safe to keep:
+// never keys, tokens, codes or message bodies.
+import type { CallEvent } from "../tools/invoke.ts";
+import { ERROR_CODES, type ErrorCode } from "../errors.ts";
+
+// silent logs nothing: the default of an embedded server (tests); svc serve logs at info.
+export const LOG_LEVELS = ["debug", "info", "warn", "error", "silent"] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export type LogFields = Record<string, string | number | boolean | null | undefined>;
+
+export interface Logger {
+  debug(msg: string, fields?: LogFields): void;
+  info(msg: string, fields?: LogFields): void;
+  warn(msg: string, fields?: LogFields): void;
+  error(msg: string, fields?: LogFields): void;
+}
+
+export function createLogger(level: LogLevel, write: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): Logger {
+  const min = LOG_LEVELS.indexOf(level);
+  const at = (lvl: Exclude<LogLevel, "silent">) => (msg: string, fields: LogFields = {}) => {
+    if (LOG_LEVELS.indexOf(lvl) < min) return;
+    write(JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...fields }));
+  };
+  return { debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") };
+}
+
+/** The one line per tool call; a server error is logged at error level, anything else at info. */
+export function logCall(log: Logger, e: CallEvent): void {
+  const status = e.code === "OK" ? 200 : (ERROR_CODES[e.code as ErrorCode]?.status ?? 500);
+  const fields = { request_id: e.requestId, tool: e.tool, agent_id: e.agentId, code: e.code, status, duration_ms: Math.round(e.ms * 10) / 10 };
+  if (status >= 500) log.error("call", fields);
+  else log.info("call", fields);
+}

@@ -1,0 +1,100 @@
+// Prometheus text exposition (format 0.0.4) for the few series svc keeps; one registry per running server.
+import type { CallEvent } from "../tools/invoke.ts";
+
+type Labels = Record<string, string>;
+
+const SECONDS_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+const escape = (v: string) => v.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/"/g, '\\"');
+const labelText = (l: Labels) => {
+  const parts = Object.entries(l).map(([k, v]) => `${k}="${escape(v)}"`);
+  return parts.length ? `{${parts.join(",")}}` : "";
+};
+const keyOf = (l: Labels) => JSON.stringify(Object.entries(l));
+
+class Counter {
+  private values = new Map<string, { labels: Labels; value: number }>();
+  constructor(readonly name: string, readonly help: string) {}
+  inc(labels: Labels = {}, by = 1): void {
+    const k = keyOf(labels);
+    const cur = this.values.get(k);
+    if (cur) cur.value += by;
+    else this.values.set(k, { labels, value: by });
+  }
+  render(): string[] {
+    return [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`, ...[...this.values.values()].map((v) => `${this.name}${labelText(v.labels)} ${v.value}`)];
+  }
+}
+
+class Histogram {
+  private series = new Map<string, { labels: Labels; counts: number[]; sum: number; count: number }>();
+  constructor(readonly name: string, readonly help: string, private readonly buckets = SECONDS_BUCKETS) {}
+  observe(value: number, labels: Labels = {}): void {
+    const k = keyOf(labels);
+    let s = this.series.get(k);
+    if (!s) {
+      s = { labels, counts: this.buckets.map(() => 0), sum: 0, count: 0 };
+      this.series.set(k, s);
+    }
+    this.buckets.forEach((b, i) => {
+      if (value <= b) s.counts[i]!++;
+    });
+    s.sum += value;
+    s.count++;
+  }
+  render(): string[] {
+    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`];
+    for (const s of this.series.values()) {
+      this.buckets.forEach((b, i) => lines.push(`${this.name}_bucket${labelText({ ...s.labels, le: String(b) })} ${s.counts[i]}`));
+      lines.push(`${this.name}_bucket${labelText({ ...s.labels, le: "+Inf" })} ${s.count}`);
+      lines.push(`${this.name}_sum${labelText(s.labels)} ${s.sum}`);
+      lines.push(`${this.name}_count${labelText(s.labels)} ${s.count}`);
+    }
+    return lines;
+  }
+}
+
+const gauge = (name: string, help: string, samples: [Labels, number][]) => [
+  `# HELP ${name} ${help}`,
+  `# TYPE ${name} gauge`,
+  ...samples.map(([l, v]) => `${name}${labelText(l)} ${v}`),
+];
+
+/** Values read from the database at scrape time. */
+export interface Snapshot {
+  inboxUnread: number;
+  inboxRequiresAction: number;
+  dbPingSeconds: number;
+}
+
+export class Metrics {
+  readonly calls = new Counter("svc_tool_calls_total", "Tool calls by tool and result code (OK or the error code).");
+  readonly latency = new Histogram("svc_tool_call_duration_seconds", "Time from receiving a tool call to its answer.");
+  readonly rateLimited = new Counter("svc_rate_limited_total", "Tool calls refused by the rate limiter, by tool.");
+  readonly dbTx = new Histogram("svc_db_transaction_seconds", "Duration of database transactions (one per tool call or job run).");
+  readonly jobRuns = new Counter("svc_job_runs_total", "Background job runs by job and result (ok or error).");
+  readonly jobRows = new Counter("svc_job_rows_total", "Rows removed or added by background jobs, by job.");
+
+  /** The observe hook of Services: one event per finished tool call. */
+  recordCall(e: CallEvent): void {
+    this.calls.inc({ tool: e.tool, code: e.code });
+    this.latency.observe(e.ms / 1000, { tool: e.tool });
+    if (e.code === "RATE_LIMITED") this.rateLimited.inc({ tool: e.tool });
+  }
+
+  render(snap: Snapshot): string {
+    return [
+      ...this.calls.render(),
+      ...this.latency.render(),
+      ...this.rateLimited.render(),
+      ...this.dbTx.render(),
+      ...this.jobRuns.render(),
+      ...this.jobRows.render(),
+      ...gauge("svc_inbox_items", "Inbox items stored and not dismissed, by state.", [
+        [{ state: "unread" }, snap.inboxUnread],
+        [{ state: "requires_action" }, snap.inboxRequiresAction],
+      ]),
+      ...gauge("svc_db_ping_seconds", "Time a trivial query took at this scrape.", [[{}, snap.dbPingSeconds]]),
+    ].join("\n") + "\n";
+  }
+}

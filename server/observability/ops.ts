@@ -1,0 +1,86 @@
+// What an operator's tooling reads: readiness for load balancers and Prometheus metrics.
+import { timingSafeEqual } from "node:crypto";
+import { sql } from "drizzle-orm";
+import { migrationStatus, refusal } from "../../db/migrate.ts";
+import { inboxItems } from "../../db/schema/index.ts";
+import { json } from "../adapters/http.ts";
+import { bearerToken } from "../auth/authenticate.ts";
+import { AppError } from "../errors.ts";
+import type { Services } from "../tools/invoke.ts";
+import type { Logger } from "./logs.ts";
+import type { Metrics } from "./metrics.ts";
+
+/** A readiness check that takes longer than this counts as a failure: the database is not answering. */
+const READY_TIMEOUT_MS = 2_000;
+
+export class Ops {
+  /** Set when shutdown begins, so load balancers stop sending traffic before the listener closes. */
+  draining = false;
+
+  constructor(
+    private readonly svc: Services,
+    readonly log: Logger,
+    readonly metrics: Metrics,
+  ) {}
+
+  /** GET /readyz: 200 when the database answers and its migrations are exactly this binary's, else 503. */
+  async readyz(requestId: string): Promise<Response> {
+    const notReady = (reason: string) => json({ ok: false, ready: false, reason }, 503, requestId);
+    if (this.draining) return notReady("shutting down");
+    try {
+      const status = await withTimeout(this.svc.db.exclusive((client) => migrationStatus(client)), READY_TIMEOUT_MS);
+      const refused = refusal(status);
+      if (refused) return notReady(refused);
+      if (status.pending.length) return notReady(`migrations pending: ${status.pending.map((m) => m.name).join(", ")}`);
+      return json({ ok: true, ready: true, migrations: status.applied.length }, 200, requestId);
+    } catch (err) {
+      this.log.warn("readyz failed", { request_id: requestId, error: err instanceof Error ? err.message : String(err) });
+      return notReady("database not reachable");
+    }
+  }
+
+  /** GET /metrics: off (404) unless a metrics token is configured, and then only with that bearer token. */
+  async metricsEndpoint(req: Request, requestId: string): Promise<Response> {
+    const expected = this.svc.config.metricsToken;
+    if (!expected) throw new AppError("NOT_FOUND", "Metrics are off on this server.", undefined, undefined, "Start svc serve with --metrics-token to expose /metrics.");
+    const given = bearerToken(req.headers.get("authorization")) ?? "";
+    if (!sameSecret(given, expected)) {
+      throw new AppError("UNAUTHENTICATED", "The metrics token is missing or wrong.", undefined, undefined, "Send 'Authorization: Bearer <metrics token>'.");
+    }
+    const started = performance.now();
+    const counts = await this.svc.db.tx((tx) =>
+      tx
+        .select({
+          unread: sql<number>`coalesce(sum(${inboxItems.seen} = 0), 0)`,
+          requiresAction: sql<number>`coalesce(sum(${inboxItems.requiresAction} = 1 and ${inboxItems.resolved} = 0), 0)`,
+        })
+        .from(inboxItems)
+        .where(sql`${inboxItems.dismissed} = 0`)
+        .get(),
+    );
+    const pingMs = await this.svc.db.ping();
+    this.log.debug("metrics scraped", { request_id: requestId, duration_ms: Math.round(performance.now() - started) });
+    const body = this.metrics.render({
+      inboxUnread: Number(counts?.unread ?? 0),
+      inboxRequiresAction: Number(counts?.requiresAction ?? 0),
+      dbPingSeconds: pingMs / 1000,
+    });
+    return new Response(body, {
+      headers: { "Content-Type": "text/plain; version=0.0.4; charset=utf-8", "X-Request-Id": requestId, "Cache-Control": "no-store" },
+    });
+  }
+}
+
+function sameSecret(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}

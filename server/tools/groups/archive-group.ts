@@ -1,0 +1,19 @@
+import { z } from "zod";
+import { archiveGroup as archive, groupView } from "../../domain/ledger/groups.ts";
+import { defineTool } from "../define.ts";
+import { Uuid } from "../schemas.ts";
+import { Group } from "./shapes.ts";
+
+export const archiveGroup = defineTool({
+  name: "archive_group",
+  title: "Archive or unarchive a group",
+  description:
+    "archived true makes a group read-only: it stays readable, but accepts no new expenses, payments, members or changes (CONFLICT) until archived false. Any member may do either.",
+  tags: ["write"],
+  input: z.strictObject({ group_id: Uuid, archived: z.boolean() }),
+  output: z.object({ group: Group }),
+  async run(ctx, input) {
+    await archive(ctx.tx, ctx.principal, input.group_id, input.archived, ctx.now);
+    return { group: await groupView(ctx.tx, input.group_id, ctx.principal.agentId), suggested_next: ["list_groups"] };
+  },
+});

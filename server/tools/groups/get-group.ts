@@ -1,0 +1,20 @@
+import { z } from "zod";
+import { groupView } from "../../domain/ledger/groups.ts";
+import { requireMember } from "../../domain/ledger/membership.ts";
+import { defineTool } from "../define.ts";
+import { Uuid } from "../schemas.ts";
+import { Group } from "./shapes.ts";
+
+export const getGroup = defineTool({
+  name: "get_group",
+  title: "Show a group",
+  description:
+    "One group the caller belongs to: its summary, settings (simplify_debts, description) and current members, each with role (owner or member), joined_at and balance (positive: the others owe them). Groups the caller is not in are NOT_FOUND.",
+  tags: ["read"],
+  input: z.strictObject({ group_id: Uuid }),
+  output: z.object({ group: Group }),
+  async run(ctx, input) {
+    await requireMember(ctx.tx, input.group_id, ctx.principal.agentId);
+    return { group: await groupView(ctx.tx, input.group_id, ctx.principal.agentId), suggested_next: ["list_expenses", "get_balances", "add_expense"] };
+  },
+});

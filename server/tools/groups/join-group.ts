@@ -1,0 +1,20 @@
+import { z } from "zod";
+import { groupView } from "../../domain/ledger/groups.ts";
+import { joinByCode } from "../../domain/ledger/invites.ts";
+import { defineTool } from "../define.ts";
+import { InviteCode } from "../schemas.ts";
+import { Group } from "./shapes.ts";
+
+export const joinGroup = defineTool({
+  name: "join_group",
+  title: "Join a group with an invite code",
+  description:
+    "Joins the group of a shareable invite code (8-64 chars) someone gave your human; the other members are told. joined is false when you already were a member (no use of the code is spent). Expired or used-up codes and archived groups are a CONFLICT.",
+  tags: ["write"],
+  input: z.strictObject({ invite_code: InviteCode }),
+  output: z.object({ group: Group, joined: z.boolean() }),
+  async run(ctx, input) {
+    const res = await joinByCode(ctx.tx, ctx.principal.agentId, input.invite_code, ctx.now);
+    return { group: await groupView(ctx.tx, res.groupId, ctx.principal.agentId), joined: res.joined, suggested_next: ["get_group", "add_expense"] };
+  },
+});

@@ -1,0 +1,18 @@
+import { z } from "zod";
+import { leaveGroup as leave } from "../../domain/ledger/groups.ts";
+import { defineTool } from "../define.ts";
+import { Uuid } from "../schemas.ts";
+
+export const leaveGroup = defineTool({
+  name: "leave_group",
+  title: "Leave a group",
+  description:
+    "Leaves a group; only with a zero balance in it (else CONFLICT naming the balance: settle up first). Past expenses keep naming you. An owner who leaves hands ownership to the longest-standing member. Direct ledgers cannot be left (archive them instead).",
+  tags: ["write"],
+  input: z.strictObject({ group_id: Uuid }),
+  output: z.object({ left: z.boolean(), group_id: Uuid }),
+  async run(ctx, input) {
+    await leave(ctx.tx, ctx.principal, input.group_id, ctx.now);
+    return { left: true, group_id: input.group_id, suggested_next: ["list_groups"] };
+  },
+});

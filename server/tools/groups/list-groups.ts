@@ -1,0 +1,18 @@
+import { z } from "zod";
+import { listGroups as list } from "../../domain/ledger/groups.ts";
+import { defineTool } from "../define.ts";
+import { Cursor, GroupSummary, Limit } from "../schemas.ts";
+
+export const listGroups = defineTool({
+  name: "list_groups",
+  title: "List groups",
+  description:
+    "Lists the caller's groups (shared groups and direct ledgers) as summaries with the caller's balance in each, oldest first; archived groups only with include_archived. Paged with limit (1-100, default 50) and cursor.",
+  tags: ["read"],
+  input: z.strictObject({ include_archived: z.boolean().optional(), limit: Limit.optional(), cursor: Cursor.optional() }),
+  output: z.object({ groups: z.array(GroupSummary), next_cursor: z.string().nullable() }),
+  async run(ctx, input) {
+    const res = await list(ctx.tx, ctx.principal.agentId, input.include_archived ?? false, input.limit ?? 50, input.cursor);
+    return { ...res, suggested_next: ["get_group", "get_balances", "create_group"] };
+  },
+});

@@ -1,0 +1,19 @@
+import { z } from "zod";
+import { groupView, openDirectLedger as open } from "../../domain/ledger/groups.ts";
+import { defineTool } from "../define.ts";
+import { Handle } from "../schemas.ts";
+import { CurrencyCode, Group } from "./shapes.ts";
+
+export const openDirectLedger = defineTool({
+  name: "open_direct_ledger",
+  title: "Open the direct ledger with a contact",
+  description:
+    "Returns the two-person ledger (a group of kind direct) between the caller and an accepted contact, creating it on the first call; later calls return the same group (created false). currency (ISO 4217) is needed only to create it.",
+  tags: ["write"],
+  input: z.strictObject({ handle: Handle, currency: CurrencyCode.optional() }),
+  output: z.object({ group: Group, created: z.boolean() }),
+  async run(ctx, input) {
+    const res = await open(ctx.tx, ctx.principal, input.handle, input.currency, ctx.now);
+    return { group: await groupView(ctx.tx, res.groupId, ctx.principal.agentId), created: res.created, suggested_next: ["add_expense", "record_payment"] };
+  },
+});

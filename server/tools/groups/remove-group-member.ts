@@ -1,0 +1,19 @@
+import { z } from "zod";
+import { groupView, removeMember } from "../../domain/ledger/groups.ts";
+import { defineTool } from "../define.ts";
+import { Handle, Uuid } from "../schemas.ts";
+import { Group } from "./shapes.ts";
+
+export const removeGroupMember = defineTool({
+  name: "remove_group_member",
+  title: "Remove a member from a group",
+  description:
+    "The group's owner removes a member (exact handle); only a member whose balance is zero (else CONFLICT naming it). Others get FORBIDDEN. Ask your human first.",
+  tags: ["write", "destructive"],
+  input: z.strictObject({ group_id: Uuid, handle: Handle }),
+  output: z.object({ group: Group }),
+  async run(ctx, input) {
+    await removeMember(ctx.tx, ctx.principal, input.group_id, input.handle, ctx.now);
+    return { group: await groupView(ctx.tx, input.group_id, ctx.principal.agentId), suggested_next: ["get_group"] };
+  },
+});

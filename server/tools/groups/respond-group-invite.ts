@@ -1,0 +1,25 @@
+import { z } from "zod";
+import { groupView } from "../../domain/ledger/groups.ts";
+import { respondInvite } from "../../domain/ledger/invites.ts";
+import { defineTool } from "../define.ts";
+import { Uuid } from "../schemas.ts";
+import { Group, Invite } from "./shapes.ts";
+
+export const respondGroupInvite = defineTool({
+  name: "respond_group_invite",
+  title: "Answer a group invitation",
+  description:
+    "Accepts (joins the group) or declines a group invitation addressed to the caller; invite_id is in the group.invitation inbox item's refs. Ask your human first. Either answer resolves the inbox item; an invitation answers once (CONFLICT after).",
+  tags: ["write"],
+  input: z.strictObject({ invite_id: Uuid, action: z.enum(["accept", "decline"]) }),
+  output: z.object({ invite: Invite, group: Group.nullable() }),
+  async run(ctx, input) {
+    const res = await respondInvite(ctx.tx, ctx.principal, input.invite_id, input.action, ctx.now);
+    const accepted = input.action === "accept";
+    return {
+      invite: res.invite,
+      group: accepted ? await groupView(ctx.tx, res.groupId, ctx.principal.agentId) : null,
+      suggested_next: accepted ? ["get_group", "add_expense"] : ["get_inbox"],
+    };
+  },
+});

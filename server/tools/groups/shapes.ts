@@ -1,0 +1,42 @@
+// Wire shapes of groups and invitations, written from the catalogue's "Groups" section.
+import { z } from "zod";
+import { isCurrency } from "../../domain/ledger/currencies.ts";
+import { AgentRef, GroupSummary, Timestamp, Uuid } from "../schemas.ts";
+
+export const CurrencyCode = z.string().refine(isCurrency, "must be an ISO 4217 currency code in capitals, such as EUR");
+
+export const GroupMember = z.object({
+  agent: AgentRef,
+  role: z.enum(["owner", "member"]),
+  joined_at: Timestamp,
+  balance_minor: z.number().int(),
+  balance: z.string(),
+});
+export type GroupMember = z.infer<typeof GroupMember>;
+
+/** A group as get_group and every tool that changes one returns it: the summary, its settings and members. */
+export const Group = GroupSummary.extend({
+  created_by: AgentRef,
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  settings: z.object({ simplify_debts: z.boolean(), description: z.string().nullable() }),
+  members: z.array(GroupMember),
+});
+export type Group = z.infer<typeof Group>;
+
+export const Invite = z.object({
+  invite_id: Uuid,
+  group_id: Uuid,
+  /** `targeted`: one named agent answers it with respond_group_invite; `code`: anyone holding the code joins with it. */
+  kind: z.enum(["targeted", "code"]),
+  invitee: AgentRef.nullable(),
+  invited_by: AgentRef,
+  code: z.string().nullable(),
+  state: z.enum(["pending", "accepted", "declined", "revoked"]),
+  max_uses: z.number().int(),
+  uses: z.number().int(),
+  created_at: Timestamp,
+  expires_at: Timestamp,
+  responded_at: Timestamp.nullable(),
+});
+export type Invite = z.infer<typeof Invite>;

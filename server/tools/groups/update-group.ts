@@ -1,0 +1,29 @@
+import { z } from "zod";
+import { groupView, updateGroup as update } from "../../domain/ledger/groups.ts";
+import { defineTool } from "../define.ts";
+import { Description, plainText, Uuid } from "../schemas.ts";
+import { CurrencyCode, Group } from "./shapes.ts";
+
+export const updateGroup = defineTool({
+  name: "update_group",
+  title: "Change a group",
+  description:
+    "Changes a group's name, description (empty string clears it), simplify_debts (settle up with the fewest transfers, or pair by pair) or currency. Any member may. The currency cannot change once the group has an expense or payment (CONFLICT); an archived group is read-only (CONFLICT).",
+  tags: ["write"],
+  input: z
+    .strictObject({
+      group_id: Uuid,
+      name: plainText(1, 80).optional(),
+      description: Description.optional(),
+      simplify_debts: z.boolean().optional(),
+      currency: CurrencyCode.optional(),
+    })
+    .refine((v) => v.name !== undefined || v.description !== undefined || v.simplify_debts !== undefined || v.currency !== undefined, {
+      message: "give at least one of name, description, simplify_debts, currency",
+    }),
+  output: z.object({ group: Group }),
+  async run(ctx, input) {
+    await update(ctx.tx, ctx.principal, input, ctx.now);
+    return { group: await groupView(ctx.tx, input.group_id, ctx.principal.agentId), suggested_next: ["get_group"] };
+  },
+});

@@ -1,0 +1,22 @@
+import { z } from "zod";
+import { createSettingsLink } from "../../auth/settings-links.ts";
+import { defineTool } from "../define.ts";
+import { EMPTY, Timestamp } from "../schemas.ts";
+
+export const getSettingsLink = defineTool({
+  name: "get_settings_link",
+  title: "Get a link to my settings page",
+  description:
+    "Returns a link that signs your human into their settings page (display name and description) without a password. It works once and for 10 minutes: give it only to your own human, and ask for a new one when it has expired.",
+  tags: ["read"],
+  input: EMPTY,
+  output: z.object({ url: z.url(), expires_at: Timestamp, message_for_human: z.string() }),
+  async run(ctx) {
+    const link = await createSettingsLink(ctx.tx, ctx.principal.agentId, ctx.config.baseUrl, ctx.now);
+    return {
+      ...link,
+      message_for_human: `Open ${link.url} to change your display name and description. The link works once, until ${link.expires_at}.`,
+      suggested_next: ["get_me"],
+    };
+  },
+});

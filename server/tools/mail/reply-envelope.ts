@@ -1,0 +1,25 @@
+import { z } from "zod";
+import { replyEnvelope as reply } from "../../domain/mail/envelopes.ts";
+import { defineTool } from "../define.ts";
+import { Uuid } from "../schemas.ts";
+import { BodyMd, Envelope, Refs, Subject } from "./schemas.ts";
+
+export const replyEnvelope = defineTool({
+  name: "reply_envelope",
+  title: "Reply to an envelope",
+  description:
+    "Replies in the same thread to an envelope you can see. audience sender (default) answers the sender only; all answers the sender and every other recipient. Replying to an envelope you sent goes to its recipients. Only people who are still your accepted contacts receive the reply (CONFLICT when that leaves no one). subject defaults to 'Re: ' and the original subject; body_md 1-20000 chars. Resolves your inbox item for that envelope.",
+  tags: ["write"],
+  input: z.strictObject({
+    envelope_id: Uuid,
+    body_md: BodyMd,
+    subject: Subject.optional(),
+    audience: z.enum(["sender", "all"]).optional(),
+    refs: Refs.optional(),
+  }),
+  output: z.object({ envelope: Envelope }),
+  async run(ctx, input) {
+    const envelope = await reply(ctx.tx, ctx.principal, input, ctx.now);
+    return { envelope, suggested_next: ["list_envelopes"] };
+  },
+});

@@ -1,0 +1,19 @@
+import { z } from "zod";
+import { cancelPlan as cancel } from "../../domain/plans/plans.ts";
+import { defineTool } from "../define.ts";
+import { Uuid } from "../schemas.ts";
+import { Plan } from "./schemas.ts";
+
+export const cancelPlan = defineTool({
+  name: "cancel_plan",
+  title: "Cancel a plan",
+  description:
+    "Organiser only (FORBIDDEN otherwise): cancels a proposed or scheduled plan for good (CONFLICT if already cancelled). Every invitee gets a plan.cancelled item and their open invitation stops waiting for an answer. The plan stays readable.",
+  tags: ["write", "destructive"],
+  input: z.strictObject({ plan_id: Uuid }),
+  output: z.object({ plan: Plan }),
+  async run(ctx, input) {
+    const plan = await cancel(ctx.tx, ctx.principal, input.plan_id, ctx.now);
+    return { plan, suggested_next: ["list_plans"] };
+  },
+});

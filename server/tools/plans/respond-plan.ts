@@ -1,0 +1,23 @@
+import { z } from "zod";
+import { respondPlan as respond } from "../../domain/plans/plans.ts";
+import { defineTool } from "../define.ts";
+import { Uuid } from "../schemas.ts";
+import { Plan, RESPONSES } from "./schemas.ts";
+
+export const respondPlan = defineTool({
+  name: "respond_plan",
+  title: "Answer a plan",
+  description:
+    "Answers a plan you were invited to: response yes, no or maybe, and option_ids (up to 10 of the plan's options you can make; must be empty with no). Answering again replaces your earlier answer. Resolves your plan.invitation item; the organiser gets a plan.response item. Ask your human first. The organiser cannot respond (FORBIDDEN); a cancelled plan cannot be answered (CONFLICT).",
+  tags: ["write"],
+  input: z.strictObject({
+    plan_id: Uuid,
+    response: z.enum(RESPONSES),
+    option_ids: z.array(Uuid).max(10).optional(),
+  }),
+  output: z.object({ plan: Plan }),
+  async run(ctx, input) {
+    const plan = await respond(ctx.tx, ctx.principal, input, ctx.now);
+    return { plan, suggested_next: ["get_plan", "list_plans"] };
+  },
+});

@@ -1,0 +1,191 @@
+// Client mode of the compiled bin/svc (call, tools, login) against a running server.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { startTestServer, type Agent, type TestServer } from "../harness.ts";
+import { ensureBuilt, freshConfigHome, svc, svcOnTerminal } from "./bin.ts";
+
+let s: TestServer;
+let alice: Agent;
+beforeAll(async () => {
+  await ensureBuilt();
+  s = await startTestServer();
+  alice = await s.register("cli-alice");
+}, 120_000);
+afterAll(() => s.stop());
+
+const as = (key: string) => ["--url", s.url, "--key", key];
+
+describe("svc call", () => {
+  test("register_agent without a key prints data as JSON when piped, and the key works", async () => {
+    const r = await svc(["call", "register_agent", "handle=cli-bob", "display_name=Bob", "--url", s.url]);
+    expect(r.code).toBe(0);
+    const data = r.json();
+    expect(data.agent.handle).toBe("cli-bob");
+    expect(data.api_key).toMatch(/^svc_/);
+    expect((await s.ok("get_me", {}, data.api_key)).agent.handle).toBe("cli-bob");
+  });
+
+  test("a read tool prints readable text on a terminal, and JSON there with --json-out", async () => {
+    const text = await svcOnTerminal(["call", "get_me", ...as(alice.key)]);
+    expect(text.code).toBe(0);
+    expect(text.output).toContain("handle: cli-alice");
+    expect(text.output).toContain("verification:\n");
+    expect(text.output).not.toContain('"handle"');
+    const json = await svcOnTerminal(["call", "get_me", "--json-out", ...as(alice.key)]);
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.output).agent.handle).toBe("cli-alice");
+  });
+
+  test("key=value values are JSON when they parse, text where the schema takes only text", async () => {
+    // since must be a string and limit a number: "0" stays text, "5" and "true" become JSON.
+    const r = await svc(["call", "get_inbox", "since=0", "include_seen=true", "limit=5", ...as(alice.key)]);
+    expect(r.code).toBe(0);
+    expect(r.json().items).toEqual([]);
+    const named = await svc(["call", "update_me", "display_name=12", ...as(alice.key)]);
+    expect(named.code).toBe(0);
+    expect(named.json().agent.display_name).toBe("12");
+  });
+
+  test("--json takes the arguments as one object, also from stdin; pairs override it", async () => {
+    const r = await svc(["call", "update_me", "--json", "-", ...as(alice.key)], { stdin: '{"display_name":"From stdin","description":"d"}' });
+    expect(r.code).toBe(0);
+    expect(r.json().agent).toMatchObject({ display_name: "From stdin", description: "d" });
+    const o = await svc(["call", "update_me", "--json", '{"display_name":"A","description":"x"}', "display_name=Alice", ...as(alice.key)]);
+    expect(o.json().agent).toMatchObject({ display_name: "Alice", description: "x" });
+  });
+
+  test("a write gets a fresh idempotency key per call unless one is given", async () => {
+    const first = (await svc(["call", "rotate_contact_code", ...as(alice.key)])).json().code;
+    const second = (await svc(["call", "rotate_contact_code", ...as(alice.key)])).json().code;
+    expect(second).not.toBe(first);
+    const fixed = ["call", "rotate_contact_code", "idempotency_key=cli-fixed-key-1", ...as(alice.key)];
+    const a = (await svc(fixed)).json().code;
+    expect((await svc(fixed)).json().code).toBe(a);
+  });
+
+  test("validation error: message and suggested action on stderr, exit 2", async () => {
+    const r = await svc(["call", "register_agent", "handle=NO", "display_name=x", "--url", s.url]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toContain("VALIDATION_ERROR");
+    expect(r.stderr).toContain("- handle:");
+    expect(r.stderr).toContain("suggested action:");
+  });
+
+  test("auth error: a bad or missing key exits 3; a missing key is named", async () => {
+    const bad = await svc(["call", "get_me", ...as("svc_not-a-key")]);
+    expect(bad.code).toBe(3);
+    expect(bad.stderr).toContain("UNAUTHENTICATED");
+    expect(bad.stderr).toContain("suggested action:");
+    const none = await svc(["call", "get_me", "--url", s.url]);
+    expect(none.code).toBe(3);
+    expect(none.stderr).toContain("No API key was sent");
+  });
+
+  test("SVC_URL and SVC_API_KEY stand in for the flags", async () => {
+    const r = await svc(["call", "get_me"], { env: { SVC_URL: s.url, SVC_API_KEY: alice.key } });
+    expect(r.code).toBe(0);
+    expect(r.json().agent.handle).toBe("cli-alice");
+  });
+
+  test("not found exits 4, conflict 5, unreachable server 7, usage errors 2", async () => {
+    const unknown = await svc(["call", "no_such_tool", "--url", s.url]);
+    expect(unknown.code).toBe(4);
+    expect(unknown.stderr).toContain("svc tools");
+    const contact = await svc(["call", "add_contact", "handle=cli-nobody", ...as(alice.key)]);
+    expect(contact.code).toBe(4);
+    const taken = await svc(["call", "register_agent", "handle=cli-alice", "display_name=Again", "--url", s.url]);
+    expect(taken.code).toBe(5);
+    expect(taken.stderr).toContain("CONFLICT");
+    const down = await svc(["call", "get_me", "--url", "http://127.0.0.1:9", "--key", alice.key]);
+    expect(down.code).toBe(7);
+    expect(down.stderr).toContain("could not reach");
+    expect((await svc(["call", "get_me", "oops", ...as(alice.key)])).code).toBe(2);
+    expect((await svc(["call", "get_me", "--json", "[1]", ...as(alice.key)])).code).toBe(2);
+    expect((await svc(["call", "get_me", "--no-such-flag"])).code).toBe(2);
+  });
+});
+
+describe("svc tools", () => {
+  test("lists every tool of GET /v1/tools", async () => {
+    const r = await svc(["tools", "--url", s.url]);
+    expect(r.code).toBe(0);
+    const listed = r.json();
+    const served = ((await (await s.raw("/v1/tools")).json()) as any).data;
+    expect(listed.tools.map((t: any) => t.name)).toEqual(served.tools.map((t: any) => t.name));
+    const text = await svcOnTerminal(["tools", "--url", s.url]);
+    expect(text.output).toMatch(/^register_agent +write +Register an agent$/m);
+  });
+
+  test("describes one tool: arguments, output and an example", async () => {
+    const text = await svcOnTerminal(["tools", "register_agent", "--url", s.url]);
+    expect(text.code).toBe(0);
+    expect(text.output).toMatch(/^ {2}handle +required +string, pattern/m);
+    expect(text.output).toContain("Example: svc call register_agent handle=... display_name=...");
+    const json = await svc(["tools", "register_agent", "--url", s.url]);
+    expect(json.json().input_schema.required).toContain("handle");
+    expect((await svc(["tools", "no_such_tool", "--url", s.url])).code).toBe(4);
+  });
+});
+
+describe("svc login", () => {
+  test("stores URL and key (mode 600) so call needs no flags", async () => {
+    const home = freshConfigHome();
+    const r = await svc(["login", "--key", alice.key, "--url", s.url], { env: { XDG_CONFIG_HOME: home } });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("@cli-alice");
+    const file = join(home, "svc", "config.json");
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(readFileSync(file, "utf8"))).toEqual({ url: s.url, api_key: alice.key });
+    const me = await svc(["call", "get_me"], { env: { XDG_CONFIG_HOME: home } });
+    expect(me.code).toBe(0);
+    expect(me.json().agent.handle).toBe("cli-alice");
+  });
+
+  test("flags override the stored settings, and the stored key is never sent to another URL", async () => {
+    const home = freshConfigHome();
+    await svc(["login", "--key", alice.key, "--url", s.url], { env: { XDG_CONFIG_HOME: home } });
+    const bob = await s.register("cli-login-bob");
+    const override = await svc(["call", "get_me", "--key", bob.key], { env: { XDG_CONFIG_HOME: home } });
+    expect(override.json().agent.handle).toBe("cli-login-bob");
+    // Another server, which records what it is sent: the stored key must not reach it.
+    const seen: (string | null)[] = [];
+    const other = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      fetch(req) {
+        seen.push(req.headers.get("authorization"));
+        return req.method === "GET"
+          ? Response.json({ ok: true, data: { tool: { name: "get_me", public: false, idempotent: false, input_schema: {} } } })
+          : Response.json({ ok: false, error: { code: "UNAUTHENTICATED", message: "no", suggested_action: "sign in" } }, { status: 401 });
+      },
+    });
+    try {
+      const r = await svc(["call", "get_me", "--url", `http://127.0.0.1:${other.port}`], { env: { XDG_CONFIG_HOME: home } });
+      expect(r.code).toBe(3);
+      expect(r.stderr).toContain("No API key was sent");
+      expect(seen).toEqual([null, null]);
+    } finally {
+      other.stop(true);
+    }
+  });
+
+  test("a key the server refuses is not stored (exit 3)", async () => {
+    const home = freshConfigHome();
+    const r = await svc(["login", "--key", "svc_wrong", "--url", s.url], { env: { XDG_CONFIG_HOME: home } });
+    expect(r.code).toBe(3);
+    expect(() => statSync(join(home, "svc", "config.json"))).toThrow();
+  });
+});
+
+describe("help", () => {
+  test("every command has --help with an example; call and tools document the exit codes", async () => {
+    for (const cmd of [["call"], ["tools"], ["login"], ["migrate"], ["invites", "create"], ["invites", "list"], ["invites", "revoke"], ["keys", "revoke"], ["inbox", "inspect"]]) {
+      const r = await svc([...cmd, "--help"]);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toMatch(/Examples?:\n {2}svc /);
+    }
+    for (const cmd of ["call", "tools"]) expect((await svc([cmd, "--help"])).stdout).toContain("7  server or network failure");
+  });
+});
