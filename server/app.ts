@@ -1,6 +1,7 @@
 // The HTTP application: one explicit route list; every tool call goes through invoke().
 import { AppError } from "./errors.ts";
 import { json } from "./adapters/http.ts";
+import { handleMcp } from "./adapters/mcp.ts";
 import { openApiDocument } from "./adapters/openapi.ts";
 import { callTool, failure, resultResponse } from "./adapters/rest.ts";
 import { authorizationServer, protectedResource } from "./adapters/well-known.ts";
@@ -8,13 +9,14 @@ import { bearerToken } from "./auth/authenticate.ts";
 import { catalogue, describeTool, findTool } from "./tools/catalogue.ts";
 import { invoke, type Services } from "./tools/invoke.ts";
 import type { Ops } from "./observability/ops.ts";
+import { handleWeb, isWebPath } from "./web/routes.ts";
 
 export type Handler = (req: Request, clientAddress: string) => Promise<Response>;
 
 export function createApp(svc: Services, ops?: Ops): Handler {
   let openapi: string | undefined;
 
-  return async (req, clientAddress) => {
+  const route: Handler = async (req, clientAddress) => {
     const requestId = crypto.randomUUID();
     const base = svc.config.baseUrl;
     const url = new URL(req.url);
@@ -22,10 +24,16 @@ export function createApp(svc: Services, ops?: Ops): Handler {
     const r = { req, requestId, clientAddress };
     const method = req.method;
     try {
-      if (path.startsWith("/v1/tools/") && method === "POST") return await callTool(svc, decodeURIComponent(path.slice(10)), r);
+      // MCP (server/adapters/mcp.ts): every tool at /mcp, the documentation server at /mcp/docs.
+      if (path === "/mcp" || path.startsWith("/mcp/")) return await handleMcp(svc, path, r);
+      if (path.startsWith("/v1/tools/") && method === "POST") return await callTool(svc, toolName(path, 10), r);
       if (path === "/v1/agents" && method === "POST") return await callTool(svc, "register_agent", r);
+      // Humans on the web and the OAuth authorization server (server/web/routes.ts), and the join aliases.
+      if (path === "/v1/join-network" && method === "POST") return await callTool(svc, "join_network", r);
+      if (path === "/v1/join-network/finish" && method === "POST") return await callTool(svc, "finish_join", r);
+      if (isWebPath(path)) return await handleWeb(svc, req, path, clientAddress);
       if (path.startsWith("/v1/sandbox/tools/") && method === "POST") {
-        return await callTool(svc, decodeURIComponent(path.slice(18)), r, { sandbox: true });
+        return await callTool(svc, toolName(path, 18), r, { sandbox: true });
       }
       if (method === "GET" || method === "HEAD") {
         if (path === "/v1/tools") {
@@ -39,7 +47,7 @@ export function createApp(svc: Services, ops?: Ops): Handler {
           });
         }
         if (path.startsWith("/v1/tools/")) {
-          const tool = findTool(decodeURIComponent(path.slice(10)));
+          const tool = findTool(toolName(path, 10));
           if (!tool) throw new AppError("NOT_FOUND", "There is no tool by that name.", undefined, undefined, "GET /v1/tools lists every tool.");
           return json({ ok: true, data: { tool: describeTool(tool), suggested_next: [tool.name] }, request_id: requestId }, 200, requestId);
         }
@@ -65,6 +73,30 @@ export function createApp(svc: Services, ops?: Ops): Handler {
       return failure(svc, error, requestId);
     }
   };
+  return async (req, clientAddress) => withSecurityHeaders(await route(req, clientAddress));
+}
+
+/** The tool name at the end of a path; a malformed percent-escape (%ZZ) names no tool rather than failing. */
+function toolName(path: string, from: number): string {
+  try {
+    return decodeURIComponent(path.slice(from));
+  } catch {
+    return path.slice(from);
+  }
+}
+
+/**
+ * On every answer, whatever wrote it (the MCP SDK, web pages, OAuth endpoints): no MIME sniffing, and no caching
+ * unless the route chose a policy (a 304 keeps the cached answer's own).
+ */
+function withSecurityHeaders(res: Response): Response {
+  const missing: Record<string, string> = {};
+  if (!res.headers.has("X-Content-Type-Options")) missing["X-Content-Type-Options"] = "nosniff";
+  if (!res.headers.has("Cache-Control") && res.status !== 304) missing["Cache-Control"] = "no-store";
+  if (!Object.keys(missing).length) return res;
+  const headers = new Headers(res.headers);
+  for (const [k, v] of Object.entries(missing)) headers.set(k, v);
+  return new Response(res.body, { status: res.status, statusText: res.statusText, headers });
 }
 
 /** GET /v1: get_me through the same pipeline, plus where to go next. */

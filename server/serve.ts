@@ -77,12 +77,15 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
       stopping ??= (async () => {
         ops.draining = true;
         const limit = config.shutdownTimeoutMs ?? SHUTDOWN_TIMEOUT_MS;
-        const drained = await Promise.race([server.stop().then(() => true), Bun.sleep(limit).then(() => false)]);
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const drained = await Promise.race([server.stop().then(() => true), new Promise<false>((r) => (timer = setTimeout(() => r(false), limit)))]);
+        clearTimeout(timer);
         if (!drained) {
           log.warn("requests still running at the shutdown limit; closing their connections", { limit_ms: limit });
           await server.stop(true);
         }
-        await jobs.stop();
+        // A failure here must not keep the database open; the instance row then goes stale on its own.
+        await jobs.stop().catch((err) => log.warn("stopping jobs failed", { error: err instanceof Error ? err.message : String(err) }));
         await db.close();
         log.info("stopped");
       })();

@@ -30,7 +30,10 @@ export async function inspectDatabaseFile(path: string) {
     });
     const verdict = check.rows.map((r) => String(r[0])).join("; ");
     if (verdict !== "ok") throw new CliError(EXIT.failure, `${path} failed the integrity check: ${verdict.slice(0, 500)}`);
-    return await migrationStatus(db.client);
+    const status = await migrationStatus(db.client);
+    // Folds anything in the WAL into the file itself, so the file alone is the whole database.
+    await db.client.execute("PRAGMA wal_checkpoint(TRUNCATE)");
+    return status;
   } finally {
     await db.close();
   }
@@ -59,7 +62,7 @@ async function backup(o: { db: string; to: string }): Promise<void> {
     const newest = status.applied[status.applied.length - 1];
     process.stdout.write(`Backed up ${source} to ${target} (${statSync(target).size} bytes; migrations up to ${newest?.name ?? "none"}; integrity ok).\n`);
   } finally {
-    rmSync(partial, { force: true });
+    for (const f of [partial, `${partial}-wal`, `${partial}-shm`]) rmSync(f, { force: true });
   }
 }
 

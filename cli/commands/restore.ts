@@ -38,6 +38,8 @@ async function restore(o: { db: string; from: string; force?: boolean }): Promis
   // Checks run on a copy beside the target: the backup is never touched, and the final rename stays on one file system.
   const staged = resolve(dirname(target), `.svc-restore-${stamp}.db`);
   copyFileSync(source, staged);
+  // A backup that was opened since may hold its last writes in its WAL.
+  if (existsSync(`${source}-wal`)) copyFileSync(`${source}-wal`, `${staged}-wal`);
   try {
     const status = await inspectDatabaseFile(staged);
     const refused = refusal(status);

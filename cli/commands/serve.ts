@@ -25,6 +25,14 @@ const int = (v: string) => {
   return n;
 };
 
+/** The three --oidc-* flags go together; the provider's callback is {base_url}/account/oidc/callback. */
+function oidcConfig(o: { oidcIssuer?: string; oidcClientId?: string; oidcClientSecret?: string }): ServerConfig["oidc"] {
+  const given = [o.oidcIssuer, o.oidcClientId, o.oidcClientSecret].filter(Boolean).length;
+  if (given === 0) return undefined;
+  if (given < 3) throw new InvalidArgumentError("--oidc-issuer, --oidc-client-id and --oidc-client-secret must be given together");
+  return { issuer: o.oidcIssuer!, clientId: o.oidcClientId!, clientSecret: o.oidcClientSecret! };
+}
+
 export function serveCommand(): Command {
   return new Command("serve")
     .description("Run the svc server (REST, MCP and the web pages) on a database, applying pending migrations first")
@@ -43,6 +51,9 @@ export function serveCommand(): Command {
     .addOption(new Option("--metrics-token <token>", "serve Prometheus metrics at /metrics to this bearer token (off without it)").env("SVC_METRICS_TOKEN"))
     .addOption(new Option("--log-level <level>", "JSON log lines on stdout from this level up").env("SVC_LOG_LEVEL").choices(LOG_LEVELS).default("info"))
     .addOption(new Option("--shutdown-timeout <duration>", "on SIGTERM, wait this long for requests in flight").env("SVC_SHUTDOWN_TIMEOUT").default(10, "10s").argParser(seconds))
+    .addOption(new Option("--oidc-issuer <url>", "OpenID Connect provider humans may sign in with on the web pages (issuer URL)").env("SVC_OIDC_ISSUER"))
+    .addOption(new Option("--oidc-client-id <id>", "this server's client id at the OpenID Connect provider").env("SVC_OIDC_CLIENT_ID"))
+    .addOption(new Option("--oidc-client-secret <secret>", "this server's client secret at the OpenID Connect provider").env("SVC_OIDC_CLIENT_SECRET"))
     .addHelpText(
       "after",
       "\nExamples:\n  svc serve --port 8787 --db file:./data/svc.db --base-url https://svc.example.org\n" +
@@ -66,6 +77,7 @@ export function serveCommand(): Command {
         logLevel: o.logLevel,
         jobIntervalMs: JOB_INTERVAL_MS,
         shutdownTimeoutMs: o.shutdownTimeout * 1000,
+        oidc: oidcConfig(o),
       };
       const server = await startServer(config);
       server.ops.log.info(`svc listening on ${server.url}`, {

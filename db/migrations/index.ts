@@ -5,6 +5,7 @@ import mailPlans from "./0003_mail_plans.sql" with { type: "text" };
 import expensesExtra from "./0004_expenses_extra.sql" with { type: "text" };
 import ops from "./0005_ops.sql" with { type: "text" };
 import auth from "./0006_auth.sql" with { type: "text" };
+import ledgerPairs from "./0007_ledger_pairs.sql" with { type: "text" };
 
 export const MIGRATIONS: readonly { id: number; name: string; sql: string }[] = [
   { id: 1, name: "0001_core", sql: core },
@@ -13,4 +14,5 @@ export const MIGRATIONS: readonly { id: number; name: string; sql: string }[] = 
   { id: 4, name: "0004_expenses_extra", sql: expensesExtra },
   { id: 5, name: "0005_ops", sql: ops },
   { id: 6, name: "0006_auth", sql: auth },
+  { id: 7, name: "0007_ledger_pairs", sql: ledgerPairs },
 ];

@@ -108,6 +108,23 @@ export const expenseResponses = sqliteTable(
   (t) => [primaryKey({ columns: [t.expenseId, t.agentId] })],
 );
 
+// Mirrors db/migrations/0007_ledger_pairs.sql.
+export const ledgerPairs = sqliteTable(
+  "ledger_pairs",
+  {
+    groupId: text("group_id").notNull(),
+    lowId: text("low_id").notNull(),
+    highId: text("high_id").notNull(),
+    lowOwesMinor: integer("low_owes_minor").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.groupId, t.lowId, t.highId] })],
+);
+
+export const ledgerPairsBuilt = sqliteTable("ledger_pairs_built", {
+  groupId: text("group_id").primaryKey(),
+  builtAt: text("built_at").notNull(),
+});
+
 export const payments = sqliteTable("payments", {
   paymentId: text("payment_id").primaryKey(),
   groupId: text("group_id").notNull(),

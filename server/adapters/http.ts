@@ -26,12 +26,35 @@ export function errorResponse(error: AppError, requestId: string, extra: Record<
 
 const bodyError = (message: string) => new AppError("VALIDATION_ERROR", `Invalid request body: ${message}`, { issues: [{ path: "body", message }] });
 
+/**
+ * The body as text, read only up to the limit: a chunked body (no Content-Length) stops being read past it,
+ * instead of being buffered whole or failing the read itself (Bun's own limit), which would not be the envelope.
+ */
+async function readLimitedText(req: Request): Promise<string> {
+  if (!req.body) return "";
+  const reader = req.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    for (let r = await reader.read(); !r.done; r = await reader.read()) {
+      size += r.value.byteLength;
+      if (size > MAX_BODY_BYTES) {
+        await reader.cancel().catch(() => undefined);
+        throw bodyError(`larger than ${MAX_BODY_BYTES} bytes`);
+      }
+      chunks.push(r.value);
+    }
+  } catch (err) {
+    throw err instanceof AppError ? err : bodyError("could not be read");
+  }
+  return new TextDecoder().decode(Buffer.concat(chunks));
+}
+
 /** The JSON object of a request; an absent body is `{}`. Anything else is a VALIDATION_ERROR, never a crash. */
 export async function readJsonBody(req: Request): Promise<unknown> {
   const length = Number(req.headers.get("content-length") ?? "0");
   if (length > MAX_BODY_BYTES) throw bodyError(`larger than ${MAX_BODY_BYTES} bytes`);
-  const text = await req.text();
-  if (Buffer.byteLength(text) > MAX_BODY_BYTES) throw bodyError(`larger than ${MAX_BODY_BYTES} bytes`);
+  const text = await readLimitedText(req);
   if (text.trim() === "") return {};
   const type = (req.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
   if (type !== "application/json" && !type.endsWith("+json")) throw bodyError("Content-Type must be application/json");

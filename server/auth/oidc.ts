@@ -15,6 +15,7 @@ interface Discovery {
   authorization_endpoint: string;
   token_endpoint: string;
   jwks_uri: string;
+  userinfo_endpoint?: string;
 }
 
 /** What the browser session keeps between leaving for the provider and coming back. */
@@ -91,7 +92,7 @@ export async function finishOidc(cfg: OidcConfig, baseUrl: string, flow: OidcFlo
     signal: AbortSignal.timeout(10_000),
   });
   if (!res.ok) throw new Error(`The provider refused the code (${res.status})`);
-  const body = (await res.json()) as { id_token?: unknown };
+  const body = (await res.json()) as { id_token?: unknown; access_token?: unknown };
   if (typeof body.id_token !== "string") throw new Error("The provider sent no ID token");
   let keys = keySets.get(d.jwks_uri);
   if (!keys) {
@@ -100,10 +101,19 @@ export async function finishOidc(cfg: OidcConfig, baseUrl: string, flow: OidcFlo
   }
   const { payload } = await jwtVerify(body.id_token, keys, { issuer: cfg.issuer, audience: cfg.clientId, currentDate: now, requiredClaims: ["sub", "nonce"] });
   if (payload.nonce !== flow.nonce) throw new Error("The ID token's nonce differs from this sign-in's");
+  // Many providers put scope claims such as email only in the userinfo answer, not in the ID token.
+  let claims: Record<string, unknown> = payload;
+  if (payload.email === undefined && d.userinfo_endpoint && typeof body.access_token === "string") {
+    const info = await fetch(d.userinfo_endpoint, { headers: { Authorization: `Bearer ${body.access_token}` }, signal: AbortSignal.timeout(10_000) });
+    if (!info.ok) throw new Error(`The provider's userinfo answered ${info.status}`);
+    const answer = (await info.json()) as Record<string, unknown>;
+    if (answer.sub !== payload.sub) throw new Error("The userinfo subject differs from the ID token's");
+    claims = answer;
+  }
   return {
     issuer: cfg.issuer,
     subject: payload.sub!,
-    email: typeof payload.email === "string" ? payload.email.toLowerCase() : null,
-    emailVerified: payload.email_verified === true,
+    email: typeof claims.email === "string" ? claims.email.toLowerCase() : null,
+    emailVerified: claims.email_verified === true,
   };
 }

@@ -50,6 +50,10 @@ export function redirectUriProblem(uri: unknown): string | null {
     return "must be an absolute URI";
   }
   if (url.hash || uri.includes("#")) return "must not contain a fragment";
+  // Hosts are echoed into the consent page's Content-Security-Policy: only plain names and IP literals.
+  if ((url.protocol === "https:" || url.protocol === "http:") && !/^([a-z0-9-]+\.)*[a-z0-9-]+$|^\[[0-9a-f:.]+\]$/i.test(url.hostname)) {
+    return "must name a plain host";
+  }
   if (url.protocol === "https:") return null;
   if (url.protocol === "http:") return LOOPBACK_HOSTS.has(url.hostname) ? null : "http is allowed only on a loopback host";
   return FORBIDDEN_SCHEMES.has(url.protocol) ? `the ${url.protocol} scheme is not allowed` : null;
@@ -238,8 +242,8 @@ async function issueTokens(tx: Tx, g: Grant, issuer: string, now: Date) {
   };
 }
 
-/** Ends an OAuth session: the client row and every refresh token of its family; access tokens stop with the row. */
-export async function endOAuthSession(tx: Tx, clientId: string, now: Date): Promise<void> {
+/** Revokes a client (API key or OAuth session) and every refresh token of its family; access tokens stop with the row. */
+export async function revokeClientAndTokens(tx: Tx, clientId: string, now: Date): Promise<void> {
   await revokeClient(tx, clientId, now);
   await tx
     .update(oauthRefreshTokens)
@@ -275,7 +279,7 @@ async function exchangeCode(tx: Tx, form: URLSearchParams, client: OAuthClientRo
   if (!row || row.oauthClientId !== client.clientId) throw invalidGrant("The authorization code is invalid.");
   if (row.usedAt) {
     // A code presented twice may have been stolen: the session it produced ends (RFC 6749 §4.1.2).
-    if (row.clientId) await endOAuthSession(tx, row.clientId, now);
+    if (row.clientId) await revokeClientAndTokens(tx, row.clientId, now);
     throw invalidGrant("The authorization code was already used.");
   }
   if (row.expiresAt <= iso(now)) throw invalidGrant("The authorization code has expired.");
@@ -300,7 +304,7 @@ async function refresh(tx: Tx, form: URLSearchParams, client: OAuthClientRow, is
   if (row.rt.revokedAt || row.clientRevokedAt) throw invalidGrant("The refresh token was revoked.");
   if (row.rt.usedAt) {
     // A rotated token came back: one of two holders is not the client, so the whole family ends.
-    await endOAuthSession(tx, row.rt.clientId, now);
+    await revokeClientAndTokens(tx, row.rt.clientId, now);
     throw invalidGrant("The refresh token was already used; the session has been ended for safety.");
   }
   if (row.rt.expiresAt <= iso(now)) throw invalidGrant("The refresh token has expired.");
@@ -326,11 +330,11 @@ export async function revokeToken(tx: Tx, form: URLSearchParams, now: Date): Pro
   const clientId = requireParam(form, "client_id");
   if (looksLikeJwt(token)) {
     const claims = await verifyAccessToken(tx, token, now);
-    if (claims && claims.oauthClientId === clientId) await endOAuthSession(tx, claims.clientId, now);
+    if (claims && claims.oauthClientId === clientId) await revokeClientAndTokens(tx, claims.clientId, now);
     return;
   }
   const row = await tx.select().from(oauthRefreshTokens).where(eq(oauthRefreshTokens.tokenHash, sha256(token))).get();
-  if (row && row.oauthClientId === clientId) await endOAuthSession(tx, row.clientId, now);
+  if (row && row.oauthClientId === clientId) await revokeClientAndTokens(tx, row.clientId, now);
 }
 
 /** The principal of a valid access token whose session is still connected, or null. */

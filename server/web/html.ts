@@ -89,10 +89,10 @@ ${body}
 }
 
 /** A form that posts to this server with the session's CSRF token. */
-export function form(action: string, csrf: string, fields: Markup, button: string, opts: { secondary?: boolean; inline?: boolean } = {}): Markup {
+export function form(action: string, csrf: string, fields: Markup, button: string, opts: { secondary?: boolean; inline?: boolean; ariaLabel?: string } = {}): Markup {
   return html`<form method="post" action="${action}"${opts.inline ? new Markup(' class="inline"') : ""}>
 <input type="hidden" name="csrf" value="${csrf}">
-${fields}<button type="submit"${opts.secondary ? new Markup(' class="secondary"') : ""}>${button}</button>
+${fields}<button type="submit"${opts.secondary ? new Markup(' class="secondary"') : ""}${opts.ariaLabel ? html` aria-label="${opts.ariaLabel}"` : ""}>${button}</button>
 </form>`;
 }
 

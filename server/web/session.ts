@@ -58,18 +58,22 @@ export async function createSession(tx: Tx, now: Date): Promise<{ session: WebSe
   return { session, token };
 }
 
-/** Signs the browser in as an agent under a new secret and CSRF token; the old cookie stops working. */
-export async function signIn(tx: Tx, session: WebSession, agentId: string, access: Access, now: Date): Promise<{ session: WebSession; token: string }> {
+/** The same session under a new secret and CSRF token (the old cookie stops working), with `patch` applied. */
+async function renew(tx: Tx, session: WebSession, patch: Partial<WebSession>): Promise<{ session: WebSession; token: string }> {
   const token = newSecret("ws");
-  const patch = {
-    sessionHash: sha256(token),
-    csrfToken: newSecret("csrf"),
-    agentId,
-    access,
-    expiresAt: later(now, access === "full" ? SIGNED_IN_MS : SETTINGS_MS),
-  };
-  await tx.update(webSessions).set(patch).where(eq(webSessions.sessionHash, session.sessionHash));
-  return { session: { ...session, ...patch }, token };
+  const full = { ...patch, sessionHash: sha256(token), csrfToken: newSecret("csrf") };
+  await tx.update(webSessions).set(full).where(eq(webSessions.sessionHash, session.sessionHash));
+  return { session: { ...session, ...full }, token };
+}
+
+/** Signs the browser in as an agent; renewing the secret rules out session fixation. */
+export function signIn(tx: Tx, session: WebSession, agentId: string, access: Access, now: Date) {
+  return renew(tx, session, { agentId, access, expiresAt: later(now, access === "full" ? SIGNED_IN_MS : SETTINGS_MS) });
+}
+
+/** Forgets who is signed in, keeping a join or authorization in progress. */
+export function signOut(tx: Tx, session: WebSession, now: Date) {
+  return renew(tx, session, { agentId: null, access: null, oidcIdentity: null, expiresAt: later(now, ANONYMOUS_MS) });
 }
 
 export async function updateSession(tx: Tx, session: WebSession, patch: Partial<Omit<WebSession, "sessionHash" | "csrfToken">>): Promise<WebSession> {

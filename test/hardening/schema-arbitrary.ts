@@ -63,11 +63,14 @@ function validNumber(s: JsonSchema, integer: boolean): fc.Arbitrary<number> {
   return fc.oneof({ weight: 4, arbitrary: bounded }, { weight: 1, arbitrary: fc.constantFrom(integer ? Math.ceil(lo) : lo, integer ? Math.floor(hi) : hi) });
 }
 
-/** An arbitrary of values valid against `s` (as far as JSON Schema can say: zod refinements are checked by the caller). */
-export function validArbitrary(s: JsonSchema, hints: Hints = noHints, name = ""): fc.Arbitrary<unknown> {
+/**
+ * An arbitrary of values valid against `s` (as far as JSON Schema can say: zod refinements are checked by the
+ * caller). `omitWeight` is how much likelier an optional property is left out than sent (1: even odds).
+ */
+export function validArbitrary(s: JsonSchema, hints: Hints = noHints, name = "", omitWeight = 1): fc.Arbitrary<unknown> {
   const hinted = name ? hints(name, s) : undefined;
   if (hinted) return hinted;
-  if (s.anyOf || s.oneOf) return fc.oneof(...branches(s).map((b) => validArbitrary(b, hints, name)));
+  if (s.anyOf || s.oneOf) return fc.oneof(...branches(s).map((b) => validArbitrary(b, hints, name, omitWeight)));
   if (s.const !== undefined) return fc.constant(s.const);
   if (Array.isArray(s.enum)) return fc.constantFrom(...s.enum);
   switch (typeOf(s)) {
@@ -82,24 +85,30 @@ export function validArbitrary(s: JsonSchema, hints: Hints = noHints, name = "")
     case "null":
       return fc.constant(null);
     case "array": {
-      const item = validArbitrary(s.items ?? {}, hints, name.replace(/s$/, ""));
+      const item = validArbitrary(s.items ?? {}, hints, name.replace(/s$/, ""), omitWeight);
       const min = s.minItems ?? 0;
       return fc.array(item, { minLength: min, maxLength: Math.min(s.maxItems ?? 5, Math.max(min, 5)) });
     }
     case "object":
-      return validObject(s, hints);
+      return validObject(s, hints, omitWeight);
     default:
       return fc.jsonValue({ maxDepth: 2 });
   }
 }
 
-function validObject(s: JsonSchema, hints: Hints): fc.Arbitrary<Record<string, unknown>> {
+const OMIT = Symbol("omit");
+
+function validObject(s: JsonSchema, hints: Hints, omitWeight = 1): fc.Arbitrary<Record<string, unknown>> {
   const props: Record<string, JsonSchema> = s.properties ?? {};
+  const required = new Set<string>(s.required ?? []);
   const model: Record<string, fc.Arbitrary<unknown>> = {};
-  for (const [k, ps] of Object.entries(props)) model[k] = validArbitrary(ps, hints, k);
-  const fixed = fc.record(model, { requiredKeys: (s.required ?? []).filter((k: string) => k in props) });
+  for (const [k, ps] of Object.entries(props)) {
+    const value = validArbitrary(ps, hints, k, omitWeight);
+    model[k] = required.has(k) ? value : fc.oneof({ weight: omitWeight, arbitrary: fc.constant(OMIT) }, { weight: 1, arbitrary: value });
+  }
+  const fixed = fc.record(model).map((r) => Object.fromEntries(Object.entries(r).filter(([, v]) => v !== OMIT && v !== undefined)));
   const extra = s.additionalProperties;
-  if (!extra || typeof extra !== "object" || Object.keys(props).length) return fixed as fc.Arbitrary<Record<string, unknown>>;
+  if (!extra || typeof extra !== "object" || Object.keys(props).length) return fixed;
   // a record type such as refs: keys from propertyNames, values from additionalProperties
   const keys = s.propertyNames ? (validString({ type: "string", ...s.propertyNames }) as fc.Arbitrary<string>) : fc.string({ minLength: 1, maxLength: 12 });
   return fc.dictionary(keys, validArbitrary(extra, hints), { maxKeys: 3 }) as fc.Arbitrary<Record<string, unknown>>;

@@ -22,6 +22,10 @@ export interface Outcome {
 }
 
 export interface RawRequest {
+  /** POST /v1/sandbox/tools/{tool} instead: validate only. */
+  sandbox?: boolean;
+  /** A path of its own, sent as is (malformed escapes included). */
+  path?: string;
   body?: BodyInit;
   contentType?: string | null;
   headers?: Record<string, string>;
@@ -33,13 +37,15 @@ export const DEFAULT_TIMEOUT_MS = 10_000;
 
 /** POST /v1/tools/{tool} with whatever body and headers; the answer is judged, never thrown. */
 export async function restCall(url: string, tool: string, apiKey: string | null, raw: RawRequest, timeoutMs = DEFAULT_TIMEOUT_MS): Promise<Outcome> {
-  const headers: Record<string, string> = { ...(raw.headers ?? {}) };
+  const headers: Record<string, string> = {};
   if (raw.contentType !== null) headers["content-type"] = raw.contentType ?? "application/json";
   if (apiKey) headers.authorization = `Bearer ${apiKey}`;
+  Object.assign(headers, raw.headers);
   const out = (status: number, code: string, body: any, violation: string | null): Outcome => ({ transport: "rest", tool, status, code, body, violation });
+  const path = raw.path ?? `${raw.sandbox ? "/v1/sandbox/tools/" : "/v1/tools/"}${encodeURIComponent(tool)}`;
   let res: Response;
   try {
-    res = await fetch(`${url}/v1/tools/${encodeURIComponent(tool)}`, { method: "POST", headers, body: raw.body, signal: AbortSignal.timeout(timeoutMs) });
+    res = await fetch(`${url}${path}`, { method: "POST", headers, body: raw.body, signal: AbortSignal.timeout(timeoutMs) });
   } catch (err) {
     const timedOut = err instanceof Error && (err.name === "TimeoutError" || err.name === "AbortError");
     return out(0, timedOut ? "HANG" : "NO_ENVELOPE", null, timedOut ? `no answer within ${timeoutMs} ms` : `connection failed: ${String(err)}`);
@@ -52,7 +58,8 @@ export async function restCall(url: string, tool: string, apiKey: string | null,
     return out(res.status, "NO_ENVELOPE", text.slice(0, 200), `status ${res.status} without a JSON body: ${text.slice(0, 120)}`);
   }
   const code = res.status === 200 ? "OK" : String(body?.error?.code ?? "NO_ENVELOPE");
-  return out(res.status, code, body, judgeRest(tool, res, body, text));
+  // a sandbox answer is {valid, arguments}, not the tool's output
+  return out(res.status, code, body, judgeRest(raw.sandbox ? `sandbox:${tool}` : tool, res, body, text));
 }
 
 function judgeRest(tool: string, res: Response, body: any, text: string): string | null {
@@ -94,9 +101,12 @@ export class McpSession {
       result = await this.client.callTool({ name: tool, arguments: args as Record<string, unknown> }, undefined, { timeout: timeoutMs });
     } catch (err) {
       const message = String((err as Error)?.message ?? err);
-      if (/timed? ?out/i.test(message)) return out(0, "HANG", null, `no answer within ${timeoutMs} ms`);
-      // a JSON-RPC error instead of a tool result with the envelope
-      return out(0, "NO_ENVELOPE", message, `JSON-RPC error instead of a tool result: ${message.slice(0, 200)}`);
+      const rpcCode = (err as { code?: number })?.code;
+      if (rpcCode === -32001 || /timed? ?out/i.test(message)) return out(0, "HANG", null, `no answer within ${timeoutMs} ms`);
+      // arguments that are not an object never make a tools/call: JSON-RPC "invalid params" is the protocol's answer
+      const notAnObject = args === null || typeof args !== "object" || Array.isArray(args);
+      if (rpcCode === -32602 && notAnObject) return out(400, "INVALID_PARAMS", message, null);
+      return out(0, "NO_ENVELOPE", message, `JSON-RPC error ${rpcCode} instead of a tool result: ${message.slice(0, 200)}`);
     }
     const text = JSON.stringify(result);
     if (STACK_TRACE.test(text)) return out(0, "NO_ENVELOPE", result, "stack trace in the answer");

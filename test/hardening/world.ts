@@ -62,6 +62,11 @@ export function idFields(t: Tool): string[] {
     .map(([name]) => name);
 }
 
+const requiredFamilies = (t: Tool): string[] => {
+  const required: string[] = (inputJsonSchema(t) as JsonSchema).required ?? [];
+  return idFields(t).filter((f) => required.includes(f)).map(familyOf);
+};
+
 /** Identifier names found anywhere in a tool's output schema. */
 function outputIdNames(t: Tool): Set<string> {
   const names = new Set<string>();
@@ -104,10 +109,14 @@ export interface HintOptions {
   fixed?: Record<string, unknown>;
   /** Prefer the agreeing option of enums (accept, confirm, yes). */
   agree?: boolean;
+  /** Identifier fields of a family without known ids get random uuids (fuzzing) instead of being left out. */
+  randomIds?: boolean;
 }
 
 const AGREEING = ["accept", "confirm", "yes"];
-const key = fc.uuid().map((u) => `hz-${u}`);
+const timeRank = (name: string) => (/^(respond|expires?|due)/.test(name) ? 0 : /^(ends?|until)/.test(name) ? 2 : 1);
+// Unique per call: a key reused with other arguments is refused (IDEMPOTENCY_KEY_REUSED), as it should be.
+const key = fc.constant(null).map(() => `hz-${crypto.randomUUID()}`);
 
 /** Field values a realistic caller would send: real ids, a known handle, a real currency and amount. */
 export function worldHints(o: HintOptions): Hints {
@@ -116,12 +125,15 @@ export function worldHints(o: HintOptions): Hints {
     if (name === "idempotency_key") return key;
     if (isUuidSchema(s) || (s.type === "array" && isUuidSchema(s.items))) {
       const known = o.ids.get(familyOf(name));
+      if (!known?.length && !o.randomIds) return fc.constant(undefined);
       const one = known?.length ? fc.constantFrom(...known) : fc.uuid({ version: 4 });
       return s.type === "array" ? one.map((v) => [v]) : one;
     }
     if (o.target && isHandleSchema(s)) return fc.constant(o.target);
     if (o.target && s.type === "array" && isHandleSchema(s.items)) return fc.constant([o.target]);
     if (name === "currency") return fc.constant("EUR");
+    // times in a plausible order: answers due before things start, and things end after they start
+    if (s.format === "date-time") return fc.constant(new Date(Date.UTC(2030 + timeRank(name), 0, 1)).toISOString());
     if (name === "amount" && s.type === "string") return fc.constant("12.34");
     if (name === "amount_minor") return fc.constant(1234);
     if (o.agree && Array.isArray(s.enum)) {
@@ -132,15 +144,42 @@ export function worldHints(o: HintOptions): Hints {
   };
 }
 
+export interface ArgOptions {
+  /** Optional fields to send always. */
+  require?: string[];
+  /** How much likelier an optional field is left out than sent; default: sparse first, then even odds. */
+  omitWeight?: number;
+}
+
 /**
  * Arguments the tool's own zod schema accepts (refinements included), generated from its JSON Schema with
- * hints; `require` forces optional fields in. Undefined when no attempt passes.
+ * hints. Undefined when no attempt passes.
  */
-export function validArgs(t: Tool, hints: Hints, seed: number, require: string[] = [], attempts = 60): Record<string, unknown> | undefined {
+export function validArgs(t: Tool, hints: Hints, seed: number, o: ArgOptions = {}): Record<string, unknown> | undefined {
   const schema = inputJsonSchema(t) as JsonSchema;
-  const withRequired = { ...schema, required: [...new Set([...(schema.required ?? []), ...require])] };
-  const samples = fc.sample(validArbitrary(withRequired, hints), { numRuns: attempts, seed });
-  return samples.find((v) => t.input.safeParse(v).success) as Record<string, unknown> | undefined;
+  const withRequired = { ...schema, required: [...new Set([...(schema.required ?? []), ...(o.require ?? [])])] };
+  // Sparse arguments first (fewer optional fields, fewer ways to conflict), then fuller ones.
+  const weights = o.omitWeight === undefined ? [4, 1] : [o.omitWeight];
+  for (const w of weights) {
+    const found = fc.sample(validArbitrary(withRequired, hints, "", w), { numRuns: 60, seed }).find((v) => accepts(t, v));
+    if (found) return found as Record<string, unknown>;
+  }
+  return undefined;
+}
+
+/** Whether the tool's schema accepts the value; a refinement that throws counts as a refusal (the fuzz reports it). */
+export function accepts(t: Tool, v: unknown): boolean {
+  try {
+    return t.input.safeParse(v).success;
+  } catch {
+    return false;
+  }
+}
+
+/** Write tools that hand out identifiers of `family` without needing one of that family first. */
+export function producersOf(family: string): Tool[] {
+  // destructive tools name the objects they end (cancel_plan answers with the plan's options): not makers
+  return TOOLS.filter((t) => t.isWrite && !t.isPublic && !t.tags.includes("destructive") && outputIdNames(t).has(family) && !requiredFamilies(t).includes(family));
 }
 
 export interface World {
@@ -164,7 +203,7 @@ export async function buildWorld(api: Api, prefix: string, seed = 1): Promise<Wo
   await befriend(api, owner!, stranger!);
   const ids = new Map<string, string[]>();
   const wanted = inputFamilies();
-  const producers = TOOLS.filter((t) => t.isWrite && !t.isPublic && [...outputIdNames(t)].some((n) => wanted.has(n) && !idFields(t).map(familyOf).includes(n)));
+  const producers = [...new Set([...wanted].flatMap(producersOf))];
   const unproduced = new Set(producers.map((t) => t.name));
   // Two rounds with the member's consent between them: expenses and payments need the member in the group.
   for (let round = 0; round < 2; round++) {
@@ -180,8 +219,10 @@ export async function buildWorld(api: Api, prefix: string, seed = 1): Promise<Wo
 
 async function produce(api: Api, t: Tool, as: Member, target: string, ids: Map<string, string[]>, seed: number): Promise<boolean> {
   const hints = worldHints({ ids, target });
-  for (let attempt = 0; attempt < 8; attempt++) {
-    const args = validArgs(t, hints, seed + attempt);
+  // lists of handles (members, to, invitees) always name the target, so it takes part in what is made
+  const require = Object.entries(properties(t)).filter(([, p]) => p.type === "array" && isHandleSchema(p.items)).map(([n]) => n);
+  for (let attempt = 0; attempt < 24; attempt++) {
+    const args = validArgs(t, hints, seed + attempt, { require, omitWeight: attempt % 2 ? 1 : 4 });
     if (!args) return false;
     const r = await api.call(t.name, args, as.key);
     if (r.status === 200) {
@@ -193,7 +234,7 @@ async function produce(api: Api, t: Tool, as: Member, target: string, ids: Map<s
 }
 
 /** The member says yes to every item that waits for a decision, with the tool the item suggests. */
-async function agreeToEverything(api: Api, m: Member, ids: Map<string, string[]>, seed: number): Promise<void> {
+export async function agreeToEverything(api: Api, m: Member, ids: Map<string, string[]>, seed: number): Promise<void> {
   const inbox = await ok(api, "get_inbox", { since: "0", include_seen: true, limit: 100 }, m.key);
   collectIds(inbox, ids);
   for (const item of inbox.items) {
@@ -203,7 +244,7 @@ async function agreeToEverything(api: Api, m: Member, ids: Map<string, string[]>
     const refIds = new Map([...ids, ...Object.entries(item.refs as Record<string, string>).map(([k, v]) => [k, [v]] as [string, string[]])]);
     const fixed = item.from ? { handle: item.from.handle } : {};
     const args = validArgs(t, worldHints({ ids: refIds, fixed, agree: true }), seed);
-    if (args) await api.call(t.name, args, m.key);
+    if (args) collectIds((await api.call(t.name, args, m.key)).body.data, ids);
   }
 }
 

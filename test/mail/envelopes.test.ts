@@ -326,3 +326,20 @@ describe("keeping envelopes", () => {
     expect((await s.ok("get_envelope", { envelope_id: dropped.envelope_id }, b!.key)).envelope.subject.untrusted_content).toBe("let go");
   });
 });
+
+test("GET /v1/tools lists the four mail tools with their schemas", async () => {
+  const body: any = await (await s.raw("/v1/tools")).json();
+  const tools = new Map(body.data.tools.map((t: any) => [t.name, t]));
+  for (const name of ["send_envelope", "get_envelope", "reply_envelope", "list_envelopes"]) {
+    const t: any = tools.get(name);
+    expect(t).toBeDefined();
+    expect(t.input_schema.type).toBe("object");
+    expect(t.output_schema.properties.suggested_next).toBeDefined();
+  }
+  const send: any = tools.get("send_envelope");
+  expect(send.input_schema.required.sort()).toEqual(["body_md", "idempotency_key", "subject", "to"]);
+  expect(send.input_schema.properties.subject.maxLength).toBe(140);
+  expect(send.input_schema.properties.body_md.maxLength).toBe(20000);
+  expect(send.input_schema.properties.to.maxItems).toBe(20);
+  expect((tools.get("get_envelope") as any).tags).toEqual(["read"]);
+});

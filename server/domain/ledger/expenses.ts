@@ -12,6 +12,7 @@ import { quoted, untrusted } from "../untrusted.ts";
 import { currencyExponent } from "./currencies.ts";
 import { decodeCursor, encodeCursor } from "./cursor.ts";
 import type { Actor } from "./groups.ts";
+import { applyDebts, expenseDebts } from "./ledger-pairs.ts";
 import { isMember, logActivity, requireWritable, type GroupRow } from "./membership.ts";
 import { convert, formatAmount, resolveAmount } from "./money.ts";
 import { nextOccurrenceAfter, today } from "./repeat-dates.ts";
@@ -138,7 +139,7 @@ function compute(group: GroupRow, members: Map<string, Member>, d: Draft): Compu
   }
   const payers = splitPayers(given, d.paidBy ?? [{ handle: d.defaultPayer, amount_minor: given }], d.currency);
   const split = d.split ?? { mode: "equal" as const };
-  const among = split.among ?? (split.mode === "equal" ? [...members.keys()].sort(compareText).map((handle) => ({ handle })) : []);
+  const among: SplitParticipant[] = split.among ?? (split.mode === "equal" ? [...members.keys()].sort(compareText).map((handle) => ({ handle })) : []);
   const shares = computeShares(given, split.mode, among, d.currency);
   payers.forEach((p, i) => requireParticipant(members, p.handle, `paid_by[${i}].handle`));
   shares.forEach((s, i) => requireParticipant(members, s.handle, `split.among[${i}].handle`));
@@ -257,6 +258,7 @@ export async function insertExpense(tx: Tx, now: Date, group: GroupRow, actor: A
     updatedAt: at,
   });
   await writeShares(tx, expenseId, group.groupId, state.shares);
+  await applyDebts(tx, group.groupId, expenseDebts(state.shares), 1);
   await recordHistory(tx, expenseId, 1, "created", actor.agentId, at, state, []);
   await logActivity(tx, now, {
     groupId: group.groupId,
@@ -441,7 +443,7 @@ export interface ListExpensesInput {
   include_deleted?: boolean;
 }
 
-/** Newest first: by date, then by when they were added. */
+/** Newest first: by date, then by the order they were added in (rowid). */
 export async function listExpenses(tx: Tx, agentId: string, input: ListExpensesInput): Promise<{ expenses: Expense[]; next_cursor: string | null }> {
   const group = await requireMemberGroup(tx, input.group_id, agentId);
   const limit = input.limit ?? 50;
@@ -451,9 +453,9 @@ export async function listExpenses(tx: Tx, agentId: string, input: ListExpensesI
     if (!agent) throw invalid("involving", `no agent has the handle ${input.involving}`);
     involving = agent.agentId;
   }
-  const after = input.cursor === undefined ? undefined : decodeCursor(input.cursor, ["string", "string", "string"] as const);
+  const after = input.cursor === undefined ? undefined : decodeCursor(input.cursor, ["string", "number"] as const);
   const rows = await tx
-    .select()
+    .select({ e: expenses, seq: sql<number>`expenses.rowid` })
     .from(expenses)
     .where(
       and(
@@ -464,16 +466,16 @@ export async function listExpenses(tx: Tx, agentId: string, input: ListExpensesI
         involving === undefined
           ? undefined
           : sql`EXISTS (SELECT 1 FROM expense_shares s WHERE s.expense_id = ${expenses.expenseId} AND s.agent_id = ${involving})`,
-        after === undefined ? undefined : sql`(${expenses.date}, ${expenses.createdAt}, ${expenses.expenseId}) < (${after[0]}, ${after[1]}, ${after[2]})`,
+        after === undefined ? undefined : sql`(${expenses.date}, expenses.rowid) < (${after[0]}, ${after[1]})`,
       ),
     )
-    .orderBy(desc(expenses.date), desc(expenses.createdAt), desc(expenses.expenseId))
+    .orderBy(desc(expenses.date), sql`expenses.rowid DESC`)
     .limit(limit + 1);
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
   return {
-    expenses: await expenseViews(tx, group, page),
-    next_cursor: rows.length > limit && last ? encodeCursor([last.date, last.createdAt, last.expenseId]) : null,
+    expenses: await expenseViews(tx, group, page.map((r) => r.e)),
+    next_cursor: rows.length > limit && last ? encodeCursor([last.e.date, last.seq]) : null,
   };
 }
 
@@ -584,6 +586,8 @@ export async function updateExpense(
     })
     .where(eq(expenses.expenseId, row.expenseId));
   await writeShares(tx, row.expenseId, group.groupId, after.shares);
+  await applyDebts(tx, group.groupId, expenseDebts(before.shares), -1);
+  await applyDebts(tx, group.groupId, expenseDebts(after.shares), 1);
   await recordHistory(tx, row.expenseId, version, "updated", actor.agentId, at, after, changed);
   await logActivity(tx, now, {
     groupId: group.groupId,
@@ -628,6 +632,7 @@ export async function setDeleted(tx: Tx, actor: Actor, expenseId: string, delete
   const version = row.version + 1;
   const at = iso(now);
   await tx.update(expenses).set({ deleted, version, updatedAt: at }).where(eq(expenses.expenseId, row.expenseId));
+  await applyDebts(tx, group.groupId, expenseDebts(state.shares), deleted ? -1 : 1);
   const after = { ...state, deleted };
   await recordHistory(tx, row.expenseId, version, deleted ? "deleted" : "restored", actor.agentId, at, after, ["deleted"]);
   await logActivity(tx, now, {

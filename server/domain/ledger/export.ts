@@ -1,5 +1,5 @@
 // export_group: the whole live ledger of a group as CSV (one row per expense share and per payment) or JSON.
-import { asc, eq } from "drizzle-orm";
+import { asc, eq, sql } from "drizzle-orm";
 import type { Tx } from "../../../db/client.ts";
 import { expenses, payments } from "../../../db/schema/index.ts";
 import { iso } from "../../clock.ts";
@@ -49,9 +49,9 @@ export async function exportGroup(tx: Tx, agentId: string, groupId: string, form
     .select()
     .from(expenses)
     .where(eq(expenses.groupId, groupId))
-    .orderBy(asc(expenses.date), asc(expenses.createdAt), asc(expenses.expenseId));
+    .orderBy(asc(expenses.date), sql`expenses.rowid`);
   const live = await expenseViews(tx, group, expenseRows.filter((r) => !r.deleted));
-  const paymentRows = await tx.select().from(payments).where(eq(payments.groupId, groupId)).orderBy(asc(payments.createdAt), asc(payments.paymentId));
+  const paymentRows = await tx.select().from(payments).where(eq(payments.groupId, groupId)).orderBy(sql`payments.rowid`);
   const paid = await paymentViews(tx, paymentRows, () => group.currency);
   const content =
     format === "csv"
@@ -59,7 +59,7 @@ export async function exportGroup(tx: Tx, agentId: string, groupId: string, form
       : JSON.stringify(
           {
             group: { group_id: group.groupId, name: group.name, currency: group.currency, simplify_debts: group.simplifyDebts, exported_at: iso(now) },
-            balances: await groupBalanceView(tx, agentId, groupId),
+            balances: await groupBalanceView(tx, agentId, groupId, now),
             expenses: live,
             payments: paid,
           },

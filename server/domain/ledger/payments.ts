@@ -1,5 +1,5 @@
 // Payments between two members: pending until the payee confirms (unless the payee recorded it); only confirmed ones count.
-import { and, desc, eq, inArray, sql } from "drizzle-orm";
+import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Tx } from "../../../db/client.ts";
 import { groups, payments } from "../../../db/schema/index.ts";
 import { iso } from "../../clock.ts";
@@ -11,6 +11,7 @@ import { quoted, untrusted } from "../untrusted.ts";
 import { decodeCursor, encodeCursor } from "./cursor.ts";
 import { membersByHandle, requireParticipant } from "./expenses.ts";
 import type { Actor } from "./groups.ts";
+import { applyDebts, paymentDebt } from "./ledger-pairs.ts";
 import { isMember, logActivity, requireWritable, type GroupRow } from "./membership.ts";
 import { formatAmount, resolveAmount } from "./money.ts";
 
@@ -74,12 +75,16 @@ export async function recordPayment(tx: Tx, actor: Actor, input: RecordPaymentIn
     updatedAt: at,
   };
   await tx.insert(payments).values(row);
+  if (row.state === "confirmed") await applyDebts(tx, group.groupId, [paymentDebt(row)], 1);
   const amount = money(amountMinor, group.currency);
   await logActivity(tx, now, {
     groupId: group.groupId,
     actorId: actor.agentId,
     action: "payment_recorded",
-    summary: `@${actor.handle} recorded that @${from.handle} paid @${to.handle} ${amount}${row.state === "pending" ? " (waiting for @" + to.handle + " to confirm)" : ""}`,
+    summary:
+      row.state === "pending"
+        ? `@${from.handle} paid @${to.handle} ${amount} (waiting for @${to.handle} to confirm)`
+        : `@${to.handle} received ${amount} from @${from.handle}`,
     refs: { payment_id: row.paymentId },
   });
   const note = row.note === null ? null : untrusted(row.note, `payment note written by @${actor.handle}`);
@@ -142,6 +147,7 @@ export async function respondPayment(tx: Tx, actor: Actor, input: { payment_id: 
   const state: PaymentState = input.action === "confirm" ? "confirmed" : "rejected";
   const updated = { ...row, state, updatedAt: iso(now) };
   await tx.update(payments).set({ state, updatedAt: updated.updatedAt }).where(eq(payments.paymentId, row.paymentId));
+  if (state === "confirmed") await applyDebts(tx, group.groupId, [paymentDebt(row)], 1);
   await resolveItems(tx, actor.agentId, "ledger.payment_to_confirm", { payment_id: row.paymentId });
   const people = await refsByIds(tx, [row.fromId]);
   const payer = people.get(row.fromId)!.handle;
@@ -176,29 +182,29 @@ export interface ListPaymentsInput {
   cursor?: string;
 }
 
-/** Newest first. */
+/** Newest first (in the order they were recorded: rowid). */
 export async function listPayments(tx: Tx, agentId: string, input: ListPaymentsInput): Promise<{ payments: Payment[]; next_cursor: string | null }> {
   if (!(await isMember(tx, input.group_id, agentId))) throw notFound("Group");
   const group = (await tx.select().from(groups).where(eq(groups.groupId, input.group_id)).get())!;
   const limit = input.limit ?? 50;
-  const after = input.cursor === undefined ? undefined : decodeCursor(input.cursor, ["string", "string"] as const);
+  const before = input.cursor === undefined ? undefined : decodeCursor(input.cursor, ["number"] as const)[0];
   const rows = await tx
-    .select()
+    .select({ p: payments, seq: sql<number>`payments.rowid` })
     .from(payments)
     .where(
       and(
         eq(payments.groupId, group.groupId),
         input.state === undefined ? undefined : eq(payments.state, input.state),
-        after === undefined ? undefined : sql`(${payments.createdAt}, ${payments.paymentId}) < (${after[0]}, ${after[1]})`,
+        before === undefined ? undefined : sql`payments.rowid < ${before}`,
       ),
     )
-    .orderBy(desc(payments.createdAt), desc(payments.paymentId))
+    .orderBy(sql`payments.rowid DESC`)
     .limit(limit + 1);
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
   return {
-    payments: await paymentViews(tx, page, () => group.currency),
-    next_cursor: rows.length > limit && last ? encodeCursor([last.createdAt, last.paymentId]) : null,
+    payments: await paymentViews(tx, page.map((r) => r.p), () => group.currency),
+    next_cursor: rows.length > limit && last ? encodeCursor([last.seq]) : null,
   };
 }
 
@@ -215,5 +221,5 @@ export async function pendingPayments(tx: Tx, groupIds: string[], agentId?: stri
         agentId === undefined ? undefined : sql`(${payments.fromId} = ${agentId} OR ${payments.toId} = ${agentId})`,
       ),
     )
-    .orderBy(payments.createdAt, payments.paymentId);
+    .orderBy(sql`payments.rowid`);
 }

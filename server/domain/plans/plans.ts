@@ -1,6 +1,6 @@
 // Plans: something to do together, proposed by an organiser to some of their accepted contacts,
 // voted on, scheduled by choosing an option, or cancelled. Only the organiser and invitees see a plan.
-import { and, asc, desc, eq, gt, inArray, lt, or, sql } from "drizzle-orm";
+import { and, asc, desc, eq, gt, gte, inArray, lt, or, sql } from "drizzle-orm";
 import type { Tx } from "../../../db/client.ts";
 import { expenses, groups, planInvitees, planOptions, plans } from "../../../db/schema/index.ts";
 import { iso } from "../../clock.ts";
@@ -292,7 +292,7 @@ export async function listPlans(tx: Tx, me: Principal, input: ListInput, now: Da
     .where(
       and(
         visibleTo(me.agentId),
-        upcoming ? sql`${plans.endsAt} >= ${iso(now)}` : lt(plans.endsAt, iso(now)),
+        upcoming ? gte(plans.endsAt, iso(now)) : lt(plans.endsAt, iso(now)),
         input.state ? eq(plans.state, input.state) : undefined,
         beyond,
       ),
@@ -343,13 +343,14 @@ export async function respondPlan(
     .where(and(eq(planInvitees.planId, plan.planId), eq(planInvitees.agentId, me.agentId)));
   await resolveItems(tx, me.agentId, "plan.invitation", { plan_id: plan.planId });
   const votes = optionIds.length ? `, voting for ${optionIds.length} option${optionIds.length === 1 ? "" : "s"}` : "";
+  const organiser = (await refsByIds(tx, [plan.organiserId])).get(plan.organiserId)!;
   await deliver(tx, now, {
     to: plan.organiserId,
     type: "plan.response",
     app: "plans",
     from: me.agentId,
     summaryMd: `@${me.handle} answered ${input.response} to your plan ${quoted(plan.title)}${votes}.`,
-    payload: { handle: me.handle, response: input.response, option_ids: optionIds, title: untrusted(plan.title, "your plan") },
+    payload: { handle: me.handle, response: input.response, option_ids: optionIds, title: untrusted(plan.title, source(organiser.handle)) },
     refs: { plan_id: plan.planId },
     suggestedTools: ["get_plan", "update_plan"],
   });
@@ -358,6 +359,68 @@ export async function respondPlan(
 
 async function deliveredInvitees(tx: Tx, planId: string): Promise<InviteeRow[]> {
   return tx.select().from(planInvitees).where(and(eq(planInvitees.planId, planId), eq(planInvitees.delivered, true)));
+}
+
+/** Replaces the options: entries with an option_id keep that option; votes for dropped options are dropped. */
+async function replaceOptions(tx: Tx, planId: string, current: OptionRow[], input: OptionInput[]): Promise<OptionRow[] | null> {
+  const byId = new Map(current.map((o) => [o.optionId, o]));
+  const wanted = checkOptions(input, "options").map((o, position): OptionRow => {
+    if (o.optionId !== undefined && !byId.has(o.optionId)) throw invalid(`options.${position}.option_id`, "not an option of this plan");
+    return { optionId: o.optionId ?? crypto.randomUUID(), planId, position, startsAt: o.startsAt, endsAt: o.endsAt, place: o.place };
+  });
+  if (new Set(wanted.map((o) => o.optionId)).size !== wanted.length) throw invalid("options", "an option_id appears twice");
+  const unchanged = (o: OptionRow) => {
+    const was = byId.get(o.optionId);
+    return was !== undefined && was.position === o.position && was.startsAt === o.startsAt && was.endsAt === o.endsAt && was.place === o.place;
+  };
+  if (wanted.length === current.length && wanted.every(unchanged)) return null;
+  await tx.delete(planOptions).where(eq(planOptions.planId, planId));
+  await tx.insert(planOptions).values(wanted);
+  const kept = new Set(wanted.map((o) => o.optionId));
+  for (const i of await tx.select().from(planInvitees).where(eq(planInvitees.planId, planId))) {
+    const votes = i.optionIds.filter((id) => kept.has(id));
+    if (votes.length !== i.optionIds.length) {
+      await tx.update(planInvitees).set({ optionIds: votes }).where(and(eq(planInvitees.planId, planId), eq(planInvitees.agentId, i.agentId)));
+    }
+  }
+  return wanted;
+}
+
+/** Takes invitees off and adds new ones (already invited handles are skipped); returns who was removed and added. */
+async function changeInvitees(tx: Tx, me: Principal, plan: PlanRow, remove: string[], add: string[]) {
+  const invitees = await tx.select().from(planInvitees).where(eq(planInvitees.planId, plan.planId));
+  let removed: InviteeRow[] = [];
+  if (remove.length) {
+    const refs = await refsByIds(tx, invitees.map((i) => i.agentId));
+    const byHandle = new Map(Array.from(refs.values(), (r) => [r.handle, r.agent_id]));
+    const notInvited = remove.filter((h) => !byHandle.has(h));
+    if (notInvited.length) throw invalid("remove_invitees", `not invited: ${notInvited.map((h) => `@${h}`).join(", ")}`);
+    const ids = new Set(remove.map((h) => byHandle.get(h)!));
+    removed = invitees.filter((i) => ids.has(i.agentId));
+    await tx.delete(planInvitees).where(and(eq(planInvitees.planId, plan.planId), inArray(planInvitees.agentId, [...ids])));
+  }
+  const staying = new Set(invitees.filter((i) => !removed.includes(i)).map((i) => i.agentId));
+  const added = add.length ? (await resolveInvitees(tx, me, add, plan.groupId, "add_invitees")).filter((a) => !staying.has(a.agentId)) : [];
+  if (staying.size + added.length === 0) throw invalid("remove_invitees", "a plan keeps at least one invitee; cancel it with cancel_plan instead");
+  return { removed, added, nextPosition: invitees.length };
+}
+
+/** Tells an invitee the plan is off for them (cancelled, or taken off it); their open invitation stops waiting. */
+async function tellCancelled(tx: Tx, now: Date, me: Principal, plan: PlanRow, to: string, reason: "cancelled" | "uninvited") {
+  await resolveItems(tx, to, "plan.invitation", { plan_id: plan.planId });
+  await deliver(tx, now, {
+    to,
+    type: "plan.cancelled",
+    app: "plans",
+    from: me.agentId,
+    summaryMd:
+      reason === "cancelled"
+        ? `@${me.handle} cancelled the plan ${quoted(plan.title)}.`
+        : `@${me.handle} took you off the plan ${quoted(plan.title)}.`,
+    payload: { title: untrusted(plan.title, source(me.handle)), reason },
+    refs: { plan_id: plan.planId },
+    suggestedTools: ["get_plan"],
+  });
 }
 
 export async function updatePlan(tx: Tx, me: Principal, input: UpdateInput, now: Date): Promise<Plan> {
@@ -376,29 +439,12 @@ export async function updatePlan(tx: Tx, me: Principal, input: UpdateInput, now:
     next.respondBy = input.respond_by === null ? null : checkRespondBy(input.respond_by, now);
     if (next.respondBy !== plan.respondBy) changes.push("respond_by");
   }
-
   let options = await tx.select().from(planOptions).where(eq(planOptions.planId, plan.planId)).orderBy(asc(planOptions.position));
   if (input.options !== undefined) {
-    const current = new Map(options.map((o) => [o.optionId, o]));
-    const wanted = checkOptions(input.options, "options").map((o, position): OptionRow => {
-      if (o.optionId !== undefined && !current.has(o.optionId)) throw invalid(`options.${position}.option_id`, "not an option of this plan");
-      return { optionId: o.optionId ?? crypto.randomUUID(), planId: plan.planId, position, startsAt: o.startsAt, endsAt: o.endsAt, place: o.place };
-    });
-    if (new Set(wanted.map((o) => o.optionId)).size !== wanted.length) throw invalid("options", "an option_id appears twice");
-    const same = (a: OptionRow, b: OptionRow) => a.position === b.position && a.startsAt === b.startsAt && a.endsAt === b.endsAt && a.place === b.place;
-    if (wanted.length !== options.length || wanted.some((o) => !current.has(o.optionId) || !same(o, current.get(o.optionId)!))) {
+    const replaced = await replaceOptions(tx, plan.planId, options, input.options);
+    if (replaced) {
+      options = replaced;
       changes.push("options");
-      const kept = new Set(wanted.map((o) => o.optionId));
-      await tx.delete(planOptions).where(eq(planOptions.planId, plan.planId));
-      await tx.insert(planOptions).values(wanted);
-      // Votes for options that are gone are dropped.
-      for (const i of await tx.select().from(planInvitees).where(eq(planInvitees.planId, plan.planId))) {
-        const votes = i.optionIds.filter((id) => kept.has(id));
-        if (votes.length !== i.optionIds.length) {
-          await tx.update(planInvitees).set({ optionIds: votes }).where(and(eq(planInvitees.planId, plan.planId), eq(planInvitees.agentId, i.agentId)));
-        }
-      }
-      options = wanted;
     }
   }
   if (input.choose_option_id !== undefined) {
@@ -409,25 +455,11 @@ export async function updatePlan(tx: Tx, me: Principal, input: UpdateInput, now:
   } else if (next.chosenOptionId !== null && !options.some((o) => o.optionId === next.chosenOptionId)) {
     throw invalid("options", "leaves out the chosen option; keep it (by its option_id) or choose another with choose_option_id");
   }
-
-  const invitees = await tx.select().from(planInvitees).where(eq(planInvitees.planId, plan.planId)).orderBy(asc(planInvitees.position));
-  const removed: InviteeRow[] = [];
-  if (input.remove_invitees?.length) {
-    const refs = await refsByIds(tx, invitees.map((i) => i.agentId));
-    const byHandle = new Map(Array.from(refs.values(), (r) => [r.handle, r.agent_id]));
-    const notInvited = input.remove_invitees.filter((h) => !byHandle.has(h));
-    if (notInvited.length) throw invalid("remove_invitees", `not invited: ${notInvited.map((h) => `@${h}`).join(", ")}`);
-    const ids = new Set(input.remove_invitees.map((h) => byHandle.get(h)!));
-    removed.push(...invitees.filter((i) => ids.has(i.agentId)));
-    if (removed.length === invitees.length && !input.add_invitees?.length) throw invalid("remove_invitees", "a plan keeps at least one invitee; cancel it with cancel_plan instead");
-    await tx.delete(planInvitees).where(and(eq(planInvitees.planId, plan.planId), inArray(planInvitees.agentId, [...ids])));
-    changes.push("invitees");
-  }
-  const already = new Set(invitees.filter((i) => !removed.includes(i)).map((i) => i.agentId));
-  const added = input.add_invitees?.length
-    ? (await resolveInvitees(tx, me, input.add_invitees, plan.groupId, "add_invitees")).filter((a) => !already.has(a.agentId))
-    : [];
-  if (added.length && !changes.includes("invitees")) changes.push("invitees");
+  const { removed, added, nextPosition } =
+    input.remove_invitees || input.add_invitees
+      ? await changeInvitees(tx, me, plan, input.remove_invitees ?? [], input.add_invitees ?? [])
+      : { removed: [], added: [], nextPosition: 0 };
+  if (removed.length || added.length) changes.push("invitees");
   if (!changes.length) throw invalid("(arguments)", "nothing to change: give a field that differs from the plan as it is");
 
   Object.assign(next, span(options, next.chosenOptionId), { updatedAt: iso(now) });
@@ -439,37 +471,21 @@ export async function updatePlan(tx: Tx, me: Principal, input: UpdateInput, now:
     changes.includes("chosen_option") && chosen
       ? `@${me.handle} scheduled ${quoted(next.title)} for ${chosen.startsAt}${chosen.place ? ` at ${quoted(chosen.place)}` : ""}.`
       : `@${me.handle} changed the plan ${quoted(next.title)}: ${changes.join(", ").replaceAll("_", " ")}.`;
+  // Those already invited hear of the change; newcomers get an invitation instead; those taken off are told so.
   for (const i of await deliveredInvitees(tx, plan.planId)) {
-    if (added.some((a) => a.agentId === i.agentId)) continue;
     await deliver(tx, now, {
       to: i.agentId,
       type: "plan.changed",
       app: "plans",
       from: me.agentId,
       summaryMd: summary,
-      payload: {
-        title: untrusted(next.title, src),
-        changes,
-        state: next.state,
-        chosen_option: chosen ? optionView(chosen, src) : null,
-      },
+      payload: { title: untrusted(next.title, src), changes, state: next.state, chosen_option: chosen ? optionView(chosen, src) : null },
       refs: { plan_id: plan.planId },
       suggestedTools: ["get_plan", "respond_plan"],
     });
   }
-  for (const i of removed.filter((r) => r.delivered)) {
-    await resolveItems(tx, i.agentId, "plan.invitation", { plan_id: plan.planId });
-    await deliver(tx, now, {
-      to: i.agentId,
-      type: "plan.cancelled",
-      app: "plans",
-      from: me.agentId,
-      summaryMd: `@${me.handle} took you off the plan ${quoted(next.title)}.`,
-      payload: { title: untrusted(next.title, src), reason: "uninvited" },
-      refs: { plan_id: plan.planId },
-    });
-  }
-  if (added.length) await invite(tx, now, me, next, options, added, invitees.length);
+  for (const i of removed) if (i.delivered) await tellCancelled(tx, now, me, next, i.agentId, "uninvited");
+  if (added.length) await invite(tx, now, me, next, options, added, nextPosition);
   return (await views(tx, me.agentId, [next]))[0]!;
 }
 
@@ -477,19 +493,6 @@ export async function cancelPlan(tx: Tx, me: Principal, planId: string, now: Dat
   const plan = await ownPlan(tx, me, planId, "cancel");
   const next: PlanRow = { ...plan, state: "cancelled", updatedAt: iso(now) };
   await tx.update(plans).set({ state: next.state, updatedAt: next.updatedAt }).where(eq(plans.planId, planId));
-  for (const i of await deliveredInvitees(tx, planId)) {
-    // An open invitation to a cancelled plan no longer waits for a decision.
-    await resolveItems(tx, i.agentId, "plan.invitation", { plan_id: planId });
-    await deliver(tx, now, {
-      to: i.agentId,
-      type: "plan.cancelled",
-      app: "plans",
-      from: me.agentId,
-      summaryMd: `@${me.handle} cancelled the plan ${quoted(plan.title)}.`,
-      payload: { title: untrusted(plan.title, source(me.handle)), reason: "cancelled" },
-      refs: { plan_id: planId },
-      suggestedTools: ["get_plan"],
-    });
-  }
+  for (const i of await deliveredInvitees(tx, planId)) await tellCancelled(tx, now, me, plan, i.agentId, "cancelled");
   return (await views(tx, me.agentId, [next]))[0]!;
 }

@@ -26,7 +26,10 @@ export const ExchangeRate = z
 export const DateOnly = z
   .string()
   .regex(/^(19|2\d)\d\d-\d\d-\d\d$/, "must be a date YYYY-MM-DD between 1900 and 2999")
-  .refine((d) => new Date(`${d}T00:00:00Z`).toISOString().startsWith(d), "must be a real calendar date");
+  .refine((d) => {
+    const ms = Date.parse(`${d}T00:00:00Z`);
+    return !Number.isNaN(ms) && new Date(ms).toISOString().startsWith(d);
+  }, "must be a real calendar date");
 export const Notes = plainText(0, 500);
 export const RefsInput = z
   .record(z.string().min(1).max(40).regex(/^[a-z0-9_]+$/, "ref names are lowercase a-z 0-9 _"), z.string().max(200))
@@ -147,6 +150,7 @@ export const Counterparty = z.object({
   balance: z.string(),
   groups: z.array(z.object({ group_id: Uuid, name: z.string(), balance_minor: z.number().int(), balance: z.string() })),
 });
+export type Counterparty = z.infer<typeof Counterparty>;
 
 export const ActivityEntry = z.object({
   seq: z.number().int(),

@@ -1,0 +1,111 @@
+// The ledger under a realistic group: 20 members, 10,000 expenses. Prints median and p99 latency of get_balances
+// and add_expense over HTTP, add_expense throughput, and the raw rate of single-row libSQL write transactions on the
+// same database file in the same run.
+// Run: bun run bench/ledger.ts [expenses=10000]
+import { spawn } from "bun";
+import { eq } from "drizzle-orm";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openDb } from "../db/client.ts";
+import { groups } from "../db/schema/index.ts";
+import { insertExpense, newExpenseState } from "../server/domain/ledger/expenses.ts";
+import { tool, waitFor } from "./load.ts";
+
+const EXPENSES = Number(process.argv[2] ?? 10_000);
+const MEMBERS = 20;
+const LATENCY_CALLS = 300;
+const THROUGHPUT_CALLS = 1500;
+const CONCURRENCY = 16;
+const RAW_TRANSACTIONS = 3000;
+
+const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+const ms = (n: number) => `${n.toFixed(2)} ms`;
+
+async function timed(calls: number, fn: (i: number) => Promise<unknown>): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < calls; i++) {
+    const t = performance.now();
+    await fn(i);
+    out.push(performance.now() - t);
+  }
+  return out.sort((a, b) => a - b);
+}
+
+// From source (not a possibly older bin/svc): this measures the code in the tree.
+const dir = mkdtempSync(join(tmpdir(), "svc-bench-ledger-"));
+const dbUrl = `file:${join(dir, "svc.db")}`;
+const url = "http://127.0.0.1:18790";
+const proc = spawn(["bun", "run", "cli/main.ts", "serve", "--port", "18790", "--db", dbUrl, "--rate-limit", "100000000", "--public-rate-limit", "100000000"], {
+  stdout: "ignore",
+  stderr: "inherit",
+});
+await waitFor(`${url}/healthz`);
+const svc = { url, proc };
+try {
+  const members: { key: string; agentId: string; handle: string }[] = [];
+  for (let i = 0; i < MEMBERS; i++) {
+    const r = await tool(svc.url, "register_agent", { handle: `bench-m${i}`, display_name: `Member ${i}` });
+    members.push({ key: r.api_key as string, agentId: r.agent.agent_id as string, handle: `bench-m${i}` });
+  }
+  const owner = members[0]!;
+  const { group } = await tool(svc.url, "create_group", { name: "Bench", currency: "EUR", idempotency_key: "bench-group" }, owner.key);
+  const { invite } = await tool(svc.url, "create_group_invite", { group_id: group.group_id, max_uses: 100, idempotency_key: "bench-invite" }, owner.key);
+  for (const m of members.slice(1)) await tool(svc.url, "join_group", { invite_code: invite.code, idempotency_key: `bench-join-${m.handle}` }, m.key);
+
+  // Seeded through the domain (the same code add_expense runs, without inbox items) beside the idle server.
+  const db = await openDb({ url: dbUrl });
+  const seedStart = performance.now();
+  const now = new Date();
+  for (let done = 0; done < EXPENSES; ) {
+    await db.tx(async (tx) => {
+      const g = (await tx.select().from(groups).where(eq(groups.groupId, group.group_id)).get())!;
+      for (let i = 0; i < 500 && done < EXPENSES; i++, done++) {
+        const payer = members[done % MEMBERS]!;
+        const state = await newExpenseState(tx, g, payer, { description: `Seeded ${done}`, amount_minor: 1000 + (done % 9000) }, now);
+        await insertExpense(tx, now, g, payer, state, { notify: false });
+      }
+    });
+  }
+  console.log(`svc ledger benchmark: ${MEMBERS} members, ${EXPENSES} expenses (seeded in ${((performance.now() - seedStart) / 1000).toFixed(1)} s), server as a child process, loopback HTTP, 2 shared cores\n`);
+
+  const balances = await timed(LATENCY_CALLS, () => tool(svc.url, "get_balances", { group_id: group.group_id }, owner.key));
+  console.log(`get_balances   median ${ms(pct(balances, 50))}   p99 ${ms(pct(balances, 99))}   (${LATENCY_CALLS} sequential calls)`);
+
+  let n = 0;
+  const add = () => {
+    const payer = members[n % MEMBERS]!;
+    return tool(svc.url, "add_expense", { group_id: group.group_id, description: `Bench ${n}`, amount: "12.34", idempotency_key: `bench-add-${n++}` }, payer.key);
+  };
+  const adds = await timed(LATENCY_CALLS, add);
+  console.log(`add_expense    median ${ms(pct(adds, 50))}   p99 ${ms(pct(adds, 99))}   (${LATENCY_CALLS} sequential calls, equal split among ${MEMBERS}, 19 inbox items each)`);
+
+  const started = performance.now();
+  let issued = 0;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (issued < THROUGHPUT_CALLS) {
+        issued++;
+        await add();
+      }
+    }),
+  );
+  const addRate = THROUGHPUT_CALLS / ((performance.now() - started) / 1000);
+  console.log(`add_expense    throughput ${addRate.toFixed(0)}/s   (${THROUGHPUT_CALLS} calls, ${CONCURRENCY} concurrent clients)`);
+
+  await db.client.execute("CREATE TABLE IF NOT EXISTS bench_raw (id INTEGER PRIMARY KEY, payload TEXT NOT NULL)");
+  const rawStart = performance.now();
+  for (let i = 0; i < RAW_TRANSACTIONS; i++) {
+    const t = await db.client.transaction("write");
+    await t.execute({ sql: "INSERT INTO bench_raw (payload) VALUES (?)", args: [`row ${i}`] });
+    await t.commit();
+  }
+  const rawRate = RAW_TRANSACTIONS / ((performance.now() - rawStart) / 1000);
+  await db.client.execute("DROP TABLE bench_raw");
+  db.close();
+  console.log(`raw libSQL     ${rawRate.toFixed(0)} single-row write transactions/s   (${RAW_TRANSACTIONS}, same database file, same run)`);
+  console.log(`\nadd_expense throughput / raw write rate: ${((100 * addRate) / rawRate).toFixed(1)}% (target >= 50%)`);
+  console.log(`get_balances median: ${ms(pct(balances, 50))} (target < 20 ms)`);
+} finally {
+  svc.proc.kill();
+}

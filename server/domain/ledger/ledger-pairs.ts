@@ -1,0 +1,92 @@
+// What each pair of members owes the other: an integer cache of the ledger (table ledger_pairs), changed in the
+// same transaction as every expense and payment, rebuilt from the ledger when missing. Balances and settle-up
+// read it instead of every share of every expense.
+import { and, eq, ne, sql } from "drizzle-orm";
+import type { Tx } from "../../../db/client.ts";
+import { expenseShares, expenses, ledgerPairs, ledgerPairsBuilt, payments } from "../../../db/schema/index.ts";
+import { iso } from "../../clock.ts";
+import { settleUp, type Debt } from "./settle.ts";
+
+/** A debt between two agents by id: `from` owes `to`. */
+export type AgentDebt = Debt;
+
+/**
+ * The debts one expense creates: its debtors pay its payers in the fewest transfers (a single payer is owed
+ * each other participant's share). Deterministic, so removing an expense removes exactly what adding it added.
+ */
+export function expenseDebts(shares: readonly { agentId: string; paidMinor: number; shareMinor: number }[]): AgentDebt[] {
+  return settleUp(
+    shares.map((s) => ({ handle: s.agentId, balance_minor: s.paidMinor - s.shareMinor })),
+    true,
+  );
+}
+
+/** A confirmed payment from payer to payee: the payee now owes it back (it cancels the payer's debt). */
+export const paymentDebt = (p: { fromId: string; toId: string; amountMinor: number }): AgentDebt => ({ from: p.toId, to: p.fromId, amount_minor: p.amountMinor });
+
+/** Adds (sign 1) or removes (sign -1) debts from a group's pair ledger. */
+export async function applyDebts(tx: Tx, groupId: string, debts: readonly AgentDebt[], sign: 1 | -1): Promise<void> {
+  const byPair = new Map<string, { lowId: string; highId: string; delta: number }>();
+  for (const d of debts) {
+    if (d.from === d.to || d.amount_minor === 0) continue;
+    const [lowId, highId] = d.from < d.to ? [d.from, d.to] : [d.to, d.from];
+    const key = `${lowId} ${highId}`;
+    const entry = byPair.get(key) ?? { lowId, highId, delta: 0 };
+    entry.delta += sign * (d.from === lowId ? d.amount_minor : -d.amount_minor);
+    byPair.set(key, entry);
+  }
+  const rows = [...byPair.values()].filter((p) => p.delta !== 0).map((p) => ({ groupId, lowId: p.lowId, highId: p.highId, lowOwesMinor: p.delta }));
+  if (!rows.length) return;
+  await tx
+    .insert(ledgerPairs)
+    .values(rows)
+    .onConflictDoUpdate({
+      target: [ledgerPairs.groupId, ledgerPairs.lowId, ledgerPairs.highId],
+      set: { lowOwesMinor: sql`${ledgerPairs.lowOwesMinor} + excluded.low_owes_minor` },
+    });
+}
+
+/** Recomputes a group's pair ledger from its live expenses and confirmed payments. */
+async function rebuild(tx: Tx, groupId: string, now: Date): Promise<void> {
+  await tx.delete(ledgerPairs).where(eq(ledgerPairs.groupId, groupId));
+  const shares = await tx
+    .select({ expenseId: expenseShares.expenseId, agentId: expenseShares.agentId, paidMinor: expenseShares.paidMinor, shareMinor: expenseShares.shareMinor })
+    .from(expenseShares)
+    .innerJoin(expenses, eq(expenses.expenseId, expenseShares.expenseId))
+    .where(and(eq(expenseShares.groupId, groupId), eq(expenses.deleted, false)))
+    .orderBy(expenseShares.expenseId);
+  const debts: AgentDebt[] = [];
+  for (let i = 0; i < shares.length; ) {
+    const id = shares[i]!.expenseId;
+    let end = i;
+    while (end < shares.length && shares[end]!.expenseId === id) end++;
+    debts.push(...expenseDebts(shares.slice(i, end)));
+    i = end;
+  }
+  const paid = await tx.select().from(payments).where(and(eq(payments.groupId, groupId), eq(payments.state, "confirmed")));
+  debts.push(...paid.map(paymentDebt));
+  await applyDebts(tx, groupId, debts, 1);
+  await tx.insert(ledgerPairsBuilt).values({ groupId, builtAt: iso(now) }).onConflictDoNothing();
+}
+
+/** Each pair's net debt in a group (non-zero ones), read from the pair ledger, built first if needed. */
+export async function pairDebts(tx: Tx, groupId: string, now: Date): Promise<AgentDebt[]> {
+  const built = await tx.select({ g: ledgerPairsBuilt.groupId }).from(ledgerPairsBuilt).where(eq(ledgerPairsBuilt.groupId, groupId)).get();
+  if (!built) await rebuild(tx, groupId, now);
+  const rows = await tx.select().from(ledgerPairs).where(and(eq(ledgerPairs.groupId, groupId), ne(ledgerPairs.lowOwesMinor, 0)));
+  return rows.map((r) =>
+    r.lowOwesMinor > 0
+      ? { from: r.lowId, to: r.highId, amount_minor: r.lowOwesMinor }
+      : { from: r.highId, to: r.lowId, amount_minor: -r.lowOwesMinor },
+  );
+}
+
+/** Each agent's balance from pair debts (positive: the others owe them); sums to zero by construction. */
+export function balancesFromDebts(debts: readonly AgentDebt[]): Map<string, number> {
+  const balances = new Map<string, number>();
+  for (const d of debts) {
+    balances.set(d.to, (balances.get(d.to) ?? 0) + d.amount_minor);
+    balances.set(d.from, (balances.get(d.from) ?? 0) - d.amount_minor);
+  }
+  return balances;
+}

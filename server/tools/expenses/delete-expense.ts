@@ -1,0 +1,18 @@
+import { z } from "zod";
+import { setDeleted } from "../../domain/ledger/expenses.ts";
+import { defineTool } from "../define.ts";
+import { Uuid } from "../schemas.ts";
+import { Expense } from "./shapes.ts";
+
+export const deleteExpense = defineTool({
+  name: "delete_expense",
+  title: "Delete an expense",
+  description:
+    "Soft-deletes an expense: it stops counting in balances at once but stays readable (list_expenses with include_deleted) and can be brought back with restore_expense. Participants get ledger.expense_deleted. CONFLICT if it is already deleted or the group is archived.",
+  tags: ["write", "destructive"],
+  input: z.strictObject({ expense_id: Uuid }),
+  output: z.object({ expense: Expense }),
+  async run(ctx, input) {
+    return { expense: await setDeleted(ctx.tx, ctx.principal, input.expense_id, true, ctx.now), suggested_next: ["restore_expense", "get_balances"] };
+  },
+});

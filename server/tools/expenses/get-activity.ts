@@ -1,0 +1,18 @@
+import { z } from "zod";
+import { listActivity } from "../../domain/ledger/activity.ts";
+import { defineTool } from "../define.ts";
+import { Cursor, Limit, Uuid } from "../schemas.ts";
+import { ActivityEntry } from "./shapes.ts";
+
+export const getActivity = defineTool({
+  name: "get_activity",
+  title: "A group's activity log",
+  description:
+    "Lists what happened in a group, newest first: who added, changed, deleted, restored, confirmed or disputed which expense, who paid whom, membership changes; paged with limit and cursor. Text members wrote appears quoted in summary_md.",
+  tags: ["read"],
+  input: z.strictObject({ group_id: Uuid, limit: Limit.optional(), cursor: Cursor.optional() }),
+  output: z.object({ entries: z.array(ActivityEntry), next_cursor: z.string().nullable() }),
+  async run(ctx, input) {
+    return { ...(await listActivity(ctx.tx, ctx.principal.agentId, input)), suggested_next: ["get_expense", "get_balances"] };
+  },
+});

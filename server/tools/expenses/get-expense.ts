@@ -1,0 +1,18 @@
+import { z } from "zod";
+import { getExpense as get } from "../../domain/ledger/expenses.ts";
+import { defineTool } from "../define.ts";
+import { Uuid } from "../schemas.ts";
+import { Expense, ExpenseHistoryEntry } from "./shapes.ts";
+
+export const getExpense = defineTool({
+  name: "get_expense",
+  title: "Get an expense with its history",
+  description:
+    "Returns one expense of a group you belong to, with each participant's response and its history of changes (each version: who, when, which fields, and the expense as it was). Use its version as expected_version for update_expense.",
+  tags: ["read"],
+  input: z.strictObject({ expense_id: Uuid }),
+  output: z.object({ expense: Expense, history: z.array(ExpenseHistoryEntry) }),
+  async run(ctx, input) {
+    return { ...(await get(ctx.tx, ctx.principal.agentId, input.expense_id)), suggested_next: ["update_expense", "respond_expense"] };
+  },
+});

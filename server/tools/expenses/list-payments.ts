@@ -1,0 +1,22 @@
+import { z } from "zod";
+import { listPayments as list } from "../../domain/ledger/payments.ts";
+import { defineTool } from "../define.ts";
+import { Cursor, Limit, Uuid } from "../schemas.ts";
+import { Payment } from "./shapes.ts";
+
+export const listPayments = defineTool({
+  name: "list_payments",
+  title: "List a group's payments",
+  description: "Lists a group's payments, newest first, paged with limit and cursor; filter by state (pending, confirmed, rejected).",
+  tags: ["read"],
+  input: z.strictObject({
+    group_id: Uuid,
+    state: z.enum(["pending", "confirmed", "rejected"]).optional(),
+    limit: Limit.optional(),
+    cursor: Cursor.optional(),
+  }),
+  output: z.object({ payments: z.array(Payment), next_cursor: z.string().nullable() }),
+  async run(ctx, input) {
+    return { ...(await list(ctx.tx, ctx.principal.agentId, input)), suggested_next: ["respond_payment", "get_balances"] };
+  },
+});

@@ -1,0 +1,18 @@
+import { z } from "zod";
+import { setDeleted } from "../../domain/ledger/expenses.ts";
+import { defineTool } from "../define.ts";
+import { Uuid } from "../schemas.ts";
+import { Expense } from "./shapes.ts";
+
+export const restoreExpense = defineTool({
+  name: "restore_expense",
+  title: "Restore a deleted expense",
+  description:
+    "Undoes delete_expense: the expense counts in balances again, as a new version. Participants get ledger.expense_updated. CONFLICT if it is not deleted, the group is archived, or a participant has left the group.",
+  tags: ["write"],
+  input: z.strictObject({ expense_id: Uuid }),
+  output: z.object({ expense: Expense }),
+  async run(ctx, input) {
+    return { expense: await setDeleted(ctx.tx, ctx.principal, input.expense_id, false, ctx.now), suggested_next: ["get_balances"] };
+  },
+});

@@ -1,0 +1,80 @@
+// /account: the human's clients (API keys and OAuth sessions) with last use, disconnect any of them,
+// create API keys (shown once), and the sign-in provider link.
+import { and, eq, isNull } from "drizzle-orm";
+import { clients } from "../../db/schema/index.ts";
+import { handlesSharingEmail, identitiesOf } from "../auth/identities.ts";
+import { agentById } from "../domain/agents.ts";
+import { createClient, issueApiKey, listClients } from "../domain/credentials.ts";
+import { revokeClientAndTokens } from "../domain/oauth.ts";
+import type { Principal } from "../tools/define.ts";
+import { plainText } from "../tools/schemas.ts";
+import { formatTime, type Messages, type WebContext } from "./context.ts";
+import { alert, field, form, html, notice, page, seeOther, type Markup } from "./html.ts";
+import { signedIn } from "./session.ts";
+import { signinBlock } from "./signin.ts";
+
+const ClientName = plainText(1, 40);
+
+export async function renderAccount(c: WebContext, m: Messages & { newKey?: { name: string; key: string } } = {}): Promise<Response> {
+  if (!signedIn(c.session)) {
+    return page("Your account", html`${alert(m.error)}${notice(m.info)}${await signinBlock(c, "account")}`, { status: m.status });
+  }
+  const me = (await agentById(c.tx, c.session.agentId))!;
+  // The browser is none of the human's clients, so no row is marked current.
+  const list = await listClients(c.tx, { agentId: me.agentId, clientId: "" } as Principal);
+  const rows = list.map(
+    (cl) => html`<tr><td>${cl.name}</td><td>${cl.kind === "oauth" ? "OAuth app" : "API key"}</td><td>${formatTime(cl.created_at)}</td><td>${formatTime(cl.last_used_at)}</td>
+<td>${form("/account/clients/disconnect", c.session.csrfToken, html`<input type="hidden" name="client_id" value="${cl.client_id}">`, "Disconnect", { secondary: true, inline: true, ariaLabel: `Disconnect ${cl.name}` })}</td></tr>`,
+  );
+  const shown = m.newKey
+    ? html`<div class="notice" role="status"><p>New API key for <strong>${m.newKey.name}</strong>. Copy it now: it is not shown again.</p><p class="secret" id="new-key">${m.newKey.key}</p></div>`
+    : "";
+  return page("Your account", html`${alert(m.error)}${notice(m.info)}${shown}
+<p>Signed in as <strong>@${me.handle}</strong> (${me.displayName}).</p>
+<h2>Connected apps</h2>
+${list.length
+  ? html`<table><thead><tr><th scope="col">Name</th><th scope="col">Kind</th><th scope="col">Connected</th><th scope="col">Last used</th><th scope="col"><span class="muted">Action</span></th></tr></thead><tbody>${rows}</tbody></table>`
+  : html`<p>No app is connected.</p>`}
+<h2>New API key</h2>
+<p>For an agent that cannot sign in by itself. Each key is its own client; disconnect it above to revoke it.</p>
+${form("/account/keys", c.session.csrfToken, field("name", "Name of the app that will use it", { required: true, maxlength: 40 }), "Create API key")}
+${await providerSection(c, me.agentId, me.email, me.emailVerified)}
+<h2>Profile</h2>
+<p><a href="/settings">Change your display name and description</a></p>
+${form("/account/signout", c.session.csrfToken, html`<input type="hidden" name="flow" value="account">`, "Sign out", { secondary: true })}`, { status: m.status });
+}
+
+async function providerSection(c: WebContext, agentId: string, email: string | null, emailVerified: boolean): Promise<Markup | string> {
+  if (!c.svc.config.oidc) return "";
+  const linked = await identitiesOf(c.tx, agentId);
+  const twins = email && emailVerified ? await handlesSharingEmail(c.tx, agentId, email) : [];
+  return html`<h2>Identity provider</h2>
+${linked.length
+  ? html`<p>Linked${linked[0]!.email ? html` as ${linked[0]!.email}` : ""}${linked[0]!.emailVerified ? " (e-mail verified)" : ""}. You can sign in with it.</p>`
+  : html`<p><a href="/account/oidc/start?flow=account">Link your identity provider</a> to sign in with it next time.</p>`}
+${twins.length
+  ? html`<p class="notice" role="status">Your verified e-mail is also verified on ${twins.map((h, i) => html`${i ? ", " : ""}<strong>@${h}</strong>`)}. If that handle is yours too, you may have made it twice: sign in there and disconnect its apps, or keep both.</p>`
+  : ""}`;
+}
+
+export async function postCreateKey(c: WebContext): Promise<Response> {
+  if (!signedIn(c.session)) return renderAccount(c, { error: "Sign in first.", status: 401 });
+  const name = ClientName.safeParse((c.form.get("name") ?? "").trim());
+  if (!name.success) return renderAccount(c, { error: "The name must be 1-40 characters without control characters.", status: 400 });
+  const clientId = await createClient(c.tx, c.session.agentId, name.data, "api_key", c.now);
+  const key = await issueApiKey(c.tx, clientId, c.now);
+  return renderAccount(c, { newKey: { name: name.data, key } });
+}
+
+export async function postDisconnect(c: WebContext): Promise<Response> {
+  if (!signedIn(c.session)) return renderAccount(c, { error: "Sign in first.", status: 401 });
+  const clientId = c.form.get("client_id") ?? "";
+  const mine = await c.tx
+    .select({ id: clients.clientId })
+    .from(clients)
+    .where(and(eq(clients.clientId, clientId), eq(clients.agentId, c.session.agentId), isNull(clients.revokedAt)))
+    .get();
+  if (!mine) return renderAccount(c, { error: "That app is not connected to your handle.", status: 404 });
+  await revokeClientAndTokens(c.tx, clientId, c.now);
+  return seeOther("/account");
+}

@@ -1,0 +1,37 @@
+// What every page handler gets: the request, one transaction, the clock's now and the browser session.
+import type { Tx } from "../../db/client.ts";
+import type { Services } from "../tools/invoke.ts";
+import { html, page, type Markup } from "./html.ts";
+import type { WebSession } from "./session.ts";
+
+export interface WebContext {
+  svc: Services;
+  req: Request;
+  url: URL;
+  tx: Tx;
+  now: Date;
+  session: WebSession;
+  /** Set-Cookie values to send with the answer. */
+  cookies: string[];
+  /** The submitted form of a POST (its CSRF token already checked). */
+  form: URLSearchParams;
+  base: string;
+  secure: boolean;
+}
+
+/** Pages a sign-in returns to: a fixed list, so no address is ever taken from the request. */
+export const FLOWS = { join: "/join", account: "/account", authorize: "/oauth/consent" } as const;
+export type Flow = keyof typeof FLOWS;
+export const isFlow = (v: string | null): v is Flow => v !== null && Object.hasOwn(FLOWS, v);
+
+export interface Messages {
+  error?: string;
+  info?: string;
+  status?: number;
+}
+
+export function errorPage(title: string, message: string, status: number, extra: Markup | string = ""): Response {
+  return page(title, html`<p class="error" role="alert">${message}</p>${extra}`, { status });
+}
+
+export const formatTime = (isoTime: string | null) => (isoTime ? isoTime.replace("T", " ").slice(0, 16) + " UTC" : "never");

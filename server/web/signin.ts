@@ -1,0 +1,136 @@
+// Human sign-in, shared by the join page, the consent page and /account: a handle plus a one-time code
+// left in that handle's inbox, or the configured OpenID Connect provider.
+import { agentForIdentity, linkIdentity } from "../auth/identities.ts";
+import { finishOidc, type OidcFlow, type OidcIdentity } from "../auth/oidc.ts";
+import { pendingCode, sendSigninCode, verifySigninCode, type Purpose } from "../auth/signin-codes.ts";
+import { AppError } from "../errors.ts";
+import { agentById } from "../domain/agents.ts";
+import { joinById } from "../domain/join.ts";
+import { constantTimeEqual } from "../domain/secrets.ts";
+import { HANDLE_PATTERN } from "../tools/schemas.ts";
+import type { Services } from "../tools/invoke.ts";
+import { FLOWS, isFlow, type Flow, type Messages, type WebContext } from "./context.ts";
+import { field, form, html, seeOther, type Markup } from "./html.ts";
+import { sessionCookie, signIn, signOut, updateSession, type WebSession } from "./session.ts";
+
+export type RenderFlow = (c: WebContext, flow: Flow, m: Messages) => Promise<Response>;
+
+/** The sign-in part of a page: the handle form, or the code form while a code waits in the handle's inbox. */
+export async function signinBlock(c: WebContext, flow: Flow): Promise<Markup> {
+  const waiting = await pendingCode(c.tx, c.session.sessionHash, c.now);
+  const flowField = html`<input type="hidden" name="flow" value="${flow}">`;
+  const handleForm = (label: string, secondary: boolean) =>
+    form("/account/signin/code", c.session.csrfToken, html`${flowField}${field("handle", "Your handle", { required: true, autocomplete: "username", maxlength: 32, hint: "Without the @, e.g. alice" })}`, label, { secondary });
+  const provider = c.svc.config.oidc
+    ? html`<p><a href="/account/oidc/start?flow=${flow}">Sign in with your identity provider</a></p>`
+    : "";
+  if (waiting) {
+    const who = await agentById(c.tx, waiting.agentId);
+    return html`<p>We left a one-time code in the inbox of <strong>@${who?.handle ?? ""}</strong>. Ask your agent for it (it is an <code>auth.join_code</code> item) and type it here.</p>
+${form("/account/signin/verify", c.session.csrfToken, html`${flowField}${field("code", "One-time code", { required: true, autocomplete: "one-time-code", maxlength: 12, hint: "8 digits; dashes and spaces are ignored" })}`, "Continue")}
+<details><summary>Send a new code</summary>${handleForm("Send a new code", true)}</details>
+${provider}`;
+  }
+  return html`<p>Prove this is your handle: we leave a one-time code in its inbox, which your agent can read to you.</p>
+${handleForm("Send me a code", false)}
+${provider}`;
+}
+
+async function purposeOf(c: WebContext, flow: Flow): Promise<Purpose | null> {
+  if (flow === "account") return { kind: "account" };
+  if (flow === "authorize") return c.session.oauthRequest ? { kind: "authorize", clientName: c.session.oauthRequest.client_name ?? "" } : null;
+  const join = c.session.joinSessionId ? await joinById(c.tx, c.session.joinSessionId) : undefined;
+  return join ? { kind: "join", clientName: join.clientName } : null;
+}
+
+function flowOf(c: WebContext): Flow {
+  const flow = c.form.get("flow");
+  if (!isFlow(flow)) throw new AppError("VALIDATION_ERROR", "This form is missing where it came from; reload the page.");
+  return flow;
+}
+
+export async function postSendCode(c: WebContext, render: RenderFlow): Promise<Response> {
+  const flow = flowOf(c);
+  const purpose = await purposeOf(c, flow);
+  if (!purpose) return render(c, flow, { error: "Nothing is waiting for a sign-in here any more; start again.", status: 400 });
+  const handle = (c.form.get("handle") ?? "").trim().replace(/^@/, "").toLowerCase();
+  if (!HANDLE_PATTERN.test(handle)) return render(c, flow, { error: "That is not a handle: 3-32 characters of a-z, 0-9, _ and -.", status: 400 });
+  try {
+    const agent = await sendSigninCode(c.tx, c.session.sessionHash, handle, purpose, c.now);
+    if (!agent) return render(c, flow, { error: "No agent has that handle. Check the spelling.", status: 404 });
+  } catch (err) {
+    if (err instanceof AppError && err.code === "RATE_LIMITED") return render(c, flow, { error: err.message, status: 429 });
+    throw err;
+  }
+  return seeOther(FLOWS[flow]);
+}
+
+export async function postVerifyCode(c: WebContext, render: RenderFlow): Promise<Response> {
+  const flow = flowOf(c);
+  const result = await verifySigninCode(c.tx, c.session.sessionHash, c.form.get("code") ?? "", c.now);
+  if (!result.ok) {
+    const error =
+      result.reason === "wrong" && result.attemptsLeft > 0
+        ? `That code is not right. ${result.attemptsLeft} ${result.attemptsLeft === 1 ? "try" : "tries"} left.`
+        : "No code is waiting any more (it expired, or had too many wrong tries). Ask for a new one.";
+    return render(c, flow, { error, status: 400 });
+  }
+  await signInAs(c, result.agentId);
+  return seeOther(FLOWS[flow]);
+}
+
+/** Signs the browser in under a fresh cookie; a provider login waiting for a handle is linked to it now. */
+export async function signInAs(c: WebContext, agentId: string): Promise<void> {
+  const pendingIdentity = c.session.oidcIdentity;
+  const { session, token } = await signIn(c.tx, c.session, agentId, "full", c.now);
+  c.session = session;
+  c.cookies.push(sessionCookie(token, session.expiresAt, c.secure, c.now));
+  if (pendingIdentity) {
+    await linkIdentity(c.tx, pendingIdentity, agentId, c.now);
+    c.session = await updateSession(c.tx, c.session, { oidcIdentity: null });
+  }
+}
+
+/** Forgets who is signed in (under a fresh cookie) but keeps a join or authorization in progress. */
+export async function postSignOut(c: WebContext): Promise<Response> {
+  const { session, token } = await signOut(c.tx, c.session, c.now);
+  c.session = session;
+  c.cookies.push(sessionCookie(token, session.expiresAt, c.secure, c.now));
+  const flow = c.form.get("flow");
+  return seeOther(isFlow(flow) ? FLOWS[flow] : "/account");
+}
+
+/** The provider's answer checked against this browser's pending sign-in (state), which is used up either way. */
+export function checkCallback(session: WebSession | null, url: URL): { flow: OidcFlow; code: string } | { error: string } {
+  const pending = session?.oidcFlow as OidcFlow | null | undefined;
+  if (!pending || !constantTimeEqual(url.searchParams.get("state") ?? "", pending.state)) return { error: "This sign-in did not start in this browser, or it was already used. Start again." };
+  if (url.searchParams.get("error")) return { error: "The identity provider did not sign you in." };
+  const code = url.searchParams.get("code");
+  if (!code) return { error: "The identity provider sent no code. Start again." };
+  return { flow: pending, code };
+}
+
+export async function exchangeAtProvider(svc: Services, flow: OidcFlow, code: string, now: Date): Promise<OidcIdentity | { error: string }> {
+  try {
+    return await finishOidc(svc.config.oidc!, svc.config.baseUrl, flow, code, now);
+  } catch (err) {
+    console.error("OpenID Connect sign-in failed:", err instanceof Error ? err.message : err);
+    return { error: "The identity provider's answer could not be verified. Start again." };
+  }
+}
+
+/**
+ * After the provider vouched for a login: sign in as its linked handle; or link it to the handle already signed in;
+ * or keep it in the session until the human proves or creates a handle.
+ */
+export async function applyIdentity(c: WebContext, identity: OidcIdentity): Promise<void> {
+  const linked = await agentForIdentity(c.tx, identity);
+  if (linked) {
+    c.session = await updateSession(c.tx, c.session, { oidcIdentity: null });
+    await signInAs(c, linked);
+  } else if (c.session.agentId && c.session.access === "full") {
+    await linkIdentity(c.tx, identity, c.session.agentId, c.now);
+  } else {
+    c.session = await updateSession(c.tx, c.session, { oidcIdentity: identity });
+  }
+}

@@ -1,0 +1,261 @@
+// /mcp through the official SDK client: the catalogue as MCP tools, calls through the same pipeline as REST,
+// the error envelope as isError results, and HTTP 401 with the discovery challenge.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { extractWWWAuthenticateParams } from "@modelcontextprotocol/sdk/client/auth.js";
+import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { sha256 } from "../../server/domain/secrets.ts";
+import { TOOLS, findTool, inputJsonSchema, outputJsonSchema } from "../../server/tools/catalogue.ts";
+import { key, startTestServer, type TestServer } from "../harness.ts";
+
+let s: TestServer;
+const clients: Client[] = [];
+beforeAll(async () => {
+  s = await startTestServer();
+});
+afterAll(async () => {
+  await Promise.all(clients.map((c) => c.close()));
+  await s.stop();
+});
+
+async function connect(apiKey: string | null, url = s.url): Promise<Client> {
+  const transport = new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
+    requestInit: { headers: apiKey ? { authorization: `Bearer ${apiKey}` } : {} },
+  });
+  const client = new Client({ name: "svc-mcp-test", version: "1.0.0" });
+  await client.connect(transport);
+  clients.push(client);
+  return client;
+}
+
+/** tools/call, checking the result carries one text block with the answer's JSON. */
+async function callRaw(client: Client, name: string, args: Record<string, unknown>): Promise<any> {
+  const result: any = await client.callTool({ name, arguments: args });
+  expect(result.content).toHaveLength(1);
+  expect(result.content[0].type).toBe("text");
+  return result;
+}
+
+/** A success: the same JSON as structuredContent and as text. */
+async function call(client: Client, name: string, args: Record<string, unknown> = {}): Promise<any> {
+  const result = await callRaw(client, name, args);
+  expect(result.isError).toBe(false);
+  expect(JSON.parse(result.content[0].text)).toEqual(result.structuredContent);
+  return result;
+}
+
+/** An error result: isError with the REST error envelope as its text (structuredContent is for the output schema). */
+async function callFails(client: Client, name: string, args: Record<string, unknown>, code: string): Promise<any> {
+  const result = await callRaw(client, name, args);
+  expect(result.isError).toBe(true);
+  expect(result.structuredContent).toBeUndefined();
+  const envelope = JSON.parse(result.content[0].text);
+  expect(envelope.ok).toBe(false);
+  expect(envelope.error.code).toBe(code);
+  expect(envelope.error.message).toBeString();
+  expect(envelope.error.suggested_action).toBeString();
+  expect(envelope.request_id).toBeString();
+  expect(result._meta["svc/request_id"]).toBe(envelope.request_id);
+  return envelope;
+}
+
+describe("tools/list: the catalogue as MCP tools", () => {
+  test("every tool, same names, the catalogue's own input and output schemas, annotations from the tags", async () => {
+    const a = await s.register("mcp-list-a");
+    const { tools } = await (await connect(a.key)).listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual(TOOLS.map((t) => t.name).sort());
+    for (const listed of tools) {
+      const t = findTool(listed.name)!;
+      expect(listed.name).toMatch(/^[A-Za-z0-9_.-]{1,128}$/);
+      expect(listed.title).toBe(t.title);
+      expect(listed.description).toBe(t.description);
+      expect(listed.inputSchema).toEqual(inputJsonSchema(t) as any);
+      expect(listed.outputSchema).toEqual(outputJsonSchema(t) as any);
+      expect(listed.inputSchema.type).toBe("object");
+      expect(listed.inputSchema.$schema).toBe("https://json-schema.org/draft/2020-12/schema");
+      const read = t.tags.includes("read");
+      expect({ tool: t.name, ...listed.annotations }).toEqual({
+        tool: t.name,
+        title: t.title,
+        readOnlyHint: read,
+        openWorldHint: false,
+        ...(read ? {} : { destructiveHint: t.tags.includes("destructive"), idempotentHint: t.idempotent }),
+      });
+    }
+    // spot checks against the spec's tags
+    const annotations = (name: string) => tools.find((t) => t.name === name)!.annotations;
+    expect(annotations("get_me")).toMatchObject({ readOnlyHint: true });
+    expect(annotations("remove_contact")).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: true });
+    expect(annotations("add_contact")).toMatchObject({ destructiveHint: false, idempotentHint: true });
+    expect(annotations("register_agent")).toMatchObject({ destructiveHint: false, idempotentHint: false });
+  });
+
+  test("listing needs no credential, as GET /v1/tools; the server names itself and says how to start", async () => {
+    const client = await connect(null);
+    expect((await client.listTools()).tools).toHaveLength(TOOLS.length);
+    expect(client.getServerVersion()).toMatchObject({ name: "svc", version: "0.9.0" });
+    expect(client.getServerCapabilities()?.tools).toBeDefined();
+    expect(client.getInstructions()).toContain("register_agent");
+    await client.ping();
+  });
+});
+
+describe("tools/call goes through the same pipeline as REST", () => {
+  test("a read: structuredContent deep-equals REST data, inbox summary included", async () => {
+    const [a] = await s.contacts("mcp-read-a", "mcp-read-b");
+    const client = await connect(a.key);
+    for (const [tool, args] of [["get_me", {}], ["list_contacts", {}], ["get_contact_code", {}]] as const) {
+      const rest = await s.ok(tool, args, a.key);
+      const mcp = await call(client, tool, args);
+      expect({ tool, data: mcp.structuredContent }).toEqual({ tool, data: rest });
+    }
+    expect((await call(client, "get_me")).structuredContent.inbox).toMatchObject({ unread: expect.any(Number) });
+  });
+
+  test("a write takes effect, and the same idempotency_key replays the answer with one effect", async () => {
+    const a = await s.register("mcp-write-a");
+    await s.register("mcp-write-b");
+    const client = await connect(a.key);
+    const args = { handle: "mcp-write-b", note: "hello over MCP", idempotency_key: key() };
+    const first = await call(client, "add_contact", args);
+    expect(first.structuredContent.status).toBe("requested");
+    expect(first._meta["svc/idempotent_replayed"]).toBeUndefined();
+    const again = await call(client, "add_contact", args);
+    expect(again._meta["svc/idempotent_replayed"]).toBe(true);
+    const { inbox: _a, ...firstData } = first.structuredContent;
+    const { inbox: _b, ...againData } = again.structuredContent;
+    expect(againData).toEqual(firstData);
+    const outgoing = (await call(client, "list_contacts", { state: "outgoing" })).structuredContent.contacts;
+    expect(outgoing.map((c: any) => c.agent.handle)).toEqual(["mcp-write-b"]);
+    // the key reused for different arguments
+    const reused = await callFails(client, "add_contact", { ...args, note: "something else" }, "IDEMPOTENCY_KEY_REUSED");
+    expect(reused.error.message).toBeString();
+  });
+
+  test("the target sees exactly one inbox item for the replayed write", async () => {
+    const a = await s.register("mcp-once-a");
+    const b = await s.register("mcp-once-b");
+    const client = await connect(a.key);
+    const args = { handle: "mcp-once-b", idempotency_key: key() };
+    await call(client, "add_contact", args);
+    await call(client, "add_contact", args);
+    const items = (await s.ok("get_inbox", { since: "0", include_seen: true }, b.key)).items;
+    expect(items.filter((i: any) => i.type === "contact.request")).toHaveLength(1);
+  });
+
+  test("public tools work without a credential: register over MCP, then use the key over MCP", async () => {
+    const anonymous = await connect(null);
+    const registered = await call(anonymous, "register_agent", { handle: "mcp-public", display_name: "Public" });
+    expect(registered.structuredContent.api_key).toBeString();
+    const me = await call(await connect(registered.structuredContent.api_key), "get_me");
+    expect(me.structuredContent.agent.handle).toBe("mcp-public");
+  });
+});
+
+describe("errors are results with isError and the REST error envelope", () => {
+  test("validation error: same code, message and details as REST", async () => {
+    const a = await s.register("mcp-err-a");
+    const client = await connect(a.key);
+    const envelope = await callFails(client, "get_inbox", { limit: 0 }, "VALIDATION_ERROR");
+    const rest = await s.call("get_inbox", { limit: 0 }, a.key);
+    expect(rest.status).toBe(400);
+    expect(envelope.error).toEqual(rest.body.error);
+    expect(envelope.error.details.issues[0].path).toBe("limit");
+    const unknownField = await callFails(client, "get_me", { surprise: true }, "VALIDATION_ERROR");
+    expect(unknownField.error.details.issues).toBeArray();
+  });
+
+  test("a client that listed the tools (and so checks structuredContent against each output schema) still gets the envelope", async () => {
+    const a = await s.register("mcp-err-listed");
+    const client = await connect(a.key);
+    await client.listTools();
+    await callFails(client, "get_inbox", { limit: 0 }, "VALIDATION_ERROR");
+    await callFails(client, "add_contact", { handle: "nobody-here", idempotency_key: key() }, "NOT_FOUND");
+    expect((await call(client, "get_inbox", { limit: 5 })).structuredContent.items).toEqual([]);
+  });
+
+  test("unknown tool: NOT_FOUND", async () => {
+    const a = await s.register("mcp-err-b");
+    const envelope = await callFails(await connect(a.key), "no_such_tool", {}, "NOT_FOUND");
+    expect(envelope.error.message).toContain("no_such_tool");
+  });
+
+  test("a read-only credential: write tools are FORBIDDEN naming the scope, reads pass", async () => {
+    const ro = await s.register("mcp-readonly");
+    await s.server.db.client.execute({ sql: "UPDATE api_keys SET scopes = 'svc:read' WHERE key_hash = ?", args: [sha256(ro.key)] });
+    const client = await connect(ro.key);
+    const envelope = await callFails(client, "update_me", { display_name: "Nope", idempotency_key: key() }, "FORBIDDEN");
+    expect(envelope.error.details).toEqual({ required_scope: "svc:write" });
+    expect((await call(client, "get_me")).structuredContent.agent.handle).toBe("mcp-readonly");
+  });
+
+  test("rate limits apply per credential as over REST: RATE_LIMITED with retry_after, and the RateLimit headers", async () => {
+    const limited = await startTestServer({ rateLimit: 2 });
+    try {
+      const { api_key } = await limited.ok("register_agent", { handle: "mcp-limited", display_name: "L" });
+      const client = await connect(api_key, limited.url);
+      await call(client, "get_me");
+      await call(client, "get_me");
+      const envelope = await callFails(client, "get_me", {}, "RATE_LIMITED");
+      expect(envelope.error.retry_after).toBeGreaterThan(0);
+      const res = await fetch(`${limited.url}/mcp`, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${api_key}` },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "get_me", arguments: {} } }),
+      });
+      expect(res.status).toBe(200);
+      expect(res.headers.get("ratelimit-policy")).toContain("q=2");
+      expect(res.headers.get("retry-after")).toMatch(/^\d+$/);
+    } finally {
+      await limited.stop();
+    }
+  });
+});
+
+describe("authentication: HTTP 401 with the challenge MCP clients discover OAuth from", () => {
+  const rpc = (body: unknown, headers: Record<string, string> = {}) =>
+    fetch(`${s.url}/mcp`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers },
+      body: JSON.stringify(body),
+    });
+  const initialize = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } } };
+  const getMe = { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "get_me", arguments: {} } };
+
+  async function expectChallenge(res: Response) {
+    expect(res.status).toBe(401);
+    expect(res.headers.get("www-authenticate")).toBe(`Bearer resource_metadata="${s.url}/.well-known/oauth-protected-resource"`);
+    expect(extractWWWAuthenticateParams(res).resourceMetadataUrl?.href).toBe(`${s.url}/.well-known/oauth-protected-resource`);
+    const body: any = await res.json();
+    expect(body.jsonrpc).toBe("2.0");
+    expect(body.error.data).toMatchObject({ ok: false, error: { code: "UNAUTHENTICATED" }, request_id: res.headers.get("x-request-id") });
+  }
+
+  test("a tool that needs a credential, called without one", async () => {
+    await expectChallenge(await rpc(getMe));
+    const metadata = await fetch(`${s.url}/.well-known/oauth-protected-resource`);
+    expect(metadata.status).toBe(200);
+    expect(((await metadata.json()) as any).resource).toBe(s.url);
+  });
+
+  test("an invalid bearer token, on any request (initialize too)", async () => {
+    await expectChallenge(await rpc(initialize, { authorization: "Bearer svc_not-a-real-key" }));
+    await expectChallenge(await rpc(getMe, { authorization: "Bearer svc_not-a-real-key" }));
+  });
+
+  test("the SDK client sees the 401 as an HTTP error, not a tool result", async () => {
+    const client = await connect(null);
+    const err = await client.callTool({ name: "get_me", arguments: {} }).catch((e) => e);
+    expect(err).toBeInstanceOf(StreamableHTTPError);
+    expect(err.code).toBe(401);
+    await expect(connect("svc_not-a-real-key")).rejects.toMatchObject({ code: 401 });
+  });
+
+  test("a revoked key (rotated and past its grace period) is refused", async () => {
+    const a = await s.register("mcp-rotated");
+    const { api_key: fresh } = await s.ok("rotate_api_key", {}, a.key);
+    s.clock.advance(11 * 60_000);
+    await expectChallenge(await rpc(getMe, { authorization: `Bearer ${a.key}` }));
+    expect((await call(await connect(fresh), "get_me")).structuredContent.agent.handle).toBe("mcp-rotated");
+  });
+});

@@ -1,0 +1,88 @@
+// Streamable HTTP transport rules of the MCP specification, on /mcp and /mcp/docs alike.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { startTestServer, type TestServer } from "../harness.ts";
+
+let s: TestServer;
+beforeAll(async () => {
+  s = await startTestServer();
+});
+afterAll(() => s.stop());
+
+const ENDPOINTS = ["/mcp", "/mcp/docs"];
+const ping = { jsonrpc: "2.0", id: 1, method: "ping" };
+
+function post(path: string, headers: Record<string, string> = {}, body: unknown = ping) {
+  return s.raw(path, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers },
+    body: JSON.stringify(body),
+  });
+}
+
+describe.each(ENDPOINTS)("%s", (path) => {
+  test("Origin: none, the service's own, or a loopback page is accepted; any other is 403 with a JSON-RPC error", async () => {
+    const own = new URL(s.url);
+    for (const origin of [null, own.origin, "http://localhost:6274", "http://127.0.0.1:3000", "http://[::1]:8080"]) {
+      const res = await post(path, origin ? { origin } : {});
+      expect({ origin, status: res.status }).toEqual({ origin, status: 200 });
+      expect(((await res.json()) as any).result).toEqual({});
+    }
+    for (const origin of ["http://evil.example.com", `http://${own.hostname}.evil.example.com:${own.port}`, "null", "not a url"]) {
+      const res = await post(path, { origin });
+      expect({ origin, status: res.status }).toEqual({ origin, status: 403 });
+      const body: any = await res.json();
+      expect(body).toMatchObject({ jsonrpc: "2.0", id: null });
+      expect(body.error.code).toBeNumber();
+    }
+  });
+
+  test("a DNS-rebinding request (foreign Host and Origin) is refused before anything runs", async () => {
+    const res = await post(path, { host: "evil.example.com", origin: "http://evil.example.com" });
+    expect(res.status).toBe(403);
+  });
+
+  test("MCP-Protocol-Version: a supported one passes, an unsupported one is 400", async () => {
+    expect((await post(path, { "mcp-protocol-version": "2025-11-25" })).status).toBe(200);
+    expect((await post(path, { "mcp-protocol-version": "2025-06-18" })).status).toBe(200);
+    const res = await post(path, { "mcp-protocol-version": "1999-01-01" });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as any).error.message).toContain("Unsupported protocol version");
+  });
+
+  test("GET (no server stream is offered) and DELETE (no sessions) are 405 with Allow: POST", async () => {
+    for (const method of ["GET", "DELETE", "PUT"]) {
+      const res = await s.raw(path, { method, headers: { accept: "text/event-stream" } });
+      expect({ method, status: res.status, allow: res.headers.get("allow") }).toEqual({ method, status: 405, allow: "POST" });
+      expect(((await res.json()) as any).jsonrpc).toBe("2.0");
+    }
+  });
+
+  test("stateless: initialize answers without a session id, and later requests need none", async () => {
+    const init = await post(path, {}, { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } } });
+    expect(init.status).toBe(200);
+    expect(init.headers.get("mcp-session-id")).toBeNull();
+    expect(init.headers.get("content-type")).toStartWith("application/json");
+    expect(init.headers.get("x-request-id")).toBeString();
+    expect(((await init.json()) as any).result.protocolVersion).toBe("2025-11-25");
+    const list = await post(path, { "mcp-protocol-version": "2025-11-25" }, { jsonrpc: "2.0", id: 2, method: "tools/list" });
+    expect(((await list.json()) as any).result.tools.length).toBeGreaterThan(0);
+  });
+
+  test("a notification is accepted with 202 and no body", async () => {
+    const res = await post(path, {}, { jsonrpc: "2.0", method: "notifications/initialized" });
+    expect(res.status).toBe(202);
+    expect(await res.text()).toBe("");
+  });
+
+  test("a body that is not JSON-RPC is a JSON-RPC parse error, not a crash", async () => {
+    const res = await s.raw(path, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream" }, body: "{nope" });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as any).error.code).toBe(-32700);
+  });
+});
+
+test("other paths under /mcp are NOT_FOUND with the error envelope", async () => {
+  const res = await post("/mcp/elsewhere");
+  expect(res.status).toBe(404);
+  expect(((await res.json()) as any).error.code).toBe("NOT_FOUND");
+});

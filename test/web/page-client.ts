@@ -1,0 +1,89 @@
+// A tiny browser for the page tests: a cookie jar, forms posted with the page's CSRF token, redirects left visible.
+import { expect } from "bun:test";
+import type { TestServer } from "../harness.ts";
+
+export interface PageResponse {
+  status: number;
+  headers: Headers;
+  html: string;
+  location: string | null;
+}
+
+export class PageClient {
+  readonly cookies = new Map<string, string>();
+  /** The CSRF token of the last page that had a form. */
+  csrf = "";
+
+  constructor(readonly base: string) {}
+
+  private remember(res: Response) {
+    for (const c of res.headers.getSetCookie()) {
+      const [pair] = c.split(";");
+      const i = pair!.indexOf("=");
+      const name = pair!.slice(0, i);
+      const value = pair!.slice(i + 1);
+      if (/Max-Age=0/i.test(c)) this.cookies.delete(name);
+      else this.cookies.set(name, value);
+    }
+  }
+
+  private cookieHeader(): Record<string, string> {
+    return this.cookies.size ? { cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join("; ") } : {};
+  }
+
+  private async read(res: Response): Promise<PageResponse> {
+    this.remember(res);
+    const html = await res.text();
+    const m = html.match(/name="csrf" value="([^"]+)"/);
+    if (m) this.csrf = m[1]!;
+    return { status: res.status, headers: res.headers, html, location: res.headers.get("location") };
+  }
+
+  /** A URL of this server, or any absolute URL (for a provider's pages). */
+  private abs(path: string) {
+    return path.startsWith("http") ? path : `${this.base}${path}`;
+  }
+
+  async get(path: string): Promise<PageResponse> {
+    return this.read(await fetch(this.abs(path), { redirect: "manual", headers: this.cookieHeader() }));
+  }
+
+  /** Posts a form; the CSRF token of the last page is added unless `csrf` is given (null: none at all). */
+  async post(path: string, fields: Record<string, string>, csrf: string | null = this.csrf): Promise<PageResponse> {
+    const body = new URLSearchParams({ ...fields, ...(csrf === null ? {} : { csrf }) });
+    return this.read(
+      await fetch(this.abs(path), {
+        method: "POST",
+        redirect: "manual",
+        headers: { "content-type": "application/x-www-form-urlencoded", ...this.cookieHeader() },
+        body,
+      }),
+    );
+  }
+
+  /** Follows redirects on this server (relative Locations) until a page answers. */
+  async follow(r: PageResponse): Promise<PageResponse> {
+    let cur = r;
+    while (cur.status >= 300 && cur.status < 400 && cur.location && cur.location.startsWith("/")) cur = await this.get(cur.location);
+    return cur;
+  }
+}
+
+/** The one-time sign-in code the server left in an agent's inbox (the newest one). */
+export async function inboxCode(s: TestServer, key: string): Promise<string> {
+  const inbox = await s.ok("get_inbox", { since: "0", include_seen: true }, key);
+  const items = inbox.items.filter((i: any) => i.type === "auth.join_code");
+  expect(items.length).toBeGreaterThan(0);
+  return items[items.length - 1].payload.code;
+}
+
+/** Signs a browser in as `handle` through a page flow, reading the code from `key`'s inbox. */
+export async function signInWithCode(s: TestServer, b: PageClient, flow: "join" | "account" | "authorize", handle: string, key: string): Promise<PageResponse> {
+  const sent = await b.post("/account/signin/code", { handle, flow });
+  expect(sent.status).toBe(303);
+  const page = await b.follow(sent);
+  expect(page.html).toContain("One-time code");
+  const verified = await b.post("/account/signin/verify", { code: await inboxCode(s, key), flow });
+  expect(verified.status).toBe(303);
+  return b.follow(verified);
+}
