@@ -18,5 +18,5 @@ echo "install.sh: using bun $(bun --version)" >&2
 
 bun install --frozen-lockfile >&2
 mkdir -p bin
-bun build --compile --minify --sourcemap=none --outfile bin/svc cli/main.ts >&2
+bun run scripts/build.ts >&2
 echo "install.sh: built bin/svc" >&2

@@ -8,7 +8,7 @@ export const SVC = join(ROOT, "bin/svc");
 
 function newestSource(): number {
   let newest = statSync(join(ROOT, "package.json")).mtimeMs;
-  for (const dir of ["cli", "server", "db"]) {
+  for (const dir of ["cli", "server", "db", "docs", "scripts"]) {
     for (const f of readdirSync(join(ROOT, dir), { recursive: true, withFileTypes: true })) {
       if (f.isFile()) newest = Math.max(newest, statSync(join(f.parentPath, f.name)).mtimeMs);
     }
@@ -26,7 +26,7 @@ export function ensureBuilt(): Promise<void> {
     } catch {}
     if (binTime > newestSource()) return;
     const tmp = `${SVC}.${process.pid}.tmp`;
-    const proc = Bun.spawn(["bun", "build", "--compile", "--outfile", tmp, "cli/main.ts"], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+    const proc = Bun.spawn(["bun", "run", "scripts/build.ts", tmp], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
     if ((await proc.exited) !== 0) throw new Error(`building bin/svc failed: ${await new Response(proc.stderr).text()}`);
     renameSync(tmp, SVC);
   })();

@@ -1,0 +1,30 @@
+// Builds the single executable bin/svc (or the path given as the first argument). libsql picks its native addon with a computed require(),
+// which the bundler cannot follow; pointing it at this machine's addon lets the binary embed it.
+import type { BunPlugin } from "bun";
+
+const target = `${process.platform}-${process.arch}-${process.platform === "linux" ? (process.report?.getReport() as any)?.header?.glibcVersionRuntime ? "gnu" : "musl" : ""}`.replace(/-$/, "");
+
+const embedLibsqlAddon: BunPlugin = {
+  name: "embed-libsql-addon",
+  setup(build) {
+    build.onLoad({ filter: /[\\/]node_modules[\\/]libsql[\\/]index\.js$/ }, async (args) => {
+      const source = await Bun.file(args.path).text();
+      const patched = source.replace("return require(`@libsql/${target}`);", `return require("@libsql/${target}");`);
+      if (patched === source) throw new Error("libsql's native loader changed; update scripts/build.ts");
+      return { contents: patched, loader: "js" };
+    });
+  },
+};
+
+const outfile = process.argv[2] ?? "bin/svc";
+const result = await Bun.build({
+  entrypoints: ["cli/main.ts"],
+  compile: { outfile },
+  minify: true,
+  plugins: [embedLibsqlAddon],
+});
+if (!result.success) {
+  for (const log of result.logs) console.error(log);
+  process.exit(1);
+}
+console.error(`build: ${outfile} for ${target}`);
