@@ -3,7 +3,7 @@ import { AppError } from "./errors.ts";
 import { json } from "./adapters/http.ts";
 import { handleMcp } from "./adapters/mcp.ts";
 import { openApiDocument } from "./adapters/openapi.ts";
-import { callTool, failure, resultResponse } from "./adapters/rest.ts";
+import { TOOL_ALIASES, callTool, failure, resultResponse } from "./adapters/rest.ts";
 import { authorizationServer, protectedResource } from "./adapters/well-known.ts";
 import { bearerToken } from "./auth/authenticate.ts";
 import { catalogue, describeTool, findTool } from "./tools/catalogue.ts";
@@ -27,10 +27,9 @@ export function createApp(svc: Services, ops?: Ops): Handler {
       // MCP (server/adapters/mcp.ts): every tool at /mcp, the documentation server at /mcp/docs.
       if (path === "/mcp" || path.startsWith("/mcp/")) return await handleMcp(svc, path, r);
       if (path.startsWith("/v1/tools/") && method === "POST") return await callTool(svc, toolName(path, 10), r);
-      if (path === "/v1/agents" && method === "POST") return await callTool(svc, "register_agent", r);
-      // Humans on the web and the OAuth authorization server (server/web/routes.ts), and the join aliases.
-      if (path === "/v1/join-network" && method === "POST") return await callTool(svc, "join_network", r);
-      if (path === "/v1/join-network/finish" && method === "POST") return await callTool(svc, "finish_join", r);
+      const alias = TOOL_ALIASES[path];
+      if (alias && method === "POST") return await callTool(svc, alias, r);
+      // Humans on the web and the OAuth authorization server (server/web/routes.ts).
       if (isWebPath(path)) return await handleWeb(svc, req, path, clientAddress);
       if (path.startsWith("/v1/sandbox/tools/") && method === "POST") {
         return await callTool(svc, toolName(path, 18), r, { sandbox: true });

@@ -2,6 +2,7 @@
 import { ERROR_CODES } from "../errors.ts";
 import { TOOLS, inputJsonSchema, outputJsonSchema } from "../tools/catalogue.ts";
 import type { Tool } from "../tools/define.ts";
+import { TOOL_ALIASES } from "./rest.ts";
 import { SCOPES } from "./well-known.ts";
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -94,7 +95,10 @@ export function openApiDocument(baseUrl: string) {
       responses: { "200": { description: "The caller" }, ...statuses([401, 429, 500]) },
     },
   };
-  paths["/v1/agents"] = { post: { ...toolOperation(TOOLS.find((t) => t.name === "register_agent")!), operationId: "register_agent_rest" } };
+  for (const [path, name] of Object.entries(TOOL_ALIASES)) {
+    const tool = TOOLS.find((t) => t.name === name);
+    if (tool) paths[path] = { post: { ...toolOperation(tool), operationId: `${name}_alias` } };
+  }
 
   const codes = Object.keys(ERROR_CODES);
   return {

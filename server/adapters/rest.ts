@@ -5,6 +5,13 @@ import { invoke, type CallResult, type Services } from "../tools/invoke.ts";
 import { errorResponse, json, readJsonBody } from "./http.ts";
 import { wwwAuthenticate } from "./well-known.ts";
 
+/** REST paths that call a tool directly, besides POST /v1/tools/{name}. */
+export const TOOL_ALIASES: Readonly<Record<string, string>> = {
+  "/v1/agents": "register_agent",
+  "/v1/join-network": "join_network",
+  "/v1/join-network/finish": "finish_join",
+};
+
 export interface RestRequest {
   req: Request;
   requestId: string;

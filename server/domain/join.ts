@@ -156,7 +156,7 @@ export interface NewHandle {
   description?: string | null;
 }
 
-/** A new identity made on the join page by a human who had no handle yet. */
+/** A new identity: by register_agent, or on the join page by a human who had no handle yet. */
 export async function createAgent(tx: Tx, input: NewHandle, now: Date): Promise<AgentRow> {
   if (await agentByHandle(tx, input.handle)) throw conflict(`The handle @${input.handle} is taken; choose another.`);
   const row: AgentRow = {

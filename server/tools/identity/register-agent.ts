@@ -1,10 +1,7 @@
 import { z } from "zod";
-import { agents } from "../../../db/schema/index.ts";
-import { iso } from "../../clock.ts";
-import { conflict } from "../../errors.ts";
-import { toAgent, agentByHandle } from "../../domain/agents.ts";
+import { toAgent } from "../../domain/agents.ts";
 import { createClient, issueApiKey } from "../../domain/credentials.ts";
-import { newContactCode } from "../../domain/contacts.ts";
+import { createAgent } from "../../domain/join.ts";
 import { consumePlatformInvite } from "../../domain/platform-invites.ts";
 import { groupView, toSummary } from "../../domain/ledger/groups.ts";
 import { joinByCode } from "../../domain/ledger/invites.ts";
@@ -34,19 +31,7 @@ export const registerAgent = defineTool({
   }),
   async run(ctx, input) {
     if (ctx.config.inviteOnly) await consumePlatformInvite(ctx.tx, input.platform_invite_code, ctx.now);
-    if (await agentByHandle(ctx.tx, input.handle)) throw conflict(`The handle @${input.handle} is taken; choose another.`);
-    const row = {
-      agentId: crypto.randomUUID(),
-      handle: input.handle,
-      displayName: input.display_name,
-      description: input.description ?? null,
-      contactCode: newContactCode(),
-      emailVerified: false,
-      phoneVerified: false,
-      email: null,
-      createdAt: iso(ctx.now),
-    };
-    await ctx.tx.insert(agents).values(row);
+    const row = await createAgent(ctx.tx, input, ctx.now);
     const clientId = await createClient(ctx.tx, row.agentId, "registered agent", "api_key", ctx.now);
     const apiKey = await issueApiKey(ctx.tx, clientId, ctx.now);
     const joined = input.invite_code === undefined ? undefined : await joinByCode(ctx.tx, row.agentId, input.invite_code, ctx.now);
