@@ -41,7 +41,7 @@ export function serveCommand(): Command {
     .addOption(dbOption())
     .addOption(authTokenOption())
     .addOption(new Option("--base-url <url>", "public URL used in every link the server writes (default: http://HOST:PORT)").env("SVC_BASE_URL"))
-    .addOption(new Option("--invite-only", "require a platform invite code to register").env("SVC_INVITE_ONLY"))
+    .addOption(new Option("--invite-only", "require a platform invite code to register (env: SVC_INVITE_ONLY=1)"))
     .addOption(new Option("--rate-limit <n>", "calls per minute per credential").env("SVC_RATE_LIMIT").default(DEFAULTS.rateLimit).argParser(int))
     .addOption(
       new Option("--public-rate-limit <n>", "calls per minute per client address for public tools").env("SVC_PUBLIC_RATE_LIMIT").default(DEFAULTS.publicRateLimit).argParser(int),
@@ -67,7 +67,7 @@ export function serveCommand(): Command {
         dbUrl: o.db,
         authToken: o.authToken,
         baseUrl: (o.baseUrl ?? "").replace(/\/+$/, ""),
-        inviteOnly: Boolean(o.inviteOnly),
+        inviteOnly: Boolean(o.inviteOnly) || /^(1|true|yes|on)$/i.test(process.env.SVC_INVITE_ONLY ?? ""),
         rateLimit: o.rateLimit,
         publicRateLimit: o.publicRateLimit,
         clock: systemClock,
