@@ -6,6 +6,7 @@ import expensesExtra from "./0004_expenses_extra.sql" with { type: "text" };
 import ops from "./0005_ops.sql" with { type: "text" };
 import auth from "./0006_auth.sql" with { type: "text" };
 import ledgerPairs from "./0007_ledger_pairs.sql" with { type: "text" };
+import inboxSummary from "./0008_inbox_summary.sql" with { type: "text" };
 
 export const MIGRATIONS: readonly { id: number; name: string; sql: string }[] = [
   { id: 1, name: "0001_core", sql: core },
@@ -15,4 +16,5 @@ export const MIGRATIONS: readonly { id: number; name: string; sql: string }[] = 
   { id: 5, name: "0005_ops", sql: ops },
   { id: 6, name: "0006_auth", sql: auth },
   { id: 7, name: "0007_ledger_pairs", sql: ledgerPairs },
+  { id: 8, name: "0008_inbox_summary", sql: inboxSummary },
 ];

@@ -32,24 +32,38 @@ export interface Delivery {
  * except ledger updates of groups they still share. Returns the item id, or null when dropped.
  */
 export async function deliver(tx: Tx, now: Date, d: Delivery): Promise<string | null> {
-  if (d.from && d.app !== "ledger" && (await hasBlocked(tx, d.to, d.from))) return null;
-  const itemId = crypto.randomUUID();
-  await tx.insert(inboxItems).values({
-    itemId,
-    agentId: d.to,
-    type: d.type,
-    app: d.app,
-    fromAgentId: d.from,
-    summaryMd: d.summaryMd,
-    payload: d.payload ?? {},
-    note: d.note ?? null,
-    refs: d.refs ?? {},
-    requiresAction: d.requiresAction ?? false,
-    suggestedTools: d.suggestedTools ?? [],
-    createdAt: iso(now),
-    expiresAt: later(now, ITEM_LIFETIME_MS),
-  });
-  return itemId;
+  return (await deliverAll(tx, now, [d]))[0] ?? null;
+}
+
+/** deliver() for many recipients at once, in one insert (an expense may tell dozens of members). */
+export async function deliverAll(tx: Tx, now: Date, ds: Delivery[]): Promise<(string | null)[]> {
+  const ids: (string | null)[] = [];
+  const rows: (typeof inboxItems.$inferInsert)[] = [];
+  for (const d of ds) {
+    if (d.from && d.app !== "ledger" && (await hasBlocked(tx, d.to, d.from))) {
+      ids.push(null);
+      continue;
+    }
+    const itemId = crypto.randomUUID();
+    ids.push(itemId);
+    rows.push({
+      itemId,
+      agentId: d.to,
+      type: d.type,
+      app: d.app,
+      fromAgentId: d.from,
+      summaryMd: d.summaryMd,
+      payload: d.payload ?? {},
+      note: d.note ?? null,
+      refs: d.refs ?? {},
+      requiresAction: d.requiresAction ?? false,
+      suggestedTools: d.suggestedTools ?? [],
+      createdAt: iso(now),
+      expiresAt: later(now, ITEM_LIFETIME_MS),
+    });
+  }
+  if (rows.length) await tx.insert(inboxItems).values(rows);
+  return ids;
 }
 
 export async function hasBlocked(tx: Tx, blocker: string, blocked: string): Promise<boolean> {
@@ -73,29 +87,28 @@ export async function resolveItems(tx: Tx, agentId: string, type: string, refs: 
 const live = (agentId: string, now: Date) =>
   and(eq(inboxItems.agentId, agentId), eq(inboxItems.dismissed, false), gt(inboxItems.expiresAt, iso(now)));
 
+const TOP_CANDIDATES = 20;
+
+/** Counts from two index ranges; `top` is the newest unread, those waiting for a decision first. */
 export async function summary(tx: Tx, agentId: string, now: Date): Promise<InboxSummary> {
-  const counts = await tx
-    .select({
-      unread: sql<number>`coalesce(sum(${inboxItems.seen} = 0), 0)`,
-      requiresAction: sql<number>`coalesce(sum(${inboxItems.requiresAction} = 1 and ${inboxItems.resolved} = 0), 0)`,
-    })
-    .from(inboxItems)
-    .where(live(agentId, now))
-    .get();
+  const at = iso(now);
+  const counts = await tx.get<{ unread: number; requires_action: number }>(sql`
+    SELECT
+      (SELECT count(*) FROM inbox_items INDEXED BY inbox_unseen
+        WHERE agent_id = ${agentId} AND seen = 0 AND dismissed = 0 AND expires_at > ${at}) AS unread,
+      (SELECT count(*) FROM inbox_items INDEXED BY inbox_pending_action
+        WHERE agent_id = ${agentId} AND requires_action = 1 AND resolved = 0 AND dismissed = 0 AND expires_at > ${at}) AS requires_action`);
   const unread = Number(counts?.unread ?? 0);
-  const top = unread
+  const recent = unread
     ? await tx
-        .select({ summaryMd: inboxItems.summaryMd })
+        .select({ summaryMd: inboxItems.summaryMd, pending: sql<number>`${inboxItems.requiresAction} and not ${inboxItems.resolved}` })
         .from(inboxItems)
         .where(and(live(agentId, now), eq(inboxItems.seen, false)))
-        .orderBy(sql`${inboxItems.requiresAction} and not ${inboxItems.resolved} desc`, sql`${inboxItems.seq} desc`)
-        .limit(TOP_ITEMS)
+        .orderBy(desc(inboxItems.seq))
+        .limit(TOP_CANDIDATES)
     : [];
-  return {
-    unread,
-    requires_action: Number(counts?.requiresAction ?? 0),
-    top: top.map((t) => firstLine(t.summaryMd)),
-  };
+  const top = [...recent.filter((r) => Number(r.pending)), ...recent.filter((r) => !Number(r.pending))].slice(0, TOP_ITEMS);
+  return { unread, requires_action: Number(counts?.requires_action ?? 0), top: top.map((t) => firstLine(t.summaryMd)) };
 }
 
 const firstLine = (md: string) => {

@@ -7,13 +7,13 @@ import { conflict, invalid, notFound } from "../../errors.ts";
 import type { Category, Expense, ExpenseContent, ExpenseHistoryEntry, Repeat } from "../../tools/expenses/shapes.ts";
 import type { AgentRef } from "../../tools/schemas.ts";
 import { agentByHandle, refsByIds } from "../agents.ts";
-import { deliver, resolveItems } from "../inbox.ts";
+import { deliver, deliverAll, resolveItems, type Delivery } from "../inbox.ts";
 import { quoted, untrusted } from "../untrusted.ts";
 import { currencyExponent } from "./currencies.ts";
 import { decodeCursor, encodeCursor } from "./cursor.ts";
 import type { Actor } from "./groups.ts";
 import { applyDebts, expenseDebts } from "./ledger-pairs.ts";
-import { isMember, logActivity, requireWritable, type GroupRow } from "./membership.ts";
+import { isMember, logActivity, requireMember, requireWritable, type GroupRow } from "./membership.ts";
 import { convert, formatAmount, resolveAmount } from "./money.ts";
 import { nextOccurrenceAfter, today } from "./repeat-dates.ts";
 import { allocate, compareText, computeShares, splitPayers, type Payer, type Share, type SplitMode, type SplitParticipant } from "./splits.ts";
@@ -99,21 +99,17 @@ export function requireParticipant(members: Map<string, Member>, handle: string,
 
 // ---------- computing an expense from what the caller gives ----------
 
-/** Every field resolved except the amount (still as given) and the payers (null: defaultPayer paid it all). */
-interface Draft {
-  description: string;
+/** What fixes the money of an expense: the amount as given (not yet checked), its currency, payers and split. */
+interface MoneyDraft {
   currency: string;
   amount?: string | undefined;
   amount_minor?: number | undefined;
   exchangeRate: string | null;
-  date: string;
-  category: Category;
+  /** null: defaultPayer paid it all. */
   paidBy: Payer[] | null;
   defaultPayer: string;
+  /** null: an equal split among every current member. */
   split: { mode: SplitMode; among?: SplitParticipant[] | undefined } | null;
-  notes: string | null;
-  repeat: Repeat;
-  refs: Record<string, string>;
 }
 
 type Computed = Pick<ExpenseState, "amountMinor" | "original" | "paidBy" | "split" | "shares">;
@@ -123,7 +119,7 @@ type Computed = Pick<ExpenseState, "amountMinor" | "original" | "paidBy" | "spli
  * (money.convert: half away from zero); payers' amounts and shares are then that total divided in
  * proportion to their amounts as given (largest remainder), so they still sum to it exactly.
  */
-function compute(group: GroupRow, members: Map<string, Member>, d: Draft): Computed {
+function compute(group: GroupRow, members: Map<string, Member>, d: MoneyDraft): Computed {
   currencyExponent(d.currency, "currency");
   const foreign = d.currency !== group.currency;
   if (!foreign && d.exchangeRate !== null) {
@@ -145,7 +141,13 @@ function compute(group: GroupRow, members: Map<string, Member>, d: Draft): Compu
   shares.forEach((s, i) => requireParticipant(members, s.handle, `split.among[${i}].handle`));
 
   const inGroupCurrency = (list: Share[]) =>
-    foreign ? allocate(BigInt(amountMinor), list.map((s) => BigInt(s.amount_minor)), list.map((s) => s.handle)).map(Number) : list.map((s) => s.amount_minor);
+    foreign
+      ? allocate(
+          BigInt(amountMinor),
+          list.map((s) => BigInt(s.amount_minor)),
+          list.map((s) => s.handle),
+        ).map(Number)
+      : list.map((s) => s.amount_minor);
   const byHandle = new Map<string, ParticipantShare>();
   const entry = (handle: string) => {
     let e = byHandle.get(handle);
@@ -160,7 +162,10 @@ function compute(group: GroupRow, members: Map<string, Member>, d: Draft): Compu
     amountMinor,
     original: foreign ? { currency: d.currency, amountMinor: given, exchangeRate: d.exchangeRate! } : null,
     paidBy: payers,
-    split: { mode: split.mode, among: among.map((p) => (p.value === undefined || p.value === null ? { handle: p.handle } : { handle: p.handle, value: p.value })) },
+    split: {
+      mode: split.mode,
+      among: among.map((p) => (p.value === undefined || p.value === null ? { handle: p.handle } : { handle: p.handle, value: p.value })),
+    },
     shares: [...byHandle.values()],
   };
 }
@@ -172,23 +177,16 @@ function checkRefs(refs: Record<string, string>): Record<string, string> {
 
 /** Validates and computes a new expense of the group from add_expense's fields. */
 export async function newExpenseState(tx: Tx, group: GroupRow, actor: Actor, input: ExpenseInput & { description: string }, now: Date): Promise<ExpenseState> {
-  const members = await membersByHandle(tx, group.groupId);
-  const notes = input.notes ? input.notes : null;
-  const computed = compute(group, members, {
-    description: input.description,
+  const computed = compute(group, await membersByHandle(tx, group.groupId), {
     currency: input.currency ?? group.currency,
     amount: input.amount,
     amount_minor: input.amount_minor,
     exchangeRate: input.exchange_rate ?? null,
-    date: input.date ?? today(now),
-    category: input.category ?? "general",
     paidBy: input.paid_by ?? null,
     defaultPayer: actor.handle,
     split: input.split ?? null,
-    notes,
-    repeat: input.repeat ?? "none",
-    refs: checkRefs(input.refs ?? {}),
   });
+  const notes = input.notes || null;
   return {
     ...computed,
     description: input.description,
@@ -198,7 +196,7 @@ export async function newExpenseState(tx: Tx, group: GroupRow, actor: Actor, inp
     notes,
     notesBy: notes === null ? null : actor.agentId,
     repeat: input.repeat ?? "none",
-    refs: input.refs ?? {},
+    refs: checkRefs(input.refs ?? {}),
     recurringOf: null,
     deleted: false,
     state: "active",
@@ -209,14 +207,21 @@ export async function newExpenseState(tx: Tx, group: GroupRow, actor: Actor, inp
 
 async function writeShares(tx: Tx, expenseId: string, groupId: string, shares: readonly ParticipantShare[]): Promise<void> {
   await tx.delete(expenseShares).where(eq(expenseShares.expenseId, expenseId));
-  await tx
-    .insert(expenseShares)
-    .values(shares.map((s) => ({ expenseId, groupId, agentId: s.agentId, paidMinor: s.paidMinor, shareMinor: s.shareMinor })));
+  await tx.insert(expenseShares).values(shares.map((s) => ({ expenseId, groupId, agentId: s.agentId, paidMinor: s.paidMinor, shareMinor: s.shareMinor })));
 }
 
 type HistoryAction = ExpenseHistoryEntry["action"];
 
-async function recordHistory(tx: Tx, expenseId: string, version: number, action: HistoryAction, by: string, at: string, state: ExpenseState, changed: string[]) {
+async function recordHistory(
+  tx: Tx,
+  expenseId: string,
+  version: number,
+  action: HistoryAction,
+  by: string,
+  at: string,
+  state: ExpenseState,
+  changed: string[],
+) {
   await tx.insert(expenseHistory).values({ expenseId, version, action, changedBy: by, changedAt: at, snapshot: { ...state, changed_fields: changed } });
 }
 
@@ -264,7 +269,7 @@ export async function insertExpense(tx: Tx, now: Date, group: GroupRow, actor: A
     groupId: group.groupId,
     actorId: actor.agentId,
     action: "expense_added",
-    summary: `@${actor.handle} added ${quoted(state.description)}: ${money(state.amountMinor, group.currency)}, paid by ${state.paidBy.map((p) => `@${p.handle}`).join(", ")}, split ${state.split.mode} among ${state.split.among.length}${opts.activityNote ?? ""}`,
+    summary: `@${actor.handle} added ${quoted(state.description)}: ${moneyText(state.amountMinor, group.currency)}, paid by ${state.paidBy.map((p) => `@${p.handle}`).join(", ")}, split ${state.split.mode} among ${state.split.among.length}${opts.activityNote ?? ""}`,
     refs: { expense_id: expenseId },
   });
   if (opts.notify) {
@@ -276,12 +281,19 @@ export async function insertExpense(tx: Tx, now: Date, group: GroupRow, actor: A
 
 // ---------- reading ----------
 
-const money = (minor: number, currency: string) => `${formatAmount(minor, currency)} ${currency}`;
+/** "12.50 EUR": an amount as summaries and messages show it. */
+export const moneyText = (minor: number | bigint, currency: string) => `${formatAmount(minor, currency)} ${currency}`;
 
 async function sharesOf(tx: Tx, expenseIds: string[]): Promise<Map<string, ParticipantShare[]>> {
   const rows = expenseIds.length
     ? await tx
-        .select({ expenseId: expenseShares.expenseId, agentId: expenseShares.agentId, handle: agents.handle, paidMinor: expenseShares.paidMinor, shareMinor: expenseShares.shareMinor })
+        .select({
+          expenseId: expenseShares.expenseId,
+          agentId: expenseShares.agentId,
+          handle: agents.handle,
+          paidMinor: expenseShares.paidMinor,
+          shareMinor: expenseShares.shareMinor,
+        })
         .from(expenseShares)
         .innerJoin(agents, eq(agents.agentId, expenseShares.agentId))
         .where(inArray(expenseShares.expenseId, expenseIds))
@@ -303,8 +315,7 @@ function stateOfRow(row: ExpenseRow, shares: ParticipantShare[]): ExpenseState {
     description: row.description,
     descriptionBy: row.descriptionBy ?? row.createdBy,
     amountMinor: row.amountMinor,
-    original:
-      row.originalCurrency !== null ? { currency: row.originalCurrency, amountMinor: row.originalAmountMinor!, exchangeRate: row.exchangeRate! } : null,
+    original: row.originalCurrency !== null ? { currency: row.originalCurrency, amountMinor: row.originalAmountMinor!, exchangeRate: row.exchangeRate! } : null,
     date: row.date,
     category: (row.category ?? "general") as Category,
     paidBy: row.paidBy,
@@ -358,7 +369,11 @@ export async function expenseViews(tx: Tx, group: GroupRow, rows: ExpenseRow[]):
   if (!rows.length) return [];
   const ids = rows.map((r) => r.expenseId);
   const shares = await sharesOf(tx, ids);
-  const responses = await tx.select().from(expenseResponses).where(inArray(expenseResponses.expenseId, ids)).orderBy(asc(expenseResponses.respondedAt));
+  const responses = await tx
+    .select()
+    .from(expenseResponses)
+    .where(inArray(expenseResponses.expenseId, ids))
+    .orderBy(asc(expenseResponses.respondedAt), sql`expense_responses.rowid`);
   const people = await refsByIds(tx, [
     ...rows.flatMap((r) => [r.createdBy, r.descriptionBy ?? r.createdBy, ...(r.notesBy ? [r.notesBy] : [])]),
     ...responses.map((r) => r.agentId),
@@ -416,10 +431,7 @@ export async function getExpense(tx: Tx, agentId: string, expenseId: string): Pr
   const { row, group } = await visibleExpense(tx, expenseId, agentId);
   const entries = await tx.select().from(expenseHistory).where(eq(expenseHistory.expenseId, expenseId)).orderBy(asc(expenseHistory.version));
   const snapshots = entries.map((e) => e.snapshot as unknown as ExpenseState & { changed_fields: string[] });
-  const people = await refsByIds(tx, [
-    ...entries.map((e) => e.changedBy),
-    ...snapshots.flatMap((s) => [s.descriptionBy, ...(s.notesBy ? [s.notesBy] : [])]),
-  ]);
+  const people = await refsByIds(tx, [...entries.map((e) => e.changedBy), ...snapshots.flatMap((s) => [s.descriptionBy, ...(s.notesBy ? [s.notesBy] : [])])]);
   return {
     expense: (await expenseViews(tx, group, [row]))[0]!,
     history: entries.map((e, i) => ({
@@ -445,7 +457,7 @@ export interface ListExpensesInput {
 
 /** Newest first: by date, then by the order they were added in (rowid). */
 export async function listExpenses(tx: Tx, agentId: string, input: ListExpensesInput): Promise<{ expenses: Expense[]; next_cursor: string | null }> {
-  const group = await requireMemberGroup(tx, input.group_id, agentId);
+  const group = await requireMember(tx, input.group_id, agentId);
   const limit = input.limit ?? 50;
   let involving: string | undefined;
   if (input.involving !== undefined) {
@@ -474,14 +486,13 @@ export async function listExpenses(tx: Tx, agentId: string, input: ListExpensesI
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
   return {
-    expenses: await expenseViews(tx, group, page.map((r) => r.e)),
+    expenses: await expenseViews(
+      tx,
+      group,
+      page.map((r) => r.e),
+    ),
     next_cursor: rows.length > limit && last ? encodeCursor([last.e.date, last.seq]) : null,
   };
-}
-
-async function requireMemberGroup(tx: Tx, groupId: string, agentId: string): Promise<GroupRow> {
-  if (!(await isMember(tx, groupId, agentId))) throw notFound("Group");
-  return (await tx.select().from(groups).where(eq(groups.groupId, groupId)).get())!;
 }
 
 const FIELD_NAMES: [keyof ExpenseState, string][] = [
@@ -502,27 +513,21 @@ function changedFields(before: ExpenseState, after: ExpenseState): string[] {
   return FIELD_NAMES.filter(([k]) => JSON.stringify(before[k]) !== JSON.stringify(after[k])).map(([, name]) => name);
 }
 
-/** update_expense's draft: the stored expense with the given fields replaced. */
-function draftForUpdate(before: ExpenseState, group: GroupRow, input: ExpenseInput): Draft {
+/** update_expense's money: the stored amount, currency, payers and split with the given ones replacing them. */
+function moneyForUpdate(before: ExpenseState, group: GroupRow, input: ExpenseInput): MoneyDraft {
   const currency = before.original?.currency ?? group.currency;
   const newAmount = input.amount !== undefined || input.amount_minor !== undefined;
   const newCurrency = input.currency !== undefined && input.currency !== currency;
   if (newCurrency && !newAmount) throw invalid("amount", "give the amount again when changing the currency");
   const singlePayer = before.paidBy.length === 1 ? before.paidBy[0]!.handle : null;
   return {
-    description: input.description ?? before.description,
     currency: input.currency ?? currency,
     ...(newAmount ? { amount: input.amount, amount_minor: input.amount_minor } : { amount_minor: before.original?.amountMinor ?? before.amountMinor }),
     exchangeRate: input.exchange_rate ?? (newCurrency ? null : (before.original?.exchangeRate ?? null)),
-    date: input.date ?? before.date,
-    category: input.category ?? before.category,
     // A single payer keeps paying it all when the amount changes; several payers must be given again.
     paidBy: input.paid_by ?? (singlePayer === null ? before.paidBy : null),
     defaultPayer: singlePayer ?? before.paidBy[0]!.handle,
     split: input.split ?? before.split,
-    notes: input.notes === undefined ? before.notes : input.notes || null,
-    repeat: input.repeat ?? before.repeat,
-    refs: input.refs === undefined ? before.refs : checkRefs(input.refs),
   };
 }
 
@@ -541,17 +546,16 @@ export async function updateExpense(
     );
   }
   const before = await storedState(tx, row);
-  const draft = draftForUpdate(before, group, input);
-  const computed = compute(group, await membersByHandle(tx, group.groupId), draft);
+  const computed = compute(group, await membersByHandle(tx, group.groupId), moneyForUpdate(before, group, input));
   const after: ExpenseState = {
     ...before,
     ...computed,
-    description: draft.description,
-    date: draft.date,
-    category: draft.category,
-    notes: draft.notes,
-    repeat: draft.repeat,
-    refs: draft.refs,
+    description: input.description ?? before.description,
+    date: input.date ?? before.date,
+    category: input.category ?? before.category,
+    notes: input.notes === undefined ? before.notes : input.notes || null,
+    repeat: input.repeat ?? before.repeat,
+    refs: input.refs === undefined ? before.refs : checkRefs(input.refs),
   };
   const changed = changedFields(before, after);
   if (!changed.length) return { expense: (await expenseViews(tx, group, [row]))[0]!, changed_fields: [] };
@@ -577,8 +581,7 @@ export async function updateExpense(
       notes: after.notes,
       notesBy: after.notesBy,
       repeat: after.repeat,
-      nextOccurrence:
-        changed.includes("repeat") || changed.includes("date") ? await nextAfterGenerated(tx, row.expenseId, after) : row.nextOccurrence,
+      nextOccurrence: changed.includes("repeat") || changed.includes("date") ? await nextAfterGenerated(tx, row.expenseId, after) : row.nextOccurrence,
       refs: after.refs,
       state: after.state,
       version,
@@ -601,18 +604,35 @@ export async function updateExpense(
   const is = new Set(after.shares.map((s) => s.agentId));
   const others = (list: ParticipantShare[]) => list.filter((s) => s.agentId !== actor.agentId);
   await notify(tx, now, group, actor, row.expenseId, version, after, others(after.shares.filter((s) => !was.has(s.agentId))), "ledger.expense_added");
-  await notify(tx, now, group, actor, row.expenseId, version, after, others(after.shares.filter((s) => was.has(s.agentId))), "ledger.expense_updated", { changed_fields: changed });
-  const dropped = others(before.shares.filter((s) => !is.has(s.agentId)));
-  for (const s of dropped) await resolveItems(tx, s.agentId, "ledger.expense_added", { expense_id: row.expenseId });
-  await notify(tx, now, group, actor, row.expenseId, version, after, dropped.map((s) => ({ ...s, paidMinor: 0, shareMinor: 0 })), "ledger.expense_updated", {
+  await notify(tx, now, group, actor, row.expenseId, version, after, others(after.shares.filter((s) => was.has(s.agentId))), "ledger.expense_updated", {
     changed_fields: changed,
   });
+  const dropped = others(before.shares.filter((s) => !is.has(s.agentId)));
+  for (const s of dropped) await resolveItems(tx, s.agentId, "ledger.expense_added", { expense_id: row.expenseId });
+  await notify(
+    tx,
+    now,
+    group,
+    actor,
+    row.expenseId,
+    version,
+    after,
+    dropped.map((s) => ({ ...s, paidMinor: 0, shareMinor: 0 })),
+    "ledger.expense_updated",
+    {
+      changed_fields: changed,
+    },
+  );
   return { expense: await expenseView(tx, group, row.expenseId), changed_fields: changed };
 }
 
 /** A series' next date after its start and after every occurrence already made. */
 async function nextAfterGenerated(tx: Tx, expenseId: string, s: ExpenseState): Promise<string | null> {
-  const made = await tx.select({ last: sql<string | null>`max(${expenses.date})` }).from(expenses).where(eq(expenses.recurringOf, expenseId)).get();
+  const made = await tx
+    .select({ last: sql<string | null>`max(${expenses.date})` })
+    .from(expenses)
+    .where(eq(expenses.recurringOf, expenseId))
+    .get();
   const last = made?.last && made.last > s.date ? made.last : s.date;
   return nextOccurrenceAfter(s.date, s.repeat, last);
 }
@@ -639,7 +659,7 @@ export async function setDeleted(tx: Tx, actor: Actor, expenseId: string, delete
     groupId: group.groupId,
     actorId: actor.agentId,
     action: deleted ? "expense_deleted" : "expense_restored",
-    summary: `@${actor.handle} ${deleted ? "deleted" : "restored"} ${quoted(after.description)} (${money(after.amountMinor, group.currency)})`,
+    summary: `@${actor.handle} ${deleted ? "deleted" : "restored"} ${quoted(after.description)} (${moneyText(after.amountMinor, group.currency)})`,
     refs: { expense_id: row.expenseId },
   });
   const others = state.shares.filter((s) => s.agentId !== actor.agentId);
@@ -701,12 +721,15 @@ export async function respondExpense(
       type: "ledger.expense_disputed",
       app: "ledger",
       from: actor.agentId,
-      summaryMd: `@${actor.handle} disputes ${quoted(row.description)} (${money(row.amountMinor, group.currency)}) in ${quoted(group.name, 40)}, saying ${quoted(reason!)}. Check it with get_expense, then fix it with update_expense or remove it with delete_expense.`,
+      summaryMd: `@${actor.handle} disputes ${quoted(row.description)} (${moneyText(row.amountMinor, group.currency)}) in ${quoted(group.name, 40)}, saying ${quoted(reason!)}. Check it with get_expense, then fix it with update_expense or remove it with delete_expense.`,
       payload: {
         group_id: group.groupId,
         expense_id: row.expenseId,
         version: row.version,
-        description: untrusted(row.description, "expense description"),
+        description: untrusted(
+          row.description,
+          `expense description written by ${authorOf(await refsByIds(tx, [row.descriptionBy ?? row.createdBy]), row.descriptionBy ?? row.createdBy)}`,
+        ),
         amount_minor: row.amountMinor,
         amount: formatAmount(row.amountMinor, group.currency),
         currency: group.currency,
@@ -739,10 +762,10 @@ async function notify(
 ): Promise<void> {
   if (!recipients.length) return;
   const people = await refsByIds(tx, [s.descriptionBy, ...(s.notesBy ? [s.notesBy] : [])]);
-  const what = `${quoted(s.description)} (${money(s.amountMinor, group.currency)})`;
+  const what = `${quoted(s.description)} (${moneyText(s.amountMinor, group.currency)})`;
   const where = `in ${quoted(group.name, 40)}`;
-  for (const r of recipients) {
-    const share = money(r.shareMinor, group.currency);
+  const deliveries = recipients.map((r): Delivery => {
+    const share = moneyText(r.shareMinor, group.currency);
     const summaryMd =
       type === "ledger.expense_added"
         ? `@${actor.handle} added ${what} ${where}; your share is ${share}. Ask your human, then confirm or dispute it with respond_expense.`
@@ -751,7 +774,7 @@ async function notify(
           : extra.change === "restored"
             ? `@${actor.handle} restored ${what} ${where}; your share is ${share} again.`
             : `@${actor.handle} changed ${what} ${where} (${(extra.changed_fields as string[]).join(", ")}); your share is now ${share}.`;
-    await deliver(tx, now, {
+    return {
       to: r.agentId,
       type,
       app: "ledger",
@@ -775,7 +798,9 @@ async function notify(
       note: s.notes === null ? null : untrusted(s.notes, `expense notes written by ${authorOf(people, s.notesBy)}`),
       refs: { group_id: group.groupId, expense_id: expenseId },
       requiresAction: type === "ledger.expense_added",
-      suggestedTools: type === "ledger.expense_added" ? ["respond_expense"] : type === "ledger.expense_deleted" ? ["get_balances"] : ["get_expense", "respond_expense"],
-    });
-  }
+      suggestedTools:
+        type === "ledger.expense_added" ? ["respond_expense"] : type === "ledger.expense_deleted" ? ["get_balances"] : ["get_expense", "respond_expense"],
+    };
+  });
+  await deliverAll(tx, now, deliveries);
 }
