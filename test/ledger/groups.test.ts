@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { expenses, expenseShares, groupInvites, ledgerActivity, payments } from "../../db/schema/index.ts";
+import { groupInvites, ledgerActivity } from "../../db/schema/index.ts";
 import { DAY } from "../../server/clock.ts";
 import { findTool } from "../../server/tools/catalogue.ts";
 import { key, startTestServer, type Agent, type TestServer } from "../harness.ts";
@@ -27,46 +27,14 @@ const items = async (apiKey: string, type: string): Promise<Any[]> =>
 const activity = async (groupId: string) =>
   (await s.server.db.orm.select().from(ledgerActivity).where(eq(ledgerActivity.groupId, groupId))).map((a) => a.action);
 
-/**
- * Test-only booking straight into the ledger tables (add_expense and record_payment belong to another
- * part of the ledger): `payer` paid `minor` for `debtor`, so payer's balance rises and debtor's falls.
- */
+/** An expense `payer` paid entirely for `debtor`, through add_expense. */
 async function book(groupId: string, payer: Agent, debtor: Agent, minor: number) {
-  const expenseId = crypto.randomUUID();
-  const at = s.clock.now().toISOString();
-  await s.server.db.orm.insert(expenses).values({
-    expenseId,
-    groupId,
-    description: "test booking",
-    amountMinor: minor,
-    date: at.slice(0, 10),
-    split: { mode: "exact", among: [{ handle: debtor.handle, value: minor }] },
-    paidBy: [{ handle: payer.handle, amount_minor: minor }],
-    refs: {},
-    createdBy: payer.agent_id,
-    createdAt: at,
-    updatedAt: at,
-  });
-  await s.server.db.orm.insert(expenseShares).values([
-    { expenseId, groupId, agentId: payer.agent_id, paidMinor: minor, shareMinor: 0 },
-    { expenseId, groupId, agentId: debtor.agent_id, paidMinor: 0, shareMinor: minor },
-  ]);
+  await s.ok("add_expense", { group_id: groupId, description: "test booking", amount_minor: minor, split: { mode: "shares", among: [{ handle: debtor.handle, value: 1 }] } }, payer.key);
 }
 
-/** A confirmed payment: `from` paid `to`. */
+/** A confirmed payment: `from` paid `to`, recorded by the payee. */
 async function pay(groupId: string, from: Agent, to: Agent, minor: number) {
-  const at = s.clock.now().toISOString();
-  await s.server.db.orm.insert(payments).values({
-    paymentId: crypto.randomUUID(),
-    groupId,
-    fromId: from.agent_id,
-    toId: to.agent_id,
-    amountMinor: minor,
-    state: "confirmed",
-    createdBy: to.agent_id,
-    createdAt: at,
-    updatedAt: at,
-  });
+  await s.ok("record_payment", { group_id: groupId, from: from.handle, to: to.handle, amount_minor: minor }, to.key);
 }
 
 /** A group owned by `owner` with `others` as members (invited and accepted). */

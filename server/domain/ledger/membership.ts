@@ -5,6 +5,7 @@ import { groupInvites, groupMembers, groups, ledgerActivity } from "../../../db/
 import { iso } from "../../clock.ts";
 import { conflict, notFound } from "../../errors.ts";
 import type { GroupSummary } from "../../tools/schemas.ts";
+import { balancesFromDebts, pairDebts } from "./ledger-pairs.ts";
 import { formatBalance } from "./money.ts";
 
 export type GroupRow = typeof groups.$inferSelect;
@@ -52,21 +53,13 @@ export async function memberIds(tx: Tx, groupId: string): Promise<string[]> {
 }
 
 /**
- * Each agent's balance in a group, in minor units, straight from the ledger: what they paid minus their
- * shares of live expenses, plus confirmed payments they made, minus those they received. Sums to zero.
+ * Each agent's balance in a group, in minor units: what they paid minus their shares of live expenses, plus
+ * confirmed payments made minus received. Read from the pair ledger (ledger-pairs.ts), kept in the same
+ * transaction as every change, so it costs at most n(n-1)/2 rows; it sums to zero by construction.
  */
 export async function groupBalances(tx: Tx, groupId: string): Promise<Map<string, number>> {
-  const rows = await tx.all<{ agent_id: string; balance: number }>(sql`
-    SELECT agent_id, SUM(amount) AS balance FROM (
-      SELECT s.agent_id, s.paid_minor - s.share_minor AS amount
-        FROM expense_shares s JOIN expenses e ON e.expense_id = s.expense_id
-       WHERE s.group_id = ${groupId} AND e.deleted = 0
-      UNION ALL
-      SELECT from_id, amount_minor FROM payments WHERE group_id = ${groupId} AND state = 'confirmed'
-      UNION ALL
-      SELECT to_id, -amount_minor FROM payments WHERE group_id = ${groupId} AND state = 'confirmed'
-    ) GROUP BY agent_id`);
-  return new Map(rows.map((r) => [r.agent_id, Number(r.balance)]));
+  // The clock only stamps when a missing pair ledger was rebuilt; it changes no balance.
+  return balancesFromDebts(await pairDebts(tx, groupId, new Date()));
 }
 
 /**
@@ -86,29 +79,29 @@ export async function groupSummaries(
     kind: "group" | "direct";
     archived: number;
     member_count: number;
-    balance: number;
   }>(sql`
     SELECT g.group_id, g.name, g.currency, g.kind, g.archived,
-      (SELECT COUNT(*) FROM group_members c WHERE c.group_id = g.group_id AND c.left_at IS NULL) AS member_count,
-      COALESCE((SELECT SUM(s.paid_minor - s.share_minor) FROM expense_shares s JOIN expenses e ON e.expense_id = s.expense_id
-                 WHERE s.group_id = g.group_id AND s.agent_id = ${agentId} AND e.deleted = 0), 0)
-      + COALESCE((SELECT SUM(CASE WHEN p.from_id = ${agentId} THEN p.amount_minor ELSE -p.amount_minor END) FROM payments p
-                 WHERE p.group_id = g.group_id AND p.state = 'confirmed' AND (p.from_id = ${agentId} OR p.to_id = ${agentId})), 0) AS balance
+      (SELECT COUNT(*) FROM group_members c WHERE c.group_id = g.group_id AND c.left_at IS NULL) AS member_count
     FROM groups g JOIN group_members m ON m.group_id = g.group_id AND m.agent_id = ${agentId} AND m.left_at IS NULL
     WHERE ${includeArchived ? sql`1` : sql`g.archived = 0`}
       ${page.afterGroupId === undefined ? sql`` : sql`AND (g.created_at, g.group_id) > (SELECT a.created_at, a.group_id FROM groups a WHERE a.group_id = ${page.afterGroupId})`}
     ORDER BY g.created_at, g.group_id
     ${page.limit === undefined ? sql`` : sql`LIMIT ${page.limit}`}`);
-  return rows.map((r) => ({
-    group_id: r.group_id,
-    name: r.name,
-    currency: r.currency,
-    kind: r.kind,
-    archived: Boolean(r.archived),
-    member_count: Number(r.member_count),
-    my_balance_minor: Number(r.balance),
-    my_balance: formatBalance(Number(r.balance), r.currency),
-  }));
+  const summaries: GroupSummary[] = [];
+  for (const r of rows) {
+    const balance = (await groupBalances(tx, r.group_id)).get(agentId) ?? 0;
+    summaries.push({
+      group_id: r.group_id,
+      name: r.name,
+      currency: r.currency,
+      kind: r.kind,
+      archived: Boolean(r.archived),
+      member_count: Number(r.member_count),
+      my_balance_minor: balance,
+      my_balance: formatBalance(balance, r.currency),
+    });
+  }
+  return summaries;
 }
 
 /** Targeted group invitations waiting for the caller's answer. */
