@@ -4,7 +4,7 @@ import { randomInt } from "node:crypto";
 import type { Tx } from "../../db/client.ts";
 import { agents, contactDeclines, contacts } from "../../db/schema/index.ts";
 import { DAY, iso } from "../clock.ts";
-import { AppError, conflict, notFound } from "../errors.ts";
+import { AppError, conflict, invalid, notFound } from "../errors.ts";
 import type { Principal } from "../tools/define.ts";
 import type { ContactRecord } from "../tools/schemas.ts";
 import { agentByHandle, agentById, toRef, type AgentRow } from "./agents.ts";
@@ -272,6 +272,32 @@ export async function blockContact(tx: Tx, me: Principal, handle: string, now: D
   if (theirs?.state === "incoming") await dropSide(tx, them.agentId, me.agentId);
   await resolveItems(tx, me.agentId, "contact.request", { agent_id: them.agentId });
   return true;
+}
+
+/**
+ * The agents behind `handles`, all of which must be the caller's accepted contacts; any other handle, known
+ * or not, is NOT_FOUND, so nobody learns who exists. Used by mail and plans, which reach only contacts.
+ */
+export async function acceptedContactsByHandle(
+  tx: Tx,
+  me: Principal,
+  handles: string[],
+  path: string,
+  suggestedAction: string,
+): Promise<AgentRow[]> {
+  const unique = [...new Set(handles)];
+  if (unique.includes(me.handle)) throw invalid(path, "name others, not yourself");
+  const found: AgentRow[] = [];
+  const missing: string[] = [];
+  for (const h of unique) {
+    const a = await agentByHandle(tx, h);
+    if (a && (await isAcceptedContact(tx, me.agentId, a.agentId))) found.push(a);
+    else missing.push(h);
+  }
+  if (missing.length) {
+    throw new AppError("NOT_FOUND", `Not among your accepted contacts: ${missing.map((h) => `@${h}`).join(", ")}.`, { handles: missing }, undefined, suggestedAction);
+  }
+  return found;
 }
 
 /** Whether `other` is an accepted contact of `me`, for producers that may only reach contacts (mail, plans, invites). */

@@ -45,9 +45,7 @@ export async function authenticateApiKey(tx: Tx, key: string, now: Date): Promis
     .get();
   if (!row || row.revokedAt || row.clientRevokedAt) return null;
   if (row.expiresAt && row.expiresAt <= iso(now)) return null;
-  if (!row.lastUsedAt || Date.parse(row.lastUsedAt) + LAST_USED_RESOLUTION_MS <= now.getTime()) {
-    await tx.update(clients).set({ lastUsedAt: iso(now) }).where(eq(clients.clientId, row.clientId));
-  }
+  await touchClient(tx, row.clientId, row.lastUsedAt, now);
   return {
     agentId: row.agentId,
     handle: row.handle,
@@ -56,6 +54,13 @@ export async function authenticateApiKey(tx: Tx, key: string, now: Date): Promis
     kind: "api_key",
     scopes: new Set(row.scopes.split(" ")),
   };
+}
+
+/** Records when a client was last used, at most once per minute. */
+export async function touchClient(tx: Tx, clientId: string, lastUsedAt: string | null, now: Date): Promise<void> {
+  if (!lastUsedAt || Date.parse(lastUsedAt) + LAST_USED_RESOLUTION_MS <= now.getTime()) {
+    await tx.update(clients).set({ lastUsedAt: iso(now) }).where(eq(clients.clientId, clientId));
+  }
 }
 
 /** New key for this client only; the keys it replaces keep working for the grace period. */

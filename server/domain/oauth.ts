@@ -10,7 +10,7 @@ import { agents, clients, oauthClients, oauthCodes, oauthRefreshTokens } from ".
 import { DAY, MINUTE, iso, later } from "../clock.ts";
 import { ACCESS_TOKEN_TTL_SECONDS, looksLikeJwt, signAccessToken, verifyAccessToken } from "../auth/jwt.ts";
 import type { Principal } from "../tools/define.ts";
-import { createClient, revokeClient } from "./credentials.ts";
+import { createClient, revokeClient, touchClient } from "./credentials.ts";
 import { newSecret, sha256 } from "./secrets.ts";
 
 export const SUPPORTED_SCOPES = ["svc:read", "svc:write", "offline_access"] as const;
@@ -18,8 +18,6 @@ const DEFAULT_SCOPE = "svc:read svc:write";
 export const GRANT_TYPES = ["authorization_code", "refresh_token"] as const;
 const CODE_TTL_MS = 2 * MINUTE;
 const REFRESH_TTL_MS = 30 * DAY;
-// last_used_at is a hint for humans; writing it on every call would turn every read into a write.
-const LAST_USED_RESOLUTION_MS = MINUTE;
 const NO_CONTROL = /^[^\x00-\x1f\x7f-\x9f]*$/;
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
 const FORBIDDEN_SCHEMES = new Set(["javascript:", "data:", "file:", "vbscript:", "blob:", "about:", "ftp:", "ws:", "wss:"]);
@@ -348,9 +346,7 @@ export async function authenticateAccessToken(tx: Tx, token: string, now: Date):
     .where(eq(clients.clientId, claims.clientId))
     .get();
   if (!row || row.client.revokedAt || row.client.kind !== "oauth" || row.client.agentId !== claims.agentId) return null;
-  if (!row.client.lastUsedAt || Date.parse(row.client.lastUsedAt) + LAST_USED_RESOLUTION_MS <= now.getTime()) {
-    await tx.update(clients).set({ lastUsedAt: iso(now) }).where(eq(clients.clientId, claims.clientId));
-  }
+  await touchClient(tx, claims.clientId, row.client.lastUsedAt, now);
   return {
     agentId: claims.agentId,
     handle: row.handle,

@@ -17,7 +17,10 @@ export async function listActivity(tx: Tx, agentId: string, input: { group_id: s
     .orderBy(desc(ledgerActivity.seq))
     .limit(limit + 1);
   const page = rows.slice(0, limit);
-  const people = await refsByIds(tx, page.map((r) => r.actorId));
+  const people = await refsByIds(
+    tx,
+    page.map((r) => r.actorId),
+  );
   const last = page[page.length - 1];
   return {
     entries: page.map((r) => ({

@@ -1,5 +1,5 @@
 // Balances and settle-up plans, read from the pair ledger (ledger-pairs.ts), which every ledger change keeps exact.
-import { and, eq, isNull } from "drizzle-orm";
+import { and, eq, isNull, sql } from "drizzle-orm";
 import type { Tx } from "../../../db/client.ts";
 import { groupMembers, groups } from "../../../db/schema/index.ts";
 import type { Counterparty, Payment, Transfer } from "../../tools/expenses/shapes.ts";
@@ -27,9 +27,10 @@ interface Settlement {
  * each pair's own net debt. Ties in the greedy plan go to handles in code-unit order.
  */
 async function settlement(tx: Tx, group: GroupRow, now: Date): Promise<Settlement> {
-  const debts = await pairDebts(tx, group.groupId, now);
+  const members = new Set(await memberIds(tx, group.groupId));
+  const debts = routeAroundFormerMembers(await pairDebts(tx, group.groupId, now), members);
   const balances = balancesFromDebts(debts);
-  const shown = new Set(await memberIds(tx, group.groupId));
+  const shown = new Set(members);
   for (const [id, b] of balances) if (b !== 0) shown.add(id);
   const people = await refsByIds(tx, [...shown, ...balances.keys()]);
   const handleOf = (id: string) => people.get(id)!.handle;
@@ -38,6 +39,27 @@ async function settlement(tx: Tx, group: GroupRow, now: Date): Promise<Settlemen
   const pairs = debts.map((d) => ({ from: handleOf(d.from), to: handleOf(d.to), amount_minor: d.amount_minor }));
   const plan = settleUp(byHandle, group.simplifyDebts, group.simplifyDebts ? [] : pairs);
   return { balances, shown: [...shown], people, plan: plan.map((t) => ({ from: idOf.get(t.from)!, to: idOf.get(t.to)!, amount_minor: t.amount_minor })) };
+}
+
+/**
+ * A member who left had a zero balance, but each-pair debts can still run through them (b owes a, c owes b).
+ * Those are joined into direct debts between the others (c owes a), so nobody is asked to pay a former member.
+ */
+function routeAroundFormerMembers(debts: AgentDebt[], members: Set<string>): AgentDebt[] {
+  let list = debts;
+  for (const gone of new Set(debts.flatMap((d) => [d.from, d.to]).filter((id) => !members.has(id)))) {
+    const owedTo = list.filter((d) => d.to === gone).map((d) => ({ ...d }));
+    const owedBy = list.filter((d) => d.from === gone).map((d) => ({ ...d }));
+    const rest = list.filter((d) => d.to !== gone && d.from !== gone);
+    for (let i = 0, j = 0; i < owedTo.length && j < owedBy.length; ) {
+      const amount = Math.min(owedTo[i]!.amount_minor, owedBy[j]!.amount_minor);
+      rest.push({ from: owedTo[i]!.from, to: owedBy[j]!.to, amount_minor: amount });
+      if ((owedTo[i]!.amount_minor -= amount) === 0) i++;
+      if ((owedBy[j]!.amount_minor -= amount) === 0) j++;
+    }
+    list = [...rest, ...owedTo, ...owedBy].filter((d) => d.amount_minor > 0 && d.from !== d.to);
+  }
+  return list;
 }
 
 export async function groupBalanceView(tx: Tx, agentId: string, groupId: string, now: Date) {
@@ -55,9 +77,12 @@ export async function groupBalanceView(tx: Tx, agentId: string, groupId: string,
       })
       .sort((a, b) => compareText(a.agent.handle, b.agent.handle)),
     pending_payments: await paymentViews(tx, pending, () => group.currency),
-    settle_up: plan.map(
-      (t): Transfer => ({ from: people.get(t.from)!, to: people.get(t.to)!, amount_minor: t.amount_minor, amount: formatAmount(t.amount_minor, group.currency) }),
-    ),
+    settle_up: plan.map((t): Transfer => ({
+      from: people.get(t.from)!,
+      to: people.get(t.to)!,
+      amount_minor: t.amount_minor,
+      amount: formatAmount(t.amount_minor, group.currency),
+    })),
   };
 }
 
@@ -70,7 +95,7 @@ export async function counterpartyBalances(tx: Tx, agentId: string, now: Date) {
     .select({ g: groups })
     .from(groups)
     .innerJoin(groupMembers, and(eq(groupMembers.groupId, groups.groupId), eq(groupMembers.agentId, agentId), isNull(groupMembers.leftAt)))
-    .orderBy(groups.createdAt, groups.groupId);
+    .orderBy(groups.createdAt, sql`groups.rowid`);
   const byCounterparty = new Map<string, Counterparty>();
   const totals = new Map<string, number>();
   for (const { g } of mine) {

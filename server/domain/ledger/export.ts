@@ -38,7 +38,21 @@ function csvText(currency: string, list: Expense[], paid: Payment[]): string {
     }
   }
   for (const p of paid) {
-    rows.push(["payment", p.payment_id, p.created_at.slice(0, 10), csvField(p.note?.untrusted_content ?? null, true), "", currency, p.amount, "", "", "", p.from.handle, p.to.handle, p.state]);
+    rows.push([
+      "payment",
+      p.payment_id,
+      p.created_at.slice(0, 10),
+      csvField(p.note?.untrusted_content ?? null, true),
+      "",
+      currency,
+      p.amount,
+      "",
+      "",
+      "",
+      p.from.handle,
+      p.to.handle,
+      p.state,
+    ]);
   }
   return csvLines(rows);
 }
@@ -50,8 +64,16 @@ export async function exportGroup(tx: Tx, agentId: string, groupId: string, form
     .from(expenses)
     .where(eq(expenses.groupId, groupId))
     .orderBy(asc(expenses.date), sql`expenses.rowid`);
-  const live = await expenseViews(tx, group, expenseRows.filter((r) => !r.deleted));
-  const paymentRows = await tx.select().from(payments).where(eq(payments.groupId, groupId)).orderBy(sql`payments.rowid`);
+  const live = await expenseViews(
+    tx,
+    group,
+    expenseRows.filter((r) => !r.deleted),
+  );
+  const paymentRows = await tx
+    .select()
+    .from(payments)
+    .where(eq(payments.groupId, groupId))
+    .orderBy(sql`payments.rowid`);
   const paid = await paymentViews(tx, paymentRows, () => group.currency);
   const content =
     format === "csv"

@@ -22,7 +22,11 @@ export function expenseDebts(shares: readonly { agentId: string; paidMinor: numb
 }
 
 /** A confirmed payment from payer to payee: the payee now owes it back (it cancels the payer's debt). */
-export const paymentDebt = (p: { fromId: string; toId: string; amountMinor: number }): AgentDebt => ({ from: p.toId, to: p.fromId, amount_minor: p.amountMinor });
+export const paymentDebt = (p: { fromId: string; toId: string; amountMinor: number }): AgentDebt => ({
+  from: p.toId,
+  to: p.fromId,
+  amount_minor: p.amountMinor,
+});
 
 /** Adds (sign 1) or removes (sign -1) debts from a group's pair ledger. */
 export async function applyDebts(tx: Tx, groupId: string, debts: readonly AgentDebt[], sign: 1 | -1): Promise<void> {
@@ -56,28 +60,35 @@ async function rebuild(tx: Tx, groupId: string, now: Date): Promise<void> {
     .where(and(eq(expenseShares.groupId, groupId), eq(expenses.deleted, false)))
     .orderBy(expenseShares.expenseId);
   const debts: AgentDebt[] = [];
-  for (let i = 0; i < shares.length; ) {
+  for (let i = 0; i < shares.length;) {
     const id = shares[i]!.expenseId;
     let end = i;
     while (end < shares.length && shares[end]!.expenseId === id) end++;
     debts.push(...expenseDebts(shares.slice(i, end)));
     i = end;
   }
-  const paid = await tx.select().from(payments).where(and(eq(payments.groupId, groupId), eq(payments.state, "confirmed")));
+  const paid = await tx
+    .select()
+    .from(payments)
+    .where(and(eq(payments.groupId, groupId), eq(payments.state, "confirmed")));
   debts.push(...paid.map(paymentDebt));
   await applyDebts(tx, groupId, debts, 1);
-  await tx.insert(ledgerPairsBuilt).values({ groupId, builtAt: iso(now) }).onConflictDoNothing();
+  await tx
+    .insert(ledgerPairsBuilt)
+    .values({ groupId, builtAt: iso(now) })
+    .onConflictDoNothing();
 }
 
 /** Each pair's net debt in a group (non-zero ones), read from the pair ledger, built first if needed. */
 export async function pairDebts(tx: Tx, groupId: string, now: Date): Promise<AgentDebt[]> {
   const built = await tx.select({ g: ledgerPairsBuilt.groupId }).from(ledgerPairsBuilt).where(eq(ledgerPairsBuilt.groupId, groupId)).get();
   if (!built) await rebuild(tx, groupId, now);
-  const rows = await tx.select().from(ledgerPairs).where(and(eq(ledgerPairs.groupId, groupId), ne(ledgerPairs.lowOwesMinor, 0)));
+  const rows = await tx
+    .select()
+    .from(ledgerPairs)
+    .where(and(eq(ledgerPairs.groupId, groupId), ne(ledgerPairs.lowOwesMinor, 0)));
   return rows.map((r) =>
-    r.lowOwesMinor > 0
-      ? { from: r.lowId, to: r.highId, amount_minor: r.lowOwesMinor }
-      : { from: r.highId, to: r.lowId, amount_minor: -r.lowOwesMinor },
+    r.lowOwesMinor > 0 ? { from: r.lowId, to: r.highId, amount_minor: r.lowOwesMinor } : { from: r.highId, to: r.lowId, amount_minor: -r.lowOwesMinor },
   );
 }
 

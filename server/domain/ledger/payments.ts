@@ -1,7 +1,7 @@
 // Payments between two members: pending until the payee confirms (unless the payee recorded it); only confirmed ones count.
 import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Tx } from "../../../db/client.ts";
-import { groups, payments } from "../../../db/schema/index.ts";
+import { payments } from "../../../db/schema/index.ts";
 import { iso } from "../../clock.ts";
 import { conflict, invalid, notFound } from "../../errors.ts";
 import type { Payment } from "../../tools/expenses/shapes.ts";
@@ -9,10 +9,10 @@ import { refsByIds } from "../agents.ts";
 import { deliver, resolveItems } from "../inbox.ts";
 import { quoted, untrusted } from "../untrusted.ts";
 import { decodeCursor, encodeCursor } from "./cursor.ts";
-import { membersByHandle, requireParticipant } from "./expenses.ts";
+import { membersByHandle, moneyText, requireParticipant, type Member } from "./expenses.ts";
 import type { Actor } from "./groups.ts";
 import { applyDebts, paymentDebt } from "./ledger-pairs.ts";
-import { isMember, logActivity, requireWritable, type GroupRow } from "./membership.ts";
+import { isMember, logActivity, requireMember, requireWritable, type GroupRow } from "./membership.ts";
 import { formatAmount, resolveAmount } from "./money.ts";
 
 export type PaymentRow = typeof payments.$inferSelect;
@@ -20,7 +20,10 @@ export type PaymentState = PaymentRow["state"];
 
 /** Payments as the wire shows them, with the agents they name. */
 export async function paymentViews(tx: Tx, rows: PaymentRow[], currencyOf: (groupId: string) => string): Promise<Payment[]> {
-  const people = await refsByIds(tx, rows.flatMap((r) => [r.fromId, r.toId, r.createdBy]));
+  const people = await refsByIds(
+    tx,
+    rows.flatMap((r) => [r.fromId, r.toId, r.createdBy]),
+  );
   return rows.map((r) => ({
     payment_id: r.paymentId,
     group_id: r.groupId,
@@ -38,7 +41,42 @@ export async function paymentViews(tx: Tx, rows: PaymentRow[], currencyOf: (grou
 }
 
 const viewOne = async (tx: Tx, row: PaymentRow, group: GroupRow) => (await paymentViews(tx, [row], () => group.currency))[0]!;
-const money = (minor: number, currency: string) => `${formatAmount(minor, currency)} ${currency}`;
+
+/** Stores a payment, counts it when confirmed, and logs it; notifications are the caller's. */
+export async function insertPayment(
+  tx: Tx,
+  now: Date,
+  group: GroupRow,
+  p: { from: Member; to: Member; amountMinor: number; state: "pending" | "confirmed"; note: string | null; createdBy: string },
+): Promise<PaymentRow> {
+  const at = iso(now);
+  const row: PaymentRow = {
+    paymentId: crypto.randomUUID(),
+    groupId: group.groupId,
+    fromId: p.from.agentId,
+    toId: p.to.agentId,
+    amountMinor: p.amountMinor,
+    state: p.state,
+    note: p.note,
+    createdBy: p.createdBy,
+    createdAt: at,
+    updatedAt: at,
+  };
+  await tx.insert(payments).values(row);
+  if (row.state === "confirmed") await applyDebts(tx, group.groupId, [paymentDebt(row)], 1);
+  const amount = moneyText(p.amountMinor, group.currency);
+  await logActivity(tx, now, {
+    groupId: group.groupId,
+    actorId: p.createdBy,
+    action: "payment_recorded",
+    summary:
+      row.state === "pending"
+        ? `@${p.from.handle} paid @${p.to.handle} ${amount} (waiting for @${p.to.handle} to confirm)`
+        : `@${p.to.handle} received ${amount} from @${p.from.handle}`,
+    refs: { payment_id: row.paymentId },
+  });
+  return row;
+}
 
 export interface RecordPaymentInput {
   group_id: string;
@@ -61,32 +99,9 @@ export async function recordPayment(tx: Tx, actor: Actor, input: RecordPaymentIn
   const from = requireParticipant(members, fromHandle, "from");
   const to = requireParticipant(members, toHandle, "to");
   const amountMinor = resolveAmount(input, group.currency);
-  const at = iso(now);
-  const row: PaymentRow = {
-    paymentId: crypto.randomUUID(),
-    groupId: group.groupId,
-    fromId: from.agentId,
-    toId: to.agentId,
-    amountMinor,
-    state: to.agentId === actor.agentId ? "confirmed" : "pending",
-    note: input.note ? input.note : null,
-    createdBy: actor.agentId,
-    createdAt: at,
-    updatedAt: at,
-  };
-  await tx.insert(payments).values(row);
-  if (row.state === "confirmed") await applyDebts(tx, group.groupId, [paymentDebt(row)], 1);
-  const amount = money(amountMinor, group.currency);
-  await logActivity(tx, now, {
-    groupId: group.groupId,
-    actorId: actor.agentId,
-    action: "payment_recorded",
-    summary:
-      row.state === "pending"
-        ? `@${from.handle} paid @${to.handle} ${amount} (waiting for @${to.handle} to confirm)`
-        : `@${to.handle} received ${amount} from @${from.handle}`,
-    refs: { payment_id: row.paymentId },
-  });
+  const state = to.agentId === actor.agentId ? "confirmed" : "pending";
+  const row = await insertPayment(tx, now, group, { from, to, amountMinor, state, note: input.note || null, createdBy: actor.agentId });
+  const amount = moneyText(amountMinor, group.currency);
   const note = row.note === null ? null : untrusted(row.note, `payment note written by @${actor.handle}`);
   const payload = paymentPayload(row, group, from.handle, to.handle);
   const where = `in ${quoted(group.name, 40)}`;
@@ -151,7 +166,7 @@ export async function respondPayment(tx: Tx, actor: Actor, input: { payment_id: 
   await resolveItems(tx, actor.agentId, "ledger.payment_to_confirm", { payment_id: row.paymentId });
   const people = await refsByIds(tx, [row.fromId]);
   const payer = people.get(row.fromId)!.handle;
-  const amount = money(row.amountMinor, group.currency);
+  const amount = moneyText(row.amountMinor, group.currency);
   await logActivity(tx, now, {
     groupId: group.groupId,
     actorId: actor.agentId,
@@ -184,8 +199,7 @@ export interface ListPaymentsInput {
 
 /** Newest first (in the order they were recorded: rowid). */
 export async function listPayments(tx: Tx, agentId: string, input: ListPaymentsInput): Promise<{ payments: Payment[]; next_cursor: string | null }> {
-  if (!(await isMember(tx, input.group_id, agentId))) throw notFound("Group");
-  const group = (await tx.select().from(groups).where(eq(groups.groupId, input.group_id)).get())!;
+  const group = await requireMember(tx, input.group_id, agentId);
   const limit = input.limit ?? 50;
   const before = input.cursor === undefined ? undefined : decodeCursor(input.cursor, ["number"] as const)[0];
   const rows = await tx
@@ -203,7 +217,11 @@ export async function listPayments(tx: Tx, agentId: string, input: ListPaymentsI
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
   return {
-    payments: await paymentViews(tx, page.map((r) => r.p), () => group.currency),
+    payments: await paymentViews(
+      tx,
+      page.map((r) => r.p),
+      () => group.currency,
+    ),
     next_cursor: rows.length > limit && last ? encodeCursor([last.seq]) : null,
   };
 }

@@ -3,11 +3,11 @@ import { and, asc, desc, eq, inArray, lt, or, sql } from "drizzle-orm";
 import type { Tx } from "../../../db/client.ts";
 import { envelopeRecipients, envelopes } from "../../../db/schema/index.ts";
 import { iso } from "../../clock.ts";
-import { AppError, conflict, invalid, notFound } from "../../errors.ts";
+import { conflict, invalid, notFound } from "../../errors.ts";
 import type { Principal } from "../../tools/define.ts";
 import { SUBJECT_MAX, type Envelope, type EnvelopeSummary } from "../../tools/mail/schemas.ts";
-import { agentByHandle, agentById, refsByIds, type AgentRow } from "../agents.ts";
-import { isAcceptedContact } from "../contacts.ts";
+import { agentById, refsByIds, type AgentRow } from "../agents.ts";
+import { acceptedContactsByHandle, isAcceptedContact } from "../contacts.ts";
 import { deliver, resolveItems } from "../inbox.ts";
 import { quoted, untrusted } from "../untrusted.ts";
 import { extractLinks } from "./links.ts";
@@ -56,29 +56,6 @@ async function visibleEnvelope(tx: Tx, agentId: string, envelopeId: string): Pro
     .get();
   if (!row) throw notFound("Envelope");
   return row;
-}
-
-/** Handles the caller may write to: their accepted contacts. Any other handle, known or not, is NOT_FOUND. */
-async function reachable(tx: Tx, me: Principal, handles: string[]): Promise<AgentRow[]> {
-  const unique = [...new Set(handles)];
-  if (unique.includes(me.handle)) throw invalid("to", "you cannot send an envelope to yourself");
-  const found: AgentRow[] = [];
-  const missing: string[] = [];
-  for (const h of unique) {
-    const a = await agentByHandle(tx, h);
-    if (a && (await isAcceptedContact(tx, me.agentId, a.agentId))) found.push(a);
-    else missing.push(h);
-  }
-  if (missing.length) {
-    throw new AppError(
-      "NOT_FOUND",
-      `Not among your accepted contacts: ${missing.map((h) => `@${h}`).join(", ")}.`,
-      { handles: missing },
-      undefined,
-      "Send envelopes only to accepted contacts; list_contacts shows them.",
-    );
-  }
-  return found;
 }
 
 async function create(
@@ -130,7 +107,7 @@ async function create(
 }
 
 export async function sendEnvelope(tx: Tx, me: Principal, input: SendInput, now: Date): Promise<Envelope> {
-  const to = await reachable(tx, me, input.to);
+  const to = await acceptedContactsByHandle(tx, me, input.to, "to", "Send envelopes only to accepted contacts; list_contacts shows them.");
   let threadId: string | null = null;
   if (input.in_reply_to !== undefined) {
     threadId = (await visibleEnvelope(tx, me.agentId, input.in_reply_to)).threadId;

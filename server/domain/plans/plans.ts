@@ -7,8 +7,8 @@ import { iso } from "../../clock.ts";
 import { AppError, conflict, invalid, notFound } from "../../errors.ts";
 import type { Principal } from "../../tools/define.ts";
 import type { Plan, PlanExpense } from "../../tools/plans/schemas.ts";
-import { agentByHandle, refsByIds, type AgentRow } from "../agents.ts";
-import { isAcceptedContact } from "../contacts.ts";
+import { refsByIds, type AgentRow } from "../agents.ts";
+import { acceptedContactsByHandle } from "../contacts.ts";
 import { deliver, resolveItems } from "../inbox.ts";
 import { isMember, requireWritable } from "../ledger/membership.ts";
 import { formatAmount } from "../ledger/money.ts";
@@ -100,24 +100,7 @@ function checkRespondBy(respondBy: string, now: Date): string {
  * plan with a group, members of it.
  */
 async function resolveInvitees(tx: Tx, me: Principal, handles: string[], groupId: string | null, path: string): Promise<AgentRow[]> {
-  const unique = [...new Set(handles)];
-  if (unique.includes(me.handle)) throw invalid(path, "you organise the plan; invite others");
-  const found: AgentRow[] = [];
-  const missing: string[] = [];
-  for (const h of unique) {
-    const a = await agentByHandle(tx, h);
-    if (a && (await isAcceptedContact(tx, me.agentId, a.agentId))) found.push(a);
-    else missing.push(h);
-  }
-  if (missing.length) {
-    throw new AppError(
-      "NOT_FOUND",
-      `Not among your accepted contacts: ${missing.map((h) => `@${h}`).join(", ")}.`,
-      { handles: missing },
-      undefined,
-      "Invite only accepted contacts; list_contacts shows them.",
-    );
-  }
+  const found = await acceptedContactsByHandle(tx, me, handles, path, "Invite only accepted contacts; list_contacts shows them.");
   if (groupId !== null) {
     const outside: string[] = [];
     for (const a of found) if (!(await isMember(tx, groupId, a.agentId))) outside.push(a.handle);
