@@ -16,6 +16,7 @@ export class ManualClock implements Clock {
 }
 
 export const MINUTE = 60_000;
-export const DAY = 24 * 60 * MINUTE;
+export const HOUR = 60 * MINUTE;
+export const DAY = 24 * HOUR;
 export const iso = (d: Date) => d.toISOString();
 export const later = (d: Date, ms: number) => new Date(d.getTime() + ms).toISOString();

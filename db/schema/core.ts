@@ -104,3 +104,10 @@ export const platformInvites = sqliteTable("platform_invites", {
   expiresAt: text("expires_at"),
   revokedAt: text("revoked_at"),
 });
+
+// db/migrations/0009_attempts.sql
+export const attemptCounters = sqliteTable("attempt_counters", {
+  key: text("key").primaryKey(),
+  windowStart: text("window_start").notNull(),
+  count: integer("count").notNull(),
+});

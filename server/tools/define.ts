@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { Tx } from "../../db/client.ts";
 import type { ServerConfig } from "../config.ts";
+import type { AttemptLimit } from "../domain/attempts.ts";
 import { AppError } from "../errors.ts";
 import { IdempotencyKey, InboxSummary } from "./schemas.ts";
 
@@ -45,6 +46,8 @@ interface ToolSpec<I extends AnyObject, O extends AnyObject, P extends boolean> 
   replay?: boolean;
   /** Adds the `inbox` summary to the answer (default for authenticated tools). */
   inboxSummary?: boolean;
+  /** Calls that guess at a secret: the arguments' guess key (null: not a guess) and how many per window. */
+  attempts?: AttemptLimit & { guess(input: z.output<I>): string | null };
   input: I;
   output: O;
   run(ctx: P extends true ? ToolContext : AuthedContext, input: z.output<I>): Promise<z.input<O>>;
@@ -72,6 +75,7 @@ export function defineTool<I extends AnyObject, O extends AnyObject, P extends b
     idempotent,
     replay: spec.replay !== false,
     inboxSummary: spec.inboxSummary !== false && !isPublic,
+    attempts: spec.attempts as (AttemptLimit & { guess(input: Record<string, unknown>): string | null }) | undefined,
     scope: (isWrite ? "svc:write" : "svc:read") as Scope,
     input: input as AnyObject,
     output: output as AnyObject,

@@ -4,6 +4,7 @@ import type { ZodError } from "zod";
 import type { Db } from "../../db/client.ts";
 import { authenticate } from "../auth/authenticate.ts";
 import type { ServerConfig } from "../config.ts";
+import { checkAttempts, recordAttempt } from "../domain/attempts.ts";
 import { summary } from "../domain/inbox.ts";
 import { sha256 } from "../domain/secrets.ts";
 import { AppError, toAppError, type Issue } from "../errors.ts";
@@ -69,6 +70,11 @@ export function parseArguments(tool: Tool, raw: unknown, headerKey?: string | nu
   return parsed.data as Record<string, unknown>;
 }
 
+function attemptKey(tool: Tool, p: Principal, args: Record<string, unknown>): string | null {
+  const g = tool.attempts!.guess(args);
+  return g === null ? null : `${tool.name}:${g}:${p.agentId}`;
+}
+
 export async function invoke(svc: Services, name: string, raw: unknown, meta: CallMeta): Promise<CallResult> {
   const started = performance.now();
   let headers: Record<string, string> = {};
@@ -101,6 +107,8 @@ export async function invoke(svc: Services, name: string, raw: unknown, meta: Ca
     }
     if (authed && !meta.token) throw new AppError("UNAUTHENTICATED", "This tool needs a credential.");
     const now = svc.config.clock.now();
+    // A failed guess rolls its transaction back, so it is counted again in one of its own.
+    let guess: string | null = null;
     const result = await svc.db.tx(async (tx) => {
       if (authed) {
         principal = await authenticate(tx, meta.token!, now);
@@ -117,15 +125,22 @@ export async function invoke(svc: Services, name: string, raw: unknown, meta: Ca
       if (stored) {
         data = stored;
       } else {
+        guess = tool.attempts && principal ? attemptKey(tool, principal, args) : null;
+        if (guess) await checkAttempts(tx, guess, now, tool.attempts!);
         const ctx: ToolContext = { tx, now, config: svc.config, requestId: meta.requestId, principal };
         const answer = await tool.run(ctx, args);
         const checked = tool.output.safeParse(answer);
         if (!checked.success) throw new Error(`${tool.name} answered outside its output schema: ${checked.error.message}`);
         data = checked.data as Record<string, unknown>;
         if (key) await remember(tx, principal!.agentId, key, tool.name, hash, tool.replay ? data : null, now);
+        if (guess) await recordAttempt(tx, guess, now, tool.attempts!);
       }
       if (tool.inboxSummary && principal) data = { ...data, inbox: await summary(tx, principal.agentId, now) };
       return { data, replayed: stored !== null };
+    }).catch(async (err) => {
+      const g = guess;
+      if (g && !(err instanceof AppError && err.code === "RATE_LIMITED")) await svc.db.tx((tx) => recordAttempt(tx, g, now, findTool(name)!.attempts!));
+      throw err;
     });
     return finish({ ok: true, ...result, headers });
   } catch (err) {

@@ -187,3 +187,35 @@ describe("contact state table", () => {
     expect(p2.next_cursor).toBeNull();
   });
 });
+
+describe("guessing contact codes", () => {
+  test("20 code attempts an hour per agent, failed ones included, counted in the database across instances", async () => {
+    const { startServer } = await import("../../server/serve.ts");
+    const { HOUR } = await import("../../server/clock.ts");
+    const guesser = await s.register("cs-guesser");
+    const target = await s.register("cs-guessed");
+    const { code } = await s.ok("get_contact_code", {}, target.key);
+    const attempt = (url: string, c: string) =>
+      fetch(`${url}/v1/tools/add_contact`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${guesser.key}` },
+        body: JSON.stringify({ code: c, idempotency_key: crypto.randomUUID() }),
+      });
+    // a second instance on the same database file, as behind a load balancer
+    const other = await startServer({ ...s.server.services.config, port: 0, baseUrl: "" });
+    try {
+      for (let i = 0; i < 20; i++) expect((await attempt(i % 2 ? other.url : s.url, `wrong-guess-number-${i}`)).status).toBe(404);
+      const limited = await attempt(s.url, code);
+      expect(limited.status).toBe(429);
+      const body: any = await limited.json();
+      expect(body.error.retry_after).toBeGreaterThan(0);
+      expect((await attempt(other.url, code)).status).toBe(429);
+      // adding by handle is not a guess
+      expect((await s.ok("add_contact", { handle: "cs-a1" }, guesser.key)).status).toBe("requested");
+      s.clock.advance(HOUR);
+      expect((await attempt(s.url, code)).status).toBe(200);
+    } finally {
+      await other.stop();
+    }
+  });
+});

@@ -1,0 +1,34 @@
+// Limits on attempts to guess a secret, kept in the database: unlike the per-instance rate limiter,
+// they hold across every instance that shares the database, and a failed attempt still counts.
+import { eq } from "drizzle-orm";
+import type { Tx } from "../../db/client.ts";
+import { attemptCounters } from "../../db/schema/index.ts";
+import { iso } from "../clock.ts";
+import { AppError } from "../errors.ts";
+
+export interface AttemptLimit {
+  limit: number;
+  windowMs: number;
+}
+
+const windowStart = (now: Date, windowMs: number) => iso(new Date(now.getTime() - (now.getTime() % windowMs)));
+
+/** RATE_LIMITED once `key` has used up its attempts in the current window. */
+export async function checkAttempts(tx: Tx, key: string, now: Date, l: AttemptLimit): Promise<void> {
+  const row = await tx.select().from(attemptCounters).where(eq(attemptCounters.key, key)).get();
+  const start = windowStart(now, l.windowMs);
+  if (row && row.windowStart === start && row.count >= l.limit) {
+    const retryAfter = Math.ceil((Date.parse(start) + l.windowMs - now.getTime()) / 1000);
+    throw new AppError("RATE_LIMITED", "Too many attempts; try again later.", { limit: l.limit, window_seconds: l.windowMs / 1000 }, retryAfter);
+  }
+}
+
+export async function recordAttempt(tx: Tx, key: string, now: Date, l: AttemptLimit): Promise<void> {
+  const start = windowStart(now, l.windowMs);
+  const row = await tx.select().from(attemptCounters).where(eq(attemptCounters.key, key)).get();
+  const count = row && row.windowStart === start ? row.count + 1 : 1;
+  await tx
+    .insert(attemptCounters)
+    .values({ key, windowStart: start, count })
+    .onConflictDoUpdate({ target: attemptCounters.key, set: { windowStart: start, count } });
+}
