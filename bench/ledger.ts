@@ -57,7 +57,7 @@ try {
   const db = await openDb({ url: dbUrl });
   const seedStart = performance.now();
   const now = new Date();
-  for (let done = 0; done < EXPENSES; ) {
+  for (let done = 0; done < EXPENSES;) {
     await db.tx(async (tx) => {
       const g = (await tx.select().from(groups).where(eq(groups.groupId, group.group_id)).get())!;
       for (let i = 0; i < 500 && done < EXPENSES; i++, done++) {
@@ -67,7 +67,9 @@ try {
       }
     });
   }
-  console.log(`svc ledger benchmark: ${MEMBERS} members, ${EXPENSES} expenses (seeded in ${((performance.now() - seedStart) / 1000).toFixed(1)} s), server as a child process, loopback HTTP, 2 shared cores\n`);
+  console.log(
+    `svc ledger benchmark: ${MEMBERS} members, ${EXPENSES} expenses (seeded in ${((performance.now() - seedStart) / 1000).toFixed(1)} s), server as a child process, loopback HTTP, 2 shared cores\n`,
+  );
 
   const balances = await timed(LATENCY_CALLS, () => tool(svc.url, "get_balances", { group_id: group.group_id }, owner.key));
   console.log(`get_balances   median ${ms(pct(balances, 50))}   p99 ${ms(pct(balances, 99))}   (${LATENCY_CALLS} sequential calls)`);
@@ -75,10 +77,17 @@ try {
   let n = 0;
   const add = () => {
     const payer = members[n % MEMBERS]!;
-    return tool(svc.url, "add_expense", { group_id: group.group_id, description: `Bench ${n}`, amount: "12.34", idempotency_key: `bench-add-${n++}` }, payer.key);
+    return tool(
+      svc.url,
+      "add_expense",
+      { group_id: group.group_id, description: `Bench ${n}`, amount: "12.34", idempotency_key: `bench-add-${n++}` },
+      payer.key,
+    );
   };
   const adds = await timed(LATENCY_CALLS, add);
-  console.log(`add_expense    median ${ms(pct(adds, 50))}   p99 ${ms(pct(adds, 99))}   (${LATENCY_CALLS} sequential calls, equal split among ${MEMBERS}, 19 inbox items each)`);
+  console.log(
+    `add_expense    median ${ms(pct(adds, 50))}   p99 ${ms(pct(adds, 99))}   (${LATENCY_CALLS} sequential calls, equal split among ${MEMBERS}, 19 inbox items each)`,
+  );
 
   const started = performance.now();
   let issued = 0;

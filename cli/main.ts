@@ -3,6 +3,7 @@
 import { Command } from "commander";
 import { backupCommand } from "./commands/backup.ts";
 import { callCommand } from "./commands/call.ts";
+import { importCommand } from "./commands/import.ts";
 import { inboxCommand } from "./commands/inbox.ts";
 import { invitesCommand } from "./commands/invites.ts";
 import { keysCommand } from "./commands/keys.ts";
@@ -25,6 +26,7 @@ const program = new Command("svc")
   .addCommand(inboxCommand())
   .addCommand(callCommand())
   .addCommand(toolsCommand())
+  .addCommand(importCommand())
   .addCommand(loginCommand());
 
 program.parseAsync(process.argv).catch((err: unknown) => {

@@ -1,5 +1,5 @@
 // The HTTP application: one explicit route list; every tool call goes through invoke().
-import { AppError } from "./errors.ts";
+import { AppError, describeCause } from "./errors.ts";
 import { json } from "./adapters/http.ts";
 import { handleMcp } from "./adapters/mcp.ts";
 import { openApiDocument } from "./adapters/openapi.ts";
@@ -68,7 +68,7 @@ export function createApp(svc: Services, ops?: Ops): Handler {
       throw new AppError("NOT_FOUND", `Nothing at ${method} ${path}.`, undefined, undefined, "See /openapi.json for every endpoint.");
     } catch (err) {
       const error = err instanceof AppError ? err : new AppError("INTERNAL", "Something went wrong on the server.");
-      if (!(err instanceof AppError)) console.error(`[${requestId}]`, err);
+      if (!(err instanceof AppError)) console.error(`[${requestId}] ${describeCause(err)}`);
       return failure(svc, error, requestId);
     }
   };

@@ -1,3 +1,4 @@
+import type { ClientMetadataFetcher } from "./auth/client-metadata.ts";
 import type { Clock } from "./clock.ts";
 import type { LogLevel } from "./observability/logs.ts";
 
@@ -24,6 +25,8 @@ export interface ServerConfig {
   shutdownTimeoutMs?: number;
   /** An OpenID Connect provider humans may sign in with on the web pages. */
   oidc?: { issuer: string; clientId: string; clientSecret: string };
+  /** How client ID metadata documents are fetched; absent: guardedFetch (server/auth/safe-fetch.ts), the SSRF guard. */
+  fetchClientMetadata?: ClientMetadataFetcher;
 }
 
 export const DEFAULTS = {

@@ -52,6 +52,12 @@ export const conflict = (message: string, details?: Record<string, unknown>) => 
 export const invalid = (path: string, message: string) =>
   new AppError("VALIDATION_ERROR", `Invalid arguments: ${path}: ${message}`, { issues: [{ path, message }] });
 
+/** What an operator may read of an unexpected error: its kind and message, never a query's parameters. */
+export function describeCause(err: unknown): string {
+  const text = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+  return text.split(/\nparams:/)[0]!.slice(0, 500);
+}
+
 /** Anything that is not an AppError becomes INTERNAL with nothing of the cause leaked. */
 export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;

@@ -1,6 +1,14 @@
 import { integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
-// Mirrors db/migrations/0006_auth.sql.
+// Mirrors db/migrations/0006_auth.sql and the columns 0010 adds.
+
+/** A login at the OpenID Connect provider, as the provider vouched for it. */
+export interface ProviderLogin {
+  issuer: string;
+  subject: string;
+  email: string | null;
+  emailVerified: boolean;
+}
 export const joinSessions = sqliteTable("join_sessions", {
   sessionId: text("session_id").primaryKey(),
   pollTokenHash: text("poll_token_hash").notNull().unique(),
@@ -28,9 +36,11 @@ export const webSessions = sqliteTable("web_sessions", {
   joinSessionId: text("join_session_id"),
   oauthRequest: text("oauth_request", { mode: "json" }).$type<Record<string, string>>(),
   oidcFlow: text("oidc_flow", { mode: "json" }).$type<Record<string, string>>(),
-  oidcIdentity: text("oidc_identity", { mode: "json" }).$type<{ issuer: string; subject: string; email: string | null; emailVerified: boolean }>(),
+  oidcIdentity: text("oidc_identity", { mode: "json" }).$type<ProviderLogin>(),
   createdAt: text("created_at").notNull(),
   expiresAt: text("expires_at").notNull(),
+  // 0010_merge_and_client_metadata.sql
+  providerLogin: text("provider_login", { mode: "json" }).$type<ProviderLogin>(),
 });
 
 export const signinCodes = sqliteTable("signin_codes", {
@@ -59,6 +69,8 @@ export const oauthClients = sqliteTable("oauth_clients", {
   grantTypes: text("grant_types", { mode: "json" }).$type<string[]>().notNull(),
   scope: text("scope"),
   createdAt: text("created_at").notNull(),
+  // 0010_merge_and_client_metadata.sql
+  metadataExpiresAt: text("metadata_expires_at"),
 });
 
 export const oauthCodes = sqliteTable("oauth_codes", {

@@ -11,6 +11,9 @@ export const agents = sqliteTable("agents", {
   emailVerified: integer("email_verified", { mode: "boolean" }).notNull().default(false),
   phoneVerified: integer("phone_verified", { mode: "boolean" }).notNull().default(false),
   createdAt: text("created_at").notNull(),
+  // 0010_merge_and_client_metadata.sql: a handle joined into another one
+  retiredAt: text("retired_at"),
+  mergedInto: text("merged_into"),
 });
 
 export const clients = sqliteTable("clients", {

@@ -53,7 +53,11 @@ async function readLimitedText(req: Request): Promise<string> {
 /** The JSON object of a request; an absent body is `{}`. Anything else is a VALIDATION_ERROR, never a crash. */
 export async function readJsonBody(req: Request): Promise<unknown> {
   const length = Number(req.headers.get("content-length") ?? "0");
-  if (length > MAX_BODY_BYTES) throw bodyError(`larger than ${MAX_BODY_BYTES} bytes`);
+  if (length > MAX_BODY_BYTES) {
+    // refused unread: cancelling tells the server not to wait for the rest (it would hold the connection open)
+    await req.body?.cancel().catch(() => undefined);
+    throw bodyError(`larger than ${MAX_BODY_BYTES} bytes`);
+  }
   const text = await readLimitedText(req);
   if (text.trim() === "") return {};
   const type = (req.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();

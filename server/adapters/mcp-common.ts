@@ -1,10 +1,19 @@
 // What the tools server (/mcp) and the documentation server (/mcp/docs) share.
-import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { Server, type ServerOptions } from "@modelcontextprotocol/sdk/server/index.js";
 import { Protocol } from "@modelcontextprotocol/sdk/shared/protocol.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { CancelledNotificationSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 
 export const SERVER_VERSION = "0.9.0";
+
+/** A fresh server for one HTTP request (stateless mode). */
+export function statelessServer(name: string, title: string, options: ServerOptions): Server {
+  const server = new Server({ name, title, version: SERVER_VERSION }, options);
+  // Every answer goes back in this one HTTP response: a cancellation sent in the same batch could stop
+  // nothing worth stopping, and acting on it would leave the response never sent and the request hanging.
+  server.setNotificationHandler(CancelledNotificationSchema, () => undefined);
+  return server;
+}
 
 /**
  * A tool result: the answer as structuredContent and as JSON text (for clients that ignore structured output).

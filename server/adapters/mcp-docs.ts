@@ -1,5 +1,5 @@
 // The read-only documentation MCP server at {base_url}/mcp/docs: no credential, no database, pages from server/docs.
-import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
@@ -12,7 +12,7 @@ import { z } from "zod";
 import { docPages, findPage, searchDocs, toolDoc, TOOL_URI_TEMPLATE } from "../docs/pages.ts";
 import { AppError } from "../errors.ts";
 import { zodIssues } from "../tools/invoke.ts";
-import { SERVER_VERSION, onToolCall, toolResult } from "./mcp-common.ts";
+import { onToolCall, statelessServer, toolResult } from "./mcp-common.ts";
 
 /** JSON-RPC code for an unknown resource URI (MCP resources specification). */
 const RESOURCE_NOT_FOUND = -32002;
@@ -86,10 +86,10 @@ const DOCS_TOOLS: DocsTool[] = [
 ];
 
 export function docsServer(baseUrl: string, requestId: string): Server {
-  const server = new Server(
-    { name: "svc-docs", title: "svc documentation", version: SERVER_VERSION },
-    { capabilities: { resources: { listChanged: false }, tools: { listChanged: false } }, instructions: DOCS_INSTRUCTIONS },
-  );
+  const server = statelessServer("svc-docs", "svc documentation", {
+    capabilities: { resources: { listChanged: false }, tools: { listChanged: false } },
+    instructions: DOCS_INSTRUCTIONS,
+  });
   server.setRequestHandler(ListResourcesRequestSchema, () => ({
     resources: docPages(baseUrl).map((p) => ({ uri: p.uri, name: p.name, title: p.title, description: p.description, mimeType: "text/markdown" })),
   }));

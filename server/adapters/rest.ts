@@ -36,7 +36,8 @@ export async function callTool(svc: Services, name: string, r: RestRequest, opts
   try {
     body = await readJsonBody(r.req);
   } catch (err) {
-    return failure(svc, err as AppError, r.requestId);
+    // a refused body may be partly unread; closing the connection keeps it from holding up shutdown
+    return failure(svc, err as AppError, r.requestId, { Connection: "close" });
   }
   const result = await invoke(svc, name, body, {
     requestId: r.requestId,

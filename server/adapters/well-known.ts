@@ -42,6 +42,8 @@ export function authorizationServer(baseUrl: string) {
     code_challenge_methods_supported: ["S256"],
     token_endpoint_auth_methods_supported: ["none"],
     revocation_endpoint_auth_methods_supported: ["none"],
+    // an https URL may be the client_id: its metadata document is fetched (server/auth/client-metadata.ts)
+    client_id_metadata_document_supported: true,
     authorization_response_iss_parameter_supported: true,
     service_documentation: `${baseUrl}/openapi.json`,
     agent_auth: agentAuth(baseUrl),

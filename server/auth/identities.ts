@@ -1,5 +1,5 @@
 // Provider logins linked to handles. A verified e-mail from the provider marks the handle's e-mail as verified.
-import { and, eq, ne } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import type { Tx } from "../../db/client.ts";
 import { agents, oidcIdentities } from "../../db/schema/index.ts";
 import { iso } from "../clock.ts";
@@ -24,13 +24,4 @@ export async function linkIdentity(tx: Tx, id: OidcIdentity, agentId: string, no
 
 export async function identitiesOf(tx: Tx, agentId: string) {
   return tx.select().from(oidcIdentities).where(eq(oidcIdentities.agentId, agentId));
-}
-
-/** Other handles whose verified e-mail is this one's: most likely the same human registered twice. */
-export async function handlesSharingEmail(tx: Tx, agentId: string, email: string): Promise<string[]> {
-  const rows = await tx
-    .select({ handle: agents.handle })
-    .from(agents)
-    .where(and(eq(agents.email, email), eq(agents.emailVerified, true), ne(agents.agentId, agentId)));
-  return rows.map((r) => r.handle);
 }

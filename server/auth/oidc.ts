@@ -1,6 +1,7 @@
 // Sign-in through a configured OpenID Connect provider: authorization code with PKCE, state and nonce,
 // a confidential client (client_secret_basic), the ID token verified against the provider's JWKS.
 import { createRemoteJWKSet, jwtVerify } from "jose";
+import type { ProviderLogin } from "../../db/schema/index.ts";
 import { newSecret } from "../domain/secrets.ts";
 import { pkceChallenge } from "../domain/oauth.ts";
 
@@ -27,12 +28,7 @@ export interface OidcFlow {
   flow: string;
 }
 
-export interface OidcIdentity {
-  issuer: string;
-  subject: string;
-  email: string | null;
-  emailVerified: boolean;
-}
+export type OidcIdentity = ProviderLogin;
 
 const discoveries = new Map<string, Promise<Discovery>>();
 const keySets = new Map<string, ReturnType<typeof createRemoteJWKSet>>();

@@ -1,4 +1,4 @@
-import { eq, inArray } from "drizzle-orm";
+import { and, eq, inArray, isNull } from "drizzle-orm";
 import type { Tx } from "../../db/client.ts";
 import { agents } from "../../db/schema/index.ts";
 import type { Agent, AgentRef } from "../tools/schemas.ts";
@@ -23,8 +23,9 @@ export async function agentById(tx: Tx, agentId: string): Promise<AgentRow | und
   return tx.select().from(agents).where(eq(agents.agentId, agentId)).get();
 }
 
+/** The agent with that handle; a handle joined into another one (retired) is found by no one. */
 export async function agentByHandle(tx: Tx, handle: string): Promise<AgentRow | undefined> {
-  return tx.select().from(agents).where(eq(agents.handle, handle.toLowerCase())).get();
+  return tx.select().from(agents).where(and(eq(agents.handle, handle.toLowerCase()), isNull(agents.retiredAt))).get();
 }
 
 export async function refsByIds(tx: Tx, ids: string[]): Promise<Map<string, AgentRef>> {

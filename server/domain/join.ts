@@ -7,7 +7,7 @@ import { agents, joinSessions } from "../../db/schema/index.ts";
 import { MINUTE, iso, later } from "../clock.ts";
 import { AppError, conflict, notFound } from "../errors.ts";
 import type { Agent, GroupSummary } from "../tools/schemas.ts";
-import { agentByHandle, agentById, toAgent, type AgentRow } from "./agents.ts";
+import { agentById, toAgent, type AgentRow } from "./agents.ts";
 import { newContactCode } from "./contacts.ts";
 import { createClient, issueApiKey } from "./credentials.ts";
 import { groupView, toSummary } from "./ledger/groups.ts";
@@ -156,9 +156,14 @@ export interface NewHandle {
   description?: string | null;
 }
 
+/** Whether a handle is in use, or was: a retired (joined) handle is never handed out again. */
+export async function handleTaken(tx: Tx, handle: string): Promise<boolean> {
+  return (await tx.select({ id: agents.agentId }).from(agents).where(eq(agents.handle, handle.toLowerCase())).get()) !== undefined;
+}
+
 /** A new identity: by register_agent, or on the join page by a human who had no handle yet. */
 export async function createAgent(tx: Tx, input: NewHandle, now: Date): Promise<AgentRow> {
-  if (await agentByHandle(tx, input.handle)) throw conflict(`The handle @${input.handle} is taken; choose another.`);
+  if (await handleTaken(tx, input.handle)) throw conflict(`The handle @${input.handle} is taken; choose another.`);
   const row: AgentRow = {
     agentId: crypto.randomUUID(),
     handle: input.handle,
@@ -169,6 +174,8 @@ export async function createAgent(tx: Tx, input: NewHandle, now: Date): Promise<
     emailVerified: false,
     phoneVerified: false,
     createdAt: iso(now),
+    retiredAt: null,
+    mergedInto: null,
   };
   await tx.insert(agents).values(row);
   return row;

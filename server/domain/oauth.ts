@@ -59,8 +59,16 @@ export function redirectUriProblem(uri: unknown): string | null {
 
 const metadataError = (message: string) => new OAuthError("invalid_client_metadata", message);
 
-/** RFC 7591 dynamic registration of a public client; unknown metadata is ignored. */
-export async function registerClient(tx: Tx, body: unknown, now: Date) {
+/** What a public client declares about itself, whether posted (RFC 7591) or published (a client ID metadata document). */
+export interface ClientFields {
+  clientName: string | null;
+  redirectUris: string[];
+  grantTypes: string[];
+  scope: string | null;
+}
+
+/** Checks a public client's metadata; unknown members are ignored. Throws OAuthError. */
+export function clientFields(body: unknown): ClientFields {
   if (body === null || typeof body !== "object" || Array.isArray(body)) throw metadataError("The body must be a JSON object.");
   const m = body as Record<string, unknown>;
   const uris = m.redirect_uris;
@@ -86,14 +94,17 @@ export async function registerClient(tx: Tx, body: unknown, now: Date) {
   if (scope !== undefined && (typeof scope !== "string" || scope.split(" ").some((s) => !(SUPPORTED_SCOPES as readonly string[]).includes(s)))) {
     throw metadataError(`scope may name only ${SUPPORTED_SCOPES.join(", ")}.`);
   }
-  const row: OAuthClientRow = {
-    clientId: `mcp_${newSecret("c").slice(2, 26)}`,
+  return {
     clientName: (name as string | undefined) ?? null,
     redirectUris: uris as string[],
     grantTypes: grantTypes as string[],
     scope: (scope as string | undefined) ?? null,
-    createdAt: iso(now),
   };
+}
+
+/** RFC 7591 dynamic registration of a public client. */
+export async function registerClient(tx: Tx, body: unknown, now: Date) {
+  const row: OAuthClientRow = { clientId: `mcp_${newSecret("c").slice(2, 26)}`, ...clientFields(body), createdAt: iso(now), metadataExpiresAt: null };
   await tx.insert(oauthClients).values(row);
   return {
     client_id: row.clientId,
@@ -115,6 +126,8 @@ export async function oauthClientById(tx: Tx, clientId: string): Promise<OAuthCl
 export interface AuthorizationRequest {
   client_id: string;
   client_name: string;
+  /** The host that publishes the client's metadata document, for a client known by one. */
+  client_host?: string;
   redirect_uri: string;
   code_challenge: string;
   scope: string;
@@ -175,11 +188,13 @@ export async function checkAuthorizationRequest(tx: Tx, q: URLSearchParams, base
   if (scope instanceof OAuthError) return fail(scope.error, scope.message);
   const resources = q.getAll("resource");
   if (resources.some((r) => !isThisServer(r, baseUrl))) return fail("invalid_target", `Tokens are issued only for this server, ${baseUrl}.`);
+  const publisher = client.metadataExpiresAt === null ? undefined : new URL(client.clientId).host;
   return {
     kind: "ok",
     request: {
       client_id: client.clientId,
-      client_name: client.clientName ?? "An unnamed app",
+      client_name: client.clientName ?? (publisher ? `An app from ${publisher}` : "An unnamed app"),
+      ...(publisher ? { client_host: publisher } : {}),
       redirect_uri: redirectUri,
       code_challenge: challenge,
       scope,

@@ -29,6 +29,6 @@ export function createLogger(level: LogLevel, write: (line: string) => void = (l
 export function logCall(log: Logger, e: CallEvent): void {
   const status = e.code === "OK" ? 200 : (ERROR_CODES[e.code as ErrorCode]?.status ?? 500);
   const fields = { request_id: e.requestId, tool: e.tool, agent_id: e.agentId, code: e.code, status, duration_ms: Math.round(e.ms * 10) / 10 };
-  if (status >= 500) log.error("call", fields);
+  if (status >= 500) log.error("call", { ...fields, cause: e.cause });
   else log.info("call", fields);
 }

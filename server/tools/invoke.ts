@@ -7,7 +7,7 @@ import type { ServerConfig } from "../config.ts";
 import { checkAttempts, recordAttempt } from "../domain/attempts.ts";
 import { summary } from "../domain/inbox.ts";
 import { sha256 } from "../domain/secrets.ts";
-import { AppError, toAppError, type Issue } from "../errors.ts";
+import { AppError, describeCause, toAppError, type Issue } from "../errors.ts";
 import { RateLimiter, rateLimitHeaders } from "../rate-limit.ts";
 import { findTool } from "./catalogue.ts";
 import type { Principal, Tool, ToolContext } from "./define.ts";
@@ -27,6 +27,8 @@ export interface CallEvent {
   agentId: string | null;
   code: string;
   ms: number;
+  /** For INTERNAL only: what went wrong, without query parameters (describeCause). */
+  cause?: string;
 }
 
 export interface CallMeta {
@@ -79,8 +81,9 @@ export async function invoke(svc: Services, name: string, raw: unknown, meta: Ca
   const started = performance.now();
   let headers: Record<string, string> = {};
   let principal: Principal | null = null;
-  const finish = (r: CallResult): CallResult => {
+  const finish = (r: CallResult, cause?: string): CallResult => {
     svc.observe?.({
+      cause,
       tool: name,
       requestId: meta.requestId,
       agentId: principal?.agentId ?? null,
@@ -144,8 +147,15 @@ export async function invoke(svc: Services, name: string, raw: unknown, meta: Ca
     });
     return finish({ ok: true, ...result, headers });
   } catch (err) {
-    const error = toAppError(err);
-    if (error.code === "INTERNAL") console.error(`[${meta.requestId}] ${name}:`, err);
-    return finish({ ok: false, error, headers });
+    let error = toAppError(err);
+    // Each made-up token has a bucket of its own, so failed credentials also spend the address's.
+    if (error.code === "UNAUTHENTICATED" && meta.token) {
+      const d = svc.limiter.take(`addr:${meta.clientAddress}`, "address", svc.config.publicRateLimit);
+      if (!d.allowed) {
+        headers = { ...rateLimitHeaders(d), "Retry-After": String(d.resetSeconds) };
+        error = new AppError("RATE_LIMITED", "Too many requests.", undefined, d.resetSeconds);
+      }
+    }
+    return finish({ ok: false, error, headers }, error.code === "INTERNAL" ? describeCause(err) : undefined);
   }
 }

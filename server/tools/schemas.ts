@@ -16,6 +16,15 @@ export const InviteCode = z.string().min(8).max(64);
 export const Limit = z.number().int().min(1).max(100);
 export const Cursor = z.string().min(1).max(200);
 
+/** Links to other objects, e.g. {"plan_id": "..."}: identifiers, not prose, since others read them as plain strings. */
+export const RefsInput = z
+  .record(
+    z.string().regex(/^[a-z][a-z0-9_]{0,39}$/, "ref names are 1-40 chars of a-z 0-9 _, starting with a letter"),
+    z.string().regex(/^[A-Za-z0-9_.:\/-]{1,200}$/, "ref values are identifiers of 1-200 letters, digits and _ . : / -"),
+  )
+  .refine((r) => Object.keys(r).length <= 20, "at most 20 refs")
+  .describe('String to string links to other objects, e.g. {"plan_id": "..."}');
+
 export const AgentRef = z.object({ agent_id: Uuid, handle: z.string(), display_name: z.string() });
 export type AgentRef = z.infer<typeof AgentRef>;
 

@@ -2,8 +2,9 @@
 // create API keys (shown once), and the sign-in provider link.
 import { and, eq, isNull } from "drizzle-orm";
 import { clients } from "../../db/schema/index.ts";
-import { handlesSharingEmail, identitiesOf } from "../auth/identities.ts";
-import { agentById } from "../domain/agents.ts";
+import { identitiesOf } from "../auth/identities.ts";
+import { agentById, type AgentRow } from "../domain/agents.ts";
+import { handlesWithVerifiedEmail, verifiedEmails } from "../domain/handle-merge.ts";
 import { createClient, issueApiKey, listClients } from "../domain/credentials.ts";
 import { revokeClientAndTokens } from "../domain/oauth.ts";
 import type { Principal } from "../tools/define.ts";
@@ -38,22 +39,36 @@ ${list.length
 <h2>New API key</h2>
 <p>For an agent that cannot sign in by itself. Each key is its own client; disconnect it above to revoke it.</p>
 ${form("/account/keys", c.session.csrfToken, field("name", "Name of the app that will use it", { required: true, maxlength: 40 }), "Create API key")}
-${await providerSection(c, me.agentId, me.email, me.emailVerified)}
+${await providerSection(c, me)}
 <h2>Profile</h2>
 <p><a href="/settings">Change your display name and description</a></p>
 ${form("/account/signout", c.session.csrfToken, html`<input type="hidden" name="flow" value="account">`, "Sign out", { secondary: true })}`, { status: m.status });
 }
 
-async function providerSection(c: WebContext, agentId: string, email: string | null, emailVerified: boolean): Promise<Markup | string> {
-  if (!c.svc.config.oidc) return "";
-  const linked = await identitiesOf(c.tx, agentId);
-  const twins = email && emailVerified ? await handlesSharingEmail(c.tx, agentId, email) : [];
+async function providerSection(c: WebContext, me: AgentRow): Promise<Markup | string> {
+  const oidc = c.svc.config.oidc;
+  if (!oidc) return "";
+  const linked = await identitiesOf(c.tx, me.agentId);
+  const twins = [];
+  for (const email of await verifiedEmails(c.tx, me.agentId, oidc.issuer)) {
+    for (const agent of await handlesWithVerifiedEmail(c.tx, oidc.issuer, email, me.agentId)) twins.push({ agent, email });
+  }
+  const login = c.session.providerLogin;
+  // Joining needs the provider to have vouched in this very session for the e-mail both handles share.
+  const proved = (email: string) => login?.issuer === oidc.issuer && login.emailVerified && login.email === email;
+  const offers = twins.map(({ agent, email }) =>
+    proved(email)
+      ? html`<li><strong>@${agent.handle}</strong> (${agent.displayName}): <a href="/account/merge?keep=${me.handle}&amp;retire=${agent.handle}">keep @${me.handle}, retire @${agent.handle}</a> or <a href="/account/merge?keep=${agent.handle}&amp;retire=${me.handle}">keep @${agent.handle}, retire @${me.handle}</a></li>`
+      : html`<li><strong>@${agent.handle}</strong> (${agent.displayName}): <a href="/account/oidc/start?flow=account">sign in with your identity provider</a> in this browser to join the two (it shows that you hold the e-mail now).</li>`,
+  );
   return html`<h2>Identity provider</h2>
 ${linked.length
   ? html`<p>Linked${linked[0]!.email ? html` as ${linked[0]!.email}` : ""}${linked[0]!.emailVerified ? " (e-mail verified)" : ""}. You can sign in with it.</p>`
   : html`<p><a href="/account/oidc/start?flow=account">Link your identity provider</a> to sign in with it next time.</p>`}
 ${twins.length
-  ? html`<p class="notice" role="status">Your verified e-mail is also verified on ${twins.map((h, i) => html`${i ? ", " : ""}<strong>@${h}</strong>`)}. If that handle is yours too, you may have made it twice: sign in there and disconnect its apps, or keep both.</p>`
+  ? html`<h2>A handle made twice?</h2>
+<p class="notice" role="status">Your verified e-mail is also verified on ${twins.map((t, i) => html`${i ? ", " : ""}<strong>@${t.agent.handle}</strong>`)}. If that handle is yours too, you can join the two: the apps of the handle you retire then act as the one you keep. You see what changes before anything happens.</p>
+<ul>${offers}</ul>`
   : ""}`;
 }
 

@@ -58,8 +58,11 @@ ${await signinBlock(c, "authorize")}
 ${cancel}`, opts);
   }
   const me = (await agentById(c.tx, c.session.agentId))!;
+  // A name is whatever the app claims; the host publishing its metadata document is the one thing a URL client_id proves.
+  const publisher = r.client_host ? html`<p>Its details are published by <strong>${r.client_host}</strong>; the name is the one it gives itself there.</p>` : "";
   return page(`Allow ${r.client_name}?`, html`${alert(m.error)}${notice(m.info)}
 <p><strong>${r.client_name}</strong> wants to act as <strong>@${me.handle}</strong> (${me.displayName}). After you answer you go back to <strong>${host}</strong>.</p>
+${publisher}
 <h2>It will be able to</h2>
 <ul>${r.scope.split(" ").map((s) => html`<li>${SCOPE_TEXT[s] ?? s} <span class="muted">(${s})</span></li>`)}</ul>
 <p class="muted">You can disconnect it at any time on your account page.</p>

@@ -1,7 +1,7 @@
 // enter_url of join_network: the human types the app's user code, then proves their handle (or creates one);
 // the app's next finish_join poll then gets its key.
-import { agentById, agentByHandle } from "../domain/agents.ts";
-import { connectJoin, createAgent, denyJoin, formatUserCode, joinById, joinStatus, normaliseUserCode, pendingJoinByUserCode, type JoinRow } from "../domain/join.ts";
+import { agentById } from "../domain/agents.ts";
+import { connectJoin, createAgent, denyJoin, formatUserCode, handleTaken, joinById, joinStatus, normaliseUserCode, pendingJoinByUserCode, type JoinRow } from "../domain/join.ts";
 import { consumePlatformInvite } from "../domain/platform-invites.ts";
 import { Description, DisplayName, Handle } from "../tools/schemas.ts";
 import type { Messages, WebContext } from "./context.ts";
@@ -104,7 +104,7 @@ export async function postCreate(c: WebContext): Promise<Response> {
   if (!handle.success) return renderJoin(c, { error: "The handle must be 3-32 characters of a-z, 0-9, _ and -, starting with a letter or digit.", status: 400 });
   if (!displayName.success) return renderJoin(c, { error: "The display name must be 1-80 characters without control characters.", status: 400 });
   if (!description.success) return renderJoin(c, { error: "The description must be at most 500 characters.", status: 400 });
-  if (await agentByHandle(c.tx, handle.data)) return renderJoin(c, { error: "That handle is taken; choose another.", status: 409 });
+  if (await handleTaken(c.tx, handle.data)) return renderJoin(c, { error: "That handle is taken; choose another.", status: 409 });
   if (c.svc.config.inviteOnly) await consumePlatformInvite(c.tx, c.form.get("platform_invite_code") ?? undefined, c.now);
   const agent = await createAgent(c.tx, { handle: handle.data, display_name: displayName.data, description: description.data || null }, c.now);
   await connectJoin(c.tx, join.sessionId, agent.agentId, true, c.now);

@@ -1,5 +1,6 @@
 // Every human page and OAuth endpoint, in one list. Pages run in one transaction with the browser session;
 // every POST needs the session's CSRF token; the OpenID Connect steps talk to the provider outside any transaction.
+import { ClientMetadataError, isClientIdUrl, refreshMetadataClient } from "../auth/client-metadata.ts";
 import * as endpoints from "../auth/oauth-endpoints.ts";
 import { startOidc } from "../auth/oidc.ts";
 import { AppError } from "../errors.ts";
@@ -9,6 +10,7 @@ import { authorize, postConsent, renderConsent } from "./consent-page.ts";
 import { FLOWS, errorPage, isFlow, type Flow, type Messages, type WebContext } from "./context.ts";
 import { html, seeOther } from "./html.ts";
 import { postApprove, postCreate, postDeny, postUserCode, renderJoin } from "./join-page.ts";
+import { postMerge, renderMerge } from "./merge-page.ts";
 import { createSession, csrfValid, loadSession, sessionCookie, updateSession } from "./session.ts";
 import { postSettings, postSettingsLink, renderSettings, renderSettingsLink } from "./settings-page.ts";
 import { applyIdentity, checkCallback, exchangeAtProvider, postSendCode, postSignOut, postVerifyCode } from "./signin.ts";
@@ -23,8 +25,8 @@ const renderFlow = (c: WebContext, flow: Flow, m: Messages) =>
 const GET_PAGES: Record<string, Page> = {
   "/join": (c) => renderJoin(c),
   "/account": (c) => renderAccount(c),
+  "/account/merge": renderMerge,
   "/settings": (c) => renderSettings(c),
-  "/oauth/authorize": authorize,
   "/oauth/consent": (c) => renderConsent(c),
 };
 
@@ -38,6 +40,7 @@ const POST_PAGES: Record<string, Page> = {
   "/account/signout": postSignOut,
   "/account/keys": postCreateKey,
   "/account/clients/disconnect": postDisconnect,
+  "/account/merge": postMerge,
   "/settings": postSettings,
   "/settings/link": postSettingsLink,
   "/oauth/consent": postConsent,
@@ -68,6 +71,7 @@ export async function handleWeb(svc: Services, req: Request, path: string, addre
     const token = path.slice("/settings/link/".length);
     return inSession(svc, req, url, null, (c) => renderSettingsLink(c, token));
   }
+  if (method === "GET" && path === "/oauth/authorize") return authorizeRequest(svc, req, url, address);
   const get = method === "GET" ? GET_PAGES[path] : undefined;
   if (get) return inSession(svc, req, url, null, get);
   const post = method === "POST" ? POST_PAGES[path] : undefined;
@@ -126,6 +130,26 @@ async function inSession(svc: Services, req: Request, url: URL, form: URLSearchP
 
 const csrfRefused = () =>
   errorPage("Form expired", "This form was not sent from this site's page, or the page is too old. Reload the page and try again.", 403);
+
+/**
+ * GET /oauth/authorize. A client_id that is a URL has its metadata document fetched (when the stored copy is stale)
+ * before the page's transaction; the fetch is made for the request, so it counts against the address like a form.
+ */
+async function authorizeRequest(svc: Services, req: Request, url: URL, address: string): Promise<Response> {
+  const clientId = url.searchParams.get("client_id");
+  if (clientId && isClientIdUrl(clientId)) {
+    const limited = rateLimited(svc, address);
+    if (limited) return limited;
+    try {
+      await refreshMetadataClient(svc, clientId);
+    } catch (err) {
+      if (!(err instanceof ClientMetadataError)) throw err;
+      // Never redirect: without a usable document the redirect URI cannot be trusted.
+      return errorPage("Cannot continue", err.message, 400, html`<p>Nothing was shared. Go back to the app and try again.</p>`);
+    }
+  }
+  return inSession(svc, req, url, null, authorize);
+}
 
 /** GET /account/oidc/start?flow=...: asks the provider (outside any transaction), then remembers the sign-in. */
 async function oidcStart(svc: Services, req: Request, url: URL): Promise<Response> {

@@ -51,6 +51,7 @@ export async function createSession(tx: Tx, now: Date): Promise<{ session: WebSe
     oauthRequest: null,
     oidcFlow: null,
     oidcIdentity: null,
+    providerLogin: null,
     createdAt: iso(now),
     expiresAt: later(now, ANONYMOUS_MS),
   };
@@ -66,14 +67,17 @@ async function renew(tx: Tx, session: WebSession, patch: Partial<WebSession>): P
   return { session: { ...session, ...full }, token };
 }
 
-/** Signs the browser in as an agent; renewing the secret rules out session fixation. */
+/**
+ * Signs the browser in as an agent; renewing the secret rules out session fixation. A provider login proved earlier
+ * in this session is forgotten: it vouched for the session's previous holder, not necessarily for this agent.
+ */
 export function signIn(tx: Tx, session: WebSession, agentId: string, access: Access, now: Date) {
-  return renew(tx, session, { agentId, access, expiresAt: later(now, access === "full" ? SIGNED_IN_MS : SETTINGS_MS) });
+  return renew(tx, session, { agentId, access, providerLogin: null, expiresAt: later(now, access === "full" ? SIGNED_IN_MS : SETTINGS_MS) });
 }
 
 /** Forgets who is signed in, keeping a join or authorization in progress. */
 export function signOut(tx: Tx, session: WebSession, now: Date) {
-  return renew(tx, session, { agentId: null, access: null, oidcIdentity: null, expiresAt: later(now, ANONYMOUS_MS) });
+  return renew(tx, session, { agentId: null, access: null, oidcIdentity: null, providerLogin: null, expiresAt: later(now, ANONYMOUS_MS) });
 }
 
 export async function updateSession(tx: Tx, session: WebSession, patch: Partial<Omit<WebSession, "sessionHash" | "csrfToken">>): Promise<WebSession> {

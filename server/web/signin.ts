@@ -79,16 +79,19 @@ export async function postVerifyCode(c: WebContext, render: RenderFlow): Promise
   return seeOther(FLOWS[flow]);
 }
 
-/** Signs the browser in under a fresh cookie; a provider login waiting for a handle is linked to it now. */
-export async function signInAs(c: WebContext, agentId: string): Promise<void> {
+/**
+ * Signs the browser in under a fresh cookie; a provider login waiting for a handle is linked to it now. The session
+ * remembers the provider login that vouched for this agent (`login`, or the one just linked), which joining two
+ * handles needs.
+ */
+export async function signInAs(c: WebContext, agentId: string, login: OidcIdentity | null = null): Promise<void> {
   const pendingIdentity = c.session.oidcIdentity;
   const { session, token } = await signIn(c.tx, c.session, agentId, "full", c.now);
   c.session = session;
   c.cookies.push(sessionCookie(token, session.expiresAt, c.secure, c.now));
-  if (pendingIdentity) {
-    await linkIdentity(c.tx, pendingIdentity, agentId, c.now);
-    c.session = await updateSession(c.tx, c.session, { oidcIdentity: null });
-  }
+  if (pendingIdentity) await linkIdentity(c.tx, pendingIdentity, agentId, c.now);
+  const proved = login ?? pendingIdentity;
+  if (proved) c.session = await updateSession(c.tx, c.session, { oidcIdentity: null, providerLogin: proved });
 }
 
 /** Forgets who is signed in (under a fresh cookie) but keeps a join or authorization in progress. */
@@ -127,9 +130,10 @@ export async function applyIdentity(c: WebContext, identity: OidcIdentity): Prom
   const linked = await agentForIdentity(c.tx, identity);
   if (linked) {
     c.session = await updateSession(c.tx, c.session, { oidcIdentity: null });
-    await signInAs(c, linked);
+    await signInAs(c, linked, identity);
   } else if (c.session.agentId && c.session.access === "full") {
     await linkIdentity(c.tx, identity, c.session.agentId, c.now);
+    c.session = await updateSession(c.tx, c.session, { providerLogin: identity });
   } else {
     c.session = await updateSession(c.tx, c.session, { oidcIdentity: identity });
   }

@@ -8,6 +8,11 @@ export type JsonSchema = Record<string, any>;
 export type Hints = (name: string, schema: JsonSchema) => fc.Arbitrary<unknown> | undefined;
 
 const noHints: Hints = () => undefined;
+
+const ALWAYS = Symbol("always");
+/** Marks a hint as a value to send even where the property is optional. */
+export const always = <T>(a: fc.Arbitrary<T>): fc.Arbitrary<T> => Object.assign(a, { [ALWAYS]: true });
+const isAlways = (a: fc.Arbitrary<unknown>) => (a as unknown as Record<symbol, unknown>)[ALWAYS] === true;
 const LONGEST_RANDOM = 60;
 
 /** The non-null branch of `anyOf: [X, {type: null}]`, and X itself otherwise. */
@@ -104,7 +109,7 @@ function validObject(s: JsonSchema, hints: Hints, omitWeight = 1): fc.Arbitrary<
   const model: Record<string, fc.Arbitrary<unknown>> = {};
   for (const [k, ps] of Object.entries(props)) {
     const value = validArbitrary(ps, hints, k, omitWeight);
-    model[k] = required.has(k) ? value : fc.oneof({ weight: omitWeight, arbitrary: fc.constant(OMIT) }, { weight: 1, arbitrary: value });
+    model[k] = required.has(k) || isAlways(value) ? value : fc.oneof({ weight: omitWeight, arbitrary: fc.constant(OMIT) }, { weight: 1, arbitrary: value });
   }
   const fixed = fc.record(model).map((r) => Object.fromEntries(Object.entries(r).filter(([, v]) => v !== OMIT && v !== undefined)));
   const extra = s.additionalProperties;

@@ -41,9 +41,11 @@ describe("response headers and CORS", () => {
       body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "get_me", arguments: {} } }),
     });
     expect([mcp.headers.get("x-content-type-options"), mcp.headers.get("cache-control"), mcp.headers.get("access-control-allow-origin")]).toEqual(["nosniff", "no-store", null]);
-    // a browser preflight for a tool call is not granted
+    // a browser preflight for a tool call is not granted; the OAuth token endpoint, meant for browser clients, is
     const preflight = await s.raw("/v1/tools/get_me", { method: "OPTIONS", headers: { ...origin, "access-control-request-method": "POST" } });
     expect(preflight.headers.get("access-control-allow-origin")).toBeNull();
+    const oauth = await s.raw("/oauth/token", { method: "OPTIONS", headers: { ...origin, "access-control-request-method": "POST" } });
+    expect(oauth.headers.get("access-control-allow-origin")).toBe("*");
   });
 
   test("every other endpoint says nosniff; only discovery documents may be cached", async () => {
@@ -78,11 +80,13 @@ describe("request size limits", () => {
     ] as const) {
       const res = await s.raw("/v1/tools/get_me", { method: "POST", headers, body });
       const envelope: any = await res.json();
-      expect({ label, status: res.status, code: envelope.error?.code, message: envelope.error?.message }).toEqual({
+      // the rest of the body is left unread, so the connection ends with the answer
+      expect({ label, status: res.status, code: envelope.error?.code, message: envelope.error?.message, connection: res.headers.get("connection") }).toEqual({
         label,
         status: 400,
         code: "VALIDATION_ERROR",
         message: "Invalid request body: larger than 1048576 bytes",
+        connection: "close",
       });
     }
   });
@@ -132,7 +136,8 @@ function secretsIn(value: unknown, into: Set<string>): void {
   if (Array.isArray(value)) for (const v of value) secretsIn(v, into);
   else if (value && typeof value === "object") {
     for (const [k, v] of Object.entries(value)) {
-      if (typeof v === "string" && /key|token|secret|code|password|url|link/i.test(k) && v.length >= 8) {
+      // error codes (NOT_FOUND) are names, not secrets
+      if (typeof v === "string" && /key|token|secret|code|password|url|link/i.test(k) && v.length >= 8 && !/^[A-Z_]+$/.test(v)) {
         into.add(v);
         if (/^https?:/.test(v)) for (const q of new URL(v).searchParams.values()) if (q.length >= 8) into.add(q);
       } else secretsIn(v, into);
@@ -245,6 +250,8 @@ describe("other agents' text arrives only inside untrusted_content", () => {
     const origin = new Map<string, string>();
     const readers: Member[] = [world.owner, world.member, world.stranger];
     const accepted = new Set<string>();
+    // objects the injected calls made: read back below, but not used for writing (they are not all shared)
+    const made = new Map<string, string[]>();
     let n = 0;
     let fresh = 0;
     for (const t of TOOLS.filter((x) => x.isWrite)) {
@@ -275,7 +282,7 @@ describe("other agents' text arrives only inside untrusted_content", () => {
             const r = await s.call(t.name, args, t.isPublic ? null : author.key);
             if (r.status === 200) {
               accepted.add(`${t.name}.${path}`);
-              collectIds(r.body.data, world.ids);
+              collectIds(r.body.data, made);
               break;
             }
             // a stale expected_version: read again, as the CONFLICT says
@@ -305,7 +312,8 @@ describe("other agents' text arrives only inside untrusted_content", () => {
       if (i >= 3) continue;
       for (const t of TOOLS.filter((x) => !x.isWrite && !x.isPublic)) {
         const fields = idFields(t);
-        const choices = fields.length ? (world.ids.get(familyOf(fields[0]!)) ?? []).slice(-8) : [undefined];
+        const family = fields.length ? familyOf(fields[0]!) : "";
+        const choices = fields.length ? [...(world.ids.get(family) ?? []).slice(0, 4), ...(made.get(family) ?? [])] : [undefined];
         for (const id of choices) {
           const fixed = { since: "0", include_seen: true, ...(id && fields[0] ? { [fields[0]]: id } : {}) };
           const args = validArgs(t, worldHints({ ids: world.ids, fixed }), 1);

@@ -18,15 +18,26 @@ export interface ServerProcess {
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 
-/** Starts `bun run cli/main.ts serve` on `dbPath` with an ephemeral port and no effective rate limit. */
+/** A port the OS just handed out and released (the server needs it up front: at --log-level warn it prints none). */
+function freePort(): number {
+  const probe = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
+  const port = probe.port!;
+  probe.stop(true);
+  return port;
+}
+
+/** Starts `bun run cli/main.ts serve` on `dbPath` with no effective rate limit; resolves once /healthz answers. */
 export async function spawnServer(dbPath: string, extra: string[] = []): Promise<ServerProcess> {
+  const port = freePort();
   const proc = spawn(
-    ["bun", "run", "cli/main.ts", "serve", "--port", "0", "--db", `file:${dbPath}`, "--rate-limit", "100000000", "--public-rate-limit", "100000000", ...extra],
+    ["bun", "run", "cli/main.ts", "serve", "--port", String(port), "--db", `file:${dbPath}`, "--rate-limit", "100000000", "--public-rate-limit", "100000000", ...extra],
     { cwd: ROOT, stdout: "pipe", stderr: "pipe" },
   );
   const seen = { text: "" };
+  void collect(proc.stdout as ReadableStream<Uint8Array>, seen);
   void collect(proc.stderr as ReadableStream<Uint8Array>, seen);
-  const url = await listeningUrl(proc, seen);
+  const url = `http://127.0.0.1:${port}`;
+  await healthy(proc, url, seen);
   return {
     url,
     pid: proc.pid,
@@ -50,15 +61,16 @@ async function collect(stream: ReadableStream<Uint8Array>, into: { text: string 
   for await (const chunk of stream) into.text += decoder.decode(chunk, { stream: true });
 }
 
-/** Waits until the child prints where it listens (the port is chosen by the OS). */
-async function listeningUrl(proc: Subprocess, seen: { text: string }): Promise<string> {
-  void collect(proc.stdout as ReadableStream<Uint8Array>, seen);
+async function healthy(proc: Subprocess, url: string, seen: { text: string }): Promise<void> {
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline && proc.exitCode === null) {
-    const m = /listening on (http:\/\/[^\s"]+)/.exec(seen.text);
-    if (m) return m[1]!;
-    await Bun.sleep(20);
+    try {
+      if ((await fetch(`${url}/healthz`)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await Bun.sleep(25);
   }
   proc.kill("SIGKILL");
-  throw new Error(`svc serve did not report listening; it printed: ${seen.text.slice(0, 500)}`);
+  throw new Error(`svc serve did not answer /healthz at ${url}; it printed: ${seen.text.slice(0, 500)}`);
 }

@@ -26,7 +26,7 @@ export interface RawRequest {
   sandbox?: boolean;
   /** A path of its own, sent as is (malformed escapes included). */
   path?: string;
-  body?: BodyInit;
+  body?: RequestInit["body"];
   contentType?: string | null;
   headers?: Record<string, string>;
 }

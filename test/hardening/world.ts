@@ -6,7 +6,7 @@ import { findTool, inputJsonSchema, outputJsonSchema, TOOLS } from "../../server
 import type { Tool } from "../../server/tools/define.ts";
 import { HANDLE_PATTERN } from "../../server/tools/schemas.ts";
 import { restCall } from "./transports.ts";
-import { validArbitrary, type Hints, type JsonSchema } from "./schema-arbitrary.ts";
+import { always, validArbitrary, type Hints, type JsonSchema } from "./schema-arbitrary.ts";
 
 export interface Api {
   call(tool: string, args: unknown, key?: string | null): Promise<{ status: number; body: any }>;
@@ -101,11 +101,11 @@ export function inputFamilies(): Set<string> {
 }
 
 export interface HintOptions {
-  /** Identifiers by family (group_id -> [...]); a family without one gets random uuids. */
+  /** Identifiers by family (group_id -> [...]); a field of a family without one is left out (or see randomIds). */
   ids: Map<string, string[]>;
   /** The agent named wherever a handle is asked for. */
   target?: string;
-  /** Values for named fields, taking precedence. */
+  /** Values for named fields, taking precedence and always sent. */
   fixed?: Record<string, unknown>;
   /** Prefer the agreeing option of enums (accept, confirm, yes). */
   agree?: boolean;
@@ -121,7 +121,7 @@ const key = fc.constant(null).map(() => `hz-${crypto.randomUUID()}`);
 /** Field values a realistic caller would send: real ids, a known handle, a real currency and amount. */
 export function worldHints(o: HintOptions): Hints {
   return (name, s) => {
-    if (o.fixed && name in o.fixed) return fc.constant(o.fixed[name]);
+    if (o.fixed && name in o.fixed) return always(fc.constant(o.fixed[name]));
     if (name === "idempotency_key") return key;
     if (isUuidSchema(s) || (s.type === "array" && isUuidSchema(s.items))) {
       const known = o.ids.get(familyOf(name));
@@ -188,7 +188,7 @@ export interface World {
   stranger: Member;
   /** Every identifier seen by owner or member, by family; the stranger sees none of these objects. */
   ids: Map<string, string[]>;
-  /** Producer tools that made nothing (with their last answer), to report. */
+  /** Producer tools that made nothing, to report. */
   unproduced: string[];
 }
 

@@ -59,20 +59,50 @@ describe("get_balances for a group", () => {
       [c!.handle, b!.handle, 600],
     ]);
     // paying the plan settles everyone
-    for (const t of r.settle_up) await s.ok("record_payment", { group_id: g.group_id, from: t.from.handle, amount_minor: t.amount_minor }, g.by[t.to.handle]!.key);
+    for (const t of r.settle_up)
+      await s.ok("record_payment", { group_id: g.group_id, from: t.from.handle, amount_minor: t.amount_minor }, g.by[t.to.handle]!.key);
     expect(Object.values(await balancesOf(s, a!.key, g.group_id))).toEqual([0, 0, 0]);
     expect((await s.ok("get_balances", { group_id: g.group_id }, a!.key)).settle_up).toEqual([]);
+  });
+
+  test("each-pair debts through a member who left are joined into direct debts between those still in the group", async () => {
+    const [a, b, c] = await people(3);
+    const g = await groupOf(s, [a!, b!, c!]);
+    await s.ok("update_group", { group_id: g.group_id, simplify_debts: false }, a!.key);
+    await expense(g.group_id, a!.key, "10.00", [b!.handle]);
+    await expense(g.group_id, b!.key, "10.00", [c!.handle]);
+    expect(transfers(await s.ok("get_balances", { group_id: g.group_id }, a!.key))).toEqual([
+      [b!.handle, a!.handle, 1000],
+      [c!.handle, b!.handle, 1000],
+    ]);
+    await s.ok("leave_group", { group_id: g.group_id }, b!.key);
+    const r = await s.ok("get_balances", { group_id: g.group_id }, a!.key);
+    expect(r.members.map((m: any) => m.agent.handle)).toEqual([a!.handle, c!.handle]);
+    expect(transfers(r)).toEqual([[c!.handle, a!.handle, 1000]]);
   });
 
   test("the balances equal the group's own balances (get_group), also after the pair ledger is rebuilt from scratch", async () => {
     const [a, b, c, d] = await people(4);
     const g = await groupOf(s, [a!, b!, c!, d!]);
-    await s.ok("add_expense", { group_id: g.group_id, description: "Boat", amount: "100.00", paid_by: [{ handle: a!.handle, amount: "70.00" }, { handle: b!.handle, amount: "30.00" }] }, a!.key);
+    await s.ok(
+      "add_expense",
+      {
+        group_id: g.group_id,
+        description: "Boat",
+        amount: "100.00",
+        paid_by: [
+          { handle: a!.handle, amount: "70.00" },
+          { handle: b!.handle, amount: "30.00" },
+        ],
+      },
+      a!.key,
+    );
     const e = (await expense(g.group_id, c!.key, "33.33", [a!.handle, b!.handle, d!.handle])).expense;
     await expense(g.group_id, d!.key, "7.00", [c!.handle]);
     await s.ok("update_expense", { expense_id: e.expense_id, expected_version: 1, amount: "40.00" }, b!.key);
     await s.ok("record_payment", { group_id: g.group_id, from: d!.handle, amount: "5.00" }, c!.key);
-    const byGroup = async () => Object.fromEntries((await s.ok("get_group", { group_id: g.group_id }, a!.key)).group.members.map((m: any) => [m.agent.handle, m.balance_minor]));
+    const byGroup = async () =>
+      Object.fromEntries((await s.ok("get_group", { group_id: g.group_id }, a!.key)).group.members.map((m: any) => [m.agent.handle, m.balance_minor]));
     const before = await balancesOf(s, a!.key, g.group_id);
     expect(before).toEqual(await byGroup());
     const plan = transfers(await s.ok("get_balances", { group_id: g.group_id }, a!.key));
@@ -163,7 +193,13 @@ describe("export_group", () => {
     const g = await groupOf(s, [a!, b!]);
     const tricky = 'Pizza, "large" with extras';
     const e1 = (await s.ok("add_expense", { group_id: g.group_id, description: tricky, amount: "10.00", date: "2026-11-01" }, a!.key)).expense;
-    const e2 = (await s.ok("add_expense", { group_id: g.group_id, description: "=HYPERLINK(1)", amount: "3.00", date: "2026-11-02", split: { mode: "equal", among: [{ handle: b!.handle }] } }, a!.key)).expense;
+    const e2 = (
+      await s.ok(
+        "add_expense",
+        { group_id: g.group_id, description: "=HYPERLINK(1)", amount: "3.00", date: "2026-11-02", split: { mode: "equal", among: [{ handle: b!.handle }] } },
+        a!.key,
+      )
+    ).expense;
     const gone = (await s.ok("add_expense", { group_id: g.group_id, description: "gone", amount: "1.00" }, a!.key)).expense;
     await s.ok("delete_expense", { expense_id: gone.expense_id }, a!.key);
     const p = (await s.ok("record_payment", { group_id: g.group_id, to: a!.handle, amount: "2.00" }, b!.key)).payment;

@@ -69,7 +69,7 @@ describe("create_group", () => {
       member_count: 1,
       my_balance_minor: 0,
       my_balance: "0.00 EUR",
-      settings: { simplify_debts: true, description: "rent and bills" },
+      settings: { simplify_debts: true, description: { untrusted_content: "rent and bills", source: "group description, written by the group's members" } },
       created_by: { handle: "cg-a" },
     });
     expect(g.members).toEqual([
@@ -218,7 +218,7 @@ describe("update_group", () => {
     const gid = await groupWith(a!, [b!]);
     const { group } = await s.ok("update_group", { group_id: gid, name: "Trip 2", description: "summer", simplify_debts: false }, b!.key);
     expect(group.name).toBe("Trip 2");
-    expect(group.settings).toEqual({ simplify_debts: false, description: "summer" });
+    expect(group.settings).toEqual({ simplify_debts: false, description: { untrusted_content: "summer", source: "group description, written by the group's members" } });
     const cleared = await s.ok("update_group", { group_id: gid, description: "" }, a!.key);
     expect(cleared.group.settings.description).toBeNull();
     expect((await activity(gid)).filter((x) => x === "group_updated")).toHaveLength(2);

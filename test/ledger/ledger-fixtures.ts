@@ -43,5 +43,11 @@ export async function balancesOf(s: TestServer, key: string, groupId: string): P
 export async function failure(s: TestServer, tool: string, args: Record<string, unknown>, key: string) {
   const r = await s.call(tool, findTool(tool)?.idempotent ? { idempotency_key: `k-${crypto.randomUUID()}`, ...args } : args, key);
   if (r.status === 200) throw new Error(`${tool} succeeded but should have failed: ${JSON.stringify(r.body.data)}`);
-  return { status: r.status, code: r.body.error.code as string, path: (r.body.error.details?.issues?.[0]?.path ?? null) as string | null, message: r.body.error.message as string, details: r.body.error.details };
+  return {
+    status: r.status,
+    code: r.body.error.code as string,
+    path: (r.body.error.details?.issues?.[0]?.path ?? null) as string | null,
+    message: r.body.error.message as string,
+    details: r.body.error.details,
+  };
 }

@@ -12,7 +12,10 @@ let counter = 0;
 /** A group of three (a owns it) in which a paid 30.00 split equally: b and c each owe a 10.00. */
 async function fresh() {
   const p = `pay${++counter}`;
-  const g = await groupWith(s, ["a", "b", "c"].map((l) => `${p}-${l}`));
+  const g = await groupWith(
+    s,
+    ["a", "b", "c"].map((l) => `${p}-${l}`),
+  );
   const k = { a: g.members[0]!.key, b: g.members[1]!.key, c: g.members[2]!.key };
   const h = { a: `${p}-a`, b: `${p}-b`, c: `${p}-c` };
   await s.ok("add_expense", { group_id: g.group_id, description: "Groceries", amount: "30.00" }, k.a);
@@ -74,7 +77,13 @@ describe("record_payment", () => {
   ])("VALIDATION_ERROR: %s", async (_name, args, path) => {
     const { k, h, id } = await fresh();
     const outsider = await s.register(`${h.a}-x`);
-    const named = JSON.parse(JSON.stringify({ amount: "1.00", ...args }).replaceAll("$outsider", outsider.handle).replaceAll("$a", h.a).replaceAll("$b", h.b).replaceAll("$c", h.c));
+    const named = JSON.parse(
+      JSON.stringify({ amount: "1.00", ...args })
+        .replaceAll("$outsider", outsider.handle)
+        .replaceAll("$a", h.a)
+        .replaceAll("$b", h.b)
+        .replaceAll("$c", h.c),
+    );
     const f = await failure(s, "record_payment", { group_id: id, ...named }, k.a);
     expect(f.code).toBe("VALIDATION_ERROR");
     expect(f.path).toBe(path);

@@ -177,6 +177,17 @@ describe("tools", () => {
     expect(body.request_id).toBeString();
   });
 
+  test("arguments that are not an object are a VALIDATION_ERROR result", async () => {
+    const res = await s.raw("/mcp/docs", {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "search_docs", arguments: "idempotency" } }),
+    });
+    const { result } = (await res.json()) as any;
+    expect(result.isError).toBe(true);
+    expect(JSON.parse(result.content[0].text).error.code).toBe("VALIDATION_ERROR");
+  });
+
   test("get_tool_doc: the tool's schemas, a valid example call and answer, its errors and its page", async () => {
     const t = findTool("add_contact")!;
     const { structuredContent: doc, isError } = await callTool("get_tool_doc", { name: "add_contact" });

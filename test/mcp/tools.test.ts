@@ -143,6 +143,23 @@ describe("tools/call goes through the same pipeline as REST", () => {
     expect(items.filter((i: any) => i.type === "contact.request")).toHaveLength(1);
   });
 
+  test("the Idempotency-Key header works as over REST", async () => {
+    const a = await s.register("mcp-header-key");
+    const headerKey = key();
+    const callWithHeader = async () => {
+      const res = await fetch(`${s.url}/mcp`, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${a.key}`, "idempotency-key": headerKey },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "update_me", arguments: { display_name: "Header" } } }),
+      });
+      return ((await res.json()) as any).result;
+    };
+    const first = await callWithHeader();
+    expect(first.isError).toBe(false);
+    expect(first.structuredContent.agent.display_name).toBe("Header");
+    expect((await callWithHeader())._meta["svc/idempotent_replayed"]).toBe(true);
+  });
+
   test("public tools work without a credential: register over MCP, then use the key over MCP", async () => {
     const anonymous = await connect(null);
     const registered = await call(anonymous, "register_agent", { handle: "mcp-public", display_name: "Public" });
@@ -172,6 +189,22 @@ describe("errors are results with isError and the REST error envelope", () => {
     await callFails(client, "get_inbox", { limit: 0 }, "VALIDATION_ERROR");
     await callFails(client, "add_contact", { handle: "nobody-here", idempotency_key: key() }, "NOT_FOUND");
     expect((await call(client, "get_inbox", { limit: 5 })).structuredContent.items).toEqual([]);
+  });
+
+  test("arguments that are not an object: a VALIDATION_ERROR result, as a REST body that is not an object", async () => {
+    const a = await s.register("mcp-err-args");
+    for (const args of [true, [1], "x", 3]) {
+      const res = await fetch(`${s.url}/mcp`, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${a.key}` },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "get_me", arguments: args } }),
+      });
+      const { result } = (await res.json()) as any;
+      expect({ args, isError: result?.isError }).toEqual({ args, isError: true });
+      const envelope = JSON.parse(result.content[0].text);
+      expect(envelope.error.code).toBe("VALIDATION_ERROR");
+      expect(envelope.error.details.issues[0].path).toBe("(arguments)");
+    }
   });
 
   test("unknown tool: NOT_FOUND", async () => {

@@ -63,6 +63,8 @@ describe.each(ENDPOINTS)("%s", (path) => {
     expect(init.headers.get("mcp-session-id")).toBeNull();
     expect(init.headers.get("content-type")).toStartWith("application/json");
     expect(init.headers.get("x-request-id")).toBeString();
+    expect(init.headers.get("cache-control")).toBe("no-store");
+    expect(init.headers.get("x-content-type-options")).toBe("nosniff");
     expect(((await init.json()) as any).result.protocolVersion).toBe("2025-11-25");
     const list = await post(path, { "mcp-protocol-version": "2025-11-25" }, { jsonrpc: "2.0", id: 2, method: "tools/list" });
     expect(((await list.json()) as any).result.tools.length).toBeGreaterThan(0);
@@ -72,6 +74,17 @@ describe.each(ENDPOINTS)("%s", (path) => {
     const res = await post(path, {}, { jsonrpc: "2.0", method: "notifications/initialized" });
     expect(res.status).toBe(202);
     expect(await res.text()).toBe("");
+  });
+
+  test("a cancellation in the same batch cannot leave the answer unsent", async () => {
+    const batch = [
+      { jsonrpc: "2.0", id: 7, method: "tools/list" },
+      { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 7 } },
+    ];
+    const res = await post(path, {}, batch);
+    expect(res.status).toBe(200);
+    const answer: any = await res.json();
+    expect((Array.isArray(answer) ? answer[0] : answer).result.tools.length).toBeGreaterThan(0);
   });
 
   test("a body that is not JSON-RPC is a JSON-RPC parse error, not a crash", async () => {

@@ -126,6 +126,11 @@ describe("rate limiting", () => {
     const pub = await t.call("register_agent", { handle: "rl-carol", display_name: "C" });
     expect(pub.status).toBe(429);
     expect(pub.headers.get("ratelimit-policy")).toBe('"address";q=2;w=60');
+    // made-up tokens do not each get a fresh bucket: failed credentials spend the address's
+    t.clock.advance(61_000);
+    expect((await t.call("get_me", {}, "svc_made_up_1")).status).toBe(401);
+    expect((await t.call("get_me", {}, "svc_made_up_2")).status).toBe(401);
+    expect((await t.call("get_me", {}, "svc_made_up_3")).status).toBe(429);
     // the window passes
     t.clock.advance(61_000);
     expect((await t.call("get_me", {}, a.key)).status).toBe(200);

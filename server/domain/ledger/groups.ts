@@ -41,7 +41,7 @@ export async function groupView(tx: Tx, groupId: string, viewerId: string): Prom
     created_by: creator,
     created_at: g.createdAt,
     updated_at: g.updatedAt,
-    settings: { simplify_debts: g.simplifyDebts, description: g.description },
+    settings: { simplify_debts: g.simplifyDebts, description: g.description === null ? null : untrusted(g.description, "group description, written by the group's members") },
     members: rows.map((r) => {
       const b = balances.get(r.agentId) ?? 0;
       return { agent: toRef(r), role: r.m.role, joined_at: r.m.joinedAt, balance_minor: b, balance: formatBalance(b, g.currency) };

@@ -3,18 +3,29 @@
 import { z } from "zod";
 import { MAX_MINOR } from "../../domain/ledger/money.ts";
 import { SPLIT_MODES } from "../../domain/ledger/splits.ts";
-import { AgentRef, Handle, plainText, Timestamp, Untrusted, Uuid } from "../schemas.ts";
+import { AgentRef, Handle, plainText, RefsInput, Timestamp, Untrusted, Uuid } from "../schemas.ts";
 
 export const CATEGORIES = [
-  "general", "food", "groceries", "transport", "lodging", "entertainment", "utilities",
-  "rent", "travel", "shopping", "health", "gifts", "other",
+  "general",
+  "food",
+  "groceries",
+  "transport",
+  "lodging",
+  "entertainment",
+  "utilities",
+  "rent",
+  "travel",
+  "shopping",
+  "health",
+  "gifts",
+  "other",
 ] as const;
 export const REPEATS = ["none", "weekly", "fortnightly", "monthly", "yearly"] as const;
 export type Category = (typeof CATEGORIES)[number];
 export type Repeat = (typeof REPEATS)[number];
 
 // Money inputs: exactly one of the two (checked with the currency, which fixes the decimals).
-export const DecimalAmount = z.string().max(40).describe('Decimal string in the currency\'s units, e.g. "12.34"; at most the currency\'s decimals');
+export const DecimalAmount = z.string().max(40).describe("Decimal string in the currency's units, e.g. \"12.34\"; at most the currency's decimals");
 export const MinorAmount = z.number().int().min(1).max(MAX_MINOR).describe("Integer amount in minor units (cents), e.g. 1234");
 export const amountFields = { amount: DecimalAmount.optional(), amount_minor: MinorAmount.optional() };
 
@@ -22,7 +33,7 @@ export const CurrencyInput = z.string().regex(/^[A-Z]{3}$/, "must be an ISO 4217
 export const ExchangeRate = z
   .string()
   .max(30)
-  .describe("Units of the group's currency per one unit of `currency`, as a decimal string, e.g. \"0.9215\"; at most 12 decimals");
+  .describe('Units of the group\'s currency per one unit of `currency`, as a decimal string, e.g. "0.9215"; at most 12 decimals');
 export const DateOnly = z
   .string()
   .regex(/^(19|2\d)\d\d-\d\d-\d\d$/, "must be a date YYYY-MM-DD between 1900 and 2999")
@@ -31,10 +42,6 @@ export const DateOnly = z
     return !Number.isNaN(ms) && new Date(ms).toISOString().startsWith(d);
   }, "must be a real calendar date");
 export const Notes = plainText(0, 500);
-export const RefsInput = z
-  .record(z.string().min(1).max(40).regex(/^[a-z0-9_]+$/, "ref names are lowercase a-z 0-9 _"), z.string().max(200))
-  .refine((r) => Object.keys(r).length <= 20, "at most 20 refs")
-  .describe("String to string links to other objects, e.g. {\"plan_id\": \"...\"}");
 
 export const PayerInput = z.strictObject({ handle: Handle, ...amountFields });
 export const SplitInput = z.strictObject({

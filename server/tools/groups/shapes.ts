@@ -1,7 +1,7 @@
 // Wire shapes of groups and invitations, written from the catalogue's "Groups" section.
 import { z } from "zod";
 import { isCurrency } from "../../domain/ledger/currencies.ts";
-import { AgentRef, GroupSummary, Timestamp, Uuid } from "../schemas.ts";
+import { AgentRef, GroupSummary, Timestamp, Untrusted, Uuid } from "../schemas.ts";
 
 export const CurrencyCode = z.string().refine(isCurrency, "must be an ISO 4217 currency code in capitals, such as EUR");
 
@@ -19,7 +19,7 @@ export const Group = GroupSummary.extend({
   created_by: AgentRef,
   created_at: Timestamp,
   updated_at: Timestamp,
-  settings: z.object({ simplify_debts: z.boolean(), description: z.string().nullable() }),
+  settings: z.object({ simplify_debts: z.boolean(), description: Untrusted.nullable() }),
   members: z.array(GroupMember),
 });
 export type Group = z.infer<typeof Group>;

@@ -2,7 +2,8 @@ import { z } from "zod";
 import { replyEnvelope as reply } from "../../domain/mail/envelopes.ts";
 import { defineTool } from "../define.ts";
 import { Uuid } from "../schemas.ts";
-import { BodyMd, Envelope, Refs, Subject } from "./schemas.ts";
+import { RefsInput } from "../schemas.ts";
+import { BodyMd, Envelope, Subject } from "./schemas.ts";
 
 export const replyEnvelope = defineTool({
   name: "reply_envelope",
@@ -15,7 +16,7 @@ export const replyEnvelope = defineTool({
     body_md: BodyMd,
     subject: Subject.optional(),
     audience: z.enum(["sender", "all"]).optional(),
-    refs: Refs.optional(),
+    refs: RefsInput.optional(),
   }),
   output: z.object({ envelope: Envelope }),
   async run(ctx, input) {

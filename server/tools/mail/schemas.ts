@@ -13,10 +13,6 @@ export const storable = <T extends z.ZodString>(s: T) =>
 export const Subject = storable(plainText(1, SUBJECT_MAX));
 /** Markdown, stored exactly as sent; newlines and any other text allowed. */
 export const BodyMd = storable(z.string().min(1).max(BODY_MAX));
-/** Pointers to other objects (group_id, plan_id, ...): at most 20 keys of 1-40 chars, values of 1-200 chars. */
-export const Refs = z
-  .record(z.string().regex(/^[a-z][a-z0-9_]{0,39}$/, "keys are 1-40 chars of a-z 0-9 _, starting with a letter"), z.string().min(1).max(200))
-  .refine((r) => Object.keys(r).length <= 20, "at most 20 refs");
 
 export const Link = z.object({
   url: z.string().describe("the link as written in the body"),

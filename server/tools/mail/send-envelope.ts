@@ -2,7 +2,8 @@ import { z } from "zod";
 import { sendEnvelope as send } from "../../domain/mail/envelopes.ts";
 import { defineTool } from "../define.ts";
 import { Handle, Uuid } from "../schemas.ts";
-import { BodyMd, Envelope, Refs, Subject } from "./schemas.ts";
+import { RefsInput } from "../schemas.ts";
+import { BodyMd, Envelope, Subject } from "./schemas.ts";
 
 export const sendEnvelope = defineTool({
   name: "send_envelope",
@@ -14,7 +15,7 @@ export const sendEnvelope = defineTool({
     to: z.array(Handle).min(1).max(20),
     subject: Subject,
     body_md: BodyMd,
-    refs: Refs.optional(),
+    refs: RefsInput.optional(),
     thread_id: Uuid.optional(),
     in_reply_to: Uuid.optional(),
   }),

@@ -1,0 +1,265 @@
+// Model test: random sequences of ledger operations by random members over HTTP. After every step each
+// balance equals a naive recomputation from list_expenses and list_payments, the balances sum to zero,
+// and the settle-up plan zeroes them (in at most n-1 transfers when debts are simplified).
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import fc from "fast-check";
+import { formatAmount } from "../../server/domain/ledger/money.ts";
+import { startTestServer, type TestServer } from "../harness.ts";
+import { groupWith, type TestGroup } from "./ledger-fixtures.ts";
+
+const MEMBERS = 4;
+const RUNS = 30;
+const MIN_STEPS = 6;
+const MAX_STEPS = 14;
+
+let s: TestServer;
+beforeAll(async () => {
+  s = await startTestServer();
+});
+afterAll(() => s.stop());
+
+interface Model {
+  expenses: { id: string; version: number; deleted: boolean; participants: Set<number> }[];
+  payments: { id: string; state: "pending" | "confirmed" | "rejected"; to: number }[];
+}
+interface Real {
+  g: TestGroup;
+  handles: string[];
+  keys: string[];
+  simplify: boolean;
+}
+type Cmd = fc.AsyncCommand<Model, Real>;
+const command = (c: Cmd) => c;
+
+/** Calls a tool and checks that it succeeds exactly when the model says it should. */
+async function expectCall(tool: string, args: Record<string, unknown>, key: string, allowed: boolean): Promise<any> {
+  const r = await s.call(tool, { idempotency_key: crypto.randomUUID(), ...args }, key);
+  if (allowed) {
+    if (r.status !== 200) throw new Error(`${tool} ${JSON.stringify(args)} failed: ${JSON.stringify(r.body.error)}`);
+    return r.body.data;
+  }
+  expect(r.body.error?.code).toBe("CONFLICT");
+  return null;
+}
+
+/** n non-negative integers summing to total. */
+function partition(total: number, weights: number[]): number[] {
+  const sum = weights.reduce((a, b) => a + b, 0);
+  const parts = weights.map((w) => Math.floor((total * w) / sum));
+  parts[0]! += total - parts.reduce((a, b) => a + b, 0);
+  return parts;
+}
+
+const member = fc.integer({ min: 0, max: MEMBERS - 1 });
+const subset = fc.uniqueArray(member, { minLength: 1, maxLength: MEMBERS });
+const weights = fc.array(fc.integer({ min: 1, max: 9 }), { minLength: MEMBERS, maxLength: MEMBERS });
+const splitArb = fc.record({ mode: fc.constantFrom("equal", "exact", "percent", "shares", "adjustment"), among: subset, weights });
+const expenseArb = fc.record({
+  amount: fc.oneof(fc.integer({ min: 1, max: 200 }), fc.integer({ min: 1, max: 50_000_00 })),
+  split: splitArb,
+  payers: subset,
+  payerWeights: weights,
+  foreign: fc.option(fc.constantFrom("0.9", "1.0837", "0.00615", "3"), { nil: undefined }),
+});
+type ExpenseSpec = typeof expenseArb extends fc.Arbitrary<infer T> ? T : never;
+
+function expenseArgs(real: Real, e: ExpenseSpec) {
+  const currency = e.foreign === undefined ? "EUR" : "USD";
+  const among = e.split.among.map((i) => real.handles[i]!);
+  const w = e.split.among.map((i) => e.split.weights[i]!);
+  const split =
+    e.split.mode === "equal"
+      ? { mode: "equal", among: among.map((handle) => ({ handle })) }
+      : e.split.mode === "exact"
+        ? { mode: "exact", among: partition(e.amount, w).map((v, i) => ({ handle: among[i], value: formatAmount(v, currency) })) }
+        : e.split.mode === "percent"
+          ? { mode: "percent", among: partition(100, w).map((v, i) => ({ handle: among[i], value: String(v) })) }
+          : e.split.mode === "shares"
+            ? { mode: "shares", among: w.map((v, i) => ({ handle: among[i], value: v })) }
+            : {
+                mode: "adjustment",
+                among: among.map((handle, i) =>
+                  i === 0 ? { handle } : { handle, value: formatAmount(-Math.min(w[i]!, Math.floor(e.amount / among.length)), currency) },
+                ),
+              };
+  const payers = e.payers.map((i) => real.handles[i]!);
+  const paid = partition(
+    e.amount,
+    e.payers.map((i) => e.payerWeights[i]!),
+  );
+  return {
+    amount_minor: e.amount,
+    split,
+    paid_by: payers.map((handle, i) => ({ handle, amount_minor: paid[i]! })).filter((p) => p.amount_minor > 0),
+    ...(e.foreign === undefined ? {} : { currency, exchange_rate: e.foreign }),
+  };
+}
+
+/** Adjustment splits can leave someone a negative share, and conversions can round to nothing: such inputs are refused. */
+async function addOrRefuse(real: Real, by: number, args: Record<string, unknown>) {
+  const r = await s.call("add_expense", { group_id: real.g.group_id, description: "Random", idempotency_key: crypto.randomUUID(), ...args }, real.keys[by]!);
+  if (r.status === 200) return r.body.data.expense;
+  expect(r.body.error.code).toBe("VALIDATION_ERROR");
+  return null;
+}
+
+/** Who may confirm or dispute: everyone in the split, and every payer. */
+const participantsOf = (e: any, handles: string[]) => new Set<number>([...e.shares, ...e.paid_by].map((x: any) => handles.indexOf(x.handle)));
+
+const commands: fc.Arbitrary<Cmd>[] = [
+  fc.record({ by: member, e: expenseArb }).map(({ by, e }) =>
+    command({
+      check: () => true,
+      async run(m: Model, r: Real) {
+        const expense = await addOrRefuse(r, by, expenseArgs(r, e));
+        if (expense) m.expenses.push({ id: expense.expense_id, version: 1, deleted: false, participants: participantsOf(expense, r.handles) });
+      },
+      toString: () => `add(${by}, ${JSON.stringify(e)})`,
+    }),
+  ),
+  fc.record({ by: member, pick: fc.nat(), e: expenseArb, stale: fc.boolean() }).map(({ by, pick, e, stale }) =>
+    command({
+      check: (m: Model) => m.expenses.length > 0,
+      async run(m: Model, r: Real) {
+        const x = m.expenses[pick % m.expenses.length]!;
+        const args = { expense_id: x.id, expected_version: stale ? x.version + 1 : x.version, ...expenseArgs(r, e) };
+        const res = await s.call("update_expense", { idempotency_key: crypto.randomUUID(), ...args }, r.keys[by]!);
+        if (stale || x.deleted) return void expect(res.body.error.code).toBe("CONFLICT");
+        if (res.status !== 200) return void expect(res.body.error.code).toBe("VALIDATION_ERROR");
+        const updated = res.body.data.expense;
+        x.version = updated.version;
+        x.participants = participantsOf(updated, r.handles);
+      },
+      toString: () => `update(${by}, #${pick}, stale=${stale}, ${JSON.stringify(e)})`,
+    }),
+  ),
+  fc.record({ by: member, pick: fc.nat(), del: fc.boolean() }).map(({ by, pick, del }) =>
+    command({
+      check: (m: Model) => m.expenses.length > 0,
+      async run(m: Model, r: Real) {
+        const x = m.expenses[pick % m.expenses.length]!;
+        const done = await expectCall(del ? "delete_expense" : "restore_expense", { expense_id: x.id }, r.keys[by]!, x.deleted !== del);
+        if (done) {
+          x.deleted = del;
+          x.version = done.expense.version;
+        }
+      },
+      toString: () => `${del ? "delete" : "restore"}(${by}, #${pick})`,
+    }),
+  ),
+  fc.record({ by: member, pick: fc.nat(), dispute: fc.boolean() }).map(({ by, pick, dispute }) =>
+    command({
+      check: (m: Model) => m.expenses.length > 0,
+      async run(m: Model, r: Real) {
+        const x = m.expenses[pick % m.expenses.length]!;
+        const args = dispute ? { action: "dispute", reason: "not mine" } : { action: "confirm" };
+        await expectCall("respond_expense", { expense_id: x.id, ...args }, r.keys[by]!, !x.deleted && x.participants.has(by));
+      },
+      toString: () => `respond_expense(${by}, #${pick}, ${dispute ? "dispute" : "confirm"})`,
+    }),
+  ),
+  fc.record({ by: member, other: member, amount: fc.integer({ min: 1, max: 100_000 }), payer: fc.boolean() }).map(({ by, other, amount, payer }) =>
+    command({
+      check: () => by !== other,
+      async run(m: Model, r: Real) {
+        const args = payer ? { to: r.handles[other] } : { from: r.handles[other] };
+        const { payment } = await expectCall("record_payment", { group_id: r.g.group_id, amount_minor: amount, ...args }, r.keys[by]!, true);
+        m.payments.push({ id: payment.payment_id, state: payer ? "pending" : "confirmed", to: payer ? other : by });
+        expect(payment.state).toBe(m.payments.at(-1)!.state);
+      },
+      toString: () => `pay(${by} ${payer ? "to" : "from"} ${other}, ${amount})`,
+    }),
+  ),
+  fc.record({ by: member, pick: fc.nat(), confirm: fc.boolean() }).map(({ by, pick, confirm }) =>
+    command({
+      check: (m: Model) => m.payments.length > 0,
+      async run(m: Model, r: Real) {
+        const p = m.payments[pick % m.payments.length]!;
+        const ok = p.state === "pending" && p.to === by;
+        await expectCall("respond_payment", { payment_id: p.id, action: confirm ? "confirm" : "reject" }, r.keys[by]!, ok);
+        if (ok) p.state = confirm ? "confirmed" : "rejected";
+      },
+      toString: () => `respond_payment(${by}, #${pick}, ${confirm ? "confirm" : "reject"})`,
+    }),
+  ),
+];
+
+async function everything(tool: string, args: Record<string, unknown>, key: string, field: string): Promise<any[]> {
+  const out: any[] = [];
+  let cursor: string | null = null;
+  do {
+    const page: any = await s.ok(tool, { ...args, limit: 100, ...(cursor ? { cursor } : {}) }, key);
+    out.push(...page[field]);
+    cursor = page.next_cursor;
+  } while (cursor);
+  return out;
+}
+
+/** Balances recomputed the naive way, from the lists a member can read. */
+async function naiveBalances(r: Real): Promise<Record<string, number>> {
+  const b: Record<string, number> = Object.fromEntries(r.handles.map((h) => [h, 0]));
+  for (const e of await everything("list_expenses", { group_id: r.g.group_id }, r.keys[0]!, "expenses")) {
+    for (const p of e.paid_by) b[p.handle]! += p.amount_minor;
+    for (const x of e.shares) b[x.handle]! -= x.amount_minor;
+    expect(e.shares.reduce((a: number, x: any) => a + x.amount_minor, 0)).toBe(e.amount_minor);
+  }
+  for (const p of await everything("list_payments", { group_id: r.g.group_id, state: "confirmed" }, r.keys[0]!, "payments")) {
+    b[p.from.handle]! += p.amount_minor;
+    b[p.to.handle]! -= p.amount_minor;
+  }
+  return b;
+}
+
+async function checkInvariants(r: Real, by: number): Promise<any> {
+  const got = await s.ok("get_balances", { group_id: r.g.group_id }, r.keys[by]!);
+  const balances = Object.fromEntries(got.members.map((m: any) => [m.agent.handle, m.balance_minor]));
+  expect(Object.values(balances).reduce((a: number, b) => a + (b as number), 0)).toBe(0);
+  expect(balances).toEqual(await naiveBalances(r));
+  const after = { ...balances };
+  for (const t of got.settle_up) {
+    expect(t.amount_minor).toBeGreaterThan(0);
+    after[t.from.handle] += t.amount_minor;
+    after[t.to.handle] -= t.amount_minor;
+  }
+  expect(Object.values(after).every((v) => v === 0)).toBe(true);
+  if (r.simplify) expect(got.settle_up.length).toBeLessThanOrEqual(MEMBERS - 1);
+  return got;
+}
+
+let runNo = 0;
+test("balances always sum to zero, match a naive recomputation, and the settle-up plan zeroes them", async () => {
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(fc.oneof({ arbitrary: commands[0]!, weight: 3 }, ...commands.slice(1)), { minLength: MIN_STEPS, maxLength: MAX_STEPS }),
+      fc.boolean(),
+      member,
+      async (cmds, simplify, viewer) => {
+        const g = await groupWith(
+          s,
+          Array.from({ length: MEMBERS }, (_, i) => `prop${++runNo}-${i}`),
+        );
+        const real: Real = { g, handles: g.members.map((m) => m.handle), keys: g.members.map((m) => m.key), simplify };
+        if (!simplify) await s.ok("update_group", { group_id: g.group_id, simplify_debts: false }, real.keys[0]!);
+        const model: Model = { expenses: [], payments: [] };
+        for (const cmd of cmds) {
+          if (!cmd.check(model)) continue;
+          await cmd.run(model, real);
+          await checkInvariants(real, viewer);
+        }
+        // settle up: each transfer recorded by its payee (confirmed at once) brings everyone to zero
+        const plan = await checkInvariants(real, viewer);
+        for (const t of plan.settle_up) {
+          await s.ok(
+            "record_payment",
+            { group_id: g.group_id, from: t.from.handle, amount_minor: t.amount_minor },
+            real.keys[real.handles.indexOf(t.to.handle)]!,
+          );
+        }
+        const settled = await checkInvariants(real, viewer);
+        expect(settled.members.every((m: any) => m.balance_minor === 0)).toBe(true);
+        expect(settled.settle_up).toEqual([]);
+      },
+    ),
+    { numRuns: RUNS },
+  );
+}, 60_000);
