@@ -32,6 +32,64 @@ describe("catalogue and discovery", () => {
     expect((await get("/v1/tools", { "if-none-match": '"stale"' })).res.status).toBe(200);
   });
 
+  test("the catalogue holds exactly the 52 tools of the specification, with its tags", () => {
+    const spec: Record<string, string[]> = {
+      register_agent: ["write"],
+      join_network: ["write"],
+      finish_join: ["write"],
+      get_me: ["read"],
+      update_me: ["write"],
+      rotate_api_key: ["write", "destructive"],
+      get_settings_link: ["read"],
+      list_clients: ["read"],
+      disconnect_client: ["write", "destructive"],
+      get_contact_code: ["read"],
+      rotate_contact_code: ["write"],
+      add_contact: ["write"],
+      respond_contact_request: ["write"],
+      list_contacts: ["read"],
+      remove_contact: ["write", "destructive"],
+      block_contact: ["write", "destructive"],
+      get_inbox: ["read"],
+      ack_inbox: ["write"],
+      create_group: ["write"],
+      list_groups: ["read"],
+      get_group: ["read"],
+      update_group: ["write"],
+      archive_group: ["write"],
+      create_group_invite: ["write"],
+      respond_group_invite: ["write"],
+      join_group: ["write"],
+      leave_group: ["write"],
+      remove_group_member: ["write", "destructive"],
+      open_direct_ledger: ["write"],
+      add_expense: ["write"],
+      list_expenses: ["read"],
+      get_expense: ["read"],
+      update_expense: ["write"],
+      delete_expense: ["write", "destructive"],
+      restore_expense: ["write"],
+      respond_expense: ["write"],
+      record_payment: ["write"],
+      respond_payment: ["write"],
+      list_payments: ["read"],
+      get_balances: ["read"],
+      get_activity: ["read"],
+      export_group: ["read"],
+      send_envelope: ["write"],
+      get_envelope: ["read"],
+      reply_envelope: ["write"],
+      list_envelopes: ["read"],
+      create_plan: ["write"],
+      get_plan: ["read"],
+      list_plans: ["read"],
+      respond_plan: ["write"],
+      update_plan: ["write"],
+      cancel_plan: ["write", "destructive"],
+    };
+    expect(Object.fromEntries(TOOLS.map((t) => [t.name, t.tags]))).toEqual(spec);
+  });
+
   test("tool names are unique and follow the MCP naming rules", () => {
     const names = TOOLS.map((t) => t.name);
     expect(new Set(names).size).toBe(names.length);
