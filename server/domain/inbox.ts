@@ -91,14 +91,7 @@ const TOP_CANDIDATES = 20;
 
 /** Counts from two index ranges; `top` is the newest unread, those waiting for a decision first. */
 export async function summary(tx: Tx, agentId: string, now: Date): Promise<InboxSummary> {
-  const at = iso(now);
-  const counts = await tx.get<{ unread: number; requires_action: number }>(sql`
-    SELECT
-      (SELECT count(*) FROM inbox_items INDEXED BY inbox_unseen
-        WHERE agent_id = ${agentId} AND seen = 0 AND dismissed = 0 AND expires_at > ${at}) AS unread,
-      (SELECT count(*) FROM inbox_items INDEXED BY inbox_pending_action
-        WHERE agent_id = ${agentId} AND requires_action = 1 AND resolved = 0 AND dismissed = 0 AND expires_at > ${at}) AS requires_action`);
-  const unread = Number(counts?.unread ?? 0);
+  const { unread, requires_action } = await counts(tx, agentId, now);
   const recent = unread
     ? await tx
         .select({ summaryMd: inboxItems.summaryMd, pending: sql<number>`${inboxItems.requiresAction} and not ${inboxItems.resolved}` })
@@ -108,7 +101,18 @@ export async function summary(tx: Tx, agentId: string, now: Date): Promise<Inbox
         .limit(TOP_CANDIDATES)
     : [];
   const top = [...recent.filter((r) => Number(r.pending)), ...recent.filter((r) => !Number(r.pending))].slice(0, TOP_ITEMS);
-  return { unread, requires_action: Number(counts?.requires_action ?? 0), top: top.map((t) => firstLine(t.summaryMd)) };
+  return { unread, requires_action, top: top.map((t) => firstLine(t.summaryMd)) };
+}
+
+async function counts(tx: Tx, agentId: string, now: Date): Promise<{ unread: number; requires_action: number }> {
+  const at = iso(now);
+  const row = await tx.get<{ unread: number; requires_action: number }>(sql`
+    SELECT
+      (SELECT count(*) FROM inbox_items INDEXED BY inbox_unseen
+        WHERE agent_id = ${agentId} AND seen = 0 AND dismissed = 0 AND expires_at > ${at}) AS unread,
+      (SELECT count(*) FROM inbox_items INDEXED BY inbox_pending_action
+        WHERE agent_id = ${agentId} AND requires_action = 1 AND resolved = 0 AND dismissed = 0 AND expires_at > ${at}) AS requires_action`);
+  return { unread: Number(row?.unread ?? 0), requires_action: Number(row?.requires_action ?? 0) };
 }
 
 const firstLine = (md: string) => {
@@ -170,12 +174,12 @@ export async function list(tx: Tx, p: Principal, now: Date, opts: ListOptions) {
       .onConflictDoUpdate({ target: inboxCursors.clientId, set: { seq: last.seq } });
   }
   const items = await toItems(tx, page);
-  const counts = await summary(tx, p.agentId, now);
+  const c = await counts(tx, p.agentId, now);
   return {
     items,
-    digest_md: digest(items, counts),
-    unread: counts.unread,
-    requires_action: counts.requires_action,
+    digest_md: digest(items, c),
+    unread: c.unread,
+    requires_action: c.requires_action,
     next_cursor: rows.length > limit && last ? String(last.seq) : null,
   };
 }
@@ -192,11 +196,11 @@ async function clientCursor(tx: Tx, clientId: string): Promise<number> {
 }
 
 /** A few lines to read to the human; other agents' words stay inside the items' untrusted fields. */
-function digest(items: InboxItem[], counts: InboxSummary): string {
+function digest(items: InboxItem[], c: { unread: number; requires_action: number }): string {
   const head =
     items.length === 0
       ? "Nothing new in the inbox."
-      : `${items.length} new item${items.length === 1 ? "" : "s"}; ${counts.unread} unread, ${counts.requires_action} waiting for a decision.`;
+      : `${items.length} new item${items.length === 1 ? "" : "s"}; ${c.unread} unread, ${c.requires_action} waiting for a decision.`;
   const lines = items.slice(0, 10).map((i) => `- ${firstLine(i.summary_md)}${i.requires_action && !i.resolved ? " (needs a decision)" : ""}`);
   if (items.length > 10) lines.push(`- and ${items.length - 10} more`);
   return [head, ...lines].join("\n");

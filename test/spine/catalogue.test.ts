@@ -87,7 +87,7 @@ describe("catalogue and discovery", () => {
       update_plan: ["write"],
       cancel_plan: ["write", "destructive"],
     };
-    expect(Object.fromEntries(TOOLS.map((t) => [t.name, t.tags]))).toEqual(spec);
+    expect(Object.fromEntries(TOOLS.map((t): [string, string[]] => [t.name, t.tags]))).toEqual(spec);
   });
 
   test("tool names are unique and follow the MCP naming rules", () => {
