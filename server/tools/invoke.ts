@@ -8,7 +8,7 @@ import { checkAttempts, recordAttempt } from "../domain/attempts.ts";
 import { summary } from "../domain/inbox.ts";
 import { sha256 } from "../domain/secrets.ts";
 import { AppError, describeCause, toAppError, type Issue } from "../errors.ts";
-import { RateLimiter, rateLimitHeaders } from "../rate-limit.ts";
+import { RateLimiter, rateLimitHeaders, type RateDecision } from "../rate-limit.ts";
 import { findTool } from "./catalogue.ts";
 import type { Principal, Tool, ToolContext } from "./define.ts";
 import { lookup, remember, requestHash } from "./idempotency.ts";
@@ -72,6 +72,8 @@ export function parseArguments(tool: Tool, raw: unknown, headerKey?: string | nu
   return parsed.data as Record<string, unknown>;
 }
 
+const rateLimited = (d: RateDecision) => new AppError("RATE_LIMITED", "Too many requests.", undefined, d.resetSeconds);
+
 function attemptKey(tool: Tool, p: Principal, args: Record<string, unknown>): string | null {
   const g = tool.attempts!.guess(args);
   return g === null ? null : `${tool.name}:${g}:${p.agentId}`;
@@ -101,8 +103,7 @@ export async function invoke(svc: Services, name: string, raw: unknown, meta: Ca
       : svc.limiter.take(`addr:${meta.clientAddress}`, "address", svc.config.publicRateLimit);
     headers = rateLimitHeaders(decision);
     if (!decision.allowed) {
-      headers["Retry-After"] = String(decision.resetSeconds);
-      throw new AppError("RATE_LIMITED", "Too many requests.", undefined, decision.resetSeconds);
+      throw rateLimited(decision);
     }
     if (meta.sandbox) {
       const args = parseArguments(tool, raw, meta.idempotencyKey);
@@ -142,7 +143,7 @@ export async function invoke(svc: Services, name: string, raw: unknown, meta: Ca
       return { data, replayed: stored !== null };
     }).catch(async (err) => {
       const g = guess;
-      if (g && !(err instanceof AppError && err.code === "RATE_LIMITED")) await svc.db.tx((tx) => recordAttempt(tx, g, now, findTool(name)!.attempts!));
+      if (g && !(err instanceof AppError && err.code === "RATE_LIMITED")) await svc.db.tx((tx) => recordAttempt(tx, g, now, tool.attempts!));
       throw err;
     });
     return finish({ ok: true, ...result, headers });
@@ -152,10 +153,11 @@ export async function invoke(svc: Services, name: string, raw: unknown, meta: Ca
     if (error.code === "UNAUTHENTICATED" && meta.token) {
       const d = svc.limiter.take(`addr:${meta.clientAddress}`, "address", svc.config.publicRateLimit);
       if (!d.allowed) {
-        headers = { ...rateLimitHeaders(d), "Retry-After": String(d.resetSeconds) };
-        error = new AppError("RATE_LIMITED", "Too many requests.", undefined, d.resetSeconds);
+        headers = rateLimitHeaders(d);
+        error = rateLimited(d);
       }
     }
+    if (error.retryAfter !== undefined) headers = { ...headers, "Retry-After": String(error.retryAfter) };
     return finish({ ok: false, error, headers }, error.code === "INTERNAL" ? describeCause(err) : undefined);
   }
 }
