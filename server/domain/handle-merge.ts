@@ -89,7 +89,7 @@ export async function mergeBlockers(tx: Tx, retire: AgentRow, now: Date): Promis
     for (const { p, currency } of pending) {
       const payee = names.get(p.toId)?.handle;
       blockers.push(
-        `A payment of ${formatAmount(p.amountMinor, currency)} from @${names.get(p.fromId)?.handle} to @${payee} waits for @${payee} to confirm it${p.toId === retire.agentId ? " (respond_payment)" : ""}.`,
+        `A payment of ${formatAmount(p.amountMinor, currency)} ${currency} from @${names.get(p.fromId)?.handle} to @${payee} waits for @${payee} to confirm it${p.toId === retire.agentId ? " (respond_payment)" : ""}.`,
       );
     }
   }
