@@ -1,4 +1,6 @@
 // The documentation pages, generated from the registry (TOOLS, ERROR_CODES) and the docs/ folder embedded at build time.
+import auth from "../../docs/auth.md" with { type: "text" };
+import cli from "../../docs/cli.md" with { type: "text" };
 import inboxItemTypes from "../../docs/inbox-item-types.md" with { type: "text" };
 import limits from "../../docs/limits.md" with { type: "text" };
 import mcp from "../../docs/mcp.md" with { type: "text" };
@@ -154,6 +156,8 @@ export function docPages(baseUrl: string): DocPage[] {
       errorsPage(),
       folderPage("limits", "Limits", "Field, time and rate limits.", limits, baseUrl),
       folderPage("mcp", "MCP", "Connecting an MCP client: configuration, authentication, how tools and errors look.", mcp, baseUrl),
+      folderPage("auth", "Authentication", "API keys, OAuth 2.1 for MCP clients, client ID metadata documents, joining a handle made twice.", auth, baseUrl),
+      folderPage("cli", "Command line", "svc call, svc tools, svc login and the admin commands.", cli, baseUrl),
       ...TOOLS.map((t) => toolPage(t, baseUrl)),
     ];
     cache = { baseUrl, pages };
