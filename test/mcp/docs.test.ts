@@ -28,7 +28,7 @@ const ITEM_TYPES = [
   "auth.join_code",
 ];
 
-const PAGES = ["overview", "tools", "inbox-item-types", "errors", "limits", "mcp"];
+const PAGES = ["overview", "tools", "inbox-item-types", "errors", "limits", "mcp", "auth", "cli"];
 
 let s: TestServer;
 let docs: Client;
@@ -64,7 +64,7 @@ const callTool = async (name: string, args: Record<string, unknown>): Promise<an
 };
 
 describe("resources", () => {
-  test("overview, tool index, inbox item types, errors, limits, MCP, and one page per tool", async () => {
+  test("overview, tool index, inbox item types, errors, limits, MCP, authentication, command line, and one page per tool", async () => {
     const { resources } = await docs.listResources();
     const uris = resources.map((r) => r.uri);
     expect(uris.slice(0, PAGES.length)).toEqual(PAGES.map((p) => `svc://docs/${p}`));
