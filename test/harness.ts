@@ -32,8 +32,8 @@ export interface TestServer {
   ok(tool: string, args?: unknown, key?: string | null): Promise<any>;
   raw(path: string, init?: RequestInit): Promise<Response>;
   register(handle: string, extra?: Record<string, unknown>): Promise<Agent>;
-  /** Registers two agents and makes them accepted contacts. */
-  contacts(a: string, b: string): Promise<[Agent, Agent]>;
+  /** Registers `a` and each of `others` as a's accepted contact; returns them in that order. */
+  contacts<T extends string[]>(a: string, ...others: T): Promise<[Agent, ...{ [K in keyof T]: Agent }]>;
   stop(): Promise<void>;
 }
 
@@ -82,13 +82,18 @@ export async function startTestServer(overrides: Partial<ServerConfig> = {}): Pr
     return { key: d.api_key, handle, agent_id: d.agent.agent_id };
   }
 
-  async function contacts(a: string, b: string): Promise<[Agent, Agent]> {
+  async function contacts<T extends string[]>(a: string, ...others: T): Promise<[Agent, ...{ [K in keyof T]: Agent }]> {
     const A = await register(a);
-    const B = await register(b);
-    await ok("add_contact", { handle: b }, A.key);
-    await ok("respond_contact_request", { handle: a, action: "accept" }, B.key);
-    return [A, B];
+    const rest: Agent[] = [];
+    for (const h of others) {
+      const X = await register(h);
+      await ok("add_contact", { handle: h }, A.key);
+      await ok("respond_contact_request", { handle: a, action: "accept" }, X.key);
+      rest.push(X);
+    }
+    return [A, ...rest] as [Agent, ...{ [K in keyof T]: Agent }];
   }
+
 
   return {
     url,

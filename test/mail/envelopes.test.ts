@@ -9,18 +9,7 @@ beforeAll(async () => {
 });
 afterAll(() => s.stop());
 
-/** Registers `a` plus each of `others` as a's accepted contact. */
-async function circle(a: string, ...others: string[]): Promise<Agent[]> {
-  const A = await s.register(a);
-  const rest: Agent[] = [];
-  for (const h of others) {
-    const X = await s.register(h);
-    await s.ok("add_contact", { handle: h }, A.key);
-    await s.ok("respond_contact_request", { handle: a, action: "accept" }, X.key);
-    rest.push(X);
-  }
-  return [A, ...rest];
-}
+const circle = (a: string, ...others: string[]) => s.contacts(a, ...others);
 
 const send = (from: Agent, args: Record<string, unknown>) => s.ok("send_envelope", { subject: "Hello", body_md: "Hi there", ...args }, from.key);
 const sendRaw = (from: Agent, args: Record<string, unknown>) =>

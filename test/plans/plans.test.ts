@@ -8,18 +8,7 @@ beforeAll(async () => {
 });
 afterAll(() => s.stop());
 
-/** Registers `a` plus each of `others` as a's accepted contact. */
-async function circle(a: string, ...others: string[]): Promise<Agent[]> {
-  const A = await s.register(a);
-  const rest: Agent[] = [];
-  for (const h of others) {
-    const X = await s.register(h);
-    await s.ok("add_contact", { handle: h }, A.key);
-    await s.ok("respond_contact_request", { handle: a, action: "accept" }, X.key);
-    rest.push(X);
-  }
-  return [A, ...rest];
-}
+const circle = (a: string, ...others: string[]) => s.contacts(a, ...others);
 
 const OPTIONS = [
   { starts_at: "2026-12-05T19:00:00Z", ends_at: "2026-12-05T22:00:00Z", place: "Café *Central*" },

@@ -115,12 +115,7 @@ export async function sendEnvelope(tx: Tx, me: Principal, input: SendInput, now:
       throw invalid("thread_id", "differs from the thread of in_reply_to; give one of them");
     }
   } else if (input.thread_id !== undefined) {
-    const seen = await tx
-      .select({ id: envelopes.envelopeId })
-      .from(envelopes)
-      .where(and(eq(envelopes.threadId, input.thread_id), visibleTo(me.agentId)))
-      .get();
-    if (!seen) throw notFound("Thread");
+    await requireVisibleThread(tx, me.agentId, input.thread_id);
     threadId = input.thread_id;
   }
   return create(tx, me, now, {
@@ -200,17 +195,22 @@ export async function getEnvelope(tx: Tx, agentId: string, envelopeId: string): 
   return { ...summary!, body_md: untrusted(row.bodyMd, source(summary!.from.handle)), links: extractLinks(row.bodyMd) };
 }
 
+/** A thread the caller sent or received at least one envelope of; any other is NOT_FOUND. */
+async function requireVisibleThread(tx: Tx, agentId: string, threadId: string): Promise<void> {
+  const seen = await tx
+    .select({ id: envelopes.envelopeId })
+    .from(envelopes)
+    .where(and(eq(envelopes.threadId, threadId), visibleTo(agentId)))
+    .get();
+  if (!seen) throw notFound("Thread");
+}
+
 /** Sent and received envelopes, newest first, optionally one thread or one direction. */
 export async function listEnvelopes(tx: Tx, me: Principal, input: ListInput) {
   const limit = input.limit ?? 50;
   const after = input.cursor === undefined ? undefined : decodeCursor(input.cursor);
   if (input.thread_id !== undefined) {
-    const seen = await tx
-      .select({ id: envelopes.envelopeId })
-      .from(envelopes)
-      .where(and(eq(envelopes.threadId, input.thread_id), visibleTo(me.agentId)))
-      .get();
-    if (!seen) throw notFound("Thread");
+    await requireVisibleThread(tx, me.agentId, input.thread_id);
   }
   const rows = await tx
     .select()
