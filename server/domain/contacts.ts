@@ -10,6 +10,7 @@ import type { ContactRecord } from "../tools/schemas.ts";
 import { agentByHandle, agentById, toRef, type AgentRow } from "./agents.ts";
 import { deliver, resolveItems } from "./inbox.ts";
 import { cleanNote, quoted, untrusted } from "./untrusted.ts";
+import { decodeCursor, encodeCursor } from "./cursor.ts";
 
 export const DECLINE_WINDOW_MS = 30 * DAY;
 type State = ContactRecord["state"];
@@ -218,7 +219,7 @@ export async function respondContactRequest(
 }
 
 export async function listContacts(tx: Tx, me: Principal, state: State, limit: number, cursor?: string) {
-  const after = cursor === undefined ? undefined : decodeCursor(cursor);
+  const after = cursor === undefined ? undefined : decodeCursor(cursor, ["string"])[0];
   const rows = await tx
     .select({ c: contacts, a: agents })
     .from(contacts)
@@ -231,15 +232,10 @@ export async function listContacts(tx: Tx, me: Principal, state: State, limit: n
   const last = page[page.length - 1];
   return {
     contacts: records.filter((r): r is ContactRecord => r !== null),
-    next_cursor: rows.length > limit && last ? Buffer.from(last.a.handle).toString("base64url") : null,
+    next_cursor: rows.length > limit && last ? encodeCursor([last.a.handle]) : null,
   };
 }
 
-function decodeCursor(cursor: string): string {
-  const handle = Buffer.from(cursor, "base64url").toString();
-  if (!/^[a-z0-9_-]+$/.test(handle)) throw new AppError("VALIDATION_ERROR", "Invalid cursor.", { issues: [{ path: "cursor", message: "not a cursor this tool returned" }] });
-  return handle;
-}
 
 /** Removes an accepted contact or cancels a sent request, on both sides; a block the other side set stays. */
 export async function removeContact(tx: Tx, me: Principal, handle: string): Promise<boolean> {

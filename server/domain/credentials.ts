@@ -1,10 +1,11 @@
-import { and, desc, eq, isNull } from "drizzle-orm";
+import { and, asc, eq, isNull, sql } from "drizzle-orm";
 import type { Tx } from "../../db/client.ts";
 import { agents, apiKeys, clients } from "../../db/schema/index.ts";
 import { MINUTE, iso, later } from "../clock.ts";
 import { AppError, conflict, notFound } from "../errors.ts";
 import type { Principal } from "../tools/define.ts";
 import { newSecret, sha256 } from "./secrets.ts";
+import { decodeCursor, encodeCursor } from "./cursor.ts";
 
 export const ROTATION_GRACE_MS = 10 * MINUTE;
 const API_KEY_SCOPES = "svc:read svc:write";
@@ -75,20 +76,34 @@ export async function rotateApiKey(tx: Tx, p: Principal, now: Date): Promise<str
   return issueApiKey(tx, p.clientId, now);
 }
 
-export async function listClients(tx: Tx, p: Principal) {
+/** The human's live clients, oldest first; paged when `page.limit` is given (list_clients), all of them otherwise. */
+export async function listClients(tx: Tx, p: Principal, page: { limit?: number; cursor?: string } = {}) {
+  const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor, ["string", "string"]);
   const rows = await tx
     .select()
     .from(clients)
-    .where(and(eq(clients.agentId, p.agentId), isNull(clients.revokedAt)))
-    .orderBy(desc(clients.createdAt), clients.clientId);
-  return rows.map((c) => ({
-    client_id: c.clientId,
-    name: c.name,
-    kind: c.kind,
-    created_at: c.createdAt,
-    last_used_at: c.lastUsedAt,
-    current: c.clientId === p.clientId,
-  }));
+    .where(
+      and(
+        eq(clients.agentId, p.agentId),
+        isNull(clients.revokedAt),
+        after ? sql`(${clients.createdAt}, ${clients.clientId}) > (${after[0]}, ${after[1]})` : undefined,
+      ),
+    )
+    .orderBy(asc(clients.createdAt), asc(clients.clientId))
+    .limit(page.limit === undefined ? -1 : page.limit + 1);
+  const shown = page.limit === undefined ? rows : rows.slice(0, page.limit);
+  const last = shown[shown.length - 1];
+  return {
+    clients: shown.map((c) => ({
+      client_id: c.clientId,
+      name: c.name,
+      kind: c.kind,
+      created_at: c.createdAt,
+      last_used_at: c.lastUsedAt,
+      current: c.clientId === p.clientId,
+    })),
+    next_cursor: rows.length > shown.length && last ? encodeCursor([last.createdAt, last.clientId]) : null,
+  };
 }
 
 /** Revokes one client of the caller's human at once: its keys stop immediately. */

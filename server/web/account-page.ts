@@ -22,7 +22,7 @@ export async function renderAccount(c: WebContext, m: Messages & { newKey?: { na
   }
   const me = (await agentById(c.tx, c.session.agentId))!;
   // The browser is none of the human's clients, so no row is marked current.
-  const list = await listClients(c.tx, { agentId: me.agentId, clientId: "" } as Principal);
+  const list = (await listClients(c.tx, { agentId: me.agentId, clientId: "" } as Principal)).clients;
   const rows = list.map(
     (cl) => html`<tr><td>${cl.name}</td><td>${cl.kind === "oauth" ? "OAuth app" : "API key"}</td><td>${formatTime(cl.created_at)}</td><td>${formatTime(cl.last_used_at)}</td>
 <td>${form("/account/clients/disconnect", c.session.csrfToken, html`<input type="hidden" name="client_id" value="${cl.client_id}">`, "Disconnect", { secondary: true, inline: true, ariaLabel: `Disconnect ${cl.name}` })}</td></tr>`,

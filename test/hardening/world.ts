@@ -123,6 +123,8 @@ export function worldHints(o: HintOptions): Hints {
   return (name, s) => {
     if (o.fixed && name in o.fixed) return always(fc.constant(o.fixed[name]));
     if (name === "idempotency_key") return key;
+    // a cursor is valid only as a list handed it out
+    if (name === "cursor") return fc.constant(undefined);
     if (isUuidSchema(s) || (s.type === "array" && isUuidSchema(s.items))) {
       const known = o.ids.get(familyOf(name));
       if (!known?.length && !o.randomIds) return fc.constant(undefined);

@@ -74,6 +74,11 @@ describe("API keys and clients", () => {
     });
     const list = (await s.ok("list_clients", {}, a.key)).clients;
     expect(list).toHaveLength(2);
+    const first = await s.ok("list_clients", { limit: 1 }, a.key);
+    expect(first.clients.map((c: any) => c.client_id)).toEqual([list[0].client_id]);
+    const rest = await s.ok("list_clients", { limit: 1, cursor: first.next_cursor }, a.key);
+    expect(rest.clients.map((c: any) => c.client_id)).toEqual([list[1].client_id]);
+    expect(rest.next_cursor).toBeNull();
     expect(list.filter((c: any) => c.current)).toHaveLength(1);
     const self = list.find((c: any) => c.current);
     expect((await s.call("disconnect_client", { client_id: self.client_id, idempotency_key: "disc-self-01" }, a.key)).status).toBe(409);

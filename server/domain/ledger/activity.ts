@@ -3,7 +3,7 @@ import { and, desc, eq, lt } from "drizzle-orm";
 import type { Tx } from "../../../db/client.ts";
 import { ledgerActivity } from "../../../db/schema/index.ts";
 import { refsByIds } from "../agents.ts";
-import { decodeCursor, encodeCursor } from "./cursor.ts";
+import { decodeCursor, encodeCursor } from "../cursor.ts";
 import { requireMember } from "./membership.ts";
 
 export async function listActivity(tx: Tx, agentId: string, input: { group_id: string; limit?: number; cursor?: string }) {

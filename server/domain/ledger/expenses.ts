@@ -10,7 +10,7 @@ import { agentByHandle, refsByIds } from "../agents.ts";
 import { deliver, deliverAll, resolveItems, type Delivery } from "../inbox.ts";
 import { quoted, untrusted } from "../untrusted.ts";
 import { currencyExponent } from "./currencies.ts";
-import { decodeCursor, encodeCursor } from "./cursor.ts";
+import { decodeCursor, encodeCursor } from "../cursor.ts";
 import type { Actor } from "./groups.ts";
 import { applyDebts, expenseDebts } from "./ledger-pairs.ts";
 import { isMember, logActivity, requireMember, requireWritable, type GroupRow } from "./membership.ts";

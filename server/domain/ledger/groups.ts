@@ -13,6 +13,7 @@ import { deliver, hasBlocked } from "../inbox.ts";
 import { quoted, untrusted } from "../untrusted.ts";
 import { groupBalances, groupSummaries, logActivity, requireMember, requireWritable, type GroupRow } from "./membership.ts";
 import { formatBalance } from "./money.ts";
+import { decodeCursor, encodeCursor } from "../cursor.ts";
 
 /** Who acts: enough of an agent to name them in summaries and notifications. */
 export type Actor = Pick<Principal, "agentId" | "handle">;
@@ -130,18 +131,13 @@ export async function createGroup(tx: Tx, me: Actor, input: CreateGroupInput, no
 }
 
 export async function listGroups(tx: Tx, agentId: string, includeArchived: boolean, limit: number, cursor?: string) {
-  const afterGroupId = cursor === undefined ? undefined : decodeCursor(cursor);
+  const afterGroupId = cursor === undefined ? undefined : decodeCursor(cursor, ["string"])[0];
   const rows = await groupSummaries(tx, agentId, includeArchived, { afterGroupId, limit: limit + 1 });
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
-  return { groups: page, next_cursor: rows.length > limit && last ? Buffer.from(last.group_id).toString("base64url") : null };
+  return { groups: page, next_cursor: rows.length > limit && last ? encodeCursor([last.group_id]) : null };
 }
 
-function decodeCursor(cursor: string): string {
-  const id = Buffer.from(cursor, "base64url").toString();
-  if (!/^[0-9a-f-]{36}$/.test(id)) throw invalid("cursor", "not a cursor this tool returned");
-  return id;
-}
 
 export interface UpdateGroupInput {
   group_id: string;

@@ -8,7 +8,7 @@ import type { Payment } from "../../tools/expenses/shapes.ts";
 import { refsByIds } from "../agents.ts";
 import { deliver, resolveItems } from "../inbox.ts";
 import { quoted, untrusted } from "../untrusted.ts";
-import { decodeCursor, encodeCursor } from "./cursor.ts";
+import { decodeCursor, encodeCursor } from "../cursor.ts";
 import { membersByHandle, moneyText, requireParticipant, type Member } from "./expenses.ts";
 import type { Actor } from "./groups.ts";
 import { applyDebts, paymentDebt } from "./ledger-pairs.ts";

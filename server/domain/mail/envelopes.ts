@@ -8,6 +8,7 @@ import type { Principal } from "../../tools/define.ts";
 import { SUBJECT_MAX, type Envelope, type EnvelopeSummary } from "../../tools/mail/schemas.ts";
 import { agentById, refsByIds, type AgentRow } from "../agents.ts";
 import { acceptedContactsByHandle, isAcceptedContact } from "../contacts.ts";
+import { decodeCursor, encodeCursor } from "../cursor.ts";
 import { deliver, resolveItems } from "../inbox.ts";
 import { quoted, untrusted } from "../untrusted.ts";
 import { extractLinks } from "./links.ts";
@@ -208,7 +209,7 @@ async function requireVisibleThread(tx: Tx, agentId: string, threadId: string): 
 /** Sent and received envelopes, newest first, optionally one thread or one direction. */
 export async function listEnvelopes(tx: Tx, me: Principal, input: ListInput) {
   const limit = input.limit ?? 50;
-  const after = input.cursor === undefined ? undefined : decodeCursor(input.cursor);
+  const after = input.cursor === undefined ? undefined : decodeCursor(input.cursor, ["number"])[0];
   if (input.thread_id !== undefined) {
     await requireVisibleThread(tx, me.agentId, input.thread_id);
   }
@@ -232,12 +233,7 @@ export async function listEnvelopes(tx: Tx, me: Principal, input: ListInput) {
   const last = page[page.length - 1];
   return {
     envelopes: await summaries(tx, me.agentId, page),
-    next_cursor: rows.length > limit && last ? Buffer.from(`e${last.seq}`).toString("base64url") : null,
+    next_cursor: rows.length > limit && last ? encodeCursor([last.seq]) : null,
   };
 }
 
-function decodeCursor(cursor: string): number {
-  const m = /^e(\d{1,15})$/.exec(Buffer.from(cursor, "base64url").toString());
-  if (!m) throw invalid("cursor", "not a cursor this tool returned");
-  return Number(m[1]);
-}

@@ -9,6 +9,7 @@ import type { Principal } from "../../tools/define.ts";
 import type { Plan, PlanExpense } from "../../tools/plans/schemas.ts";
 import { refsByIds, type AgentRow } from "../agents.ts";
 import { acceptedContactsByHandle } from "../contacts.ts";
+import { decodeCursor, encodeCursor } from "../cursor.ts";
 import { deliver, resolveItems } from "../inbox.ts";
 import { isMember, requireWritable } from "../ledger/membership.ts";
 import { formatAmount } from "../ledger/money.ts";
@@ -262,7 +263,7 @@ export async function getPlan(tx: Tx, me: Principal, planId: string): Promise<{ 
 export async function listPlans(tx: Tx, me: Principal, input: ListInput, now: Date) {
   const limit = input.limit ?? 50;
   const when = input.when ?? "upcoming";
-  const after = input.cursor === undefined ? undefined : decodeCursor(input.cursor, when);
+  const after = input.cursor === undefined ? undefined : planCursor(input.cursor, when);
   const upcoming = when === "upcoming";
   const beyond = after
     ? upcoming
@@ -286,20 +287,15 @@ export async function listPlans(tx: Tx, me: Principal, input: ListInput, now: Da
   const last = page[page.length - 1];
   return {
     plans: await views(tx, me.agentId, page),
-    next_cursor: rows.length > limit && last ? Buffer.from(JSON.stringify([when, last.startsAt, last.planId])).toString("base64url") : null,
+    next_cursor: rows.length > limit && last ? encodeCursor([when, last.startsAt, last.planId]) : null,
   };
 }
 
-function decodeCursor(cursor: string, when: string): { startsAt: string; planId: string } {
-  try {
-    const v: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString());
-    if (Array.isArray(v) && v.length === 3 && v[0] === when && typeof v[1] === "string" && typeof v[2] === "string") {
-      return { startsAt: v[1], planId: v[2] };
-    }
-  } catch {
-    // falls through to the error below
-  }
-  throw invalid("cursor", `not a cursor this tool returned for when=${when}`);
+/** A cursor of list_plans is bound to the `when` it was made for. */
+function planCursor(cursor: string, when: string): { startsAt: string; planId: string } {
+  const [madeFor, startsAt, planId] = decodeCursor(cursor, ["string", "string", "string"]);
+  if (madeFor !== when) throw invalid("cursor", `not a cursor this tool returned for when=${when}`);
+  return { startsAt, planId };
 }
 
 export async function respondPlan(

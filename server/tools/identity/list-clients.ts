@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { listClients as list } from "../../domain/credentials.ts";
 import { defineTool } from "../define.ts";
-import { EMPTY, Timestamp, Uuid } from "../schemas.ts";
+import { Cursor, Limit, Timestamp, Uuid } from "../schemas.ts";
 
 export const Client = z.object({
   client_id: Uuid,
@@ -15,11 +15,11 @@ export const Client = z.object({
 export const listClients = defineTool({
   name: "list_clients",
   title: "List my clients",
-  description: "Lists every client (agent app) connected to the caller's handle, each with its own credential; `current` marks the caller.",
+  description: "Lists every client (agent app) connected to the caller's handle, each with its own credential, oldest first, paged with limit and cursor; `current` marks the caller.",
   tags: ["read"],
-  input: EMPTY,
-  output: z.object({ clients: z.array(Client) }),
-  async run(ctx) {
-    return { clients: await list(ctx.tx, ctx.principal), suggested_next: ["disconnect_client"] };
+  input: z.strictObject({ limit: Limit.optional(), cursor: Cursor.optional() }),
+  output: z.object({ clients: z.array(Client), next_cursor: z.string().nullable() }),
+  async run(ctx, input) {
+    return { ...(await list(ctx.tx, ctx.principal, { limit: input.limit ?? 50, cursor: input.cursor })), suggested_next: ["disconnect_client"] };
   },
 });

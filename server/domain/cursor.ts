@@ -1,10 +1,10 @@
-import { invalid } from "../../errors.ts";
+import { invalid } from "../errors.ts";
 
 /** An opaque page cursor: the sort key of the last row returned. */
 export const encodeCursor = (key: readonly (string | number)[]) => Buffer.from(JSON.stringify(key)).toString("base64url");
 
 /** The sort key inside a cursor this service made, checked against the types the list expects. */
-export function decodeCursor<T extends readonly ("string" | "number")[]>(
+export function decodeCursor<const T extends readonly ("string" | "number")[]>(
   cursor: string,
   types: T,
 ): { [K in keyof T]: T[K] extends "number" ? number : string } {
