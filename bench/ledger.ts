@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDb } from "../db/client.ts";
 import { groups } from "../db/schema/index.ts";
-import { insertExpense, newExpenseState } from "../server/domain/ledger/expenses.ts";
+import { insertExpense, membersByHandle, newExpenseState } from "../server/domain/ledger/expenses.ts";
 import { tool, waitFor } from "./load.ts";
 
 const EXPENSES = Number(process.argv[2] ?? 10_000);
@@ -60,10 +60,11 @@ try {
   for (let done = 0; done < EXPENSES;) {
     await db.tx(async (tx) => {
       const g = (await tx.select().from(groups).where(eq(groups.groupId, group.group_id)).get())!;
+      const byHandle = await membersByHandle(tx, g.groupId);
       for (let i = 0; i < 500 && done < EXPENSES; i++, done++) {
         const payer = members[done % MEMBERS]!;
-        const state = await newExpenseState(tx, g, payer, { description: `Seeded ${done}`, amount_minor: 1000 + (done % 9000) }, now);
-        await insertExpense(tx, now, g, payer, state, { notify: false });
+        const state = newExpenseState(g, byHandle, payer, { description: `Seeded ${done}`, amount_minor: 1000 + (done % 9000) }, now);
+        await insertExpense(tx, now, g, byHandle, payer, state, { notify: false });
       }
     });
   }

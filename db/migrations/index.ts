@@ -9,6 +9,7 @@ import ledgerPairs from "./0007_ledger_pairs.sql" with { type: "text" };
 import inboxSummary from "./0008_inbox_summary.sql" with { type: "text" };
 import attempts from "./0009_attempts.sql" with { type: "text" };
 import mergeAndClientMetadata from "./0010_merge_and_client_metadata.sql" with { type: "text" };
+import expenseSharesByGroup from "./0011_expense_shares_by_group.sql" with { type: "text" };
 
 export const MIGRATIONS: readonly { id: number; name: string; sql: string }[] = [
   { id: 1, name: "0001_core", sql: core },
@@ -21,4 +22,5 @@ export const MIGRATIONS: readonly { id: number; name: string; sql: string }[] = 
   { id: 8, name: "0008_inbox_summary", sql: inboxSummary },
   { id: 9, name: "0009_attempts", sql: attempts },
   { id: 10, name: "0010_merge_and_client_metadata", sql: mergeAndClientMetadata },
+  { id: 11, name: "0011_expense_shares_by_group", sql: expenseSharesByGroup },
 ];

@@ -4,9 +4,8 @@ import type { Tx } from "../../../db/client.ts";
 import { groupMembers, groups } from "../../../db/schema/index.ts";
 import type { Counterparty, Payment, Transfer } from "../../tools/expenses/shapes.ts";
 import type { AgentRef } from "../../tools/schemas.ts";
-import { refsByIds } from "../agents.ts";
-import { balancesFromDebts, pairDebts, type AgentDebt } from "./ledger-pairs.ts";
-import { memberIds, requireMember, type GroupRow } from "./membership.ts";
+import { balancesFromDebts, pairDebts, pairDebtsByGroup, type AgentDebt } from "./ledger-pairs.ts";
+import { groupWithMembers, memberRefsByGroup, refsOfMembers, refsWithKnown, type GroupRow } from "./membership.ts";
 import { formatAmount, formatBalance } from "./money.ts";
 import { paymentViews, pendingPayments } from "./payments.ts";
 import { settleUp } from "./settle.ts";
@@ -23,16 +22,16 @@ interface Settlement {
 }
 
 /**
- * A group's balances and the transfers that settle it: greedy min-cash-flow when simplify_debts, else
- * each pair's own net debt. Ties in the greedy plan go to handles in code-unit order.
+ * A group's balances and the transfers that settle it, from its current members (refs by agent id) and its
+ * pair debts: greedy min-cash-flow when simplify_debts, else each pair's own net debt. Ties in the greedy plan
+ * go to handles in code-unit order.
  */
-async function settlement(tx: Tx, group: GroupRow, now: Date): Promise<Settlement> {
-  const members = new Set(await memberIds(tx, group.groupId));
-  const debts = routeAroundFormerMembers(await pairDebts(tx, group.groupId, now), members);
+async function settlement(tx: Tx, group: GroupRow, members: Map<string, AgentRef>, pairLedger: AgentDebt[]): Promise<Settlement> {
+  const debts = routeAroundFormerMembers(pairLedger, new Set(members.keys()));
   const balances = balancesFromDebts(debts);
-  const shown = new Set(members);
+  const shown = new Set(members.keys());
   for (const [id, b] of balances) if (b !== 0) shown.add(id);
-  const people = await refsByIds(tx, [...shown, ...balances.keys()]);
+  const people = await refsWithKnown(tx, [...shown, ...balances.keys()], members);
   const handleOf = (id: string) => people.get(id)!.handle;
   const idOf = new Map([...people.values()].map((p) => [p.handle, p.agent_id]));
   const byHandle = [...balances].map(([id, b]) => ({ handle: handleOf(id), balance_minor: b }));
@@ -63,8 +62,8 @@ function routeAroundFormerMembers(debts: AgentDebt[], members: Set<string>): Age
 }
 
 export async function groupBalanceView(tx: Tx, agentId: string, groupId: string, now: Date) {
-  const group = await requireMember(tx, groupId, agentId);
-  const { balances, shown, people, plan } = await settlement(tx, group, now);
+  const { group, members } = await groupWithMembers(tx, groupId, agentId);
+  const { balances, shown, people, plan } = await settlement(tx, group, refsOfMembers(members), await pairDebts(tx, groupId, now));
   const pending = await pendingPayments(tx, [groupId]);
   return {
     group_id: group.groupId,
@@ -96,10 +95,13 @@ export async function counterpartyBalances(tx: Tx, agentId: string, now: Date) {
     .from(groups)
     .innerJoin(groupMembers, and(eq(groupMembers.groupId, groups.groupId), eq(groupMembers.agentId, agentId), isNull(groupMembers.leftAt)))
     .orderBy(groups.createdAt, sql`groups.rowid`);
+  const groupIds = mine.map(({ g }) => g.groupId);
+  const membersOf = await memberRefsByGroup(tx, groupIds);
+  const debtsOf = await pairDebtsByGroup(tx, groupIds, now);
   const byCounterparty = new Map<string, Counterparty>();
   const totals = new Map<string, number>();
   for (const { g } of mine) {
-    const { balances, people, plan } = await settlement(tx, g, now);
+    const { balances, people, plan } = await settlement(tx, g, membersOf.get(g.groupId)!, debtsOf.get(g.groupId)!);
     totals.set(g.currency, (totals.get(g.currency) ?? 0) + (balances.get(agentId) ?? 0));
     for (const t of plan) {
       if (t.from !== agentId && t.to !== agentId) continue;

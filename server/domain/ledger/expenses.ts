@@ -1,7 +1,7 @@
 // Expenses: shares computed from what the caller gives, stored with their history, told to the participants.
 import { and, asc, desc, eq, inArray, isNull, sql } from "drizzle-orm";
 import type { Tx } from "../../../db/client.ts";
-import { agents, expenseHistory, expenseResponses, expenseShares, expenses, groupMembers, groups } from "../../../db/schema/index.ts";
+import { agents, expenseHistory, expenseResponses, expenseShares, expenses, groupMembers } from "../../../db/schema/index.ts";
 import { iso } from "../../clock.ts";
 import { conflict, invalid, notFound } from "../../errors.ts";
 import type { Category, Expense, ExpenseContent, ExpenseHistoryEntry, Repeat } from "../../tools/expenses/shapes.ts";
@@ -13,7 +13,7 @@ import { currencyExponent } from "./currencies.ts";
 import { decodeCursor, encodeCursor } from "../cursor.ts";
 import type { Actor } from "./groups.ts";
 import { applyDebts, expenseDebts } from "./ledger-pairs.ts";
-import { isMember, logActivity, requireMember, requireWritable, type GroupRow } from "./membership.ts";
+import { assertWritable, logActivity, memberGroup, refsOfMembers, refsWithKnown, requireMember, writableGroupMembers, type GroupRow } from "./membership.ts";
 import { convert, formatAmount, resolveAmount } from "./money.ts";
 import { nextOccurrenceAfter, today } from "./repeat-dates.ts";
 import { allocate, compareText, computeShares, splitPayers, type Payer, type Share, type SplitMode, type SplitParticipant } from "./splits.ts";
@@ -175,9 +175,15 @@ function checkRefs(refs: Record<string, string>): Record<string, string> {
   return refs;
 }
 
-/** Validates and computes a new expense of the group from add_expense's fields. */
-export async function newExpenseState(tx: Tx, group: GroupRow, actor: Actor, input: ExpenseInput & { description: string }, now: Date): Promise<ExpenseState> {
-  const computed = compute(group, await membersByHandle(tx, group.groupId), {
+/** Validates and computes a new expense of the group (current `members` by handle) from add_expense's fields. */
+export function newExpenseState(
+  group: GroupRow,
+  members: Map<string, Member>,
+  actor: Actor,
+  input: ExpenseInput & { description: string },
+  now: Date,
+): ExpenseState {
+  const computed = compute(group, members, {
     currency: input.currency ?? group.currency,
     amount: input.amount,
     amount_minor: input.amount_minor,
@@ -205,9 +211,13 @@ export async function newExpenseState(tx: Tx, group: GroupRow, actor: Actor, inp
 
 // ---------- storing ----------
 
-async function writeShares(tx: Tx, expenseId: string, groupId: string, shares: readonly ParticipantShare[]): Promise<void> {
-  await tx.delete(expenseShares).where(eq(expenseShares.expenseId, expenseId));
+async function insertShares(tx: Tx, expenseId: string, groupId: string, shares: readonly ParticipantShare[]): Promise<void> {
   await tx.insert(expenseShares).values(shares.map((s) => ({ expenseId, groupId, agentId: s.agentId, paidMinor: s.paidMinor, shareMinor: s.shareMinor })));
+}
+
+async function replaceShares(tx: Tx, expenseId: string, groupId: string, shares: readonly ParticipantShare[]): Promise<void> {
+  await tx.delete(expenseShares).where(eq(expenseShares.expenseId, expenseId));
+  await insertShares(tx, expenseId, groupId, shares);
 }
 
 type HistoryAction = ExpenseHistoryEntry["action"];
@@ -232,11 +242,23 @@ export interface InsertOptions {
   activityNote?: string;
 }
 
-/** Stores a computed expense as a new row with its shares, first history entry and activity; returns its id. */
-export async function insertExpense(tx: Tx, now: Date, group: GroupRow, actor: Actor, state: ExpenseState, opts: InsertOptions): Promise<string> {
+/**
+ * Stores a computed expense as a new row with its shares, first history entry and activity, telling the other
+ * participants if asked. `members`: the group's current members, so the authors they name are not read again.
+ * Returns the row as a read would give it back.
+ */
+export async function insertExpense(
+  tx: Tx,
+  now: Date,
+  group: GroupRow,
+  members: Map<string, Member>,
+  actor: Actor,
+  state: ExpenseState,
+  opts: InsertOptions,
+): Promise<ExpenseRow> {
   const expenseId = crypto.randomUUID();
   const at = iso(now);
-  await tx.insert(expenses).values({
+  const row: ExpenseRow = {
     expenseId,
     groupId: group.groupId,
     description: state.description,
@@ -261,8 +283,9 @@ export async function insertExpense(tx: Tx, now: Date, group: GroupRow, actor: A
     createdBy: actor.agentId,
     createdAt: at,
     updatedAt: at,
-  });
-  await writeShares(tx, expenseId, group.groupId, state.shares);
+  };
+  await tx.insert(expenses).values(row);
+  await insertShares(tx, expenseId, group.groupId, state.shares);
   await applyDebts(tx, group.groupId, expenseDebts(state.shares), 1);
   await recordHistory(tx, expenseId, 1, "created", actor.agentId, at, state, []);
   await logActivity(tx, now, {
@@ -274,9 +297,10 @@ export async function insertExpense(tx: Tx, now: Date, group: GroupRow, actor: A
   });
   if (opts.notify) {
     const others = state.shares.filter((s) => s.agentId !== actor.agentId);
-    await notify(tx, now, group, actor, expenseId, 1, state, others, "ledger.expense_added");
+    await notify(tx, now, group, actor, expenseId, 1, state, others, "ledger.expense_added", {}, refsOfMembers(members));
   }
-  return expenseId;
+  // SQLite keeps text as UTF-8, where a lone surrogate becomes U+FFFD (JSON columns escape it and keep it).
+  return { ...row, description: row.description.toWellFormed(), notes: row.notes?.toWellFormed() ?? null };
 }
 
 // ---------- reading ----------
@@ -364,6 +388,29 @@ function contentWire(s: ExpenseState, currency: string, people: Map<string, Agen
   };
 }
 
+type ResponseRow = typeof expenseResponses.$inferSelect;
+
+/** One expense as the wire shows it; `people` names every agent the row, its shares and its responses mention. */
+function expenseWire(r: ExpenseRow, shares: ParticipantShare[], responses: ResponseRow[], people: Map<string, AgentRef>, currency: string): Expense {
+  return {
+    expense_id: r.expenseId,
+    group_id: r.groupId,
+    ...contentWire(stateOfRow(r, shares), currency, people),
+    next_occurrence: r.nextOccurrence,
+    created_by: people.get(r.createdBy)!,
+    created_at: r.createdAt,
+    updated_at: r.updatedAt,
+    version: r.version,
+    responses: responses.map((x) => ({
+      agent: people.get(x.agentId)!,
+      action: x.action,
+      reason: x.reason === null ? null : untrusted(x.reason, `dispute reason written by @${people.get(x.agentId)!.handle}`),
+      version: x.version,
+      responded_at: x.respondedAt,
+    })),
+  };
+}
+
 /** Expenses of one group as the wire shows them, with shares, responses and the agents they name. */
 export async function expenseViews(tx: Tx, group: GroupRow, rows: ExpenseRow[]): Promise<Expense[]> {
   if (!rows.length) return [];
@@ -378,25 +425,15 @@ export async function expenseViews(tx: Tx, group: GroupRow, rows: ExpenseRow[]):
     ...rows.flatMap((r) => [r.createdBy, r.descriptionBy ?? r.createdBy, ...(r.notesBy ? [r.notesBy] : [])]),
     ...responses.map((r) => r.agentId),
   ]);
-  return rows.map((r) => ({
-    expense_id: r.expenseId,
-    group_id: r.groupId,
-    ...contentWire(stateOfRow(r, shares.get(r.expenseId) ?? []), group.currency, people),
-    next_occurrence: r.nextOccurrence,
-    created_by: people.get(r.createdBy)!,
-    created_at: r.createdAt,
-    updated_at: r.updatedAt,
-    version: r.version,
-    responses: responses
-      .filter((x) => x.expenseId === r.expenseId)
-      .map((x) => ({
-        agent: people.get(x.agentId)!,
-        action: x.action,
-        reason: x.reason === null ? null : untrusted(x.reason, `dispute reason written by @${people.get(x.agentId)!.handle}`),
-        version: x.version,
-        responded_at: x.respondedAt,
-      })),
-  }));
+  return rows.map((r) =>
+    expenseWire(
+      r,
+      shares.get(r.expenseId) ?? [],
+      responses.filter((x) => x.expenseId === r.expenseId),
+      people,
+      group.currency,
+    ),
+  );
 }
 
 async function expenseView(tx: Tx, group: GroupRow, expenseId: string): Promise<Expense> {
@@ -407,24 +444,25 @@ async function expenseView(tx: Tx, group: GroupRow, expenseId: string): Promise<
 /** The expense and its group if the caller is a current member; anyone else learns nothing (NOT_FOUND). */
 async function visibleExpense(tx: Tx, expenseId: string, agentId: string): Promise<{ row: ExpenseRow; group: GroupRow }> {
   const row = await tx.select().from(expenses).where(eq(expenses.expenseId, expenseId)).get();
-  if (!row || !(await isMember(tx, row.groupId, agentId))) throw notFound("Expense");
-  const group = (await tx.select().from(groups).where(eq(groups.groupId, row.groupId)).get())!;
+  const group = row && (await memberGroup(tx, row.groupId, agentId));
+  if (!row || !group) throw notFound("Expense");
   return { row, group };
 }
 
 /** As visibleExpense, and the group accepts changes (archived -> CONFLICT). */
 async function changeableExpense(tx: Tx, expenseId: string, agentId: string) {
-  const { row } = await visibleExpense(tx, expenseId, agentId);
-  return { row, group: await requireWritable(tx, row.groupId, agentId) };
+  const { row, group } = await visibleExpense(tx, expenseId, agentId);
+  return { row, group: assertWritable(group) };
 }
 
 // ---------- the tools' domain ----------
 
 export async function addExpense(tx: Tx, actor: Actor, input: ExpenseInput & { group_id: string; description: string }, now: Date): Promise<Expense> {
-  const group = await requireWritable(tx, input.group_id, actor.agentId);
-  const state = await newExpenseState(tx, group, actor, input, now);
-  const expenseId = await insertExpense(tx, now, group, actor, state, { notify: true });
-  return expenseView(tx, group, expenseId);
+  const { group, members } = await writableGroupMembers(tx, input.group_id, actor.agentId);
+  const state = newExpenseState(group, members, actor, input, now);
+  const row = await insertExpense(tx, now, group, members, actor, state, { notify: true });
+  // Just written, by a member, with no responses yet: nothing to read back.
+  return expenseWire(row, state.shares, [], refsOfMembers(members), group.currency);
 }
 
 export async function getExpense(tx: Tx, agentId: string, expenseId: string): Promise<{ expense: Expense; history: ExpenseHistoryEntry[] }> {
@@ -546,7 +584,8 @@ export async function updateExpense(
     );
   }
   const before = await storedState(tx, row);
-  const computed = compute(group, await membersByHandle(tx, group.groupId), moneyForUpdate(before, group, input));
+  const members = await membersByHandle(tx, group.groupId);
+  const computed = compute(group, members, moneyForUpdate(before, group, input));
   const after: ExpenseState = {
     ...before,
     ...computed,
@@ -588,7 +627,7 @@ export async function updateExpense(
       updatedAt: at,
     })
     .where(eq(expenses.expenseId, row.expenseId));
-  await writeShares(tx, row.expenseId, group.groupId, after.shares);
+  await replaceShares(tx, row.expenseId, group.groupId, after.shares);
   await applyDebts(tx, group.groupId, expenseDebts(before.shares), -1);
   await applyDebts(tx, group.groupId, expenseDebts(after.shares), 1);
   await recordHistory(tx, row.expenseId, version, "updated", actor.agentId, at, after, changed);
@@ -603,12 +642,23 @@ export async function updateExpense(
   const was = new Set(before.shares.map((s) => s.agentId));
   const is = new Set(after.shares.map((s) => s.agentId));
   const others = (list: ParticipantShare[]) => list.filter((s) => s.agentId !== actor.agentId);
-  await notify(tx, now, group, actor, row.expenseId, version, after, others(after.shares.filter((s) => !was.has(s.agentId))), "ledger.expense_added");
-  await notify(tx, now, group, actor, row.expenseId, version, after, others(after.shares.filter((s) => was.has(s.agentId))), "ledger.expense_updated", {
-    changed_fields: changed,
-  });
+  const known = refsOfMembers(members);
+  await notify(tx, now, group, actor, row.expenseId, version, after, others(after.shares.filter((s) => !was.has(s.agentId))), "ledger.expense_added", {}, known);
+  await notify(
+    tx,
+    now,
+    group,
+    actor,
+    row.expenseId,
+    version,
+    after,
+    others(after.shares.filter((s) => was.has(s.agentId))),
+    "ledger.expense_updated",
+    { changed_fields: changed },
+    known,
+  );
   const dropped = others(before.shares.filter((s) => !is.has(s.agentId)));
-  for (const s of dropped) await resolveItems(tx, s.agentId, "ledger.expense_added", { expense_id: row.expenseId });
+  if (dropped.length) await resolveItems(tx, dropped.map((s) => s.agentId), "ledger.expense_added", { expense_id: row.expenseId });
   await notify(
     tx,
     now,
@@ -619,9 +669,8 @@ export async function updateExpense(
     after,
     dropped.map((s) => ({ ...s, paidMinor: 0, shareMinor: 0 })),
     "ledger.expense_updated",
-    {
-      changed_fields: changed,
-    },
+    { changed_fields: changed },
+    known,
   );
   return { expense: await expenseView(tx, group, row.expenseId), changed_fields: changed };
 }
@@ -644,10 +693,12 @@ export async function setDeleted(tx: Tx, actor: Actor, expenseId: string, delete
     throw conflict(deleted ? "The expense is already deleted." : "The expense is not deleted; there is nothing to restore.");
   }
   const state = await storedState(tx, row);
+  let known = new Map<string, AgentRef>();
   if (!deleted) {
     const members = await membersByHandle(tx, group.groupId);
     const gone = state.shares.find((s) => !members.has(s.handle));
     if (gone) throw conflict(`@${gone.handle} is no longer a member of the group, so the expense cannot count in its balances again.`);
+    known = refsOfMembers(members);
   }
   const version = row.version + 1;
   const at = iso(now);
@@ -665,11 +716,11 @@ export async function setDeleted(tx: Tx, actor: Actor, expenseId: string, delete
   const others = state.shares.filter((s) => s.agentId !== actor.agentId);
   if (deleted) {
     // Nothing is left to confirm or to fix.
-    for (const s of state.shares) await resolveItems(tx, s.agentId, "ledger.expense_added", { expense_id: row.expenseId });
+    await resolveItems(tx, state.shares.map((s) => s.agentId), "ledger.expense_added", { expense_id: row.expenseId });
     await resolveItems(tx, row.createdBy, "ledger.expense_disputed", { expense_id: row.expenseId });
     await notify(tx, now, group, actor, row.expenseId, version, after, others, "ledger.expense_deleted");
   } else {
-    await notify(tx, now, group, actor, row.expenseId, version, after, others, "ledger.expense_updated", { changed_fields: ["deleted"], change: "restored" });
+    await notify(tx, now, group, actor, row.expenseId, version, after, others, "ledger.expense_updated", { changed_fields: ["deleted"], change: "restored" }, known);
   }
   return expenseView(tx, group, row.expenseId);
 }
@@ -759,9 +810,10 @@ async function notify(
   recipients: ParticipantShare[],
   type: ExpenseItemType,
   extra: Record<string, unknown> = {},
+  known: Map<string, AgentRef> = new Map(),
 ): Promise<void> {
   if (!recipients.length) return;
-  const people = await refsByIds(tx, [s.descriptionBy, ...(s.notesBy ? [s.notesBy] : [])]);
+  const people = await refsWithKnown(tx, [s.descriptionBy, ...(s.notesBy ? [s.notesBy] : [])], known);
   const what = `${quoted(s.description)} (${moneyText(s.amountMinor, group.currency)})`;
   const where = `in ${quoted(group.name, 40)}`;
   const deliveries = recipients.map((r): Delivery => {

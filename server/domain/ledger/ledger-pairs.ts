@@ -1,7 +1,7 @@
 // What each pair of members owes the other: an integer cache of the ledger (table ledger_pairs), changed in the
 // same transaction as every expense and payment, rebuilt from the ledger when missing. Balances and settle-up
 // read it instead of every share of every expense.
-import { and, eq, ne, sql } from "drizzle-orm";
+import { and, eq, inArray, ne, sql } from "drizzle-orm";
 import type { Tx } from "../../../db/client.ts";
 import { expenseShares, expenses, ledgerPairs, ledgerPairsBuilt, payments } from "../../../db/schema/index.ts";
 import { iso } from "../../clock.ts";
@@ -79,17 +79,33 @@ async function rebuild(tx: Tx, groupId: string, now: Date): Promise<void> {
     .onConflictDoNothing();
 }
 
-/** Each pair's net debt in a group (non-zero ones), read from the pair ledger, built first if needed. */
-export async function pairDebts(tx: Tx, groupId: string, now: Date): Promise<AgentDebt[]> {
-  const built = await tx.select({ g: ledgerPairsBuilt.groupId }).from(ledgerPairsBuilt).where(eq(ledgerPairsBuilt.groupId, groupId)).get();
-  if (!built) await rebuild(tx, groupId, now);
+/**
+ * Each pair's net debt (non-zero ones) in each of the groups, by group id, read from the pair ledger in one
+ * query for them all; a group's is built first if needed. Pairs come in the pair ledger's key order.
+ */
+export async function pairDebtsByGroup(tx: Tx, groupIds: readonly string[], now: Date): Promise<Map<string, AgentDebt[]>> {
+  const byGroup = new Map(groupIds.map((id) => [id, [] as AgentDebt[]]));
+  if (!groupIds.length) return byGroup;
+  const ids = [...byGroup.keys()];
+  const built = await tx.select({ g: ledgerPairsBuilt.groupId }).from(ledgerPairsBuilt).where(inArray(ledgerPairsBuilt.groupId, ids));
+  const isBuilt = new Set(built.map((b) => b.g));
+  for (const id of ids) if (!isBuilt.has(id)) await rebuild(tx, id, now);
   const rows = await tx
     .select()
     .from(ledgerPairs)
-    .where(and(eq(ledgerPairs.groupId, groupId), ne(ledgerPairs.lowOwesMinor, 0)));
-  return rows.map((r) =>
-    r.lowOwesMinor > 0 ? { from: r.lowId, to: r.highId, amount_minor: r.lowOwesMinor } : { from: r.highId, to: r.lowId, amount_minor: -r.lowOwesMinor },
-  );
+    .where(and(inArray(ledgerPairs.groupId, ids), ne(ledgerPairs.lowOwesMinor, 0)))
+    .orderBy(ledgerPairs.groupId, ledgerPairs.lowId, ledgerPairs.highId);
+  for (const r of rows) {
+    byGroup
+      .get(r.groupId)!
+      .push(r.lowOwesMinor > 0 ? { from: r.lowId, to: r.highId, amount_minor: r.lowOwesMinor } : { from: r.highId, to: r.lowId, amount_minor: -r.lowOwesMinor });
+  }
+  return byGroup;
+}
+
+/** Each pair's net debt in a group (non-zero ones), read from the pair ledger, built first if needed. */
+export async function pairDebts(tx: Tx, groupId: string, now: Date): Promise<AgentDebt[]> {
+  return (await pairDebtsByGroup(tx, [groupId], now)).get(groupId)!;
 }
 
 /** Each agent's balance from pair debts (positive: the others owe them); sums to zero by construction. */

@@ -1,32 +1,89 @@
 // Who belongs to which group, and the balances every other part of the ledger builds on.
-import { and, eq, isNull, sql } from "drizzle-orm";
+import { and, eq, inArray, isNull, sql } from "drizzle-orm";
 import type { Tx } from "../../../db/client.ts";
-import { groupInvites, groupMembers, groups, ledgerActivity } from "../../../db/schema/index.ts";
+import { agents, groupInvites, groupMembers, groups, ledgerActivity } from "../../../db/schema/index.ts";
 import { iso } from "../../clock.ts";
 import { conflict, notFound } from "../../errors.ts";
-import type { GroupSummary } from "../../tools/schemas.ts";
-import { balancesFromDebts, pairDebts } from "./ledger-pairs.ts";
+import type { AgentRef, GroupSummary } from "../../tools/schemas.ts";
+import { refsByIds, toRef } from "../agents.ts";
+import type { Member } from "./expenses.ts";
+import { balancesFromDebts, pairDebts, pairDebtsByGroup } from "./ledger-pairs.ts";
 import { formatBalance } from "./money.ts";
 
 export type GroupRow = typeof groups.$inferSelect;
 
-/** The group if `agentId` is a current member; anyone else learns nothing (NOT_FOUND). */
-export async function requireMember(tx: Tx, groupId: string, agentId: string): Promise<GroupRow> {
+/** The group if `agentId` is a current member, else undefined. */
+export async function memberGroup(tx: Tx, groupId: string, agentId: string): Promise<GroupRow | undefined> {
   const row = await tx
     .select({ g: groups })
     .from(groups)
     .innerJoin(groupMembers, and(eq(groupMembers.groupId, groups.groupId), eq(groupMembers.agentId, agentId), isNull(groupMembers.leftAt)))
     .where(eq(groups.groupId, groupId))
     .get();
-  if (!row) throw notFound("Group");
-  return row.g;
+  return row?.g;
+}
+
+/** The group if `agentId` is a current member; anyone else learns nothing (NOT_FOUND). */
+export async function requireMember(tx: Tx, groupId: string, agentId: string): Promise<GroupRow> {
+  const g = await memberGroup(tx, groupId, agentId);
+  if (!g) throw notFound("Group");
+  return g;
+}
+
+/** The group itself, if it accepts changes (not archived). */
+export function assertWritable(g: GroupRow): GroupRow {
+  if (g.archived) throw conflict("The group is archived and read-only; unarchive it with archive_group first.");
+  return g;
 }
 
 /** As requireMember, and the group must accept changes (not archived). */
 export async function requireWritable(tx: Tx, groupId: string, agentId: string): Promise<GroupRow> {
-  const g = await requireMember(tx, groupId, agentId);
-  if (g.archived) throw conflict("The group is archived and read-only; unarchive it with archive_group first.");
-  return g;
+  return assertWritable(await requireMember(tx, groupId, agentId));
+}
+
+/**
+ * As requireMember, with the group's current members by handle, in one query: what a call that names
+ * members (an expense, a payment, balances) reads first.
+ */
+export async function groupWithMembers(tx: Tx, groupId: string, agentId: string): Promise<{ group: GroupRow; members: Map<string, Member> }> {
+  const rows = await tx
+    .select({ group: groups, member: { agentId: agents.agentId, handle: agents.handle, displayName: agents.displayName } })
+    .from(groups)
+    .innerJoin(groupMembers, and(eq(groupMembers.groupId, groups.groupId), isNull(groupMembers.leftAt)))
+    .innerJoin(agents, eq(agents.agentId, groupMembers.agentId))
+    .where(eq(groups.groupId, groupId));
+  if (!rows.some((r) => r.member.agentId === agentId)) throw notFound("Group");
+  return { group: rows[0]!.group, members: new Map(rows.map((r) => [r.member.handle, r.member])) };
+}
+
+/** As groupWithMembers, and the group must accept changes (not archived). */
+export async function writableGroupMembers(tx: Tx, groupId: string, agentId: string): Promise<{ group: GroupRow; members: Map<string, Member> }> {
+  const found = await groupWithMembers(tx, groupId, agentId);
+  assertWritable(found.group);
+  return found;
+}
+
+/** Members as agent refs by agent id, for the views and items that name them. */
+export const refsOfMembers = (members: Map<string, Member>): Map<string, AgentRef> =>
+  new Map([...members.values()].map((m) => [m.agentId, toRef(m)]));
+
+/** Refs of `ids`: those in `known` as they are, only the others read. */
+export async function refsWithKnown(tx: Tx, ids: string[], known: Map<string, AgentRef>): Promise<Map<string, AgentRef>> {
+  const missing = ids.filter((id) => !known.has(id));
+  return missing.length ? new Map([...known, ...(await refsByIds(tx, missing))]) : known;
+}
+
+/** Current members of each of the groups, as agent refs by agent id, in one query. */
+export async function memberRefsByGroup(tx: Tx, groupIds: readonly string[]): Promise<Map<string, Map<string, AgentRef>>> {
+  const byGroup = new Map(groupIds.map((id) => [id, new Map<string, AgentRef>()]));
+  if (!groupIds.length) return byGroup;
+  const rows = await tx
+    .select({ groupId: groupMembers.groupId, agentId: agents.agentId, handle: agents.handle, displayName: agents.displayName })
+    .from(groupMembers)
+    .innerJoin(agents, eq(agents.agentId, groupMembers.agentId))
+    .where(and(inArray(groupMembers.groupId, [...byGroup.keys()]), isNull(groupMembers.leftAt)));
+  for (const r of rows) byGroup.get(r.groupId)!.set(r.agentId, toRef(r));
+  return byGroup;
 }
 
 export async function isMember(tx: Tx, groupId: string, agentId: string): Promise<boolean> {
@@ -41,15 +98,6 @@ export async function isMember(tx: Tx, groupId: string, agentId: string): Promis
 /** Whether both agents are current members of the group. */
 export async function sharesGroup(tx: Tx, a: string, b: string, groupId: string): Promise<boolean> {
   return (await isMember(tx, groupId, a)) && (await isMember(tx, groupId, b));
-}
-
-/** Current member ids of a group. */
-export async function memberIds(tx: Tx, groupId: string): Promise<string[]> {
-  const rows = await tx
-    .select({ a: groupMembers.agentId })
-    .from(groupMembers)
-    .where(and(eq(groupMembers.groupId, groupId), isNull(groupMembers.leftAt)));
-  return rows.map((r) => r.a);
 }
 
 /**
@@ -87,9 +135,11 @@ export async function groupSummaries(
       ${page.afterGroupId === undefined ? sql`` : sql`AND (g.created_at, g.group_id) > (SELECT a.created_at, a.group_id FROM groups a WHERE a.group_id = ${page.afterGroupId})`}
     ORDER BY g.created_at, g.group_id
     ${page.limit === undefined ? sql`` : sql`LIMIT ${page.limit}`}`);
+  // The clock only stamps when a missing pair ledger was rebuilt; it changes no balance.
+  const debts = await pairDebtsByGroup(tx, rows.map((r) => r.group_id), new Date());
   const summaries: GroupSummary[] = [];
   for (const r of rows) {
-    const balance = (await groupBalances(tx, r.group_id)).get(agentId) ?? 0;
+    const balance = balancesFromDebts(debts.get(r.group_id)!).get(agentId) ?? 0;
     summaries.push({
       group_id: r.group_id,
       name: r.name,

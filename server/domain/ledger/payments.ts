@@ -9,10 +9,10 @@ import { refsByIds } from "../agents.ts";
 import { deliver, resolveItems } from "../inbox.ts";
 import { quoted, untrusted } from "../untrusted.ts";
 import { decodeCursor, encodeCursor } from "../cursor.ts";
-import { membersByHandle, moneyText, requireParticipant, type Member } from "./expenses.ts";
+import { moneyText, requireParticipant, type Member } from "./expenses.ts";
 import type { Actor } from "./groups.ts";
 import { applyDebts, paymentDebt } from "./ledger-pairs.ts";
-import { isMember, logActivity, requireMember, requireWritable, type GroupRow } from "./membership.ts";
+import { assertWritable, logActivity, memberGroup, requireMember, writableGroupMembers, type GroupRow } from "./membership.ts";
 import { formatAmount, resolveAmount } from "./money.ts";
 
 export type PaymentRow = typeof payments.$inferSelect;
@@ -89,13 +89,12 @@ export interface RecordPaymentInput {
 
 /** Recorded by the payee it is confirmed at once; recorded by the payer it waits for the payee. */
 export async function recordPayment(tx: Tx, actor: Actor, input: RecordPaymentInput, now: Date): Promise<Payment> {
-  const group = await requireWritable(tx, input.group_id, actor.agentId);
+  const { group, members } = await writableGroupMembers(tx, input.group_id, actor.agentId);
   if (input.from === undefined && input.to === undefined) throw invalid("to", "name the payee with to, or the payer with from; you are the other one");
   const fromHandle = input.from ?? actor.handle;
   const toHandle = input.to ?? actor.handle;
   if (fromHandle !== actor.handle && toHandle !== actor.handle) throw invalid("from", "you must be the payer (from) or the payee (to)");
   if (fromHandle === toHandle) throw invalid("to", "the payer and the payee must be two different members");
-  const members = await membersByHandle(tx, group.groupId);
   const from = requireParticipant(members, fromHandle, "from");
   const to = requireParticipant(members, toHandle, "to");
   const amountMinor = resolveAmount(input, group.currency);
@@ -147,16 +146,18 @@ function paymentPayload(row: PaymentRow, group: GroupRow, from: string, to: stri
   };
 }
 
-async function visiblePayment(tx: Tx, paymentId: string, agentId: string): Promise<PaymentRow> {
+/** The payment and its group if the caller is a current member; anyone else learns nothing (NOT_FOUND). */
+async function visiblePayment(tx: Tx, paymentId: string, agentId: string): Promise<{ row: PaymentRow; group: GroupRow }> {
   const row = await tx.select().from(payments).where(eq(payments.paymentId, paymentId)).get();
-  if (!row || !(await isMember(tx, row.groupId, agentId))) throw notFound("Payment");
-  return row;
+  const group = row && (await memberGroup(tx, row.groupId, agentId));
+  if (!row || !group) throw notFound("Payment");
+  return { row, group };
 }
 
 /** The payee confirms (it starts counting) or rejects a pending payment; the payer is told. */
 export async function respondPayment(tx: Tx, actor: Actor, input: { payment_id: string; action: "confirm" | "reject" }, now: Date): Promise<Payment> {
-  const row = await visiblePayment(tx, input.payment_id, actor.agentId);
-  const group = await requireWritable(tx, row.groupId, actor.agentId);
+  const { row, group } = await visiblePayment(tx, input.payment_id, actor.agentId);
+  assertWritable(group);
   if (row.toId !== actor.agentId) throw conflict("Only the payee can confirm or reject a payment.");
   if (row.state !== "pending") throw conflict(`The payment is already ${row.state}.`);
   const state: PaymentState = input.action === "confirm" ? "confirmed" : "rejected";

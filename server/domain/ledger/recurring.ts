@@ -61,7 +61,7 @@ async function catchUp(tx: Tx, now: Date, group: GroupRow, series: ExpenseRow, d
       .get();
     if (exists) continue;
     const occurrence = { ...state, date, repeat: "none" as const, recurringOf: series.expenseId, state: "active" as const, deleted: false };
-    await insertExpense(tx, now, group, actor, occurrence, { notify: true, activityNote: " (recurring)" });
+    await insertExpense(tx, now, group, members, actor, occurrence, { notify: true, activityNote: " (recurring)" });
     made++;
   }
   await tx.update(expenses).set({ nextOccurrence: date }).where(eq(expenses.expenseId, series.expenseId));

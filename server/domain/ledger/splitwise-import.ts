@@ -271,9 +271,9 @@ export async function importSplitwise(tx: Tx, now: Date, input: { groupId: strin
   for (const e of plan.expenses) {
     const actor = actorOf(e.paidBy[0]!.handle);
     try {
-      const state = await newExpenseState(
-        tx,
+      const state = newExpenseState(
         group,
+        members,
         actor,
         {
           description: e.description,
@@ -286,7 +286,7 @@ export async function importSplitwise(tx: Tx, now: Date, input: { groupId: strin
         },
         now,
       );
-      await insertExpense(tx, now, group, actor, state, { notify: false, activityNote: " (imported from Splitwise)" });
+      await insertExpense(tx, now, group, members, actor, state, { notify: false, activityNote: " (imported from Splitwise)" });
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
       problems.push(`line ${e.line}: ${err.message}`);
