@@ -65,6 +65,26 @@ export interface ExpenseState {
   state: "active" | "disputed";
 }
 
+/** The columns of an expense row that hold what add_expense and update_expense set. */
+function stateColumns(s: ExpenseState) {
+  return {
+    description: s.description,
+    descriptionBy: s.descriptionBy,
+    amountMinor: s.amountMinor,
+    originalCurrency: s.original?.currency ?? null,
+    originalAmountMinor: s.original?.amountMinor ?? null,
+    exchangeRate: s.original?.exchangeRate ?? null,
+    date: s.date,
+    category: s.category,
+    split: s.split,
+    paidBy: s.paidBy,
+    notes: s.notes,
+    notesBy: s.notesBy,
+    repeat: s.repeat,
+    refs: s.refs,
+  };
+}
+
 /** Fields of add_expense and update_expense. */
 export interface ExpenseInput {
   description?: string;
@@ -261,22 +281,9 @@ export async function insertExpense(
   const row: ExpenseRow = {
     expenseId,
     groupId: group.groupId,
-    description: state.description,
-    descriptionBy: state.descriptionBy,
-    amountMinor: state.amountMinor,
-    originalCurrency: state.original?.currency ?? null,
-    originalAmountMinor: state.original?.amountMinor ?? null,
-    exchangeRate: state.original?.exchangeRate ?? null,
-    date: state.date,
-    category: state.category,
-    split: state.split,
-    paidBy: state.paidBy,
-    notes: state.notes,
-    notesBy: state.notesBy,
-    repeat: state.repeat,
+    ...stateColumns(state),
     nextOccurrence: nextOccurrenceAfter(state.date, state.repeat, state.date),
     recurringOf: state.recurringOf,
-    refs: state.refs,
     state: "active",
     deleted: false,
     version: 1,
@@ -607,21 +614,8 @@ export async function updateExpense(
   await tx
     .update(expenses)
     .set({
-      description: after.description,
-      descriptionBy: after.descriptionBy,
-      amountMinor: after.amountMinor,
-      originalCurrency: after.original?.currency ?? null,
-      originalAmountMinor: after.original?.amountMinor ?? null,
-      exchangeRate: after.original?.exchangeRate ?? null,
-      date: after.date,
-      category: after.category,
-      split: after.split,
-      paidBy: after.paidBy,
-      notes: after.notes,
-      notesBy: after.notesBy,
-      repeat: after.repeat,
+      ...stateColumns(after),
       nextOccurrence: changed.includes("repeat") || changed.includes("date") ? await nextAfterGenerated(tx, row.expenseId, after) : row.nextOccurrence,
-      refs: after.refs,
       state: after.state,
       version,
       updatedAt: at,
