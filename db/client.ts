@@ -1,7 +1,7 @@
 // The one way into the database. Three modes share this code: a local file, a remote libSQL/Turso
 // primary, and an embedded replica (a local file kept in sync with a primary). Everything that
 // differs between them lives here.
-import { createClient, type Client, type Config } from "@libsql/client";
+import { createClient, LibsqlError, type Client, type Config, type InStatement, type Transaction } from "@libsql/client";
 import { drizzle, type LibSQLDatabase } from "drizzle-orm/libsql";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
@@ -12,6 +12,7 @@ export type Orm = LibSQLDatabase<typeof schema>;
 export type Tx = Parameters<Parameters<Orm["transaction"]>[0]>[0];
 
 export type DbMode = "local" | "remote" | "replica";
+export type TxKind = "read" | "write";
 
 export interface DbOptions {
   url: string;
@@ -22,8 +23,8 @@ export interface DbOptions {
   syncIntervalSeconds?: number;
   /** Bound on reaching a remote primary at open; past it openDb fails instead of hanging. */
   connectTimeoutMs?: number;
-  /** Called with the duration of every transaction run through tx(), for metrics. */
-  observeTx?: (ms: number, ok: boolean) => void;
+  /** Called with the duration of every transaction run through tx() or read(), for metrics. */
+  observeTx?: (ms: number, ok: boolean, kind: TxKind) => void;
 }
 
 export interface Db {
@@ -33,6 +34,11 @@ export interface Db {
   readonly orm: Orm;
   /** Runs fn in one write transaction; callers in this process are queued so SQLite never waits on itself. */
   tx<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  /**
+   * Runs fn in one read transaction, in the same queue: an embedded replica serves it from its local file.
+   * A statement other than a SELECT fails (the replica would refuse it too), in every mode.
+   */
+  read<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
   /** Runs fn on the raw client in the same queue: a replica has a single connection a transaction may hold. */
   exclusive<T>(fn: (client: Client) => Promise<T>): Promise<T>;
   /** Milliseconds a trivial query takes; throws when the database cannot answer. */
@@ -205,8 +211,55 @@ function openError(url: string, token: string | undefined, err: unknown): DbOpen
   return new DbOpenError(`Cannot open the database at ${where}: ${message}`);
 }
 
+const readHandles = new WeakSet<Tx>();
+
+/** Whether tx is a read transaction of Db.read, where nothing may be written. */
+export const isReadOnly = (tx: Tx): boolean => readHandles.has(tx);
+
+// What an embedded replica runs locally inside BEGIN READONLY (libsql's parser: SELECT, WITH ... SELECT).
+const READ_STATEMENT = /^\s*(select|with)\b/i;
+
+function checkRead(stmt: InStatement): void {
+  const text = typeof stmt === "string" ? stmt : stmt.sql;
+  if (!READ_STATEMENT.test(text)) {
+    throw new LibsqlError(`Invalid write in a read transaction: ${text.trim().split(/\s+/, 3).join(" ")} ...`, "READ_ONLY_TRANSACTION");
+  }
+}
+
+/**
+ * A read transaction whose statements are checked before they run. On a local file BEGIN TRANSACTION READONLY
+ * is plain BEGIN (SQLite reads READONLY as the transaction's name), so without this a hidden write would
+ * pass there and fail only on a replica.
+ */
+function readOnly(t: Transaction): Transaction {
+  return {
+    execute: (stmt) => (checkRead(stmt), t.execute(stmt)),
+    batch: (stmts) => (stmts.forEach(checkRead), t.batch(stmts)),
+    executeMultiple: () => Promise.reject(new LibsqlError("executeMultiple is not allowed in a read transaction", "READ_ONLY_TRANSACTION")),
+    rollback: () => t.rollback(),
+    commit: () => t.commit(),
+    close: () => t.close(),
+    get closed() {
+      return t.closed;
+    },
+  };
+}
+
+/** The client drizzle opens read transactions on: the same client, whose transaction() begins a checked read one. */
+function readTransactions(client: Client): Client {
+  return new Proxy(client, {
+    get(target, prop) {
+      if (prop === "transaction") return async () => readOnly(await target.transaction("read"));
+      const value: unknown = Reflect.get(target, prop, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
 function wrap(opts: DbOptions, mode: DbMode, client: Client): Db {
   const orm = drizzle(client, { schema });
+  // Only its transaction() is used: drizzle commits it, or rolls it back when fn throws.
+  const readOrm = drizzle({ client: readTransactions(client), schema });
   let queue: Promise<unknown> = Promise.resolve();
   // A synchronous SQLite busy-wait would block the event loop that holds the lock, so work takes turns here.
   const enqueue = <T>(fn: () => Promise<T>): Promise<T> => {
@@ -214,24 +267,29 @@ function wrap(opts: DbOptions, mode: DbMode, client: Client): Db {
     queue = run.catch(() => undefined);
     return run;
   };
+  const transact = <T>(on: Orm, kind: TxKind, fn: (tx: Tx) => Promise<T>): Promise<T> =>
+    enqueue(async () => {
+      const started = performance.now();
+      let ok = false;
+      try {
+        const result = await on.transaction(fn);
+        ok = true;
+        return result;
+      } finally {
+        opts.observeTx?.(performance.now() - started, ok, kind);
+      }
+    });
   return {
     url: opts.url,
     mode,
     client,
     orm,
-    tx<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
-      return enqueue(async () => {
-        const started = performance.now();
-        let ok = false;
-        try {
-          const result = await orm.transaction(fn);
-          ok = true;
-          return result;
-        } finally {
-          opts.observeTx?.(performance.now() - started, ok);
-        }
-      });
-    },
+    tx: (fn) => transact(orm, "write", fn),
+    read: (fn) =>
+      transact(readOrm, "read", (tx) => {
+        readHandles.add(tx);
+        return fn(tx);
+      }),
     exclusive: (fn) => enqueue(() => fn(client)),
     ping: () =>
       enqueue(async () => {

@@ -124,7 +124,7 @@ function unauthorized(svc: Services, error: AppError, requestId: string): Respon
  */
 async function toolsEndpoint(svc: Services, r: RestRequest): Promise<Response> {
   const token = bearerToken(r.req.headers.get("authorization"));
-  if (token && !(await svc.db.tx((tx) => authenticate(tx, token, svc.config.clock.now())))) {
+  if (token && !(await svc.db.read((tx) => authenticate(tx, token, svc.config.clock.now())))) {
     return unauthorized(svc, new AppError("UNAUTHENTICATED", "The credential is missing, invalid, expired or revoked."), r.requestId);
   }
   const state: CallState = { headers: commonHeaders(r.requestId), unauthenticated: null };

@@ -1,8 +1,9 @@
 import type { Tx } from "../../db/client.ts";
-import { authenticateApiKey } from "../domain/credentials.ts";
+import { authenticateApiKey, touchClient, type Authenticated } from "../domain/credentials.ts";
 import { authenticateAccessToken } from "../domain/oauth.ts";
-import type { Principal } from "../tools/define.ts";
 import { looksLikeJwt } from "./jwt.ts";
+
+export type { Authenticated };
 
 /** Extracts the bearer token of an Authorization header, or null. */
 export function bearerToken(header: string | null | undefined): string | null {
@@ -13,7 +14,13 @@ export function bearerToken(header: string | null | undefined): string | null {
 /**
  * The one place a credential becomes a principal; null means missing, invalid, revoked or expired.
  * A JWT is an OAuth access token (scopes from the token); anything else is an API key.
+ * It only reads, so it runs in read transactions too; recordUse writes the client's last use.
  */
-export async function authenticate(tx: Tx, token: string, now: Date): Promise<Principal | null> {
+export async function authenticate(tx: Tx, token: string, now: Date): Promise<Authenticated | null> {
   return looksLikeJwt(token) ? authenticateAccessToken(tx, token, now) : authenticateApiKey(tx, token, now);
+}
+
+/** Sets the client's last_used_at when it is due (at most once a minute); needs a write transaction. */
+export async function recordUse(tx: Tx, auth: Authenticated, now: Date): Promise<void> {
+  if (auth.touchDue) await touchClient(tx, auth.principal.clientId, now);
 }

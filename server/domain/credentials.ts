@@ -25,8 +25,14 @@ export async function issueApiKey(tx: Tx, clientId: string, now: Date): Promise<
   return key;
 }
 
-/** Resolves an API key to its principal, or null when it is unknown, revoked, expired or its client is disconnected. */
-export async function authenticateApiKey(tx: Tx, key: string, now: Date): Promise<Principal | null> {
+/** A resolved credential; touchDue: its client's last_used_at is due an update, which the caller makes (touchClient). */
+export interface Authenticated {
+  principal: Principal;
+  touchDue: boolean;
+}
+
+/** Resolves an API key to its principal, or null when it is unknown, revoked, expired or its client is disconnected. Writes nothing. */
+export async function authenticateApiKey(tx: Tx, key: string, now: Date): Promise<Authenticated | null> {
   const row = await tx
     .select({
       agentId: agents.agentId,
@@ -46,22 +52,27 @@ export async function authenticateApiKey(tx: Tx, key: string, now: Date): Promis
     .get();
   if (!row || row.revokedAt || row.clientRevokedAt) return null;
   if (row.expiresAt && row.expiresAt <= iso(now)) return null;
-  await touchClient(tx, row.clientId, row.lastUsedAt, now);
   return {
-    agentId: row.agentId,
-    handle: row.handle,
-    displayName: row.displayName,
-    clientId: row.clientId,
-    kind: "api_key",
-    scopes: new Set(row.scopes.split(" ")),
+    principal: {
+      agentId: row.agentId,
+      handle: row.handle,
+      displayName: row.displayName,
+      clientId: row.clientId,
+      kind: "api_key",
+      scopes: new Set(row.scopes.split(" ")),
+    },
+    touchDue: touchDue(row.lastUsedAt, now),
   };
 }
 
-/** Records when a client was last used, at most once per minute. */
-export async function touchClient(tx: Tx, clientId: string, lastUsedAt: string | null, now: Date): Promise<void> {
-  if (!lastUsedAt || Date.parse(lastUsedAt) + LAST_USED_RESOLUTION_MS <= now.getTime()) {
-    await tx.update(clients).set({ lastUsedAt: iso(now) }).where(eq(clients.clientId, clientId));
-  }
+/** Whether a client last used at lastUsedAt is due a new last_used_at: at most one write per minute. */
+export function touchDue(lastUsedAt: string | null, now: Date): boolean {
+  return !lastUsedAt || Date.parse(lastUsedAt) + LAST_USED_RESOLUTION_MS <= now.getTime();
+}
+
+/** Records when a client was last used (when touchDue said so). */
+export async function touchClient(tx: Tx, clientId: string, now: Date): Promise<void> {
+  await tx.update(clients).set({ lastUsedAt: iso(now) }).where(eq(clients.clientId, clientId));
 }
 
 /** New key for this client only; the keys it replaces keep working for the grace period. */

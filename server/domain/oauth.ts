@@ -9,8 +9,7 @@ import type { Tx } from "../../db/client.ts";
 import { agents, clients, oauthClients, oauthCodes, oauthRefreshTokens } from "../../db/schema/index.ts";
 import { DAY, MINUTE, iso, later } from "../clock.ts";
 import { ACCESS_TOKEN_TTL_SECONDS, looksLikeJwt, signAccessToken, verifyAccessToken } from "../auth/jwt.ts";
-import type { Principal } from "../tools/define.ts";
-import { createClient, revokeClient, touchClient } from "./credentials.ts";
+import { createClient, revokeClient, touchDue, type Authenticated } from "./credentials.ts";
 import { newSecret, sha256 } from "./secrets.ts";
 
 export const SUPPORTED_SCOPES = ["svc:read", "svc:write", "offline_access"] as const;
@@ -350,8 +349,8 @@ export async function revokeToken(tx: Tx, form: URLSearchParams, now: Date): Pro
   if (row && row.oauthClientId === clientId) await revokeClientAndTokens(tx, row.clientId, now);
 }
 
-/** The principal of a valid access token whose session is still connected, or null. */
-export async function authenticateAccessToken(tx: Tx, token: string, now: Date): Promise<Principal | null> {
+/** The principal of a valid access token whose session is still connected, or null. Writes nothing. */
+export async function authenticateAccessToken(tx: Tx, token: string, now: Date): Promise<Authenticated | null> {
   const claims = await verifyAccessToken(tx, token, now);
   if (!claims) return null;
   const row = await tx
@@ -361,13 +360,15 @@ export async function authenticateAccessToken(tx: Tx, token: string, now: Date):
     .where(eq(clients.clientId, claims.clientId))
     .get();
   if (!row || row.client.revokedAt || row.client.kind !== "oauth" || row.client.agentId !== claims.agentId) return null;
-  await touchClient(tx, claims.clientId, row.client.lastUsedAt, now);
   return {
-    agentId: claims.agentId,
-    handle: row.handle,
-    displayName: row.displayName,
-    clientId: claims.clientId,
-    kind: "oauth",
-    scopes: new Set(claims.scope.split(" ")),
+    principal: {
+      agentId: claims.agentId,
+      handle: row.handle,
+      displayName: row.displayName,
+      clientId: claims.clientId,
+      kind: "oauth",
+      scopes: new Set(claims.scope.split(" ")),
+    },
+    touchDue: touchDue(row.client.lastUsedAt, now),
   };
 }

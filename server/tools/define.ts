@@ -40,6 +40,11 @@ interface ToolSpec<I extends AnyObject, O extends AnyObject, P extends boolean> 
   tags: Tag[];
   /** Callable without a credential. */
   public?: P;
+  /**
+   * A read tool that still changes state (marks something seen, creates a link or code) says so: it runs in a
+   * write transaction, on a replica's primary. Other read tools run in a read transaction, where a write fails.
+   */
+  writes?: boolean;
   /** Write tools take an idempotency_key unless this is false (register_agent, join_network, finish_join). */
   idempotent?: boolean;
   /** A retry with the same key replays the stored answer, unless the answer is a secret shown once. */
@@ -72,6 +77,8 @@ export function defineTool<I extends AnyObject, O extends AnyObject, P extends b
     tags: spec.tags,
     isPublic,
     isWrite,
+    /** Runs in a write transaction: every write tool, and the read tools that declare writes. */
+    writes: isWrite || spec.writes === true,
     idempotent,
     replay: spec.replay !== false,
     inboxSummary: spec.inboxSummary !== false && !isPublic,

@@ -1,8 +1,9 @@
 // THE pipeline every transport calls: limit -> authenticate -> scope -> validate -> idempotency
 // -> run in one transaction -> check the answer -> envelope data. Transports only translate.
+// A tool that writes runs in a write transaction; any other in a read one (local on an embedded replica).
 import type { ZodError } from "zod";
-import type { Db } from "../../db/client.ts";
-import { authenticate } from "../auth/authenticate.ts";
+import type { Db, Tx } from "../../db/client.ts";
+import { authenticate, recordUse, type Authenticated } from "../auth/authenticate.ts";
 import type { ServerConfig } from "../config.ts";
 import { checkAttempts, recordAttempt } from "../domain/attempts.ts";
 import { summary } from "../domain/inbox.ts";
@@ -113,10 +114,14 @@ export async function invoke(svc: Services, name: string, raw: unknown, meta: Ca
     const now = svc.config.clock.now();
     // A failed guess rolls its transaction back, so it is counted again in one of its own.
     let guess: string | null = null;
-    const result = await svc.db.tx(async (tx) => {
+    let auth: Authenticated | null = null;
+    const transaction = <T>(fn: (tx: Tx) => Promise<T>) => (tool.writes ? svc.db.tx(fn) : svc.db.read(fn));
+    const result = await transaction(async (tx) => {
       if (authed) {
-        principal = await authenticate(tx, meta.token!, now);
-        if (!principal) throw new AppError("UNAUTHENTICATED", "The credential is missing, invalid, expired or revoked.");
+        auth = await authenticate(tx, meta.token!, now);
+        if (!auth) throw new AppError("UNAUTHENTICATED", "The credential is missing, invalid, expired or revoked.");
+        principal = auth.principal;
+        if (tool.writes) await recordUse(tx, auth, now);
         if (!principal.scopes.has(tool.scope)) {
           throw new AppError("FORBIDDEN", `This credential lacks the scope ${tool.scope}.`, { required_scope: tool.scope });
         }
@@ -146,6 +151,9 @@ export async function invoke(svc: Services, name: string, raw: unknown, meta: Ca
       if (g && !(err instanceof AppError && err.code === "RATE_LIMITED")) await svc.db.tx((tx) => recordAttempt(tx, g, now, tool.attempts!));
       throw err;
     });
+    // A read transaction writes nothing, so a read call's last use is recorded after it, in a small write.
+    const used = auth as Authenticated | null;
+    if (used?.touchDue && !tool.writes) await svc.db.tx((tx) => recordUse(tx, used, now));
     return finish({ ok: true, ...result, headers });
   } catch (err) {
     let error = toAppError(err);

@@ -109,6 +109,9 @@ describe("get_balances for a group", () => {
     await s.server.db.tx((tx) => tx.delete(ledgerPairsBuilt).where(eq(ledgerPairsBuilt.groupId, g.group_id)));
     expect(await balancesOf(s, a!.key, g.group_id)).toEqual(before);
     expect(transfers(await s.ok("get_balances", { group_id: g.group_id }, a!.key))).toEqual(plan);
+    // Read tools compute a missing pair ledger without storing it (a read transaction writes nothing).
+    const marked = () => s.server.db.read((tx) => tx.select().from(ledgerPairsBuilt).where(eq(ledgerPairsBuilt.groupId, g.group_id)));
+    expect(await marked()).toEqual([]);
   });
 
   test("NOT_FOUND for a non-member and an unknown group", async () => {

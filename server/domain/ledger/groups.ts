@@ -11,6 +11,7 @@ import { agentByHandle, refsByIds, toRef } from "../agents.ts";
 import { isAcceptedContact } from "../contacts.ts";
 import { deliver, hasBlocked } from "../inbox.ts";
 import { quoted, untrusted } from "../untrusted.ts";
+import { markBuilt } from "./ledger-pairs.ts";
 import { groupBalances, groupSummaries, logActivity, requireMember, requireWritable, type GroupRow } from "./membership.ts";
 import { formatBalance } from "./money.ts";
 import { decodeCursor, encodeCursor } from "../cursor.ts";
@@ -125,6 +126,7 @@ export async function createGroup(tx: Tx, me: Actor, input: CreateGroupInput, no
     updatedAt: iso(now),
   };
   await tx.insert(groups).values(row);
+  await markBuilt(tx, row.groupId, now);
   await addMember(tx, row.groupId, me.agentId, "owner", now);
   await logActivity(tx, now, { groupId: row.groupId, actorId: me.agentId, action: "group_created", summary: `@${me.handle} created the group` });
   return row;
@@ -295,6 +297,7 @@ export async function openDirectLedger(tx: Tx, me: Actor, handle: string, curren
       updatedAt: iso(now),
     };
     await tx.insert(groups).values(g);
+    await markBuilt(tx, g.groupId, now);
     await logActivity(tx, now, {
       groupId: g.groupId,
       actorId: me.agentId,

@@ -1,8 +1,9 @@
 // What each pair of members owes the other: an integer cache of the ledger (table ledger_pairs), changed in the
-// same transaction as every expense and payment, rebuilt from the ledger when missing. Balances and settle-up
-// read it instead of every share of every expense.
+// same transaction as every expense and payment, and complete from a group's creation (ledger_pairs_built).
+// Balances and settle-up read it instead of every share of every expense. When the marker is missing (groups
+// older than the table, or a repair) a write transaction rebuilds it; a read transaction computes without storing.
 import { and, eq, inArray, ne, sql } from "drizzle-orm";
-import type { Tx } from "../../../db/client.ts";
+import { isReadOnly, type Tx } from "../../../db/client.ts";
 import { expenseShares, expenses, ledgerPairs, ledgerPairsBuilt, payments } from "../../../db/schema/index.ts";
 import { iso } from "../../clock.ts";
 import { settleUp, type Debt } from "./settle.ts";
@@ -30,16 +31,7 @@ export const paymentDebt = (p: { fromId: string; toId: string; amountMinor: numb
 
 /** Adds (sign 1) or removes (sign -1) debts from a group's pair ledger. */
 export async function applyDebts(tx: Tx, groupId: string, debts: readonly AgentDebt[], sign: 1 | -1): Promise<void> {
-  const byPair = new Map<string, { lowId: string; highId: string; delta: number }>();
-  for (const d of debts) {
-    if (d.from === d.to || d.amount_minor === 0) continue;
-    const [lowId, highId] = d.from < d.to ? [d.from, d.to] : [d.to, d.from];
-    const key = `${lowId} ${highId}`;
-    const entry = byPair.get(key) ?? { lowId, highId, delta: 0 };
-    entry.delta += sign * (d.from === lowId ? d.amount_minor : -d.amount_minor);
-    byPair.set(key, entry);
-  }
-  const rows = [...byPair.values()].filter((p) => p.delta !== 0).map((p) => ({ groupId, lowId: p.lowId, highId: p.highId, lowOwesMinor: p.delta }));
+  const rows = netPairs(debts, sign).map((p) => ({ groupId, ...p }));
   if (!rows.length) return;
   await tx
     .insert(ledgerPairs)
@@ -50,9 +42,8 @@ export async function applyDebts(tx: Tx, groupId: string, debts: readonly AgentD
     });
 }
 
-/** Recomputes a group's pair ledger from its live expenses and confirmed payments. */
-async function rebuild(tx: Tx, groupId: string, now: Date): Promise<void> {
-  await tx.delete(ledgerPairs).where(eq(ledgerPairs.groupId, groupId));
+/** Every debt of a group's live expenses and confirmed payments, recomputed from the ledger (unnetted). */
+async function ledgerDebts(tx: Tx, groupId: string): Promise<AgentDebt[]> {
   const shares = await tx
     .select({ expenseId: expenseShares.expenseId, agentId: expenseShares.agentId, paidMinor: expenseShares.paidMinor, shareMinor: expenseShares.shareMinor })
     .from(expenseShares)
@@ -72,11 +63,34 @@ async function rebuild(tx: Tx, groupId: string, now: Date): Promise<void> {
     .from(payments)
     .where(and(eq(payments.groupId, groupId), eq(payments.state, "confirmed")));
   debts.push(...paid.map(paymentDebt));
+  return debts;
+}
+
+/** Recomputes a group's pair ledger from its live expenses and confirmed payments. */
+async function rebuild(tx: Tx, groupId: string, now: Date): Promise<void> {
+  const debts = await ledgerDebts(tx, groupId);
+  await tx.delete(ledgerPairs).where(eq(ledgerPairs.groupId, groupId));
   await applyDebts(tx, groupId, debts, 1);
-  await tx
-    .insert(ledgerPairsBuilt)
-    .values({ groupId, builtAt: iso(now) })
-    .onConflictDoNothing();
+  await markBuilt(tx, groupId, now);
+}
+
+/** Records that a group's pair ledger is complete; a new group's is (it is empty, and every change keeps it). */
+export async function markBuilt(tx: Tx, groupId: string, now: Date): Promise<void> {
+  await tx.insert(ledgerPairsBuilt).values({ groupId, builtAt: iso(now) }).onConflictDoNothing();
+}
+
+/** What debts (times sign) net to per pair, low id first: what low owes high; pairs that net to zero are left out. */
+function netPairs(debts: readonly AgentDebt[], sign: 1 | -1 = 1): { lowId: string; highId: string; lowOwesMinor: number }[] {
+  const byPair = new Map<string, { lowId: string; highId: string; lowOwesMinor: number }>();
+  for (const d of debts) {
+    if (d.from === d.to || d.amount_minor === 0) continue;
+    const [lowId, highId] = d.from < d.to ? [d.from, d.to] : [d.to, d.from];
+    const key = `${lowId} ${highId}`;
+    const entry = byPair.get(key) ?? { lowId, highId, lowOwesMinor: 0 };
+    entry.lowOwesMinor += sign * (d.from === lowId ? d.amount_minor : -d.amount_minor);
+    byPair.set(key, entry);
+  }
+  return [...byPair.values()].filter((p) => p.lowOwesMinor !== 0);
 }
 
 /**
@@ -89,12 +103,21 @@ export async function pairDebtsByGroup(tx: Tx, groupIds: readonly string[], now:
   const ids = [...byGroup.keys()];
   const built = await tx.select({ g: ledgerPairsBuilt.groupId }).from(ledgerPairsBuilt).where(inArray(ledgerPairsBuilt.groupId, ids));
   const isBuilt = new Set(built.map((b) => b.g));
-  for (const id of ids) if (!isBuilt.has(id)) await rebuild(tx, id, now);
-  const rows = await tx
+  const missing = ids.filter((id) => !isBuilt.has(id));
+  // A read transaction writes nothing: there a missing ledger is computed and left unstored, for a write to store.
+  const computed = isReadOnly(tx) ? missing : [];
+  if (!isReadOnly(tx)) for (const id of missing) await rebuild(tx, id, now);
+  const stored = await tx
     .select()
     .from(ledgerPairs)
     .where(and(inArray(ledgerPairs.groupId, ids), ne(ledgerPairs.lowOwesMinor, 0)))
     .orderBy(ledgerPairs.groupId, ledgerPairs.lowId, ledgerPairs.highId);
+  const rows = stored.filter((r) => !computed.includes(r.groupId));
+  for (const id of computed) {
+    const key = (p: { lowId: string; highId: string }) => `${p.lowId} ${p.highId}`;
+    const pairs = netPairs(await ledgerDebts(tx, id)).sort((a, b) => (key(a) < key(b) ? -1 : 1));
+    rows.push(...pairs.map((p) => ({ groupId: id, ...p })));
+  }
   for (const r of rows) {
     byGroup
       .get(r.groupId)!

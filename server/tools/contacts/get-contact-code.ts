@@ -9,6 +9,7 @@ export const getContactCode = defineTool({
   description:
     "Returns the caller's reusable four-word contact code and a message ready to forward. Whoever holds the code can send a contact request; the owner still decides. rotate_contact_code replaces it.",
   tags: ["read"],
+  writes: true, // creates the code the first time it is asked for
   input: EMPTY,
   output: z.object({ code: z.string(), message: z.string() }),
   async run(ctx) {

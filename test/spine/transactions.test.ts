@@ -1,0 +1,89 @@
+// Read tools run in read transactions (served by an embedded replica's local file), tools that write in write
+// ones; a read transaction refuses writes in every mode, and authentication records a read caller's use after it.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { sql } from "drizzle-orm";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openDb, type Db, type TxKind } from "../../db/client.ts";
+import { TOOLS } from "../../server/tools/catalogue.ts";
+import { startTestServer, type TestServer } from "../harness.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "svc-tx-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("Db.read on a local file", () => {
+  test("reads, refuses a write (which stores nothing), and the queue goes on; observeTx names the kind", async () => {
+    const kinds: [TxKind, boolean][] = [];
+    const db = await openDb({ url: `file:${join(dir, "read.db")}`, observeTx: (_ms, ok, kind) => kinds.push([kind, ok]) });
+    try {
+      await db.exclusive((c) => c.execute("CREATE TABLE t (n INTEGER)"));
+      await db.tx((tx) => tx.run(sql`INSERT INTO t VALUES (1)`));
+      expect(await db.read((tx) => tx.get<{ n: number }>(sql`SELECT count(*) AS n FROM t`))).toEqual({ n: 1 });
+      for (const write of [sql`INSERT INTO t VALUES (2)`, sql`UPDATE t SET n = 3`]) {
+        const err: unknown = await db.read((tx) => tx.run(write)).catch((e: unknown) => e);
+        expect(((err as Error).cause as Error).message).toStartWith("READ_ONLY_TRANSACTION: Invalid write in a read transaction");
+      }
+      expect((await db.exclusive((c) => c.execute("SELECT group_concat(n) AS n FROM t"))).rows[0]!.n).toBe("1");
+      expect(kinds).toEqual([
+        ["write", true],
+        ["read", true],
+        ["read", false],
+        ["read", false],
+      ]);
+    } finally {
+      await db.close();
+    }
+  });
+});
+
+describe("the pipeline", () => {
+  let s: TestServer;
+  const seen: TxKind[] = [];
+  beforeAll(async () => {
+    s = await startTestServer();
+    const db = s.server.db as Db;
+    const [read, tx] = [db.read, db.tx];
+    db.read = (fn) => (seen.push("read"), read(fn));
+    db.tx = (fn) => (seen.push("write"), tx(fn));
+  });
+  afterAll(() => s.stop());
+
+  test("only three read tools declare writes; every other read tool runs in a read transaction", () => {
+    const reading = TOOLS.filter((t) => !t.isWrite);
+    expect(reading.filter((t) => t.writes).map((t) => t.name).sort()).toEqual(["get_contact_code", "get_inbox", "get_settings_link"]);
+    expect(TOOLS.filter((t) => t.isWrite).every((t) => t.writes)).toBe(true);
+  });
+
+  test("a read tool runs in a read transaction, a write tool and a read tool that writes in a write one", async () => {
+    const a = await s.register("txkind-a");
+    const calls: [string, Record<string, unknown>, TxKind[]][] = [
+      ["get_me", {}, ["read", "write"]], // the first use of the key: last_used_at is written after the read
+      ["get_me", {}, ["read"]],
+      ["list_groups", {}, ["read"]],
+      ["get_inbox", {}, ["write"]],
+      ["get_contact_code", {}, ["write"]],
+      ["create_group", { name: "Trip", currency: "EUR" }, ["write"]],
+    ];
+    for (const [tool, args, kinds] of calls) {
+      seen.length = 0;
+      await s.ok(tool, args, a.key);
+      expect([tool, ...seen]).toEqual([tool, ...kinds]);
+    }
+  });
+
+  test("last_used_at still advances for a caller that only reads, at most once a minute", async () => {
+    const a = await s.register("txkind-reader");
+    const lastUsed = async () => (await s.ok("list_clients", {}, a.key)).clients[0].last_used_at;
+    const t0 = s.clock.now().toISOString();
+    await s.ok("get_me", {}, a.key);
+    expect(await lastUsed()).toBe(t0);
+    s.clock.advance(30_000);
+    await s.ok("list_contacts", {}, a.key);
+    expect(await lastUsed()).toBe(t0);
+    s.clock.advance(31_000);
+    const t1 = s.clock.now().toISOString();
+    await s.ok("list_contacts", {}, a.key);
+    expect(await lastUsed()).toBe(t1);
+  });
+});
