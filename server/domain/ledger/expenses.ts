@@ -638,34 +638,11 @@ export async function updateExpense(
   const others = (list: ParticipantShare[]) => list.filter((s) => s.agentId !== actor.agentId);
   const known = refsOfMembers(members);
   await notify(tx, now, group, actor, row.expenseId, version, after, others(after.shares.filter((s) => !was.has(s.agentId))), "ledger.expense_added", {}, known);
-  await notify(
-    tx,
-    now,
-    group,
-    actor,
-    row.expenseId,
-    version,
-    after,
-    others(after.shares.filter((s) => was.has(s.agentId))),
-    "ledger.expense_updated",
-    { changed_fields: changed },
-    known,
-  );
   const dropped = others(before.shares.filter((s) => !is.has(s.agentId)));
   if (dropped.length) await resolveItems(tx, dropped.map((s) => s.agentId), "ledger.expense_added", { expense_id: row.expenseId });
-  await notify(
-    tx,
-    now,
-    group,
-    actor,
-    row.expenseId,
-    version,
-    after,
-    dropped.map((s) => ({ ...s, paidMinor: 0, shareMinor: 0 })),
-    "ledger.expense_updated",
-    { changed_fields: changed },
-    known,
-  );
+  // Those still in it see their new share; those dropped from it see a share of zero.
+  const told = [...others(after.shares.filter((s) => was.has(s.agentId))), ...dropped.map((s) => ({ ...s, paidMinor: 0, shareMinor: 0 }))];
+  await notify(tx, now, group, actor, row.expenseId, version, after, told, "ledger.expense_updated", { changed_fields: changed }, known);
   return { expense: await expenseView(tx, group, row.expenseId), changed_fields: changed };
 }
 
