@@ -161,7 +161,10 @@ export interface ListOptions {
 export async function list(tx: Tx, p: Principal, now: Date, opts: ListOptions) {
   const limit = opts.limit ?? 50;
   const fromCursor = opts.since === undefined;
-  const base = fromCursor ? await clientCursor(tx, p.clientId) : Math.min(Number(opts.since), Number.MAX_SAFE_INTEGER);
+  // The client's cursor is read inside the items query: one statement fewer on the most frequent call.
+  const base = fromCursor
+    ? sql`coalesce((select ${inboxCursors.seq} from ${inboxCursors} where ${inboxCursors.clientId} = ${p.clientId}), 0)`
+    : Math.min(Number(opts.since), Number.MAX_SAFE_INTEGER);
   const rows = await tx
     .select()
     .from(inboxItems)
@@ -193,11 +196,6 @@ export async function list(tx: Tx, p: Principal, now: Date, opts: ListOptions) {
 export async function inspect(tx: Tx, agentId: string, now: Date, limit: number) {
   const rows = await tx.select().from(inboxItems).where(live(agentId, now)).orderBy(desc(inboxItems.seq)).limit(limit);
   return { ...(await summary(tx, agentId, now)), items: await toItems(tx, rows) };
-}
-
-async function clientCursor(tx: Tx, clientId: string): Promise<number> {
-  const row = await tx.select({ seq: inboxCursors.seq }).from(inboxCursors).where(eq(inboxCursors.clientId, clientId)).get();
-  return row?.seq ?? 0;
 }
 
 /** A few lines to read to the human; other agents' words stay inside the items' untrusted fields. */
