@@ -11,13 +11,13 @@ import { DAY, MINUTE, iso, later } from "../clock.ts";
 import { ACCESS_TOKEN_TTL_SECONDS, looksLikeJwt, signAccessToken, verifyAccessToken } from "../auth/jwt.ts";
 import { createClient, revokeClient, touchDue, type Authenticated } from "./credentials.ts";
 import { newSecret, sha256 } from "./secrets.ts";
+import { NO_CONTROL } from "./untrusted.ts";
 
 export const SUPPORTED_SCOPES = ["svc:read", "svc:write", "offline_access"] as const;
 const DEFAULT_SCOPE = "svc:read svc:write";
 export const GRANT_TYPES = ["authorization_code", "refresh_token"] as const;
 const CODE_TTL_MS = 2 * MINUTE;
 const REFRESH_TTL_MS = 30 * DAY;
-const NO_CONTROL = /^[^\x00-\x1f\x7f-\x9f]*$/;
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
 const FORBIDDEN_SCHEMES = new Set(["javascript:", "data:", "file:", "vbscript:", "blob:", "about:", "ftp:", "ws:", "wss:"]);
 

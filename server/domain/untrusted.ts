@@ -1,7 +1,9 @@
 import type { Untrusted } from "../tools/schemas.ts";
 
 const LINK = /\[([^\]]*)\]\([^)]*\)|\b[a-z][a-z0-9+.-]*:\/\/\S+|\bwww\.\S+|\b(?:mailto|javascript|data|file):\S+/gi;
-const CONTROL = /[\x00-\x1f\x7f-\x9f]/g;
+/** C0 and C1 control characters: never part of text an agent writes for others to read. */
+export const CONTROL = /[\x00-\x1f\x7f-\x9f]/g;
+export const NO_CONTROL = /^[^\x00-\x1f\x7f-\x9f]*$/;
 
 /** A note another agent wrote: links removed, control characters dropped, cut to `max` characters. */
 export function cleanNote(text: string, max = 140): string {

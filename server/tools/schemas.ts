@@ -1,7 +1,7 @@
 // Wire shapes shared by several tools, written from the interface spec (not derived from tables).
 import { z } from "zod";
+import { NO_CONTROL } from "../domain/untrusted.ts";
 
-const NO_CONTROL = /^[^\x00-\x1f\x7f-\x9f]*$/;
 export const HANDLE_PATTERN = /^[a-z0-9][a-z0-9_-]{2,31}$/;
 
 export const Handle = z.string().regex(HANDLE_PATTERN, "must be 3-32 chars of a-z 0-9 _ -, starting with a letter or digit");

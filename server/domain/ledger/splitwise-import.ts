@@ -16,6 +16,7 @@ import { logActivity } from "./membership.ts";
 import { formatAmount, MAX_MINOR, parseDecimal } from "./money.ts";
 import { insertPayment } from "./payments.ts";
 import { allocate } from "./splits.ts";
+import { CONTROL } from "../untrusted.ts";
 
 const FIXED_COLUMNS = ["date", "description", "category", "cost", "currency"];
 
@@ -218,7 +219,7 @@ export function parseSplitwise(text: string, names: Map<string, string>, currenc
 function cleanDescription(text: string): string {
   const flat = [
     ...text
-      .replace(/[\x00-\x1f\x7f-\x9f]/g, " ")
+      .replace(CONTROL, " ")
       .replace(/\s+/g, " ")
       .trim(),
   ];
