@@ -19,7 +19,8 @@ export interface MigrationStatus {
 
 const LEDGER = "CREATE TABLE IF NOT EXISTS _migrations (id INTEGER PRIMARY KEY, name TEXT NOT NULL, checksum TEXT NOT NULL, applied_at TEXT NOT NULL)";
 
-async function checksum(sql: string): Promise<string> {
+/** The SHA-256 of a migration's text, recorded in _migrations; test/ops/released-migrations.test.ts pins the released ones. */
+export async function checksum(sql: string): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(sql));
   return Buffer.from(digest).toString("hex");
 }

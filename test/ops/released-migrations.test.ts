@@ -1,0 +1,55 @@
+// Released migrations are frozen: a database already holds them with these checksums, and a server refuses to
+// start on a database whose recorded checksum differs from its own file (db/migrate.ts). An edit must fail here,
+// in CI, not on an operator's server. A new migration goes in a new file.
+//
+// When a release ships new migrations, add one line per new migration to RELEASED, together with that release's
+// fixture (docs/operations.md, "Release fixtures"); until then the second test fails and prints the new checksum.
+import { createClient } from "@libsql/client";
+import { describe, expect, test } from "bun:test";
+import { copyFileSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { checksum } from "../../db/migrate.ts";
+import { MIGRATIONS } from "../../db/migrations/index.ts";
+
+/** id, name, SHA-256 of the file, for every migration a release has shipped. 0001-0011: release 0.9.0. */
+const RELEASED: readonly [number, string, string][] = [
+  [1, "0001_core", "58d9beacdbce2e175831893d80cb1be82f57c2be41a43a0ae57432ea95b9ad2f"],
+  [2, "0002_ledger", "559946fe3829a5e648690730f42efe3fce3a7c0af70337e892a958eb61e62a8d"],
+  [3, "0003_mail_plans", "245300c3f959f3c41b4389b163e8c99a9f4fc0980d7ea9fc72796813b2d9e4b5"],
+  [4, "0004_expenses_extra", "4218884b9937d0aee30e1ad3b70e564629c88277a8140cd43b8afddb226581c0"],
+  [5, "0005_ops", "5c63e9b2a57b189391186607e72fe1a59737f8f046ca0e0cb4075c42f22fe044"],
+  [6, "0006_auth", "212aa260b2dcf575ef08955d81e6ae75600aa20e7f8068f47c59e43a81135c78"],
+  [7, "0007_ledger_pairs", "6ca581439179cb87e7f1fb0e0117674da53359bcffbe5518659cc205908d4754"],
+  [8, "0008_inbox_summary", "375bbeda6332661b188b92806118fcfdc49c5d5278e050abb20ffc8901c0f8fe"],
+  [9, "0009_attempts", "9a896234f4bd525fc295eaa11d675f5da4f971d1a5632157472aae4f2861ff1b"],
+  [10, "0010_merge_and_client_metadata", "d5131ca7900da9920f52b0cb0ad1ff754930be6e7d99d6ac2d6027e6e0829668"],
+  [11, "0011_expense_shares_by_group", "32c0046b6134b47203565aab398102e2f68cc673987d90f5a4661f3278879979"],
+];
+
+const FIXTURES = join(import.meta.dir, "../fixtures/releases");
+
+describe("released migrations", () => {
+  test("are all still in this build, under their number and name, unchanged", async () => {
+    const now = await Promise.all(MIGRATIONS.map(async (m): Promise<[number, string, string]> => [m.id, m.name, await checksum(m.sql)]));
+    // A released migration edited, renamed, renumbered or removed shows here as a differing line.
+    expect(now.slice(0, RELEASED.length)).toEqual([...RELEASED]);
+  });
+
+  test("every release fixture recorded exactly the pinned checksums", async () => {
+    const pinned = new Map(RELEASED.map(([id, name, sum]) => [id, `${name} ${sum}`]));
+    const dir = mkdtempSync(join(tmpdir(), "svc-pins-"));
+    for (const f of readdirSync(FIXTURES).filter((n) => n.endsWith(".db"))) {
+      // A copy: opening the WAL-mode file where it is would leave -wal and -shm files beside the fixture.
+      copyFileSync(join(FIXTURES, f), join(dir, f));
+      const db = createClient({ url: `file:${join(dir, f)}` });
+      try {
+        const rows = (await db.execute("SELECT id, name, checksum FROM _migrations ORDER BY id")).rows;
+        for (const r of rows) expect({ fixture: f, id: Number(r.id), migration: `${r.name} ${r.checksum}` }).toEqual({ fixture: f, id: Number(r.id), migration: pinned.get(Number(r.id))! });
+      } finally {
+        db.close();
+      }
+    }
+    rmSync(dir, { recursive: true, force: true });
+  });
+});
