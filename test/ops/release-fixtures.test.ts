@@ -1,0 +1,130 @@
+// Every released database opens in this build: each test/fixtures/releases/<version>.db (written by that release
+// through its tools, see make.ts there) is copied, this build starts on the copy and applies its migrations, and
+// the tools answer what that release answered (<version>.facts.json); old keys, idempotency keys, pending
+// requests and invite codes keep working.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ManualClock } from "../../server/clock.ts";
+import { tokenCall } from "../auth/oauth-helpers.ts";
+import { startTestServer, type TestServer } from "../harness.ts";
+
+const DIR = join(import.meta.dir, "../fixtures/releases");
+const releases = readdirSync(DIR)
+  .filter((f) => f.endsWith(".db"))
+  .map((f) => f.slice(0, -3));
+
+test("there is a fixture of at least release 0.9.0", () => {
+  expect(releases).toContain("0.9.0");
+});
+
+for (const release of releases) {
+  describe(`release ${release} fixture`, () => {
+    const facts = JSON.parse(readFileSync(join(DIR, `${release}.facts.json`), "utf8"));
+    const dir = mkdtempSync(join(tmpdir(), `svc-release-${release}-`));
+    const keyOf = (handle: string): string => facts.agents[handle].key;
+    let s: TestServer;
+
+    beforeAll(async () => {
+      const copy = join(dir, "svc.db");
+      copyFileSync(join(DIR, `${release}.db`), copy);
+      // A local file whatever database the rest of the suite runs on; the clock shortly after the fixture's last write.
+      s = await startTestServer({ dbUrl: `file:${copy}`, syncUrl: undefined, authToken: undefined, clock: new ManualClock(Date.parse(facts.now)), inviteOnly: true });
+    });
+    afterAll(async () => {
+      await s?.stop();
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    test("starts, applies its migrations and is ready", async () => {
+      const ready = await s.raw("/readyz");
+      expect(ready.status).toBe(200);
+    });
+
+    // First, in the order they were recorded: get_inbox marks items seen, as it did when the facts were taken.
+    test("every read answers the ids, amounts, shares, states, memberships and balances it answered", async () => {
+      for (const r of facts.reads) {
+        const res = await s.call(r.tool, r.args, keyOf(r.handle));
+        const asked = `${r.handle} ${r.tool} ${JSON.stringify(r.args)}`;
+        // Fields added since the release are allowed; every fact it gave must still be there, the same.
+        expect({ asked, status: res.status, data: res.body.data }).toMatchObject({ asked, status: 200, data: r.data });
+      }
+    });
+
+    test("balances of every group still sum to zero", async () => {
+      for (const group_id of Object.values(facts.groups)) {
+        const g = facts.reads.find((r: any) => r.tool === "get_group" && r.args.group_id === group_id);
+        const b = await s.ok("get_balances", { group_id }, keyOf(g.handle));
+        expect(b.members.reduce((sum: number, m: any) => sum + m.balance_minor, 0)).toBe(0);
+      }
+    });
+
+    test("old API keys sign in; a key rotated out before the upgrade stays out", async () => {
+      for (const [handle, a] of Object.entries<any>(facts.agents)) {
+        const me = await s.ok("get_me", {}, a.key);
+        expect(me.agent.agent_id).toBe(a.agent_id);
+        expect(me.agent.handle).toBe(handle);
+      }
+      const old = await s.call("get_me", {}, facts.rotated_out.key);
+      expect(old.status).toBe(401);
+      expect(old.body.error.code).toBe("UNAUTHENTICATED");
+    });
+
+    test("the OAuth client's access token still works, and its refresh token gives new ones", async () => {
+      const o = facts.oauth;
+      const me = await s.ok("get_me", {}, o.access_token);
+      expect(me.agent.agent_id).toBe(facts.agents[o.handle].agent_id);
+      const t = await tokenCall(s, { grant_type: "refresh_token", refresh_token: o.refresh_token, client_id: o.client_id });
+      expect(t.status).toBe(200);
+      expect(t.body.scope).toBe(o.scope);
+      const again = await s.ok("get_me", {}, t.body.access_token);
+      expect(again.agent.handle).toBe(o.handle);
+    });
+
+    test("an old idempotency key replays the stored answer and writes nothing", async () => {
+      for (const i of facts.idempotent) {
+        const count = async () => (await s.ok(i.count.tool, i.count.args, keyOf(i.handle)))[i.count.list].length;
+        const before = await count();
+        const res = await s.call(i.tool, i.args, keyOf(i.handle));
+        expect(res.status).toBe(200);
+        expect(res.headers.get("idempotent-replayed")).toBe("true");
+        expect({ tool: i.tool, data: res.body.data }).toMatchObject({ tool: i.tool, data: i.data });
+        expect(await count()).toBe(before);
+      }
+    });
+
+    test("a pending payment, contact request, group invitation and plan invitation can still be answered", async () => {
+      const p = facts.pending;
+      const paid = await s.ok("respond_payment", { payment_id: p.payment.payment_id, action: "confirm" }, keyOf(p.payment.payee));
+      expect(paid.payment.state).toBe("confirmed");
+      const b = await s.ok("get_balances", { group_id: p.payment.group_id }, keyOf(p.payment.payee));
+      expect(b.members.reduce((sum: number, m: any) => sum + m.balance_minor, 0)).toBe(0);
+
+      await s.ok("respond_contact_request", { handle: p.contact_request.from, action: "accept" }, keyOf(p.contact_request.to));
+      const contacts = await s.ok("list_contacts", { state: "accepted", limit: 100 }, keyOf(p.contact_request.to));
+      expect(contacts.contacts.map((c: any) => c.agent.handle)).toContain(p.contact_request.from);
+
+      await s.ok("respond_group_invite", { invite_id: p.group_invitation.invite_id, action: "accept" }, keyOf(p.group_invitation.handle));
+      const g = await s.ok("get_group", { group_id: p.group_invitation.group_id }, keyOf(p.group_invitation.handle));
+      expect(g.group.members.map((m: any) => m.agent.handle)).toContain(p.group_invitation.handle);
+
+      const plan = await s.ok("respond_plan", { plan_id: p.plan_invitation.plan_id, response: "no" }, keyOf(p.plan_invitation.handle));
+      expect(plan.plan.invitees.find((i: any) => i.agent.handle === p.plan_invitation.handle).response).toBe("no");
+    });
+
+    test("the old group invite code and platform invite code still join", async () => {
+      const c = facts.invite_codes;
+      const joined = await s.ok("join_group", { invite_code: c.group.code }, keyOf(c.group.joiner));
+      expect(joined.group.group_id).toBe(c.group.group_id);
+
+      // The server runs invite-only: registering needs the platform code, a revoked one is refused.
+      const refused = await s.call("register_agent", { handle: "late-revoked", display_name: "Late", platform_invite_code: c.platform_revoked });
+      expect(refused.status).toBe(403);
+      const late = await s.ok("register_agent", { handle: "late-joiner", display_name: "Late", platform_invite_code: c.platform.code, invite_code: c.group.code });
+      expect(late.joined_group.group_id).toBe(c.group.group_id);
+      const g = await s.ok("get_group", { group_id: c.group.group_id }, late.api_key);
+      expect(g.group.members.map((m: any) => m.agent.handle)).toEqual(expect.arrayContaining([c.group.joiner, "late-joiner"]));
+    });
+  });
+}
