@@ -103,15 +103,13 @@ try {
   const addRate = THROUGHPUT_CALLS / ((performance.now() - started) / 1000);
   console.log(`add_expense    throughput ${addRate.toFixed(0)}/s   (${THROUGHPUT_CALLS} calls, ${CONCURRENCY} concurrent clients)`);
 
-  await db.client.execute("CREATE TABLE IF NOT EXISTS bench_raw (id INTEGER PRIMARY KEY, payload TEXT NOT NULL)");
+  await db.raw.execute("CREATE TABLE IF NOT EXISTS bench_raw (id INTEGER PRIMARY KEY, payload TEXT NOT NULL)");
   const rawStart = performance.now();
   for (let i = 0; i < RAW_TRANSACTIONS; i++) {
-    const t = await db.client.transaction("write");
-    await t.execute({ sql: "INSERT INTO bench_raw (payload) VALUES (?)", args: [`row ${i}`] });
-    await t.commit();
+    await db.raw.transaction((t) => t.execute({ sql: "INSERT INTO bench_raw (payload) VALUES (?)", args: [`row ${i}`] }));
   }
   const rawRate = RAW_TRANSACTIONS / ((performance.now() - rawStart) / 1000);
-  await db.client.execute("DROP TABLE bench_raw");
+  await db.raw.execute("DROP TABLE bench_raw");
   db.close();
   console.log(`raw libSQL     ${rawRate.toFixed(0)} single-row write transactions/s   (${RAW_TRANSACTIONS}, same database file, same run)`);
   console.log(`\nadd_expense throughput / raw write rate: ${((100 * addRate) / rawRate).toFixed(1)}% (target >= 50%)`);

@@ -47,7 +47,7 @@ const dbBytes = () => ["", "-wal", "-shm"].reduce((n, s) => n + (existsSync(dbPa
 /** Registers `count` agents straight into the database file with register_agent's own code: no HTTP, same rows. */
 async function seed(count: number): Promise<Member[]> {
   const db = await openDb({ url: `file:${dbPath}` });
-  await migrate(db.client);
+  await migrate(db.raw);
   const config = { inviteOnly: false } as ServerConfig;
   const members: Member[] = [];
   const started = performance.now();

@@ -17,7 +17,7 @@ export const withDbOptions = (cmd: Command) => cmd.addOption(dbOption()).addOpti
 export async function openAdminDb(o: DbFlags): Promise<{ db: Db; applied: Applied[] }> {
   const db = await openDb({ url: o.db, authToken: o.authToken });
   try {
-    return { db, applied: await migrate(db.client) };
+    return { db, applied: await migrate(db.raw) };
   } catch (err) {
     await db.close();
     throw err;

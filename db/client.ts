@@ -1,18 +1,32 @@
 // The one way into the database. Three modes share this code: a local file, a remote libSQL/Turso
 // primary, and an embedded replica (a local file kept in sync with a primary). Everything that
-// differs between them lives here.
-import { createClient, LibsqlError, type Client, type Config, type InStatement, type Transaction } from "@libsql/client";
-import { drizzle, type LibSQLDatabase } from "drizzle-orm/libsql";
+// differs between them lives here (connections in db/connections.ts).
+//
+// Queries are written with drizzle; drizzle's sqlite-proxy hands each statement's SQL to the connection
+// that runs the transaction, which keeps every statement prepared once and reuses it.
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import * as schema from "./schema/index.ts";
+import { createClient, type Client, type Config } from "@libsql/client";
+import type { SQL } from "drizzle-orm";
+import Database from "libsql";
+import {
+  LocalConnection,
+  READ_ONLY,
+  readOnlyHandles,
+  remoteTransaction,
+  remoteRaw,
+  type Conn,
+  type Orm,
+  type RawSql,
+  type Row,
+  type TxKind,
+} from "./connections.ts";
 
-export type Orm = LibSQLDatabase<typeof schema>;
+export type { Orm, RawSql, Row, TxKind };
 /** The handle a transaction gives to domain code; the only way domain code reaches the database. */
-export type Tx = Parameters<Parameters<Orm["transaction"]>[0]>[0];
+export type Tx = Orm;
 
 export type DbMode = "local" | "remote" | "replica";
-export type TxKind = "read" | "write";
 
 export interface DbOptions {
   url: string;
@@ -30,20 +44,20 @@ export interface DbOptions {
 export interface Db {
   readonly url: string;
   readonly mode: DbMode;
-  readonly client: Client;
-  readonly orm: Orm;
-  /** Runs fn in one write transaction; callers in this process are queued so SQLite never waits on itself. */
+  /** Runs fn in one write transaction; writes take turns on the one writer connection. */
   tx<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
   /**
-   * Runs fn in one read transaction, in the same queue: an embedded replica serves it from its local file.
-   * A statement other than a SELECT fails (the replica would refuse it too), in every mode.
+   * Runs fn in one read transaction on a reader connection, so a read never waits behind a write (an embedded
+   * replica serves it from its local file). A statement other than a SELECT fails, in every mode.
    */
   read<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
-  /** Runs fn on the raw client in the same queue: a replica has a single connection a transaction may hold. */
-  exclusive<T>(fn: (client: Client) => Promise<T>): Promise<T>;
+  /** Runs fn with plain SQL on the writer connection, in the writers' turn (migrations, backups, admin). */
+  exclusive<T>(fn: (raw: RawSql) => Promise<T>): Promise<T>;
+  /** Plain SQL in the writers' turn: exclusive() for one statement. */
+  readonly raw: RawSql;
   /** Milliseconds a trivial query takes; throws when the database cannot answer. */
   ping(): Promise<number>;
-  /** Waits for queued work, then closes every connection. */
+  /** Waits for work in progress, checkpoints the WAL of a local file into it, then closes every connection. */
   close(): Promise<void>;
 }
 
@@ -52,10 +66,13 @@ export class DbOpenError extends Error {
   override name = "DbOpenError";
 }
 
+/** Whether tx is a read transaction of Db.read, where nothing may be written. */
+export const isReadOnly = (tx: Tx): boolean => readOnlyHandles.has(tx);
+
 export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 const BUSY_TIMEOUT_MS = 5_000;
-// Every local connection gets the same pragmas; the pool never grows past this many.
-const LOCAL_CONNECTIONS = 4;
+// Readers beside the one writer: enough that a read never waits behind a write, few enough to stay light.
+const LOCAL_READERS = 3;
 const REMOTE_SCHEMES = ["libsql:", "http:", "https:", "ws:", "wss:"];
 
 const schemeOf = (url: string) => /^[a-z][a-z0-9+.-]*:/i.exec(url)?.[0].toLowerCase();
@@ -118,49 +135,139 @@ export function localFilePath(url: string): string | null {
 export async function openDb(opts: DbOptions): Promise<Db> {
   const mode = selectMode(opts);
   const timeoutMs = opts.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
-  let client: Client;
-  if (mode === "local") {
-    client = await openLocal(opts.url);
-  } else if (mode === "remote") {
-    client = await reachPrimary({ url: opts.url, authToken: opts.authToken }, timeoutMs);
-  } else {
+  if (mode === "remote") {
+    const client = await reachPrimary({ url: opts.url, authToken: opts.authToken }, timeoutMs);
+    return assemble(opts, mode, remotePool(client), () => client.close());
+  }
+  const path = localPath(opts.url);
+  if (path && path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+  if (mode === "replica") {
     // Opening a replica syncs inside native code that blocks the event loop and has no timeout of its
     // own, so the primary is first proven reachable (and the token accepted) with a bounded probe.
     (await reachPrimary({ url: opts.syncUrl!, authToken: opts.authToken }, timeoutMs)).close();
-    mkdirSync(dirname(localPath(opts.url)), { recursive: true });
-    client = guard(opts.syncUrl!, opts.authToken, () =>
-      createClient({
-        url: opts.url,
-        syncUrl: opts.syncUrl,
-        authToken: opts.authToken,
-        syncInterval: opts.syncIntervalSeconds,
-        // Writes go to the primary; the replica then waits for them, so the next read sees them.
-        readYourWrites: true,
-      }),
+    const conn = guard(opts.syncUrl!, opts.authToken, () =>
+      new LocalConnection(
+        new Database(path, {
+          syncUrl: opts.syncUrl,
+          authToken: opts.authToken,
+          // Writes go to the primary; the replica then waits for them, so the next read sees them.
+          readYourWrites: true,
+          syncPeriod: opts.syncIntervalSeconds,
+        } as Database.Options),
+      ),
     );
-    await client.sync().catch((err) => {
-      client.close();
+    try {
+      conn.db.sync();
+    } catch (err) {
+      conn.close();
       throw openError(opts.syncUrl!, opts.authToken, err);
-    });
+    }
+    // One connection holds the replica, so readers and the writer are the same one, taking turns.
+    return assemble(opts, mode, { writer: conn, readers: [conn] }, () => conn.close());
   }
-  return wrap(opts, mode, client);
-}
-
-async function openLocal(url: string): Promise<Client> {
-  const path = localPath(url);
-  if (path && path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
-  const client = guard(url, undefined, () => createClient({ url, timeout: BUSY_TIMEOUT_MS, concurrency: LOCAL_CONNECTIONS }));
+  const open = () => guard(opts.url, undefined, () => new LocalConnection(new Database(path, { timeout: BUSY_TIMEOUT_MS })));
+  const writer = open();
+  const readers: LocalConnection[] = [];
   try {
     // WAL lets readers run beside the writer; it is stored in the file, so once is enough.
-    await client.execute("PRAGMA journal_mode = WAL");
-    // synchronous is per connection: calls started together each borrow a different connection of the pool,
-    // so this reaches all of them. NORMAL in WAL mode survives a killed process (not a power loss).
-    await Promise.all(Array.from({ length: LOCAL_CONNECTIONS }, () => client.execute("PRAGMA synchronous = NORMAL")));
+    writer.db.exec("PRAGMA journal_mode = WAL");
+    for (let i = 0; i < (path === ":memory:" ? 0 : LOCAL_READERS); i++) readers.push(open());
+    // NORMAL in WAL mode survives a killed process (not a power loss); synchronous is per connection.
+    for (const c of [writer, ...readers]) c.db.exec("PRAGMA synchronous = NORMAL");
   } catch (err) {
-    client.close();
-    throw openError(url, undefined, err);
+    for (const c of [writer, ...readers]) c.close();
+    throw openError(opts.url, undefined, err);
   }
-  return client;
+  const closeAll = () => {
+    for (const r of readers) r.close();
+    // The last connection to close removes the WAL; checkpointing first leaves svc.db complete on its own.
+    if (path !== ":memory:") writer.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    writer.close();
+  };
+  return assemble(opts, mode, { writer, readers: readers.length ? readers : [writer] }, closeAll);
+}
+
+interface Pool {
+  writer: Conn;
+  readers: Conn[];
+}
+
+/** A remote primary: every transaction is one interactive transaction of the client, reads beside writes. */
+function remotePool(client: Client): Pool {
+  const conn: Conn = { run: (kind, fn) => remoteTransaction(client, kind, fn), raw: remoteRaw(client), close() {} };
+  return { writer: conn, readers: Array.from({ length: LOCAL_READERS }, () => conn) };
+}
+
+/** Turns: a queue per connection, so a transaction has its connection to itself across awaits. */
+class Turns {
+  private tail: Promise<unknown> = Promise.resolve();
+  private busy = 0;
+  take<T>(fn: () => Promise<T>): Promise<T> {
+    this.busy++;
+    const run = this.tail.then(fn).finally(() => this.busy--);
+    this.tail = run.catch(() => undefined);
+    return run;
+  }
+  get load(): number {
+    return this.busy;
+  }
+  drain(): Promise<unknown> {
+    return this.tail;
+  }
+}
+
+function assemble(opts: DbOptions, mode: DbMode, pool: Pool, closeAll: () => void): Db {
+  const writerTurns = new Turns();
+  const readerTurns = pool.readers.map((r) => (r === pool.writer ? writerTurns : new Turns()));
+  // The least busy reader: with a synchronous driver a read usually finishes within one turn of the event loop.
+  const reader = (): [Conn, Turns] => {
+    let best = 0;
+    for (let i = 1; i < readerTurns.length; i++) if (readerTurns[i]!.load < readerTurns[best]!.load) best = i;
+    return [pool.readers[best]!, readerTurns[best]!];
+  };
+  const timed = async <T>(kind: TxKind, conn: Conn, fn: (tx: Tx) => Promise<T>): Promise<T> => {
+    const started = performance.now();
+    let ok = false;
+    try {
+      const result = await conn.run(kind, fn);
+      ok = true;
+      return result;
+    } finally {
+      opts.observeTx?.(performance.now() - started, ok, kind);
+    }
+  };
+  const exclusive = <T>(fn: (raw: RawSql) => Promise<T>) => writerTurns.take(() => fn(pool.writer.raw));
+  let closing: Promise<void> | undefined;
+  return {
+    url: opts.url,
+    mode,
+    tx: (fn) => writerTurns.take(() => timed("write", pool.writer, fn)),
+    read: (fn) => {
+      const [conn, turns] = reader();
+      return turns.take(() => timed("read", conn, fn));
+    },
+    exclusive,
+    raw: {
+      execute: (stmt, args) => exclusive((raw) => raw.execute(stmt, args)),
+      executeMultiple: (sql) => exclusive((raw) => raw.executeMultiple(sql)),
+      transaction: (fn) => exclusive((raw) => raw.transaction(fn)),
+    },
+    ping() {
+      const [conn, turns] = reader();
+      return turns.take(async () => {
+        const started = performance.now();
+        await conn.raw.execute("SELECT 1");
+        return performance.now() - started;
+      });
+    },
+    close() {
+      closing ??= (async () => {
+        await Promise.all([writerTurns.drain(), ...readerTurns.map((t) => t.drain())]);
+        closeAll();
+      })();
+      return closing;
+    },
+  };
 }
 
 /** A remote client that has answered SELECT 1 within the timeout. */
@@ -184,7 +291,7 @@ async function reachPrimary(cfg: Config, timeoutMs: number): Promise<Client> {
   }
 }
 
-function guard(url: string, token: string | undefined, open: () => Client): Client {
+function guard<T>(url: string, token: string | undefined, open: () => T): T {
   try {
     return open();
   } catch (err) {
@@ -211,95 +318,37 @@ function openError(url: string, token: string | undefined, err: unknown): DbOpen
   return new DbOpenError(`Cannot open the database at ${where}: ${message}`);
 }
 
-const readHandles = new WeakSet<Tx>();
+export { READ_ONLY };
 
-/** Whether tx is a read transaction of Db.read, where nothing may be written. */
-export const isReadOnly = (tx: Tx): boolean => readHandles.has(tx);
-
-// What an embedded replica runs locally inside BEGIN READONLY (libsql's parser: SELECT, WITH ... SELECT).
-const READ_STATEMENT = /^\s*(select|with)\b/i;
-
-function checkRead(stmt: InStatement): void {
-  const text = typeof stmt === "string" ? stmt : stmt.sql;
-  if (!READ_STATEMENT.test(text)) {
-    throw new LibsqlError(`Invalid write in a read transaction: ${text.trim().split(/\s+/, 3).join(" ")} ...`, "READ_ONLY_TRANSACTION");
-  }
+/** The first column of the first row of a plain SQL query (drizzle maps rows only for its own selects). */
+export async function scalar<T = unknown>(tx: Tx, query: SQL): Promise<T | undefined> {
+  const [row] = await tx.values<[T]>(query);
+  return row?.[0];
 }
 
 /**
- * A read transaction whose statements are checked before they run. On a local file BEGIN TRANSACTION READONLY
- * is plain BEGIN (SQLite reads READONLY as the transaction's name), so without this a hidden write would
- * pass there and fail only on a replica.
+ * A query built and prepared once per connection and reused: drizzle builds its SQL once, the connection
+ * keeps the statement. `const q = prepared((tx) => tx.select()...where(eq(t.id, sql.placeholder("id"))).prepare());`
+ * then `await q(tx).get({ id })`.
  */
-function readOnly(t: Transaction): Transaction {
-  return {
-    execute: (stmt) => (checkRead(stmt), t.execute(stmt)),
-    batch: (stmts) => (stmts.forEach(checkRead), t.batch(stmts)),
-    executeMultiple: () => Promise.reject(new LibsqlError("executeMultiple is not allowed in a read transaction", "READ_ONLY_TRANSACTION")),
-    rollback: () => t.rollback(),
-    commit: () => t.commit(),
-    close: () => t.close(),
-    get closed() {
-      return t.closed;
-    },
+export function prepared<Q>(build: (tx: Tx) => Q): (tx: Tx) => Q {
+  const built = new WeakMap<Tx, Q>();
+  return (tx) => {
+    let q = built.get(tx);
+    if (q === undefined) {
+      q = build(tx);
+      built.set(tx, q);
+    }
+    return q;
   };
 }
 
-/** The client drizzle opens read transactions on: the same client, whose transaction() begins a checked read one. */
-function readTransactions(client: Client): Client {
-  return new Proxy(client, {
-    get(target, prop) {
-      if (prop === "transaction") return async () => readOnly(await target.transaction("read"));
-      const value: unknown = Reflect.get(target, prop, target);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
+/** Thrown in a read transaction by code that finds it must write after all; the caller runs it again in a write one. */
+export class NeedsWrite extends Error {
+  override name = "NeedsWrite";
 }
 
-function wrap(opts: DbOptions, mode: DbMode, client: Client): Db {
-  const orm = drizzle(client, { schema });
-  // Only its transaction() is used: drizzle commits it, or rolls it back when fn throws.
-  const readOrm = drizzle({ client: readTransactions(client), schema });
-  let queue: Promise<unknown> = Promise.resolve();
-  // A synchronous SQLite busy-wait would block the event loop that holds the lock, so work takes turns here.
-  const enqueue = <T>(fn: () => Promise<T>): Promise<T> => {
-    const run = queue.then(fn);
-    queue = run.catch(() => undefined);
-    return run;
-  };
-  const transact = <T>(on: Orm, kind: TxKind, fn: (tx: Tx) => Promise<T>): Promise<T> =>
-    enqueue(async () => {
-      const started = performance.now();
-      let ok = false;
-      try {
-        const result = await on.transaction(fn);
-        ok = true;
-        return result;
-      } finally {
-        opts.observeTx?.(performance.now() - started, ok, kind);
-      }
-    });
-  return {
-    url: opts.url,
-    mode,
-    client,
-    orm,
-    tx: (fn) => transact(orm, "write", fn),
-    read: (fn) =>
-      transact(readOrm, "read", (tx) => {
-        readHandles.add(tx);
-        return fn(tx);
-      }),
-    exclusive: (fn) => enqueue(() => fn(client)),
-    ping: () =>
-      enqueue(async () => {
-        const started = performance.now();
-        await client.execute("SELECT 1");
-        return performance.now() - started;
-      }),
-    async close() {
-      await queue;
-      client.close();
-    },
-  };
+/** Continues only in a write transaction: in a read one, throws NeedsWrite. */
+export function requireWrite(tx: Tx): void {
+  if (isReadOnly(tx)) throw new NeedsWrite("this call must write");
 }

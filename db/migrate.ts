@@ -1,4 +1,4 @@
-import type { Client } from "@libsql/client";
+import type { RawSql } from "./client.ts";
 import { MIGRATIONS } from "./migrations/index.ts";
 
 export interface Applied {
@@ -26,7 +26,7 @@ export async function checksum(sql: string): Promise<string> {
 }
 
 /** Compares the database's migration record with the migrations embedded in this binary; changes nothing. */
-export async function migrationStatus(client: Client): Promise<MigrationStatus> {
+export async function migrationStatus(client: RawSql): Promise<MigrationStatus> {
   const exists = await client.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_migrations'");
   const rows = exists.rows.length ? (await client.execute("SELECT id, name, checksum, applied_at FROM _migrations ORDER BY id")).rows : [];
   const known = new Map(MIGRATIONS.map((m) => [m.id, m]));
@@ -57,7 +57,7 @@ export function refusal(s: MigrationStatus): string | null {
 }
 
 /** Applies pending migrations, each in its own transaction with its checksum; refuses a database newer than this binary. */
-export async function migrate(client: Client): Promise<Applied[]> {
+export async function migrate(client: RawSql): Promise<Applied[]> {
   await client.execute(LEDGER);
   const status = await migrationStatus(client);
   const refused = refusal(status);
@@ -65,21 +65,18 @@ export async function migrate(client: Client): Promise<Applied[]> {
   const applied: Applied[] = [];
   for (const p of status.pending) {
     const m = MIGRATIONS.find((x) => x.id === p.id)!;
-    const tx = await client.transaction("write");
-    try {
+    const done = await client.transaction(async (tx) => {
       // Another instance may have applied it since the status was read; the ledger row decides.
       const again = await tx.execute({ sql: "SELECT 1 FROM _migrations WHERE id = ?", args: [m.id] });
-      if (again.rows.length) continue;
+      if (again.rows.length) return false;
       await tx.executeMultiple(m.sql);
       await tx.execute({
         sql: "INSERT INTO _migrations (id, name, checksum, applied_at) VALUES (?, ?, ?, ?)",
         args: [m.id, m.name, await checksum(m.sql), new Date().toISOString()],
       });
-      await tx.commit();
-      applied.push(p);
-    } finally {
-      tx.close();
-    }
+      return true;
+    });
+    if (done) applied.push(p);
   }
   return applied;
 }

@@ -34,7 +34,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     syncIntervalSeconds: config.syncIntervalSeconds,
     observeTx: (ms) => metrics.dbTx.observe(ms / 1000),
   });
-  const applied = await migrate(db.client).catch(async (err) => {
+  const applied = await migrate(db.raw).catch(async (err) => {
     await db.close();
     throw err;
   });

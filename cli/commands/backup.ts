@@ -25,14 +25,14 @@ export async function inspectDatabaseFile(path: string) {
     throw new CliError(EXIT.failure, `${path} cannot be opened as a database: ${err instanceof Error ? err.message : String(err)}`);
   });
   try {
-    const check = await db.client.execute("PRAGMA integrity_check").catch((err) => {
+    const check = await db.raw.execute("PRAGMA integrity_check").catch((err) => {
       throw new CliError(EXIT.failure, `${path} is not a readable SQLite database (${err instanceof Error ? err.message : String(err)}).`);
     });
     const verdict = check.rows.map((r) => String(r[0])).join("; ");
     if (verdict !== "ok") throw new CliError(EXIT.failure, `${path} failed the integrity check: ${verdict.slice(0, 500)}`);
-    const status = await migrationStatus(db.client);
+    const status = await migrationStatus(db.raw);
     // Folds anything in the WAL into the file itself, so the file alone is the whole database.
-    await db.client.execute("PRAGMA wal_checkpoint(TRUNCATE)");
+    await db.raw.execute("PRAGMA wal_checkpoint(TRUNCATE)");
     return status;
   } finally {
     await db.close();

@@ -7,7 +7,7 @@ import { CliError, EXIT, EXIT_CODES_HELP, action, example, usageExits } from "..
 /** --status lists every migration; --dry-run only what would be applied. Neither changes the database. */
 async function report(o: DbFlags & { dryRun?: boolean; status?: boolean }): Promise<void> {
   const db = await openDb({ url: o.db, authToken: o.authToken });
-  const s = await migrationStatus(db.client).finally(() => db.close());
+  const s = await migrationStatus(db.raw).finally(() => db.close());
   const refused = refusal(s);
   if (o.status) {
     const rows = [

@@ -14,7 +14,7 @@ const SIDE_FILES = ["-wal", "-shm"];
 async function assertNotInUse(target: string): Promise<void> {
   const db = await openDb({ url: `file:${target}` });
   try {
-    const hasTable = await db.client.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'instances'");
+    const hasTable = await db.raw.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'instances'");
     const live = hasTable.rows.length ? await liveInstances(db, new Date()) : [];
     if (live.length) {
       throw new CliError(
@@ -24,7 +24,7 @@ async function assertNotInUse(target: string): Promise<void> {
       );
     }
     // Folds the WAL into the file so the file set aside below is the whole database.
-    await db.client.execute("PRAGMA wal_checkpoint(TRUNCATE)");
+    await db.raw.execute("PRAGMA wal_checkpoint(TRUNCATE)");
   } finally {
     await db.close();
   }

@@ -80,6 +80,13 @@ export const inboxItems = sqliteTable("inbox_items", {
   kept: integer("kept", { mode: "boolean" }).notNull().default(false),
 });
 
+/** Kept by triggers (0012_inbox_counts.sql); never written by code. */
+export const inboxCounts = sqliteTable("inbox_counts", {
+  agentId: text("agent_id").primaryKey(),
+  unread: integer("unread").notNull().default(0),
+  requiresAction: integer("requires_action").notNull().default(0),
+});
+
 export const inboxCursors = sqliteTable("inbox_cursors", {
   clientId: text("client_id").primaryKey(),
   seq: integer("seq").notNull(),

@@ -1,6 +1,7 @@
 import type { Tx } from "../../db/client.ts";
 import { authenticateApiKey, touchClient, type Authenticated } from "../domain/credentials.ts";
 import { authenticateAccessToken } from "../domain/oauth.ts";
+import { sha256 } from "../domain/secrets.ts";
 import { looksLikeJwt } from "./jwt.ts";
 
 export type { Authenticated };
@@ -14,10 +15,10 @@ export function bearerToken(header: string | null | undefined): string | null {
 /**
  * The one place a credential becomes a principal; null means missing, invalid, revoked or expired.
  * A JWT is an OAuth access token (scopes from the token); anything else is an API key.
- * It only reads, so it runs in read transactions too; recordUse writes the client's last use.
+ * It only reads, so it runs in read transactions too; recordUse writes the client's last use. tokenHash: sha256(token).
  */
-export async function authenticate(tx: Tx, token: string, now: Date): Promise<Authenticated | null> {
-  return looksLikeJwt(token) ? authenticateAccessToken(tx, token, now) : authenticateApiKey(tx, token, now);
+export async function authenticate(tx: Tx, token: string, now: Date, tokenHash = sha256(token)): Promise<Authenticated | null> {
+  return looksLikeJwt(token) ? authenticateAccessToken(tx, token, now) : authenticateApiKey(tx, tokenHash, now);
 }
 
 /** Sets the client's last_used_at when it is due (at most once a minute); needs a write transaction. */

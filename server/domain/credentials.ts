@@ -1,5 +1,5 @@
 import { and, asc, eq, isNull, sql } from "drizzle-orm";
-import type { Tx } from "../../db/client.ts";
+import { prepared, type Tx } from "../../db/client.ts";
 import { agents, apiKeys, clients } from "../../db/schema/index.ts";
 import { MINUTE, iso, later } from "../clock.ts";
 import { AppError, conflict, notFound } from "../errors.ts";
@@ -31,9 +31,9 @@ export interface Authenticated {
   touchDue: boolean;
 }
 
-/** Resolves an API key to its principal, or null when it is unknown, revoked, expired or its client is disconnected. Writes nothing. */
-export async function authenticateApiKey(tx: Tx, key: string, now: Date): Promise<Authenticated | null> {
-  const row = await tx
+// Every authenticated call runs this: built and prepared once per connection.
+const keyLookup = prepared((tx) =>
+  tx
     .select({
       agentId: agents.agentId,
       handle: agents.handle,
@@ -48,8 +48,13 @@ export async function authenticateApiKey(tx: Tx, key: string, now: Date): Promis
     .from(apiKeys)
     .innerJoin(clients, eq(clients.clientId, apiKeys.clientId))
     .innerJoin(agents, eq(agents.agentId, clients.agentId))
-    .where(eq(apiKeys.keyHash, sha256(key)))
-    .get();
+    .where(eq(apiKeys.keyHash, sql.placeholder("keyHash")))
+    .prepare(),
+);
+
+/** Resolves an API key (by its sha256) to its principal, or null when it is unknown, revoked, expired or its client is disconnected. Writes nothing. */
+export async function authenticateApiKey(tx: Tx, keyHash: string, now: Date): Promise<Authenticated | null> {
+  const row = await keyLookup(tx).get({ keyHash });
   if (!row || row.revokedAt || row.clientRevokedAt) return null;
   if (row.expiresAt && row.expiresAt <= iso(now)) return null;
   return {

@@ -1,7 +1,7 @@
 // The one module that writes inbox items; every producer calls deliver() inside its own transaction.
-import { and, asc, desc, eq, gt, inArray, sql } from "drizzle-orm";
-import type { Tx } from "../../db/client.ts";
-import { contacts, inboxCursors, inboxItems } from "../../db/schema/index.ts";
+import { and, asc, desc, eq, gt, inArray, type SQL, sql } from "drizzle-orm";
+import { prepared, requireWrite, type Tx } from "../../db/client.ts";
+import { contacts, inboxCounts, inboxCursors, inboxItems } from "../../db/schema/index.ts";
 import { DAY, iso, later } from "../clock.ts";
 import { invalid } from "../errors.ts";
 import type { Principal } from "../tools/define.ts";
@@ -92,32 +92,59 @@ export async function resolveItems(tx: Tx, agentId: string | readonly string[], 
 const live = (agentId: string, now: Date) =>
   and(eq(inboxItems.agentId, agentId), eq(inboxItems.dismissed, false), gt(inboxItems.expiresAt, iso(now)));
 
-const TOP_CANDIDATES = 20;
+const agent = sql.placeholder("agent");
+const at = sql.placeholder("now");
 
-/** Counts from two index ranges; `top` is the newest unread, those waiting for a decision first. */
-export async function summary(tx: Tx, agentId: string, now: Date): Promise<InboxSummary> {
-  const { unread, requires_action } = await counts(tx, agentId, now);
-  const recent = unread
-    ? await tx
-        .select({ summaryMd: inboxItems.summaryMd, pending: sql<number>`${inboxItems.requiresAction} and not ${inboxItems.resolved}` })
-        .from(inboxItems)
-        .where(and(live(agentId, now), eq(inboxItems.seen, false)))
-        .orderBy(desc(inboxItems.seq))
-        .limit(TOP_CANDIDATES)
-    : [];
-  const top = [...recent.filter((r) => Number(r.pending)), ...recent.filter((r) => !Number(r.pending))].slice(0, TOP_ITEMS);
-  return { unread, requires_action, top: top.map((t) => firstLine(t.summaryMd)) };
+// The counters (kept by triggers, see 0012_inbox_counts.sql) less the counted items past expires_at that the
+// expiry job has not deleted yet: a key lookup and an index range that is normally empty.
+const expiredCount = (condition: SQL) =>
+  sql<number>`(SELECT count(*) FROM inbox_items INDEXED BY inbox_agent_expiry WHERE agent_id = ${agent} AND expires_at <= ${at} AND ${condition})`;
+const countsQuery = prepared((tx) =>
+  tx
+    .select({
+      unread: sql<number>`${inboxCounts.unread} - ${expiredCount(sql`seen = 0 AND dismissed = 0 AND NOT (requires_action = 1 AND resolved = 1)`)}`,
+      requires_action: sql<number>`${inboxCounts.requiresAction} - ${expiredCount(sql`requires_action = 1 AND resolved = 0 AND dismissed = 0`)}`,
+    })
+    .from(inboxCounts)
+    .where(eq(inboxCounts.agentId, agent))
+    .prepare(),
+);
+
+// The newest unread items of one partial index (its condition written out, so the planner can use it).
+const newestUnread = (condition: SQL) =>
+  prepared((tx) =>
+    tx
+      .select({ summaryMd: inboxItems.summaryMd })
+      .from(inboxItems)
+      .where(and(eq(inboxItems.agentId, agent), condition, gt(inboxItems.expiresAt, at)))
+      .orderBy(desc(inboxItems.seq))
+      .limit(TOP_ITEMS)
+      .prepare(),
+  );
+const newestAsks = newestUnread(sql`seen = 0 AND dismissed = 0 AND requires_action = 1 AND resolved = 0`);
+const newestNews = newestUnread(sql`seen = 0 AND dismissed = 0 AND requires_action = 0`);
+
+export interface InboxCounts {
+  unread: number;
+  requires_action: number;
 }
 
-async function counts(tx: Tx, agentId: string, now: Date): Promise<{ unread: number; requires_action: number }> {
-  const at = iso(now);
-  const row = await tx.get<{ unread: number; requires_action: number }>(sql`
-    SELECT
-      (SELECT count(*) FROM inbox_items INDEXED BY inbox_unseen
-        WHERE agent_id = ${agentId} AND seen = 0 AND dismissed = 0 AND expires_at > ${at}) AS unread,
-      (SELECT count(*) FROM inbox_items INDEXED BY inbox_pending_action
-        WHERE agent_id = ${agentId} AND requires_action = 1 AND resolved = 0 AND dismissed = 0 AND expires_at > ${at}) AS requires_action`);
-  return { unread: Number(row?.unread ?? 0), requires_action: Number(row?.requires_action ?? 0) };
+async function counts(tx: Tx, agentId: string, now: Date): Promise<InboxCounts> {
+  const row = await countsQuery(tx).get({ agent: agentId, now: iso(now) });
+  return { unread: row?.unread ?? 0, requires_action: row?.requires_action ?? 0 };
+}
+
+/**
+ * What rides on every authenticated answer, in constant time: the counters, and as `top` the newest unread
+ * items, asks waiting for a decision first. An ask already answered is neither counted nor shown.
+ */
+export async function summary(tx: Tx, agentId: string, now: Date): Promise<InboxSummary> {
+  const c = await counts(tx, agentId, now);
+  if (!c.unread) return { ...c, top: [] };
+  const args = { agent: agentId, now: iso(now) };
+  const asks = await newestAsks(tx).all(args);
+  const news = asks.length < TOP_ITEMS ? await newestNews(tx).all(args) : [];
+  return { ...c, top: [...asks, ...news].slice(0, TOP_ITEMS).map((t) => firstLine(t.summaryMd)) };
 }
 
 const firstLine = (md: string) => {
@@ -156,7 +183,8 @@ export interface ListOptions {
 
 /**
  * Without `since`, continues from this client's own cursor, marks what it returns as seen and moves the cursor;
- * with `since`, reads from that cursor and changes nothing.
+ * with `since`, reads from that cursor and changes nothing. A poll that finds nothing new writes nothing; one
+ * that must mark items asks for a write transaction (requireWrite).
  */
 export async function list(tx: Tx, p: Principal, now: Date, opts: ListOptions) {
   const limit = opts.limit ?? 50;
@@ -173,19 +201,21 @@ export async function list(tx: Tx, p: Principal, now: Date, opts: ListOptions) {
     .limit(limit + 1);
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
+  let marked = 0;
   if (fromCursor && last) {
+    requireWrite(tx);
     const unseen = page.filter((r) => !r.seen).map((r) => r.seq);
-    if (unseen.length) await tx.update(inboxItems).set({ seen: true }).where(inArray(inboxItems.seq, unseen));
+    if (unseen.length) marked = (await tx.update(inboxItems).set({ seen: true }).where(inArray(inboxItems.seq, unseen))).rowsAffected;
     await tx
       .insert(inboxCursors)
       .values({ clientId: p.clientId, seq: last.seq })
-      .onConflictDoUpdate({ target: inboxCursors.clientId, set: { seq: last.seq } });
+      .onConflictDoUpdate({ target: inboxCursors.clientId, set: { seq: sql`max(${inboxCursors.seq}, excluded.seq)` } });
   }
   const items = await toItems(tx, page);
   const c = await counts(tx, p.agentId, now);
   return {
     items,
-    digest_md: digest(items, c),
+    digest_md: digest(items, c, fromCursor ? marked : null),
     unread: c.unread,
     requires_action: c.requires_action,
     next_cursor: rows.length > limit && last ? String(last.seq) : null,
@@ -198,13 +228,21 @@ export async function inspect(tx: Tx, agentId: string, now: Date, limit: number)
   return { ...(await summary(tx, agentId, now)), items: await toItems(tx, rows) };
 }
 
-/** A few lines to read to the human; other agents' words stay inside the items' untrusted fields. */
-function digest(items: InboxItem[], c: { unread: number; requires_action: number }): string {
+/**
+ * A few lines to read to the human, about the same moment as the counts beside them (after this call's marks);
+ * other agents' words stay inside the items' untrusted fields. `marked`: how many this call marked seen, or null
+ * when it marks nothing (a read with since).
+ */
+function digest(items: InboxItem[], c: InboxCounts, marked: number | null): string {
+  const n = `${items.length} item${items.length === 1 ? "" : "s"}`;
+  const waiting = `${c.requires_action} waiting for a decision`;
   const head =
-    items.length === 0
-      ? "Nothing new in the inbox."
-      : `${items.length} new item${items.length === 1 ? "" : "s"}; ${c.unread} unread, ${c.requires_action} waiting for a decision.`;
-  const lines = items.slice(0, 10).map((i) => `- ${firstLine(i.summary_md)}${i.requires_action && !i.resolved ? " (needs a decision)" : ""}`);
+    marked === null
+      ? `${n} from the cursor, none marked seen; ${c.unread} unread, ${waiting}.`
+      : items.length === 0
+        ? `Nothing new in the inbox; ${waiting}.`
+        : `${items.length} new item${items.length === 1 ? "" : "s"}, now marked seen; ${c.unread} still unread, ${waiting}.`;
+  const lines = items.slice(0, 10).map((i) => `- ${firstLine(i.summary_md)}${!i.requires_action ? "" : i.resolved ? " (already answered)" : " (needs a decision)"}`);
   if (items.length > 10) lines.push(`- and ${items.length - 10} more`);
   return [head, ...lines].join("\n");
 }

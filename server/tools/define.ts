@@ -42,9 +42,10 @@ interface ToolSpec<I extends AnyObject, O extends AnyObject, P extends boolean> 
   public?: P;
   /**
    * A read tool that still changes state (marks something seen, creates a link or code) says so: it runs in a
-   * write transaction, on a replica's primary. Other read tools run in a read transaction, where a write fails.
+   * write transaction, on a replica's primary. Other read tools run in a read transaction, where a write fails;
+   * "when-needed": a read transaction first, run again in a write one when the call finds it must write (NeedsWrite).
    */
-  writes?: boolean;
+  writes?: boolean | "when-needed";
   /** Write tools take an idempotency_key unless this is false (register_agent, join_network, finish_join). */
   idempotent?: boolean;
   /** A retry with the same key replays the stored answer, unless the answer is a secret shown once. */
@@ -79,6 +80,7 @@ export function defineTool<I extends AnyObject, O extends AnyObject, P extends b
     isWrite,
     /** Runs in a write transaction: every write tool, and the read tools that declare writes. */
     writes: isWrite || spec.writes === true,
+    writesWhenNeeded: spec.writes === "when-needed",
     idempotent,
     replay: spec.replay !== false,
     inboxSummary: spec.inboxSummary !== false && !isPublic,

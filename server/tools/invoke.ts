@@ -2,7 +2,7 @@
 // -> run in one transaction -> check the answer -> envelope data. Transports only translate.
 // A tool that writes runs in a write transaction; any other in a read one (local on an embedded replica).
 import type { ZodError } from "zod";
-import type { Db, Tx } from "../../db/client.ts";
+import { isReadOnly, NeedsWrite, type Db, type Tx } from "../../db/client.ts";
 import { authenticate, recordUse, type Authenticated } from "../auth/authenticate.ts";
 import type { ServerConfig } from "../config.ts";
 import { checkAttempts, recordAttempt } from "../domain/attempts.ts";
@@ -66,7 +66,7 @@ export function parseArguments(tool: Tool, raw: unknown, headerKey?: string | nu
     if (args.idempotency_key !== undefined && args.idempotency_key !== headerKey) {
       throw validationError([{ path: "idempotency_key", message: "differs from the Idempotency-Key header; send one" }]);
     }
-    args = { ...args, idempotency_key: headerKey };
+    args.idempotency_key = headerKey; // the request's own parsed body: no one else holds it
   }
   const parsed = tool.input.safeParse(args);
   if (!parsed.success) throw validationError(zodIssues(parsed.error));
@@ -99,8 +99,10 @@ export async function invoke(svc: Services, name: string, raw: unknown, meta: Ca
     const tool = findTool(name);
     if (!tool) throw new AppError("NOT_FOUND", `There is no tool named '${name}'.`, undefined, undefined, "GET /v1/tools lists every tool.");
     const authed = !tool.isPublic && !meta.sandbox;
-    const decision = authed && meta.token
-      ? svc.limiter.take(`key:${sha256(meta.token)}`, "credential", svc.config.rateLimit)
+    // Hashed once: the rate limiter's key and the API key lookup both use it.
+    const tokenHash = authed && meta.token ? sha256(meta.token) : null;
+    const decision = tokenHash
+      ? svc.limiter.take(`key:${tokenHash}`, "credential", svc.config.rateLimit)
       : svc.limiter.take(`addr:${meta.clientAddress}`, "address", svc.config.publicRateLimit);
     headers = rateLimitHeaders(decision);
     if (!decision.allowed) {
@@ -115,13 +117,12 @@ export async function invoke(svc: Services, name: string, raw: unknown, meta: Ca
     // A failed guess rolls its transaction back, so it is counted again in one of its own.
     let guess: string | null = null;
     let auth: Authenticated | null = null;
-    const transaction = <T>(fn: (tx: Tx) => Promise<T>) => (tool.writes ? svc.db.tx(fn) : svc.db.read(fn));
-    const result = await transaction(async (tx) => {
+    const call = async (tx: Tx) => {
       if (authed) {
-        auth = await authenticate(tx, meta.token!, now);
+        auth = await authenticate(tx, meta.token!, now, tokenHash!);
         if (!auth) throw new AppError("UNAUTHENTICATED", "The credential is missing, invalid, expired or revoked.");
         principal = auth.principal;
-        if (tool.writes) await recordUse(tx, auth, now);
+        if (!isReadOnly(tx)) await recordUse(tx, auth, now);
         if (!principal.scopes.has(tool.scope)) {
           throw new AppError("FORBIDDEN", `This credential lacks the scope ${tool.scope}.`, { required_scope: tool.scope });
         }
@@ -144,17 +145,26 @@ export async function invoke(svc: Services, name: string, raw: unknown, meta: Ca
         if (key) await remember(tx, principal!.agentId, key, tool.name, hash, tool.replay ? data : null, now);
         if (guess) await recordAttempt(tx, guess, now, tool.attempts!);
       }
-      if (tool.inboxSummary && principal) data = { ...data, inbox: await summary(tx, principal.agentId, now) };
+      if (tool.inboxSummary && principal) data.inbox = await summary(tx, principal.agentId, now);
       return { data, replayed: stored !== null };
-    }).catch(async (err) => {
-      const g = guess;
-      if (g && !(err instanceof AppError && err.code === "RATE_LIMITED")) await svc.db.tx((tx) => recordAttempt(tx, g, now, tool.attempts!));
-      throw err;
-    });
+    };
+    // A read tool runs in a read transaction; one that finds it must write after all (NeedsWrite) runs again in a write one.
+    let ranAsRead = !tool.writes;
+    const result = await (tool.writes ? svc.db.tx(call) : svc.db.read(call))
+      .catch((err) => {
+        if (!(err instanceof NeedsWrite && tool.writesWhenNeeded)) throw err;
+        ranAsRead = false;
+        return svc.db.tx(call);
+      })
+      .catch(async (err) => {
+        const g = guess;
+        if (g && !(err instanceof AppError && err.code === "RATE_LIMITED")) await svc.db.tx((tx) => recordAttempt(tx, g, now, tool.attempts!));
+        throw err;
+      });
     // A read transaction writes nothing, so a read call's last use is recorded after it, in a small write.
     const used = auth as Authenticated | null;
-    if (used?.touchDue && !tool.writes) await svc.db.tx((tx) => recordUse(tx, used, now));
-    return finish({ ok: true, ...result, headers });
+    if (used?.touchDue && ranAsRead) await svc.db.tx((tx) => recordUse(tx, used, now));
+    return finish({ ok: true, data: result.data, replayed: result.replayed, headers });
   } catch (err) {
     let error = toAppError(err);
     // Each made-up token has a bucket of its own, so failed credentials also spend the address's.

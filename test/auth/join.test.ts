@@ -169,7 +169,7 @@ describe("one-time codes", () => {
     expect((await b.post("/account/signin/verify", { code: "0000-0000", flow: "join" })).html).toContain("too many wrong tries");
     const right = await b.post("/account/signin/verify", { code: await inboxCode(s, bob.key), flow: "join" });
     expect(right.status).toBe(400);
-    const rows = await s.server.db.client.execute("SELECT attempts FROM signin_codes ORDER BY created_at DESC LIMIT 1");
+    const rows = await s.server.db.raw.execute("SELECT attempts FROM signin_codes ORDER BY created_at DESC LIMIT 1");
     expect(Number(rows.rows[0]!.attempts)).toBe(5);
   });
 
@@ -242,7 +242,7 @@ describe("housekeeping", () => {
     const b = await openJoin(j);
     await s.register("join-house");
     await b.post("/account/signin/code", { handle: "join-house", flow: "join" });
-    const count = async (table: string) => Number((await s.server.db.client.execute(`SELECT count(*) AS n FROM ${table}`)).rows[0]!.n);
+    const count = async (table: string) => Number((await s.server.db.raw.execute(`SELECT count(*) AS n FROM ${table}`)).rows[0]!.n);
     s.clock.advance(60 * MINUTE);
     await s.server.jobs.runDue();
     expect(await count("join_sessions")).toBeGreaterThan(0);

@@ -342,7 +342,7 @@ describe("attacks, each refused", () => {
     const t = await tokenCall(s, { grant_type: "refresh_token", refresh_token: tokens.refresh_token, client_id: c2.client_id, resource: "https://other.example" });
     expect(t.body.error).toBe("invalid_target");
     // Minted with this server's own signing key, but for another audience: still refused.
-    const row = (await s.server.db.client.execute("SELECT kid, private_jwk FROM oauth_signing_keys WHERE retired_at IS NULL")).rows[0]!;
+    const row = (await s.server.db.raw.execute("SELECT kid, private_jwk FROM oauth_signing_keys WHERE retired_at IS NULL")).rows[0]!;
     const key = await importJWK(JSON.parse(String(row.private_jwk)), "ES256");
     const claims = { scope: "svc:read svc:write", client_id: c2.client_id, sid: (await bearer(tokens.access_token, "list_clients")).body.data.clients.find((x: any) => x.current).client_id };
     const forge = (aud: string, iss = s.url) =>

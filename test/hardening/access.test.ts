@@ -23,7 +23,7 @@ afterAll(() => s.stop());
 
 const PRIVATE_TOOLS = TOOLS.filter((t) => !t.isPublic);
 
-const snapshot = () => snapshotOf(s.server.db.client);
+const snapshot = () => snapshotOf(s.server.db.raw);
 
 /** Arguments that would act on the world's real objects: everything valid, ids real, handles the member's. */
 function realArgs(t: Tool, seed = 11): Record<string, unknown> {
@@ -96,7 +96,7 @@ describe("credentials, for every tool", () => {
 
   test("a read-only key (svc:read): write tools are FORBIDDEN with details.required_scope, read tools pass", async () => {
     const ro = await register(s, "ac-readonly");
-    await s.server.db.client.execute({ sql: "UPDATE api_keys SET scopes = 'svc:read' WHERE key_hash = ?", args: [sha256(ro.key)] });
+    await s.server.db.raw.execute({ sql: "UPDATE api_keys SET scopes = 'svc:read' WHERE key_hash = ?", args: [sha256(ro.key)] });
     // read tools may keep something (get_settings_link stores its one-time link); writes must change nothing
     let before = "";
     for (const t of [...PRIVATE_TOOLS].sort((a, b) => Number(a.isWrite) - Number(b.isWrite))) {

@@ -27,7 +27,7 @@ const withoutInbox = (data: any) => JSON.stringify({ ...data, inbox: undefined }
 describe("concurrency", () => {
   test("the same idempotency key sent 50 times at once: one effect, 50 identical answers, for every countable write", async () => {
     let strangers = 0;
-    const { kinds, skipped } = await calibrateKinds({ api: s, db: s.server.db.client, caller: owner, groupId, partner: member, stranger: () => register(s, `race-stranger-${strangers++}`) });
+    const { kinds, skipped } = await calibrateKinds({ api: s, db: s.server.db.raw, caller: owner, groupId, partner: member, stranger: () => register(s, `race-stranger-${strangers++}`) });
     if (skipped.length) console.warn(`concurrency: kinds skipped: ${skipped.join(", ")}`);
     expect(kinds.map((k) => k.tool.name)).toEqual(expect.arrayContaining(["add_contact", "create_group"]));
     for (const [n, kind] of kinds.entries()) {
@@ -38,7 +38,7 @@ describe("concurrency", () => {
       expect({ tool: kind.tool.name, statuses: [...new Set(answers.map((a) => a.status))] }).toEqual({ tool: kind.tool.name, statuses: [200] });
       expect(new Set(answers.map((a) => withoutInbox(a.body.data))).size).toBe(1);
       expect(answers.filter((a) => a.headers.get("idempotent-replayed") === "true")).toHaveLength(49);
-      const rows = (await markerRows(s.server.db.client, MARKER)).get(marker) ?? 0;
+      const rows = (await markerRows(s.server.db.raw, MARKER)).get(marker) ?? 0;
       if (kind.rowsPerCall !== null) expect({ tool: kind.tool.name, rows }).toEqual({ tool: kind.tool.name, rows: kind.rowsPerCall });
     }
   }, 30_000);

@@ -1,5 +1,8 @@
 // Reading a whole database to prove what a call did or did not leave behind, independent of any tool's view.
-import type { Client } from "@libsql/client";
+import type { RawSql } from "../../db/client.ts";
+
+/** Any way to run plain SQL: the server's queued one, or a client of its own on the file. */
+type Client = Pick<RawSql, "execute">;
 
 // Bookkeeping a refused or repeated call may legitimately touch.
 const BOOKKEEPING = ["idempotency_records", "_migrations"];

@@ -1,6 +1,6 @@
 // Writes whose effect can be counted: each call carries a unique marker in a free-text field, and the rows
 // one call leaves it in are measured once. "Exactly once" is then: every marker in exactly that many rows.
-import type { Client } from "@libsql/client";
+import type { RawSql } from "../../db/client.ts";
 import { findTool, inputJsonSchema } from "../../server/tools/catalogue.ts";
 import type { Tool } from "../../server/tools/define.ts";
 import { markerRows } from "./db-inspect.ts";
@@ -31,7 +31,7 @@ export interface WriteKind {
 
 export interface Setting {
   api: Api;
-  db: Client;
+  db: Pick<RawSql, "execute">;
   caller: Member;
   groupId?: string;
   /** A contact of the caller and member of the group. */

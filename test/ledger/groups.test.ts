@@ -25,7 +25,7 @@ const items = async (apiKey: string, type: string): Promise<Any[]> =>
   (await s.ok("get_inbox", { since: "0", include_seen: true }, apiKey)).items.filter((i: Any) => i.type === type);
 
 const activity = async (groupId: string) =>
-  (await s.server.db.orm.select().from(ledgerActivity).where(eq(ledgerActivity.groupId, groupId))).map((a) => a.action);
+  (await s.server.db.read((tx) => tx.select().from(ledgerActivity).where(eq(ledgerActivity.groupId, groupId)))).map((a) => a.action);
 
 /** An expense `payer` paid entirely for `debtor`, through add_expense. */
 async function book(groupId: string, payer: Agent, debtor: Agent, minor: number) {
@@ -380,7 +380,7 @@ describe("create_group_invite", () => {
     expect(viaCreate.invites[0].state).toBe("pending");
     expect(await items(b!.key, "group.invitation")).toEqual([]);
     await fails("respond_group_invite", { invite_id: viaCreate.invites[0].invite_id, action: "accept" }, b!.key, 404, "NOT_FOUND");
-    const stored = await s.server.db.orm.select().from(groupInvites).where(eq(groupInvites.inviteId, r.invite.invite_id)).get();
+    const stored = await s.server.db.read((tx) => tx.select().from(groupInvites).where(eq(groupInvites.inviteId, r.invite.invite_id)).get());
     expect(stored!.state).toBe("revoked");
     // once b unblocks a (add_contact, accepted by a), a new invitation reaches b
     await s.ok("add_contact", { handle: "ci-b-a" }, b!.key);
@@ -491,7 +491,7 @@ describe("join_group", () => {
     }
     const again = await s.ok("join_group", { invite_code: invite.code }, c.key);
     expect(again.joined).toBe(false);
-    const stored = await s.server.db.orm.select().from(groupInvites).where(eq(groupInvites.inviteId, invite.invite_id)).get();
+    const stored = await s.server.db.read((tx) => tx.select().from(groupInvites).where(eq(groupInvites.inviteId, invite.invite_id)).get());
     expect(stored!.uses).toBe(1);
   });
 

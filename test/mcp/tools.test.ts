@@ -215,7 +215,7 @@ describe("errors are results with isError and the REST error envelope", () => {
 
   test("a read-only credential: write tools are FORBIDDEN naming the scope, reads pass", async () => {
     const ro = await s.register("mcp-readonly");
-    await s.server.db.client.execute({ sql: "UPDATE api_keys SET scopes = 'svc:read' WHERE key_hash = ?", args: [sha256(ro.key)] });
+    await s.server.db.raw.execute({ sql: "UPDATE api_keys SET scopes = 'svc:read' WHERE key_hash = ?", args: [sha256(ro.key)] });
     const client = await connect(ro.key);
     const envelope = await callFails(client, "update_me", { display_name: "Nope", idempotency_key: key() }, "FORBIDDEN");
     expect(envelope.error.details).toEqual({ required_scope: "svc:write" });

@@ -117,11 +117,11 @@ describe("local file settings", () => {
     const db = await openDb({ url: file("local.db") });
     try {
       expect(db.mode).toBe("local");
-      expect((await db.client.execute("PRAGMA journal_mode")).rows[0]![0]).toBe("wal");
+      expect((await db.raw.execute("PRAGMA journal_mode")).rows[0]![0]).toBe("wal");
       // Started together, these borrow different connections of the pool.
-      const sync = await Promise.all(Array.from({ length: 6 }, () => db.client.execute("PRAGMA synchronous")));
+      const sync = await Promise.all(Array.from({ length: 6 }, () => db.raw.execute("PRAGMA synchronous")));
       expect(sync.map((r) => r.rows[0]![0])).toEqual([1, 1, 1, 1, 1, 1]);
-      expect((await db.client.execute("PRAGMA busy_timeout")).rows[0]![0]).toBe(5000);
+      expect((await db.raw.execute("PRAGMA busy_timeout")).rows[0]![0]).toBe(5000);
       expect(await db.ping()).toBeGreaterThanOrEqual(0);
     } finally {
       await db.close();

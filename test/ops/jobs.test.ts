@@ -1,6 +1,7 @@
 // Background jobs with the injectable clock: run once, advance, run again; effects checked over HTTP.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq, sql } from "drizzle-orm";
+import { scalar } from "../../db/client.ts";
 import { inboxItems, jobLeases, platformInvites } from "../../db/schema/index.ts";
 import { DAY, MINUTE } from "../../server/clock.ts";
 import { deliver } from "../../server/domain/inbox.ts";
@@ -95,7 +96,7 @@ describe("background jobs", () => {
     nextRound();
     const { api_key: fresh } = await s.ok("rotate_api_key", {}, a.key);
     const keysOfClient = () =>
-      s.server.db.tx(async (tx) => (await tx.run(sql`SELECT count(*) AS n FROM api_keys JOIN clients USING (client_id) WHERE agent_id = ${a.agent_id}`)).rows[0]!.n);
+      s.server.db.read((tx) => scalar(tx, sql`SELECT count(*) FROM api_keys JOIN clients USING (client_id) WHERE agent_id = ${a.agent_id}`));
     expect((await run()).expire_api_keys).toBe(0);
     expect((await s.call("get_me", {}, a.key)).status).toBe(200);
     expect(await keysOfClient()).toBe(2);

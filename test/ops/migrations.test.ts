@@ -35,10 +35,10 @@ describe("migrationStatus and migrate", () => {
   test("a new database: all pending; migrate applies them once; a second run applies nothing", async () => {
     const db = await openDb({ url: freshUrl() });
     try {
-      expect((await migrationStatus(db.client)).pending.map((m) => m.name)).toEqual(names);
-      expect((await migrate(db.client)).map((m) => m.name)).toEqual(names);
-      expect(await migrate(db.client)).toEqual([]);
-      const s = await migrationStatus(db.client);
+      expect((await migrationStatus(db.raw)).pending.map((m) => m.name)).toEqual(names);
+      expect((await migrate(db.raw)).map((m) => m.name)).toEqual(names);
+      expect(await migrate(db.raw)).toEqual([]);
+      const s = await migrationStatus(db.raw);
       expect(s.applied.map((m) => m.name)).toEqual(names);
       expect([s.pending, s.unknown, s.changed]).toEqual([[], [], []]);
     } finally {
@@ -50,10 +50,10 @@ describe("migrationStatus and migrate", () => {
     const url = freshUrl();
     const db = await openDb({ url });
     try {
-      await migrate(db.client);
-      await db.client.execute("UPDATE _migrations SET checksum = 'edited' WHERE id = 1");
-      expect((await migrationStatus(db.client)).changed.map((m) => m.name)).toEqual(["0001_core"]);
-      await expect(migrate(db.client)).rejects.toThrow("Migration 0001_core was changed after it was applied (checksum differs).");
+      await migrate(db.raw);
+      await db.raw.execute("UPDATE _migrations SET checksum = 'edited' WHERE id = 1");
+      expect((await migrationStatus(db.raw)).changed.map((m) => m.name)).toEqual(["0001_core"]);
+      await expect(migrate(db.raw)).rejects.toThrow("Migration 0001_core was changed after it was applied (checksum differs).");
     } finally {
       await db.close();
     }
@@ -83,8 +83,8 @@ describe("svc migrate --dry-run / --status (compiled binary)", () => {
 describe("a binary older than the database", () => {
   const future = async (url: string) => {
     const db = await openDb({ url });
-    await migrate(db.client);
-    await db.client.execute("INSERT INTO _migrations (id, name, checksum, applied_at) VALUES (9999, '9999_from_the_future', 'x', '2030-01-01T00:00:00.000Z')");
+    await migrate(db.raw);
+    await db.raw.execute("INSERT INTO _migrations (id, name, checksum, applied_at) VALUES (9999, '9999_from_the_future', 'x', '2030-01-01T00:00:00.000Z')");
     await db.close();
   };
   const message = `The database has migration 9999 but this svc binary knows only up to ${MIGRATIONS.at(-1)!.id}: upgrade svc before opening this database.`;

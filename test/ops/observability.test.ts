@@ -35,7 +35,7 @@ describe("health and readiness", () => {
   });
 
   test("/readyz is 503 while a migration is pending, and ready again once it is applied", async () => {
-    const c = s.server.db.client;
+    const c = s.server.db.raw;
     const last = (await c.execute("SELECT * FROM _migrations ORDER BY id DESC LIMIT 1")).rows[0]!;
     await c.execute({ sql: "DELETE FROM _migrations WHERE id = ?", args: [Number(last.id)] });
     try {
@@ -49,7 +49,7 @@ describe("health and readiness", () => {
   });
 
   test("/readyz is 503 when the database holds a migration this binary does not know", async () => {
-    const c = s.server.db.client;
+    const c = s.server.db.raw;
     await c.execute("INSERT INTO _migrations (id, name, checksum, applied_at) VALUES (9999, '9999_future', 'x', 'now')");
     try {
       const res = await s.raw("/readyz");
@@ -66,7 +66,7 @@ describe("health and readiness", () => {
       t.server.ops.draining = true;
       expect(await json(await t.raw("/readyz"))).toEqual({ ok: false, ready: false, reason: "shutting down" });
       t.server.ops.draining = false;
-      t.server.db.client.close();
+      await t.server.db.close();
       const res = await t.raw("/readyz");
       expect(res.status).toBe(503);
       expect((await json(res)).reason).toBe("database not reachable");

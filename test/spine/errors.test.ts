@@ -81,7 +81,7 @@ describe("the error envelope", () => {
   test("FORBIDDEN with details.required_scope when a credential lacks the scope", async () => {
     // Narrow the key to read-only directly in the database: API keys carry both scopes, OAuth tokens may not.
     const bob = await s.register("err-bob");
-    await s.server.db.client.execute({
+    await s.server.db.raw.execute({
       sql: "UPDATE api_keys SET scopes = 'svc:read' WHERE client_id IN (SELECT client_id FROM clients WHERE agent_id = ?)",
       args: [bob.agent_id],
     });
@@ -96,7 +96,7 @@ describe("the error envelope", () => {
     // Break the database under a tool: the answer is a bare INTERNAL with a request_id.
     const t = await startTestServer();
     const a = await t.register("err-internal");
-    await t.server.db.client.execute("DROP TABLE inbox_cursors");
+    await t.server.db.raw.execute("DROP TABLE inbox_cursors");
     const r = await t.call("get_inbox", {}, a.key);
     expect(r.status).toBe(500);
     expect(r.body.error.code).toBe("INTERNAL");

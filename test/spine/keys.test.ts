@@ -14,7 +14,7 @@ describe("API keys and clients", () => {
     expect(r.api_key).toMatch(/^svc_[A-Za-z0-9_-]{43}$/);
     expect(r.agent).toMatchObject({ handle: "key-a1", display_name: "A", description: "d" });
     expect(r.next_step.length).toBeGreaterThan(0);
-    const rows = await s.server.db.client.execute("SELECT key_hash FROM api_keys");
+    const rows = await s.server.db.raw.execute("SELECT key_hash FROM api_keys");
     expect(JSON.stringify(rows.rows)).not.toContain(r.api_key);
     expect((await s.ok("get_me", {}, r.api_key)).agent.handle).toBe("key-a1");
   });

@@ -5,7 +5,7 @@ import { sql } from "drizzle-orm";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openDb, type Db, type TxKind } from "../../db/client.ts";
+import { openDb, scalar, type Db, type TxKind } from "../../db/client.ts";
 import { TOOLS } from "../../server/tools/catalogue.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
 
@@ -19,7 +19,7 @@ describe("Db.read on a local file", () => {
     try {
       await db.exclusive((c) => c.execute("CREATE TABLE t (n INTEGER)"));
       await db.tx((tx) => tx.run(sql`INSERT INTO t VALUES (1)`));
-      expect(await db.read((tx) => tx.get<{ n: number }>(sql`SELECT count(*) AS n FROM t`))).toEqual({ n: 1 });
+      expect(await db.read((tx) => scalar(tx, sql`SELECT count(*) FROM t`))).toBe(1);
       for (const write of [sql`INSERT INTO t VALUES (2)`, sql`UPDATE t SET n = 3`]) {
         const err: unknown = await db.read((tx) => tx.run(write)).catch((e: unknown) => e);
         expect(((err as Error).cause as Error).message).toStartWith("READ_ONLY_TRANSACTION: Invalid write in a read transaction");
@@ -49,25 +49,29 @@ describe("the pipeline", () => {
   });
   afterAll(() => s.stop());
 
-  test("only three read tools declare writes; every other read tool runs in a read transaction", () => {
+  test("two read tools declare writes, get_inbox writes when it marks; every other read tool runs in a read transaction", () => {
     const reading = TOOLS.filter((t) => !t.isWrite);
-    expect(reading.filter((t) => t.writes).map((t) => t.name).sort()).toEqual(["get_contact_code", "get_inbox", "get_settings_link"]);
+    expect(reading.filter((t) => t.writes).map((t) => t.name).sort()).toEqual(["get_contact_code", "get_settings_link"]);
+    expect(TOOLS.filter((t) => t.writesWhenNeeded).map((t) => t.name)).toEqual(["get_inbox"]);
     expect(TOOLS.filter((t) => t.isWrite).every((t) => t.writes)).toBe(true);
   });
 
   test("a read tool runs in a read transaction, a write tool and a read tool that writes in a write one", async () => {
     const a = await s.register("txkind-a");
-    const calls: [string, Record<string, unknown>, TxKind[]][] = [
+    const b = await s.register("txkind-b");
+    const calls: [string, Record<string, unknown>, TxKind[], string?][] = [
       ["get_me", {}, ["read", "write"]], // the first use of the key: last_used_at is written after the read
       ["get_me", {}, ["read"]],
       ["list_groups", {}, ["read"]],
-      ["get_inbox", {}, ["write"]],
+      ["get_inbox", {}, ["read"]], // nothing new: a read
+      ["add_contact", { handle: a.handle }, ["write"], b.key], // b leaves a request in a's inbox ...
+      ["get_inbox", {}, ["read", "write"]], // ... which the next poll marks seen, in a write after the read
       ["get_contact_code", {}, ["write"]],
       ["create_group", { name: "Trip", currency: "EUR" }, ["write"]],
     ];
-    for (const [tool, args, kinds] of calls) {
+    for (const [tool, args, kinds, key] of calls) {
       seen.length = 0;
-      await s.ok(tool, args, a.key);
+      await s.ok(tool, args, key ?? a.key);
       expect([tool, ...seen]).toEqual([tool, ...kinds]);
     }
   });

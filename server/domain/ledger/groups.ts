@@ -1,6 +1,6 @@
 // Groups: creating, reading, changing, archiving, leaving, removing members, and direct ledgers.
 import { and, asc, eq, isNull, sql } from "drizzle-orm";
-import type { Tx } from "../../../db/client.ts";
+import { scalar, type Tx } from "../../../db/client.ts";
 import { agents, groupMembers, groups } from "../../../db/schema/index.ts";
 import { iso } from "../../clock.ts";
 import { AppError, conflict, invalid, notFound } from "../../errors.ts";
@@ -174,10 +174,12 @@ export async function updateGroup(tx: Tx, me: Actor, input: UpdateGroupInput, no
 
 /** Whether any expense (deleted ones too: they can be restored) or payment is booked in the group. */
 async function hasBookings(tx: Tx, groupId: string): Promise<boolean> {
-  const row = await tx.get<{ n: number }>(sql`
-    SELECT EXISTS (SELECT 1 FROM expenses WHERE group_id = ${groupId})
-        OR EXISTS (SELECT 1 FROM payments WHERE group_id = ${groupId}) AS n`);
-  return Boolean(row?.n);
+  return Boolean(
+    await scalar(
+      tx,
+      sql`SELECT EXISTS (SELECT 1 FROM expenses WHERE group_id = ${groupId}) OR EXISTS (SELECT 1 FROM payments WHERE group_id = ${groupId})`,
+    ),
+  );
 }
 
 /** Archives (read-only) or unarchives a group; any member may, and it works on an archived group by design. */

@@ -1,7 +1,7 @@
 // Group invitations: targeted ones (one named agent answers) and shareable codes (anyone holding one joins).
 import { and, eq, gt, lt, sql } from "drizzle-orm";
 import { randomInt } from "node:crypto";
-import type { Tx } from "../../../db/client.ts";
+import { scalar, type Tx } from "../../../db/client.ts";
 import { groupInvites, groups } from "../../../db/schema/index.ts";
 import { DAY, iso, later } from "../../clock.ts";
 import { conflict, invalid, notFound } from "../../errors.ts";
@@ -59,12 +59,15 @@ export async function resolveInvitee(tx: Tx, inviter: Actor, handle: string, gro
 }
 
 async function sharesAnotherGroup(tx: Tx, a: string, b: string, exceptGroupId: string | null): Promise<boolean> {
-  const row = await tx.get<{ n: number }>(sql`
-    SELECT EXISTS (
-      SELECT 1 FROM group_members x JOIN group_members y ON y.group_id = x.group_id
-       WHERE x.agent_id = ${a} AND y.agent_id = ${b} AND x.left_at IS NULL AND y.left_at IS NULL
-         AND x.group_id <> ${exceptGroupId ?? ""}) AS n`);
-  return Boolean(row?.n);
+  return Boolean(
+    await scalar(
+      tx,
+      sql`SELECT EXISTS (
+        SELECT 1 FROM group_members x JOIN group_members y ON y.group_id = x.group_id
+         WHERE x.agent_id = ${a} AND y.agent_id = ${b} AND x.left_at IS NULL AND y.left_at IS NULL
+           AND x.group_id <> ${exceptGroupId ?? ""})`,
+    ),
+  );
 }
 
 /**
@@ -103,7 +106,7 @@ export async function inviteAgent(tx: Tx, now: Date, g: GroupRow, inviter: Actor
   };
   await tx.insert(groupInvites).values(row);
   if (!blocked) {
-    const members = await tx.get<{ n: number }>(sql`SELECT COUNT(*) AS n FROM group_members WHERE group_id = ${g.groupId} AND left_at IS NULL`);
+    const members = await scalar<number>(tx, sql`SELECT COUNT(*) FROM group_members WHERE group_id = ${g.groupId} AND left_at IS NULL`);
     await deliver(tx, now, {
       to: them.agentId,
       type: "group.invitation",
@@ -114,7 +117,7 @@ export async function inviteAgent(tx: Tx, now: Date, g: GroupRow, inviter: Actor
         group_id: g.groupId,
         group_name: untrustedName(g),
         currency: g.currency,
-        member_count: Number(members?.n ?? 0),
+        member_count: Number(members ?? 0),
         inviter: inviter.handle,
         invite_id: row.inviteId,
         expires_at: row.expiresAt,

@@ -120,21 +120,21 @@ export async function groupSummaries(
   includeArchived = true,
   page: { afterGroupId?: string; limit?: number } = {},
 ): Promise<GroupSummary[]> {
-  const rows = await tx.all<{
-    group_id: string;
-    name: string;
-    currency: string;
-    kind: "group" | "direct";
-    archived: number;
-    member_count: number;
-  }>(sql`
-    SELECT g.group_id, g.name, g.currency, g.kind, g.archived,
-      (SELECT COUNT(*) FROM group_members c WHERE c.group_id = g.group_id AND c.left_at IS NULL) AS member_count
-    FROM groups g JOIN group_members m ON m.group_id = g.group_id AND m.agent_id = ${agentId} AND m.left_at IS NULL
-    WHERE ${includeArchived ? sql`1` : sql`g.archived = 0`}
-      ${page.afterGroupId === undefined ? sql`` : sql`AND (g.created_at, g.group_id) > (SELECT a.created_at, a.group_id FROM groups a WHERE a.group_id = ${page.afterGroupId})`}
-    ORDER BY g.created_at, g.group_id
-    ${page.limit === undefined ? sql`` : sql`LIMIT ${page.limit}`}`);
+  const memberCount = tx.$count(groupMembers, and(eq(groupMembers.groupId, groups.groupId), isNull(groupMembers.leftAt)));
+  const rows = await tx
+    .select({ group_id: groups.groupId, name: groups.name, currency: groups.currency, kind: groups.kind, archived: groups.archived, member_count: memberCount })
+    .from(groups)
+    .innerJoin(groupMembers, and(eq(groupMembers.groupId, groups.groupId), eq(groupMembers.agentId, agentId), isNull(groupMembers.leftAt)))
+    .where(
+      and(
+        includeArchived ? undefined : eq(groups.archived, false),
+        page.afterGroupId === undefined
+          ? undefined
+          : sql`(${groups.createdAt}, ${groups.groupId}) > (SELECT a.created_at, a.group_id FROM groups a WHERE a.group_id = ${page.afterGroupId})`,
+      ),
+    )
+    .orderBy(groups.createdAt, groups.groupId)
+    .limit(page.limit ?? -1);
   // The clock only stamps when a missing pair ledger was rebuilt; it changes no balance.
   const debts = await pairDebtsByGroup(tx, rows.map((r) => r.group_id), new Date());
   const summaries: GroupSummary[] = [];

@@ -13,7 +13,7 @@ export const getInbox = defineTool({
     "Read digest_md to the human in a few lines.",
   ].join(" "),
   tags: ["read"],
-  writes: true, // marks the items it shows as seen and moves the read cursor
+  writes: "when-needed", // marks the items it shows as seen and moves the read cursor; a poll with nothing new only reads
   inboxSummary: false,
   input: z.strictObject({
     since: z.string().regex(/^\d+$/, "must be digits (a cursor)").max(20).optional(),
