@@ -82,7 +82,7 @@ function namedRow(columns: string[], values: unknown[]): Row {
 const STATEMENT_CACHE = 1000;
 
 export class LocalConnection implements Conn {
-  private readonly statements = new Map<string, Database.Statement>();
+  private readonly statements = new Map<string, { stmt: Database.Statement; reader: boolean }>();
   private readonly orms: Record<TxKind, Orm>;
   readonly raw: RawSql;
 
@@ -90,12 +90,12 @@ export class LocalConnection implements Conn {
     const exec: Exec = async (sql, params, method) => this.exec(sql, params, method);
     this.orms = { read: ormOn(exec, "read"), write: ormOn(exec, "write") };
     this.raw = {
-      execute: async (stmt, args) => {
-        const { sql, args: params } = argsOf(stmt, args);
-        const s = this.statement(sql);
-        if (!s.reader) return { rows: [], rowsAffected: s.run(params).changes };
-        const columns = s.columns().map((c) => (c as { name: string }).name);
-        return { rows: (s.all(params) as unknown[][]).map((v) => namedRow(columns, v)), rowsAffected: 0 };
+      execute: async (statement, args) => {
+        const { sql, args: params } = argsOf(statement, args);
+        const { stmt, reader } = this.statement(sql);
+        if (!reader) return { rows: [], rowsAffected: stmt.run(params).changes };
+        const columns = stmt.columns().map((c) => (c as { name: string }).name);
+        return { rows: (stmt.all(params) as unknown[][]).map((v) => namedRow(columns, v)), rowsAffected: 0 };
       },
       executeMultiple: async (sql) => void this.db.exec(sql),
       transaction: (fn) => this.transact("write", () => fn(this.raw)),
@@ -103,11 +103,13 @@ export class LocalConnection implements Conn {
   }
 
   /** The prepared statement for this SQL, prepared on first use. */
-  private statement(sql: string): Database.Statement {
+  private statement(sql: string): { stmt: Database.Statement; reader: boolean } {
     let s = this.statements.get(sql);
     if (!s) {
-      s = this.db.prepare(sql);
-      if (s.reader) s.raw(true);
+      const stmt = this.db.prepare(sql);
+      // Asking the native statement costs a call each time, so its answer is kept with it.
+      s = { stmt, reader: stmt.reader };
+      if (s.reader) stmt.raw(true);
       if (this.statements.size >= STATEMENT_CACHE) this.statements.delete(this.statements.keys().next().value!);
       this.statements.set(sql, s);
     }
@@ -115,9 +117,9 @@ export class LocalConnection implements Conn {
   }
 
   private exec(sql: string, params: unknown[], method: Method): { rows: unknown } | RunResult {
-    const s = this.statement(sql);
-    if (method === "run" || !s.reader) return { rowsAffected: s.run(params).changes };
-    return { rows: method === "get" ? s.get(params) : s.all(params) };
+    const { stmt, reader } = this.statement(sql);
+    if (method === "run" || !reader) return { rowsAffected: stmt.run(params).changes };
+    return { rows: method === "get" ? stmt.get(params) : stmt.all(params) };
   }
 
   private async transact<T>(kind: TxKind, fn: () => Promise<T>): Promise<T> {

@@ -19,8 +19,7 @@ export function createApp(svc: Services, ops?: Ops): Handler {
   const route: Handler = async (req, clientAddress) => {
     const requestId = crypto.randomUUID();
     const base = svc.config.baseUrl;
-    const url = new URL(req.url);
-    const path = url.pathname.replace(/\/+$/, "") || "/";
+    const path = pathOf(req.url);
     const r = { req, requestId, clientAddress };
     const method = req.method;
     try {
@@ -73,6 +72,19 @@ export function createApp(svc: Services, ops?: Ops): Handler {
     }
   };
   return async (req, clientAddress) => withSecurityHeaders(await route(req, clientAddress));
+}
+
+/** The path of a request URL without trailing slashes, read without building a URL object (every request needs it). */
+function pathOf(url: string): string {
+  const start = url.indexOf("/", url.indexOf("//") + 2);
+  if (start < 0) return "/";
+  let end = url.length;
+  for (const c of ["?", "#"]) {
+    const i = url.indexOf(c, start);
+    if (i >= 0 && i < end) end = i;
+  }
+  while (end > start + 1 && url[end - 1] === "/") end--;
+  return url.slice(start, end);
 }
 
 /** The tool name at the end of a path; a malformed percent-escape (%ZZ) names no tool rather than failing. */

@@ -58,7 +58,8 @@ export async function readJsonBody(req: Request): Promise<unknown> {
     await req.body?.cancel().catch(() => undefined);
     throw bodyError(`larger than ${MAX_BODY_BYTES} bytes`);
   }
-  const text = await readLimitedText(req);
+  // A body of known size within the limit is read at once; only a chunked one needs reading piece by piece.
+  const text = req.headers.has("content-length") ? await req.text() : await readLimitedText(req);
   if (text.trim() === "") return {};
   const type = (req.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
   if (type !== "application/json" && !type.endsWith("+json")) throw bodyError("Content-Type must be application/json");

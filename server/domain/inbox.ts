@@ -86,11 +86,16 @@ export async function resolveItems(tx: Tx, agentId: string | readonly string[], 
   await tx
     .update(inboxItems)
     .set({ resolved: true })
-    .where(and(owners, eq(inboxItems.type, type), eq(inboxItems.resolved, false), ...conds));
+    .where(and(owners, eq(inboxItems.type, type), unresolved, ...conds));
 }
 
-const live = (agentId: string, now: Date) =>
-  and(eq(inboxItems.agentId, agentId), eq(inboxItems.dismissed, false), gt(inboxItems.expiresAt, iso(now)));
+// Flags are compared with literals, never bound values: a bound value on a column of a partial index's condition
+// makes SQLite prepare the statement again on every run (0012_inbox_counts.sql has such indexes).
+const notDismissed = sql`${inboxItems.dismissed} = 0`;
+const unseen = sql`${inboxItems.seen} = 0`;
+const unresolved = sql`${inboxItems.resolved} = 0`;
+
+const live = (agentId: string, now: Date) => and(eq(inboxItems.agentId, agentId), notDismissed, gt(inboxItems.expiresAt, iso(now)));
 
 const agent = sql.placeholder("agent");
 const at = sql.placeholder("now");
@@ -102,7 +107,7 @@ const expiredCount = (condition: SQL) =>
 const countsQuery = prepared((tx) =>
   tx
     .select({
-      unread: sql<number>`${inboxCounts.unread} - ${expiredCount(sql`seen = 0 AND dismissed = 0 AND NOT (requires_action = 1 AND resolved = 1)`)}`,
+      unread: sql<number>`${inboxCounts.unread} - ${expiredCount(sql`seen = 0 AND dismissed = 0`)}`,
       requires_action: sql<number>`${inboxCounts.requiresAction} - ${expiredCount(sql`requires_action = 1 AND resolved = 0 AND dismissed = 0`)}`,
     })
     .from(inboxCounts)
@@ -136,7 +141,7 @@ async function counts(tx: Tx, agentId: string, now: Date): Promise<InboxCounts> 
 
 /**
  * What rides on every authenticated answer, in constant time: the counters, and as `top` the newest unread
- * items, asks waiting for a decision first. An ask already answered is neither counted nor shown.
+ * items, asks waiting for a decision first. An ask already answered is never shown as one: it is left out of top.
  */
 export async function summary(tx: Tx, agentId: string, now: Date): Promise<InboxSummary> {
   const c = await counts(tx, agentId, now);
@@ -175,6 +180,36 @@ async function toItems(tx: Tx, rows: ItemRow[]): Promise<InboxItem[]> {
   }));
 }
 
+// A page of items after a cursor: the client's own (read inside the query, one statement fewer on the most frequent
+// call) or a given one; every variant built and prepared once per connection.
+const pageQuery = (fromCursor: boolean, includeSeen: boolean) =>
+  prepared((tx) =>
+    tx
+      .select()
+      .from(inboxItems)
+      .where(
+        and(
+          eq(inboxItems.agentId, agent),
+          notDismissed,
+          gt(inboxItems.expiresAt, at),
+          gt(
+            inboxItems.seq,
+            fromCursor
+              ? sql`coalesce((select ${inboxCursors.seq} from ${inboxCursors} where ${inboxCursors.clientId} = ${sql.placeholder("client")}), 0)`
+              : sql.placeholder("since"),
+          ),
+          includeSeen ? undefined : unseen,
+        ),
+      )
+      .orderBy(asc(inboxItems.seq))
+      .limit(sql.placeholder("limit"))
+      .prepare(),
+  );
+const pageQueries = {
+  cursor: { all: pageQuery(true, true), unseen: pageQuery(true, false) },
+  since: { all: pageQuery(false, true), unseen: pageQuery(false, false) },
+};
+
 export interface ListOptions {
   since?: string;
   include_seen?: boolean;
@@ -189,23 +224,20 @@ export interface ListOptions {
 export async function list(tx: Tx, p: Principal, now: Date, opts: ListOptions) {
   const limit = opts.limit ?? 50;
   const fromCursor = opts.since === undefined;
-  // The client's cursor is read inside the items query: one statement fewer on the most frequent call.
-  const base = fromCursor
-    ? sql`coalesce((select ${inboxCursors.seq} from ${inboxCursors} where ${inboxCursors.clientId} = ${p.clientId}), 0)`
-    : Math.min(Number(opts.since), Number.MAX_SAFE_INTEGER);
-  const rows = await tx
-    .select()
-    .from(inboxItems)
-    .where(and(live(p.agentId, now), gt(inboxItems.seq, base), opts.include_seen ? undefined : eq(inboxItems.seen, false)))
-    .orderBy(asc(inboxItems.seq))
-    .limit(limit + 1);
+  const rows = await pageQueries[fromCursor ? "cursor" : "since"][opts.include_seen ? "all" : "unseen"](tx).all({
+    agent: p.agentId,
+    now: iso(now),
+    client: p.clientId,
+    since: fromCursor ? 0 : Math.min(Number(opts.since), Number.MAX_SAFE_INTEGER),
+    limit: limit + 1,
+  });
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
   let marked = 0;
   if (fromCursor && last) {
     requireWrite(tx);
-    const unseen = page.filter((r) => !r.seen).map((r) => r.seq);
-    if (unseen.length) marked = (await tx.update(inboxItems).set({ seen: true }).where(inArray(inboxItems.seq, unseen))).rowsAffected;
+    const toMark = page.filter((r) => !r.seen).map((r) => r.seq);
+    if (toMark.length) marked = (await tx.update(inboxItems).set({ seen: true }).where(inArray(inboxItems.seq, toMark))).rowsAffected;
     await tx
       .insert(inboxCursors)
       .values({ clientId: p.clientId, seq: last.seq })

@@ -10,7 +10,8 @@ const labelText = (l: Labels) => {
   const parts = Object.entries(l).map(([k, v]) => `${k}="${escape(v)}"`);
   return parts.length ? `{${parts.join(",")}}` : "";
 };
-const keyOf = (l: Labels) => JSON.stringify(Object.entries(l));
+// Each series always has the same label names, in the same order: their values identify it (on every call).
+const keyOf = (l: Labels) => Object.values(l).join("\u0000");
 
 class Counter {
   private values = new Map<string, { labels: Labels; value: number }>();

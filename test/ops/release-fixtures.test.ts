@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ManualClock } from "../../server/clock.ts";
 import { tokenCall } from "../auth/oauth-helpers.ts";
+import { withoutProse } from "../fixtures/releases/prose.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
 
 const DIR = join(import.meta.dir, "../fixtures/releases");
@@ -48,7 +49,7 @@ for (const release of releases) {
         const res = await s.call(r.tool, r.args, keyOf(r.handle));
         const asked = `${r.handle} ${r.tool} ${JSON.stringify(r.args)}`;
         // Fields added since the release are allowed; every fact it gave must still be there, the same.
-        expect({ asked, status: res.status, data: res.body.data }).toMatchObject({ asked, status: 200, data: r.data });
+        expect({ asked, status: res.status, data: res.body.data }).toMatchObject({ asked, status: 200, data: withoutProse(r.data) });
       }
     });
 
