@@ -1,18 +1,21 @@
 import { Command, InvalidArgumentError, Option } from "commander";
 import { readFileSync } from "node:fs";
 import { systemClock } from "../../server/clock.ts";
-import { importSplitwise, parseNameMap, type ImportResult } from "../../server/domain/ledger/splitwise-import.ts";
+import { importSplitwise, parseNameMap, parseRate, type ImportResult } from "../../server/domain/ledger/splitwise-import.ts";
 import { AppError } from "../../server/errors.ts";
 import { withAdminDb, withDbOptions } from "../admin-db.ts";
 import { CliError, EXIT, EXIT_CODES_HELP, action, emit, example, exitCodeFor, usageExits } from "../output.ts";
 
-const names = (v: string) => {
-  try {
-    return parseNameMap(v);
-  } catch (err) {
-    throw new InvalidArgumentError((err as Error).message);
-  }
-};
+/** A parser of a flag's text whose errors commander reports as an invalid argument (exit 2). */
+const flag =
+  <A extends unknown[], T>(parse: (text: string, ...rest: A) => T) =>
+  (text: string, ...rest: A): T => {
+    try {
+      return parse(text, ...rest);
+    } catch (err) {
+      throw new InvalidArgumentError((err as Error).message);
+    }
+  };
 
 function readFile(path: string): string {
   try {
@@ -22,10 +25,15 @@ function readFile(path: string): string {
   }
 }
 
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
 const summary = (r: ImportResult) =>
   [
-    `Imported ${r.expenses} expense${r.expenses === 1 ? "" : "s"} and ${r.payments} payment${r.payments === 1 ? "" : "s"} into group ${r.group_id} (import ${r.import_id}).`,
-    ...r.skipped.map((x) => `skipped line ${x.line}: ${x.reason}`),
+    `Imported ${plural(r.expenses, "expense")} and ${plural(r.payments, "payment")} into group ${r.group_id} (import ${r.import_id}).`,
+    ...(r.skipped.length
+      ? [`Skipped ${plural(r.skipped.length, "row")} moving no money, ${r.skipped_total.map((t) => `${t.amount} ${t.currency}`).join(" + ")} in all:`]
+      : []),
+    ...r.skipped.map((x) => `  line ${x.line}: ${x.reason}`),
   ].join("\n");
 
 export function importCommand(): Command {
@@ -33,19 +41,34 @@ export function importCommand(): Command {
   cmd.addCommand(
     withDbOptions(new Command("splitwise"))
       .description(
-        'Import a Splitwise CSV export (Date,Description,Category,Cost,Currency, then one column per person with their net) into a group: expenses with their payers and shares, and "Payment" rows as confirmed payments. The whole file is checked first: if any row does not sum to zero, a name is not mapped, a handle is not a member or a currency differs from the group\'s, nothing is imported and every problem is listed. A file already imported into the group is refused.',
+        'Import a Splitwise CSV export (Date,Description,Category,Cost,Currency, then one column per person with their net) into a group: expenses with their payers and shares, and "Payment" rows as confirmed payments. Rows in another currency than the group\'s need its rate (--rate) and keep their amounts as given. The "Total balance" rows at the end are not imported: each person\'s total must equal what the imported rows give them. The whole file is checked first: if any row does not sum to zero, a total disagrees, a name is not mapped, a handle is not a member or a currency has no rate, nothing is imported and every problem is listed. Rows moving no money are skipped and reported. A file already imported into the group is refused.',
       )
       .argument("<file>", "the CSV file Splitwise exported for the group")
       .addOption(new Option("--group <group_id>", "the svc group to import into (get_group or list_groups shows its id)").makeOptionMandatory())
-      .addOption(new Option("--map <names>", 'each Splitwise name to an svc handle: "Alice Smith=alice,Bob=bob-h"').makeOptionMandatory().argParser(names))
+      .addOption(
+        new Option("--map <names>", 'each Splitwise name to an svc handle: "Alice Smith=alice,Bob=bob-h", or JSON for names with commas: \'{"Chen, Li":"chen"}\'')
+          .makeOptionMandatory()
+          .argParser(flag(parseNameMap)),
+      )
+      .addOption(
+        new Option("--rate <CUR=RATE>", "the rate of a currency other than the group's, in units of the group's currency per unit (as exchange_rate in add_expense); repeat for each currency")
+          .argParser(flag(parseRate))
+          .default(new Map(), "none"),
+      )
       .addOption(new Option("--json", "print JSON"))
-      .addHelpText("after", example('svc import splitwise trip.csv --group 5f0c...e1 --map "Alice=alice,Bob Jones=bob"'))
+      .addHelpText(
+        "after",
+        example(
+          'svc import splitwise trip.csv --group 5f0c...e1 --map "Alice=alice,Bob Jones=bob"',
+          'svc import splitwise trip.csv --group 5f0c...e1 --map \'{"Chen, Li":"chen","Zoë":"zoe"}\' --rate GBP=1.17 --rate USD=0.92',
+        ),
+      )
       .action(
         action(async (file: string, o) => {
           const text = readFile(file);
           const result = await withAdminDb(o, (db) =>
             db
-              .tx((tx) => importSplitwise(tx, systemClock.now(), { groupId: o.group, text, names: o.map }))
+              .tx((tx) => importSplitwise(tx, systemClock.now(), { groupId: o.group, text, names: o.map, rates: o.rate }))
               .catch((err: unknown) => {
                 const problems = err instanceof AppError ? (err.details?.problems as string[] | undefined) : undefined;
                 if (!problems) throw err;

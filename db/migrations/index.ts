@@ -11,6 +11,7 @@ import attempts from "./0009_attempts.sql" with { type: "text" };
 import mergeAndClientMetadata from "./0010_merge_and_client_metadata.sql" with { type: "text" };
 import expenseSharesByGroup from "./0011_expense_shares_by_group.sql" with { type: "text" };
 import inboxCounts from "./0012_inbox_counts.sql" with { type: "text" };
+import paymentCorrections from "./0013_payment_corrections.sql" with { type: "text" };
 
 export const MIGRATIONS: readonly { id: number; name: string; sql: string }[] = [
   { id: 1, name: "0001_core", sql: core },
@@ -25,4 +26,5 @@ export const MIGRATIONS: readonly { id: number; name: string; sql: string }[] = 
   { id: 10, name: "0010_merge_and_client_metadata", sql: mergeAndClientMetadata },
   { id: 11, name: "0011_expense_shares_by_group", sql: expenseSharesByGroup },
   { id: 12, name: "0012_inbox_counts", sql: inboxCounts },
+  { id: 13, name: "0013_payment_corrections", sql: paymentCorrections },
 ];

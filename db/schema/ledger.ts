@@ -131,11 +131,17 @@ export const payments = sqliteTable("payments", {
   fromId: text("from_id").notNull(),
   toId: text("to_id").notNull(),
   amountMinor: integer("amount_minor").notNull(),
-  state: text("state", { enum: ["pending", "confirmed", "rejected"] }).notNull(),
+  state: text("state", { enum: ["pending", "confirmed", "rejected", "voided"] }).notNull(),
   note: text("note"),
   createdBy: text("created_by").notNull(),
   createdAt: text("created_at").notNull(),
   updatedAt: text("updated_at").notNull(),
+  // 0013_payment_corrections.sql
+  originalCurrency: text("original_currency"),
+  originalAmountMinor: integer("original_amount_minor"),
+  exchangeRate: text("exchange_rate"),
+  voidedBy: text("voided_by"),
+  voidedAt: text("voided_at"),
 });
 
 export const ledgerActivity = sqliteTable("ledger_activity", {

@@ -51,3 +51,24 @@ export async function failure(s: TestServer, tool: string, args: Record<string, 
     details: r.body.error.details,
   };
 }
+
+/**
+ * The fewest transfers by brute force, independent of settle.ts: someone with a balance left settles with each
+ * member of the opposite sign in turn (some optimal plan settles someone fully in each transfer).
+ */
+export function bruteForceFewest(values: number[]): number {
+  const left = values.filter((v) => v !== 0);
+  const search = (i: number): number => {
+    while (i < left.length && left[i] === 0) i++;
+    if (i === left.length) return 0;
+    let best = Infinity;
+    for (let j = i + 1; j < left.length; j++) {
+      if (left[j]! * left[i]! >= 0) continue;
+      left[j]! += left[i]!;
+      best = Math.min(best, 1 + search(i + 1));
+      left[j]! -= left[i]!;
+    }
+    return best;
+  };
+  return search(0);
+}

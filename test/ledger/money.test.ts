@@ -4,7 +4,8 @@ import { AppError } from "../../server/errors.ts";
 import { CURRENCY_CODES, currencyExponent, isCurrency } from "../../server/domain/ledger/currencies.ts";
 import { checkMinor, convert, formatAmount, formatBalance, MAX_MINOR, parseAmount, resolveAmount } from "../../server/domain/ledger/money.ts";
 import { computeShares, splitPayers, type SplitMode, type SplitParticipant } from "../../server/domain/ledger/splits.ts";
-import { settleUp, type Debt, type Transfer } from "../../server/domain/ledger/settle.ts";
+import { EXACT_LIMIT, greedyTransfers, settleUp, type Debt, type Transfer } from "../../server/domain/ledger/settle.ts";
+import { bruteForceFewest } from "./ledger-fixtures.ts";
 
 const RUNS = { numRuns: 500 };
 
@@ -422,18 +423,114 @@ const zeroSumBalancesArb = handlesArb.chain((handles) =>
   }),
 );
 
+const named = (values: number[]) => values.map((balance_minor, i) => ({ handle: `m${String(i).padStart(2, "0")}`, balance_minor }));
+const simplified = (balances: { handle: string; balance_minor: number }[]) => settleUp(balances, true).transfers;
+
+/** Balances of up to `n` members summing to zero, made from a few amounts so that zero-sum subsets are common. */
+const structuredBalancesArb = (n: number) =>
+  fc.array(fc.constantFrom(500, 1000, 1500, 2000, 2500, 5900, 3333), { minLength: 1, maxLength: n - 1 }).chain((amounts) =>
+    fc.array(fc.boolean(), { minLength: amounts.length, maxLength: amounts.length }).map((signs) => {
+      const values = amounts.map((a, i) => (signs[i] ? a : -a));
+      return [...values, 0 - values.reduce((a, b) => a + b, 0)];
+    }),
+  );
+
 describe("settleUp", () => {
   test("simplified examples", () => {
-    expect(settleUp([{ handle: "alice", balance_minor: 3000 }, { handle: "bob", balance_minor: -1000 }, { handle: "carol", balance_minor: -2000 }], true)).toEqual([
+    expect(simplified([{ handle: "alice", balance_minor: 3000 }, { handle: "bob", balance_minor: -1000 }, { handle: "carol", balance_minor: -2000 }])).toEqual([
       { from: "carol", to: "alice", amount_minor: 2000 },
       { from: "bob", to: "alice", amount_minor: 1000 },
     ]);
-    expect(settleUp([{ handle: "c", balance_minor: -2000 }, { handle: "b", balance_minor: 1000 }, { handle: "a", balance_minor: 1000 }], true)).toEqual([
+    expect(simplified([{ handle: "c", balance_minor: -2000 }, { handle: "b", balance_minor: 1000 }, { handle: "a", balance_minor: 1000 }])).toEqual([
       { from: "c", to: "a", amount_minor: 1000 },
       { from: "c", to: "b", amount_minor: 1000 },
     ]);
-    expect(settleUp([{ handle: "a", balance_minor: 0 }], true)).toEqual([]);
+    expect(settleUp([{ handle: "a", balance_minor: 0 }], true)).toEqual({ transfers: [], method: "exact" });
     expect(() => settleUp([{ handle: "a", balance_minor: 1 }], true)).toThrow();
+  });
+
+  test("the fewest transfers where the greedy plan takes more; equal opposite balances paired", () => {
+    // The issue's example: greedy would use 4 transfers; -20 = -15 ... pairs +15/-15 and then +10, +10 / -20.
+    const plan = settleUp(named([-2000, 1500, 1000, 1000, -1500]), true);
+    expect(plan.method).toBe("exact");
+    expect(plan.transfers).toEqual([
+      { from: "m04", to: "m01", amount_minor: 1500 },
+      { from: "m00", to: "m02", amount_minor: 1000 },
+      { from: "m00", to: "m03", amount_minor: 1000 },
+    ]);
+    expect(greedyTransfers(named([-2000, 1500, 1000, 1000, -1500]))).toHaveLength(4);
+    // -59.00 is paid straight to +59.00, though larger balances are about
+    const paired = simplified(named([10000, -5900, 5900, -10000, 3000, -3000]));
+    expect(paired).toEqual([
+      { from: "m03", to: "m00", amount_minor: 10000 },
+      { from: "m01", to: "m02", amount_minor: 5900 },
+      { from: "m05", to: "m04", amount_minor: 3000 },
+    ]);
+  });
+
+  test("balances summing past 2^53 in a subset are still exact", () => {
+    const big = 4_000_000_000_000_000;
+    const plan = settleUp(named([big, big, -big, -big + 1, -1, 3, -3]), true);
+    expect(plan.method).toBe("exact");
+    expect(plan.transfers).toHaveLength(4);
+    for (const v of applyTransfers(named([big, big, -big, -big + 1, -1, 3, -3]), plan.transfers).values()) expect(v).toBe(0);
+  });
+
+  test("exactly the fewest transfers, against a brute-force search, on small groups", () => {
+    let greedyTakesMore = 0;
+    fc.assert(
+      fc.property(fc.oneof(structuredBalancesArb(9), zeroSumBalancesArb.filter((b) => b.length <= 9).map((b) => b.map((x) => x.balance_minor))), (values) => {
+        const balances = named(values);
+        const { transfers, method } = settleUp(balances, true);
+        expect(method).toBe("exact");
+        expect(transfers.length).toBe(bruteForceFewest(values));
+        for (const v of applyTransfers(balances, transfers).values()) expect(v).toBe(0);
+        if (greedyTransfers(balances).length > transfers.length) greedyTakesMore++;
+      }),
+      RUNS,
+    );
+    // the cases tried include those the greedy plan gets wrong
+    expect(greedyTakesMore).toBeGreaterThan(0);
+  });
+
+  test("every transfer goes from someone owing to someone owed, so the money moved is what is owed; the same plan in any order of members", () => {
+    fc.assert(
+      fc.property(fc.oneof(structuredBalancesArb(14), zeroSumBalancesArb.map((b) => b.map((x) => x.balance_minor))), fc.nat(), (values, seed) => {
+        const balances = named(values);
+        const transfers = simplified(balances);
+        const of = new Map(balances.map((b) => [b.handle, b.balance_minor]));
+        for (const t of transfers) {
+          expect(of.get(t.from)!).toBeLessThan(0);
+          expect(of.get(t.to)!).toBeGreaterThan(0);
+        }
+        const owed = values.filter((v) => v > 0).reduce((a, b) => a + b, 0);
+        expect(transfers.reduce((a, t) => a + t.amount_minor, 0)).toBe(owed);
+        const shuffled = [...balances].sort((a, b) => ((a.balance_minor * 31 + seed) % 7) - ((b.balance_minor * 31 + seed) % 7));
+        expect(simplified(shuffled)).toEqual(transfers);
+        expect(simplified([...balances].reverse())).toEqual(transfers);
+      }),
+      RUNS,
+    );
+  });
+
+  test(`exact up to ${EXACT_LIMIT} members left after pairing; beyond, greedy and said so, still settling everyone`, () => {
+    // 1..n-1 and their sum: no zero-sum subset but the whole, and no equal opposite pair.
+    const chain = (n: number) => {
+      const values = Array.from({ length: n - 1 }, (_, i) => 1000 + i);
+      return named([...values, -values.reduce((a, b) => a + b, 0)]);
+    };
+    const exact = settleUp(chain(EXACT_LIMIT), true);
+    expect(exact.method).toBe("exact");
+    expect(exact.transfers).toHaveLength(EXACT_LIMIT - 1);
+    const greedy = settleUp(chain(EXACT_LIMIT + 1), true);
+    expect(greedy.method).toBe("greedy");
+    expect(greedy.transfers).toHaveLength(EXACT_LIMIT);
+    for (const v of applyTransfers(chain(EXACT_LIMIT + 1), greedy.transfers).values()) expect(v).toBe(0);
+    // pairs do not count towards the limit
+    const withPairs = [...chain(EXACT_LIMIT), ...named(Array.from({ length: 10 }, (_, i) => (i % 2 ? -7 : 7))).map((b) => ({ ...b, handle: `p${b.handle}` }))];
+    const paired = settleUp(withPairs, true);
+    expect(paired.method).toBe("exact");
+    expect(paired.transfers).toHaveLength(EXACT_LIMIT - 1 + 5);
   });
 
   test("pairwise example: each pair netted", () => {
@@ -449,22 +546,25 @@ describe("settleUp", () => {
       { handle: "bob", balance_minor: -1500 },
       { handle: "carol", balance_minor: 0 },
     ];
-    expect(settleUp(balances, false, debts)).toEqual([
-      { from: "alice", to: "carol", amount_minor: 500 },
-      { from: "bob", to: "alice", amount_minor: 2000 },
-      { from: "carol", to: "bob", amount_minor: 500 },
-    ]);
+    expect(settleUp(balances, false, debts)).toEqual({
+      method: "pairwise",
+      transfers: [
+        { from: "alice", to: "carol", amount_minor: 500 },
+        { from: "bob", to: "alice", amount_minor: 2000 },
+        { from: "carol", to: "bob", amount_minor: 500 },
+      ],
+    });
     expect(() => settleUp(balances, false, [])).toThrow();
   });
 
   test("simplified transfers zero every balance in at most n-1 transfers, deterministically", () => {
     fc.assert(
       fc.property(zeroSumBalancesArb, (balances) => {
-        const transfers = settleUp(balances, true);
+        const transfers = simplified(balances);
         const nonZero = balances.filter((b) => b.balance_minor !== 0).length;
         expect(transfers.length).toBeLessThanOrEqual(Math.max(0, nonZero - 1));
         for (const v of applyTransfers(balances, transfers).values()) expect(v).toBe(0);
-        expect(settleUp([...balances].reverse(), true)).toEqual(transfers);
+        expect(simplified([...balances].reverse())).toEqual(transfers);
       }),
       RUNS,
     );
@@ -487,11 +587,11 @@ describe("settleUp", () => {
           net.set(d.to, net.get(d.to)! + d.amount_minor);
         }
         const balances = handles.map((handle) => ({ handle, balance_minor: net.get(handle)! + 0 }));
-        const transfers = settleUp(balances, false, debts);
+        const { transfers } = settleUp(balances, false, debts);
         for (const v of applyTransfers(balances, transfers).values()) expect(v).toBe(0);
         const pairs = transfers.map((t) => [t.from, t.to].sort().join("|"));
         expect(new Set(pairs).size).toBe(pairs.length);
-        expect(settleUp(balances, false, [...debts].reverse())).toEqual(transfers);
+        expect(settleUp(balances, false, [...debts].reverse()).transfers).toEqual(transfers);
       }),
       RUNS,
     );

@@ -164,3 +164,148 @@ describe("list_payments", () => {
     expect((await failure(s, "list_payments", { group_id: id }, outsider.key)).code).toBe("NOT_FOUND");
   });
 });
+
+describe("record_payment in another currency", () => {
+  test("converted once at exchange_rate; the amount as given is kept, on the payment and in the payee's item", async () => {
+    const { k, h, id } = await fresh();
+    const { payment, overpayment } = await s.ok("record_payment", { group_id: id, to: h.a, amount: "8.00", currency: "GBP", exchange_rate: "1.1725" }, k.b);
+    expect([payment.amount_minor, payment.amount, payment.currency]).toEqual([938, "9.38", "EUR"]);
+    expect(payment.original).toEqual({ currency: "GBP", amount_minor: 800, amount: "8.00", exchange_rate: "1.1725" });
+    expect(overpayment).toBeNull();
+    const [item] = await inboxItems(s, k.a, "ledger.payment_to_confirm");
+    expect(item.summary_md).toContain("8.00 GBP (9.38 EUR)");
+    expect(item.payload.original).toEqual(payment.original);
+    await s.ok("respond_payment", { payment_id: payment.payment_id, action: "confirm" }, k.a);
+    expect(await balancesOf(s, k.a, id)).toEqual({ [h.a]: 2000 - 938, [h.b]: -1000 + 938, [h.c]: -1000 });
+    // JPY has no decimals: 1,500 yen at 0.0061 EUR
+    const yen = (await s.ok("record_payment", { group_id: id, from: h.c, amount: "1500", currency: "JPY", exchange_rate: "0.0061" }, k.a)).payment;
+    expect([yen.amount, yen.original.amount, yen.state]).toEqual(["9.15", "1500", "confirmed"]);
+    const listed = (await s.ok("list_payments", { group_id: id }, k.c)).payments;
+    expect(listed.map((p: any) => p.original?.currency ?? null)).toEqual(["JPY", "GBP"]);
+    expect((await s.ok("list_payments", { group_id: id, state: "confirmed" }, k.c)).payments.every((p: any) => p.voided_by === null)).toBe(true);
+  });
+
+  test.each([
+    ["another currency without exchange_rate", { currency: "USD" }, "exchange_rate"],
+    ["exchange_rate with the group's own currency", { currency: "EUR", exchange_rate: "1.1" }, "exchange_rate"],
+    ["exchange_rate without a currency", { exchange_rate: "1.1" }, "exchange_rate"],
+    ["an unknown currency", { currency: "XYZ", exchange_rate: "1.1" }, "currency"],
+    ["a currency in lower case", { currency: "usd", exchange_rate: "1.1" }, "currency"],
+    ["a rate of zero", { currency: "USD", exchange_rate: "0" }, "exchange_rate"],
+    ["a rate converting to nothing", { currency: "USD", exchange_rate: "0.000001", amount: "0.01" }, "exchange_rate"],
+    ["more decimals than the given currency has", { currency: "JPY", exchange_rate: "0.0061", amount: "10.5" }, "amount"],
+  ])("VALIDATION_ERROR: %s", async (_name, args, path) => {
+    const { k, h, id } = await fresh();
+    const f = await failure(s, "record_payment", { group_id: id, to: h.a, amount: "1.00", ...args }, k.b);
+    expect([f.code, f.path]).toEqual(["VALIDATION_ERROR", path]);
+    expect((await s.ok("list_payments", { group_id: id }, k.a)).payments).toEqual([]);
+  });
+});
+
+describe("record_payment beyond the debt", () => {
+  test("recorded all the same; the answer and the payee's item say by how much", async () => {
+    const { k, h, id } = await fresh();
+    expect((await s.ok("record_payment", { group_id: id, to: h.a, amount: "10.00" }, k.b)).overpayment).toBeNull();
+    const { payment, overpayment } = await s.ok("record_payment", { group_id: id, to: h.a, amount: "25.00" }, k.c);
+    expect(payment.state).toBe("pending");
+    expect(overpayment).toEqual({ owed_minor: 1000, owed: "10.00", excess_minor: 1500, excess: "15.00" });
+    const [, item] = await inboxItems(s, k.a, "ledger.payment_to_confirm");
+    expect(item.summary_md).toContain("That is 15.00 EUR more than they owed you.");
+    // the payee owes the payer nothing: all of it is more than owed
+    expect((await s.ok("record_payment", { group_id: id, from: h.a, amount: "1.00" }, k.b)).overpayment).toEqual({
+      owed_minor: 0,
+      owed: "0.00",
+      excess_minor: 100,
+      excess: "1.00",
+    });
+  });
+
+  test("what is owed is what the settle-up plan asks, or the pair's own debt where the plan routes it elsewhere", async () => {
+    const { k, h, id, g } = await fresh();
+    // a paid 30 for all; now c pays for b: b owes c 5, c's debt to a is what the simplified plan sends
+    await s.ok("add_expense", { group_id: g.group_id, description: "Taxi", amount: "5.00", split: { mode: "equal", among: [{ handle: h.b }] } }, k.c);
+    const plan = (await s.ok("get_balances", { group_id: id }, k.a)).settle_up.map((t: any) => [t.from.handle, t.to.handle, t.amount_minor]);
+    expect(plan).toEqual([
+      [h.b, h.a, 1500],
+      [h.c, h.a, 500],
+    ]);
+    expect((await s.ok("record_payment", { group_id: id, to: h.a, amount: "15.00" }, k.b)).overpayment).toBeNull();
+    expect((await s.ok("record_payment", { group_id: id, to: h.c, amount: "5.00" }, k.b)).overpayment).toBeNull();
+    expect((await s.ok("record_payment", { group_id: id, to: h.c, amount: "5.01" }, k.b)).overpayment.excess).toBe("0.01");
+  });
+});
+
+describe("respond_payment void", () => {
+  test("a confirmed payment voided by its payer leaves the balances at once, stays listed as voided, and the payee is told", async () => {
+    const { k, h, id } = await fresh();
+    const { payment } = await s.ok("record_payment", { group_id: id, from: h.b, amount: "10.00" }, k.a);
+    expect(await balancesOf(s, k.a, id)).toEqual({ [h.a]: 1000, [h.b]: 0, [h.c]: -1000 });
+    s.clock.advance(60_000);
+    const voided = (await s.ok("respond_payment", { payment_id: payment.payment_id, action: "void" }, k.b)).payment;
+    expect(voided.state).toBe("voided");
+    expect(voided.voided_by.handle).toBe(h.b);
+    expect(voided.voided_at).toBe(s.clock.now().toISOString());
+    expect(await balancesOf(s, k.a, id)).toEqual({ [h.a]: 2000, [h.b]: -1000, [h.c]: -1000 });
+    const listed = await s.ok("list_payments", { group_id: id, state: "voided" }, k.c);
+    expect(listed.payments).toEqual([voided]);
+    expect((await s.ok("list_payments", { group_id: id, state: "confirmed" }, k.c)).payments).toEqual([]);
+    const [told] = await inboxItems(s, k.a, "ledger.payment_voided");
+    expect(told.from.handle).toBe(h.b);
+    expect(told.requires_action).toBe(false);
+    expect(told.refs).toEqual({ group_id: id, payment_id: payment.payment_id });
+    expect(told.payload).toMatchObject({ from: h.b, to: h.a, amount: "10.00", state: "voided", was: "confirmed", voided_by: h.b });
+    expect(told.summary_md).toContain("it no longer counts in the balances");
+    expect(await inboxItems(s, k.b, "ledger.payment_voided")).toEqual([]);
+    const activity = (await s.ok("get_activity", { group_id: id, limit: 1 }, k.c)).entries[0];
+    expect([activity.action, activity.refs.payment_id]).toEqual(["payment_voided", payment.payment_id]);
+  });
+
+  test("a pending payment voided: nothing left to confirm for the payee; the payee may void too", async () => {
+    const { k, h, id } = await fresh();
+    const first = (await s.ok("record_payment", { group_id: id, to: h.a, amount: "10.00" }, k.b)).payment;
+    await s.ok("respond_payment", { payment_id: first.payment_id, action: "void" }, k.b);
+    const [item] = await inboxItems(s, k.a, "ledger.payment_to_confirm");
+    expect(item.resolved).toBe(true);
+    expect((await inboxItems(s, k.a, "ledger.payment_voided"))[0].payload.was).toBe("pending");
+    expect((await s.ok("get_balances", { group_id: id }, k.a)).pending_payments).toEqual([]);
+    expect(await balancesOf(s, k.a, id)).toEqual({ [h.a]: 2000, [h.b]: -1000, [h.c]: -1000 });
+    const second = (await s.ok("record_payment", { group_id: id, to: h.a, amount: "10.00" }, k.c)).payment;
+    expect((await s.ok("respond_payment", { payment_id: second.payment_id, action: "void" }, k.a)).payment.voided_by.handle).toBe(h.a);
+    expect((await inboxItems(s, k.c, "ledger.payment_voided"))[0].from.handle).toBe(h.a);
+  });
+
+  test("a retry with the same idempotency key voids once and tells once", async () => {
+    const { k, h, id } = await fresh();
+    const { payment } = await s.ok("record_payment", { group_id: id, from: h.b, amount: "10.00" }, k.a);
+    const args = { payment_id: payment.payment_id, action: "void", idempotency_key: `void-${payment.payment_id}` };
+    const once = await s.call("respond_payment", args, k.a);
+    const twice = await s.call("respond_payment", args, k.a);
+    expect(twice.body.data).toEqual(once.body.data);
+    expect(await inboxItems(s, k.b, "ledger.payment_voided")).toHaveLength(1);
+    expect(await balancesOf(s, k.a, id)).toEqual({ [h.a]: 2000, [h.b]: -1000, [h.c]: -1000 });
+  });
+
+  test("CONFLICT: a member who is neither party, a payment already voided or rejected, confirming a voided one, an archived group, a party who left", async () => {
+    const { k, h, id } = await fresh();
+    const { payment } = await s.ok("record_payment", { group_id: id, from: h.b, amount: "10.00" }, k.a);
+    expect((await failure(s, "respond_payment", { payment_id: payment.payment_id, action: "void" }, k.c)).message).toContain("Only the payer or the payee");
+    await s.ok("respond_payment", { payment_id: payment.payment_id, action: "void" }, k.a);
+    const again = await failure(s, "respond_payment", { payment_id: payment.payment_id, action: "void" }, k.b);
+    expect([again.code, again.message]).toEqual(["CONFLICT", "The payment is already voided; only a pending or confirmed payment can be voided."]);
+    expect((await failure(s, "respond_payment", { payment_id: payment.payment_id, action: "confirm" }, k.a)).code).toBe("CONFLICT");
+    const rejected = (await s.ok("record_payment", { group_id: id, to: h.a, amount: "1.00" }, k.c)).payment;
+    await s.ok("respond_payment", { payment_id: rejected.payment_id, action: "reject" }, k.a);
+    expect((await failure(s, "respond_payment", { payment_id: rejected.payment_id, action: "void" }, k.c)).message).toContain("already rejected");
+    const outsider = await s.register(`pay${++counter}-out`);
+    expect((await failure(s, "respond_payment", { payment_id: rejected.payment_id, action: "void" }, outsider.key)).code).toBe("NOT_FOUND");
+
+    // b settles up and leaves: a cannot void b's payment, which would leave b a balance
+    const settled = (await s.ok("record_payment", { group_id: id, from: h.b, amount: "10.00" }, k.a)).payment;
+    await s.ok("leave_group", { group_id: id }, k.b);
+    const left = await failure(s, "respond_payment", { payment_id: settled.payment_id, action: "void" }, k.a);
+    expect([left.code, left.message]).toEqual(["CONFLICT", `@${h.b} has left the group, so the payment cannot leave the balances; record a payment back instead.`]);
+    const pending = (await s.ok("record_payment", { group_id: id, to: h.a, amount: "1.00" }, k.c)).payment;
+    await s.ok("archive_group", { group_id: id, archived: true }, k.a);
+    expect((await failure(s, "respond_payment", { payment_id: pending.payment_id, action: "void" }, k.c)).code).toBe("CONFLICT");
+  });
+});

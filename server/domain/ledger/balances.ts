@@ -1,71 +1,24 @@
 // Balances and settle-up plans, read from the pair ledger (ledger-pairs.ts), which every ledger change keeps exact.
 import { and, eq, isNull, sql } from "drizzle-orm";
 import type { Tx } from "../../../db/client.ts";
-import { groupMembers, groups } from "../../../db/schema/index.ts";
+import { agents, expenseShares, expenses, groupMembers, groups, payments } from "../../../db/schema/index.ts";
 import type { Counterparty, Payment, Transfer } from "../../tools/expenses/shapes.ts";
 import type { AgentRef } from "../../tools/schemas.ts";
-import { balancesFromDebts, pairDebts, pairDebtsByGroup, type AgentDebt } from "./ledger-pairs.ts";
+import type { StoredSplit } from "./expenses.ts";
+import { pairDebts, pairDebtsByGroup } from "./ledger-pairs.ts";
 import { groupWithMembers, memberRefsByGroup, refsOfMembers, refsWithKnown, type GroupRow } from "./membership.ts";
-import { formatAmount, formatBalance } from "./money.ts";
+import { formatAmount, formatBalance, originalOfRow } from "./money.ts";
 import { paymentViews, pendingPayments } from "./payments.ts";
-import { settleUp } from "./settle.ts";
-import { compareText } from "./splits.ts";
+import { settlement } from "./settlement.ts";
+import { compareText, computeShares } from "./splits.ts";
 
-interface Settlement {
-  /** By agent id; positive: the others owe them. */
-  balances: Map<string, number>;
-  /** Current members, plus anyone else the ledger still gives a non-zero balance. */
-  shown: string[];
-  people: Map<string, AgentRef>;
-  /** Transfers by agent id. */
-  plan: AgentDebt[];
-}
-
-/**
- * A group's balances and the transfers that settle it, from its current members (refs by agent id) and its
- * pair debts: greedy min-cash-flow when simplify_debts, else each pair's own net debt. Ties in the greedy plan
- * go to handles in code-unit order.
- */
-async function settlement(tx: Tx, group: GroupRow, members: Map<string, AgentRef>, pairLedger: AgentDebt[]): Promise<Settlement> {
-  const debts = routeAroundFormerMembers(pairLedger, new Set(members.keys()));
-  const balances = balancesFromDebts(debts);
-  const shown = new Set(members.keys());
-  for (const [id, b] of balances) if (b !== 0) shown.add(id);
-  const people = await refsWithKnown(tx, [...shown, ...balances.keys()], members);
-  const handleOf = (id: string) => people.get(id)!.handle;
-  const idOf = new Map([...people.values()].map((p) => [p.handle, p.agent_id]));
-  const byHandle = [...balances].map(([id, b]) => ({ handle: handleOf(id), balance_minor: b }));
-  const pairs = debts.map((d) => ({ from: handleOf(d.from), to: handleOf(d.to), amount_minor: d.amount_minor }));
-  const plan = settleUp(byHandle, group.simplifyDebts, group.simplifyDebts ? [] : pairs);
-  return { balances, shown: [...shown], people, plan: plan.map((t) => ({ from: idOf.get(t.from)!, to: idOf.get(t.to)!, amount_minor: t.amount_minor })) };
-}
-
-/**
- * A member who left had a zero balance, but each-pair debts can still run through them (b owes a, c owes b).
- * Those are joined into direct debts between the others (c owes a), so nobody is asked to pay a former member.
- */
-function routeAroundFormerMembers(debts: AgentDebt[], members: Set<string>): AgentDebt[] {
-  let list = debts;
-  for (const gone of new Set(debts.flatMap((d) => [d.from, d.to]).filter((id) => !members.has(id)))) {
-    const owedTo = list.filter((d) => d.to === gone).map((d) => ({ ...d }));
-    const owedBy = list.filter((d) => d.from === gone).map((d) => ({ ...d }));
-    const rest = list.filter((d) => d.to !== gone && d.from !== gone);
-    for (let i = 0, j = 0; i < owedTo.length && j < owedBy.length; ) {
-      const amount = Math.min(owedTo[i]!.amount_minor, owedBy[j]!.amount_minor);
-      rest.push({ from: owedTo[i]!.from, to: owedBy[j]!.to, amount_minor: amount });
-      if ((owedTo[i]!.amount_minor -= amount) === 0) i++;
-      if ((owedBy[j]!.amount_minor -= amount) === 0) j++;
-    }
-    list = [...rest, ...owedTo, ...owedBy].filter((d) => d.amount_minor > 0 && d.from !== d.to);
-  }
-  return list;
-}
-
-export async function groupBalanceView(tx: Tx, agentId: string, groupId: string, now: Date) {
+/** A group's balances, pending payments and settle-up plan; with `byCurrency`, also what each member paid and owes per currency. */
+export async function groupBalanceView(tx: Tx, agentId: string, groupId: string, now: Date, byCurrency = false) {
   const { group, members } = await groupWithMembers(tx, groupId, agentId);
-  const { balances, shown, people, plan } = await settlement(tx, group, refsOfMembers(members), await pairDebts(tx, groupId, now));
+  const { balances, shown, people, plan, method } = await settlement(tx, group, refsOfMembers(members), await pairDebts(tx, groupId, now));
   const pending = await pendingPayments(tx, [groupId]);
   return {
+    ...(byCurrency ? { by_currency: await currencyBreakdown(tx, group, people) } : {}),
     group_id: group.groupId,
     currency: group.currency,
     simplify_debts: group.simplifyDebts,
@@ -82,6 +35,7 @@ export async function groupBalanceView(tx: Tx, agentId: string, groupId: string,
       amount_minor: t.amount_minor,
       amount: formatAmount(t.amount_minor, group.currency),
     })),
+    settle_up_method: method,
   };
 }
 
@@ -125,4 +79,97 @@ export async function counterpartyBalances(tx: Tx, agentId: string, now: Date) {
       .map(([currency, minor]) => ({ currency, balance_minor: minor, balance: formatBalance(minor, currency) })),
     pending_payments: pending,
   };
+}
+
+/** One member's part of a group's ledger in one currency. */
+interface CurrencyPart {
+  /** In minor units of that currency, as given. */
+  paid: number;
+  owes: number;
+  sent: number;
+  received: number;
+  /** The same net converted into the group's currency, as it counts in the balance. */
+  converted: number;
+}
+
+/**
+ * What each member paid, owes (their shares) and paid or received in confirmed payments, per currency the amounts
+ * were given in, over the group's live expenses and confirmed payments; beside each net, the same converted into
+ * the group's currency as it counts. Summed over the currencies, the converted nets are each member's balance; in
+ * each currency, the nets sum to zero. Shares in another currency are split again from the amount as given
+ * (computeShares), exactly as add_expense split it before converting. The group's currency comes first.
+ */
+async function currencyBreakdown(tx: Tx, group: GroupRow, known: Map<string, AgentRef>) {
+  const rows = await tx
+    .select({ e: expenses, agentId: expenseShares.agentId, handle: agents.handle, paidMinor: expenseShares.paidMinor, shareMinor: expenseShares.shareMinor })
+    .from(expenses)
+    .innerJoin(expenseShares, eq(expenseShares.expenseId, expenses.expenseId))
+    .innerJoin(agents, eq(agents.agentId, expenseShares.agentId))
+    .where(and(eq(expenses.groupId, group.groupId), eq(expenses.deleted, false)));
+  const paid = await tx
+    .select()
+    .from(payments)
+    .where(and(eq(payments.groupId, group.groupId), eq(payments.state, "confirmed")));
+  const parts = new Map<string, Map<string, CurrencyPart>>();
+  const part = (currency: string, agentId: string) => {
+    const byAgent = parts.get(currency) ?? parts.set(currency, new Map()).get(currency)!;
+    return byAgent.get(agentId) ?? byAgent.set(agentId, { paid: 0, owes: 0, sent: 0, received: 0, converted: 0 }).get(agentId)!;
+  };
+  const originalShares = new Map<string, Map<string, number>>();
+  for (const { e, agentId, handle, paidMinor, shareMinor } of rows) {
+    const original = originalOfRow(e);
+    const p = part(original?.currency ?? group.currency, agentId);
+    p.converted += paidMinor - shareMinor;
+    if (!original) {
+      p.paid += paidMinor;
+      p.owes += shareMinor;
+      continue;
+    }
+    p.paid += e.paidBy.find((x) => x.handle === handle)?.amount_minor ?? 0;
+    let shares = originalShares.get(e.expenseId);
+    if (!shares) {
+      const split = e.split as StoredSplit;
+      shares = new Map(computeShares(original.amountMinor, split.mode, split.among, original.currency).map((x) => [x.handle, x.amount_minor]));
+      originalShares.set(e.expenseId, shares);
+    }
+    p.owes += shares.get(handle) ?? 0;
+  }
+  for (const r of paid) {
+    const original = originalOfRow(r);
+    const currency = original?.currency ?? group.currency;
+    const amount = original?.amountMinor ?? r.amountMinor;
+    const payer = part(currency, r.fromId);
+    payer.sent += amount;
+    payer.converted += r.amountMinor;
+    const payee = part(currency, r.toId);
+    payee.received += amount;
+    payee.converted -= r.amountMinor;
+  }
+  const people = await refsWithKnown(tx, [...parts.values()].flatMap((m) => [...m.keys()]), known);
+  return [...parts]
+    .sort(([a], [b]) => Number(b === group.currency) - Number(a === group.currency) || compareText(a, b))
+    .map(([currency, byAgent]) => ({
+      currency,
+      members: [...byAgent]
+        .map(([id, p]) => {
+          const money = (minor: number) => formatAmount(minor, currency);
+          const net = p.paid - p.owes + p.sent - p.received;
+          return {
+            agent: people.get(id)!,
+            paid_minor: p.paid,
+            paid: money(p.paid),
+            owes_minor: p.owes,
+            owes: money(p.owes),
+            payments_sent_minor: p.sent,
+            payments_sent: money(p.sent),
+            payments_received_minor: p.received,
+            payments_received: money(p.received),
+            net_minor: net,
+            net: formatBalance(net, currency),
+            converted_minor: p.converted,
+            converted: formatBalance(p.converted, group.currency),
+          };
+        })
+        .sort((a, b) => compareText(a.agent.handle, b.agent.handle)),
+    }));
 }

@@ -9,12 +9,11 @@ import type { AgentRef } from "../../tools/schemas.ts";
 import { agentByHandle, refsByIds } from "../agents.ts";
 import { deliver, deliverAll, resolveItems, type Delivery } from "../inbox.ts";
 import { quoted, untrusted } from "../untrusted.ts";
-import { currencyExponent } from "./currencies.ts";
 import { decodeCursor, encodeCursor } from "../cursor.ts";
 import type { Actor } from "./groups.ts";
 import { applyDebts, expenseDebts } from "./ledger-pairs.ts";
 import { assertWritable, logActivity, memberGroup, refsOfMembers, refsWithKnown, requireMember, writableGroupMembers, type GroupRow } from "./membership.ts";
-import { convert, formatAmount, resolveAmount } from "./money.ts";
+import { formatAmount, inGroupCurrency, originalColumns, originalOfRow, originalWire, type Original } from "./money.ts";
 import { nextOccurrenceAfter, today } from "./repeat-dates.ts";
 import { allocate, compareText, computeShares, splitPayers, type Payer, type Share, type SplitMode, type SplitParticipant } from "./splits.ts";
 
@@ -47,7 +46,7 @@ export interface ExpenseState {
   /** In the group's currency. */
   amountMinor: number;
   /** The amount as given in another currency, converted once at exchangeRate. */
-  original: { currency: string; amountMinor: number; exchangeRate: string } | null;
+  original: Original | null;
   date: string;
   category: Category;
   /** As given: in the original currency when there is one. */
@@ -71,9 +70,7 @@ function stateColumns(s: ExpenseState) {
     description: s.description,
     descriptionBy: s.descriptionBy,
     amountMinor: s.amountMinor,
-    originalCurrency: s.original?.currency ?? null,
-    originalAmountMinor: s.original?.amountMinor ?? null,
-    exchangeRate: s.original?.exchangeRate ?? null,
+    ...originalColumns(s.original),
     date: s.date,
     category: s.category,
     split: s.split,
@@ -140,19 +137,8 @@ type Computed = Pick<ExpenseState, "amountMinor" | "original" | "paidBy" | "spli
  * proportion to their amounts as given (largest remainder), so they still sum to it exactly.
  */
 function compute(group: GroupRow, members: Map<string, Member>, d: MoneyDraft): Computed {
-  currencyExponent(d.currency, "currency");
-  const foreign = d.currency !== group.currency;
-  if (!foreign && d.exchangeRate !== null) {
-    throw invalid("exchange_rate", `give exchange_rate only with a currency other than the group's (${group.currency})`);
-  }
-  if (foreign && d.exchangeRate === null) {
-    throw invalid("exchange_rate", `required with currency ${d.currency}: units of ${group.currency} per 1 ${d.currency}, e.g. "1.08"`);
-  }
-  const given = resolveAmount(d, d.currency);
-  const amountMinor = foreign ? convert(given, d.currency, group.currency, d.exchangeRate!) : given;
-  if (amountMinor < 1) {
-    throw invalid("exchange_rate", `converts ${formatAmount(given, d.currency)} ${d.currency} to less than one minor unit of ${group.currency}`);
-  }
+  const { given, amountMinor, original } = inGroupCurrency(d, group.currency);
+  const foreign = original !== null;
   const payers = splitPayers(given, d.paidBy ?? [{ handle: d.defaultPayer, amount_minor: given }], d.currency);
   const split = d.split ?? { mode: "equal" as const };
   const among: SplitParticipant[] = split.among ?? (split.mode === "equal" ? [...members.keys()].sort(compareText).map((handle) => ({ handle })) : []);
@@ -160,7 +146,7 @@ function compute(group: GroupRow, members: Map<string, Member>, d: MoneyDraft): 
   payers.forEach((p, i) => requireParticipant(members, p.handle, `paid_by[${i}].handle`));
   shares.forEach((s, i) => requireParticipant(members, s.handle, `split.among[${i}].handle`));
 
-  const inGroupCurrency = (list: Share[]) =>
+  const converted = (list: Share[]) =>
     foreign
       ? allocate(
           BigInt(amountMinor),
@@ -174,13 +160,13 @@ function compute(group: GroupRow, members: Map<string, Member>, d: MoneyDraft): 
     if (!e) byHandle.set(handle, (e = { agentId: members.get(handle)!.agentId, handle, paidMinor: 0, shareMinor: 0 }));
     return e;
   };
-  const shareAmounts = inGroupCurrency(shares);
+  const shareAmounts = converted(shares);
   shares.forEach((s, i) => (entry(s.handle).shareMinor = shareAmounts[i]!));
-  const paidAmounts = inGroupCurrency(payers);
+  const paidAmounts = converted(payers);
   payers.forEach((p, i) => (entry(p.handle).paidMinor = paidAmounts[i]!));
   return {
     amountMinor,
-    original: foreign ? { currency: d.currency, amountMinor: given, exchangeRate: d.exchangeRate! } : null,
+    original,
     paidBy: payers,
     split: {
       mode: split.mode,
@@ -346,7 +332,7 @@ function stateOfRow(row: ExpenseRow, shares: ParticipantShare[]): ExpenseState {
     description: row.description,
     descriptionBy: row.descriptionBy ?? row.createdBy,
     amountMinor: row.amountMinor,
-    original: row.originalCurrency !== null ? { currency: row.originalCurrency, amountMinor: row.originalAmountMinor!, exchangeRate: row.exchangeRate! } : null,
+    original: originalOfRow(row),
     date: row.date,
     category: (row.category ?? "general") as Category,
     paidBy: row.paidBy,
@@ -376,12 +362,7 @@ function contentWire(s: ExpenseState, currency: string, people: Map<string, Agen
     description: untrusted(s.description, `expense description written by ${authorOf(people, s.descriptionBy)}`),
     ...amounts(s.amountMinor),
     currency,
-    original: s.original && {
-      currency: s.original.currency,
-      amount_minor: s.original.amountMinor,
-      amount: formatAmount(s.original.amountMinor, s.original.currency),
-      exchange_rate: s.original.exchangeRate,
-    },
+    original: originalWire(s.original),
     date: s.date,
     category: s.category,
     paid_by: s.paidBy.map((p) => ({ handle: p.handle, ...amounts(of.get(p.handle)?.paidMinor ?? 0) })),

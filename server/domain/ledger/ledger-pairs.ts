@@ -6,20 +6,18 @@ import { and, eq, inArray, ne, sql } from "drizzle-orm";
 import { isReadOnly, type Tx } from "../../../db/client.ts";
 import { expenseShares, expenses, ledgerPairs, ledgerPairsBuilt, payments } from "../../../db/schema/index.ts";
 import { iso } from "../../clock.ts";
-import { settleUp, type Debt } from "./settle.ts";
+import { greedyTransfers, type Debt } from "./settle.ts";
 
 /** A debt between two agents by id: `from` owes `to`. */
 export type AgentDebt = Debt;
 
 /**
  * The debts one expense creates: its debtors pay its payers in the fewest transfers (a single payer is owed
- * each other participant's share). Deterministic, so removing an expense removes exactly what adding it added.
+ * each other participant's share). Deterministic, so removing an expense removes exactly what adding it added;
+ * always the greedy plan, so the pairs stored by earlier versions stay exactly what removing an expense takes away.
  */
 export function expenseDebts(shares: readonly { agentId: string; paidMinor: number; shareMinor: number }[]): AgentDebt[] {
-  return settleUp(
-    shares.map((s) => ({ handle: s.agentId, balance_minor: s.paidMinor - s.shareMinor })),
-    true,
-  );
+  return greedyTransfers(shares.map((s) => ({ handle: s.agentId, balance_minor: s.paidMinor - s.shareMinor })));
 }
 
 /** A confirmed payment from payer to payee: the payee now owes it back (it cancels the payer's debt). */

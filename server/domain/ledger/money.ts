@@ -76,6 +76,60 @@ export function resolveAmount(input: AmountInput, currency: string, path = ""): 
   return checkMinor(input.amount_minor, at("amount_minor"));
 }
 
+/** An amount as given in another currency, and the rate it was converted at once. */
+export interface Original {
+  currency: string;
+  amountMinor: number;
+  /** Units of the group's currency per one unit of `currency`. */
+  exchangeRate: string;
+}
+
+/** The columns of an expense or payment row that keep an Original. */
+interface OriginalColumns {
+  originalCurrency: string | null;
+  originalAmountMinor: number | null;
+  exchangeRate: string | null;
+}
+
+export const originalColumns = (o: Original | null): OriginalColumns => ({
+  originalCurrency: o?.currency ?? null,
+  originalAmountMinor: o?.amountMinor ?? null,
+  exchangeRate: o?.exchangeRate ?? null,
+});
+
+export const originalOfRow = (r: OriginalColumns): Original | null =>
+  r.originalCurrency === null ? null : { currency: r.originalCurrency, amountMinor: r.originalAmountMinor!, exchangeRate: r.exchangeRate! };
+
+/** An Original as the wire shows it (`original` of expenses and payments). */
+export const originalWire = (o: Original | null) =>
+  o && { currency: o.currency, amount_minor: o.amountMinor, amount: formatAmount(o.amountMinor, o.currency), exchange_rate: o.exchangeRate };
+
+/**
+ * An amount given in `currency` (exactly one of amount or amount_minor) for a group keeping its accounts in
+ * `groupCurrency`: `given` in minor units of `currency`, and `amountMinor` in the group's. Another currency
+ * needs `exchangeRate` and is converted once (convert); the group's own takes none.
+ */
+export function inGroupCurrency(
+  d: AmountInput & { currency: string; exchangeRate: string | null },
+  groupCurrency: string,
+): { given: number; amountMinor: number; original: Original | null } {
+  currencyExponent(d.currency, "currency");
+  const foreign = d.currency !== groupCurrency;
+  if (!foreign && d.exchangeRate !== null) {
+    throw invalid("exchange_rate", `give exchange_rate only with a currency other than the group's (${groupCurrency})`);
+  }
+  if (foreign && d.exchangeRate === null) {
+    throw invalid("exchange_rate", `required with currency ${d.currency}: units of ${groupCurrency} per 1 ${d.currency}, e.g. "1.08"`);
+  }
+  const given = resolveAmount(d, d.currency);
+  if (!foreign) return { given, amountMinor: given, original: null };
+  const amountMinor = convert(given, d.currency, groupCurrency, d.exchangeRate!);
+  if (amountMinor < 1) {
+    throw invalid("exchange_rate", `converts ${formatAmount(given, d.currency)} ${d.currency} to less than one minor unit of ${groupCurrency}`);
+  }
+  return { given, amountMinor, original: { currency: d.currency, amountMinor: given, exchangeRate: d.exchangeRate! } };
+}
+
 /** Minor units -> plain decimal string: 1250 EUR -> "12.50", 1250 JPY -> "1250", -300 EUR -> "-3.00". */
 export function formatAmount(minor: number | bigint, currency: string): string {
   if (typeof minor === "number" && !Number.isSafeInteger(minor)) throw new TypeError(`formatAmount: not a safe integer: ${minor}`);

@@ -12,8 +12,9 @@ import { decodeCursor, encodeCursor } from "../cursor.ts";
 import { moneyText, requireParticipant, type Member } from "./expenses.ts";
 import type { Actor } from "./groups.ts";
 import { applyDebts, paymentDebt } from "./ledger-pairs.ts";
-import { assertWritable, logActivity, memberGroup, requireMember, writableGroupMembers, type GroupRow } from "./membership.ts";
-import { formatAmount, resolveAmount } from "./money.ts";
+import { assertWritable, isMember, logActivity, memberGroup, refsOfMembers, requireMember, writableGroupMembers, type GroupRow } from "./membership.ts";
+import { formatAmount, inGroupCurrency, originalColumns, originalOfRow, originalWire, type Original } from "./money.ts";
+import { owedBetween } from "./settlement.ts";
 
 export type PaymentRow = typeof payments.$inferSelect;
 export type PaymentState = PaymentRow["state"];
@@ -22,7 +23,7 @@ export type PaymentState = PaymentRow["state"];
 export async function paymentViews(tx: Tx, rows: PaymentRow[], currencyOf: (groupId: string) => string): Promise<Payment[]> {
   const people = await refsByIds(
     tx,
-    rows.flatMap((r) => [r.fromId, r.toId, r.createdBy]),
+    rows.flatMap((r) => [r.fromId, r.toId, r.createdBy, ...(r.voidedBy === null ? [] : [r.voidedBy])]),
   );
   return rows.map((r) => ({
     payment_id: r.paymentId,
@@ -32,11 +33,14 @@ export async function paymentViews(tx: Tx, rows: PaymentRow[], currencyOf: (grou
     amount_minor: r.amountMinor,
     amount: formatAmount(r.amountMinor, currencyOf(r.groupId)),
     currency: currencyOf(r.groupId),
+    original: originalWire(originalOfRow(r)),
     state: r.state,
     note: r.note === null ? null : untrusted(r.note, `payment note written by @${people.get(r.createdBy)!.handle}`),
     created_by: people.get(r.createdBy)!,
     created_at: r.createdAt,
     updated_at: r.updatedAt,
+    voided_by: r.voidedBy === null ? null : people.get(r.voidedBy)!,
+    voided_at: r.voidedAt,
   }));
 }
 
@@ -47,7 +51,7 @@ export async function insertPayment(
   tx: Tx,
   now: Date,
   group: GroupRow,
-  p: { from: Member; to: Member; amountMinor: number; state: "pending" | "confirmed"; note: string | null; createdBy: string },
+  p: { from: Member; to: Member; amountMinor: number; original: Original | null; state: "pending" | "confirmed"; note: string | null; createdBy: string },
 ): Promise<PaymentRow> {
   const at = iso(now);
   const row: PaymentRow = {
@@ -56,15 +60,18 @@ export async function insertPayment(
     fromId: p.from.agentId,
     toId: p.to.agentId,
     amountMinor: p.amountMinor,
+    ...originalColumns(p.original),
     state: p.state,
     note: p.note,
     createdBy: p.createdBy,
     createdAt: at,
     updatedAt: at,
+    voidedBy: null,
+    voidedAt: null,
   };
   await tx.insert(payments).values(row);
   if (row.state === "confirmed") await applyDebts(tx, group.groupId, [paymentDebt(row)], 1);
-  const amount = moneyText(p.amountMinor, group.currency);
+  const amount = paymentText(row, group);
   await logActivity(tx, now, {
     groupId: group.groupId,
     actorId: p.createdBy,
@@ -78,17 +85,37 @@ export async function insertPayment(
   return row;
 }
 
+/** "12.00 GBP (10.37 EUR)" for a payment given in another currency, else "10.37 EUR". */
+function paymentText(row: PaymentRow, group: GroupRow): string {
+  const inGroup = moneyText(row.amountMinor, group.currency);
+  const original = originalOfRow(row);
+  return original ? `${moneyText(original.amountMinor, original.currency)} (${inGroup})` : inGroup;
+}
+
 export interface RecordPaymentInput {
   group_id: string;
   from?: string;
   to?: string;
   amount?: string;
   amount_minor?: number;
+  currency?: string;
+  exchange_rate?: string;
   note?: string;
 }
 
-/** Recorded by the payee it is confirmed at once; recorded by the payer it waits for the payee. */
-export async function recordPayment(tx: Tx, actor: Actor, input: RecordPaymentInput, now: Date): Promise<Payment> {
+/** A payment beyond what the payer owed the payee, in the group's currency. */
+export interface Overpayment {
+  owed_minor: number;
+  owed: string;
+  excess_minor: number;
+  excess: string;
+}
+
+/**
+ * Recorded by the payee it is confirmed at once; recorded by the payer it waits for the payee. A payment larger
+ * than what the payer owed the payee before it (settlement.owedBetween) is recorded all the same, and said so.
+ */
+export async function recordPayment(tx: Tx, actor: Actor, input: RecordPaymentInput, now: Date): Promise<{ payment: Payment; overpayment: Overpayment | null }> {
   const { group, members } = await writableGroupMembers(tx, input.group_id, actor.agentId);
   if (input.from === undefined && input.to === undefined) throw invalid("to", "name the payee with to, or the payer with from; you are the other one");
   const fromHandle = input.from ?? actor.handle;
@@ -97,20 +124,34 @@ export async function recordPayment(tx: Tx, actor: Actor, input: RecordPaymentIn
   if (fromHandle === toHandle) throw invalid("to", "the payer and the payee must be two different members");
   const from = requireParticipant(members, fromHandle, "from");
   const to = requireParticipant(members, toHandle, "to");
-  const amountMinor = resolveAmount(input, group.currency);
+  const { amountMinor, original } = inGroupCurrency(
+    { currency: input.currency ?? group.currency, amount: input.amount, amount_minor: input.amount_minor, exchangeRate: input.exchange_rate ?? null },
+    group.currency,
+  );
+  const owed = await owedBetween(tx, group, refsOfMembers(members), from.agentId, to.agentId, now);
+  const overpayment =
+    amountMinor > owed
+      ? {
+          owed_minor: owed,
+          owed: formatAmount(owed, group.currency),
+          excess_minor: amountMinor - owed,
+          excess: formatAmount(amountMinor - owed, group.currency),
+        }
+      : null;
   const state = to.agentId === actor.agentId ? "confirmed" : "pending";
-  const row = await insertPayment(tx, now, group, { from, to, amountMinor, state, note: input.note || null, createdBy: actor.agentId });
-  const amount = moneyText(amountMinor, group.currency);
+  const row = await insertPayment(tx, now, group, { from, to, amountMinor, original, state, note: input.note || null, createdBy: actor.agentId });
+  const amount = paymentText(row, group);
   const note = row.note === null ? null : untrusted(row.note, `payment note written by @${actor.handle}`);
   const payload = paymentPayload(row, group, from.handle, to.handle);
   const where = `in ${quoted(group.name, 40)}`;
   if (row.state === "pending") {
+    const beyond = overpayment ? ` That is ${moneyText(overpayment.excess_minor, group.currency)} more than they owed you.` : "";
     await deliver(tx, now, {
       to: to.agentId,
       type: "ledger.payment_to_confirm",
       app: "ledger",
       from: actor.agentId,
-      summaryMd: `@${from.handle} says they paid you ${amount} ${where}. Confirm with respond_payment once your human has received it, or reject it.`,
+      summaryMd: `@${from.handle} says they paid you ${amount} ${where}.${beyond} Confirm with respond_payment once your human has received it, or reject it.`,
       payload,
       note,
       refs: { group_id: group.groupId, payment_id: row.paymentId },
@@ -130,7 +171,7 @@ export async function recordPayment(tx: Tx, actor: Actor, input: RecordPaymentIn
       suggestedTools: ["get_balances"],
     });
   }
-  return viewOne(tx, row, group);
+  return { payment: await viewOne(tx, row, group), overpayment };
 }
 
 function paymentPayload(row: PaymentRow, group: GroupRow, from: string, to: string) {
@@ -142,6 +183,7 @@ function paymentPayload(row: PaymentRow, group: GroupRow, from: string, to: stri
     amount_minor: row.amountMinor,
     amount: formatAmount(row.amountMinor, group.currency),
     currency: group.currency,
+    original: originalWire(originalOfRow(row)),
     state: row.state,
   };
 }
@@ -154,10 +196,19 @@ async function visiblePayment(tx: Tx, paymentId: string, agentId: string): Promi
   return { row, group };
 }
 
-/** The payee confirms (it starts counting) or rejects a pending payment; the payer is told. */
-export async function respondPayment(tx: Tx, actor: Actor, input: { payment_id: string; action: "confirm" | "reject" }, now: Date): Promise<Payment> {
+/**
+ * The payee confirms (it starts counting) or rejects a pending payment; the payer is told. Either party voids a
+ * pending or confirmed one (voidPayment).
+ */
+export async function respondPayment(
+  tx: Tx,
+  actor: Actor,
+  input: { payment_id: string; action: "confirm" | "reject" | "void" },
+  now: Date,
+): Promise<Payment> {
   const { row, group } = await visiblePayment(tx, input.payment_id, actor.agentId);
   assertWritable(group);
+  if (input.action === "void") return voidPayment(tx, actor, row, group, now);
   if (row.toId !== actor.agentId) throw conflict("Only the payee can confirm or reject a payment.");
   if (row.state !== "pending") throw conflict(`The payment is already ${row.state}.`);
   const state: PaymentState = input.action === "confirm" ? "confirmed" : "rejected";
@@ -167,7 +218,7 @@ export async function respondPayment(tx: Tx, actor: Actor, input: { payment_id: 
   await resolveItems(tx, actor.agentId, "ledger.payment_to_confirm", { payment_id: row.paymentId });
   const people = await refsByIds(tx, [row.fromId]);
   const payer = people.get(row.fromId)!.handle;
-  const amount = moneyText(row.amountMinor, group.currency);
+  const amount = paymentText(row, group);
   await logActivity(tx, now, {
     groupId: group.groupId,
     actorId: actor.agentId,
@@ -187,6 +238,51 @@ export async function respondPayment(tx: Tx, actor: Actor, input: { payment_id: 
     payload: paymentPayload(updated, group, payer, actor.handle),
     refs: { group_id: group.groupId, payment_id: row.paymentId },
     suggestedTools: state === "confirmed" ? ["get_balances"] : ["list_payments", "record_payment"],
+  });
+  return viewOne(tx, updated, group);
+}
+
+/**
+ * A mistaken payment undone by its payer or payee: it stays listed as voided (with who and when), a confirmed one
+ * leaves the balances in the same transaction, and the other party is told. A confirmed payment with someone who
+ * has left the group is not voided: it would give a former member a balance again.
+ */
+async function voidPayment(tx: Tx, actor: Actor, row: PaymentRow, group: GroupRow, now: Date): Promise<Payment> {
+  if (row.fromId !== actor.agentId && row.toId !== actor.agentId) throw conflict("Only the payer or the payee can void a payment.");
+  if (row.state !== "pending" && row.state !== "confirmed") throw conflict(`The payment is already ${row.state}; only a pending or confirmed payment can be voided.`);
+  const otherId = row.fromId === actor.agentId ? row.toId : row.fromId;
+  const people = await refsByIds(tx, [row.fromId, row.toId]);
+  const other = people.get(otherId)!.handle;
+  if (row.state === "confirmed" && !(await isMember(tx, group.groupId, otherId))) {
+    throw conflict(`@${other} has left the group, so the payment cannot leave the balances; record a payment back instead.`);
+  }
+  const at = iso(now);
+  const updated: PaymentRow = { ...row, state: "voided", voidedBy: actor.agentId, voidedAt: at, updatedAt: at };
+  await tx.update(payments).set({ state: "voided", voidedBy: actor.agentId, voidedAt: at, updatedAt: at }).where(eq(payments.paymentId, row.paymentId));
+  if (row.state === "confirmed") await applyDebts(tx, group.groupId, [paymentDebt(row)], -1);
+  // A voided payment leaves nothing to confirm.
+  await resolveItems(tx, row.toId, "ledger.payment_to_confirm", { payment_id: row.paymentId });
+  const amount = paymentText(row, group);
+  const [payer, payee] = [people.get(row.fromId)!.handle, people.get(row.toId)!.handle];
+  await logActivity(tx, now, {
+    groupId: group.groupId,
+    actorId: actor.agentId,
+    action: "payment_voided",
+    summary: `@${actor.handle} voided the ${row.state} payment of ${amount} from @${payer} to @${payee}`,
+    refs: { payment_id: row.paymentId },
+  });
+  await deliver(tx, now, {
+    to: otherId,
+    type: "ledger.payment_voided",
+    app: "ledger",
+    from: actor.agentId,
+    summaryMd:
+      row.state === "confirmed"
+        ? `@${actor.handle} voided the payment of ${amount} from @${payer} to @${payee} in ${quoted(group.name, 40)}; it no longer counts in the balances.`
+        : `@${actor.handle} voided the pending payment of ${amount} from @${payer} to @${payee} in ${quoted(group.name, 40)}; there is nothing to confirm.`,
+    payload: { ...paymentPayload(updated, group, payer, payee), voided_by: actor.handle, was: row.state },
+    refs: { group_id: group.groupId, payment_id: row.paymentId },
+    suggestedTools: ["get_balances", "list_payments"],
   });
   return viewOne(tx, updated, group);
 }

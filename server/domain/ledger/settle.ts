@@ -1,8 +1,9 @@
 /**
  * Settle-up plans for one group in one currency.
  *
- *   settleUp(balances, true)           simplify_debts on: greedy min-cash-flow over net balances
+ *   settleUp(balances, true)           simplify_debts on: the fewest transfers (exact up to EXACT_LIMIT members)
  *   settleUp(balances, false, debts)   simplify_debts off: the raw debts netted per pair
+ *   greedyTransfers(balances)          greedy min-cash-flow alone (the stored debts of one expense)
  *
  * - `balances`: every member's net balance in minor units; positive means others owe that
  *   member. They must sum to exactly zero.
@@ -12,8 +13,15 @@
  *   what the payer owes). Self-debts (from === to) and zero amounts are ignored. Their net
  *   per member must equal `balances`, so both modes settle the same group state.
  * - Returns transfers `{from, to, amount_minor}`: `from` pays `to`, amount > 0. Paying them
- *   all brings every balance to zero. Simplified: at most n-1 transfers, in the order found.
+ *   all brings every balance to zero. Simplified: largest amount first, then by `from`, then `to`.
  *   Pairwise: at most one per pair, sorted by `from`, then `to`.
+ *
+ * The fewest transfers: n non-zero members that can be split into k disjoint groups each summing to zero
+ * settle in n - k transfers (k - 1 per group of k, and no fewer). So the minimum is n minus the largest number
+ * of disjoint zero-sum subsets, found by a search over subsets (bitmasks). Two members with equal and opposite
+ * balances are always one such subset in some optimal answer, so they are paired first, and only the members
+ * left are searched. Every transfer goes from someone who owes to someone owed, so the money moved is always
+ * the least possible: the sum of what is owed. Ties (which optimal grouping) go to handles in code-unit order.
  *
  * Broken invariants (balances not summing to zero, debts not matching balances) throw a
  * plain Error: they come from stored data, so they are server bugs, not bad user input.
@@ -32,16 +40,109 @@ export interface Transfer {
 
 export type Debt = Transfer;
 
-export function settleUp(balances: readonly MemberBalance[], simplify: boolean, debts: readonly Debt[] = []): Transfer[] {
+/** How a plan was made: the exact fewest transfers, greedy (too many members for the exact search), or each pair's own. */
+export type SettleMethod = "exact" | "greedy" | "pairwise";
+
+export interface SettlePlan {
+  transfers: Transfer[];
+  method: SettleMethod;
+}
+
+/** Members left after pairing equal opposite balances, up to which the fewest transfers are searched exactly (2^n subsets). */
+export const EXACT_LIMIT = 18;
+
+export function settleUp(balances: readonly MemberBalance[], simplify: boolean, debts: readonly Debt[] = []): SettlePlan {
   const ledger = readBalances(balances);
-  if (simplify) return simplifyDebts(ledger);
+  if (simplify) return fewestTransfers(ledger);
   const transfers = netPairwise(debts);
   assertMatches(transfers, ledger);
-  return transfers;
+  return { transfers, method: "pairwise" };
+}
+
+/** Greedy min-cash-flow over balances summing to zero: at most n - 1 transfers, in the order found. */
+export function greedyTransfers(balances: readonly MemberBalance[]): Transfer[] {
+  return greedy(readBalances(balances));
+}
+
+function fewestTransfers(ledger: Map<string, bigint>): SettlePlan {
+  const members = [...ledger].filter(([, b]) => b !== 0n).sort(([a], [b]) => compare(a, b));
+  const transfers: Transfer[] = [];
+  // Equal and opposite balances settle each other in one transfer, paired in handle order.
+  const creditors = new Map<bigint, string[]>();
+  for (const [handle, b] of members) if (b > 0n) creditors.set(b, [...(creditors.get(b) ?? []), handle]);
+  const paired = new Set<string>();
+  for (const [handle, b] of members) {
+    const match = b < 0n ? creditors.get(-b)?.shift() : undefined;
+    if (match === undefined) continue;
+    transfers.push({ from: handle, to: match, amount_minor: toSafe(-b) });
+    paired.add(handle).add(match);
+  }
+  const left = members.filter(([handle]) => !paired.has(handle));
+  const exact = left.length <= EXACT_LIMIT;
+  const groups = exact ? zeroSumGroups(left.map(([, b]) => b)) : [left.map((_, i) => i)];
+  for (const g of groups) transfers.push(...greedy(new Map(g.map((i) => left[i]!))));
+  transfers.sort((a, b) => b.amount_minor - a.amount_minor || compare(a.from, b.from) || compare(a.to, b.to));
+  return { transfers, method: exact ? "exact" : "greedy" };
+}
+
+// Sums of up to EXACT_LIMIT safe integers can pass 2^53, so each value is kept as hi * 2^26 + lo, both exact in a double.
+const SPLIT = 2 ** 26;
+
+/**
+ * The largest number of disjoint subsets of `values` (summing to zero, none zero) that each sum to zero, as lists
+ * of indexes covering them all. best[mask] is the most disjoint zero-sum subsets inside mask. A zero-sum mask has
+ * one more than mask minus any member (its rest then sums to zero too); any other mask keeps the best of mask minus
+ * one member whose sign is the sum's (the part outside its subsets has that sign, so holds such a member).
+ */
+function zeroSumGroups(values: readonly bigint[]): number[][] {
+  const size = 1 << values.length;
+  const hiOf = values.map((v) => Number(v / BigInt(SPLIT)));
+  const loOf = values.map((v, i) => Number(v - BigInt(hiOf[i]!) * BigInt(SPLIT)));
+  let positive = 0;
+  values.forEach((v, i) => (positive |= v > 0n ? 1 << i : 0));
+  const negative = (size - 1) ^ positive;
+  const hi = new Float64Array(size);
+  const lo = new Float64Array(size);
+  const best = new Uint8Array(size);
+  /** Of the members of mask with the sign of its sum: those whose removal keeps best[mask]. */
+  const keeping = (mask: number) => mask & (hi[mask]! * SPLIT + lo[mask]! > 0 ? positive : negative);
+  const isZero = (mask: number) => hi[mask]! * SPLIT === -lo[mask]!;
+  for (let mask = 1; mask < size; mask++) {
+    const low = mask & -mask;
+    const i = 31 - Math.clz32(low);
+    hi[mask] = hi[mask ^ low]! + hiOf[i]!;
+    lo[mask] = lo[mask ^ low]! + loOf[i]!;
+    if (isZero(mask)) {
+      best[mask] = best[mask ^ low]! + 1;
+      continue;
+    }
+    let most = 0;
+    for (let rest = keeping(mask); rest; rest &= rest - 1) most = Math.max(most, best[mask ^ (rest & -rest)]!);
+    best[mask] = most;
+  }
+  // Walk back from all members, taking the lowest index that keeps the best count; a zero-sum mask closes a group.
+  const groups: number[][] = [];
+  let group: number[] = [];
+  for (let mask = size - 1; mask; ) {
+    let take = mask & -mask;
+    if (!isZero(mask)) {
+      for (let rest = keeping(mask); rest; rest &= rest - 1) {
+        take = rest & -rest;
+        if (best[mask ^ take] === best[mask]) break;
+      }
+    }
+    group.push(31 - Math.clz32(take));
+    mask ^= take;
+    if (isZero(mask)) {
+      groups.push(group);
+      group = [];
+    }
+  }
+  return groups;
 }
 
 /** Greedy min-cash-flow: the largest debtor pays the largest creditor until all are zero. */
-function simplifyDebts(ledger: Map<string, bigint>): Transfer[] {
+function greedy(ledger: Map<string, bigint>): Transfer[] {
   const transfers: Transfer[] = [];
   for (;;) {
     const creditor = pick(ledger, (a, b) => a > b);

@@ -6,16 +6,16 @@ import { and, eq, sql } from "drizzle-orm";
 import { createHash } from "node:crypto";
 import type { Tx } from "../../../db/client.ts";
 import { groups, ledgerActivity } from "../../../db/schema/index.ts";
-import { AppError, conflict, notFound } from "../../errors.ts";
+import { AppError, conflict, invalid, notFound } from "../../errors.ts";
 import { DateOnly, type Category } from "../../tools/expenses/shapes.ts";
 import { agentById } from "../agents.ts";
 import { currencyExponent } from "./currencies.ts";
 import { parseCsv } from "./csv.ts";
 import { insertExpense, membersByHandle, moneyText, newExpenseState } from "./expenses.ts";
 import { logActivity } from "./membership.ts";
-import { formatAmount, MAX_MINOR, parseDecimal } from "./money.ts";
+import { convert, formatAmount, inGroupCurrency, MAX_MINOR, parseDecimal } from "./money.ts";
 import { insertPayment } from "./payments.ts";
-import { allocate } from "./splits.ts";
+import { allocate, compareText } from "./splits.ts";
 import { CONTROL } from "../untrusted.ts";
 
 const FIXED_COLUMNS = ["date", "description", "category", "cost", "currency"];
@@ -64,6 +64,8 @@ export interface SplitwiseExpense {
   date: string;
   description: string;
   category: Category;
+  /** The row's currency; amounts are in its minor units. */
+  currency: string;
   amountMinor: number;
   paidBy: { handle: string; amount_minor: number }[];
   shares: { handle: string; amount_minor: number }[];
@@ -73,6 +75,7 @@ export interface SplitwisePayment {
   line: number;
   date: string;
   description: string;
+  currency: string;
   from: string;
   to: string;
   amountMinor: number;
@@ -83,35 +86,74 @@ export interface SplitwisePlan {
   payments: SplitwisePayment[];
   /** Rows that move no money (everyone's net is zero), with why they were left out. */
   skipped: { line: number; reason: string }[];
+  /** The cost of the skipped rows, in all, per currency. */
+  skippedTotals: Map<string, bigint>;
 }
 
-/** "Name=handle,Other Name=handle2" -> Map(name -> handle). */
+const HANDLE = /^[a-z0-9][a-z0-9_-]{2,31}$/;
+
+/**
+ * --map: "Name=handle,Other Name=handle2", or a JSON object {"Chen, Li": "chen", ...} for names holding a
+ * comma or an equals sign -> Map(name -> handle).
+ */
 export function parseNameMap(text: string): Map<string, string> {
   const map = new Map<string, string>();
-  for (const pair of text.split(",").filter((p) => p.trim())) {
-    const eq = pair.indexOf("=");
-    const name = pair.slice(0, eq).trim();
-    const handle = pair
-      .slice(eq + 1)
-      .trim()
-      .replace(/^@/, "");
-    if (eq < 1 || !name || !/^[a-z0-9][a-z0-9_-]{2,31}$/.test(handle)) throw new Error(`--map: "${pair.trim()}" is not Name=handle`);
+  const add = (name: string, rawHandle: string, given: string) => {
+    const handle = rawHandle.trim().replace(/^@/, "");
+    if (!name || !HANDLE.test(handle)) throw new Error(`--map: ${given} is not Name=handle`);
     if (map.has(name)) throw new Error(`--map: ${name} is mapped twice`);
     map.set(name, handle);
+  };
+  if (text.trim().startsWith("{")) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw new Error('--map: not a JSON object such as {"Chen, Li": "chen"}');
+    }
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new Error('--map: not a JSON object such as {"Chen, Li": "chen"}');
+    for (const [name, handle] of Object.entries(parsed)) {
+      if (typeof handle !== "string") throw new Error(`--map: the handle of ${JSON.stringify(name)} must be a string`);
+      add(name.trim(), handle, JSON.stringify({ [name]: handle }));
+    }
+  } else {
+    for (const pair of text.split(",").filter((p) => p.trim())) {
+      const eq = pair.indexOf("=");
+      add(eq < 1 ? "" : pair.slice(0, eq).trim(), pair.slice(eq + 1), `"${pair.trim()}"`);
+    }
   }
   if (!map.size) throw new Error("--map: give at least one Name=handle");
   return map;
 }
 
+/** One --rate CUR=RATE added to the rates given before it; the rate itself is checked with the group's currency. */
+export function parseRate(text: string, previous: ReadonlyMap<string, string> = new Map()): Map<string, string> {
+  const m = /^\s*([A-Z]{3})\s*=\s*(\S+)\s*$/.exec(text);
+  if (!m) throw new Error(`--rate: "${text}" is not CUR=RATE, such as GBP=1.17`);
+  if (previous.has(m[1]!)) throw new Error(`--rate: ${m[1]} is given twice`);
+  return new Map([...previous, [m[1]!, m[2]!]]);
+}
+
+const isTotalRow = (description: string) => description.trim().toLowerCase() === "total balance";
+const listLines = (lines: number[]) => (lines.length > 5 ? `${lines.slice(0, 5).join(", ")}, …` : lines.join(", "));
+
 /**
- * Reads a Splitwise export for a group keeping its accounts in `currency`. Every problem in the file is
- * reported (with its line), so one run shows everything to fix; the plan is only usable without problems.
+ * Reads a Splitwise export for a group keeping its accounts in `currency`; rows in another currency need its
+ * rate in `rates` (units of `currency` per unit). Every problem in the file is reported (with its line), so one
+ * run shows everything to fix; the plan is only usable without problems.
  * Per row, each person's net must sum to zero. Who paid and who shares is rebuilt from the nets: those
  * owing (negative net) have a share of what they owe and paid nothing; those owed paid their net plus a
  * share of the rest of the cost, divided among them in proportion to their nets.
+ * Splitwise ends the export with a "Total balance" row per currency (each person's sum of that currency's rows,
+ * dated or not); it is not imported, but each person's total must equal what the imported rows give them.
  */
-export function parseSplitwise(text: string, names: Map<string, string>, currency: string): { plan: SplitwisePlan; problems: string[] } {
-  const plan: SplitwisePlan = { expenses: [], payments: [], skipped: [] };
+export function parseSplitwise(
+  text: string,
+  names: Map<string, string>,
+  currency: string,
+  rates: ReadonlyMap<string, string> = new Map(),
+): { plan: SplitwisePlan; problems: string[] } {
+  const plan: SplitwisePlan = { expenses: [], payments: [], skipped: [], skippedTotals: new Map() };
   const problems: string[] = [];
   let rows: { line: number; fields: string[] }[];
   try {
@@ -119,49 +161,68 @@ export function parseSplitwise(text: string, names: Map<string, string>, currenc
   } catch (err) {
     return { plan, problems: [(err as Error).message] };
   }
-  const header = rows.shift();
+  const isHeader = (fields: string[]) => FIXED_COLUMNS.every((c, i) => fields[i]?.trim().toLowerCase() === c);
+  // Lines before the header (a friend export starts with a note) are not data.
+  const headerAt = rows.findIndex((r) => isHeader(r.fields));
+  const header = headerAt < 0 ? rows.find((r) => r.fields.some((f) => f.trim())) : rows[headerAt];
   const columns = header?.fields.map((f) => f.trim()) ?? [];
-  if (columns.length <= FIXED_COLUMNS.length || FIXED_COLUMNS.some((c, i) => columns[i]?.toLowerCase() !== c)) {
+  if (headerAt < 0 || columns.length <= FIXED_COLUMNS.length) {
     return {
       plan,
-      problems: [`line 1: expected the header Date,Description,Category,Cost,Currency followed by one column per person, got: ${columns.join(",")}`],
+      problems: [`line ${header?.line ?? 1}: expected the header Date,Description,Category,Cost,Currency followed by one column per person, got: ${columns.join(",")}`],
     };
   }
   const people = columns.slice(FIXED_COLUMNS.length);
-  for (const name of people.filter((n) => !names.has(n)))
-    problems.push(`line 1: the column "${name}" is not mapped to a handle; add ${name}=<handle> to --map`);
+  for (const name of people.filter((n) => !names.has(n))) {
+    const entry = /[,=]/.test(name) ? `${JSON.stringify({ [name]: "<handle>" })} to --map (as JSON: the name holds a comma or =)` : `${name}=<handle> to --map`;
+    problems.push(`line ${header!.line}: the column "${name}" is not mapped to a handle; add ${entry}`);
+  }
   for (const name of [...names.keys()].filter((n) => !people.includes(n)))
     problems.push(`--map: "${name}" is not a column of the file (columns: ${people.join(", ")})`);
-  const scale = currencyExponent(currency);
+  for (const [code, rate] of rates) {
+    try {
+      if (code === currency) throw invalid("rate", `${code} is the group's own currency`);
+      convert(1, code, currency, rate, "rate");
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      problems.push(`--rate ${code}=${rate}: ${reason(err)}`);
+    }
+  }
+  const unrated = new Map<string, number[]>();
+  const totals: { line: number; currency: string; nets: bigint[] }[] = [];
 
-  for (const { line, fields } of rows) {
+  for (const { line, fields } of rows.slice(headerAt + 1)) {
     if (fields.every((f) => f.trim() === "")) continue;
     const [rawDate = "", description = "", category = "", cost = "", rowCurrency = ""] = fields.map((f) => f.trim());
-    // Splitwise ends the export with a "Total balance" row without a date.
-    if (rawDate === "" && description.toLowerCase() === "total balance") continue;
     const at = `line ${line}`;
     if (fields.length !== columns.length) {
       problems.push(`${at}: ${fields.length} fields, but the header has ${columns.length}`);
       continue;
     }
-    const date = rawDate.slice(0, 10);
-    if (!DateOnly.safeParse(date).success) problems.push(`${at}: the date "${rawDate}" is not a date YYYY-MM-DD`);
-    if (rowCurrency !== currency) {
-      problems.push(
-        `${at}: the currency ${rowCurrency || "(empty)"} is not the group's ${currency}; convert it in Splitwise or import into a ${rowCurrency || "matching"} group`,
-      );
+    let scale: number;
+    try {
+      scale = currencyExponent(rowCurrency);
+    } catch {
+      problems.push(`${at}: the currency "${rowCurrency}" is not an ISO 4217 code such as EUR`);
       continue;
     }
     const number = (value: string, what: string, signed: boolean): bigint | null => {
       try {
-        return value === "" && signed ? 0n : parseDecimal(value, { scale, signed, unit: currency }, what);
+        return value === "" && signed ? 0n : parseDecimal(value, { scale, signed, unit: rowCurrency }, what);
       } catch (err) {
-        problems.push(`${at}: ${what} "${value}" is not an amount in ${currency} (${(err as AppError).message.replace(/^Invalid arguments: /, "")})`);
+        problems.push(`${at}: ${what} "${value}" is not an amount in ${rowCurrency} (${reason(err as AppError)})`);
         return null;
       }
     };
-    const total = number(cost, "Cost", false);
     const nets = people.map((name, i) => ({ name, handle: names.get(name) ?? name, net: number(fields[FIXED_COLUMNS.length + i]!.trim(), name, true) }));
+    if (isTotalRow(description)) {
+      if (totals.some((t) => t.currency === rowCurrency)) problems.push(`${at}: a second Total balance row in ${rowCurrency}`);
+      else if (nets.every((n) => n.net !== null)) totals.push({ line, currency: rowCurrency, nets: nets.map((n) => n.net!) });
+      continue;
+    }
+    const date = rawDate.slice(0, 10);
+    if (!DateOnly.safeParse(date).success) problems.push(`${at}: the date "${rawDate}" is not a date YYYY-MM-DD`);
+    const total = number(cost, "Cost", false);
     if (total === null || nets.some((n) => n.net === null)) continue;
     if (total <= 0n || total > BigInt(MAX_MINOR)) {
       problems.push(`${at}: the cost must be between 0 and 15 digits, got ${cost}`);
@@ -170,7 +231,7 @@ export function parseSplitwise(text: string, names: Map<string, string>, currenc
     const sum = nets.reduce((a, n) => a + n.net!, 0n);
     if (sum !== 0n) {
       problems.push(
-        `${at}: the people's amounts sum to ${moneyText(sum, currency)}, not zero (${nets.map((n) => `${n.name} ${formatAmount(n.net!, currency)}`).join(", ")})`,
+        `${at}: the people's amounts sum to ${moneyText(sum, rowCurrency)}, not zero (${nets.map((n) => `${n.name} ${formatAmount(n.net!, rowCurrency)}`).join(", ")})`,
       );
       continue;
     }
@@ -179,19 +240,21 @@ export function parseSplitwise(text: string, names: Map<string, string>, currenc
     const debt = owing.reduce((a, n) => a - n.net!, 0n);
     const text = cleanDescription(description);
     if (!owed.length) {
-      plan.skipped.push({ line, reason: `"${text}" moves no money between people (everyone's amount is zero)` });
+      plan.skipped.push({ line, reason: `"${text}" (${moneyText(total, rowCurrency)}) moves no money between people (everyone's amount is zero)` });
+      plan.skippedTotals.set(rowCurrency, (plan.skippedTotals.get(rowCurrency) ?? 0n) + total);
       continue;
     }
+    if (rowCurrency !== currency && !rates.has(rowCurrency)) unrated.set(rowCurrency, [...(unrated.get(rowCurrency) ?? []), line]);
     if (category.toLowerCase() === "payment") {
       if (owed.length !== 1 || owing.length !== 1) {
         problems.push(`${at}: a payment needs exactly one person paying (positive) and one paid (negative)`);
         continue;
       }
-      plan.payments.push({ line, date, description: text, from: owed[0]!.handle, to: owing[0]!.handle, amountMinor: Number(debt) });
+      plan.payments.push({ line, date, description: text, currency: rowCurrency, from: owed[0]!.handle, to: owing[0]!.handle, amountMinor: Number(debt) });
       continue;
     }
     if (debt > total) {
-      problems.push(`${at}: the people's debts (${moneyText(debt, currency)}) are more than the cost (${moneyText(total, currency)})`);
+      problems.push(`${at}: the people's debts (${moneyText(debt, rowCurrency)}) are more than the cost (${moneyText(total, rowCurrency)})`);
       continue;
     }
     const ownShares = allocate(
@@ -204,6 +267,7 @@ export function parseSplitwise(text: string, names: Map<string, string>, currenc
       date,
       description: text,
       category: CATEGORY_MAP[category.toLowerCase()] ?? "general",
+      currency: rowCurrency,
       amountMinor: Number(total),
       paidBy: owed.map((n, i) => ({ handle: n.handle, amount_minor: Number(n.net! + ownShares[i]!) })),
       shares: [
@@ -212,8 +276,44 @@ export function parseSplitwise(text: string, names: Map<string, string>, currenc
       ].filter((s) => s.amount_minor > 0),
     });
   }
+  for (const [code, lines] of unrated) {
+    problems.push(`line${lines.length > 1 ? "s" : ""} ${listLines(lines)}: in ${code}, not the group's ${currency}; give the rate with --rate ${code}=<${currency} per 1 ${code}>`);
+  }
+  // Only a file read without problems is complete enough to hold against its totals.
+  if (!problems.length) problems.push(...totalsDisagreements(plan, totals, people, names));
   return { plan, problems };
 }
+
+/** Each "Total balance" row against what the plan gives each person in that currency: one problem per person who differs. */
+function totalsDisagreements(plan: SplitwisePlan, totals: { line: number; currency: string; nets: bigint[] }[], people: string[], names: Map<string, string>): string[] {
+  const imported = new Map<string, bigint>();
+  const add = (code: string, handle: string, amount: bigint) => imported.set(`${code} ${handle}`, (imported.get(`${code} ${handle}`) ?? 0n) + amount);
+  for (const e of plan.expenses) {
+    for (const p of e.paidBy) add(e.currency, p.handle, BigInt(p.amount_minor));
+    for (const s of e.shares) add(e.currency, s.handle, -BigInt(s.amount_minor));
+  }
+  for (const p of plan.payments) {
+    add(p.currency, p.from, BigInt(p.amountMinor));
+    add(p.currency, p.to, -BigInt(p.amountMinor));
+  }
+  const problems: string[] = [];
+  for (const t of totals) {
+    const inFile = new Map<string, bigint>();
+    people.forEach((name, i) => inFile.set(names.get(name)!, (inFile.get(names.get(name)!) ?? 0n) + t.nets[i]!));
+    for (const [handle, total] of inFile) {
+      const got = imported.get(`${t.currency} ${handle}`) ?? 0n;
+      if (got === total) continue;
+      const who = people.filter((n) => names.get(n) === handle).join(" + ");
+      problems.push(
+        `line ${t.line}: the Total balance in ${t.currency} gives ${who} (@${handle}) ${formatAmount(total, t.currency)}, but the rows imported give ${formatAmount(got, t.currency)} (a difference of ${moneyText(total - got, t.currency)}); is a row missing or changed?`,
+      );
+    }
+  }
+  return problems;
+}
+
+/** What a validation error says about its one field. */
+const reason = (err: AppError) => (err.details?.issues as { message: string }[] | undefined)?.[0]?.message ?? err.message;
 
 /** Descriptions become plain one-line text of at most 140 characters, as add_expense takes them. */
 function cleanDescription(text: string): string {
@@ -232,20 +332,30 @@ export interface ImportResult {
   import_id: string;
   expenses: number;
   payments: number;
+  /** Rows moving no money, left out. */
   skipped: { line: number; reason: string }[];
+  /** Their cost in all, per currency. */
+  skipped_total: { currency: string; amount_minor: number; amount: string }[];
 }
 
 /**
  * Imports a Splitwise export into a group in one go. Refuses (VALIDATION_ERROR with details.problems
- * listing every problem) when the file does not balance, a name is unmapped, or a handle is not a
- * member; refuses (CONFLICT) a file already imported into the group. Imported rows tell no one:
- * a whole history would flood the members' inboxes; the activity log records each row and the import.
+ * listing every problem) when the file does not balance or disagrees with its Total balance rows, a name is
+ * unmapped, a handle is not a member, or a currency other than the group's has no rate; refuses (CONFLICT) a
+ * file already imported into the group. Rows in another currency keep their amounts as given and are converted
+ * once at `rates` (as add_expense and record_payment do). Imported rows tell no one: a whole history would flood
+ * the members' inboxes; the activity log records each row and the import.
  */
-export async function importSplitwise(tx: Tx, now: Date, input: { groupId: string; text: string; names: Map<string, string> }): Promise<ImportResult> {
+export async function importSplitwise(
+  tx: Tx,
+  now: Date,
+  input: { groupId: string; text: string; names: Map<string, string>; rates?: ReadonlyMap<string, string> },
+): Promise<ImportResult> {
   const group = await tx.select().from(groups).where(eq(groups.groupId, input.groupId)).get();
   if (!group) throw notFound("Group");
   if (group.archived) throw conflict("The group is archived and read-only; unarchive it before importing.");
-  const { plan, problems } = parseSplitwise(input.text, input.names, group.currency);
+  const rates = input.rates ?? new Map<string, string>();
+  const { plan, problems } = parseSplitwise(input.text, input.names, group.currency, rates);
   const members = await membersByHandle(tx, group.groupId);
   for (const [name, handle] of input.names) {
     if (!members.has(handle)) problems.push(`--map: ${name}=${handle}: @${handle} is not a member of the group`);
@@ -279,10 +389,12 @@ export async function importSplitwise(tx: Tx, now: Date, input: { groupId: strin
         {
           description: e.description,
           amount_minor: e.amountMinor,
+          currency: e.currency,
+          ...(e.currency === group.currency ? {} : { exchange_rate: rates.get(e.currency)! }),
           date: e.date,
           category: e.category,
           paid_by: e.paidBy,
-          split: { mode: "exact", among: e.shares.map((s) => ({ handle: s.handle, value: formatAmount(s.amount_minor, group.currency) })) },
+          split: { mode: "exact", among: e.shares.map((s) => ({ handle: s.handle, value: formatAmount(s.amount_minor, e.currency) })) },
           refs: { import_id: importId, splitwise_line: String(e.line) },
         },
         now,
@@ -293,24 +405,43 @@ export async function importSplitwise(tx: Tx, now: Date, input: { groupId: strin
       problems.push(`line ${e.line}: ${err.message}`);
     }
   }
+  const converted = plan.payments.map((p) => {
+    try {
+      return inGroupCurrency({ currency: p.currency, amount_minor: p.amountMinor, exchangeRate: rates.get(p.currency) ?? null }, group.currency);
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      problems.push(`line ${p.line}: ${err.message}`);
+      return null;
+    }
+  });
   if (problems.length) throw refuse(problems);
-  for (const p of plan.payments) {
+  for (const [i, p] of plan.payments.entries()) {
     await insertPayment(tx, now, group, {
       from: members.get(p.from)!,
       to: members.get(p.to)!,
-      amountMinor: p.amountMinor,
+      ...converted[i]!,
       state: "confirmed",
       note: `${p.description} (Splitwise, ${p.date})`,
       createdBy: members.get(p.to)!.agentId,
     });
   }
   const owner = (await agentById(tx, group.createdBy))!;
+  const used = [...new Set([...plan.expenses, ...plan.payments].map((r) => r.currency))].filter((c) => c !== group.currency).sort();
   await logActivity(tx, now, {
     groupId: group.groupId,
     actorId: owner.agentId,
     action: "splitwise_imported",
-    summary: `Imported ${plan.expenses.length} expenses and ${plan.payments.length} payments from a Splitwise export`,
+    summary: `Imported ${plan.expenses.length} expenses and ${plan.payments.length} payments from a Splitwise export${used.length ? ` (${used.map((c) => `${c} at ${rates.get(c)} ${group.currency}`).join(", ")})` : ""}`,
     refs: { import_id: importId },
   });
-  return { group_id: group.groupId, import_id: importId, expenses: plan.expenses.length, payments: plan.payments.length, skipped: plan.skipped };
+  return {
+    group_id: group.groupId,
+    import_id: importId,
+    expenses: plan.expenses.length,
+    payments: plan.payments.length,
+    skipped: plan.skipped,
+    skipped_total: [...plan.skippedTotals]
+      .sort(([a], [b]) => compareText(a, b))
+      .map(([currency, minor]) => ({ currency, amount_minor: Number(minor), amount: formatAmount(minor, currency) })),
+  };
 }

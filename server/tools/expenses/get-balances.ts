@@ -1,31 +1,41 @@
 import { z } from "zod";
 import { counterpartyBalances, groupBalanceView } from "../../domain/ledger/balances.ts";
+import { EXACT_LIMIT } from "../../domain/ledger/settle.ts";
+import { invalid } from "../../errors.ts";
 import { defineTool } from "../define.ts";
 import { Uuid } from "../schemas.ts";
-import { Counterparty, MemberBalance, Payment, Transfer } from "./shapes.ts";
+import { Counterparty, CurrencyBreakdown, MemberBalance, Payment, Transfer } from "./shapes.ts";
 
 export const getBalances = defineTool({
   name: "get_balances",
   title: "Get balances and how to settle up",
-  description:
-    "With group_id: each member's balance (positive: the others owe them; the balances sum to zero), pending payments (not counted until confirmed) and settle_up, the transfers that settle the group (fewest transfers when the group simplifies debts, each pair's own debts otherwise). Without group_id: your net with each counterparty per currency across all your groups (positive: they owe you), your total per currency and your pending payments.",
+  description: `With group_id: each member's balance (positive: the others owe them; the balances sum to zero), pending payments (not counted until confirmed) and settle_up, the transfers that settle the group. When the group simplifies debts these are the fewest transfers possible, every one from someone who owes to someone owed (settle_up_method exact); with more than ${EXACT_LIMIT} members left to settle after pairing equal and opposite balances they come from a greedy plan that may use a few more (settle_up_method greedy). When it does not, each pair settles its own debts (settle_up_method pairwise). With by_currency true, also by_currency: per currency the amounts were given in, what each member paid, owes and paid or received in payments, with their net both in that currency and converted into the group's (the converted nets add up to the balance). Without group_id: your net with each counterparty per currency across all your groups (positive: they owe you), your total per currency and your pending payments.`,
   tags: ["read"],
-  input: z.strictObject({ group_id: Uuid.optional() }),
+  input: z.strictObject({
+    group_id: Uuid.optional(),
+    by_currency: z.boolean().optional().describe("With group_id: also show what each member paid and owes per currency the amounts were given in"),
+  }),
   output: z.object({
     group_id: Uuid.optional(),
     currency: z.string().optional(),
     simplify_debts: z.boolean().optional(),
     members: z.array(MemberBalance).optional(),
     settle_up: z.array(Transfer).optional(),
+    settle_up_method: z
+      .enum(["exact", "greedy", "pairwise"])
+      .optional()
+      .describe("exact: the fewest transfers; greedy: too many members for the exact search, possibly a few more; pairwise: each pair's own debts (simplify_debts off)"),
+    by_currency: z.array(CurrencyBreakdown).optional(),
     counterparties: z.array(Counterparty).optional(),
     totals: z.array(z.object({ currency: z.string(), balance_minor: z.number().int(), balance: z.string() })).optional(),
     pending_payments: z.array(Payment),
   }),
   async run(ctx, input) {
+    if (input.group_id === undefined && input.by_currency) throw invalid("by_currency", "give group_id with by_currency");
     const data =
       input.group_id === undefined
         ? await counterpartyBalances(ctx.tx, ctx.principal.agentId, ctx.now)
-        : await groupBalanceView(ctx.tx, ctx.principal.agentId, input.group_id, ctx.now);
+        : await groupBalanceView(ctx.tx, ctx.principal.agentId, input.group_id, ctx.now, input.by_currency ?? false);
     return { ...data, suggested_next: ["record_payment", "list_expenses"] };
   },
 });

@@ -2,16 +2,17 @@ import { z } from "zod";
 import { listPayments as list } from "../../domain/ledger/payments.ts";
 import { defineTool } from "../define.ts";
 import { Cursor, Limit, Uuid } from "../schemas.ts";
-import { Payment } from "./shapes.ts";
+import { Payment, PAYMENT_STATES } from "./shapes.ts";
 
 export const listPayments = defineTool({
   name: "list_payments",
   title: "List a group's payments",
-  description: "Lists a group's payments, newest first, paged with limit and cursor; filter by state (pending, confirmed, rejected).",
+  description:
+    "Lists a group's payments, newest first, paged with limit and cursor; filter by state (pending, confirmed, rejected, voided). A voided payment names who voided it and when.",
   tags: ["read"],
   input: z.strictObject({
     group_id: Uuid,
-    state: z.enum(["pending", "confirmed", "rejected"]).optional(),
+    state: z.enum(PAYMENT_STATES).optional(),
     limit: Limit.optional(),
     cursor: Cursor.optional(),
   }),

@@ -73,6 +73,11 @@ export const expenseFields = {
 
 const HandleAmount = z.object({ handle: z.string(), amount_minor: z.number().int(), amount: z.string() });
 
+export const OriginalAmount = z
+  .object({ currency: z.string(), amount_minor: z.number().int(), amount: z.string(), exchange_rate: z.string() })
+  .nullable()
+  .describe("The amount as given in another currency and the rate used to convert it once");
+
 export const ExpenseResponse = z.object({
   agent: AgentRef,
   action: z.enum(["confirm", "dispute"]),
@@ -87,10 +92,7 @@ export const ExpenseContent = z.object({
   amount_minor: z.number().int(),
   amount: z.string(),
   currency: z.string().describe("The group's currency; amount and shares are in it"),
-  original: z
-    .object({ currency: z.string(), amount_minor: z.number().int(), amount: z.string(), exchange_rate: z.string() })
-    .nullable()
-    .describe("The amount as given in another currency and the rate used to convert it once"),
+  original: OriginalAmount,
   date: z.string(),
   category: z.enum(CATEGORIES),
   paid_by: z.array(HandleAmount),
@@ -129,6 +131,8 @@ export const ExpenseHistoryEntry = z.object({
 });
 export type ExpenseHistoryEntry = z.infer<typeof ExpenseHistoryEntry>;
 
+export const PAYMENT_STATES = ["pending", "confirmed", "rejected", "voided"] as const;
+
 export const Payment = z.object({
   payment_id: Uuid,
   group_id: Uuid,
@@ -136,12 +140,15 @@ export const Payment = z.object({
   to: AgentRef,
   amount_minor: z.number().int(),
   amount: z.string(),
-  currency: z.string(),
-  state: z.enum(["pending", "confirmed", "rejected"]),
+  currency: z.string().describe("The group's currency; amount is in it"),
+  original: OriginalAmount,
+  state: z.enum(PAYMENT_STATES).describe("Only confirmed payments count in balances; a voided one no longer does"),
   note: Untrusted.nullable(),
   created_by: AgentRef,
   created_at: Timestamp,
   updated_at: Timestamp,
+  voided_by: AgentRef.nullable().describe("Who voided it (payer or payee), or null"),
+  voided_at: Timestamp.nullable(),
 });
 export type Payment = z.infer<typeof Payment>;
 
@@ -149,6 +156,27 @@ export const Transfer = z.object({ from: AgentRef, to: AgentRef, amount_minor: z
 export type Transfer = z.infer<typeof Transfer>;
 
 export const MemberBalance = z.object({ agent: AgentRef, balance_minor: z.number().int(), balance: z.string() });
+
+export const CurrencyBreakdown = z.object({
+  currency: z.string().describe("The currency the amounts were given in"),
+  members: z.array(
+    z.object({
+      agent: AgentRef,
+      paid_minor: z.number().int().describe("Paid for expenses, in this currency"),
+      paid: z.string(),
+      owes_minor: z.number().int().describe("Their shares of expenses, in this currency"),
+      owes: z.string(),
+      payments_sent_minor: z.number().int().describe("Confirmed payments they made, in this currency"),
+      payments_sent: z.string(),
+      payments_received_minor: z.number().int().describe("Confirmed payments they received, in this currency"),
+      payments_received: z.string(),
+      net_minor: z.number().int().describe("paid - owes + payments_sent - payments_received, in this currency"),
+      net: z.string(),
+      converted_minor: z.number().int().describe("The same net in the group's currency, as it counts in the balance"),
+      converted: z.string(),
+    }),
+  ),
+});
 
 export const Counterparty = z.object({
   agent: AgentRef,
