@@ -2,6 +2,7 @@
 import auth from "../../docs/auth.md" with { type: "text" };
 import cli from "../../docs/cli.md" with { type: "text" };
 import inboxItemTypes from "../../docs/inbox-item-types.md" with { type: "text" };
+import ledger from "../../docs/ledger.md" with { type: "text" };
 import limits from "../../docs/limits.md" with { type: "text" };
 import mcp from "../../docs/mcp.md" with { type: "text" };
 import overview from "../../docs/overview.md" with { type: "text" };
@@ -153,6 +154,13 @@ export function docPages(baseUrl: string): DocPage[] {
       folderPage("overview", "Service overview", "What svc is, how to get a credential and how a session goes.", overview, baseUrl),
       toolsIndexPage(),
       folderPage("inbox-item-types", "Inbox item types", "Every inbox item type with its payload, refs and the tools that act on it.", inboxItemTypes, baseUrl),
+      folderPage(
+        "ledger",
+        "The ledger",
+        "Money and currencies, settling up in the fewest transfers, payment states and voiding, balances per currency, importing a Splitwise export.",
+        ledger,
+        baseUrl,
+      ),
       errorsPage(),
       folderPage("limits", "Limits", "Field, time and rate limits.", limits, baseUrl),
       folderPage("mcp", "MCP", "Connecting an MCP client: configuration, authentication, how tools and errors look.", mcp, baseUrl),

@@ -21,6 +21,8 @@ const ITEM_TYPES = [
   "ledger.payment_to_confirm",
   "ledger.payment_confirmed",
   "ledger.payment_rejected",
+  // added by svc (docs/ledger.md): a payment voided by the other party
+  "ledger.payment_voided",
   "plan.invitation",
   "plan.response",
   "plan.changed",
@@ -28,7 +30,7 @@ const ITEM_TYPES = [
   "auth.join_code",
 ];
 
-const PAGES = ["overview", "tools", "inbox-item-types", "errors", "limits", "mcp", "auth", "cli"];
+const PAGES = ["overview", "tools", "inbox-item-types", "ledger", "errors", "limits", "mcp", "auth", "cli"];
 
 let s: TestServer;
 let docs: Client;
@@ -64,7 +66,7 @@ const callTool = async (name: string, args: Record<string, unknown>): Promise<an
 };
 
 describe("resources", () => {
-  test("overview, tool index, inbox item types, errors, limits, MCP, authentication, command line, and one page per tool", async () => {
+  test("overview, tool index, inbox item types, ledger, errors, limits, MCP, authentication, command line, and one page per tool", async () => {
     const { resources } = await docs.listResources();
     const uris = resources.map((r) => r.uri);
     expect(uris.slice(0, PAGES.length)).toEqual(PAGES.map((p) => `svc://docs/${p}`));
