@@ -287,7 +287,8 @@ export function parseSplitwise(
 /** Each "Total balance" row against what the plan gives each person in that currency: one problem per person who differs. */
 function totalsDisagreements(plan: SplitwisePlan, totals: { line: number; currency: string; nets: bigint[] }[], people: string[], names: Map<string, string>): string[] {
   const imported = new Map<string, bigint>();
-  const add = (code: string, handle: string, amount: bigint) => imported.set(`${code} ${handle}`, (imported.get(`${code} ${handle}`) ?? 0n) + amount);
+  const key = (code: string, handle: string) => `${code} ${handle}`;
+  const add = (code: string, handle: string, amount: bigint) => imported.set(key(code, handle), (imported.get(key(code, handle)) ?? 0n) + amount);
   for (const e of plan.expenses) {
     for (const p of e.paidBy) add(e.currency, p.handle, BigInt(p.amount_minor));
     for (const s of e.shares) add(e.currency, s.handle, -BigInt(s.amount_minor));
@@ -301,7 +302,7 @@ function totalsDisagreements(plan: SplitwisePlan, totals: { line: number; curren
     const inFile = new Map<string, bigint>();
     people.forEach((name, i) => inFile.set(names.get(name)!, (inFile.get(names.get(name)!) ?? 0n) + t.nets[i]!));
     for (const [handle, total] of inFile) {
-      const got = imported.get(`${t.currency} ${handle}`) ?? 0n;
+      const got = imported.get(key(t.currency, handle)) ?? 0n;
       if (got === total) continue;
       const who = people.filter((n) => names.get(n) === handle).join(" + ");
       problems.push(
