@@ -24,8 +24,9 @@ export const recordPayment = defineTool({
     overpayment: z
       .object({ owed_minor: z.number().int(), owed: z.string(), excess_minor: z.number().int(), excess: z.string() })
       .nullable()
+      .optional()
       .describe(
-        "Set when the payment is more than the payer owed the payee in this group before it (the larger of the settle-up transfer between them and their own debt), in the group's currency; null otherwise",
+        "Set when the payment is more than the payer owed the payee in this group before it (the larger of the settle-up transfer between them and their own debt), in the group's currency; null otherwise (absent only in an answer stored by svc 0.9.0 and replayed)",
       ),
   }),
   async run(ctx, input) {

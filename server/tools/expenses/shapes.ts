@@ -141,14 +141,15 @@ export const Payment = z.object({
   amount_minor: z.number().int(),
   amount: z.string(),
   currency: z.string().describe("The group's currency; amount is in it"),
-  original: OriginalAmount,
+  // The fields added after 0.9.0 are optional: an answer stored by 0.9.0 is replayed as it was (idempotency).
+  original: OriginalAmount.optional(),
   state: z.enum(PAYMENT_STATES).describe("Only confirmed payments count in balances; a voided one no longer does"),
   note: Untrusted.nullable(),
   created_by: AgentRef,
   created_at: Timestamp,
   updated_at: Timestamp,
-  voided_by: AgentRef.nullable().describe("Who voided it (payer or payee), or null"),
-  voided_at: Timestamp.nullable(),
+  voided_by: AgentRef.nullable().optional().describe("Who voided it (payer or payee), or null"),
+  voided_at: Timestamp.nullable().optional(),
 });
 export type Payment = z.infer<typeof Payment>;
 
