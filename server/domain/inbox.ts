@@ -95,10 +95,15 @@ const notDismissed = sql`${inboxItems.dismissed} = 0`;
 const unseen = sql`${inboxItems.seen} = 0`;
 const unresolved = sql`${inboxItems.resolved} = 0`;
 
-const live = (agentId: string, now: Date) => and(eq(inboxItems.agentId, agentId), notDismissed, gt(inboxItems.expiresAt, iso(now)));
-
 const agent = sql.placeholder("agent");
 const at = sql.placeholder("now");
+
+// Unary + keeps the planner off the expiry index for these reads: an agent's items are read in seq order by
+// the index of the query, and expiry only filters them (by the range it would scan every live item instead).
+const notExpired = (now: Date | typeof at) => sql`+${inboxItems.expiresAt} > ${now instanceof Date ? iso(now) : now}`;
+
+const live = (agentId: string, now: Date) => and(eq(inboxItems.agentId, agentId), notDismissed, notExpired(now));
+
 
 // The counters (kept by triggers, see 0012_inbox_counts.sql) less the counted items past expires_at that the
 // expiry job has not deleted yet: a key lookup and an index range that is normally empty.
@@ -115,19 +120,21 @@ const countsQuery = prepared((tx) =>
     .prepare(),
 );
 
-// The newest unread items of one partial index (its condition written out, so the planner can use it).
-const newestUnread = (condition: SQL) =>
+// The newest unread items of one partial index, named: without statistics the planner would rather walk all of
+// an agent's items in seq order. Its condition is written out with literals so that the index applies.
+const newestUnread = (index: string, condition: SQL) =>
   prepared((tx) =>
     tx
-      .select({ summaryMd: inboxItems.summaryMd })
-      .from(inboxItems)
-      .where(and(eq(inboxItems.agentId, agent), condition, gt(inboxItems.expiresAt, at)))
+      // A column as plain SQL: drizzle does not see the table inside the FROM it is given as SQL.
+      .select({ summaryMd: sql<string>`summary_md` })
+      .from(sql`${inboxItems} INDEXED BY ${sql.identifier(index)}`)
+      .where(and(eq(inboxItems.agentId, agent), condition, notExpired(at)))
       .orderBy(desc(inboxItems.seq))
       .limit(TOP_ITEMS)
       .prepare(),
   );
-const newestAsks = newestUnread(sql`seen = 0 AND dismissed = 0 AND requires_action = 1 AND resolved = 0`);
-const newestNews = newestUnread(sql`seen = 0 AND dismissed = 0 AND requires_action = 0`);
+const newestAsks = newestUnread("inbox_unread_asks", sql`seen = 0 AND dismissed = 0 AND requires_action = 1 AND resolved = 0`);
+const newestNews = newestUnread("inbox_unread_news", sql`seen = 0 AND dismissed = 0 AND requires_action = 0`);
 
 export interface InboxCounts {
   unread: number;
@@ -191,7 +198,7 @@ const pageQuery = (fromCursor: boolean, includeSeen: boolean) =>
         and(
           eq(inboxItems.agentId, agent),
           notDismissed,
-          gt(inboxItems.expiresAt, at),
+          notExpired(at),
           gt(
             inboxItems.seq,
             fromCursor
