@@ -1,6 +1,5 @@
 // The ledger under a realistic group: 20 members, 10,000 expenses. Prints median and p99 latency of get_balances
-// and add_expense over HTTP, add_expense throughput, and the raw rate of single-row libSQL write transactions on the
-// same database file in the same run.
+// and add_expense over HTTP, and add_expense throughput with 16 connections against a bare Bun.serve hello-world.
 // Run: bun run bench/ledger.ts [expenses=10000]
 import { spawn } from "bun";
 import { eq } from "drizzle-orm";
@@ -10,14 +9,13 @@ import { join } from "node:path";
 import { openDb } from "../db/client.ts";
 import { groups } from "../db/schema/index.ts";
 import { insertExpense, membersByHandle, newExpenseState } from "../server/domain/ledger/expenses.ts";
-import { tool, waitFor } from "./load.ts";
+import { ensureWrk, fmt, tool, waitFor, wrk } from "./load.ts";
 
 const EXPENSES = Number(process.argv[2] ?? 10_000);
 const MEMBERS = 20;
 const LATENCY_CALLS = 300;
-const THROUGHPUT_CALLS = 1500;
+const SECONDS = 10;
 const CONCURRENCY = 16;
-const RAW_TRANSACTIONS = 3000;
 
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 const ms = (n: number) => `${n.toFixed(2)} ms`;
@@ -40,7 +38,10 @@ const proc = spawn(["bun", "run", "cli/main.ts", "serve", "--port", "18790", "--
   stdout: "ignore",
   stderr: "inherit",
 });
+ensureWrk();
+const hello = spawn(["bun", "run", "bench/hello.ts", "18789"], { stdout: "ignore", stderr: "inherit" });
 await waitFor(`${url}/healthz`);
+await waitFor("http://127.0.0.1:18789/");
 const svc = { url, proc };
 try {
   const members: { key: string; agentId: string; handle: string }[] = [];
@@ -68,6 +69,7 @@ try {
       }
     });
   }
+  await db.close();
   console.log(
     `svc ledger benchmark: ${MEMBERS} members, ${EXPENSES} expenses (seeded in ${((performance.now() - seedStart) / 1000).toFixed(1)} s), server as a child process, loopback HTTP, 2 shared cores\n`,
   );
@@ -90,30 +92,26 @@ try {
     `add_expense    median ${ms(pct(adds, 50))}   p99 ${ms(pct(adds, 99))}   (${LATENCY_CALLS} sequential calls, equal split among ${MEMBERS}, 19 inbox items each)`,
   );
 
-  const started = performance.now();
-  let issued = 0;
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (issued < THROUGHPUT_CALLS) {
-        issued++;
-        await add();
-      }
-    }),
-  );
-  const addRate = THROUGHPUT_CALLS / ((performance.now() - started) / 1000);
-  console.log(`add_expense    throughput ${addRate.toFixed(0)}/s   (${THROUGHPUT_CALLS} calls, ${CONCURRENCY} concurrent clients)`);
+  // Throughput with 16 connections from wrk, each request a new expense by one of the members (its own idempotency
+  // key), against a bare Bun.serve hello-world measured by the same load generator in the same run.
+  const lua = `
+local keys = { ${members.map((m) => JSON.stringify(m.key)).join(", ")} }
+local threads = 0
+function setup(thread) thread:set("id", threads); threads = threads + 1 end
+local n = 0
+function request()
+  n = n + 1
+  local body = string.format('{"group_id":"${group.group_id}","description":"wrk %d","amount":"12.34","idempotency_key":"wrk-%d-%d"}', n, id, n)
+  return wrk.format("POST", "/v1/tools/add_expense", { ["authorization"] = "Bearer " .. keys[(n % #keys) + 1], ["content-type"] = "application/json" }, body)
+end`;
+  const throughput = wrk(`${svc.url}/v1/tools/add_expense`, { seconds: SECONDS, connections: CONCURRENCY, lua });
+  console.log(`add_expense    ${fmt(throughput)}   (${CONCURRENCY} connections, wrk)`);
+  const base = wrk("http://127.0.0.1:18789/", { seconds: SECONDS });
+  console.log(`hello-world    ${fmt(base)}   (Bun.serve, 64 connections, wrk)`);
 
-  await db.raw.execute("CREATE TABLE IF NOT EXISTS bench_raw (id INTEGER PRIMARY KEY, payload TEXT NOT NULL)");
-  const rawStart = performance.now();
-  for (let i = 0; i < RAW_TRANSACTIONS; i++) {
-    await db.raw.transaction((t) => t.execute({ sql: "INSERT INTO bench_raw (payload) VALUES (?)", args: [`row ${i}`] }));
-  }
-  const rawRate = RAW_TRANSACTIONS / ((performance.now() - rawStart) / 1000);
-  await db.raw.execute("DROP TABLE bench_raw");
-  db.close();
-  console.log(`raw libSQL     ${rawRate.toFixed(0)} single-row write transactions/s   (${RAW_TRANSACTIONS}, same database file, same run)`);
-  console.log(`\nadd_expense throughput / raw write rate: ${((100 * addRate) / rawRate).toFixed(1)}% (target >= 50%)`);
-  console.log(`get_balances median: ${ms(pct(balances, 50))} (target < 20 ms)`);
+  console.log(`\nadd_expense / hello-world: ${((100 * throughput.rps) / base.rps).toFixed(2)}% (target >= 0.4%)`);
+  console.log(`get_balances median: ${ms(pct(balances, 50))} (target <= 1 ms)`);
 } finally {
   svc.proc.kill();
+  hello.kill();
 }

@@ -22,13 +22,16 @@ export function ensureWrk(): void {
 const toMs = (v: string, unit: string) => Number(v) * ({ us: 0.001, ms: 1, s: 1000 } as Record<string, number>)[unit]!;
 
 /** Loads `url` with wrk: 64 connections over loopback, optionally a POST body and headers. */
-export function wrk(url: string, opts: { seconds: number; body?: string; headers?: Record<string, string>; connections?: number }): LoadResult {
+export function wrk(
+  url: string,
+  opts: { seconds: number; body?: string; headers?: Record<string, string>; connections?: number; /** a whole wrk Lua script instead */ lua?: string },
+): LoadResult {
   const dir = mkdtempSync(join(tmpdir(), "svc-bench-"));
   const script = join(dir, "req.lua");
   const headerLines = Object.entries(opts.headers ?? {})
     .map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`)
     .join("\n");
-  writeFileSync(script, opts.body === undefined ? headerLines : `wrk.method = "POST"\nwrk.body = ${JSON.stringify(opts.body)}\n${headerLines}\n`);
+  writeFileSync(script, opts.lua ?? (opts.body === undefined ? headerLines : `wrk.method = "POST"\nwrk.body = ${JSON.stringify(opts.body)}\n${headerLines}\n`));
   const out = spawnSync(["wrk", "-t2", `-c${opts.connections ?? 64}`, `-d${opts.seconds}s`, "--latency", "-s", script, url]).stdout.toString();
   const rps = Number(out.match(/Requests\/sec:\s+([\d.]+)/)?.[1] ?? 0);
   const lat = (pct: string) => {

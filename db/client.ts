@@ -180,9 +180,13 @@ export async function openDb(opts: DbOptions): Promise<Db> {
   }
   const closeAll = () => {
     for (const r of readers) r.close();
-    // The last connection to close removes the WAL; checkpointing first leaves svc.db complete on its own.
-    if (path !== ":memory:") writer.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
-    writer.close();
+    try {
+      // The last connection to close removes the WAL; checkpointing first leaves svc.db complete on its own.
+      if (path !== ":memory:") writer.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    } finally {
+      // A checkpoint that fails (a full disk) loses nothing: the WAL is replayed at the next start.
+      writer.close();
+    }
   };
   return assemble(opts, mode, { writer, readers: readers.length ? readers : [writer] }, closeAll);
 }

@@ -48,6 +48,6 @@ DROP INDEX inbox_unseen;
 DROP INDEX inbox_pending_action;
 CREATE INDEX inbox_unread_asks ON inbox_items(agent_id, seq) WHERE seen = 0 AND dismissed = 0 AND requires_action = 1 AND resolved = 0;
 CREATE INDEX inbox_unread_news ON inbox_items(agent_id, seq) WHERE seen = 0 AND dismissed = 0 AND requires_action = 0;
--- Items past expires_at but not yet deleted, per agent (subtracted from the counters) and overall (the expiry job).
+-- Items past expires_at, per agent: those not yet deleted are subtracted from the counters, and the expiry job
+-- finds what to delete agent by agent (from inbox_counts), so no index of all items by expiry is kept.
 CREATE INDEX inbox_agent_expiry ON inbox_items(agent_id, expires_at);
-CREATE INDEX inbox_expiry ON inbox_items(expires_at);

@@ -1,7 +1,7 @@
 // Housekeeping: rows whose time is over are deleted. Reads already ignore them, so a late or repeated
 // run changes nothing a caller can see; the jobs only keep the database from growing without bound.
-import { and, isNotNull, lte } from "drizzle-orm";
-import { apiKeys, idempotencyRecords, inboxItems, platformInvites } from "../../db/schema/index.ts";
+import { and, inArray, isNotNull, lte } from "drizzle-orm";
+import { apiKeys, idempotencyRecords, inboxCounts, inboxItems, platformInvites } from "../../db/schema/index.ts";
 import { DAY, MINUTE, iso } from "../clock.ts";
 import type { Job } from "./index.ts";
 
@@ -13,7 +13,9 @@ export const expireInboxItems: Job = {
   name: "expire_inbox_items",
   everyMs: 10 * MINUTE,
   async run(tx, now) {
-    return (await tx.delete(inboxItems).where(lte(inboxItems.expiresAt, iso(now)))).rowsAffected;
+    // Agent by agent through (agent_id, expires_at): every agent with items has a counters row.
+    const owners = tx.select({ agentId: inboxCounts.agentId }).from(inboxCounts);
+    return (await tx.delete(inboxItems).where(and(inArray(inboxItems.agentId, owners), lte(inboxItems.expiresAt, iso(now))))).rowsAffected;
   },
 };
 

@@ -1,6 +1,6 @@
 // Who belongs to which group, and the balances every other part of the ledger builds on.
 import { and, eq, inArray, isNull, sql } from "drizzle-orm";
-import type { Tx } from "../../../db/client.ts";
+import { prepared, type Tx } from "../../../db/client.ts";
 import { agents, groupInvites, groupMembers, groups, ledgerActivity } from "../../../db/schema/index.ts";
 import { iso } from "../../clock.ts";
 import { conflict, notFound } from "../../errors.ts";
@@ -41,19 +41,26 @@ export async function requireWritable(tx: Tx, groupId: string, agentId: string):
   return assertWritable(await requireMember(tx, groupId, agentId));
 }
 
+// The group and its current members, each read by key: read together, every member's row would repeat the group's.
+const groupById = prepared((tx) => tx.select().from(groups).where(eq(groups.groupId, sql.placeholder("groupId"))).prepare());
+const currentMembers = prepared((tx) =>
+  tx
+    .select({ agentId: agents.agentId, handle: agents.handle, displayName: agents.displayName })
+    .from(groupMembers)
+    .innerJoin(agents, eq(agents.agentId, groupMembers.agentId))
+    .where(and(eq(groupMembers.groupId, sql.placeholder("groupId")), isNull(groupMembers.leftAt)))
+    .prepare(),
+);
+
 /**
- * As requireMember, with the group's current members by handle, in one query: what a call that names
- * members (an expense, a payment, balances) reads first.
+ * As requireMember, with the group's current members by handle: what a call that names members (an expense,
+ * a payment, balances) reads first.
  */
 export async function groupWithMembers(tx: Tx, groupId: string, agentId: string): Promise<{ group: GroupRow; members: Map<string, Member> }> {
-  const rows = await tx
-    .select({ group: groups, member: { agentId: agents.agentId, handle: agents.handle, displayName: agents.displayName } })
-    .from(groups)
-    .innerJoin(groupMembers, and(eq(groupMembers.groupId, groups.groupId), isNull(groupMembers.leftAt)))
-    .innerJoin(agents, eq(agents.agentId, groupMembers.agentId))
-    .where(eq(groups.groupId, groupId));
-  if (!rows.some((r) => r.member.agentId === agentId)) throw notFound("Group");
-  return { group: rows[0]!.group, members: new Map(rows.map((r) => [r.member.handle, r.member])) };
+  const rows = await currentMembers(tx).all({ groupId });
+  if (!rows.some((r) => r.agentId === agentId)) throw notFound("Group");
+  const group = (await groupById(tx).get({ groupId }))!;
+  return { group, members: new Map(rows.map((r) => [r.handle, r])) };
 }
 
 /** As groupWithMembers, and the group must accept changes (not archived). */
