@@ -22,6 +22,7 @@ const EXIT_BY_CODE: Record<ErrorCode, number> = {
   IDEMPOTENCY_KEY_REUSED: EXIT.conflict,
   RATE_LIMITED: EXIT.rateLimited,
   INTERNAL: EXIT.server,
+  STORAGE_UNAVAILABLE: EXIT.server,
 };
 
 /** Codes a newer server may add fall back to the general failure code. */
@@ -36,7 +37,7 @@ Exit codes:
   4  not found (NOT_FOUND: unknown tool, handle, code or object)
   5  conflict (CONFLICT, IDEMPOTENCY_KEY_REUSED)
   6  rate limited (RATE_LIMITED: wait, then retry with the same idempotency key)
-  7  server or network failure (INTERNAL, server unreachable, unreadable answer)
+  7  server or network failure (INTERNAL, STORAGE_UNAVAILABLE, server unreachable, unreadable answer)
 `;
 
 /** A failure the CLI reports: message and suggested action on stderr, then exit with `exitCode`. */

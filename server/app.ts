@@ -1,5 +1,5 @@
 // The HTTP application: one explicit route list; every tool call goes through invoke().
-import { AppError, describeCause } from "./errors.ts";
+import { AppError, toAppError } from "./errors.ts";
 import { json } from "./adapters/http.ts";
 import { handleMcp } from "./adapters/mcp.ts";
 import { openApiDocument } from "./adapters/openapi.ts";
@@ -13,7 +13,7 @@ import { handleWeb, isWebPath } from "./web/routes.ts";
 
 export type Handler = (req: Request, clientAddress: string) => Promise<Response>;
 
-export function createApp(svc: Services, ops?: Ops): Handler {
+export function createApp(svc: Services, ops: Ops): Handler {
   let openapi: string | undefined;
 
   const route: Handler = async (req, clientAddress) => {
@@ -61,14 +61,13 @@ export function createApp(svc: Services, ops?: Ops): Handler {
           return json(authorizationServer(base), 200, requestId, { "Cache-Control": "public, max-age=300" });
         }
         if (path === "/healthz") return json({ ok: true }, 200, requestId);
-        if (ops && path === "/readyz") return await ops.readyz(requestId);
-        if (ops && path === "/metrics") return await ops.metricsEndpoint(req, requestId);
+        if (path === "/readyz") return await ops.readyz(requestId);
+        if (path === "/metrics") return await ops.metricsEndpoint(req, requestId);
       }
       throw new AppError("NOT_FOUND", `Nothing at ${method} ${path}.`, undefined, undefined, "See /openapi.json for every endpoint.");
     } catch (err) {
-      const error = err instanceof AppError ? err : new AppError("INTERNAL", "Something went wrong on the server.");
-      if (!(err instanceof AppError)) console.error(`[${requestId}] ${describeCause(err)}`);
-      return failure(svc, error, requestId);
+      if (!(err instanceof AppError)) ops.serverError(err, requestId);
+      return failure(svc, toAppError(err), requestId);
     }
   };
   return async (req, clientAddress) => withSecurityHeaders(await route(req, clientAddress));

@@ -8,6 +8,10 @@ export const ERROR_CODES = {
   IDEMPOTENCY_KEY_REUSED: { status: 409, action: "Use a new idempotency_key for a different call; reuse a key only to retry the exact same call." },
   RATE_LIMITED: { status: 429, action: "Wait retry_after seconds, then retry with the same idempotency key." },
   INTERNAL: { status: 500, action: "Retry later with the same idempotency key; report the request_id if it persists." },
+  STORAGE_UNAVAILABLE: {
+    status: 503,
+    action: "Wait retry_after seconds, then retry with the same idempotency key: nothing of this call was stored, so the retry is safe and acts once. Reads keep working meanwhile.",
+  },
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
@@ -58,8 +62,37 @@ export function describeCause(err: unknown): string {
   return text.split(/\nparams:/)[0]!.slice(0, 500);
 }
 
-/** Anything that is not an AppError becomes INTERNAL with nothing of the cause leaked. */
+/** Seconds a caller is asked to wait after a storage fault: an operator has to free space or fix the disk. */
+export const STORAGE_RETRY_AFTER_S = 30;
+
+// SQLite's result codes for storage that cannot take a write: full, failing (any extended I/O error), read-only.
+const STORAGE_FAULT = /^SQLITE_(FULL|IOERR|READONLY)(_|$)/;
+
+/**
+ * The SQLite code of a storage fault behind err, or null. Drivers name it in `code` (the native libsql
+ * SqliteError, @libsql/client's LibsqlError, which adds `extendedCode`), and drizzle wraps them as `cause`.
+ */
+export function storageFault(err: unknown): string | null {
+  for (let e = err, depth = 0; e !== null && typeof e === "object" && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
+    const { extendedCode, code } = e as { extendedCode?: unknown; code?: unknown };
+    for (const c of [extendedCode, code]) if (typeof c === "string" && STORAGE_FAULT.test(c)) return c;
+  }
+  return null;
+}
+
+/**
+ * Anything that is not an AppError becomes INTERNAL with nothing of the cause leaked, except a storage fault:
+ * the caller is told the server cannot store writes now, and that retrying later is safe.
+ */
 export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
+  if (storageFault(err)) {
+    return new AppError(
+      "STORAGE_UNAVAILABLE",
+      "The server cannot store writes right now: its database storage is full, failing or read-only. Nothing of this call was stored.",
+      undefined,
+      STORAGE_RETRY_AFTER_S,
+    );
+  }
   return new AppError("INTERNAL", "Something went wrong on the server.");
 }

@@ -3,6 +3,7 @@ import { migrate } from "../db/migrate.ts";
 import { createApp } from "./app.ts";
 import type { ServerConfig } from "./config.ts";
 import { JOBS } from "./jobs/index.ts";
+import { storageFault } from "./errors.ts";
 import { JobRunner } from "./jobs/runner.ts";
 import { createLogger, logCall } from "./observability/logs.ts";
 import { Metrics } from "./observability/metrics.ts";
@@ -44,15 +45,28 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
   services.observe = (e) => {
     metrics.recordCall(e);
     logCall(log, e);
+    if (e.sqliteCode) ops.storageFailed(e.sqliteCode);
+    else if (e.wrote) ops.wrote();
   };
-  const jobs = new JobRunner(db, config.clock, JOBS, (o) => {
-    metrics.jobRuns.inc({ job: o.job, result: o.error ? "error" : "ok" });
-    if (o.error) log.error("job failed", { job: o.job, error: o.error instanceof Error ? o.error.message : String(o.error) });
-    else {
-      metrics.jobRows.inc({ job: o.job }, o.count);
-      if (o.count) log.info("job ran", { job: o.job, rows: o.count });
-    }
-  });
+  const jobs = new JobRunner(
+    db,
+    config.clock,
+    JOBS,
+    (o) => {
+      metrics.jobRuns.inc({ job: o.job, result: o.error ? "error" : "ok" });
+      if (o.error) {
+        const sqliteCode = storageFault(o.error) ?? undefined;
+        if (sqliteCode) ops.storageFailed(sqliteCode);
+        log.error("job failed", { job: o.job, error: o.error instanceof Error ? o.error.message : String(o.error), sqlite_code: sqliteCode });
+      } else {
+        ops.wrote();
+        metrics.jobRows.inc({ job: o.job }, o.count);
+        if (o.count) log.info("job ran", { job: o.job, rows: o.count });
+      }
+    },
+    // The heartbeat is a write every run: a server that met a storage fault is ready again once it commits.
+    () => ops.wrote(),
+  );
   const handle = createApp(services, ops);
   const server = Bun.serve({
     hostname: config.host,

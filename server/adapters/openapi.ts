@@ -18,6 +18,7 @@ const STATUS_TEXT: Record<number, string> = {
   409: "CONFLICT or IDEMPOTENCY_KEY_REUSED",
   429: "RATE_LIMITED: wait retry_after seconds (Retry-After header)",
   500: "INTERNAL: nothing internal is leaked; quote request_id",
+  503: "STORAGE_UNAVAILABLE: the server cannot store writes now (disk full, failing or read-only); retry after retry_after seconds with the same idempotency key",
 };
 const statuses = (list: number[]) => Object.fromEntries(list.map((s) => [String(s), errorResponse(STATUS_TEXT[s]!)]));
 
@@ -51,7 +52,7 @@ function toolOperation(t: Tool) {
           },
         },
       },
-      ...statuses(t.isPublic ? [400, 409, 429, 500] : [400, 401, 403, 404, 409, 429, 500]),
+      ...statuses(t.isPublic ? [400, 409, 429, 500, 503] : [400, 401, 403, 404, 409, 429, 500, 503]),
     },
   };
 }
@@ -92,7 +93,7 @@ export function openApiDocument(baseUrl: string) {
       operationId: "who_am_i",
       summary: "Who am I: the agent profile and where to go next",
       security: [{ bearer: [] }, { oauth: ["svc:read"] }],
-      responses: { "200": { description: "The caller" }, ...statuses([401, 429, 500]) },
+      responses: { "200": { description: "The caller" }, ...statuses([401, 429, 500, 503]) },
     },
   };
   for (const [path, name] of Object.entries(TOOL_ALIASES)) {

@@ -33,6 +33,8 @@ export const ERROR_CONDITIONS: Record<ErrorCode, string> = {
   IDEMPOTENCY_KEY_REUSED: "the idempotency_key was already used for a different call",
   RATE_LIMITED: "too many calls; wait retry_after seconds (Retry-After header) and retry with the same idempotency key",
   INTERNAL: "an unexpected server fault; nothing internal is leaked, quote request_id",
+  STORAGE_UNAVAILABLE:
+    "the server cannot store writes right now: its disk is full, failing or read-only; nothing of the call was stored, reads keep working; retry after retry_after seconds with the same idempotency key",
 };
 
 export interface ToolError {
@@ -52,6 +54,7 @@ export function toolErrors(t: Tool): ToolError[] {
     ...(t.idempotent ? (["IDEMPOTENCY_KEY_REUSED"] as const) : []),
     "RATE_LIMITED",
     "INTERNAL",
+    "STORAGE_UNAVAILABLE",
   ];
   return codes.map((code) => ({ code, status: ERROR_CODES[code].status, when: ERROR_CONDITIONS[code] }));
 }

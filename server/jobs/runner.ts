@@ -29,12 +29,15 @@ export class JobRunner {
     private readonly clock: Clock,
     private readonly jobs: readonly Job[],
     private readonly onOutcome: (o: JobOutcome) => void = () => {},
+    /** Called each time this instance's row was refreshed: a write committed. */
+    private readonly onHeartbeat: () => void = () => {},
   ) {}
 
   /** Runs every job that is due and whose lease this instance obtains; returns what ran. */
   async runDue(): Promise<JobOutcome[]> {
     const outcomes: JobOutcome[] = [];
     await this.heartbeat();
+    this.onHeartbeat();
     for (const job of this.jobs) {
       if (!(await this.takeLease(job))) continue;
       const outcome = await this.runHeld(job);

@@ -25,10 +25,10 @@ export function createLogger(level: LogLevel, write: (line: string) => void = (l
   return { debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") };
 }
 
-/** The one line per tool call; a server error is logged at error level, anything else at info. */
+/** The one line per tool call; a server error is logged at error level with its cause (and SQLite code), anything else at info. */
 export function logCall(log: Logger, e: CallEvent): void {
   const status = e.code === "OK" ? 200 : (ERROR_CODES[e.code as ErrorCode]?.status ?? 500);
   const fields = { request_id: e.requestId, tool: e.tool, agent_id: e.agentId, code: e.code, status, duration_ms: Math.round(e.ms * 10) / 10 };
-  if (status >= 500) log.error("call", { ...fields, cause: e.cause });
+  if (status >= 500) log.error("call", { ...fields, cause: e.cause, sqlite_code: e.sqliteCode });
   else log.info("call", fields);
 }

@@ -75,6 +75,7 @@ export class Metrics {
   readonly dbTx = new Histogram("svc_db_transaction_seconds", "Duration of database transactions (one per tool call or job run).");
   readonly jobRuns = new Counter("svc_job_runs_total", "Background job runs by job and result (ok or error).");
   readonly jobRows = new Counter("svc_job_rows_total", "Rows removed or added by background jobs, by job.");
+  readonly storageFaults = new Counter("svc_storage_faults_total", "Storage faults met (disk full, I/O error, read-only database), by SQLite code.");
 
   /** The observe hook of Services: one event per finished tool call. */
   recordCall(e: CallEvent): void {
@@ -91,6 +92,7 @@ export class Metrics {
       ...this.dbTx.render(),
       ...this.jobRuns.render(),
       ...this.jobRows.render(),
+      ...this.storageFaults.render(),
       ...gauge("svc_inbox_items", "Inbox items stored and not dismissed, by state.", [
         [{ state: "unread" }, snap.inboxUnread],
         [{ state: "requires_action" }, snap.inboxRequiresAction],

@@ -5,7 +5,7 @@ import { migrationStatus, refusal } from "../../db/migrate.ts";
 import { inboxItems } from "../../db/schema/index.ts";
 import { json } from "../adapters/http.ts";
 import { bearerToken } from "../auth/authenticate.ts";
-import { AppError } from "../errors.ts";
+import { AppError, describeCause, storageFault } from "../errors.ts";
 import type { Services } from "../tools/invoke.ts";
 import type { Logger } from "./logs.ts";
 import type { Metrics } from "./metrics.ts";
@@ -16,6 +16,8 @@ const READY_TIMEOUT_MS = 2_000;
 export class Ops {
   /** Set when shutdown begins, so load balancers stop sending traffic before the listener closes. */
   draining = false;
+  /** The SQLite code of the last storage fault (full, I/O error, read-only), until a write commits again. */
+  storageFault: string | null = null;
 
   constructor(
     private readonly svc: Services,
@@ -23,10 +25,29 @@ export class Ops {
     readonly metrics: Metrics,
   ) {}
 
+  /** A write, a job or a request failed on a storage fault: counted, and /readyz is not ready until a write commits. */
+  storageFailed(sqliteCode: string): void {
+    this.storageFault = sqliteCode;
+    this.metrics.storageFaults.inc({ code: sqliteCode });
+  }
+
+  /** A write committed (a write tool's call, a job run, the instance heartbeat): the storage takes writes again. */
+  wrote(): void {
+    this.storageFault = null;
+  }
+
+  /** An unexpected error outside a tool call (web pages, OAuth endpoints): logged, and a storage fault noted. */
+  serverError(err: unknown, requestId: string): void {
+    const sqliteCode = storageFault(err);
+    if (sqliteCode) this.storageFailed(sqliteCode);
+    this.log.error("request failed", { request_id: requestId, cause: describeCause(err), sqlite_code: sqliteCode ?? undefined });
+  }
+
   /** GET /readyz: 200 when the database answers and its migrations are exactly this binary's, else 503. */
   async readyz(requestId: string): Promise<Response> {
     const notReady = (reason: string) => json({ ok: false, ready: false, reason }, 503, requestId);
     if (this.draining) return notReady("shutting down");
+    if (this.storageFault) return notReady(`storage fault: the database refused a write (${this.storageFault}); not ready for writes until one succeeds`);
     try {
       const status = await withTimeout(this.svc.db.exclusive((client) => migrationStatus(client)), READY_TIMEOUT_MS);
       const refused = refusal(status);
@@ -48,7 +69,7 @@ export class Ops {
       throw new AppError("UNAUTHENTICATED", "The metrics token is missing or wrong.", undefined, undefined, "Send 'Authorization: Bearer <metrics token>'.");
     }
     const started = performance.now();
-    const counts = await this.svc.db.tx((tx) =>
+    const counts = await this.svc.db.read((tx) =>
       tx
         .select({
           unread: sql<number>`coalesce(sum(${inboxItems.seen} = 0), 0)`,

@@ -8,7 +8,7 @@ import type { ServerConfig } from "../config.ts";
 import { checkAttempts, recordAttempt } from "../domain/attempts.ts";
 import { summary } from "../domain/inbox.ts";
 import { sha256 } from "../domain/secrets.ts";
-import { AppError, describeCause, toAppError, type Issue } from "../errors.ts";
+import { AppError, describeCause, storageFault, toAppError, type Issue } from "../errors.ts";
 import { RateLimiter, rateLimitHeaders, type RateDecision } from "../rate-limit.ts";
 import { findTool } from "./catalogue.ts";
 import type { Principal, Tool, ToolContext } from "./define.ts";
@@ -28,8 +28,12 @@ export interface CallEvent {
   agentId: string | null;
   code: string;
   ms: number;
-  /** For INTERNAL only: what went wrong, without query parameters (describeCause). */
+  /** For server errors only: what went wrong, without query parameters (describeCause). */
   cause?: string;
+  /** For STORAGE_UNAVAILABLE: the SQLite code the database answered (SQLITE_FULL, SQLITE_IOERR_WRITE, ...). */
+  sqliteCode?: string;
+  /** A write tool's effects were committed (not a replay, not the sandbox): the database takes writes. */
+  wrote?: boolean;
 }
 
 export interface CallMeta {
@@ -84,9 +88,9 @@ export async function invoke(svc: Services, name: string, raw: unknown, meta: Ca
   const started = performance.now();
   let headers: Record<string, string> = {};
   let principal: Principal | null = null;
-  const finish = (r: CallResult, cause?: string): CallResult => {
+  const finish = (r: CallResult, extra: Pick<CallEvent, "cause" | "sqliteCode" | "wrote"> = {}): CallResult => {
     svc.observe?.({
-      cause,
+      ...extra,
       tool: name,
       requestId: meta.requestId,
       agentId: principal?.agentId ?? null,
@@ -164,7 +168,7 @@ export async function invoke(svc: Services, name: string, raw: unknown, meta: Ca
     // A read transaction writes nothing, so a read call's last use is recorded after it, in a small write.
     const used = auth as Authenticated | null;
     if (used?.touchDue && ranAsRead) await svc.db.tx((tx) => recordUse(tx, used, now));
-    return finish({ ok: true, data: result.data, replayed: result.replayed, headers });
+    return finish({ ok: true, data: result.data, replayed: result.replayed, headers }, { wrote: tool.isWrite && !result.replayed });
   } catch (err) {
     let error = toAppError(err);
     // Each made-up token has a bucket of its own, so failed credentials also spend the address's.
@@ -176,6 +180,6 @@ export async function invoke(svc: Services, name: string, raw: unknown, meta: Ca
       }
     }
     if (error.retryAfter !== undefined) headers = { ...headers, "Retry-After": String(error.retryAfter) };
-    return finish({ ok: false, error, headers }, error.code === "INTERNAL" ? describeCause(err) : undefined);
+    return finish({ ok: false, error, headers }, error.status >= 500 ? { cause: describeCause(err), sqliteCode: storageFault(err) ?? undefined } : {});
   }
 }
