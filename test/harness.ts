@@ -1,6 +1,6 @@
 // Test harness: a real server on a real temporary database file, called over HTTP as a client would.
 import { createClient } from "@libsql/client";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ManualClock } from "../server/clock.ts";
@@ -36,6 +36,9 @@ export interface TestServer {
   contacts<T extends string[]>(a: string, ...others: T): Promise<[Agent, ...{ [K in keyof T]: Agent }]>;
   stop(): Promise<void>;
 }
+
+/** Bytes in the write-ahead log beside a database file, 0 when there is none: after a clean close, svc.db alone is complete. */
+export const walBytes = (dbPath: string) => (existsSync(`${dbPath}-wal`) ? statSync(`${dbPath}-wal`).size : 0);
 
 let counter = 0;
 export const key = () => `idem-${Date.now()}-${++counter}-${Math.random().toString(36).slice(2)}`;

@@ -2,6 +2,7 @@ import { Command, InvalidArgumentError, Option } from "commander";
 import { describeUrl } from "../../db/client.ts";
 import { systemClock } from "../../server/clock.ts";
 import { DEFAULTS, type ServerConfig } from "../../server/config.ts";
+import { describeCause } from "../../server/errors.ts";
 import { LOG_LEVELS } from "../../server/observability/logs.ts";
 import { startServer } from "../../server/serve.ts";
 
@@ -50,7 +51,7 @@ export function serveCommand(): Command {
     .addOption(new Option("--sync-interval <duration>", "embedded replica: also sync in the background this often, e.g. 5s").env("SVC_SYNC_INTERVAL").argParser(seconds))
     .addOption(new Option("--metrics-token <token>", "serve Prometheus metrics at /metrics to this bearer token (off without it)").env("SVC_METRICS_TOKEN"))
     .addOption(new Option("--log-level <level>", "JSON log lines on stdout from this level up").env("SVC_LOG_LEVEL").choices(LOG_LEVELS).default("info"))
-    .addOption(new Option("--shutdown-timeout <duration>", "on SIGTERM, wait this long for requests in flight").env("SVC_SHUTDOWN_TIMEOUT").default(10, "10s").argParser(seconds))
+    .addOption(new Option("--shutdown-timeout <duration>", "on SIGTERM or SIGINT, wait this long for requests in flight").env("SVC_SHUTDOWN_TIMEOUT").default(10, "10s").argParser(seconds))
     .addOption(new Option("--oidc-issuer <url>", "OpenID Connect provider humans may sign in with on the web pages (issuer URL)").env("SVC_OIDC_ISSUER"))
     .addOption(new Option("--oidc-client-id <id>", "this server's client id at the OpenID Connect provider").env("SVC_OIDC_CLIENT_ID"))
     .addOption(new Option("--oidc-client-secret <secret>", "this server's client secret at the OpenID Connect provider").env("SVC_OIDC_CLIENT_SECRET"))
@@ -87,12 +88,23 @@ export function serveCommand(): Command {
         base_url: config.baseUrl,
         metrics: Boolean(config.metricsToken),
       });
-      const stop = async (signal: string) => {
-        server.ops.log.info("shutting down", { signal });
-        await server.stop();
-        process.exit(0);
+      // A second signal (Ctrl-C pressed twice) must not end the process while it checkpoints and closes the
+      // database; the wait for requests in flight is bounded by --shutdown-timeout.
+      let stopping = false;
+      const stop = (signal: string) => {
+        const log = server.ops.log;
+        if (stopping) return log.warn("already shutting down", { signal });
+        stopping = true;
+        log.info("shutting down", { signal });
+        server.stop().then(
+          () => process.exit(0),
+          (err) => {
+            log.error("shutdown failed", { error: describeCause(err) });
+            process.exit(1);
+          },
+        );
       };
-      process.once("SIGTERM", () => stop("SIGTERM"));
-      process.once("SIGINT", () => stop("SIGINT"));
+      process.on("SIGTERM", () => stop("SIGTERM"));
+      process.on("SIGINT", () => stop("SIGINT"));
     });
 }

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { systemClock } from "../../server/clock.ts";
 import { ensureBuilt, svc } from "../cli/bin.ts";
-import { startTestServer, type Agent, type TestServer } from "../harness.ts";
+import { startTestServer, walBytes, type Agent, type TestServer } from "../harness.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "svc-backup-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -59,6 +59,7 @@ describe("svc backup", () => {
     expect(run.code).toBe(0);
     expect(run.stdout).toStartWith(`Backed up ${livePath} to ${backupPath} (`);
     expect(run.stdout).toContain("integrity ok");
+    expect(walBytes(backupPath)).toBe(0);
     expect(after).toBeGreaterThan(before);
 
     const copy = await counts(backupPath);
@@ -101,6 +102,9 @@ describe("svc restore", () => {
     expect(run.stdout).toStartWith(`Restored ${backupPath} into ${livePath} (integrity ok;`);
     const kept = readdirSync(dir).filter((f) => f.startsWith("live.db.before-restore-") && !/-(wal|shm)$/.test(f));
     expect(kept.length).toBe(1);
+    // Each file stands alone: restore closed what it opened, and nothing is left in a write-ahead log.
+    expect(walBytes(join(dir, kept[0]!))).toBe(0);
+    expect(walBytes(livePath)).toBe(0);
     expect((await counts(join(dir, kept[0]!))).agents).toBeGreaterThan((await counts(livePath)).agents);
 
     const t = await onLiveFile();

@@ -8,7 +8,7 @@ import { openDb } from "../../db/client.ts";
 import { migrate, migrationStatus } from "../../db/migrate.ts";
 import { MIGRATIONS } from "../../db/migrations/index.ts";
 import { ensureBuilt, svc } from "../cli/bin.ts";
-import { startTestServer } from "../harness.ts";
+import { startTestServer, walBytes } from "../harness.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "svc-migrations-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -73,6 +73,8 @@ describe("svc migrate --dry-run / --status (compiled binary)", () => {
     expect(await withClient(url, async (c) => (await migrationStatus(c)).applied)).toEqual([]);
 
     expect((await svc(["migrate", "--db", url])).code).toBe(0);
+    // It closed what it opened: the migrations are in the file itself, not left in a write-ahead log.
+    expect(walBytes(url.slice("file:".length))).toBe(0);
     expect((await svc(["migrate", "--dry-run", "--db", url])).stdout).toBe(`${url}: nothing to apply.\n`);
     const after = await svc(["migrate", "--status", "--db", url]);
     expect(after.stdout).toStartWith(`${url}: ${names.length} applied, 0 pending\n`);

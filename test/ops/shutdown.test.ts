@@ -1,10 +1,12 @@
-// svc serve as a real process: JSON logs on stdout, and SIGTERM finishing a request in flight before exiting 0.
+// svc serve as a real process: JSON logs on stdout, SIGTERM finishing a request in flight before exiting 0, and
+// a stop (SIGTERM or SIGINT) that leaves svc.db complete on its own.
 import { afterAll, expect, test } from "bun:test";
 import { createClient } from "@libsql/client";
-import { mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startTestServer } from "../harness.ts";
+import { spawnServer } from "../hardening/spawn-server.ts";
+import { startTestServer, walBytes } from "../harness.ts";
 
 const ROOT = join(import.meta.dir, "../..");
 const dir = mkdtempSync(join(tmpdir(), "svc-shutdown-"));
@@ -137,3 +139,52 @@ test("a request that never finishes does not hold shutdown past --shutdown-timeo
   await s.stop();
   expect(await stuck.closed).toBe("");
 });
+
+for (const signal of ["SIGTERM", "SIGINT"] as const) {
+  test(`${signal}: the WAL is checkpointed into svc.db, so a copy of svc.db alone holds the last write`, async () => {
+    const home = join(dir, `stop-${signal}`);
+    mkdirSync(home);
+    const dbPath = join(home, "svc.db");
+    const p = await spawnServer(dbPath);
+    const call = async (url: string, tool: string, args: object, key?: string) => {
+      const res = await fetch(`${url}/v1/tools/${tool}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...(key ? { authorization: `Bearer ${key}` } : {}) },
+        body: JSON.stringify(args),
+      });
+      const body = (await res.json()) as any;
+      if (!body.ok) throw new Error(`${tool}: ${JSON.stringify(body.error)}`);
+      return body.data;
+    };
+    let copy: Awaited<ReturnType<typeof spawnServer>> | undefined;
+    try {
+      const a = await call(p.url, "register_agent", { handle: `stop-${signal.toLowerCase()}`, display_name: "A" });
+      const { group } = await call(p.url, "create_group", { name: "Stops", currency: "EUR", idempotency_key: `stop-${signal}-group` }, a.api_key);
+      for (let i = 0; i < 60; i++) {
+        await call(p.url, "add_expense", { group_id: group.group_id, description: `expense ${i}`, amount: "1.00", idempotency_key: `stop-${signal}-${i}` }, a.api_key);
+      }
+      const last = (await call(p.url, "add_expense", { group_id: group.group_id, description: "the last write", amount: "9.99", idempotency_key: `stop-${signal}-last` }, a.api_key)).expense;
+      // The writes sit in the WAL while the server runs: what the stop has to fold into svc.db.
+      expect(walBytes(dbPath)).toBeGreaterThan(0);
+
+      p.proc.kill(signal);
+      expect(await p.proc.exited).toBe(0);
+      expect(p.output()).toContain(`"signal":"${signal}"`);
+      expect(p.output()).toContain('"msg":"stopped"');
+      expect(walBytes(dbPath)).toBe(0);
+
+      // An operator's habit: stop the service, copy svc.db (nothing else) elsewhere, start there.
+      const elsewhere = join(dir, `copy-${signal}`);
+      mkdirSync(elsewhere);
+      copyFileSync(dbPath, join(elsewhere, "svc.db"));
+      copy = await spawnServer(join(elsewhere, "svc.db"));
+      const [newest] = (await call(copy.url, "list_expenses", { group_id: group.group_id, limit: 1 }, a.api_key)).expenses;
+      expect(newest).toMatchObject({ expense_id: last.expense_id, amount_minor: 999 });
+      expect(JSON.stringify(newest)).toContain("the last write");
+      expect((await call(copy.url, "get_balances", { group_id: group.group_id }, a.api_key)).members).toHaveLength(1);
+    } finally {
+      if (p.proc.exitCode === null) await p.kill9();
+      if (copy) await copy.stop();
+    }
+  });
+}
