@@ -30,11 +30,9 @@ export async function inspectDatabaseFile(path: string) {
     });
     const verdict = check.rows.map((r) => String(r[0])).join("; ");
     if (verdict !== "ok") throw new CliError(EXIT.failure, `${path} failed the integrity check: ${verdict.slice(0, 500)}`);
-    const status = await migrationStatus(db.raw);
-    // Folds anything in the WAL into the file itself, so the file alone is the whole database.
-    await db.raw.execute("PRAGMA wal_checkpoint(TRUNCATE)");
-    return status;
+    return await migrationStatus(db.raw);
   } finally {
+    // Closing folds anything in the WAL into the file itself, so the file alone is the whole database.
     await db.close();
   }
 }

@@ -23,9 +23,8 @@ async function assertNotInUse(target: string): Promise<void> {
         "Stop every svc serve on this database first (a stopped server removes its mark at once; a crashed one is taken as gone after 5 minutes), or pass --force.",
       );
     }
-    // Folds the WAL into the file so the file set aside below is the whole database.
-    await db.raw.execute("PRAGMA wal_checkpoint(TRUNCATE)");
   } finally {
+    // Closing folds the WAL into the file, so the file set aside below is the whole database.
     await db.close();
   }
 }
