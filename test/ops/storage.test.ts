@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { storageFault, toAppError } from "../../server/errors.ts";
 import { key, startTestServer, type Agent, type TestServer } from "../harness.ts";
+import { snapshot } from "../hardening/db-inspect.ts";
 import { balancesOf, groupOf } from "../ledger/ledger-fixtures.ts";
 
 const TOKEN = "metrics-token-storage";
@@ -34,6 +35,9 @@ afterAll(async () => {
 async function onWriter(pragma: string): Promise<void> {
   await s.server.db.raw.execute(`PRAGMA ${pragma}`);
 }
+
+/** Rows changed by statements that completed on the writer connection since it opened, rolled back or not. */
+const writerChanges = async () => Number((await s.server.db.raw.execute("SELECT total_changes() AS n")).rows[0]!.n);
 
 // Paid by a, split equally: each expense stored whole moves a's balance by +617 and b's by -617.
 const expense = (description: string, idempotency_key: string) => ({ group_id: groupId, description, amount: "12.34", idempotency_key });
@@ -77,8 +81,12 @@ describe("a full disk", () => {
     let refused: { key: string; description: string; res: Awaited<ReturnType<TestServer["call"]>> } | undefined;
     let stored = 0;
     let logs: any[] = [];
+    let untouched = "";
+    let changesBefore = 0;
     for (let i = 0; i < 200 && !refused; i++) {
       const attempt = { key: key(), description: `dinner ${i} ${"x".repeat(120)}` };
+      untouched = await snapshot(s.server.db.raw);
+      changesBefore = await writerChanges();
       logs = await logsOf(async () => {
         const res = await s.call("add_expense", expense(attempt.description, attempt.key), a.key);
         if (res.status === 200) stored++;
@@ -97,7 +105,10 @@ describe("a full disk", () => {
     const line = logs.find((l) => l.msg === "call" && l.code === "STORAGE_UNAVAILABLE");
     expect(line).toMatchObject({ level: "error", tool: "add_expense", status: 503, sqlite_code: "SQLITE_FULL" });
 
-    // Reads keep working, and the refused call left nothing: not the expense, not a share of it.
+    // It failed part-way, after statements that had changed rows; the transaction rolled back whole, so it
+    // left nothing in any table. Reads keep working.
+    expect(await writerChanges()).toBeGreaterThan(changesBefore);
+    expect(await snapshot(s.server.db.raw)).toBe(untouched);
     expect(await expensesInBalances()).toBe(before + stored);
     const newest = (await s.ok("list_expenses", { group_id: groupId, limit: 1 }, b.key)).expenses[0];
     expect(JSON.stringify(newest)).not.toContain(refused!.description);
