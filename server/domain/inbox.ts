@@ -122,19 +122,22 @@ const countsQuery = prepared((tx) =>
 
 // The newest unread items of one partial index, named: without statistics the planner would rather walk all of
 // an agent's items in seq order. Its condition is written out with literals so that the index applies.
-const newestUnread = (index: string, condition: SQL) =>
+const newestUnread = (from: SQL, condition: SQL) =>
   prepared((tx) =>
     tx
       // A column as plain SQL: drizzle does not see the table inside the FROM it is given as SQL.
       .select({ summaryMd: sql<string>`summary_md` })
-      .from(sql`${inboxItems} INDEXED BY ${sql.identifier(index)}`)
+      .from(from)
       .where(and(eq(inboxItems.agentId, agent), condition, notExpired(at)))
       .orderBy(desc(inboxItems.seq))
       .limit(TOP_ITEMS)
       .prepare(),
   );
-const newestAsks = newestUnread("inbox_unread_asks", sql`seen = 0 AND dismissed = 0 AND requires_action = 1 AND resolved = 0`);
-const newestNews = newestUnread("inbox_unread_news", sql`seen = 0 AND dismissed = 0 AND requires_action = 0`);
+const newestAsks = newestUnread(
+  sql`${inboxItems} INDEXED BY inbox_unread_asks`,
+  sql`seen = 0 AND dismissed = 0 AND requires_action = 1 AND resolved = 0`,
+);
+const newestNews = newestUnread(sql`${inboxItems} INDEXED BY inbox_unread_news`, sql`seen = 0 AND dismissed = 0 AND requires_action = 0`);
 
 export interface InboxCounts {
   unread: number;
