@@ -4,7 +4,7 @@ import { json } from "./adapters/http.ts";
 import { handleMcp } from "./adapters/mcp.ts";
 import { openApiDocument } from "./adapters/openapi.ts";
 import { TOOL_ALIASES, callTool, failure, resultResponse } from "./adapters/rest.ts";
-import { authorizationServer, protectedResource } from "./adapters/well-known.ts";
+import { wellKnownDocument } from "./adapters/well-known.ts";
 import { bearerToken } from "./auth/authenticate.ts";
 import { catalogue, describeTool, findTool } from "./tools/catalogue.ts";
 import { invoke, type Services } from "./tools/invoke.ts";
@@ -54,12 +54,8 @@ export function createApp(svc: Services, ops: Ops): Handler {
           openapi ??= JSON.stringify(openApiDocument(base));
           return new Response(openapi, { headers: { "Content-Type": "application/json", "X-Request-Id": requestId } });
         }
-        if (path === "/.well-known/oauth-protected-resource" || path.startsWith("/.well-known/oauth-protected-resource/")) {
-          return json(protectedResource(base), 200, requestId, { "Cache-Control": "public, max-age=300" });
-        }
-        if (path === "/.well-known/oauth-authorization-server") {
-          return json(authorizationServer(base), 200, requestId, { "Cache-Control": "public, max-age=300" });
-        }
+        const metadata = path.startsWith("/.well-known/oauth-") ? wellKnownDocument(path, base) : null;
+        if (metadata) return json(metadata, 200, requestId, { "Cache-Control": "public, max-age=300" });
         if (path === "/healthz") return json({ ok: true }, 200, requestId);
         if (path === "/readyz") return await ops.readyz(requestId);
         if (path === "/metrics") return await ops.metricsEndpoint(req, requestId);

@@ -30,7 +30,7 @@ const bodyError = (message: string) => new AppError("VALIDATION_ERROR", `Invalid
  * The body as text, read only up to the limit: a chunked body (no Content-Length) stops being read past it,
  * instead of being buffered whole or failing the read itself (Bun's own limit), which would not be the envelope.
  */
-async function readLimitedText(req: Request): Promise<string> {
+export async function readLimitedText(req: Request): Promise<string> {
   if (!req.body) return "";
   const reader = req.body.getReader();
   const chunks: Uint8Array[] = [];

@@ -1,40 +1,144 @@
-// What the tools server (/mcp) and the documentation server (/mcp/docs) share.
-import { Server, type ServerOptions } from "@modelcontextprotocol/sdk/server/index.js";
-import { Protocol } from "@modelcontextprotocol/sdk/shared/protocol.js";
-import { CancelledNotificationSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+// What the tools server (/mcp) and the documentation server (/mcp/docs) share: one factory per endpoint serves
+// both protocol eras. 2026-07-28 requests go through the SDK's createMcpHandler; 2025-era requests (initialize
+// handshake, no per-request envelope) through a fresh stateless transport answering one JSON body, as before.
+import {
+  Server,
+  WebStandardStreamableHTTPServerTransport,
+  createMcpHandler,
+  isLegacyRequest,
+  type AuthInfo,
+  type CallToolResult,
+  type JSONRPCRequest,
+  type Result,
+  type ServerContext,
+  type ServerOptions,
+} from "@modelcontextprotocol/server";
 import { z } from "zod";
+import { AppError } from "../errors.ts";
+import type { Services } from "../tools/invoke.ts";
+import { MAX_BODY_BYTES, readLimitedText } from "./http.ts";
 
 export const SERVER_VERSION = "0.9.0";
 
-/** A fresh server for one HTTP request (stateless mode). */
+/** One HTTP request to an MCP endpoint, as the tools see it; the handlers fill in what the HTTP answer needs. */
+export interface Exchange {
+  svc: Services;
+  requestId: string;
+  clientAddress: string;
+  /** The bearer token, if any (already checked to be valid when present). */
+  token: string | null;
+  /** The Idempotency-Key header, if any. */
+  idempotencyKey: string | null;
+  /** Headers for the HTTP answer: the calls' rate-limit headers. */
+  headers: Record<string, string>;
+  /** A call that must be answered at the HTTP level (401 or 403 with a challenge), not as a tool result. */
+  refused: { error: AppError; id: string | number } | null;
+}
+
+export type Era = "legacy" | "modern";
+export type ServerFactory = (x: Exchange, era: Era) => Server;
+
+const AnyToolCall = z.looseObject({ name: z.string(), arguments: z.unknown().optional() });
+
+/**
+ * A fresh server for one HTTP request. tools/call reaches its handler with whatever `arguments` came, so that a
+ * non-object is a VALIDATION_ERROR result with the envelope, as over REST: the SDK's own wrapper would refuse it
+ * as a protocol error first (and checks results we already build to the schema).
+ */
+class StatelessServer extends Server {
+  protected override _wrapHandler(
+    method: string,
+    handler: (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result>,
+  ): (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result> {
+    return method === "tools/call" ? handler : super._wrapHandler(method, handler);
+  }
+}
+
 export function statelessServer(name: string, title: string, options: ServerOptions): Server {
-  const server = new Server({ name, title, version: SERVER_VERSION }, options);
+  const server = new StatelessServer({ name, title, version: SERVER_VERSION }, options);
   // Every answer goes back in this one HTTP response: a cancellation sent in the same batch could stop
   // nothing worth stopping, and acting on it would leave the response never sent and the request hanging.
-  server.setNotificationHandler(CancelledNotificationSchema, () => undefined);
+  server.setNotificationHandler("notifications/cancelled", () => undefined);
   return server;
+}
+
+/** Registers tools/call; the handler gets the raw arguments and the request's context. */
+export function onToolCall(server: Server, handler: (name: string, args: unknown, ctx: ServerContext) => Promise<CallToolResult> | CallToolResult): void {
+  server.setRequestHandler("tools/call", { params: AnyToolCall }, (params, ctx) => handler(params.name, params.arguments ?? {}, ctx as ServerContext));
 }
 
 /**
  * A tool result: the answer as structuredContent and as JSON text (for clients that ignore structured output).
- * An error envelope goes in the text only: structuredContent must conform to the tool's outputSchema, and the
- * SDK's own client (1.32) rejects a non-conforming one even on an isError result (typescript-sdk issue 1943).
+ * An error envelope goes in the text only: structuredContent must conform to the tool's outputSchema, and SDK
+ * clients reject a non-conforming one even on an isError result (typescript-sdk issue 1943).
  */
 export function toolResult(body: Record<string, unknown>, isError: boolean, meta: Record<string, unknown>): CallToolResult {
   const content: CallToolResult["content"] = [{ type: "text", text: JSON.stringify(body) }];
   return isError ? { content, isError: true, _meta: meta } : { content, structuredContent: body, isError: false, _meta: meta };
 }
 
-const AnyToolCall = z.object({
-  method: z.literal("tools/call"),
-  params: z.looseObject({ name: z.string(), arguments: z.unknown().optional() }),
-});
+/** A JSON-RPC error at the HTTP level; `id` is the request's when it could be read (JSON-RPC 2.0 §5). */
+export function rpcError(status: number, message: string, id: string | number | null, headers: Record<string, string> = {}, data?: unknown): Response {
+  const error = { code: -32000, message, ...(data === undefined ? {} : { data }) };
+  return new Response(JSON.stringify({ jsonrpc: "2.0", error, id }), { status, headers: { "Content-Type": "application/json", ...headers } });
+}
+
+/** The id of a single JSON-RPC request, or null (a batch, a notification, or not JSON-RPC). */
+export function requestIdOf(body: unknown): string | number | null {
+  const id = body !== null && typeof body === "object" && !Array.isArray(body) ? (body as { id?: unknown }).id : undefined;
+  return typeof id === "string" || typeof id === "number" ? id : null;
+}
+
+/** The exchange travels to the factory of a 2026-07-28 request inside the pass-through authInfo. */
+const exchangeOf = (authInfo: AuthInfo | undefined): Exchange => authInfo?.extra?.exchange as Exchange;
+
+/** The body of a JSON POST, read within the size limit and parsed; a Response when it cannot be. */
+async function readJsonRpc(req: Request): Promise<{ body: unknown } | Response> {
+  if (Number(req.headers.get("content-length") ?? "0") > MAX_BODY_BYTES) {
+    await req.body?.cancel().catch(() => undefined);
+    return rpcError(413, `Payload too large: at most ${MAX_BODY_BYTES} bytes.`, null, { Connection: "close" });
+  }
+  let text: string;
+  try {
+    text = await readLimitedText(req);
+  } catch (err) {
+    return rpcError(413, (err as AppError).message, null, { Connection: "close" });
+  }
+  try {
+    return { body: JSON.parse(text) };
+  } catch {
+    return new Response(JSON.stringify({ jsonrpc: "2.0", error: { code: -32700, message: "Parse error: the body is not valid JSON." }, id: null }), {
+      status: 400,
+      headers: { "Content-Type": "application/json" },
+    });
+  }
+}
 
 /**
- * Handles tools/call with whatever `arguments` came, so that a non-object is a VALIDATION_ERROR result with the
- * envelope, as over REST, rather than a JSON-RPC error. Registered on Protocol because Server's own override
- * refuses such a request against the SDK's CallToolRequestSchema before any handler runs.
+ * An endpoint serving both eras from one factory. `before` runs once the body is parsed (an invalid credential is
+ * refused there, with the request's id). The 2025-era leg keeps answering one JSON body per POST, which the SDK's
+ * own stateless fallback would turn into a server-sent event stream.
  */
-export function onToolCall(server: Server, handler: (name: string, args: unknown) => Promise<CallToolResult> | CallToolResult): void {
-  Protocol.prototype.setRequestHandler.call(server, AnyToolCall, (req: z.output<typeof AnyToolCall>) => handler(req.params.name, req.params.arguments ?? {}));
+export function mcpEndpoint(factory: ServerFactory) {
+  const modern = createMcpHandler(({ authInfo }) => factory(exchangeOf(authInfo), "modern"), { legacy: "reject", maxRequestBodySize: MAX_BODY_BYTES });
+  return async (req: Request, x: Exchange, before?: (body: unknown) => Promise<Response | null>): Promise<Response> => {
+    const json = /^application\/json\b/i.test(req.headers.get("content-type") ?? "");
+    // Not JSON: the SDK answers 415.
+    if (!json) return modern.fetch(req);
+    const read = await readJsonRpc(req);
+    if (read instanceof Response) return read;
+    const refused = await before?.(read.body);
+    if (refused) return refused;
+    if (await isLegacyRequest(req, read.body)) {
+      const server = factory(x, "legacy");
+      const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      await server.connect(transport);
+      try {
+        return await transport.handleRequest(req, { parsedBody: read.body });
+      } finally {
+        await server.close();
+      }
+    }
+    return modern.fetch(req, { parsedBody: read.body, authInfo: { token: x.token ?? "", clientId: "", scopes: [], extra: { exchange: x } } });
+  };
 }

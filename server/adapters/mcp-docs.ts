@@ -1,21 +1,10 @@
 // The read-only documentation MCP server at {base_url}/mcp/docs: no credential, no database, pages from server/docs.
-import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import {
-  ListResourcesRequestSchema,
-  ListResourceTemplatesRequestSchema,
-  ListToolsRequestSchema,
-  McpError,
-  ReadResourceRequestSchema,
-  type Tool as McpTool,
-} from "@modelcontextprotocol/sdk/types.js";
+import { ResourceNotFoundError, type Server, type Tool as McpTool } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { docPages, findPage, searchDocs, toolDoc, TOOL_URI_TEMPLATE } from "../docs/pages.ts";
 import { AppError } from "../errors.ts";
 import { zodIssues } from "../tools/invoke.ts";
 import { onToolCall, statelessServer, toolResult } from "./mcp-common.ts";
-
-/** JSON-RPC code for an unknown resource URI (MCP resources specification). */
-const RESOURCE_NOT_FOUND = -32002;
 
 const DOCS_INSTRUCTIONS =
   "Read-only documentation of svc. Start with the resource svc://docs/overview; svc://docs/tools lists every tool. " +
@@ -90,18 +79,19 @@ export function docsServer(baseUrl: string, requestId: string): Server {
     capabilities: { resources: { listChanged: false }, tools: { listChanged: false } },
     instructions: DOCS_INSTRUCTIONS,
   });
-  server.setRequestHandler(ListResourcesRequestSchema, () => ({
+  server.setRequestHandler("resources/list", () => ({
     resources: docPages(baseUrl).map((p) => ({ uri: p.uri, name: p.name, title: p.title, description: p.description, mimeType: "text/markdown" })),
   }));
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
+  server.setRequestHandler("resources/templates/list", () => ({
     resourceTemplates: [{ uriTemplate: TOOL_URI_TEMPLATE, name: "tool", title: "One tool's page", description: "The page of the tool {name}.", mimeType: "text/markdown" }],
   }));
-  server.setRequestHandler(ReadResourceRequestSchema, (req) => {
+  server.setRequestHandler("resources/read", (req) => {
     const page = findPage(baseUrl, req.params.uri);
-    if (!page) throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${req.params.uri}`, { uri: req.params.uri });
+    // -32602 with data.uri in both eras: the 2026-07-28 code, which the SDK answers 2025-era requests with too
+    if (!page) throw new ResourceNotFoundError(req.params.uri);
     return { contents: [{ uri: page.uri, mimeType: "text/markdown", text: page.markdown }] };
   });
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: DOCS_TOOLS.map((t) => t.spec) }));
+  server.setRequestHandler("tools/list", () => ({ tools: DOCS_TOOLS.map((t) => t.spec) }));
   onToolCall(server, (name, args) => {
     const meta = { "svc/request_id": requestId };
     try {

@@ -1,19 +1,18 @@
 // MCP transport: {base_url}/mcp serves every tool of the catalogue over Streamable HTTP, and /mcp/docs the
-// documentation server. Stateless: a fresh SDK server and transport per HTTP request, JSON answers, no sessions,
-// no server-sent stream (the 2026-07-28 revision drops both; the SDK speaks up to 2025-11-25).
-import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import { ListToolsRequestSchema, type Tool as McpTool, type ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
+// documentation server. Both speak 2026-07-28 (server/discover, a _meta envelope on every request) and the
+// 2025-era protocol (initialize, up to 2025-11-25) from one factory each; stateless, JSON answers, no sessions.
+import { getUiCapability, RESOURCE_MIME_TYPE, RESOURCE_URI_META_KEY } from "@modelcontextprotocol/ext-apps/server";
+import { ResourceNotFoundError, type Server, type Tool as McpTool, type ToolAnnotations } from "@modelcontextprotocol/server";
 import { authenticate, bearerToken } from "../auth/authenticate.ts";
 import { AppError } from "../errors.ts";
 import { TOOLS, inputJsonSchema, outputJsonSchema } from "../tools/catalogue.ts";
 import type { Tool } from "../tools/define.ts";
 import { invoke, type Services } from "../tools/invoke.ts";
-import { MAX_BODY_BYTES } from "./http.ts";
-import { onToolCall, statelessServer, toolResult } from "./mcp-common.ts";
+import { VIEWS } from "../views/index.ts";
+import { mcpEndpoint, onToolCall, requestIdOf, rpcError, statelessServer, toolResult, type Era, type Exchange } from "./mcp-common.ts";
 import { docsServer } from "./mcp-docs.ts";
 import type { RestRequest } from "./rest.ts";
-import { wwwAuthenticate } from "./well-known.ts";
+import { bearerChallenge, missingScope } from "./well-known.ts";
 
 const TOOLS_INSTRUCTIONS = [
   "svc is a personal agent network with a shared-expense ledger. Every capability is a tool here and over REST, with the same schemas and errors.",
@@ -45,20 +44,27 @@ const mcpTool = (t: Tool): McpTool => ({
   annotations: toolAnnotations(t),
 });
 
-let listed: McpTool[] | undefined;
-const mcpTools = () => (listed ??= TOOLS.map(mcpTool));
+/** MCP Apps: a tool with a view names it in _meta.ui (and under the older flat key, for hosts that read that). */
+const withView = (t: Tool, listed: McpTool): McpTool =>
+  t.view ? { ...listed, _meta: { ui: { resourceUri: t.view.uri }, [RESOURCE_URI_META_KEY]: t.view.uri } } : listed;
+
+let listed: { plain: McpTool[]; apps: McpTool[] } | undefined;
+function mcpTools(apps: boolean): McpTool[] {
+  listed ??= { plain: TOOLS.map(mcpTool), apps: TOOLS.map((t) => withView(t, mcpTool(t))) };
+  return apps ? listed.apps : listed.plain;
+}
+
+/**
+ * Whether to name the views. A 2026-07-28 request carries the client's capabilities, so only a host that declares
+ * MCP Apps sees them. A 2025-era request after initialize carries none, so they are always named there; a host
+ * without Apps ignores _meta, and the tools' answers are the same either way.
+ */
+function offersViews(server: Server, era: Era): boolean {
+  return era === "legacy" || getUiCapability(server.getClientCapabilities())?.mimeTypes?.includes(RESOURCE_MIME_TYPE) === true;
+}
 
 /** What every answer of svc carries, over MCP too. */
 const commonHeaders = (requestId: string) => ({ "X-Request-Id": requestId, "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff" });
-
-/** A JSON-RPC error outside any tool (transport refusals); no id, as the request may not have been read. */
-function rpcError(status: number, message: string, requestId: string, headers: Record<string, string> = {}, data?: unknown): Response {
-  const error = { code: -32000, message, ...(data === undefined ? {} : { data }) };
-  return new Response(JSON.stringify({ jsonrpc: "2.0", error, id: null }), {
-    status,
-    headers: { "Content-Type": "application/json", ...commonHeaders(requestId), ...headers },
-  });
-}
 
 const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
@@ -81,85 +87,82 @@ function withHeaders(res: Response, headers: Record<string, string>): Response {
   return new Response(res.body, { status: res.status, headers: merged });
 }
 
-/** Runs one HTTP request through a fresh server and stateless transport. */
-async function runStateless(server: Server, req: Request): Promise<Response> {
-  const transport = new WebStandardStreamableHTTPServerTransport({
-    sessionIdGenerator: undefined,
-    enableJsonResponse: true,
-    maxRequestBodySize: MAX_BODY_BYTES,
-  });
-  await server.connect(transport);
-  try {
-    return await transport.handleRequest(req);
-  } finally {
-    await server.close();
-  }
+/**
+ * A call refused at the HTTP level, so that MCP clients start or step up their authorization: 401 without a valid
+ * credential, 403 insufficient_scope for a missing scope; the envelope is the JSON-RPC error's data.
+ */
+function refusal(svc: Services, error: AppError, id: string | number | null, requestId: string): Response {
+  const challenge = bearerChallenge(svc.config.baseUrl, error)!;
+  const status = error.code === "UNAUTHENTICATED" ? 401 : 403;
+  return rpcError(status, `${status === 401 ? "Unauthorized" : "Forbidden"}: ${error.message}`, id, { "WWW-Authenticate": challenge }, error.envelope(requestId));
 }
+
+const toolsEndpoint = mcpEndpoint(toolsServer);
+const docsEndpoint = mcpEndpoint((x) => docsServer(x.svc.config.baseUrl, x.requestId));
 
 /** The /mcp and /mcp/docs route: transport rules first, then the server for the path. */
 export async function handleMcp(svc: Services, path: string, r: RestRequest): Promise<Response> {
   const endpoint = path === "/mcp" ? toolsEndpoint : path === "/mcp/docs" ? docsEndpoint : null;
   if (!endpoint) throw new AppError("NOT_FOUND", `Nothing at ${path}.`, undefined, undefined, "MCP is at /mcp; the documentation server at /mcp/docs.");
+  const headers = commonHeaders(r.requestId);
   if (!originAllowed(r.req.headers.get("origin"), svc.config.baseUrl)) {
-    return rpcError(403, "Forbidden: requests from this Origin are not accepted.", r.requestId);
+    return withHeaders(rpcError(403, "Forbidden: requests from this Origin are not accepted.", null), headers);
   }
   if (r.req.method !== "POST") {
-    return rpcError(405, "Method not allowed: this server offers no stream and no sessions; send each JSON-RPC message with POST.", r.requestId, { Allow: "POST" });
+    const message = "Method not allowed: this server offers no stream and no sessions; send each JSON-RPC message with POST.";
+    return withHeaders(rpcError(405, message, null, { Allow: "POST" }), headers);
   }
-  return endpoint(svc, r);
-}
-
-async function docsEndpoint(svc: Services, r: RestRequest): Promise<Response> {
-  return withHeaders(await runStateless(docsServer(svc.config.baseUrl, r.requestId), r.req), commonHeaders(r.requestId));
-}
-
-/** HTTP 401 with the challenge MCP clients use to discover the authorization server. */
-function unauthorized(svc: Services, error: AppError, requestId: string): Response {
-  return rpcError(401, `Unauthorized: ${error.message}`, requestId, { "WWW-Authenticate": wwwAuthenticate(svc.config.baseUrl) }, error.envelope(requestId));
+  const x: Exchange = {
+    svc,
+    requestId: r.requestId,
+    clientAddress: r.clientAddress,
+    token: path === "/mcp" ? bearerToken(r.req.headers.get("authorization")) : null,
+    idempotencyKey: r.req.headers.get("idempotency-key"),
+    headers: {},
+    refused: null,
+  };
+  // A bearer token that is invalid, expired or revoked is refused whatever the method.
+  const checkToken = async (body: unknown) =>
+    x.token && !(await svc.db.read((tx) => authenticate(tx, x.token!, svc.config.clock.now())))
+      ? refusal(svc, new AppError("UNAUTHENTICATED", "The credential is missing, invalid, expired or revoked."), requestIdOf(body), r.requestId)
+      : null;
+  let res = await endpoint(r.req, x, checkToken);
+  if (x.refused) {
+    await res.body?.cancel();
+    res = refusal(svc, x.refused.error, x.refused.id, r.requestId);
+  }
+  return withHeaders(res, { ...headers, ...x.headers });
 }
 
 /**
- * initialize, ping and tools/list are public, as tool listing is over REST; a tools/call that needs a credential
- * and lacks a valid one, and any request carrying an invalid bearer token, is answered HTTP 401 (MCP authorization).
+ * initialize, server/discover, ping and the lists are public, as tool listing is over REST; a tools/call that needs a
+ * credential and lacks a valid one is answered 401, and one whose credential lacks the scope 403 (MCP authorization).
  */
-async function toolsEndpoint(svc: Services, r: RestRequest): Promise<Response> {
-  const token = bearerToken(r.req.headers.get("authorization"));
-  if (token && !(await svc.db.read((tx) => authenticate(tx, token, svc.config.clock.now())))) {
-    return unauthorized(svc, new AppError("UNAUTHENTICATED", "The credential is missing, invalid, expired or revoked."), r.requestId);
-  }
-  const state: CallState = { headers: commonHeaders(r.requestId), unauthenticated: null };
-  const res = await runStateless(toolsServer(svc, r, token, state), r.req);
-  if (state.unauthenticated) {
-    await res.body?.cancel();
-    return unauthorized(svc, state.unauthenticated, r.requestId);
-  }
-  return withHeaders(res, state.headers);
-}
-
-interface CallState {
-  /** For the HTTP answer: the common headers and the calls' rate-limit headers. */
-  headers: Record<string, string>;
-  unauthenticated: AppError | null;
-}
-
-function toolsServer(svc: Services, r: RestRequest, token: string | null, state: CallState): Server {
-  const server = statelessServer("svc", "svc agent network", { capabilities: { tools: { listChanged: false } }, instructions: TOOLS_INSTRUCTIONS });
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: mcpTools() }));
-  onToolCall(server, async (name, args) => {
-    const result = await invoke(svc, name, args, {
-      requestId: r.requestId,
-      token,
-      idempotencyKey: r.req.headers.get("idempotency-key"),
-      clientAddress: r.clientAddress,
-    });
-    Object.assign(state.headers, result.headers);
-    const meta: Record<string, unknown> = { "svc/request_id": r.requestId };
+function toolsServer(x: Exchange, era: Era): Server {
+  const svc = x.svc;
+  const server = statelessServer("svc", "svc agent network", {
+    capabilities: { tools: { listChanged: false }, resources: { listChanged: false } },
+    instructions: TOOLS_INSTRUCTIONS,
+  });
+  server.setRequestHandler("tools/list", () => ({ tools: mcpTools(offersViews(server, era)) }));
+  server.setRequestHandler("resources/list", () => ({
+    resources: VIEWS.map((v) => ({ uri: v.uri, name: v.name, title: v.title, description: v.description, mimeType: RESOURCE_MIME_TYPE })),
+  }));
+  server.setRequestHandler("resources/read", (req) => {
+    const view = VIEWS.find((v) => v.uri === req.params.uri);
+    if (!view) throw new ResourceNotFoundError(req.params.uri);
+    return { contents: [{ uri: view.uri, mimeType: RESOURCE_MIME_TYPE, text: view.html, _meta: { ui: { prefersBorder: true } } }] };
+  });
+  onToolCall(server, async (name, args, ctx) => {
+    const result = await invoke(svc, name, args, { requestId: x.requestId, token: x.token, idempotencyKey: x.idempotencyKey, clientAddress: x.clientAddress });
+    Object.assign(x.headers, result.headers);
+    const meta: Record<string, unknown> = { "svc/request_id": x.requestId };
     if (result.ok) {
       if (result.replayed) meta["svc/idempotent_replayed"] = true;
       return toolResult(result.data, false, meta);
     }
-    if (result.error.code === "UNAUTHENTICATED") state.unauthenticated = result.error;
-    return toolResult(result.error.envelope(r.requestId), true, meta);
+    if (result.error.code === "UNAUTHENTICATED" || missingScope(result.error)) x.refused = { error: result.error, id: ctx.mcpReq.id };
+    return toolResult(result.error.envelope(x.requestId), true, meta);
   });
   return server;
 }

@@ -3,7 +3,7 @@ import { bearerToken } from "../auth/authenticate.ts";
 import type { AppError } from "../errors.ts";
 import { invoke, type CallResult, type Services } from "../tools/invoke.ts";
 import { errorResponse, json, readJsonBody } from "./http.ts";
-import { wwwAuthenticate } from "./well-known.ts";
+import { bearerChallenge } from "./well-known.ts";
 
 /** REST paths that call a tool directly, besides POST /v1/tools/{name}. */
 export const TOOL_ALIASES: Readonly<Record<string, string>> = {
@@ -27,8 +27,8 @@ export function resultResponse(svc: Services, r: CallResult, requestId: string):
 }
 
 export function failure(svc: Services, error: AppError, requestId: string, headers: Record<string, string> = {}): Response {
-  const extra = error.code === "UNAUTHENTICATED" ? { ...headers, "WWW-Authenticate": wwwAuthenticate(svc.config.baseUrl) } : headers;
-  return errorResponse(error, requestId, extra);
+  const challenge = bearerChallenge(svc.config.baseUrl, error);
+  return errorResponse(error, requestId, challenge ? { ...headers, "WWW-Authenticate": challenge } : headers);
 }
 
 export async function callTool(svc: Services, name: string, r: RestRequest, opts: { sandbox?: boolean } = {}): Promise<Response> {

@@ -58,6 +58,13 @@ export function redirectUriProblem(uri: unknown): string | null {
 
 const metadataError = (message: string) => new OAuthError("invalid_client_metadata", message);
 
+/**
+ * OpenID Connect's application_type, which MCP clients send since 2026-07-28: "native" for a desktop or CLI app
+ * (loopback or private-scheme redirects), "web" (the default) for one served from a web host. svc accepts the
+ * same redirect URIs for both (the OIDC rule that sets them apart is about the implicit grant, which svc lacks).
+ */
+const APPLICATION_TYPES = ["web", "native"];
+
 /** What a public client declares about itself, whether posted (RFC 7591) or published (a client ID metadata document). */
 export interface ClientFields {
   clientName: string | null;
@@ -89,6 +96,9 @@ export function clientFields(body: unknown): ClientFields {
   if (name !== undefined && (typeof name !== "string" || name.length < 1 || name.length > 100 || !NO_CONTROL.test(name))) {
     throw metadataError("client_name must be 1-100 characters without control characters.");
   }
+  if (m.application_type !== undefined && !APPLICATION_TYPES.includes(m.application_type as string)) {
+    throw metadataError('application_type must be "web" or "native".');
+  }
   const scope = m.scope;
   if (scope !== undefined && (typeof scope !== "string" || scope.split(" ").some((s) => !(SUPPORTED_SCOPES as readonly string[]).includes(s)))) {
     throw metadataError(`scope may name only ${SUPPORTED_SCOPES.join(", ")}.`);
@@ -104,6 +114,7 @@ export function clientFields(body: unknown): ClientFields {
 /** RFC 7591 dynamic registration of a public client. */
 export async function registerClient(tx: Tx, body: unknown, now: Date) {
   const row: OAuthClientRow = { clientId: `mcp_${newSecret("c").slice(2, 26)}`, ...clientFields(body), createdAt: iso(now), metadataExpiresAt: null };
+  const applicationType = (body as { application_type?: string }).application_type ?? "web";
   await tx.insert(oauthClients).values(row);
   return {
     client_id: row.clientId,
@@ -113,6 +124,7 @@ export async function registerClient(tx: Tx, body: unknown, now: Date) {
     grant_types: row.grantTypes,
     response_types: ["code"],
     token_endpoint_auth_method: "none",
+    application_type: applicationType,
     ...(row.scope ? { scope: row.scope } : {}),
   };
 }

@@ -3,6 +3,7 @@ import type { Tx } from "../../db/client.ts";
 import type { ServerConfig } from "../config.ts";
 import type { AttemptLimit } from "../domain/attempts.ts";
 import { AppError } from "../errors.ts";
+import type { View } from "../views/index.ts";
 import { IdempotencyKey, InboxSummary } from "./schemas.ts";
 
 export type Tag = "read" | "write" | "destructive";
@@ -54,6 +55,8 @@ interface ToolSpec<I extends AnyObject, O extends AnyObject, P extends boolean> 
   inboxSummary?: boolean;
   /** Calls that guess at a secret: the arguments' guess key (null: not a guess) and how many per window. */
   attempts?: AttemptLimit & { guess(input: z.output<I>): string | null };
+  /** An MCP Apps view that renders the answer in a host that can show one (server/views). */
+  view?: View;
   input: I;
   output: O;
   run(ctx: P extends true ? ToolContext : AuthedContext, input: z.output<I>): Promise<z.input<O>>;
@@ -86,6 +89,7 @@ export function defineTool<I extends AnyObject, O extends AnyObject, P extends b
     inboxSummary: spec.inboxSummary !== false && !isPublic,
     attempts: spec.attempts as (AttemptLimit & { guess(input: Record<string, unknown>): string | null }) | undefined,
     scope: (isWrite ? "svc:write" : "svc:read") as Scope,
+    view: spec.view ?? null,
     input: input as AnyObject,
     output: output as AnyObject,
     run: spec.run as unknown as (ctx: ToolContext, input: Record<string, unknown>) => Promise<Record<string, unknown>>,

@@ -3,7 +3,7 @@
 // by a local server; the server under test fetches it with the real transport, its address guard replaced by a
 // lookup to loopback (the guard is tested in safe-fetch.test.ts, and below it refuses the same URL by default).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { auth } from "@modelcontextprotocol/sdk/client/auth.js";
+import { auth } from "@modelcontextprotocol/client";
 import { METADATA_CACHE_SECONDS, cacheSeconds, clientIdUrlProblem, parseClientMetadata } from "../../server/auth/client-metadata.ts";
 import { MAX_DOCUMENT_BYTES, fetchDocument } from "../../server/auth/safe-fetch.ts";
 import { startTestServer, type Agent, type TestServer } from "../harness.ts";
@@ -144,7 +144,8 @@ describe("the authorization-code flow with a URL client_id", () => {
     expect(consent.html).toContain(`Its details are published by <strong>${HOST}:${host.port}</strong>`);
     expect(back.get("state")).toBe("sdk-state");
 
-    expect(await auth(provider, { serverUrl, resourceMetadataUrl, authorizationCode: back.get("code")! })).toBe("AUTHORIZED");
+    expect(back.get("iss")).toBe(s.url);
+    expect(await auth(provider, { serverUrl, resourceMetadataUrl, authorizationCode: back.get("code")!, iss: back.get("iss")! })).toBe("AUTHORIZED");
     const tokens = provider.saved!;
     expect(tokens.scope).toBe("svc:read svc:write offline_access");
     const me = await s.call("get_me", {}, tokens.access_token);

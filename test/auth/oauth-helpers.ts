@@ -1,8 +1,7 @@
 // Driving the authorization server as a client would: registration, PKCE, the pages, the token endpoint.
 import { expect } from "bun:test";
 import { createHash, randomBytes } from "node:crypto";
-import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
+import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthClientProvider, OAuthDiscoveryState, OAuthTokens } from "@modelcontextprotocol/client";
 import type { Agent, TestServer } from "../harness.ts";
 import { PageClient, signInWithCode } from "../web/page-client.ts";
 
@@ -71,12 +70,17 @@ export async function grant(s: TestServer, b: PageClient, human: Agent, scope = 
   return { client, tokens: t.body, code: back.get("code")!, verifier };
 }
 
-/** The MCP SDK's client-side OAuth state, kept in memory; the authorization URL is captured, not opened. */
+/**
+ * The MCP SDK's client-side OAuth state, kept in memory; the authorization URL is captured, not opened. It serves
+ * the SDK 1.x client too (the same interface, less the 2026 additions: the discovery state that the RFC 9207 iss
+ * check compares against).
+ */
 export class MemoryProvider implements OAuthClientProvider {
   info?: OAuthClientInformationMixed;
   saved?: OAuthTokens;
   verifier = "";
   authorizationUrl?: URL;
+  discovery?: OAuthDiscoveryState;
 
   get redirectUrl() {
     return REDIRECT;
@@ -108,8 +112,15 @@ export class MemoryProvider implements OAuthClientProvider {
   codeVerifier() {
     return this.verifier;
   }
+  saveDiscoveryState(state: OAuthDiscoveryState) {
+    this.discovery = state;
+  }
+  discoveryState() {
+    return this.discovery;
+  }
   invalidateCredentials(scope: "all" | "client" | "tokens" | "verifier" | "discovery") {
     if (scope === "all" || scope === "tokens") this.saved = undefined;
     if (scope === "all" || scope === "client") this.info = undefined;
+    if (scope === "all" || scope === "discovery") this.discovery = undefined;
   }
 }

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SignJWT, createLocalJWKSet, exportJWK, generateKeyPair, importJWK, jwtVerify } from "jose";
-import { UnauthorizedError, auth, extractWWWAuthenticateParams } from "@modelcontextprotocol/sdk/client/auth.js";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { Client, StreamableHTTPClientTransport, UnauthorizedError, auth, extractWWWAuthenticateParams } from "@modelcontextprotocol/client";
+import { UnauthorizedError as LegacyUnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
+import { Client as LegacyClient } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport as LegacyTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { MINUTE } from "../../server/clock.ts";
 import { startTestServer, type Agent, type TestServer } from "../harness.ts";
 import { PageClient } from "../web/page-client.ts";
@@ -34,10 +35,16 @@ describe("discovery", () => {
       grant_types_supported: ["authorization_code", "refresh_token"],
       token_endpoint_auth_methods_supported: ["none"],
     });
+    // offline_access is offered by the authorization server, never asked for by the resource (SEP-2207)
     expect(as.scopes_supported).toEqual(["svc:read", "svc:write", "offline_access"]);
+    expect(as.authorization_response_iss_parameter_supported).toBe(true);
     expect(as.agent_auth.register_uri).toBe(`${s.url}/v1/agents`);
-    const prm = (await (await s.raw("/.well-known/oauth-protected-resource/mcp")).json()) as any;
-    expect(prm).toMatchObject({ resource: s.url, authorization_servers: [s.url] });
+    const prm = (await (await s.raw("/.well-known/oauth-protected-resource")).json()) as any;
+    expect(prm).toMatchObject({ resource: s.url, authorization_servers: [s.url], scopes_supported: ["svc:read", "svc:write"] });
+    // RFC 9728 §3.3: the metadata at a path names exactly the resource at that path
+    const mcp = (await (await s.raw("/.well-known/oauth-protected-resource/mcp")).json()) as any;
+    expect(mcp).toMatchObject({ resource: `${s.url}/mcp`, authorization_servers: [s.url], scopes_supported: ["svc:read", "svc:write"] });
+    expect((await s.raw("/.well-known/oauth-protected-resource/elsewhere")).status).toBe(404);
     const jwks = (await (await s.raw("/.well-known/jwks.json")).json()) as any;
     expect(jwks.keys[0]).toMatchObject({ kty: "EC", crv: "P-256", alg: "ES256", use: "sig" });
     expect(jwks.keys[0].d).toBeUndefined();
@@ -51,21 +58,31 @@ describe("discovery", () => {
   });
 });
 
-describe("the official MCP SDK client runs the whole flow", () => {
-  test("over MCP: 401, discovery, registration, PKCE through the pages, token, tools/list, a refresh, revocation", async () => {
+describe("the MCP SDK client (v2, on 2026-07-28) runs the whole flow", () => {
+  test("over MCP: 401, discovery, registration as a native app, PKCE through the pages, iss checked, token, a refresh, revocation", async () => {
     const provider = new MemoryProvider();
     const mcpUrl = new URL(`${s.url}/mcp`);
-    const client = new Client({ name: "oauth-test", version: "1.0.0" });
-    await client.connect(new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider }));
-    // initialize and tools/list are public; the first call that needs identity gets 401 and starts OAuth
-    await expect(client.callTool({ name: "get_me", arguments: {} })).rejects.toThrow(UnauthorizedError);
-    expect(provider.info?.client_id).toStartWith("mcp_");
+    const connect = async () => {
+      const client = new Client({ name: "oauth-test", version: "1.0.0" }, { versionNegotiation: { mode: { pin: "2026-07-28" } } });
+      const transport = new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider });
+      await client.connect(transport);
+      return { client, transport };
+    };
+    // discovery and tools/list are public; the first call that needs identity gets 401 and starts OAuth
+    const first = await connect();
+    await expect(first.client.callTool({ name: "get_me", arguments: {} })).rejects.toThrow(UnauthorizedError);
+    // registered as what it is: a native app with a loopback redirect (SEP-837)
+    expect(provider.info).toMatchObject({ application_type: "native", redirect_uris: [REDIRECT] });
     const url = provider.authorizationUrl!;
+    // offline_access is asked for because the authorization server offers it, not because the resource needs it
+    expect(url.searchParams.get("scope")).toBe("svc:read svc:write offline_access");
+    expect(url.searchParams.get("resource")).toBe(s.url);
     const back = await approve(s, b, `${url.pathname}${url.search}`, human);
-    const transport = new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider });
-    await transport.finishAuth(back.get("code")!);
-    await client.close();
-    await client.connect(transport);
+    expect(back.get("iss")).toBe(s.url);
+    // the SDK checks iss against the issuer it discovered before it redeems the code (RFC 9207)
+    await first.transport.finishAuth(back);
+    await first.client.close();
+    const { client } = await connect();
     const tools = (await client.listTools()).tools.map((t) => t.name);
     expect(tools).toContain("get_settings_link");
     const me = await client.callTool({ name: "get_me", arguments: {} });
@@ -73,11 +90,12 @@ describe("the official MCP SDK client runs the whole flow", () => {
     expect((me.structuredContent as any).agent.handle).toBe("oa-human");
 
     // the access token expires; the SDK refreshes it by itself on the 401 and retries
-    const first = provider.saved!;
+    const saved = provider.saved!;
+    expect(saved.refresh_token).toStartWith("rt_");
     s.clock.advance(16 * MINUTE);
     const later = await client.callTool({ name: "list_clients", arguments: {} });
     expect((later.structuredContent as any).clients.find((c: any) => c.current)).toMatchObject({ kind: "oauth", name: "SDK Test Client" });
-    expect(provider.saved!.refresh_token).not.toBe(first.refresh_token);
+    expect(provider.saved!.refresh_token).not.toBe(saved.refresh_token);
 
     // revocation: every later call fails, and the token is answered 401 at the HTTP level
     expect(await revokeCall(s, { token: provider.saved!.refresh_token!, client_id: provider.info!.client_id })).toBe(200);
@@ -112,7 +130,9 @@ describe("the official MCP SDK client runs the whole flow", () => {
     const back = await approve(s, b, `${url.pathname}${url.search}`, human);
     expect(back.get("state")).toBe("sdk-state");
     expect(back.get("iss")).toBe(s.url);
-    expect(await auth(provider, { serverUrl, resourceMetadataUrl, authorizationCode: back.get("code")! })).toBe("AUTHORIZED");
+    // without iss the SDK refuses the code, as the metadata promises iss (RFC 9207 §2.4)
+    await expect(auth(provider, { serverUrl, resourceMetadataUrl, authorizationCode: back.get("code")! })).rejects.toThrow();
+    expect(await auth(provider, { serverUrl, resourceMetadataUrl, authorizationCode: back.get("code")!, iss: back.get("iss")! })).toBe("AUTHORIZED");
     const first = provider.saved!;
     expect(first).toMatchObject({ token_type: "Bearer", expires_in: 900, scope: "svc:read svc:write offline_access" });
     expect(first.refresh_token).toStartWith("rt_");
@@ -139,6 +159,26 @@ describe("the official MCP SDK client runs the whole flow", () => {
     const refreshed = await tokenCall(s, { grant_type: "refresh_token", refresh_token: second.refresh_token!, client_id: provider.info!.client_id });
     expect(refreshed.body.error).toBe("invalid_grant");
   });
+
+  test("a 2025-era client (SDK 1.x) signs in over MCP too: it asks only for what the resource lists, and needs no refresh token", async () => {
+    const provider = new MemoryProvider();
+    const mcpUrl = new URL(`${s.url}/mcp`);
+    const client = new LegacyClient({ name: "oauth-test-1x", version: "1.0.0" });
+    await client.connect(new LegacyTransport(mcpUrl, { authProvider: provider }));
+    await expect(client.callTool({ name: "get_me", arguments: {} })).rejects.toThrow(LegacyUnauthorizedError);
+    const url = provider.authorizationUrl!;
+    expect(url.searchParams.get("scope")).toBe("svc:read svc:write");
+    const back = await approve(s, b, `${url.pathname}${url.search}`, human);
+    const transport = new LegacyTransport(mcpUrl, { authProvider: provider });
+    await transport.finishAuth(back.get("code")!);
+    await client.close();
+    await client.connect(transport);
+    expect(provider.saved).toMatchObject({ scope: "svc:read svc:write" });
+    expect(provider.saved!.refresh_token).toBeUndefined();
+    const me = await client.callTool({ name: "get_me", arguments: {} });
+    expect((me.structuredContent as any).agent.handle).toBe("oa-human");
+    await client.close();
+  });
 });
 
 describe("tokens and sessions", () => {
@@ -164,6 +204,18 @@ describe("tokens and sessions", () => {
     const write = await bearer(tokens.access_token, "update_me", { display_name: "Nope", idempotency_key: "scope-test-1" });
     expect(write.status).toBe(403);
     expect(write.body.error).toMatchObject({ code: "FORBIDDEN", details: { required_scope: "svc:write" } });
+    // the challenge a client steps up from (RFC 6750 §3.1), never asking for offline_access
+    expect(write.headers.get("www-authenticate")).toBe(
+      `Bearer error="insufficient_scope", scope="svc:write", resource_metadata="${s.url}/.well-known/oauth-protected-resource", error_description="This credential lacks the scope svc:write."`,
+    );
+    expect(extractWWWAuthenticateParams(new Response(null, { headers: write.headers }))).toMatchObject({ error: "insufficient_scope", scope: "svc:write" });
+  });
+
+  test("a FORBIDDEN that is not about a scope carries no scope challenge", async () => {
+    const { tokens } = await grant(s, b, human);
+    const r = await bearer(tokens.access_token, "rotate_api_key", { idempotency_key: "oauth-rotate-challenge" });
+    expect(r.status).toBe(403);
+    expect(r.headers.get("www-authenticate")).toBeNull();
   });
 
   test("OAuth sessions never receive API keys", async () => {
@@ -201,7 +253,25 @@ describe("tokens and sessions", () => {
     const back = await approve(s, b, authorizePath({ client_id: client.client_id, code_challenge: pkce().challenge, state: "deny-state" }), human, "deny");
     expect(back.get("error")).toBe("access_denied");
     expect(back.get("state")).toBe("deny-state");
+    expect(back.get("iss")).toBe(s.url);
     expect(back.get("code")).toBeNull();
+  });
+
+  test("RFC 9207: every answer of the authorization endpoint names the issuer, the errors it redirects with too", async () => {
+    const client = (await registerClient(s)).body;
+    const { challenge } = pkce();
+    const errors: [Record<string, string>, string][] = [
+      [{ response_type: "token" }, "unsupported_response_type"],
+      [{ code_challenge_method: "plain" }, "invalid_request"],
+      [{ scope: "admin" }, "invalid_scope"],
+      [{ resource: "https://elsewhere.example" }, "invalid_target"],
+    ];
+    for (const [params, error] of errors) {
+      const start = await b.get(authorizePath({ client_id: client.client_id, code_challenge: challenge, state: "iss-1", ...params }));
+      expect(start.status).toBe(303);
+      const back = callback(start.location);
+      expect({ params, error: back.get("error"), iss: back.get("iss"), state: back.get("state") }).toEqual({ params, error, iss: s.url, state: "iss-1" });
+    }
   });
 });
 
@@ -213,7 +283,18 @@ describe("dynamic client registration", () => {
     expect(r.body.client_secret).toBeUndefined();
   });
 
+  test("application_type: a native app with a loopback redirect registers as one; web is the default", async () => {
+    const native = await registerClient(s, { application_type: "native", redirect_uris: ["http://127.0.0.1:43123/callback", "http://[::1]:43123/callback"] });
+    expect(native.status).toBe(201);
+    expect(native.body).toMatchObject({ application_type: "native", redirect_uris: ["http://127.0.0.1:43123/callback", "http://[::1]:43123/callback"] });
+    const web = await registerClient(s, { redirect_uris: ["https://app.example/cb"] });
+    expect(web.body.application_type).toBe("web");
+    // a client that says nothing keeps registering as before, loopback included
+    expect((await registerClient(s)).status).toBe(201);
+  });
+
   test.each([
+    ["an unknown application_type", { application_type: "desktop" }, "invalid_client_metadata"],
     ["no redirect_uris", { redirect_uris: undefined }, "invalid_redirect_uri"],
     ["http on a public host", { redirect_uris: ["http://evil.example/cb"] }, "invalid_redirect_uri"],
     ["a javascript: URI", { redirect_uris: ["javascript:alert(1)"] }, "invalid_redirect_uri"],

@@ -1,11 +1,10 @@
-// The read-only documentation server at /mcp/docs, read with the SDK client and no credential.
+// The read-only documentation server at /mcp/docs, read with the SDK clients of both eras and no credential.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { exampleAnswer, exampleArguments } from "../../server/docs/examples.ts";
 import { ERROR_CODES } from "../../server/errors.ts";
 import { TOOLS, findTool, inputJsonSchema, outputJsonSchema } from "../../server/tools/catalogue.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
+import { ERAS, connectMcp, postRpc, type McpClient } from "./clients.ts";
 
 // The inbox item types the catalogue (shared/spec/catalogue.md) names.
 const ITEM_TYPES = [
@@ -33,21 +32,19 @@ const ITEM_TYPES = [
 const PAGES = ["overview", "tools", "inbox-item-types", "ledger", "errors", "limits", "mcp", "auth", "cli"];
 
 let s: TestServer;
-let docs: Client;
 beforeAll(async () => {
   s = await startTestServer();
+});
+afterAll(() => s.stop());
+
+describe.each(ERAS)("a %s client", (era) => {
+let docs: McpClient;
+beforeAll(async () => {
   docs = await connect();
 });
-afterAll(async () => {
-  await docs.close();
-  await s.stop();
-});
+afterAll(() => docs.close());
 
-async function connect(headers: Record<string, string> = {}): Promise<Client> {
-  const client = new Client({ name: "svc-docs-test", version: "1.0.0" });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${s.url}/mcp/docs`), { requestInit: { headers } }));
-  return client;
-}
+const connect = (headers: Record<string, string> = {}) => connectMcp(era, `${s.url}/mcp/docs`, headers);
 
 const read = async (uri: string) => {
   const { contents } = await docs.readResource({ uri });
@@ -137,9 +134,10 @@ describe("resources", () => {
     expect(text).toContain(`${s.url}/.well-known/oauth-protected-resource`);
   });
 
-  test("an unknown resource is the JSON-RPC error for a missing resource", async () => {
+  test("an unknown resource is the JSON-RPC error for a missing resource (-32602 naming the uri, in both eras)", async () => {
     const err = await docs.readResource({ uri: "svc://docs/nothing" }).catch((e) => e);
-    expect(err.code).toBe(-32002);
+    expect(err.code).toBe(-32602);
+    expect(err.data).toEqual({ uri: "svc://docs/nothing" });
   });
 });
 
@@ -180,11 +178,7 @@ describe("tools", () => {
   });
 
   test("arguments that are not an object are a VALIDATION_ERROR result", async () => {
-    const res = await s.raw("/mcp/docs", {
-      method: "POST",
-      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "search_docs", arguments: "idempotency" } }),
-    });
+    const res = await postRpc(era, `${s.url}/mcp/docs`, "tools/call", { name: "search_docs", arguments: "idempotency" });
     const { result } = (await res.json()) as any;
     expect(result.isError).toBe(true);
     expect(JSON.parse(result.content[0].text).error.code).toBe("VALIDATION_ERROR");
@@ -220,6 +214,7 @@ test("no credential is needed, and a bearer header (even a bad one) is simply ig
   const client = await connect({ authorization: "Bearer svc_not-a-real-key" });
   expect((await client.listResources()).resources.length).toBe(TOOLS.length + PAGES.length);
   await client.close();
+});
 });
 
 test("every tool's derived example call is accepted by the live sandbox and its example answer fits the output schema", async () => {

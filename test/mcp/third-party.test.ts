@@ -1,5 +1,6 @@
-// Real third-party MCP clients against the compiled bin/svc: the MCP Inspector's command-line mode, and the
-// official conformance suite's generic server scenarios (it needs fs.globSync, so it runs under bun).
+// Real third-party MCP clients against the compiled bin/svc: the MCP Inspector's command-line mode in both protocol
+// eras (2026-07-28 and the 2025 handshake), and the official conformance suite's generic server scenarios (it needs
+// fs.globSync, so it runs under bun; its 0.1.16 has scenarios up to 2025-11-25 only).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -68,9 +69,9 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-describe("MCP Inspector, command-line mode", () => {
+describe.each(["modern", "legacy"])("MCP Inspector, command-line mode, protocol era %s", (era) => {
   const inspect = (path: string, ...args: string[]) =>
-    run([INSPECTOR, "--cli", `${url}${path}`, "--transport", "http", "--format", "json", ...args]);
+    run([INSPECTOR, "--cli", `${url}${path}`, "--transport", "http", "--format", "json", "--protocol-era", era, ...args]);
 
   test("tools/list with a bearer key lists every tool of the running bin/svc", async () => {
     const r = await inspect("/mcp", "--method", "tools/list", "--header", `Authorization: Bearer ${apiKey}`);

@@ -1,15 +1,14 @@
-// /mcp through the official SDK client: the catalogue as MCP tools, calls through the same pipeline as REST,
-// the error envelope as isError results, and HTTP 401 with the discovery challenge.
+// /mcp through the official SDK clients of both protocol eras: the catalogue as MCP tools, calls through the same
+// pipeline as REST, the error envelope as isError results, and HTTP 401/403 with the challenge MCP clients act on.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { extractWWWAuthenticateParams } from "@modelcontextprotocol/sdk/client/auth.js";
-import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { sha256 } from "../../server/domain/secrets.ts";
 import { TOOLS, findTool, inputJsonSchema, outputJsonSchema } from "../../server/tools/catalogue.ts";
 import { key, startTestServer, type TestServer } from "../harness.ts";
+import { ERAS, connectMcp, handleFor, postRpc, refusedStatus, type McpClient } from "./clients.ts";
 
 let s: TestServer;
-const clients: Client[] = [];
+const clients: McpClient[] = [];
 beforeAll(async () => {
   s = await startTestServer();
 });
@@ -18,18 +17,8 @@ afterAll(async () => {
   await s.stop();
 });
 
-async function connect(apiKey: string | null, url = s.url): Promise<Client> {
-  const transport = new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
-    requestInit: { headers: apiKey ? { authorization: `Bearer ${apiKey}` } : {} },
-  });
-  const client = new Client({ name: "svc-mcp-test", version: "1.0.0" });
-  await client.connect(transport);
-  clients.push(client);
-  return client;
-}
-
 /** tools/call, checking the result carries one text block with the answer's JSON. */
-async function callRaw(client: Client, name: string, args: Record<string, unknown>): Promise<any> {
+async function callRaw(client: McpClient, name: string, args: Record<string, unknown>): Promise<any> {
   const result: any = await client.callTool({ name, arguments: args });
   expect(result.content).toHaveLength(1);
   expect(result.content[0].type).toBe("text");
@@ -37,7 +26,7 @@ async function callRaw(client: Client, name: string, args: Record<string, unknow
 }
 
 /** A success: the same JSON as structuredContent and as text. */
-async function call(client: Client, name: string, args: Record<string, unknown> = {}): Promise<any> {
+async function call(client: McpClient, name: string, args: Record<string, unknown> = {}): Promise<any> {
   const result = await callRaw(client, name, args);
   expect(result.isError).toBe(false);
   expect(JSON.parse(result.content[0].text)).toEqual(result.structuredContent);
@@ -45,7 +34,7 @@ async function call(client: Client, name: string, args: Record<string, unknown> 
 }
 
 /** An error result: isError with the REST error envelope as its text (structuredContent is for the output schema). */
-async function callFails(client: Client, name: string, args: Record<string, unknown>, code: string): Promise<any> {
+async function callFails(client: McpClient, name: string, args: Record<string, unknown>, code: string): Promise<any> {
   const result = await callRaw(client, name, args);
   expect(result.isError).toBe(true);
   expect(result.structuredContent).toBeUndefined();
@@ -59,9 +48,17 @@ async function callFails(client: Client, name: string, args: Record<string, unkn
   return envelope;
 }
 
+describe.each(ERAS)("a %s client", (era) => {
+async function connect(apiKey: string | null, url = s.url): Promise<McpClient> {
+  const client = await connectMcp(era, `${url}/mcp`, apiKey ? { authorization: `Bearer ${apiKey}` } : {});
+  clients.push(client);
+  return client;
+}
+const h = (handle: string) => handleFor(era, handle);
+
 describe("tools/list: the catalogue as MCP tools", () => {
   test("every tool, same names, the catalogue's own input and output schemas, annotations from the tags", async () => {
-    const a = await s.register("mcp-list-a");
+    const a = await s.register(h("mcp-list-a"));
     const { tools } = await (await connect(a.key)).listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(TOOLS.map((t) => t.name).sort());
     for (const listed of tools) {
@@ -96,13 +93,12 @@ describe("tools/list: the catalogue as MCP tools", () => {
     expect(client.getServerVersion()).toMatchObject({ name: "svc", version: "0.9.0" });
     expect(client.getServerCapabilities()?.tools).toBeDefined();
     expect(client.getInstructions()).toContain("register_agent");
-    await client.ping();
   });
 });
 
 describe("tools/call goes through the same pipeline as REST", () => {
   test("a read: structuredContent deep-equals REST data, inbox summary included", async () => {
-    const [a] = await s.contacts("mcp-read-a", "mcp-read-b");
+    const [a] = await s.contacts(h("mcp-read-a"), h("mcp-read-b"));
     const client = await connect(a.key);
     for (const [tool, args] of [["get_me", {}], ["list_contacts", {}], ["get_contact_code", {}]] as const) {
       const rest = await s.ok(tool, args, a.key);
@@ -113,10 +109,10 @@ describe("tools/call goes through the same pipeline as REST", () => {
   });
 
   test("a write takes effect, and the same idempotency_key replays the answer with one effect", async () => {
-    const a = await s.register("mcp-write-a");
-    await s.register("mcp-write-b");
+    const a = await s.register(h("mcp-write-a"));
+    await s.register(h("mcp-write-b"));
     const client = await connect(a.key);
-    const args = { handle: "mcp-write-b", note: "hello over MCP", idempotency_key: key() };
+    const args = { handle: h("mcp-write-b"), note: "hello over MCP", idempotency_key: key() };
     const first = await call(client, "add_contact", args);
     expect(first.structuredContent.status).toBe("requested");
     expect(first._meta["svc/idempotent_replayed"]).toBeUndefined();
@@ -126,17 +122,17 @@ describe("tools/call goes through the same pipeline as REST", () => {
     const { inbox: _b, ...againData } = again.structuredContent;
     expect(againData).toEqual(firstData);
     const outgoing = (await call(client, "list_contacts", { state: "outgoing" })).structuredContent.contacts;
-    expect(outgoing.map((c: any) => c.agent.handle)).toEqual(["mcp-write-b"]);
+    expect(outgoing.map((c: any) => c.agent.handle)).toEqual([h("mcp-write-b")]);
     // the key reused for different arguments
     const reused = await callFails(client, "add_contact", { ...args, note: "something else" }, "IDEMPOTENCY_KEY_REUSED");
     expect(reused.error.message).toBeString();
   });
 
   test("the target sees exactly one inbox item for the replayed write", async () => {
-    const a = await s.register("mcp-once-a");
-    const b = await s.register("mcp-once-b");
+    const a = await s.register(h("mcp-once-a"));
+    const b = await s.register(h("mcp-once-b"));
     const client = await connect(a.key);
-    const args = { handle: "mcp-once-b", idempotency_key: key() };
+    const args = { handle: h("mcp-once-b"), idempotency_key: key() };
     await call(client, "add_contact", args);
     await call(client, "add_contact", args);
     const items = (await s.ok("get_inbox", { since: "0", include_seen: true }, b.key)).items;
@@ -144,14 +140,10 @@ describe("tools/call goes through the same pipeline as REST", () => {
   });
 
   test("the Idempotency-Key header works as over REST", async () => {
-    const a = await s.register("mcp-header-key");
+    const a = await s.register(h("mcp-header-key"));
     const headerKey = key();
     const callWithHeader = async () => {
-      const res = await fetch(`${s.url}/mcp`, {
-        method: "POST",
-        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${a.key}`, "idempotency-key": headerKey },
-        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "update_me", arguments: { display_name: "Header" } } }),
-      });
+      const res = await postRpc(era, `${s.url}/mcp`, "tools/call", { name: "update_me", arguments: { display_name: "Header" } }, { authorization: `Bearer ${a.key}`, "idempotency-key": headerKey });
       return ((await res.json()) as any).result;
     };
     const first = await callWithHeader();
@@ -162,16 +154,16 @@ describe("tools/call goes through the same pipeline as REST", () => {
 
   test("public tools work without a credential: register over MCP, then use the key over MCP", async () => {
     const anonymous = await connect(null);
-    const registered = await call(anonymous, "register_agent", { handle: "mcp-public", display_name: "Public" });
+    const registered = await call(anonymous, "register_agent", { handle: h("mcp-public"), display_name: "Public" });
     expect(registered.structuredContent.api_key).toBeString();
     const me = await call(await connect(registered.structuredContent.api_key), "get_me");
-    expect(me.structuredContent.agent.handle).toBe("mcp-public");
+    expect(me.structuredContent.agent.handle).toBe(h("mcp-public"));
   });
 });
 
 describe("errors are results with isError and the REST error envelope", () => {
   test("validation error: same code, message and details as REST", async () => {
-    const a = await s.register("mcp-err-a");
+    const a = await s.register(h("mcp-err-a"));
     const client = await connect(a.key);
     const envelope = await callFails(client, "get_inbox", { limit: 0 }, "VALIDATION_ERROR");
     const rest = await s.call("get_inbox", { limit: 0 }, a.key);
@@ -183,7 +175,7 @@ describe("errors are results with isError and the REST error envelope", () => {
   });
 
   test("a client that listed the tools (and so checks structuredContent against each output schema) still gets the envelope", async () => {
-    const a = await s.register("mcp-err-listed");
+    const a = await s.register(h("mcp-err-listed"));
     const client = await connect(a.key);
     await client.listTools();
     await callFails(client, "get_inbox", { limit: 0 }, "VALIDATION_ERROR");
@@ -192,13 +184,9 @@ describe("errors are results with isError and the REST error envelope", () => {
   });
 
   test("arguments that are not an object: a VALIDATION_ERROR result, as a REST body that is not an object", async () => {
-    const a = await s.register("mcp-err-args");
+    const a = await s.register(h("mcp-err-args"));
     for (const args of [true, [1], "x", 3]) {
-      const res = await fetch(`${s.url}/mcp`, {
-        method: "POST",
-        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${a.key}` },
-        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "get_me", arguments: args } }),
-      });
+      const res = await postRpc(era, `${s.url}/mcp`, "tools/call", { name: "get_me", arguments: args }, { authorization: `Bearer ${a.key}` });
       const { result } = (await res.json()) as any;
       expect({ args, isError: result?.isError }).toEqual({ args, isError: true });
       const envelope = JSON.parse(result.content[0].text);
@@ -208,34 +196,40 @@ describe("errors are results with isError and the REST error envelope", () => {
   });
 
   test("unknown tool: NOT_FOUND", async () => {
-    const a = await s.register("mcp-err-b");
+    const a = await s.register(h("mcp-err-b"));
     const envelope = await callFails(await connect(a.key), "no_such_tool", {}, "NOT_FOUND");
     expect(envelope.error.message).toContain("no_such_tool");
   });
 
-  test("a read-only credential: write tools are FORBIDDEN naming the scope, reads pass", async () => {
-    const ro = await s.register("mcp-readonly");
+  test("a credential without the scope: HTTP 403 insufficient_scope naming it, so an OAuth client can step up; reads pass", async () => {
+    const ro = await s.register(h("mcp-readonly"));
     await s.server.db.raw.execute({ sql: "UPDATE api_keys SET scopes = 'svc:read' WHERE key_hash = ?", args: [sha256(ro.key)] });
     const client = await connect(ro.key);
-    const envelope = await callFails(client, "update_me", { display_name: "Nope", idempotency_key: key() }, "FORBIDDEN");
-    expect(envelope.error.details).toEqual({ required_scope: "svc:write" });
-    expect((await call(client, "get_me")).structuredContent.agent.handle).toBe("mcp-readonly");
+    const err = await client.callTool({ name: "update_me", arguments: { display_name: "Nope", idempotency_key: key() } }).catch((e) => e);
+    // the 2026 client reads the challenge itself (InsufficientScopeError); the 2025 one reports the status
+    if (era === "2026-07-28") expect(err).toMatchObject({ requiredScope: "svc:write" });
+    else expect(refusedStatus(err)).toBe(403);
+    const res = await postRpc(era, `${s.url}/mcp`, "tools/call", { name: "update_me", arguments: { display_name: "Nope", idempotency_key: key() } }, { authorization: `Bearer ${ro.key}` }, 17);
+    expect(res.status).toBe(403);
+    expect(res.headers.get("www-authenticate")).toBe(
+      `Bearer error="insufficient_scope", scope="svc:write", resource_metadata="${s.url}/.well-known/oauth-protected-resource", error_description="This credential lacks the scope svc:write."`,
+    );
+    const body: any = await res.json();
+    expect(body).toMatchObject({ jsonrpc: "2.0", id: 17, error: { data: { ok: false, error: { code: "FORBIDDEN", details: { required_scope: "svc:write" } } } } });
+    expect((await s.ok("get_me", {}, ro.key)).agent.display_name).toBe(h("mcp-readonly").toUpperCase());
+    expect((await call(client, "get_me")).structuredContent.agent.handle).toBe(h("mcp-readonly"));
   });
 
   test("rate limits apply per credential as over REST: RATE_LIMITED with retry_after, and the RateLimit headers", async () => {
     const limited = await startTestServer({ rateLimit: 2 });
     try {
-      const { api_key } = await limited.ok("register_agent", { handle: "mcp-limited", display_name: "L" });
+      const { api_key } = await limited.ok("register_agent", { handle: h("mcp-limited"), display_name: "L" });
       const client = await connect(api_key, limited.url);
       await call(client, "get_me");
       await call(client, "get_me");
       const envelope = await callFails(client, "get_me", {}, "RATE_LIMITED");
       expect(envelope.error.retry_after).toBeGreaterThan(0);
-      const res = await fetch(`${limited.url}/mcp`, {
-        method: "POST",
-        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${api_key}` },
-        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "get_me", arguments: {} } }),
-      });
+      const res = await postRpc(era, `${limited.url}/mcp`, "tools/call", { name: "get_me", arguments: {} }, { authorization: `Bearer ${api_key}` });
       expect(res.status).toBe(200);
       expect(res.headers.get("ratelimit-policy")).toContain("q=2");
       expect(res.headers.get("retry-after")).toMatch(/^\d+$/);
@@ -246,49 +240,49 @@ describe("errors are results with isError and the REST error envelope", () => {
 });
 
 describe("authentication: HTTP 401 with the challenge MCP clients discover OAuth from", () => {
-  const rpc = (body: unknown, headers: Record<string, string> = {}) =>
-    fetch(`${s.url}/mcp`, {
-      method: "POST",
-      headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers },
-      body: JSON.stringify(body),
-    });
-  const initialize = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } } };
-  const getMe = { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "get_me", arguments: {} } };
+  const url = () => `${s.url}/mcp`;
+  // the first request of the era: the 2025 handshake, or the 2026 discovery
+  const opening = (headers: Record<string, string> = {}) =>
+    era === "2026-07-28"
+      ? postRpc(era, url(), "server/discover", {}, headers, "open-1")
+      : postRpc(era, url(), "initialize", { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } }, headers, "open-1");
+  const getMe = (headers: Record<string, string> = {}) => postRpc(era, url(), "tools/call", { name: "get_me", arguments: {} }, headers, 2);
 
-  async function expectChallenge(res: Response) {
+  async function expectChallenge(res: Response, id: number | string = 2) {
     expect(res.status).toBe(401);
     expect(res.headers.get("www-authenticate")).toBe(`Bearer resource_metadata="${s.url}/.well-known/oauth-protected-resource"`);
     expect(extractWWWAuthenticateParams(res).resourceMetadataUrl?.href).toBe(`${s.url}/.well-known/oauth-protected-resource`);
     const body: any = await res.json();
     expect(body.jsonrpc).toBe("2.0");
+    expect(body.id).toBe(id);
     expect(body.error.data).toMatchObject({ ok: false, error: { code: "UNAUTHENTICATED" }, request_id: res.headers.get("x-request-id") });
   }
 
   test("a tool that needs a credential, called without one", async () => {
-    await expectChallenge(await rpc(getMe));
+    await expectChallenge(await getMe());
     const metadata = await fetch(`${s.url}/.well-known/oauth-protected-resource`);
     expect(metadata.status).toBe(200);
     expect(((await metadata.json()) as any).resource).toBe(s.url);
   });
 
-  test("an invalid bearer token, on any request (initialize too)", async () => {
-    await expectChallenge(await rpc(initialize, { authorization: "Bearer svc_not-a-real-key" }));
-    await expectChallenge(await rpc(getMe, { authorization: "Bearer svc_not-a-real-key" }));
+  test("an invalid bearer token, on any request (the opening one too)", async () => {
+    await expectChallenge(await opening({ authorization: "Bearer svc_not-a-real-key" }), "open-1");
+    await expectChallenge(await getMe({ authorization: "Bearer svc_not-a-real-key" }));
   });
 
   test("the SDK client sees the 401 as an HTTP error, not a tool result", async () => {
     const client = await connect(null);
     const err = await client.callTool({ name: "get_me", arguments: {} }).catch((e) => e);
-    expect(err).toBeInstanceOf(StreamableHTTPError);
-    expect(err.code).toBe(401);
-    await expect(connect("svc_not-a-real-key")).rejects.toMatchObject({ code: 401 });
+    expect(refusedStatus(err)).toBe(401);
+    expect(refusedStatus(await connect("svc_not-a-real-key").catch((e) => e))).toBe(401);
   });
 
   test("a revoked key (rotated and past its grace period) is refused", async () => {
-    const a = await s.register("mcp-rotated");
+    const a = await s.register(h("mcp-rotated"));
     const { api_key: fresh } = await s.ok("rotate_api_key", {}, a.key);
     s.clock.advance(11 * 60_000);
-    await expectChallenge(await rpc(getMe, { authorization: `Bearer ${a.key}` }));
-    expect((await call(await connect(fresh), "get_me")).structuredContent.agent.handle).toBe("mcp-rotated");
+    await expectChallenge(await getMe({ authorization: `Bearer ${a.key}` }));
+    expect((await call(await connect(fresh), "get_me")).structuredContent.agent.handle).toBe(h("mcp-rotated"));
   });
+});
 });

@@ -1,6 +1,7 @@
 // Streamable HTTP transport rules of the MCP specification, on /mcp and /mcp/docs alike.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestServer, type TestServer } from "../harness.ts";
+import { postRpc } from "./clients.ts";
 
 let s: TestServer;
 beforeAll(async () => {
@@ -68,6 +69,38 @@ describe.each(ENDPOINTS)("%s", (path) => {
     expect(((await init.json()) as any).result.protocolVersion).toBe("2025-11-25");
     const list = await post(path, { "mcp-protocol-version": "2025-11-25" }, { jsonrpc: "2.0", id: 2, method: "tools/list" });
     expect(((await list.json()) as any).result.tools.length).toBeGreaterThan(0);
+  });
+
+  test("the 2025 handshake at 2025-06-18 too: the server answers with that version", async () => {
+    const init = await post(path, {}, { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } });
+    expect(((await init.json()) as any).result.protocolVersion).toBe("2025-06-18");
+  });
+
+  test("2026-07-28: server/discover names the revision, the capabilities and the server, with no session", async () => {
+    const res = await postRpc("2026-07-28", `${s.url}${path}`, "server/discover");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toStartWith("application/json");
+    expect(res.headers.get("mcp-session-id")).toBeNull();
+    expect(res.headers.get("x-request-id")).toBeString();
+    const { result } = (await res.json()) as any;
+    expect(result.supportedVersions).toContain("2026-07-28");
+    expect(result.capabilities.tools).toBeDefined();
+    expect(result.instructions).toBeString();
+    expect(result._meta["io.modelcontextprotocol/serverInfo"]).toMatchObject({ version: "0.9.0" });
+    const list = await postRpc("2026-07-28", `${s.url}${path}`, "tools/list");
+    expect(((await list.json()) as any).result.tools.length).toBeGreaterThan(0);
+  });
+
+  test("2026-07-28: a revision the server does not speak is refused naming the ones it does, with the request's id", async () => {
+    const res = await post(path, { "mcp-protocol-version": "2027-01-01", "mcp-method": "tools/list" }, {
+      jsonrpc: "2.0",
+      id: 9,
+      method: "tools/list",
+      params: { _meta: { "io.modelcontextprotocol/protocolVersion": "2027-01-01", "io.modelcontextprotocol/clientCapabilities": {} } },
+    });
+    expect(res.status).toBe(400);
+    const body: any = await res.json();
+    expect(body).toMatchObject({ id: 9, error: { code: -32022, data: { supported: ["2026-07-28"], requested: "2027-01-01" } } });
   });
 
   test("a notification is accepted with 202 and no body", async () => {

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { groupView } from "../../domain/ledger/groups.ts";
 import { requireMember } from "../../domain/ledger/membership.ts";
+import { GROUP_VIEW } from "../../views/index.ts";
 import { defineTool } from "../define.ts";
 import { Uuid } from "../schemas.ts";
 import { Group } from "./shapes.ts";
@@ -11,6 +12,7 @@ export const getGroup = defineTool({
   description:
     "One group the caller belongs to: its summary, settings (simplify_debts, description) and current members, each with role (owner or member), joined_at and balance (positive: the others owe them). Groups the caller is not in are NOT_FOUND.",
   tags: ["read"],
+  view: GROUP_VIEW,
   input: z.strictObject({ group_id: Uuid }),
   output: z.object({ group: Group }),
   async run(ctx, input) {

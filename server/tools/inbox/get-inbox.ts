@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { list } from "../../domain/inbox.ts";
+import { INBOX_VIEW } from "../../views/index.ts";
 import { defineTool } from "../define.ts";
 import { InboxItem, Limit } from "../schemas.ts";
 
@@ -13,6 +14,7 @@ export const getInbox = defineTool({
     "Read digest_md to the human in a few lines.",
   ].join(" "),
   tags: ["read"],
+  view: INBOX_VIEW,
   writes: "when-needed", // marks the items it shows as seen and moves the read cursor; a poll with nothing new only reads
   inboxSummary: false,
   input: z.strictObject({
