@@ -2,18 +2,18 @@
 // join with a code read from the other agent's inbox, OAuth consent, the account page and the settings page.
 // A screenshot of each lands in test-artifacts/.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { chromium, type BrowserContext, type Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
 import { startTestServer, type Agent, type TestServer } from "../harness.ts";
 import { pkce, registerClient } from "../auth/oauth-helpers.ts";
+import { launchChromium, type Browser } from "./chromium.ts";
 import { inboxCode } from "./page-client.ts";
 
 const ARTIFACTS = join(import.meta.dir, "../../test-artifacts");
 let s: TestServer;
+let browser: Browser;
 let context: BrowserContext;
-let profile: string;
 let page: Page;
 let alice: Agent;
 /** Where the OAuth client is sent back to: a tiny server standing in for the MCP client's redirect listener. */
@@ -22,8 +22,8 @@ const callbacks: URL[] = [];
 const cspViolations: string[] = [];
 
 beforeAll(async () => {
-  const setup = Bun.spawnSync(["bash", join(import.meta.dir, "ensure-chromium.sh")], { stdout: "inherit", stderr: "inherit" });
-  if (setup.exitCode !== 0) throw new Error("Chromium could not be installed (test/web/ensure-chromium.sh)");
+  browser = await launchChromium();
+  context = browser.context;
   mkdirSync(ARTIFACTS, { recursive: true });
   s = await startTestServer();
   alice = await s.register("web-alice");
@@ -35,12 +35,6 @@ beforeAll(async () => {
       return new Response("<!doctype html><title>Client</title><p>Signed in; you can close this window.</p>", { headers: { "content-type": "text/html" } });
     },
   });
-  profile = mkdtempSync(join(tmpdir(), "svc-chromium-"));
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: "/usr/bin/chromium",
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-    viewport: { width: 800, height: 900 },
-  });
   page = context.pages()[0] ?? (await context.newPage());
   page.on("console", (m) => {
     if (/Content Security Policy|Refused to/i.test(m.text())) cspViolations.push(m.text());
@@ -48,10 +42,9 @@ beforeAll(async () => {
 }, 600_000);
 
 afterAll(async () => {
-  await context?.close();
+  await browser?.close();
   callbackServer?.stop(true);
   await s?.stop();
-  if (profile) rmSync(profile, { recursive: true, force: true });
 });
 
 const shot = (name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
