@@ -86,6 +86,15 @@ describe.each(["modern", "legacy"])("MCP Inspector, command-line mode, protocol 
     expect(JSON.parse(r.stdout).result.structuredContent.agent.handle).toBe("third-party");
   }, 60_000);
 
+  test("the MCP Apps views are embedded in the binary too", async () => {
+    const r = await inspect("/mcp", "--method", "resources/read", "--uri", "ui://svc/balances.html", "--header", `Authorization: Bearer ${apiKey}`);
+    expect({ code: r.code, stderr: r.code ? r.stderr : "" }).toEqual({ code: 0, stderr: "" });
+    const [content] = JSON.parse(r.stdout).result.contents;
+    expect(content.mimeType).toBe("text/html;profile=mcp-app");
+    expect(content.text).toStartWith("<!doctype html>");
+    expect(content.text).toContain("ui/initialize");
+  }, 60_000);
+
   test("the docs server, without a credential, serves the pages embedded in the binary", async () => {
     const r = await inspect("/mcp/docs", "--method", "resources/read", "--uri", "svc://docs/overview");
     expect({ code: r.code, stderr: r.code ? r.stderr : "" }).toEqual({ code: 0, stderr: "" });
