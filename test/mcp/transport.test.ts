@@ -120,6 +120,26 @@ describe.each(ENDPOINTS)("%s", (path) => {
     expect((Array.isArray(answer) ? answer[0] : answer).result.tools.length).toBeGreaterThan(0);
   });
 
+  test("a body over 1 MiB is 413 with a JSON-RPC error, whether its length is declared or it is streamed", async () => {
+    const big = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: { pad: "x".repeat(1024 * 1024 + 10) } });
+    const declared = await post(path, {}, JSON.parse(big));
+    expect(declared.status).toBe(413);
+    expect(((await declared.json()) as any).jsonrpc).toBe("2.0");
+    const chunks = new ReadableStream({
+      start(c) {
+        for (let i = 0; i < big.length; i += 65536) c.enqueue(new TextEncoder().encode(big.slice(i, i + 65536)));
+        c.close();
+      },
+    });
+    const streamed = await s.raw(path, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream" }, body: chunks });
+    expect(streamed.status).toBe(413);
+  });
+
+  test("a body that is not JSON (by its Content-Type) is 415", async () => {
+    const res = await s.raw(path, { method: "POST", headers: { "content-type": "text/plain", accept: "application/json, text/event-stream" }, body: JSON.stringify(ping) });
+    expect(res.status).toBe(415);
+  });
+
   test("a body that is not JSON-RPC is a JSON-RPC parse error, not a crash", async () => {
     const res = await s.raw(path, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream" }, body: "{nope" });
     expect(res.status).toBe(400);
