@@ -48,7 +48,7 @@ describe("step-up authorization", () => {
     expect((done.structuredContent as any).agent.display_name).toBe("Stepped Up");
     expect(provider.saved!.scope!.split(" ")).toContain("svc:write");
     await second.close();
-  });
+  }, 30_000);
 });
 
 describe("an issuer with a path: svc behind a proxy at /svc", () => {
@@ -99,7 +99,7 @@ describe("an issuer with a path: svc behind a proxy at /svc", () => {
     expect(((await (await fetch(`${base}/.well-known/oauth-protected-resource`)).json()) as any).resource).toBe(base);
     // nothing answers for another path
     expect((await fetch(`${origin}/.well-known/oauth-authorization-server/other`)).status).toBe(404);
-  });
+  }, 30_000);
 
   test("the SDK v2 client signs in through the proxy and calls a tool", async () => {
     const provider = new MemoryProvider();
@@ -121,5 +121,5 @@ describe("an issuer with a path: svc behind a proxy at /svc", () => {
     await second.connect(new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider }));
     expect(((await second.callTool({ name: "get_me", arguments: {} })).structuredContent as any).agent.handle).toBe("path-human");
     await second.close();
-  });
+  }, 30_000);
 });

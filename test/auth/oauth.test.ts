@@ -112,7 +112,7 @@ describe("the MCP SDK client (v2, on 2026-07-28) runs the whole flow", () => {
     expect(raw.status).toBe(401);
     expect(raw.headers.get("www-authenticate")).toContain("resource_metadata=");
     await client.close();
-  });
+  }, 30_000);
 
   test("over REST: the SDK's OAuth client gets a token from the 401 challenge of GET /v1", async () => {
     const unauth = await s.raw("/v1");
@@ -158,7 +158,7 @@ describe("the MCP SDK client (v2, on 2026-07-28) runs the whole flow", () => {
     expect((await bearer(first.access_token)).status).toBe(401);
     const refreshed = await tokenCall(s, { grant_type: "refresh_token", refresh_token: second.refresh_token!, client_id: provider.info!.client_id });
     expect(refreshed.body.error).toBe("invalid_grant");
-  });
+  }, 30_000);
 
   test("a 2025-era client (SDK 1.x) signs in over MCP too: it asks only for what the resource lists, and needs no refresh token", async () => {
     const provider = new MemoryProvider();
@@ -178,7 +178,7 @@ describe("the MCP SDK client (v2, on 2026-07-28) runs the whole flow", () => {
     const me = await client.callTool({ name: "get_me", arguments: {} });
     expect((me.structuredContent as any).agent.handle).toBe("oa-human");
     await client.close();
-  });
+  }, 30_000);
 });
 
 describe("tokens and sessions", () => {

@@ -236,7 +236,7 @@ describe("errors are results with isError and the REST error envelope", () => {
     } finally {
       await limited.stop();
     }
-  });
+  }, 30_000);
 });
 
 describe("authentication: HTTP 401 with the challenge MCP clients discover OAuth from", () => {

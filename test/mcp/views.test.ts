@@ -52,7 +52,7 @@ describe("over MCP", () => {
       expect(content.text).not.toMatch(/\b(src|href)\s*=\s*["']?(https?:)?\/\//i);
       expect(content.text).not.toMatch(/@import|url\(|@font-face/i);
     }
-  });
+  }, 30_000);
 
   test("a host that declares MCP Apps sees the views in _meta.ui; the other tools have none", async () => {
     const { tools } = await (await connect("2026-07-28", g.by["view-alice"]!.key, APPS_CAPABILITIES)).listTools();
@@ -62,12 +62,12 @@ describe("over MCP", () => {
       else expect({ tool: t.name, meta: t._meta }).toEqual({ tool: t.name, meta: undefined });
     }
     expect(TOOLS.filter((t) => t.view).map((t) => t.name).sort()).toEqual([...VIEW_TOOLS].sort());
-  });
+  }, 30_000);
 
   test("a 2026-07-28 host without Apps gets the tool list it always had, without _meta", async () => {
     const { tools } = await (await connect("2026-07-28", g.by["view-alice"]!.key)).listTools();
     expect(tools.filter((t) => t._meta !== undefined)).toEqual([]);
-  });
+  }, 30_000);
 
   test.each(ERAS)("the answers are the same with and without Apps support (%s)", async (era) => {
     const key = g.by["view-bob"]!.key;
@@ -80,7 +80,7 @@ describe("over MCP", () => {
       expect({ name, result: strip(b) }).toEqual({ name, result: strip(a) });
       expect(Object.keys(a).sort()).toEqual(["_meta", "content", "isError", "structuredContent"]);
     }
-  });
+  }, 30_000);
 });
 
 describe("in Chromium, through an MCP Apps host", () => {
