@@ -15,6 +15,9 @@ export interface View {
   html: string;
 }
 
+// Bun's types call an .html import a bundle; imported as text it is the file's text.
+const text = (file: unknown) => file as string;
+
 function view(name: string, title: string, description: string, body: string): View {
   const html = `<!doctype html>
 <html lang="en">
@@ -23,7 +26,7 @@ function view(name: string, title: string, description: string, body: string): V
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title}</title>
 <style>${style}</style>
-${bridge}
+${text(bridge)}
 </head>
 <body>
 ${body}
@@ -33,8 +36,8 @@ ${body}
   return { uri: `ui://svc/${name}.html`, name, title, description, html };
 }
 
-export const BALANCES_VIEW = view("balances", "Balances", "A group's balances as a bar chart, with the transfers that settle it up.", balances);
-export const GROUP_VIEW = view("group", "Group", "A group's members with their balances, and its recent expenses.", group);
-export const INBOX_VIEW = view("inbox", "Inbox", "What waits for a decision, then the rest of the inbox.", inbox);
+export const BALANCES_VIEW = view("balances", "Balances", "A group's balances as a bar chart, with the transfers that settle it up.", text(balances));
+export const GROUP_VIEW = view("group", "Group", "A group's members with their balances, and its recent expenses.", text(group));
+export const INBOX_VIEW = view("inbox", "Inbox", "What waits for a decision, then the rest of the inbox.", text(inbox));
 
 export const VIEWS: readonly View[] = [BALANCES_VIEW, GROUP_VIEW, INBOX_VIEW];

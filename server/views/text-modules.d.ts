@@ -1,8 +1,4 @@
-// View sources imported `with { type: "text" }` are embedded in the compiled binary as strings.
-declare module "*.html" {
-  const text: string;
-  export default text;
-}
+// A style sheet imported `with { type: "text" }` is embedded in the compiled binary as a string.
 declare module "*.css" {
   const text: string;
   export default text;

@@ -54,7 +54,8 @@ export function postRpc(era: Era, url: string, method: string, params: Record<st
     "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1" },
     "io.modelcontextprotocol/clientCapabilities": {},
   };
-  const name = typeof params.name === "string" ? { "mcp-name": params.name } : typeof params.uri === "string" ? { "mcp-name": params.uri } : {};
+  const target = typeof params.name === "string" ? params.name : typeof params.uri === "string" ? params.uri : null;
+  const name: Record<string, string> = target === null ? {} : { "mcp-name": target };
   return fetch(url, {
     method: "POST",
     headers: {

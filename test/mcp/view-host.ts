@@ -1,3 +1,4 @@
+/// <reference lib="dom" />
 // A minimal MCP Apps host, bundled for the browser by test/mcp/views.test.ts: it connects to svc's /mcp with the
 // SDK v2 client as a host that renders views, finds the tool's view in its _meta.ui, renders the ui:// resource
 // in a sandboxed frame, and drives it with ext-apps' AppBridge: the tool's input and result in, the view's
