@@ -101,8 +101,12 @@ function setup(thread) thread:set("id", threads); threads = threads + 1 end
 local n = 0
 function request()
   n = n + 1
-  local body = string.format('{"group_id":"${group.group_id}","description":"wrk %d","amount":"12.34","idempotency_key":"wrk-%d-%d"}', n, id, n)
+  local body = string.format('{"group_id":"${group.group_id}","description":"wrk %d","amount":"12.34","idempotency_key":"wrk-expense-%d-%d"}', n, id, n)
   return wrk.format("POST", "/v1/tools/add_expense", { ["authorization"] = "Bearer " .. keys[(n % #keys) + 1], ["content-type"] = "application/json" }, body)
+end
+local shown = 0
+function response(status, headers, body)
+  if status ~= 200 and shown < 3 then shown = shown + 1; io.stderr:write(status .. " " .. body .. "\\n") end
 end`;
   const throughput = wrk(`${svc.url}/v1/tools/add_expense`, { seconds: SECONDS, connections: CONCURRENCY, lua });
   console.log(`add_expense    ${fmt(throughput)}   (${CONCURRENCY} connections, wrk)`);

@@ -32,7 +32,7 @@ export function wrk(
     .map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`)
     .join("\n");
   writeFileSync(script, opts.lua ?? (opts.body === undefined ? headerLines : `wrk.method = "POST"\nwrk.body = ${JSON.stringify(opts.body)}\n${headerLines}\n`));
-  const out = spawnSync(["wrk", "-t2", `-c${opts.connections ?? 64}`, `-d${opts.seconds}s`, "--latency", "-s", script, url]).stdout.toString();
+  const out = spawnSync(["wrk", "-t2", `-c${opts.connections ?? 64}`, `-d${opts.seconds}s`, "--latency", "-s", script, url], { stderr: "inherit" }).stdout.toString();
   const rps = Number(out.match(/Requests\/sec:\s+([\d.]+)/)?.[1] ?? 0);
   const lat = (pct: string) => {
     const m = out.match(new RegExp(`${pct}%\\s+([\\d.]+)(us|ms|s)`));

@@ -3,7 +3,7 @@
 // Balances and settle-up read it instead of every share of every expense. When the marker is missing (groups
 // older than the table, or a repair) a write transaction rebuilds it; a read transaction computes without storing.
 import { and, eq, inArray, ne, sql } from "drizzle-orm";
-import { isReadOnly, type Tx } from "../../../db/client.ts";
+import { isReadOnly, prepared, type Tx } from "../../../db/client.ts";
 import { expenseShares, expenses, ledgerPairs, ledgerPairsBuilt, payments } from "../../../db/schema/index.ts";
 import { iso } from "../../clock.ts";
 import { greedyTransfers, type Debt } from "./settle.ts";
@@ -116,17 +116,28 @@ export async function pairDebtsByGroup(tx: Tx, groupIds: readonly string[], now:
     const pairs = netPairs(await ledgerDebts(tx, id)).sort((a, b) => (key(a) < key(b) ? -1 : 1));
     rows.push(...pairs.map((p) => ({ groupId: id, ...p })));
   }
-  for (const r of rows) {
-    byGroup
-      .get(r.groupId)!
-      .push(r.lowOwesMinor > 0 ? { from: r.lowId, to: r.highId, amount_minor: r.lowOwesMinor } : { from: r.highId, to: r.lowId, amount_minor: -r.lowOwesMinor });
-  }
+  for (const r of rows) byGroup.get(r.groupId)!.push(asDebt(r));
   return byGroup;
 }
 
+// One group's pairs (what get_balances and every ledger write read): prepared, without the group id in each row.
+const groupPairs = prepared((tx) =>
+  tx
+    .select({ lowId: ledgerPairs.lowId, highId: ledgerPairs.highId, lowOwesMinor: ledgerPairs.lowOwesMinor })
+    .from(ledgerPairs)
+    .where(and(eq(ledgerPairs.groupId, sql.placeholder("groupId")), ne(ledgerPairs.lowOwesMinor, 0)))
+    .orderBy(ledgerPairs.lowId, ledgerPairs.highId)
+    .prepare(),
+);
+const groupBuilt = prepared((tx) => tx.select({ g: ledgerPairsBuilt.groupId }).from(ledgerPairsBuilt).where(eq(ledgerPairsBuilt.groupId, sql.placeholder("groupId"))).prepare());
+
+const asDebt = (r: { lowId: string; highId: string; lowOwesMinor: number }): AgentDebt =>
+  r.lowOwesMinor > 0 ? { from: r.lowId, to: r.highId, amount_minor: r.lowOwesMinor } : { from: r.highId, to: r.lowId, amount_minor: -r.lowOwesMinor };
+
 /** Each pair's net debt in a group (non-zero ones), read from the pair ledger, built first if needed. */
 export async function pairDebts(tx: Tx, groupId: string, now: Date): Promise<AgentDebt[]> {
-  return (await pairDebtsByGroup(tx, [groupId], now)).get(groupId)!;
+  if (!(await groupBuilt(tx).get({ groupId }))) return (await pairDebtsByGroup(tx, [groupId], now)).get(groupId)!;
+  return (await groupPairs(tx).all({ groupId })).map(asDebt);
 }
 
 /** Each agent's balance from pair debts (positive: the others owe them); sums to zero by construction. */
