@@ -4,6 +4,7 @@ import { z } from "zod";
 import { docPages, findPage, searchDocs, toolDoc, TOOL_URI_TEMPLATE } from "../docs/pages.ts";
 import { AppError } from "../errors.ts";
 import { zodIssues } from "../tools/invoke.ts";
+import { toolJsonSchema } from "../tools/json-schema.ts";
 import { onToolCall, statelessServer, toolResult } from "./mcp-common.ts";
 
 const DOCS_INSTRUCTIONS =
@@ -41,7 +42,7 @@ interface DocsTool {
 }
 
 const readOnly = { readOnlyHint: true, openWorldHint: false } as const;
-const schemaOf = (s: z.ZodType, io: "input" | "output") => z.toJSONSchema(s, { io }) as McpTool["inputSchema"];
+const schemaOf = (s: z.ZodType, io: "input" | "output") => toolJsonSchema(s, io) as McpTool["inputSchema"];
 
 const DOCS_TOOLS: DocsTool[] = [
   {

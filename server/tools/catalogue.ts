@@ -1,6 +1,5 @@
 // The explicit list of every tool; REST, MCP, OpenAPI, docs and the CLI all read it from here.
 import { createHash } from "node:crypto";
-import { z } from "zod";
 import { addContact } from "./contacts/add-contact.ts";
 import { blockContact } from "./contacts/block-contact.ts";
 import { getContactCode } from "./contacts/get-contact-code.ts";
@@ -17,6 +16,7 @@ import { rotateApiKey } from "./identity/rotate-api-key.ts";
 import { updateMe } from "./identity/update-me.ts";
 import { ackInbox } from "./inbox/ack-inbox.ts";
 import { getInbox } from "./inbox/get-inbox.ts";
+import { toolJsonSchema } from "./json-schema.ts";
 import { EXPENSE_TOOLS } from "./expenses/index.ts";
 import { GROUP_TOOLS } from "./groups/index.ts";
 import { JOIN_TOOLS } from "./join/index.ts";
@@ -52,8 +52,8 @@ export const TOOLS: readonly Tool[] = [
 const byName = new Map(TOOLS.map((t) => [t.name, t]));
 export const findTool = (name: string): Tool | undefined => byName.get(name);
 
-export const inputJsonSchema = (t: Tool) => z.toJSONSchema(t.input, { io: "input", unrepresentable: "any" });
-export const outputJsonSchema = (t: Tool) => z.toJSONSchema(t.output, { io: "output", unrepresentable: "any" });
+export const inputJsonSchema = (t: Tool) => toolJsonSchema(t.input, "input");
+export const outputJsonSchema = (t: Tool) => toolJsonSchema(t.output, "output");
 
 /** What GET /v1/tools shows of a tool. */
 export function describeTool(t: Tool) {

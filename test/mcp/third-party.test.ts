@@ -80,6 +80,16 @@ describe.each(["modern", "legacy"])("MCP Inspector, command-line mode, protocol 
     expect(tools.map((t: any) => t.name).sort()).toEqual(TOOLS.map((t) => t.name).sort());
   }, 60_000);
 
+  // --strict reports each schema a single-type dialect (Gemini's function declarations) cannot take: type arrays,
+  // schemas that constrain nothing. Both servers' tools must pass with no finding at all, warnings included.
+  test.each(["/mcp", "/mcp/docs"])("tools/list --strict on %s: every tool schema is portable", async (path) => {
+    const r = await inspect(path, "--method", "tools/list", "--strict");
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });
+    const listed = JSON.parse(r.stdout);
+    expect(listed.schemaFindings).toBeUndefined();
+    expect(listed.result.tools.length).toBeGreaterThan(0);
+  }, 60_000);
+
   test("tools/call get_me with the key", async () => {
     const r = await inspect("/mcp", "--method", "tools/call", "--tool-name", "get_me", "--header", `Authorization: Bearer ${apiKey}`);
     expect({ code: r.code, stderr: r.code ? r.stderr : "" }).toEqual({ code: 0, stderr: "" });
