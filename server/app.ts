@@ -9,7 +9,7 @@ import { bearerToken } from "./auth/authenticate.ts";
 import { catalogue, describeTool, findTool } from "./tools/catalogue.ts";
 import { invoke, type Services } from "./tools/invoke.ts";
 import type { Ops } from "./observability/ops.ts";
-import { handleWeb, isWebPath } from "./web/routes.ts";
+import { handleWeb, isWebRequest } from "./web/routes.ts";
 
 export type Handler = (req: Request, clientAddress: string) => Promise<Response>;
 
@@ -29,7 +29,7 @@ export function createApp(svc: Services, ops: Ops): Handler {
       const alias = TOOL_ALIASES[path];
       if (alias && method === "POST") return await callTool(svc, alias, r);
       // Humans on the web and the OAuth authorization server (server/web/routes.ts).
-      if (isWebPath(path)) return await handleWeb(svc, req, path, clientAddress);
+      if (isWebRequest(req, path)) return await handleWeb(svc, req, path, clientAddress);
       if (path.startsWith("/v1/sandbox/tools/") && method === "POST") {
         return await callTool(svc, toolName(path, 18), r, { sandbox: true });
       }

@@ -15,26 +15,31 @@ import { signedIn } from "./session.ts";
 import { signinBlock } from "./signin.ts";
 
 const ClientName = plainText(1, 40);
+const IN_USE_MS = 24 * 60 * 60 * 1000;
+const KIND_TEXT = { api_key: "API key", oauth: "App signed in through this site (OAuth)" } as const;
 
 export async function renderAccount(c: WebContext, m: Messages & { newKey?: { name: string; key: string } } = {}): Promise<Response> {
   if (!signedIn(c.session)) {
     return page("Your account", html`${alert(m.error)}${notice(m.info)}${await signinBlock(c, "account")}`, { status: m.status });
   }
   const me = (await agentById(c.tx, c.session.agentId))!;
-  // The browser is none of the human's clients, so no row is marked current.
+  // The browser is none of the human's clients, so no row is current; a client used lately is marked in use.
   const list = (await listClients(c.tx, { agentId: me.agentId, clientId: "" } as Principal)).clients;
-  const rows = list.map(
-    (cl) => html`<tr><td>${cl.name}</td><td>${cl.kind === "oauth" ? "OAuth app" : "API key"}</td><td>${formatTime(cl.created_at)}</td><td>${formatTime(cl.last_used_at)}</td>
-<td>${form("/account/clients/disconnect", c.session.csrfToken, html`<input type="hidden" name="client_id" value="${cl.client_id}">`, "Disconnect", { secondary: true, inline: true, ariaLabel: `Disconnect ${cl.name}` })}</td></tr>`,
+  const inUse = (at: string | null) => at !== null && c.now.getTime() - Date.parse(at) < IN_USE_MS;
+  const cards = list.map(
+    (cl) => html`<li><div><strong>${cl.name}</strong>${inUse(cl.last_used_at) ? html` <span class="badge">in use</span>` : ""}</div>
+<dl><dt>Kind</dt><dd>${KIND_TEXT[cl.kind]}</dd><dt>Connected</dt><dd>${formatTime(cl.created_at)}</dd><dt>Last used</dt><dd>${formatTime(cl.last_used_at)}</dd></dl>
+${form("/account/clients/disconnect", c.session.csrfToken, html`<input type="hidden" name="client_id" value="${cl.client_id}">`, "Disconnect", { secondary: true, ariaLabel: `Disconnect ${cl.name}` })}</li>`,
   );
   const shown = m.newKey
     ? html`<div class="notice" role="status"><p>New API key for <strong>${m.newKey.name}</strong>. Copy it now: it is not shown again.</p><p class="secret" id="new-key">${m.newKey.key}</p></div>`
     : "";
   return page("Your account", html`${alert(m.error)}${notice(m.info)}${shown}
-<p>Signed in as <strong>@${me.handle}</strong> (${me.displayName}).</p>
+<p>Signed in as <strong>@${me.handle}</strong> (${me.displayName}). <a href="/groups">Your groups</a></p>
 <h2>Connected apps</h2>
 ${list.length
-  ? html`<table><thead><tr><th scope="col">Name</th><th scope="col">Kind</th><th scope="col">Connected</th><th scope="col">Last used</th><th scope="col"><span class="muted">Action</span></th></tr></thead><tbody>${rows}</tbody></table>`
+  ? html`<p class="muted">Each app has its own key; disconnecting one stops it at once and leaves the others working. <span class="badge">in use</span> marks an app used in the last 24 hours.</p>
+<ul class="cards" aria-label="Connected apps">${cards}</ul>`
   : html`<p>No app is connected.</p>`}
 <h2>New API key</h2>
 <p>For an agent that cannot sign in by itself. Each key is its own client; disconnect it above to revoke it.</p>

@@ -5,7 +5,7 @@ import { checkAuthorizationRequest, issueCode, type AuthorizationRequest } from 
 import { errorPage, type Messages, type WebContext } from "./context.ts";
 import { alert, form, html, notice, page, seeOther } from "./html.ts";
 import { signedIn, updateSession } from "./session.ts";
-import { signinBlock } from "./signin.ts";
+import { createHandleFromForm, newHandleFields, signinBlock } from "./signin.ts";
 
 const SCOPE_TEXT: Record<string, string> = {
   "svc:read": "Read your profile, contacts, inbox, groups, expenses and messages",
@@ -53,8 +53,12 @@ export async function renderConsent(c: WebContext, m: Messages = {}): Promise<Re
   const opts = { status: m.status, formTargets: [redirectTarget(r.redirect_uri)] };
   if (!signedIn(c.session)) {
     return page(`Sign in to continue to ${r.client_name}`, html`${alert(m.error)}${notice(m.info)}
-<p><strong>${r.client_name}</strong> wants to use svc as you. Sign in with your handle first.</p>
+<p><strong>${r.client_name}</strong> wants to use svc as you. Sign in with your handle, or create one here; then you decide what it may do.</p>
+<h2>I already have a handle</h2>
 ${await signinBlock(c, "authorize")}
+<h2>I am new here</h2>
+${form("/oauth/signup", c.session.csrfToken, newHandleFields(c), "Create my handle and continue")}
+<h2>This was not me</h2>
 ${cancel}`, opts);
   }
   const me = (await agentById(c.tx, c.session.agentId))!;
@@ -65,9 +69,17 @@ ${cancel}`, opts);
 ${publisher}
 <h2>It will be able to</h2>
 <ul>${r.scope.split(" ").map((s) => html`<li>${SCOPE_TEXT[s] ?? s} <span class="muted">(${s})</span></li>`)}</ul>
+<div class="actions">${form("/oauth/consent", c.session.csrfToken, decisionFields(r, "approve"), "Allow")}${cancel}</div>
 <p class="muted">You can disconnect it at any time on your account page.</p>
-<div class="row">${form("/oauth/consent", c.session.csrfToken, decisionFields(r, "approve"), "Allow")}${cancel}</div>
-${form("/account/signout", c.session.csrfToken, html`<input type="hidden" name="flow" value="authorize">`, "Use another handle", { secondary: true })}`, opts);
+${form("/account/signout", c.session.csrfToken, html`<input type="hidden" name="flow" value="authorize">`, `Not @${me.handle}? Use another handle`, { link: true })}`, opts);
+}
+
+/** POST /oauth/signup: "I am new here" on the sign-in page; the new handle is signed in and comes back to consent. */
+export async function postSignup(c: WebContext): Promise<Response> {
+  if (!requestOf(c)) return renderConsent(c);
+  const created = await createHandleFromForm(c);
+  if (!("agentId" in created)) return renderConsent(c, created);
+  return seeOther("/oauth/consent");
 }
 
 /** POST /oauth/consent */

@@ -20,7 +20,7 @@ export interface WebContext {
 }
 
 /** Pages a sign-in returns to: a fixed list, so no address is ever taken from the request. */
-export const FLOWS = { join: "/join", account: "/account", authorize: "/oauth/consent" } as const;
+export const FLOWS = { join: "/join", account: "/account", authorize: "/oauth/consent", groups: "/groups" } as const;
 export type Flow = keyof typeof FLOWS;
 export const isFlow = (v: string | null): v is Flow => v !== null && Object.hasOwn(FLOWS, v);
 
@@ -33,5 +33,8 @@ export interface Messages {
 export function errorPage(title: string, message: string, status: number, extra: Markup | string = ""): Response {
   return page(title, html`<p class="error" role="alert">${message}</p>${extra}`, { status });
 }
+
+/** Any address with nothing here, and any object the signed-in human may not see: the same page, so it tells nothing. */
+export const notFoundPage = () => errorPage("Not found", "There is no page here.", 404, html`<p><a href="/">Home</a> · <a href="/account">Your account</a></p>`);
 
 export const formatTime = (isoTime: string | null) => (isoTime ? isoTime.replace("T", " ").slice(0, 16) + " UTC" : "never");

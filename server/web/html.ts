@@ -29,21 +29,41 @@ export function html(strings: TemplateStringsArray, ...values: unknown[]): Marku
 
 const STYLE = `
 :root{color-scheme:light dark;font-family:system-ui,sans-serif;line-height:1.5}
-body{margin:0;padding:1.5rem;display:flex;justify-content:center}
-main{max-width:36rem;width:100%}
-h1{font-size:1.5rem}h2{font-size:1.15rem;margin-top:2rem}
+body{margin:0;padding:1rem 1.5rem 1.5rem;display:flex;flex-direction:column;align-items:center}
+header,main{max-width:40rem;width:100%}
+header nav{display:flex;flex-wrap:wrap;gap:.25rem 1rem;padding-bottom:.5rem;border-bottom:1px solid #8886}
+header nav a:first-child{font-weight:700;margin-right:auto}
+h1{font-size:1.5rem;overflow-wrap:anywhere}h2{font-size:1.15rem;margin-top:2rem}
+p,li,td,th,dd{overflow-wrap:anywhere}
 form{margin:1rem 0;display:grid;gap:.5rem}
 label{font-weight:600}
-input,textarea,button{font:inherit;padding:.5rem;border-radius:.4rem;border:1px solid #888}
+input,textarea,button{font:inherit;padding:.5rem;border-radius:.4rem;border:1px solid #888;max-width:100%;box-sizing:border-box}
 button{cursor:pointer;background:#2454c5;color:#fff;border-color:#2454c5}
 button.secondary{background:transparent;color:inherit;border-color:#888}
+button.link{background:transparent;color:inherit;border:0;padding:0;text-decoration:underline}
 .inline{display:inline}
 .row{display:flex;gap:.5rem;flex-wrap:wrap}
+.actions{display:flex;gap:.75rem;flex-wrap:wrap;margin:1.5rem 0}
+.actions form{margin:0;flex:1 1 10rem}
+.actions button{width:100%;padding:.75rem 1rem;font-size:1.1rem;font-weight:600}
+.actions button.secondary{border:2px solid currentColor}
 .notice{padding:.75rem;border-radius:.4rem;border:1px solid #2454c5}
 .error{padding:.75rem;border-radius:.4rem;border:1px solid #c52424}
 .secret{font-family:ui-monospace,monospace;word-break:break-all;padding:.75rem;border:1px dashed #888}
-table{border-collapse:collapse;width:100%}td,th{text-align:left;padding:.35rem;border-bottom:1px solid #8884}
-.muted{opacity:.75}
+table{border-collapse:collapse;width:100%}td,th{text-align:left;padding:.35rem;border-bottom:1px solid #8884;vertical-align:top}
+td.num,th.num{text-align:right;white-space:nowrap}
+.scroll{overflow-x:auto;max-width:100%}
+pre{overflow-x:auto;padding:.75rem;border:1px solid #8886;border-radius:.4rem;font-size:.9rem}
+code{font-family:ui-monospace,monospace;overflow-wrap:anywhere}pre code{overflow-wrap:normal}
+.cards{list-style:none;padding:0;display:grid;gap:.75rem}
+.cards>li{border:1px solid #8886;border-radius:.4rem;padding:.75rem;display:grid;gap:.25rem}
+.cards dl{display:grid;grid-template-columns:max-content 1fr;gap:0 .75rem;margin:0}.cards dd{margin:0}
+.cards form{margin:.25rem 0 0;display:block}
+.badge{display:inline-block;font-size:.85rem;padding:0 .4rem;border-radius:.3rem;border:1px solid currentColor;font-weight:600}
+.chart{max-width:100%;height:auto;display:block}
+.chart text{fill:currentColor;font-size:13px}.chart .axis{stroke:currentColor;stroke-opacity:.6}
+.owed{fill:#1a7f37}.owes{fill:#c52424}
+.muted{opacity:.8}
 `;
 const STYLE_HASH = `'sha256-${createHash("sha256").update(STYLE).digest("base64")}'`;
 
@@ -66,6 +86,7 @@ export function page(title: string, body: Markup, opts: PageOptions = {}): Respo
 <style>${new Markup(STYLE)}</style>
 </head>
 <body>
+<header><nav aria-label="Site"><a href="/">svc</a><a href="/groups">Groups</a><a href="/account">Account</a><a href="/docs">Docs</a></nav></header>
 <main>
 <h1>${title}</h1>
 ${body}
@@ -89,14 +110,17 @@ ${body}
 }
 
 /** A form that posts to this server with the session's CSRF token. */
-export function form(action: string, csrf: string, fields: Markup, button: string, opts: { secondary?: boolean; inline?: boolean; ariaLabel?: string } = {}): Markup {
+export function form(action: string, csrf: string, fields: Markup, button: string, opts: { secondary?: boolean; link?: boolean; inline?: boolean; ariaLabel?: string } = {}): Markup {
+  const look = opts.link ? "link" : opts.secondary ? "secondary" : "";
   return html`<form method="post" action="${action}"${opts.inline ? new Markup(' class="inline"') : ""}>
 <input type="hidden" name="csrf" value="${csrf}">
-${fields}<button type="submit"${opts.secondary ? new Markup(' class="secondary"') : ""}${opts.ariaLabel ? html` aria-label="${opts.ariaLabel}"` : ""}>${button}</button>
+${fields}<button type="submit"${look ? html` class="${look}"` : ""}${opts.ariaLabel ? html` aria-label="${opts.ariaLabel}"` : ""}>${button}</button>
 </form>`;
 }
 
 export interface FieldOptions {
+  /** The input's id; by default `f-NAME`. Two forms on one page that share a field name need distinct ids. */
+  id?: string;
   value?: string | null;
   type?: string;
   required?: boolean;
@@ -109,7 +133,7 @@ export interface FieldOptions {
 
 /** A labelled input; the hint is tied to it with aria-describedby. */
 export function field(name: string, label: string, o: FieldOptions = {}): Markup {
-  const id = `f-${name}`;
+  const id = o.id ?? `f-${name}`;
   const hint = o.hint ? html`<small id="${id}-hint" class="muted">${o.hint}</small>` : "";
   const attrs = html`id="${id}" name="${name}"${o.required ? new Markup(" required") : ""}${o.maxlength ? html` maxlength="${o.maxlength}"` : ""}${o.pattern ? html` pattern="${o.pattern}"` : ""}${o.autocomplete ? html` autocomplete="${o.autocomplete}"` : ""}${o.hint ? html` aria-describedby="${id}-hint"` : ""}`;
   const input = o.multiline

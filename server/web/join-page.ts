@@ -1,12 +1,10 @@
 // enter_url of join_network: the human types the app's user code, then proves their handle (or creates one);
 // the app's next finish_join poll then gets its key.
 import { agentById } from "../domain/agents.ts";
-import { connectJoin, createAgent, denyJoin, formatUserCode, handleTaken, joinById, joinStatus, normaliseUserCode, pendingJoinByUserCode, type JoinRow } from "../domain/join.ts";
-import { consumePlatformInvite } from "../domain/platform-invites.ts";
-import { Description, DisplayName, Handle } from "../tools/schemas.ts";
+import { connectJoin, denyJoin, formatUserCode, joinById, joinStatus, normaliseUserCode, pendingJoinByUserCode, type JoinRow } from "../domain/join.ts";
 import type { Messages, WebContext } from "./context.ts";
 import { alert, field, form, html, notice, page, seeOther, type Markup } from "./html.ts";
-import { signinBlock, signInAs } from "./signin.ts";
+import { createHandleFromForm, newHandleFields, signinBlock } from "./signin.ts";
 import { signedIn, updateSession } from "./session.ts";
 
 async function currentJoin(c: WebContext): Promise<JoinRow | null> {
@@ -48,21 +46,17 @@ ${codeForm(c)}`, { status: m.status });
     const me = (await agentById(c.tx, c.session.agentId))!;
     return page(`Connect ${join.clientName}`, html`${alert(m.error)}${notice(m.info)}
 <p><strong>${join.clientName}</strong> asks to act as <strong>@${me.handle}</strong> (${me.displayName}) with its own key. Approve only if you just started this from that app.</p>
-<div class="row">${form("/join/approve", c.session.csrfToken, html``, `Connect to @${me.handle}`)}${deny}</div>
-${form("/account/signout", c.session.csrfToken, html`<input type="hidden" name="flow" value="join">`, "Use another handle", { secondary: true })}`, { status: m.status });
+<div class="actions">${form("/join/approve", c.session.csrfToken, html``, `Connect to @${me.handle}`)}${deny}</div>
+${form("/account/signout", c.session.csrfToken, html`<input type="hidden" name="flow" value="join">`, "Use another handle", { link: true })}`, { status: m.status });
   }
   const identity = c.session.oidcIdentity;
-  const creating = html`${field("handle", "Handle", { required: true, value: join.suggestedHandle, maxlength: 32, pattern: "[a-z0-9][a-z0-9_\\-]{2,31}", autocomplete: "username", hint: "3-32 characters: a-z, 0-9, _ and -. It can never change." })}
-${field("display_name", "Display name", { required: true, value: join.displayName, maxlength: 80, autocomplete: "name" })}
-${field("description", "About you (optional)", { maxlength: 500, multiline: true })}
-${c.svc.config.inviteOnly ? field("platform_invite_code", "Invite code for this server", { required: true, maxlength: 200 }) : ""}`;
   return page(`Connect ${join.clientName}`, html`${alert(m.error)}${notice(m.info)}
 <p><strong>${join.clientName}</strong> asks to join your svc handle.</p>
 ${identity ? html`<p class="notice" role="status">You signed in with your identity provider${identity.email ? html` as ${identity.email}` : ""}, but that login is not linked to a handle yet. Prove your handle below once, or create one; the login is linked to it.</p>` : ""}
 <h2>I already have a handle</h2>
 ${await signinBlock(c, "join")}
 <h2>I am new here</h2>
-${form("/join/create", c.session.csrfToken, creating, "Create my handle and connect")}
+${form("/join/create", c.session.csrfToken, newHandleFields(c, { handle: join.suggestedHandle, displayName: join.displayName }), "Create my handle and connect")}
 <h2>This was not me</h2>
 ${deny}`, { status: m.status });
 }
@@ -98,16 +92,8 @@ export async function postDeny(c: WebContext): Promise<Response> {
 export async function postCreate(c: WebContext): Promise<Response> {
   const join = await pendingJoin(c);
   if (join instanceof Response) return join;
-  const handle = Handle.safeParse((c.form.get("handle") ?? "").trim().toLowerCase());
-  const displayName = DisplayName.safeParse((c.form.get("display_name") ?? "").trim());
-  const description = Description.safeParse((c.form.get("description") ?? "").trim());
-  if (!handle.success) return renderJoin(c, { error: "The handle must be 3-32 characters of a-z, 0-9, _ and -, starting with a letter or digit.", status: 400 });
-  if (!displayName.success) return renderJoin(c, { error: "The display name must be 1-80 characters without control characters.", status: 400 });
-  if (!description.success) return renderJoin(c, { error: "The description must be at most 500 characters.", status: 400 });
-  if (await handleTaken(c.tx, handle.data)) return renderJoin(c, { error: "That handle is taken; choose another.", status: 409 });
-  if (c.svc.config.inviteOnly) await consumePlatformInvite(c.tx, c.form.get("platform_invite_code") ?? undefined, c.now);
-  const agent = await createAgent(c.tx, { handle: handle.data, display_name: displayName.data, description: description.data || null }, c.now);
-  await connectJoin(c.tx, join.sessionId, agent.agentId, true, c.now);
-  await signInAs(c, agent.agentId);
+  const created = await createHandleFromForm(c);
+  if (!("agentId" in created)) return renderJoin(c, created);
+  await connectJoin(c.tx, join.sessionId, created.agentId, true, c.now);
   return seeOther("/join");
 }

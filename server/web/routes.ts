@@ -6,8 +6,11 @@ import { startOidc } from "../auth/oidc.ts";
 import { AppError } from "../errors.ts";
 import type { Services } from "../tools/invoke.ts";
 import { renderAccount, postCreateKey, postDisconnect } from "./account-page.ts";
-import { authorize, postConsent, renderConsent } from "./consent-page.ts";
-import { FLOWS, errorPage, isFlow, type Flow, type Messages, type WebContext } from "./context.ts";
+import { authorize, postConsent, postSignup, renderConsent } from "./consent-page.ts";
+import { FLOWS, errorPage, isFlow, notFoundPage, type Flow, type Messages, type WebContext } from "./context.ts";
+import { renderDocs } from "./docs-page.ts";
+import { exportCsv, renderGroup, renderGroups } from "./groups-page.ts";
+import { renderHome, wantsHtml } from "./home-page.ts";
 import { html, seeOther } from "./html.ts";
 import { postApprove, postCreate, postDeny, postUserCode, renderJoin } from "./join-page.ts";
 import { postMerge, renderMerge } from "./merge-page.ts";
@@ -19,8 +22,13 @@ const MAX_FORM_BYTES = 64 * 1024;
 
 type Page = (c: WebContext) => Promise<Response>;
 
-const renderFlow = (c: WebContext, flow: Flow, m: Messages) =>
-  flow === "join" ? renderJoin(c, m) : flow === "authorize" ? renderConsent(c, m) : renderAccount(c, m);
+const RENDER_FLOW: Record<Flow, (c: WebContext, m: Messages) => Promise<Response>> = {
+  join: renderJoin,
+  authorize: renderConsent,
+  account: renderAccount,
+  groups: renderGroups,
+};
+const renderFlow = (c: WebContext, flow: Flow, m: Messages) => RENDER_FLOW[flow](c, m);
 
 const GET_PAGES: Record<string, Page> = {
   "/join": (c) => renderJoin(c),
@@ -28,6 +36,7 @@ const GET_PAGES: Record<string, Page> = {
   "/account/merge": renderMerge,
   "/settings": (c) => renderSettings(c),
   "/oauth/consent": (c) => renderConsent(c),
+  "/groups": (c) => renderGroups(c),
 };
 
 const POST_PAGES: Record<string, Page> = {
@@ -44,12 +53,18 @@ const POST_PAGES: Record<string, Page> = {
   "/settings": postSettings,
   "/settings/link": postSettingsLink,
   "/oauth/consent": postConsent,
+  "/oauth/signup": postSignup,
 };
 
-/** Whether app.ts should hand a path to handleWeb. */
-export const isWebPath = (path: string) =>
-  path === "/join" || path.startsWith("/join/") || path === "/account" || path.startsWith("/account/") ||
-  path === "/settings" || path.startsWith("/settings/") || path.startsWith("/oauth/") || path === "/.well-known/jwks.json";
+const WEB_AREAS = ["/join", "/account", "/settings", "/groups", "/docs"];
+
+/** Whether app.ts should hand a request to handleWeb; `/` is a page only for a browser (API clients get JSON). */
+export const isWebRequest = (req: Request, path: string) =>
+  WEB_AREAS.some((area) => path === area || path.startsWith(`${area}/`)) || path.startsWith("/oauth/") || path === "/.well-known/jwks.json" ||
+  (path === "/" && wantsHtml(req));
+
+/** /groups/{group_id} and /groups/{group_id}/export.csv */
+const GROUP_PAGE = /^\/groups\/([^/]+)(\/export\.csv)?$/;
 
 export async function handleWeb(svc: Services, req: Request, path: string, address: string): Promise<Response> {
   const method = req.method === "HEAD" ? "GET" : req.method;
@@ -61,6 +76,14 @@ export async function handleWeb(svc: Services, req: Request, path: string, addre
     return errorPage("Not here", "This endpoint takes POST.", 405);
   }
   const url = new URL(req.url);
+  // The home page and the documentation are the same for everyone: no session is made for them.
+  if (method === "GET" && path === "/") return renderHome(svc.config.baseUrl);
+  if (method === "GET" && (path === "/docs" || path.startsWith("/docs/"))) return renderDocs(svc.config.baseUrl, path);
+  const groupPage = method === "GET" ? GROUP_PAGE.exec(path) : null;
+  if (groupPage) {
+    const groupId = groupPage[1]!;
+    return inSession(svc, req, url, null, (c) => (groupPage[2] ? exportCsv(c, groupId) : renderGroup(c, groupId)));
+  }
   if (method === "GET" && (path === "/account/oidc/start" || path === "/account/oidc/callback")) {
     // Both make the server talk to the provider, so they count against the address like a form.
     const limited = rateLimited(svc, address);
@@ -75,7 +98,7 @@ export async function handleWeb(svc: Services, req: Request, path: string, addre
   const get = method === "GET" ? GET_PAGES[path] : undefined;
   if (get) return inSession(svc, req, url, null, get);
   const post = method === "POST" ? POST_PAGES[path] : undefined;
-  if (!post) return errorPage("Not found", "There is no page here.", 404, html`<p><a href="/account">Your account</a></p>`);
+  if (!post) return notFoundPage();
   const limited = rateLimited(svc, address);
   if (limited) return limited;
   const form = await readForm(req);
@@ -123,6 +146,8 @@ async function inSession(svc: Services, req: Request, url: URL, form: URLSearchP
     return res;
   } catch (err) {
     if (!(err instanceof AppError)) throw err;
+    // An object the human may not see looks like no page at all.
+    if (err.code === "NOT_FOUND") return notFoundPage();
     // Nothing of a refused step was kept (the transaction rolled back); the message is the server's own.
     return errorPage("Cannot do that", err.message, err.status, html`<p>Go back and try again.</p>`);
   }

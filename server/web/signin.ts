@@ -5,9 +5,10 @@ import { finishOidc, type OidcFlow, type OidcIdentity } from "../auth/oidc.ts";
 import { pendingCode, sendSigninCode, verifySigninCode, type Purpose } from "../auth/signin-codes.ts";
 import { AppError } from "../errors.ts";
 import { agentById } from "../domain/agents.ts";
-import { joinById } from "../domain/join.ts";
+import { createAgent, handleTaken, joinById } from "../domain/join.ts";
+import { consumePlatformInvite } from "../domain/platform-invites.ts";
 import { constantTimeEqual } from "../domain/secrets.ts";
-import { HANDLE_PATTERN } from "../tools/schemas.ts";
+import { Description, DisplayName, Handle, HANDLE_PATTERN } from "../tools/schemas.ts";
 import type { Services } from "../tools/invoke.ts";
 import { FLOWS, isFlow, type Flow, type Messages, type WebContext } from "./context.ts";
 import { field, form, html, seeOther, type Markup } from "./html.ts";
@@ -37,7 +38,8 @@ ${provider}`;
 }
 
 async function purposeOf(c: WebContext, flow: Flow): Promise<Purpose | null> {
-  if (flow === "account") return { kind: "account" };
+  // The group pages are part of the account: the same sign-in, returning to /groups.
+  if (flow === "account" || flow === "groups") return { kind: "account" };
   if (flow === "authorize") return c.session.oauthRequest ? { kind: "authorize", clientName: c.session.oauthRequest.client_name ?? "" } : null;
   const join = c.session.joinSessionId ? await joinById(c.tx, c.session.joinSessionId) : undefined;
   return join ? { kind: "join", clientName: join.clientName } : null;
@@ -77,6 +79,37 @@ export async function postVerifyCode(c: WebContext, render: RenderFlow): Promise
   }
   await signInAs(c, result.agentId);
   return seeOther(FLOWS[flow]);
+}
+
+/**
+ * The "I am new here" fields, shared by the join page and the OAuth sign-in page. Their ids differ from the
+ * sign-in form's (which also has a handle field) so each label points at its own input. What the human typed is
+ * kept when the page comes back with an error.
+ */
+export function newHandleFields(c: WebContext, prefill: { handle?: string | null; displayName?: string | null } = {}): Markup {
+  const typed = (name: string) => c.form.get(name) ?? undefined;
+  return html`${field("handle", "Handle", { id: "new-handle", required: true, value: typed("handle") ?? prefill.handle, maxlength: 32, pattern: "[a-z0-9][a-z0-9_\\-]{2,31}", autocomplete: "username", hint: "3-32 characters: a-z, 0-9, _ and -. It can never change." })}
+${field("display_name", "Display name", { id: "new-display-name", required: true, value: typed("display_name") ?? prefill.displayName, maxlength: 80, autocomplete: "name" })}
+${field("description", "About you (optional)", { id: "new-description", value: typed("description"), maxlength: 500, multiline: true })}
+${c.svc.config.inviteOnly ? field("platform_invite_code", "Invite code for this server", { id: "new-invite-code", required: true, maxlength: 200 }) : ""}`;
+}
+
+/**
+ * Creates the handle the "I am new here" form describes (the rules of register_agent) and signs the browser in as
+ * it. Returns the new agent's id, or what to tell the human when the form is not acceptable.
+ */
+export async function createHandleFromForm(c: WebContext): Promise<{ agentId: string } | Messages> {
+  const handle = Handle.safeParse((c.form.get("handle") ?? "").trim().replace(/^@/, "").toLowerCase());
+  const displayName = DisplayName.safeParse((c.form.get("display_name") ?? "").trim());
+  const description = Description.safeParse((c.form.get("description") ?? "").trim());
+  if (!handle.success) return { error: "The handle must be 3-32 characters of a-z, 0-9, _ and -, starting with a letter or digit.", status: 400 };
+  if (!displayName.success) return { error: "The display name must be 1-80 characters without control characters.", status: 400 };
+  if (!description.success) return { error: "The description must be at most 500 characters.", status: 400 };
+  if (await handleTaken(c.tx, handle.data)) return { error: "That handle is taken; choose another.", status: 409 };
+  if (c.svc.config.inviteOnly) await consumePlatformInvite(c.tx, c.form.get("platform_invite_code") ?? undefined, c.now);
+  const agent = await createAgent(c.tx, { handle: handle.data, display_name: displayName.data, description: description.data || null }, c.now);
+  await signInAs(c, agent.agentId);
+  return { agentId: agent.agentId };
 }
 
 /**

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { MINUTE } from "../../server/clock.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
+import { REGISTRATION_CLIENT } from "../../server/tools/identity/register-agent.ts";
 import { PageClient, signInWithCode } from "../web/page-client.ts";
 
 let s: TestServer;
@@ -29,7 +30,7 @@ describe("/account", () => {
 
   test("lists the clients with last use; a new API key is shown once and works; disconnecting stops it at once", async () => {
     const { agent, b, account } = await signedInBrowser("acct-ben");
-    expect(account.html).toContain("registered agent");
+    expect(account.html).toContain(REGISTRATION_CLIENT);
     s.clock.advance(2 * MINUTE);
     await s.ok("get_me", {}, agent.key);
     const listed = await b.get("/account");

@@ -1,6 +1,7 @@
 // A handle made twice: two handles whose logins at the real in-process OpenID Connect provider share a verified
 // e-mail are joined on /account, through the real pages (cookies, CSRF tokens, a confirmation step).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { REGISTRATION_CLIENT } from "../../server/tools/identity/register-agent.ts";
 import type { Agent, TestServer } from "../harness.ts";
 import { PageClient, inboxCode, signInWithCode } from "../web/page-client.ts";
 import { REDIRECT, approve, authorizePath, grant, pkce, registerClient, tokenCall } from "./oauth-helpers.ts";
@@ -80,7 +81,7 @@ describe("joining a handle made twice", () => {
     expect(confirm.status).toBe(200);
     expect(confirm.html).toContain("<h1>Join @kim-dup into @kim-main</h1>");
     expect(confirm.html).toContain("You keep <strong>@kim-main</strong>");
-    for (const name of ["registered agent", "Phone", "Test Client"]) expect(confirm.html).toContain(name);
+    for (const name of [REGISTRATION_CLIENT, "Phone", "Test Client"]) expect(confirm.html).toContain(name);
     expect(confirm.html).toContain("<strong>@kim-pal</strong> end");
     expect(confirm.html).toContain(">Join @kim-dup into @kim-main</button>");
     // nothing happened yet

@@ -181,6 +181,69 @@ describe("the MCP SDK client (v2, on 2026-07-28) runs the whole flow", () => {
   }, 30_000);
 });
 
+describe("sign-up from an MCP client", () => {
+  test("a person with no handle creates one on the sign-in page, comes back to consent, and the client acts as it", async () => {
+    const provider = new MemoryProvider();
+    const mcpUrl = new URL(`${s.url}/mcp`);
+    const client = new Client({ name: "signup-test", version: "1.0.0" });
+    await client.connect(new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider }));
+    await expect(client.callTool({ name: "get_me", arguments: {} })).rejects.toThrow(UnauthorizedError);
+    const url = provider.authorizationUrl!;
+    const browser = new PageClient(s.url);
+    expect((await browser.get(`${url.pathname}${url.search}`)).location).toBe("/oauth/consent");
+    const signin = await browser.get("/oauth/consent");
+    expect(signin.html).toContain("Sign in to continue to SDK Test Client");
+    expect(signin.html).toContain("I am new here");
+    // The sign-in form and the new-handle form each label their own handle input.
+    const ids = [...signin.html.matchAll(/ id="([^"]+)"/g)].map((m) => m[1]);
+    expect(ids.length).toBe(new Set(ids).size);
+
+    const taken = await browser.post("/oauth/signup", { handle: "oa-human", display_name: "Newcomer" });
+    expect(taken.status).toBe(409);
+    expect(taken.html).toContain("That handle is taken");
+    expect(taken.html).toContain('value="Newcomer"');
+    const created = await browser.post("/oauth/signup", { handle: "oa-newcomer", display_name: "Newcomer", description: "Came by MCP" });
+    expect(created.location).toBe("/oauth/consent");
+    const consent = await browser.follow(created);
+    expect(consent.html).toContain("Allow SDK Test Client?");
+    expect(consent.html).toContain("<strong>@oa-newcomer</strong> (Newcomer)");
+    const requestId = consent.html.match(/name="request_id" value="([^"]+)"/)![1]!;
+    const back = callback((await browser.post("/oauth/consent", { request_id: requestId, decision: "approve" })).location);
+
+    const transport = new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider });
+    await transport.finishAuth(back.get("code")!);
+    await client.close();
+    await client.connect(transport);
+    const me = await client.callTool({ name: "get_me", arguments: {} });
+    expect((me.structuredContent as any).agent).toMatchObject({ handle: "oa-newcomer", display_name: "Newcomer", description: "Came by MCP" });
+    await client.close();
+  });
+
+  test("without an app waiting for approval, the sign-up form makes no handle", async () => {
+    const stray = new PageClient(s.url);
+    // A page of this site with a form gives the browser its CSRF token; no app is waiting in this session.
+    await stray.get("/account");
+    const r = await stray.post("/oauth/signup", { handle: "oa-stray", display_name: "Stray" });
+    expect(r.status).toBe(400);
+    expect((await s.call("register_agent", { handle: "oa-stray", display_name: "Stray" })).status).toBe(200);
+  });
+
+  test("on an invite-only server the new handle needs a platform invite code", async () => {
+    const closed = await startTestServer({ inviteOnly: true });
+    try {
+      const client = (await registerClient(closed)).body;
+      const browser = new PageClient(closed.url);
+      await browser.get(authorizePath({ client_id: client.client_id, code_challenge: pkce().challenge, scope: "svc:read", state: "s", resource: closed.url }));
+      expect((await browser.get("/oauth/consent")).html).toContain("Invite code for this server");
+      const refused = await browser.post("/oauth/signup", { handle: "oa-uninvited", display_name: "Uninvited", platform_invite_code: "wrong-code" });
+      expect(refused.status).toBe(403);
+      expect((await closed.call("register_agent", { handle: "oa-uninvited", display_name: "U", platform_invite_code: "wrong-code" })).status).toBe(403);
+    } finally {
+      await closed.stop();
+    }
+  });
+});
+
 describe("tokens and sessions", () => {
   test("the access token is a JWT for this server, verifiable with the JWKS, and expires after 15 minutes", async () => {
     const { tokens, client } = await grant(s, b, human);

@@ -8,6 +8,9 @@ import { joinByCode } from "../../domain/ledger/invites.ts";
 import { defineTool } from "../define.ts";
 import { Agent, Description, DisplayName, GroupSummary, Handle, InviteCode, plainText } from "../schemas.ts";
 
+/** The client register_agent makes, as its human sees it in list_clients and on the account page. */
+export const REGISTRATION_CLIENT = "Agent that registered the handle";
+
 export const registerAgent = defineTool({
   name: "register_agent",
   title: "Register an agent",
@@ -32,7 +35,7 @@ export const registerAgent = defineTool({
   async run(ctx, input) {
     if (ctx.config.inviteOnly) await consumePlatformInvite(ctx.tx, input.platform_invite_code, ctx.now);
     const row = await createAgent(ctx.tx, input, ctx.now);
-    const clientId = await createClient(ctx.tx, row.agentId, "registered agent", "api_key", ctx.now);
+    const clientId = await createClient(ctx.tx, row.agentId, REGISTRATION_CLIENT, "api_key", ctx.now);
     const apiKey = await issueApiKey(ctx.tx, clientId, ctx.now);
     const joined = input.invite_code === undefined ? undefined : await joinByCode(ctx.tx, row.agentId, input.invite_code, ctx.now);
     return {

@@ -1,0 +1,29 @@
+// Ledger answers as sentences for people (the group pages, `svc call` on a terminal), from the wire shapes' own
+// text fields, so a client never has to know a currency's decimals to say them.
+
+const unsigned = (text: string) => text.replace(/^[+-]/, "");
+
+/** A member's group balance: "alice is owed 37.50 EUR", "bob owes 37.50 EUR", "carol is settled up". */
+export function balanceSentence(handle: string, m: { balance_minor: number; balance: string }): string {
+  if (m.balance_minor > 0) return `${handle} is owed ${unsigned(m.balance)}`;
+  if (m.balance_minor < 0) return `${handle} owes ${unsigned(m.balance)}`;
+  return `${handle} is settled up`;
+}
+
+/** One settle-up transfer: "bob owes alice 37.50 EUR". */
+export const transferSentence = (t: { from: { handle: string }; to: { handle: string }; amount: string }, currency: string) =>
+  `${t.from.handle} owes ${t.to.handle} ${t.amount} ${currency}`;
+
+/** The caller's net with a counterparty (positive: they owe the caller): "bob owes you 12.50 EUR", "you owe carol 3.00 EUR". */
+export function counterpartySentence(c: { agent: { handle: string }; balance_minor: number; balance: string }): string {
+  if (c.balance_minor > 0) return `${c.agent.handle} owes you ${unsigned(c.balance)}`;
+  if (c.balance_minor < 0) return `you owe ${c.agent.handle} ${unsigned(c.balance)}`;
+  return `you and ${c.agent.handle} are settled up`;
+}
+
+/** A payment: "bob paid alice 20.00 EUR", and what it waits for while pending. */
+export function paymentSentence(p: { from: { handle: string }; to: { handle: string }; amount: string; currency: string; state: string }): string {
+  const paid = `${p.from.handle} paid ${p.to.handle} ${p.amount} ${p.currency}`;
+  if (p.state === "pending") return `${paid}: waiting for ${p.to.handle} to confirm`;
+  return p.state === "confirmed" ? paid : `${paid} (${p.state})`;
+}

@@ -1,0 +1,133 @@
+// /groups and /groups/{group_id}: a signed-in human reads their groups: balances as a chart (SVG drawn here, no
+// script), how to settle up, what waits for confirmation, recent expenses and payments, and a CSV export.
+// Read-only: actions stay with the agents. Every read is the domain function the read tools use, as the signed-in
+// agent, so a group the human is not in is NOT_FOUND, shown as the same 404 page as any unknown address.
+import { groupBalanceView } from "../domain/ledger/balances.ts";
+import { listExpenses } from "../domain/ledger/expenses.ts";
+import { exportGroup } from "../domain/ledger/export.ts";
+import { groupView, listGroups } from "../domain/ledger/groups.ts";
+import { listPayments } from "../domain/ledger/payments.ts";
+import { balanceSentence, paymentSentence, transferSentence } from "../domain/ledger/wording.ts";
+import type { Expense } from "../tools/expenses/shapes.ts";
+import { Uuid } from "../tools/schemas.ts";
+import { notFoundPage, type Messages, type WebContext } from "./context.ts";
+import { alert, html, notice, page, type Markup } from "./html.ts";
+import { signedIn } from "./session.ts";
+import { signinBlock } from "./signin.ts";
+
+const RECENT = 20;
+
+/** The sign-in block, for a page that needs a signed-in human. */
+async function signinPage(c: WebContext, m: Messages): Promise<Response> {
+  return page("Your groups", html`${alert(m.error)}${notice(m.info)}<p>Sign in to see your groups: their balances, who owes whom and the latest expenses.</p>
+${await signinBlock(c, "groups")}`, { status: m.status });
+}
+
+/** GET /groups */
+export async function renderGroups(c: WebContext, m: Messages = {}): Promise<Response> {
+  if (!signedIn(c.session)) return signinPage(c, m);
+  const cursor = c.url.searchParams.get("cursor") ?? undefined;
+  const { groups, next_cursor } = await listGroups(c.tx, c.session.agentId, true, 100, cursor);
+  const rows = groups.map(
+    (g) => html`<tr><td><a href="/groups/${g.group_id}">${g.name}</a>${g.kind === "direct" ? html` <span class="muted">(direct)</span>` : ""}${g.archived ? html` <span class="badge">archived</span>` : ""}</td><td class="num">${g.member_count}</td><td class="num">${g.my_balance}</td></tr>`,
+  );
+  return page("Your groups", html`${alert(m.error)}${notice(m.info)}
+${groups.length
+  ? html`<table><thead><tr><th scope="col">Group</th><th scope="col" class="num">Members</th><th scope="col" class="num">Your balance</th></tr></thead><tbody>${rows}</tbody></table>
+<p class="muted">A positive balance: the others owe you. Your agents add expenses and payments; these pages only show them.</p>`
+  : html`<p>You are in no group yet. Ask your agent to create one (create_group) or to accept an invitation.</p>`}
+${next_cursor ? html`<p><a href="/groups?cursor=${encodeURIComponent(next_cursor)}">More groups</a></p>` : ""}`, { status: m.status });
+}
+
+/** The balances as a diverging bar chart: owed to the right (green), owing to the left (red), the amount on the other side. */
+function balanceChart(members: { agent: { handle: string }; balance_minor: number; balance: string }[]): Markup {
+  const W = 360;
+  const LABEL = 110;
+  const ROW = 28;
+  const axis = LABEL + (W - LABEL) / 2;
+  const half = (W - LABEL) / 2 - 4;
+  const max = Math.max(1, ...members.map((m) => Math.abs(m.balance_minor)));
+  const height = members.length * ROW + 8;
+  const label = (h: string) => (h.length > 14 ? `${h.slice(0, 13)}…` : h);
+  const bars = members.map((m, i) => {
+    const y = 4 + i * ROW;
+    const width = Math.max(m.balance_minor === 0 ? 0 : 2, Math.round((Math.abs(m.balance_minor) / max) * half));
+    const owed = m.balance_minor > 0;
+    const x = owed ? axis : axis - width;
+    const text = m.balance_minor === 0 ? "0" : m.balance;
+    return html`<text x="0" y="${y + 18}">${label(m.agent.handle)}</text>
+<rect class="${owed ? "owed" : "owes"}" x="${x}" y="${y + 5}" width="${width}" height="${ROW - 10}" rx="2"></rect>
+<text x="${owed || m.balance_minor === 0 ? axis - 6 : axis + 6}" y="${y + 18}" text-anchor="${owed || m.balance_minor === 0 ? "end" : "start"}">${text}</text>`;
+  });
+  const summary = members.map((m) => balanceSentence(m.agent.handle, m)).join("; ");
+  return html`<svg class="chart" viewBox="0 0 ${W} ${height}" width="${W}" height="${height}" role="img" aria-labelledby="chart-title"><title id="chart-title">Balances: ${summary}</title>
+<line class="axis" x1="${axis}" y1="0" x2="${axis}" y2="${height}"></line>
+${bars}</svg>`;
+}
+
+/** Participants of an expense (who paid or shares it) who have neither confirmed nor disputed its current version, its creator aside. */
+function waitingFor(e: Expense): string[] {
+  const answered = new Set(e.responses.filter((r) => r.version === e.version).map((r) => r.agent.handle));
+  const involved = new Set([...e.paid_by.map((p) => p.handle), ...e.shares.map((s) => s.handle)]);
+  return [...involved].filter((h) => h !== e.created_by.handle && !answered.has(h)).sort();
+}
+
+const paidBy = (e: Expense) =>
+  e.paid_by.length === 1 ? `paid by ${e.paid_by[0]!.handle}` : `paid by ${e.paid_by.map((p) => `${p.handle} ${p.amount}`).join(", ")}`;
+
+/** GET /groups/{group_id} */
+export async function renderGroup(c: WebContext, groupId: string): Promise<Response> {
+  if (!signedIn(c.session)) return signinPage(c, { status: 401 });
+  if (!Uuid.safeParse(groupId).success) return notFoundPage();
+  const me = c.session.agentId;
+  // NOT_FOUND for a group the human is not in: routes.ts answers it with the page any unknown address gets.
+  const balances = await groupBalanceView(c.tx, me, groupId, c.now);
+  const group = await groupView(c.tx, groupId, me);
+  const { expenses, next_cursor: moreExpenses } = await listExpenses(c.tx, me, { group_id: groupId, limit: RECENT });
+  const { payments, next_cursor: morePayments } = await listPayments(c.tx, me, { group_id: groupId, limit: RECENT });
+  const cur = group.currency;
+  const waiting = expenses.map((e) => ({ e, who: waitingFor(e) })).filter((w) => w.who.length);
+  const description = group.settings.description?.untrusted_content;
+  return page(group.name, html`<p>${group.kind === "direct" ? "A direct ledger" : "A group"} in ${cur}, ${group.member_count} ${group.member_count === 1 ? "member" : "members"}${group.archived ? html`, <span class="badge">archived</span>` : ""}. Your balance: <strong>${group.my_balance}</strong>.</p>
+${description ? html`<p><span class="muted">Description, written by the group's members:</span> ${description}</p>` : ""}
+<h2>Balances</h2>
+${balanceChart(balances.members!)}
+<ul>${balances.members!.map((m) => html`<li>${balanceSentence(m.agent.handle, m)}</li>`)}</ul>
+<h2>To settle up</h2>
+${balances.settle_up!.length
+  ? html`<ul>${balances.settle_up!.map((t) => html`<li>${transferSentence(t, cur)}</li>`)}</ul>
+<p class="muted">${balances.simplify_debts ? "The fewest transfers that settle the group." : "Each pair's own debts (the group does not simplify debts)."} Payments count once the payee confirms them.</p>`
+  : html`<p>Everyone is settled up.</p>`}
+<h2>Waiting for confirmation</h2>
+${balances.pending_payments.length || waiting.length
+  ? html`<ul>${balances.pending_payments.map((p) => html`<li>${paymentSentence(p)}</li>`)}${waiting.map(({ e, who }) => html`<li>“${e.description.untrusted_content}” (${e.amount} ${cur}, added by ${e.created_by.handle}): ${who.join(", ")} ${who.length === 1 ? "has" : "have"} not confirmed it yet</li>`)}</ul>`
+  : html`<p>Nothing is waiting.</p>`}
+<h2>Recent expenses</h2>
+${expenses.length
+  ? html`<table><thead><tr><th scope="col">Date</th><th scope="col">Expense</th><th scope="col" class="num">Amount</th></tr></thead><tbody>${expenses.map(
+      (e) => html`<tr><td>${e.date}</td><td>${e.description.untrusted_content}<br><span class="muted">${paidBy(e)}</span>${e.state === "disputed" ? html` <span class="badge">disputed</span>` : ""}</td><td class="num">${e.amount} ${cur}</td></tr>`,
+    )}</tbody></table>${moreExpenses ? html`<p class="muted">The ${RECENT} most recent; the CSV has them all.</p>` : ""}`
+  : html`<p>No expenses yet.</p>`}
+<h2>Recent payments</h2>
+${payments.length
+  ? html`<table><thead><tr><th scope="col">Date</th><th scope="col">Payment</th></tr></thead><tbody>${payments.map((p) => html`<tr><td>${p.created_at.slice(0, 10)}</td><td>${paymentSentence(p)}</td></tr>`)}</tbody></table>${morePayments ? html`<p class="muted">The ${RECENT} most recent; the CSV has them all.</p>` : ""}`
+  : html`<p>No payments yet.</p>`}
+<h2>Export</h2>
+<p><a href="/groups/${group.group_id}/export.csv" download>Download the whole ledger as CSV</a> (one row per expense share and per payment). Descriptions and notes in it were written by the group's members.</p>
+<p><a href="/groups">All your groups</a></p>`);
+}
+
+/** GET /groups/{group_id}/export.csv: what export_group gives an agent, as a file. */
+export async function exportCsv(c: WebContext, groupId: string): Promise<Response> {
+  if (!signedIn(c.session)) return signinPage(c, { error: "Sign in first.", status: 401 });
+  if (!Uuid.safeParse(groupId).success) return notFoundPage();
+  const file = await exportGroup(c.tx, c.session.agentId, groupId, "csv", c.now);
+  return new Response(file.content.untrusted_content, {
+    headers: {
+      "Content-Type": "text/csv; charset=utf-8",
+      "Content-Disposition": `attachment; filename="${file.filename}"`,
+      "Cache-Control": "no-store",
+      "X-Content-Type-Options": "nosniff",
+    },
+  });
+}
