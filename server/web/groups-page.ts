@@ -105,12 +105,12 @@ ${balances.pending_payments.length || waiting.length
 <h2>Recent expenses</h2>
 ${expenses.length
   ? html`<table><thead><tr><th scope="col">Date</th><th scope="col">Expense</th><th scope="col" class="num">Amount</th></tr></thead><tbody>${expenses.map(
-      (e) => html`<tr><td>${e.date}</td><td>${e.description.untrusted_content}<br><span class="muted">${paidBy(e)}</span>${e.state === "disputed" ? html` <span class="badge">disputed</span>` : ""}</td><td class="num">${e.amount} ${cur}</td></tr>`,
+      (e) => html`<tr><td class="date">${e.date}</td><td>${e.description.untrusted_content}<br><span class="muted">${paidBy(e)}</span>${e.state === "disputed" ? html` <span class="badge">disputed</span>` : ""}</td><td class="num">${e.amount} ${cur}</td></tr>`,
     )}</tbody></table>${moreExpenses ? html`<p class="muted">The ${RECENT} most recent; the CSV has them all.</p>` : ""}`
   : html`<p>No expenses yet.</p>`}
 <h2>Recent payments</h2>
 ${payments.length
-  ? html`<table><thead><tr><th scope="col">Date</th><th scope="col">Payment</th></tr></thead><tbody>${payments.map((p) => html`<tr><td>${p.created_at.slice(0, 10)}</td><td>${paymentSentence(p)}</td></tr>`)}</tbody></table>${morePayments ? html`<p class="muted">The ${RECENT} most recent; the CSV has them all.</p>` : ""}`
+  ? html`<table><thead><tr><th scope="col">Date</th><th scope="col">Payment</th></tr></thead><tbody>${payments.map((p) => html`<tr><td class="date">${p.created_at.slice(0, 10)}</td><td>${paymentSentence(p)}</td></tr>`)}</tbody></table>${morePayments ? html`<p class="muted">The ${RECENT} most recent; the CSV has them all.</p>` : ""}`
   : html`<p>No payments yet.</p>`}
 <h2>Export</h2>
 <p><a href="/groups/${group.group_id}/export.csv" download>Download the whole ledger as CSV</a> (one row per expense share and per payment). Descriptions and notes in it were written by the group's members.</p>

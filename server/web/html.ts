@@ -51,7 +51,7 @@ button.link{background:transparent;color:inherit;border:0;padding:0;text-decorat
 .error{padding:.75rem;border-radius:.4rem;border:1px solid #c52424}
 .secret{font-family:ui-monospace,monospace;word-break:break-all;padding:.75rem;border:1px dashed #888}
 table{border-collapse:collapse;width:100%}td,th{text-align:left;padding:.35rem;border-bottom:1px solid #8884;vertical-align:top}
-td.num,th.num{text-align:right;white-space:nowrap}
+td.num,th.num{text-align:right;white-space:nowrap}td.date{white-space:nowrap}
 .scroll{overflow-x:auto;max-width:100%}
 pre{overflow-x:auto;padding:.75rem;border:1px solid #8886;border-radius:.4rem;font-size:.9rem}
 code{font-family:ui-monospace,monospace;overflow-wrap:anywhere}pre code{overflow-wrap:normal}
@@ -60,7 +60,7 @@ code{font-family:ui-monospace,monospace;overflow-wrap:anywhere}pre code{overflow
 .cards dl{display:grid;grid-template-columns:max-content 1fr;gap:0 .75rem;margin:0}.cards dd{margin:0}
 .cards form{margin:.25rem 0 0;display:block}
 .badge{display:inline-block;font-size:.85rem;padding:0 .4rem;border-radius:.3rem;border:1px solid currentColor;font-weight:600}
-.chart{max-width:100%;height:auto;display:block}
+.chart{width:100%;max-width:28rem;height:auto;display:block}
 .chart text{fill:currentColor;font-size:13px}.chart .axis{stroke:currentColor;stroke-opacity:.6}
 .owed{fill:#1a7f37}.owes{fill:#c52424}
 .muted{opacity:.8}

@@ -1,16 +1,25 @@
 // The pages in headless Chromium (Debian's package, driven by playwright-core; the browser is never downloaded):
-// join with a code read from the other agent's inbox, OAuth consent, the account page and the settings page.
-// A screenshot of each lands in test-artifacts/.
+// the home page and the docs, join with a code read from the other agent's inbox, OAuth consent, sign-up from an
+// MCP client, the account, settings and group pages. Every page is checked at 1280 and 390 px wide with axe-core
+// (no serious or critical violation) and for sideways scrolling; a screenshot of each lands in test-artifacts/.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { BrowserContext, Page } from "playwright-core";
 import { startTestServer, type Agent, type TestServer } from "../harness.ts";
-import { pkce, registerClient } from "../auth/oauth-helpers.ts";
+import { pkce, registerClient, tokenCall } from "../auth/oauth-helpers.ts";
+import { groupOf } from "../ledger/ledger-fixtures.ts";
 import { launchChromium, type Browser } from "./chromium.ts";
 import { inboxCode } from "./page-client.ts";
 
-const ARTIFACTS = join(import.meta.dir, "../../test-artifacts");
+const ROOT = join(import.meta.dir, "../..");
+const ARTIFACTS = join(ROOT, "test-artifacts");
+const AXE_SOURCE = readFileSync(join(ROOT, "node_modules/axe-core/axe.min.js"), "utf8");
+const VIEWPORTS = [
+  { width: 1280, height: 900 },
+  { width: 390, height: 844 },
+];
+
 let s: TestServer;
 let browser: Browser;
 let context: BrowserContext;
@@ -20,9 +29,10 @@ let alice: Agent;
 let callbackServer: ReturnType<typeof Bun.serve>;
 const callbacks: URL[] = [];
 const cspViolations: string[] = [];
+const audited: string[] = [];
 
 beforeAll(async () => {
-  browser = await launchChromium();
+  browser = await launchChromium(VIEWPORTS[0]);
   context = browser.context;
   mkdirSync(ARTIFACTS, { recursive: true });
   s = await startTestServer();
@@ -47,30 +57,79 @@ afterAll(async () => {
   await s?.stop();
 });
 
-const shot = (name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+interface Finding {
+  id: string;
+  impact: string;
+  help: string;
+  targets: string[];
+}
+
+/**
+ * The page as it is now, at each width: axe-core (run through the DevTools protocol, which the page's CSP does not
+ * govern) finds no serious or critical violation, and nothing makes the page scroll sideways. Ends at 1280 px.
+ */
+async function audit(name: string): Promise<void> {
+  for (const viewport of VIEWPORTS) {
+    await page.setViewportSize(viewport);
+    if (!(await page.evaluate(() => "axe" in window))) await page.evaluate(AXE_SOURCE);
+    const violations: Finding[] = await page.evaluate(async () => {
+      const result = await (window as any).axe.run(document, { resultTypes: ["violations"] });
+      return result.violations.map((v: any) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.slice(0, 3).map((n: any) => n.target.join(" ")) }));
+    });
+    const width = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, inner: window.innerWidth }));
+    await page.screenshot({ path: join(ARTIFACTS, `${name}-${viewport.width}.png`), fullPage: true });
+    expect({ name, viewport: viewport.width, serious: violations.filter((v) => v.impact === "serious" || v.impact === "critical"), sideways: width.scroll > width.inner ? width : null }).toEqual({
+      name,
+      viewport: viewport.width,
+      serious: [],
+      sideways: null,
+    });
+  }
+  await page.setViewportSize(VIEWPORTS[0]!);
+  audited.push(name);
+}
 
 describe("the pages in Chromium", () => {
+  test("home, documentation and the not-found page", async () => {
+    await page.goto(s.url);
+    await expect(page.locator("main pre").first().textContent()).resolves.toContain(`"url": "${s.url}/mcp"`);
+    await audit("home");
+    await page.getByRole("link", { name: "Documentation" }).click();
+    await audit("docs");
+    await page.goto(`${s.url}/docs/tools/add_expense`);
+    await audit("docs-tool");
+    await page.goto(`${s.url}/docs/overview`);
+    await audit("docs-overview");
+    await page.goto(`${s.url}/groups/not/here`);
+    await audit("not-found");
+  }, 120_000);
+
   test("join: enter the code, prove the handle with the code from the other agent's inbox, connect", async () => {
     const j = await s.ok("join_network", { client_name: "Chromium App" });
     await page.goto(j.enter_url);
     await expect(page.getByLabel("Code shown by your app").inputValue()).resolves.toBe(j.user_code);
+    await audit("join-enter-code");
     await page.getByRole("button", { name: "Continue" }).click();
+    // Both forms have a handle field; each label points at its own input.
+    await expect(page.getByLabel("Your handle").getAttribute("id")).resolves.toBe("f-handle");
+    await expect(page.getByLabel("Handle", { exact: true }).getAttribute("id")).resolves.toBe("new-handle");
+    await audit("join-signin");
     await page.getByLabel("Your handle").fill("web-alice");
     await page.getByRole("button", { name: "Send me a code" }).click();
     await page.getByLabel("One-time code").fill(await inboxCode(s, alice.key));
-    await shot("join-code");
+    await audit("join-code");
     await page.getByRole("button", { name: "Continue" }).click();
     await expect(page.getByRole("heading", { level: 1 }).textContent()).resolves.toBe("Connect Chromium App");
-    await shot("join-confirm");
+    await audit("join-confirm");
     await page.getByRole("button", { name: "Connect to @web-alice" }).click();
     await expect(page.getByRole("status").textContent()).resolves.toContain("is now connected to @web-alice");
-    await shot("join-done");
+    await audit("join-done");
     const r = await s.ok("finish_join", { poll_token: j.poll_token });
     expect(r).toMatchObject({ status: "connected", created: false });
     expect(r.agent.handle).toBe("web-alice");
-  });
+  }, 120_000);
 
-  test("consent: the page names the client and scopes; Allow sends the browser back with a code", async () => {
+  test("consent: the page names the client and scopes; Allow and Deny are the large actions; Allow sends the browser back with a code", async () => {
     const redirect = `http://127.0.0.1:${callbackServer.port}/callback`;
     const client = (await registerClient(s, { client_name: "Desktop Assistant", redirect_uris: [redirect] })).body;
     const { challenge } = pkce();
@@ -78,43 +137,96 @@ describe("the pages in Chromium", () => {
     await page.goto(`${s.url}/oauth/authorize?${q}`);
     await expect(page.getByRole("heading", { level: 1 }).textContent()).resolves.toBe("Allow Desktop Assistant?");
     await expect(page.locator("main").textContent()).resolves.toContain(`127.0.0.1:${callbackServer.port}`);
-    await shot("consent");
+    const allow = (await page.getByRole("button", { name: "Allow" }).boundingBox())!;
+    const deny = (await page.getByRole("button", { name: "Deny" }).boundingBox())!;
+    const other = (await page.getByRole("button", { name: /Use another handle/ }).boundingBox())!;
+    expect(deny.height).toBe(allow.height);
+    expect(other.height).toBeLessThan(allow.height);
+    await audit("consent");
     await page.getByRole("button", { name: "Allow" }).click();
     await page.waitForURL(/\/callback\?/);
     // Chromium may also ask the callback server for /favicon.ico after the page loads.
     const back = callbacks.findLast((u) => u.pathname === "/callback")!;
     expect(back.searchParams.get("state")).toBe("browser-state");
     expect(back.searchParams.get("code")).toStartWith("code_");
-  });
+  }, 120_000);
 
-  test("account: the clients are listed, and a new API key is shown once", async () => {
+  test("account: the clients are listed (the one in use marked), a new API key is shown once, nothing is cut off at 390 px", async () => {
+    await s.ok("get_me", {}, alice.key);
     await page.goto(`${s.url}/account`);
-    await expect(page.locator("table").textContent()).resolves.toContain("Chromium App");
+    const apps = page.getByRole("list", { name: "Connected apps" });
+    await expect(apps.textContent()).resolves.toContain("Chromium App");
+    await expect(apps.getByRole("listitem").filter({ hasText: "Agent that registered the handle" }).textContent()).resolves.toContain("in use");
     await page.getByLabel("Name of the app that will use it").fill("Script on my laptop");
     await page.getByRole("button", { name: "Create API key" }).click();
     const key = (await page.locator("#new-key").textContent())!;
     expect((await s.ok("get_me", {}, key)).agent.handle).toBe("web-alice");
-    await shot("account");
     await page.goto(`${s.url}/account`);
     expect(await page.locator("#new-key").count()).toBe(0);
-    await expect(page.locator("table").textContent()).resolves.toContain("Script on my laptop");
-  });
+    await expect(apps.textContent()).resolves.toContain("Script on my laptop");
+    await audit("account");
+    await page.setViewportSize(VIEWPORTS[1]!);
+    for (const button of await page.getByRole("button", { name: /^Disconnect / }).all()) {
+      const box = (await button.boundingBox())!;
+      expect(box.x + box.width).toBeLessThanOrEqual(VIEWPORTS[1]!.width);
+    }
+    await page.setViewportSize(VIEWPORTS[0]!);
+  }, 120_000);
+
+  test("groups: the list, and a group's chart, sentences and export link", async () => {
+    const bob = await s.register("web-bob");
+    const g = await groupOf(s, [alice, bob], "EUR", "Lisbon trip");
+    await s.ok("add_expense", { group_id: g.group_id, description: "Dinner at Rosa's", amount: "60.00", split: { mode: "shares", among: [{ handle: "web-alice", value: 1 }, { handle: "web-bob", value: 2 }] } }, alice.key);
+    await s.ok("record_payment", { group_id: g.group_id, to: "web-alice", amount: "10.00" }, bob.key);
+    await page.goto(`${s.url}/groups`);
+    await audit("groups");
+    await page.getByRole("link", { name: "Lisbon trip" }).click();
+    await expect(page.getByRole("heading", { level: 1 }).textContent()).resolves.toBe("Lisbon trip");
+    await expect(page.getByRole("img", { name: /^Balances: / }).count()).resolves.toBe(1);
+    await expect(page.locator("main").textContent()).resolves.toContain("web-bob owes web-alice 40.00 EUR");
+    await expect(page.getByRole("link", { name: "Download the whole ledger as CSV" }).getAttribute("href")).resolves.toBe(`/groups/${g.group_id}/export.csv`);
+    await audit("group");
+  }, 120_000);
 
   test("settings: the link from get_settings_link opens the page, which saves the profile", async () => {
     const link = await s.ok("get_settings_link", {}, alice.key);
     await page.goto(link.url);
+    await audit("settings-link");
     await page.getByRole("button", { name: "Open my settings" }).click();
     await page.getByLabel("Display name").fill("Alice in Chromium");
     await page.getByLabel("About you").fill("Pays for the pizza");
     await page.getByRole("button", { name: "Save" }).click();
     await expect(page.getByRole("status").textContent()).resolves.toBe("Saved.");
-    await shot("settings");
+    await audit("settings");
     expect((await s.ok("get_me", {}, alice.key)).agent).toMatchObject({ display_name: "Alice in Chromium", description: "Pays for the pizza" });
     await page.goto(link.url);
     await expect(page.getByRole("alert").textContent()).resolves.toContain("expired or was already used");
-  });
+  }, 120_000);
 
-  test("no page broke its own Content-Security-Policy", () => {
+  test("sign-up from an MCP client: a new person creates a handle on the sign-in page, allows the app, and its token acts as the new handle", async () => {
+    await context.clearCookies();
+    const redirect = `http://127.0.0.1:${callbackServer.port}/callback`;
+    const client = (await registerClient(s, { client_name: "Pocket Agent", redirect_uris: [redirect] })).body;
+    const { verifier, challenge } = pkce();
+    const q = new URLSearchParams({ response_type: "code", client_id: client.client_id, redirect_uri: redirect, code_challenge: challenge, code_challenge_method: "S256", scope: "svc:read svc:write", state: "new-person", resource: s.url });
+    await page.goto(`${s.url}/oauth/authorize?${q}`);
+    await expect(page.getByRole("heading", { level: 1 }).textContent()).resolves.toBe("Sign in to continue to Pocket Agent");
+    await audit("oauth-signin");
+    await page.getByLabel("Handle", { exact: true }).fill("web-newcomer");
+    await page.getByLabel("Display name").fill("Newcomer");
+    await page.getByRole("button", { name: "Create my handle and continue" }).click();
+    await expect(page.getByRole("heading", { level: 1 }).textContent()).resolves.toBe("Allow Pocket Agent?");
+    await expect(page.locator("main").textContent()).resolves.toContain("@web-newcomer");
+    await page.getByRole("button", { name: "Allow" }).click();
+    await page.waitForURL(/state=new-person/);
+    const back = callbacks.findLast((u) => u.searchParams.get("state") === "new-person")!;
+    const t = await tokenCall(s, { grant_type: "authorization_code", code: back.searchParams.get("code")!, redirect_uri: redirect, client_id: client.client_id, code_verifier: verifier });
+    expect(t.status).toBe(200);
+    expect((await s.ok("get_me", {}, t.body.access_token)).agent).toMatchObject({ handle: "web-newcomer", display_name: "Newcomer" });
+  }, 120_000);
+
+  test("no page broke its own Content-Security-Policy, and every page was audited", () => {
     expect(cspViolations).toEqual([]);
+    expect(audited.length).toBeGreaterThanOrEqual(17);
   });
 });
