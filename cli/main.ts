@@ -3,6 +3,7 @@
 import { Command } from "commander";
 import { backupCommand } from "./commands/backup.ts";
 import { callCommand } from "./commands/call.ts";
+import { completeCommand, completionCommand } from "./commands/completion.ts";
 import { importCommand } from "./commands/import.ts";
 import { inboxCommand } from "./commands/inbox.ts";
 import { invitesCommand } from "./commands/invites.ts";
@@ -27,7 +28,9 @@ const program = new Command("svc")
   .addCommand(callCommand())
   .addCommand(toolsCommand())
   .addCommand(importCommand())
-  .addCommand(loginCommand());
+  .addCommand(loginCommand())
+  .addCommand(completionCommand());
+program.addCommand(completeCommand(program), { hidden: true });
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   console.error(`svc: ${err instanceof Error ? err.message : String(err)}`);

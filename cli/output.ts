@@ -123,3 +123,14 @@ export function table(rows: string[][]): string {
 }
 
 export const example = (...lines: string[]) => `\nExample${lines.length > 1 ? "s" : ""}:\n${lines.map((l) => `  ${l}`).join("\n")}\n`;
+
+const SHELL_SAFE = /^[A-Za-z0-9_.,:@%+\/=-]*$/;
+
+/** `field=value` as one shell word a person can paste into bash or zsh: quoted only when it must be. */
+export function shellWord(field: string, value: unknown): string {
+  const text = typeof value === "string" ? value : JSON.stringify(value);
+  if (SHELL_SAFE.test(text) && text !== "") return `${field}=${text}`;
+  // Double quotes read best for prose; they are safe when nothing inside them expands ($ ` \ and ! in bash).
+  if (typeof value === "string" && !/["$`\\!]/.test(text)) return `${field}="${text}"`;
+  return `${field}='${text.replaceAll("'", `'\\''`)}'`;
+}

@@ -3,6 +3,7 @@ import { Option } from "commander";
 import { DEFAULTS } from "../server/config.ts";
 import { readConfig } from "./config-file.ts";
 import { CliError, EXIT, exitCodeFor } from "./output.ts";
+import { didYouMean } from "./suggest.ts";
 
 export const DEFAULT_URL = `http://${DEFAULTS.host}:${DEFAULTS.port}`;
 
@@ -44,6 +45,19 @@ export interface ToolDescription {
   idempotent: boolean;
   input_schema: JsonSchema;
   output_schema: JsonSchema;
+  /** A call that works (an older server sends none); made_up names the ids to replace with real ones. */
+  example?: { arguments: Record<string, unknown>; made_up: { field: string; value: string; from: string }[] };
+}
+
+/** GET /v1/tools/{name}; an unknown name is NOT_FOUND with the nearest names the server has. */
+export async function describeTool(target: Target, name: string): Promise<ToolDescription> {
+  try {
+    return (await request(target, "GET", `/v1/tools/${encodeURIComponent(name)}`)).tool;
+  } catch (err) {
+    if (!(err instanceof CliError) || err.exitCode !== EXIT.notFound) throw err;
+    const { tools } = await request(target, "GET", "/v1/tools");
+    throw new CliError(EXIT.notFound, `there is no tool named ${name}.${didYouMean(name, tools.map((t: ToolDescription) => t.name))}`, "svc tools lists every tool.");
+  }
 }
 
 export interface Target {
@@ -98,6 +112,11 @@ function envelopeError(e: ErrorEnvelope, requestId: unknown, target: Target): Cl
   const extra = (e.details?.issues ?? []).map((i) => `  - ${i.path}: ${i.message}`);
   if (e.retry_after !== undefined) extra.push(`retry after: ${e.retry_after} s`);
   if (typeof requestId === "string") extra.push(`request_id: ${requestId}`);
-  const noKey = e.code === "UNAUTHENTICATED" && !target.key ? " No API key was sent: pass --key, set SVC_API_KEY or run `svc login --key KEY`." : "";
-  return new CliError(exitCodeFor(e.code), `${e.code}: ${e.message}`, `${e.suggested_action ?? ""}${noKey}`.trim() || undefined, extra);
+  // The server's own advice for a missing credential speaks HTTP (an Authorization header); here the way is svc login.
+  if (e.code === "UNAUTHENTICATED") {
+    const why = target.key ? "The server refused the API key (revoked, rotated or mistyped)." : "No API key was sent.";
+    const how = `Run \`svc login --key KEY --url ${target.url}\` with the key from register_agent, finish_join or your account page (${target.url}/account), or pass --key / set SVC_API_KEY.`;
+    return new CliError(exitCodeFor(e.code), `${e.code}: ${e.message}`, `${why} ${how}`, extra);
+  }
+  return new CliError(exitCodeFor(e.code), `${e.code}: ${e.message}`, e.suggested_action || undefined, extra);
 }

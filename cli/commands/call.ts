@@ -1,6 +1,9 @@
 import { Command, Option } from "commander";
+import { writeFileSync } from "node:fs";
+import { textFor } from "../answer-text.ts";
 import { CliError, EXIT, EXIT_CODES_HELP, action, emit, example, usageError, usageExits } from "../output.ts";
-import { type JsonSchema, type Target, type ToolDescription, jsonOutOption, keyOption, request, resolveTarget, urlOption, wantsJson } from "../remote.ts";
+import { type JsonSchema, type Target, type ToolDescription, describeTool, jsonOutOption, keyOption, request, resolveTarget, urlOption, wantsJson } from "../remote.ts";
+import { didYouMean } from "../suggest.ts";
 
 /** The JSON types a field's schema admits. */
 function typesOf(s: JsonSchema | undefined): Set<string> {
@@ -45,13 +48,34 @@ async function jsonArgument(json: string | undefined): Promise<Record<string, un
   return parsed as Record<string, unknown>;
 }
 
-async function describe(target: Target, tool: string): Promise<ToolDescription> {
-  try {
-    return (await request(target, "GET", `/v1/tools/${encodeURIComponent(tool)}`)).tool;
-  } catch (err) {
-    if (err instanceof CliError && err.exitCode === EXIT.notFound) throw new CliError(EXIT.notFound, `there is no tool named ${tool}.`, "svc tools lists every tool.");
-    throw err;
+/** Field names the tool does not take are refused before the call, with the nearest names it does take. */
+function checkFields(tool: ToolDescription, args: Record<string, unknown>): void {
+  if (!tool.input_schema.properties) return;
+  const known = Object.keys(tool.input_schema.properties);
+  for (const name of Object.keys(args)) {
+    if (known.includes(name)) continue;
+    throw usageError(
+      `${tool.name} has no field "${name}".${didYouMean(name, known)}`,
+      known.length ? `Its fields: ${known.join(", ")} (svc tools ${tool.name} describes them).` : `${tool.name} takes no arguments.`,
+    );
   }
+}
+
+/**
+ * -o FILE: the file a tool exports (export_group's CSV or JSON), written as the plain text it is; `-o -` prints it.
+ * The text was written by the group's members: it goes to the file untouched, never into a terminal's JSON.
+ */
+function writeExport(tool: string, data: Record<string, any>, file: string): void {
+  const content = data.content?.untrusted_content;
+  if (typeof content !== "string" || typeof data.filename !== "string") {
+    throw usageError(`${tool} answers no file to write.`, "-o works with tools that export a file, such as export_group.");
+  }
+  if (file === "-") {
+    process.stdout.write(content);
+    return;
+  }
+  writeFileSync(file, content);
+  process.stderr.write(`svc: wrote ${file} (${Buffer.byteLength(content)} bytes, ${data.media_type}); its descriptions and notes were written by the group's members.\n`);
 }
 
 export function callCommand(): Command {
@@ -60,6 +84,7 @@ export function callCommand(): Command {
     .argument("<tool>", "tool name, e.g. get_me (svc tools lists them)")
     .argument("[args...]", "arguments as field=value; values that parse as JSON (numbers, true, [..]) are sent as such")
     .addOption(new Option("--json <object>", "all arguments as one JSON object, or - to read it from stdin; field=value pairs override it"))
+    .addOption(new Option("-o, --output <file>", "write the file a tool exports (export_group's CSV or JSON) to FILE as plain text; - prints it"))
     .addOption(jsonOutOption())
     .addOption(urlOption())
     .addOption(keyOption())
@@ -70,10 +95,14 @@ export function callCommand(): Command {
         "svc login --key svc_... --url https://svc.example.org",
         "svc call get_inbox limit=10 include_seen=true",
         `svc call add_contact handle=bob note="hi, it's Alice"`,
+        `svc call add_expense group_id=GROUP_ID description="Dinner at Rosa's" amount=60.00 split='{"mode":"shares","among":[{"handle":"alice","value":2},{"handle":"bob","value":1}]}'`,
+        "svc call get_balances group_id=GROUP_ID",
+        "svc call export_group group_id=GROUP_ID format=csv -o lisbon.csv",
         `echo '{"item_ids":["..."],"action":"seen"}' | svc call ack_inbox --json -`,
       ) +
         "\nA value is sent as JSON when it parses as JSON (limit=10, include_seen=true, item_ids='[\"...\"]'),\n" +
-        "except for fields that take only text (since=0 stays a string).\n" +
+        "except for fields that take only text (since=0 stays a string); objects and lists are JSON in quotes.\n" +
+        "svc tools NAME shows a runnable example of every tool.\n" +
         "Write tools get a fresh idempotency_key unless you pass one (idempotency_key=...); when a call\n" +
         "fails in a way worth retrying, that key is printed so the retry can reuse it.\n" +
         EXIT_CODES_HELP,
@@ -82,14 +111,16 @@ export function callCommand(): Command {
       action(async (tool: string, pairs: string[], o) => {
         const target = resolveTarget(o);
         const base = await jsonArgument(o.json);
-        const described = await describe(target, tool);
+        const described = await describeTool(target, tool);
         const args = { ...base, ...parsePairs(pairs, described.input_schema) };
+        checkFields(described, args);
         const generatedKey = described.idempotent && args.idempotency_key === undefined ? crypto.randomUUID() : undefined;
         if (generatedKey) args.idempotency_key = generatedKey;
         try {
           // Public tools get no key: a stale stored key must not stand in the way of register_agent.
           const data = await request(target, "POST", `/v1/tools/${encodeURIComponent(tool)}`, { body: args, auth: !described.public });
-          emit(data, wantsJson(o));
+          if (o.output !== undefined) return writeExport(tool, data, o.output);
+          emit(data, wantsJson(o), textFor(tool, target.url));
         } catch (err) {
           if (err instanceof CliError && generatedKey && (err.exitCode === EXIT.rateLimited || err.exitCode === EXIT.server)) {
             err.extra.push(`idempotency_key: ${generatedKey} (retry with idempotency_key=${generatedKey})`);

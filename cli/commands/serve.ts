@@ -88,6 +88,13 @@ export function serveCommand(): Command {
         base_url: config.baseUrl,
         metrics: Boolean(config.metricsToken),
       });
+      // A person who started the server (./serve.sh --port 9000) learns how the client commands reach it.
+      if (process.stderr.isTTY) {
+        process.stderr.write(
+          `\nsvc is serving ${config.baseUrl} (database ${describeUrl(config.dbUrl)}).\n` +
+            `In another terminal, point the svc client commands at it, then follow the README:\n  export SVC_URL=${config.baseUrl}\n\n`,
+        );
+      }
       // A second signal (Ctrl-C pressed twice) must not end the process while it checkpoints and closes the
       // database; the wait for requests in flight is bounded by --shutdown-timeout.
       let stopping = false;

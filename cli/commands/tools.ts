@@ -1,6 +1,6 @@
 import { Command } from "commander";
-import { EXIT_CODES_HELP, action, emit, example, printable, table, usageExits } from "../output.ts";
-import { type JsonSchema, type ToolDescription, jsonOutOption, request, resolveTarget, urlOption, wantsJson } from "../remote.ts";
+import { EXIT_CODES_HELP, action, emit, example, printable, shellWord, table, usageExits } from "../output.ts";
+import { type JsonSchema, type ToolDescription, describeTool, jsonOutOption, request, resolveTarget, urlOption, wantsJson } from "../remote.ts";
 
 const range = (min?: number, max?: number) => (min !== undefined && max !== undefined ? `${min}-${max}` : min !== undefined ? `>= ${min}` : max !== undefined ? `<= ${max}` : "");
 
@@ -9,7 +9,7 @@ function fieldSummary(s: JsonSchema): string {
   if (s.anyOf) return s.anyOf.map(fieldSummary).join(" or ");
   if (s.enum) return `one of ${s.enum.map((v) => JSON.stringify(v)).join(", ")}`;
   if (s.const !== undefined) return JSON.stringify(s.const);
-  const type = Array.isArray(s.type) ? s.type.join("|") : (s.type ?? "any");
+  const type = s.type ?? "any";
   const parts = [type === "array" && s.items ? `array of ${fieldSummary(s.items)}` : type];
   const length = type === "array" ? range(s.minItems, s.maxItems) : type === "string" ? range(s.minLength, s.maxLength) : range(s.minimum, s.maximum);
   if (length) parts.push(type === "string" ? `${length} chars` : type === "array" ? `${length} items` : length);
@@ -19,13 +19,23 @@ function fieldSummary(s: JsonSchema): string {
   return parts.join(", ");
 }
 
+/**
+ * The tool's example as a command to paste: svc call adds the idempotency_key itself, objects and lists go as
+ * JSON in quotes. Made-up ids are named, with the tool that lists real ones.
+ */
+function exampleLines(t: ToolDescription): string[] {
+  if (!t.example) return [];
+  const words = Object.entries(t.example.arguments)
+    .filter(([k]) => k !== "idempotency_key")
+    .map(([k, v]) => shellWord(k, v));
+  const madeUp = t.example.made_up.map((m) => `${m.field} from ${m.from}`).join(", ");
+  return ["", `Example${madeUp ? ` (made-up ids: take ${madeUp})` : ""}:`, `  ${printable(["svc call", t.name, ...words].join(" "))}`];
+}
+
 function describeText(t: ToolDescription): string {
   const props = t.input_schema.properties ?? {};
   const required = new Set(t.input_schema.required ?? []);
   const rows = Object.entries(props).map(([name, s]) => [name, required.has(name) ? "required" : "optional", fieldSummary(s)]);
-  const exampleArgs = Object.keys(props)
-    .filter((n) => required.has(n) && n !== "idempotency_key")
-    .map((n) => `${n}=...`);
   return [
     `${t.name}: ${t.title}`,
     `tags: ${t.tags.join(", ")}; ${t.public ? "public (no credential)" : `needs scope ${t.required_scope}`}${t.idempotent ? "; idempotent (svc call adds an idempotency_key)" : ""}`,
@@ -36,8 +46,7 @@ function describeText(t: ToolDescription): string {
     rows.length ? table(rows).replace(/^/gm, "  ") : "  (no arguments)",
     "",
     `Output: ${Object.keys(t.output_schema.properties ?? {}).join(", ")}`,
-    "",
-    `Example: svc call ${[t.name, ...exampleArgs].join(" ")}`,
+    ...exampleLines(t),
   ].join("\n");
 }
 
@@ -52,8 +61,7 @@ export function toolsCommand(): Command {
       action(async (name: string | undefined, o) => {
         const target = resolveTarget(o);
         if (name) {
-          const { tool } = await request(target, "GET", `/v1/tools/${encodeURIComponent(name)}`);
-          emit(tool, wantsJson(o), describeText);
+          emit(await describeTool(target, name), wantsJson(o), describeText);
           return;
         }
         const data = await request(target, "GET", "/v1/tools");

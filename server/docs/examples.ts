@@ -1,7 +1,9 @@
-// Example calls and answers derived from each tool's JSON Schema, so the docs can never drift from the catalogue.
-// Every example is checked against the tool's live zod schema; the docs test fails for any tool it cannot serve.
-import { inputJsonSchema, outputJsonSchema } from "../tools/catalogue.ts";
+// Every tool's example call, written by hand so that it does something a person would do (nested arguments
+// included), and example answers derived from each tool's JSON Schema. The calls are shown by the docs pages,
+// GET /v1/tools and `svc tools NAME`; test/cli/examples.test.ts runs each one through `svc call` against a server
+// (with the made-up ids below replaced by real ones), so none can rot.
 import type { Tool } from "../tools/define.ts";
+import { toolJsonSchema } from "../tools/json-schema.ts";
 
 type Schema = Record<string, any>;
 
@@ -141,26 +143,122 @@ function exampleObject(s: Schema, full: boolean): Record<string, unknown> {
   return out;
 }
 
-/** Optional fields a meaningful example shows although the schema cannot say so (one of amount/amount_minor, what to change). */
-const SHOWN_OPTIONAL = new Set(["amount", "to", "display_name", "title"]);
+/** The made-up identifiers the examples use, and the tool that gives a real one. */
+export const MADE_UP = {
+  group_id: { value: "6c1f9a2e-3b7d-4e8a-9c5f-0a1b2c3d4e5f", from: "list_groups" },
+  expense_id: { value: "8e2d4c6a-1f3b-4a5c-8d7e-9f0a1b2c3d4e", from: "list_expenses" },
+  payment_id: { value: "5b7c9d1e-2f4a-4b6c-8d0e-1f2a3b4c5d6e", from: "list_payments" },
+  invite_id: { value: "2a4c6e8f-0b1d-4f3a-9b5c-7d9e1f3a5b7c", from: "get_inbox (a group.invitation item)" },
+  envelope_id: { value: "9d1f3b5c-7e9a-4c2e-8f4a-6b8c0d2e4f6a", from: "list_envelopes" },
+  plan_id: { value: "4f6a8c0e-2b4d-4a6f-8c1e-3b5d7f9a1c3e", from: "list_plans" },
+  option_id: { value: "3c5e7a9b-1d3f-4f5a-9c7e-9b1d3f5a7c9e", from: "get_plan" },
+  client_id: { value: "7a9c1e3b-5d7f-4b9d-9a2c-4e6f8a0b2d4f", from: "list_clients" },
+  item_id: { value: "1e3a5c7e-9b1d-4d3f-8a5b-7c9e1a3b5d7f", from: "get_inbox" },
+  poll_token: { value: "join_3kZ8qW1xR7vT5nY2mB9cD4fG6hJ0", from: "join_network" },
+  invite_code: { value: "k7qm2xpz9lwr", from: "create_group_invite" },
+} as const;
+const id = (kind: keyof typeof MADE_UP) => MADE_UP[kind].value;
 
 /**
- * Example arguments: the required fields and the SHOWN_OPTIONAL ones, plus the first other optional field
- * that makes a valid call (tools like add_contact need one of several), checked against the live input schema.
+ * One example call per tool, from the point of view of alice, whose contacts are bob and carol. An example does
+ * what the tool is for, with the optional arguments that matter (amount, split, paid_by, plan options).
  */
+export const EXAMPLES: Record<string, Record<string, unknown>> = {
+  register_agent: { handle: "alice", display_name: "Alice" },
+  get_me: {},
+  update_me: { display_name: "Alice Martin", description: "Climbs on Tuesdays; pays for the pizza." },
+  rotate_api_key: {},
+  list_clients: { limit: 10 },
+  disconnect_client: { client_id: id("client_id") },
+  get_contact_code: {},
+  rotate_contact_code: {},
+  add_contact: { handle: "bob", note: "Hi Bob, it's Alice from the climbing club." },
+  respond_contact_request: { handle: "alice", action: "accept" },
+  list_contacts: { state: "accepted" },
+  remove_contact: { handle: "carol" },
+  block_contact: { handle: "mallory" },
+  get_inbox: { include_seen: true, limit: 20 },
+  ack_inbox: { item_ids: [id("item_id")], action: "seen" },
+  join_network: { client_name: "Claude Desktop", suggested_handle: "alice" },
+  finish_join: { poll_token: id("poll_token") },
+  get_settings_link: {},
+  create_group: { name: "Lisbon trip", currency: "EUR", members: ["bob"] },
+  list_groups: { include_archived: true },
+  get_group: { group_id: id("group_id") },
+  update_group: { group_id: id("group_id"), name: "Lisbon trip 2026", simplify_debts: true },
+  archive_group: { group_id: id("group_id"), archived: true },
+  create_group_invite: { group_id: id("group_id"), max_uses: 5 },
+  respond_group_invite: { invite_id: id("invite_id"), action: "accept" },
+  join_group: { invite_code: id("invite_code") },
+  leave_group: { group_id: id("group_id") },
+  remove_group_member: { group_id: id("group_id"), handle: "dave" },
+  open_direct_ledger: { handle: "bob", currency: "EUR" },
+  add_expense: {
+    group_id: id("group_id"),
+    description: "Dinner at Rosa's",
+    amount: "60.00",
+    category: "food",
+    paid_by: [
+      { handle: "alice", amount: "40.00" },
+      { handle: "bob", amount: "20.00" },
+    ],
+    split: {
+      mode: "shares",
+      among: [
+        { handle: "alice", value: 2 },
+        { handle: "bob", value: 1 },
+      ],
+    },
+  },
+  list_expenses: { group_id: id("group_id"), involving: "bob", limit: 10 },
+  get_expense: { expense_id: id("expense_id") },
+  update_expense: { expense_id: id("expense_id"), expected_version: 1, description: "Dinner at Rosa's, tip included", notes: "Receipt in the shared folder." },
+  delete_expense: { expense_id: id("expense_id") },
+  restore_expense: { expense_id: id("expense_id") },
+  respond_expense: { expense_id: id("expense_id"), action: "dispute", reason: "I only had a starter; my share is 15.00." },
+  record_payment: { group_id: id("group_id"), to: "alice", amount: "20.00", note: "Bank transfer" },
+  respond_payment: { payment_id: id("payment_id"), action: "confirm" },
+  list_payments: { group_id: id("group_id"), state: "pending" },
+  get_balances: { group_id: id("group_id") },
+  get_activity: { group_id: id("group_id"), limit: 20 },
+  export_group: { group_id: id("group_id"), format: "csv" },
+  send_envelope: { to: ["bob"], subject: "Dinner on Friday?", body_md: "Shall we meet at 8 at Rosa's? Menu: https://example.com/rosa" },
+  get_envelope: { envelope_id: id("envelope_id") },
+  reply_envelope: { envelope_id: id("envelope_id"), body_md: "8 works for me. See you there!" },
+  list_envelopes: { direction: "received", limit: 10 },
+  create_plan: {
+    title: "Dinner on Friday",
+    options: [
+      { starts_at: "2026-12-04T19:00:00Z", place: "Tasca do Chico" },
+      { starts_at: "2026-12-05T19:00:00Z", place: "Tasca do Chico" },
+    ],
+    invitees: ["bob", "carol"],
+  },
+  get_plan: { plan_id: id("plan_id") },
+  list_plans: { when: "upcoming" },
+  respond_plan: { plan_id: id("plan_id"), response: "yes", option_ids: [id("option_id")] },
+  update_plan: { plan_id: id("plan_id"), choose_option_id: id("option_id") },
+  cancel_plan: { plan_id: id("plan_id") },
+};
+
+/** The example call of a tool as a REST body (or MCP arguments), with an idempotency_key when the tool takes one. */
 export function exampleArguments(t: Tool): Record<string, unknown> {
-  const schema = inputJsonSchema(t) as Schema;
-  const requiredKeys = new Set<string>(schema.required ?? []);
-  const all = Object.fromEntries(Object.entries<Schema>(schema.properties ?? {}).map(([k, p]) => [k, exampleValue(p, k, false)]));
-  const base = Object.fromEntries(Object.entries(all).filter(([k]) => requiredKeys.has(k) || SHOWN_OPTIONAL.has(k)));
-  const others = Object.keys(all).filter((k) => !(k in base));
-  const tries = [base, ...others.map((k) => ({ ...base, [k]: all[k] })), all];
-  return tries.find((args) => t.input.safeParse(args).success) ?? base;
+  const args = EXAMPLES[t.name];
+  if (!args) throw new Error(`server/docs/examples.ts has no example for ${t.name}`);
+  return t.idempotent ? { ...args, idempotency_key: STRING_HINTS.idempotency_key } : args;
+}
+
+/** The made-up values an example holds (by name) and where real ones come from. */
+export function madeUpIn(args: Record<string, unknown>): { field: string; value: string; from: string }[] {
+  const text = JSON.stringify(args);
+  return Object.entries(MADE_UP)
+    .filter(([, m]) => text.includes(m.value))
+    .map(([field, m]) => ({ field, value: m.value, from: m.from }));
 }
 
 /** An example `data` of a successful call, every optional field shown. */
 export function exampleAnswer(t: Tool): Record<string, unknown> {
-  const schema = outputJsonSchema(t) as Schema;
+  const schema = toolJsonSchema(t.output, "output") as Schema;
   const full = exampleObject(schema, true);
   return t.output.safeParse(full).success ? full : exampleObject(schema, false);
 }

@@ -45,13 +45,13 @@ export interface Run {
 export const freshConfigHome = () => mkdtempSync(join(tmpdir(), "svc-cli-config-"));
 
 // The caller's SVC_* settings must not leak into a test.
-const cleanEnv = () => Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("SVC_"))) as Record<string, string>;
+export const cleanEnv = () => Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("SVC_"))) as Record<string, string>;
 
-/** Runs `svc args...` with stdout and stderr piped (so stdout is not a terminal). */
-export async function svc(args: string[], opts: { env?: Record<string, string>; stdin?: string } = {}): Promise<Run> {
-  const proc = Bun.spawn([SVC, ...args], {
-    env: { ...cleanEnv(), XDG_CONFIG_HOME: opts.env?.XDG_CONFIG_HOME ?? freshConfigHome(), ...opts.env },
-    stdin: opts.stdin === undefined ? "ignore" : new Blob([opts.stdin]),
+/** Runs a command with stdout and stderr piped (so stdout is not a terminal). */
+async function piped(cmd: string[], env: Record<string, string>, stdin?: string): Promise<Run> {
+  const proc = Bun.spawn(cmd, {
+    env: { ...cleanEnv(), XDG_CONFIG_HOME: env.XDG_CONFIG_HOME ?? freshConfigHome(), ...env },
+    stdin: stdin === undefined ? "ignore" : new Blob([stdin]),
     stdout: "pipe",
     stderr: "pipe",
   });
@@ -64,11 +64,17 @@ export async function svc(args: string[], opts: { env?: Record<string, string>; 
       try {
         return JSON.parse(stdout);
       } catch {
-        throw new Error(`svc ${args.join(" ")} printed no JSON (exit ${code}):\n${stdout}\n${stderr}`);
+        throw new Error(`${cmd.join(" ")} printed no JSON (exit ${code}):\n${stdout}\n${stderr}`);
       }
     },
   };
 }
+
+/** Runs `svc args...` with stdout and stderr piped (so stdout is not a terminal). */
+export const svc = (args: string[], opts: { env?: Record<string, string>; stdin?: string } = {}) => piped([SVC, ...args], opts.env ?? {}, opts.stdin);
+
+/** Runs a command line as a person pastes it into bash, with this build's bin/ first on PATH (so `svc` is bin/svc). */
+export const svcLine = (line: string, env: Record<string, string> = {}) => piped(["bash", "-c", line], { PATH: `${join(ROOT, "bin")}:${process.env.PATH}`, ...env });
 
 /** Runs `svc args...` on a pseudo-terminal, as a person at a terminal would see it. */
 export async function svcOnTerminal(args: string[], env: Record<string, string> = {}): Promise<{ code: number; output: string }> {

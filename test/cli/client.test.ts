@@ -1,9 +1,12 @@
 // Client mode of the compiled bin/svc (call, tools, login) against a running server.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { startTestServer, type Agent, type TestServer } from "../harness.ts";
-import { ensureBuilt, freshConfigHome, svc, svcOnTerminal } from "./bin.ts";
+import { ensureBuilt, freshConfigHome, svc, svcLine, svcOnTerminal } from "./bin.ts";
+
+// Each test runs bin/svc several times; bunfig.toml's [test] timeout is not read by bun 1.4, so it is set here.
+setDefaultTimeout(30_000);
 
 let s: TestServer;
 let alice: Agent;
@@ -122,10 +125,86 @@ describe("svc tools", () => {
     const text = await svcOnTerminal(["tools", "register_agent", "--url", s.url]);
     expect(text.code).toBe(0);
     expect(text.output).toMatch(/^ {2}handle +required +string, pattern/m);
-    expect(text.output).toContain("Example: svc call register_agent handle=... display_name=...");
+    expect(text.output).toContain("Example:\n  svc call register_agent handle=alice display_name=Alice");
+    const nested = await svcOnTerminal(["tools", "add_expense", "--url", s.url]);
+    expect(nested.output).toContain("Example (made-up ids: take group_id from list_groups):");
+    expect(nested.output).toContain(`split='{"mode":"shares","among":[{"handle":"alice","value":2},{"handle":"bob","value":1}]}'`);
     const json = await svc(["tools", "register_agent", "--url", s.url]);
     expect(json.json().input_schema.required).toContain("handle");
     expect((await svc(["tools", "no_such_tool", "--url", s.url])).code).toBe(4);
+  });
+
+  test("a mistyped tool or field name is answered with the nearest names", async () => {
+    const tool = await svc(["tools", "get_balance", "--url", s.url]);
+    expect(tool.code).toBe(4);
+    expect(tool.stderr).toContain("there is no tool named get_balance. Did you mean get_balances?");
+    const call = await svc(["call", "list_expense", ...as(alice.key)]);
+    expect(call.code).toBe(4);
+    expect(call.stderr).toContain("Did you mean list_expenses?");
+    const field = await svc(["call", "get_balances", "group=x", ...as(alice.key)]);
+    expect(field.code).toBe(2);
+    expect(field.stderr).toContain('get_balances has no field "group". Did you mean group_id?');
+    expect(field.stderr).toContain("Its fields: group_id");
+  });
+});
+
+describe("ledger answers for people", () => {
+  let groupId: string;
+  beforeAll(async () => {
+    const bob = await s.register("cli-ledger-bob");
+    const { group } = await s.ok("create_group", { name: "Lisbon", currency: "EUR" }, alice.key);
+    groupId = group.group_id;
+    const { invite } = await s.ok("create_group_invite", { group_id: groupId }, alice.key);
+    await s.ok("join_group", { invite_code: invite.code }, bob.key);
+    await s.ok("add_expense", { group_id: groupId, description: "Dinner at Rosa's", amount: "75.00", split: { mode: "shares", among: [{ handle: "cli-alice", value: 1 }, { handle: "cli-ledger-bob", value: 2 }] } }, alice.key);
+    await s.ok("record_payment", { group_id: groupId, to: "cli-alice", amount: "10.00" }, bob.key);
+  });
+
+  test("on a terminal, balances and settle-up are sentences and expenses a table; piped, the same call is JSON", async () => {
+    const balances = await svcOnTerminal(["call", "get_balances", `group_id=${groupId}`, ...as(alice.key)]);
+    expect(balances.code).toBe(0);
+    expect(balances.output).toContain("Balances (EUR):\n  cli-alice is owed 50.00 EUR\n  cli-ledger-bob owes 50.00 EUR");
+    expect(balances.output).toContain("To settle up (fewest transfers):\n  cli-ledger-bob owes cli-alice 50.00 EUR");
+    expect(balances.output).toContain("cli-ledger-bob paid cli-alice 10.00 EUR: waiting for cli-alice to confirm");
+    const mine = await svcOnTerminal(["call", "get_balances", ...as(alice.key)]);
+    expect(mine.output).toContain("cli-ledger-bob owes you 50.00 EUR (Lisbon: +50.00 EUR)");
+    const expenses = await svcOnTerminal(["call", "list_expenses", `group_id=${groupId}`, ...as(alice.key)]);
+    expect(expenses.output).toMatch(/^DATE +DESCRIPTION +AMOUNT +PAID BY +STATE$/m);
+    expect(expenses.output).toMatch(/^2026-11-22 +Dinner at Rosa's +75\.00 EUR +cli-alice +active$/m);
+    expect((await svc(["call", "get_balances", `group_id=${groupId}`, ...as(alice.key)])).json().members).toHaveLength(2);
+  });
+
+  test("export_group -o FILE writes the plain CSV; -o - prints it; other tools have no file to write", async () => {
+    const dir = freshConfigHome();
+    const file = join(dir, "lisbon.csv");
+    const r = await svc(["call", "export_group", `group_id=${groupId}`, "format=csv", "-o", file, ...as(alice.key)]);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain(`svc: wrote ${file}`);
+    const exported = await s.ok("export_group", { group_id: groupId, format: "csv" }, alice.key);
+    expect(readFileSync(file, "utf8")).toBe(exported.content.untrusted_content);
+    expect(readFileSync(file, "utf8")).toStartWith("record,id,date,description");
+    const printed = await svc(["call", "export_group", `group_id=${groupId}`, "format=csv", "-o", "-", ...as(alice.key)]);
+    expect(printed.stdout).toBe(exported.content.untrusted_content);
+    const none = await svc(["call", "get_me", "-o", file, ...as(alice.key)]);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain("get_me answers no file to write");
+  });
+});
+
+describe("hints name the command line", () => {
+  test("a missing or refused key points at svc login with this server's URL", async () => {
+    const none = await svc(["call", "get_me", "--url", s.url]);
+    expect(none.stderr).toContain(`Run \`svc login --key KEY --url ${s.url}\``);
+    expect(none.stderr).not.toContain("Authorization");
+    const bad = await svc(["call", "get_me", ...as("svc_not-a-key")]);
+    expect(bad.stderr).toContain("The server refused the API key");
+    expect(bad.stderr).toContain("svc login --key KEY");
+  });
+
+  test("register_agent on a terminal ends with the svc login line that stores its key", async () => {
+    const r = await svcOnTerminal(["call", "register_agent", "handle=cli-hinted", "display_name=Hinted", "--url", s.url]);
+    expect(r.code).toBe(0);
+    expect(r.output).toMatch(new RegExp(`svc login --key svc_\\S+ --url ${s.url.replaceAll(".", "\\.")}`));
   });
 });
 
@@ -179,9 +258,42 @@ describe("svc login", () => {
   });
 });
 
+describe("svc completion", () => {
+  let script: string;
+  beforeAll(async () => {
+    script = (await svc(["completion", "bash"])).stdout;
+  });
+
+  /** What bash offers at the end of `line`, through the script svc completion bash prints. */
+  async function bashOffers(line: string): Promise<string[]> {
+    const r = await svcLine(`${script}\nCOMP_LINE=${JSON.stringify(line)}; COMP_POINT=\${#COMP_LINE}; _svc_complete 2>/dev/null; printf '%s\\n' "\${COMPREPLY[@]}"`);
+    expect(r.code).toBe(0);
+    return r.stdout.split("\n").filter(Boolean);
+  }
+
+  test("bash completes commands, tool names, a tool's fields and the values of a field with a fixed set", async () => {
+    expect(await bashOffers("svc ca")).toEqual(["call"]);
+    expect(await bashOffers("svc call get_bal")).toEqual(["get_balances"]);
+    expect(await bashOffers("svc call respond_payment ")).toEqual(["payment_id=", "action="]);
+    expect(await bashOffers("svc call respond_payment payment_id=x act")).toEqual(["action="]);
+    // bash splits words at "=", so it is offered what follows it
+    expect(await bashOffers("svc call respond_payment action=")).toEqual(["confirm", "reject"]);
+    expect(await bashOffers("svc invites ")).toEqual(["create", "list", "revoke"]);
+    expect(await bashOffers("svc call get_me --json-")).toEqual(["--json-out"]);
+    expect(await bashOffers("svc completion ")).toEqual(["bash", "zsh", "fish"]);
+  });
+
+  test("zsh and fish get scripts that ask svc __complete; an unknown shell is a usage error", async () => {
+    expect((await svc(["completion", "zsh"])).stdout).toContain("compdef _svc svc");
+    expect((await svc(["completion", "fish"])).stdout).toContain("svc __complete --");
+    expect((await svc(["completion", "tcsh"])).code).toBe(2);
+    expect((await svc(["__complete", "--", "tools", "export_"])).stdout).toBe("export_group\n");
+  });
+});
+
 describe("help", () => {
   test("every command has --help with an example; call and tools document the exit codes", async () => {
-    for (const cmd of [["call"], ["tools"], ["login"], ["migrate"], ["invites", "create"], ["invites", "list"], ["invites", "revoke"], ["keys", "revoke"], ["inbox", "inspect"]]) {
+    for (const cmd of [["call"], ["tools"], ["login"], ["completion"], ["migrate"], ["invites", "create"], ["invites", "list"], ["invites", "revoke"], ["keys", "revoke"], ["inbox", "inspect"]]) {
       const r = await svc([...cmd, "--help"]);
       expect(r.code).toBe(0);
       expect(r.stdout).toMatch(/Examples?:\n {2}svc /);

@@ -1,5 +1,6 @@
 // A tiny browser for the page tests: a cookie jar, forms posted with the page's CSRF token, redirects left visible.
 import { expect } from "bun:test";
+import type { Flow } from "../../server/web/context.ts";
 import type { TestServer } from "../harness.ts";
 
 export interface PageResponse {
@@ -78,7 +79,7 @@ export async function inboxCode(s: TestServer, key: string): Promise<string> {
 }
 
 /** Signs a browser in as `handle` through a page flow, reading the code from `key`'s inbox. */
-export async function signInWithCode(s: TestServer, b: PageClient, flow: "join" | "account" | "authorize", handle: string, key: string): Promise<PageResponse> {
+export async function signInWithCode(s: TestServer, b: PageClient, flow: Flow, handle: string, key: string): Promise<PageResponse> {
   const sent = await b.post("/account/signin/code", { handle, flow });
   expect(sent.status).toBe(303);
   const page = await b.follow(sent);

@@ -71,12 +71,13 @@ interface Finding {
 async function audit(name: string): Promise<void> {
   for (const viewport of VIEWPORTS) {
     await page.setViewportSize(viewport);
-    if (!(await page.evaluate(() => "axe" in window))) await page.evaluate(AXE_SOURCE);
+    // These functions run in the page, where globalThis is the window (the DOM's types are not in this project's).
+    if (!(await page.evaluate(() => "axe" in globalThis))) await page.evaluate(AXE_SOURCE);
     const violations: Finding[] = await page.evaluate(async () => {
-      const result = await (window as any).axe.run(document, { resultTypes: ["violations"] });
+      const result = await (globalThis as any).axe.run((globalThis as any).document, { resultTypes: ["violations"] });
       return result.violations.map((v: any) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.slice(0, 3).map((n: any) => n.target.join(" ")) }));
     });
-    const width = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, inner: window.innerWidth }));
+    const width = await page.evaluate(() => ({ scroll: (globalThis as any).document.documentElement.scrollWidth, inner: (globalThis as any).innerWidth }));
     await page.screenshot({ path: join(ARTIFACTS, `${name}-${viewport.width}.png`), fullPage: true });
     expect({ name, viewport: viewport.width, serious: violations.filter((v) => v.impact === "serious" || v.impact === "critical"), sideways: width.scroll > width.inner ? width : null }).toEqual({
       name,

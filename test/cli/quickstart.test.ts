@@ -1,0 +1,65 @@
+// The README's quick start on another port: `svc serve --port P` on a terminal prints the line that points the
+// client commands at it, and the README's next steps, run after that line, reach the server.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Subprocess } from "bun";
+import { SVC, cleanEnv, ensureBuilt, freshConfigHome, svcLine } from "./bin.ts";
+
+let dir: string;
+let server: Subprocess | undefined;
+beforeAll(async () => {
+  await ensureBuilt();
+  dir = mkdtempSync(join(tmpdir(), "svc-quickstart-"));
+}, 120_000);
+afterAll(async () => {
+  server?.kill("SIGTERM");
+  await server?.exited;
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** A port nobody listens on right now, other than the default. */
+function freePort(): number {
+  const probe = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response() });
+  const port = probe.port!;
+  probe.stop(true);
+  return port;
+}
+
+test("after `svc serve --port P`, the printed export line makes the README's register, login and get_me reach it", async () => {
+  const port = freePort();
+  let output = "";
+  const decoder = new TextDecoder();
+  const { promise: told, resolve } = Promise.withResolvers<string>();
+  server = Bun.spawn([SVC, "serve", "--port", String(port), "--db", `file:${join(dir, "svc.db")}`], {
+    env: cleanEnv(),
+    terminal: {
+      cols: 200,
+      rows: 50,
+      data: (_t, d) => {
+        output += decoder.decode(d, { stream: true });
+        const line = /^ *(export SVC_URL=\S+)\r?$/m.exec(output);
+        if (line) resolve(line[1]!);
+      },
+    },
+  });
+  const exportLine = await Promise.race([told, Bun.sleep(20_000).then(() => `no export line in:\n${output}`)]);
+  expect(exportLine).toBe(`export SVC_URL=http://127.0.0.1:${port}`);
+  const home = freshConfigHome();
+  const steps = await svcLine(
+    [
+      "set -e",
+      exportLine,
+      `key=$(svc call register_agent handle=alice display_name=Alice | sed -n 's/.*"api_key": "\\(svc_[^"]*\\)".*/\\1/p')`,
+      `svc login --key "$key"`,
+      // svc login stored the URL with the key: later commands need neither.
+      "unset SVC_URL",
+      "svc call get_me",
+    ].join("\n"),
+    { XDG_CONFIG_HOME: home },
+  );
+  expect({ code: steps.code, stderr: steps.stderr }).toEqual({ code: 0, stderr: "" });
+  expect(steps.stdout).toContain(`Logged in to http://127.0.0.1:${port} as @alice`);
+  expect(steps.stdout).toContain('"handle": "alice"');
+}, 60_000);
