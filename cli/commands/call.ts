@@ -2,7 +2,7 @@ import { Command, Option } from "commander";
 import { writeFileSync } from "node:fs";
 import { textFor } from "../answer-text.ts";
 import { CliError, EXIT, EXIT_CODES_HELP, action, emit, example, usageError, usageExits } from "../output.ts";
-import { type JsonSchema, type Target, type ToolDescription, describeTool, jsonOutOption, keyOption, request, resolveTarget, urlOption, wantsJson } from "../remote.ts";
+import { type JsonSchema, type ToolDescription, describeTool, jsonOutOption, keyOption, request, resolveTarget, urlOption, wantsJson } from "../remote.ts";
 import { didYouMean } from "../suggest.ts";
 
 /** The JSON types a field's schema admits. */
