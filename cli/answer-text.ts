@@ -1,7 +1,7 @@
 // How `svc call` shows answers to a person at a terminal: ledger balances and settle-up as sentences, expenses and
 // payments as tables, a new API key with the svc login line that stores it. Piped, or with --json-out, the same
 // answers stay JSON. Any other answer is shown by toText.
-import { balanceSentence, counterpartySentence, paymentSentence, transferSentence } from "../server/domain/ledger/wording.ts";
+import { balanceSentence, counterpartySentence, paymentSentence, SETTLE_UP_NOTE, transferSentence } from "../server/domain/ledger/wording.ts";
 import { printable, table, toText } from "./output.ts";
 
 // Answers arrive as JSON; their shapes are the tools' output schemas, checked by the server.
@@ -46,7 +46,7 @@ function balancesText(d: Data): string {
   }
   return [
     ...section(`Balances (${d.currency})`, d.members.map((m: Data) => balanceSentence(m.agent.handle, m)), "no members"),
-    ...section(d.simplify_debts ? "To settle up (fewest transfers)" : "To settle up", d.settle_up.map((t: Data) => transferSentence(t, d.currency)), "everyone is settled up"),
+    ...section(`To settle up${SETTLE_UP_NOTE[d.settle_up_method] ? `, ${SETTLE_UP_NOTE[d.settle_up_method]}` : ""}`, d.settle_up.map((t: Data) => transferSentence(t, d.currency)), "everyone is settled up"),
     ...section("Waiting for confirmation", d.pending_payments.map(paymentSentence), "nothing"),
   ]
     .map(printable)

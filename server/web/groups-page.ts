@@ -7,7 +7,7 @@ import { listExpenses } from "../domain/ledger/expenses.ts";
 import { exportGroup } from "../domain/ledger/export.ts";
 import { groupView, listGroups } from "../domain/ledger/groups.ts";
 import { listPayments } from "../domain/ledger/payments.ts";
-import { balanceSentence, paymentSentence, transferSentence } from "../domain/ledger/wording.ts";
+import { balanceSentence, paymentSentence, SETTLE_UP_NOTE, transferSentence } from "../domain/ledger/wording.ts";
 import type { Expense } from "../tools/expenses/shapes.ts";
 import { Uuid } from "../tools/schemas.ts";
 import { notFoundPage, type Messages, type WebContext } from "./context.ts";
@@ -16,6 +16,7 @@ import { signedIn } from "./session.ts";
 import { signinBlock } from "./signin.ts";
 
 const RECENT = 20;
+const capitalised = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
 
 /** The sign-in block, for a page that needs a signed-in human. */
 async function signinPage(c: WebContext, m: Messages): Promise<Response> {
@@ -96,7 +97,7 @@ ${balanceChart(balances.members!)}
 <h2>To settle up</h2>
 ${balances.settle_up!.length
   ? html`<ul>${balances.settle_up!.map((t) => html`<li>${transferSentence(t, cur)}</li>`)}</ul>
-<p class="muted">${balances.simplify_debts ? "The fewest transfers that settle the group." : "Each pair's own debts (the group does not simplify debts)."} Payments count once the payee confirms them.</p>`
+<p class="muted">${capitalised(SETTLE_UP_NOTE[balances.settle_up_method!] ?? "")}. Payments count once the payee confirms them.</p>`
   : html`<p>Everyone is settled up.</p>`}
 <h2>Waiting for confirmation</h2>
 ${balances.pending_payments.length || waiting.length

@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { findTool, inputJsonSchema } from "../../server/tools/catalogue.ts";
 import { startTestServer, type Agent, type TestServer } from "../harness.ts";
 import { ensureBuilt, freshConfigHome, svc, svcLine, svcOnTerminal } from "./bin.ts";
 
@@ -164,7 +165,7 @@ describe("ledger answers for people", () => {
     const balances = await svcOnTerminal(["call", "get_balances", `group_id=${groupId}`, ...as(alice.key)]);
     expect(balances.code).toBe(0);
     expect(balances.output).toContain("Balances (EUR):\n  cli-alice is owed 50.00 EUR\n  cli-ledger-bob owes 50.00 EUR");
-    expect(balances.output).toContain("To settle up (fewest transfers):\n  cli-ledger-bob owes cli-alice 50.00 EUR");
+    expect(balances.output).toContain("To settle up, the fewest transfers that settle the group:\n  cli-ledger-bob owes cli-alice 50.00 EUR");
     expect(balances.output).toContain("cli-ledger-bob paid cli-alice 10.00 EUR: waiting for cli-alice to confirm");
     const mine = await svcOnTerminal(["call", "get_balances", ...as(alice.key)]);
     expect(mine.output).toContain("cli-ledger-bob owes you 50.00 EUR (Lisbon: +50.00 EUR)");
@@ -277,7 +278,9 @@ describe("svc completion", () => {
     expect(await bashOffers("svc call respond_payment ")).toEqual(["payment_id=", "action="]);
     expect(await bashOffers("svc call respond_payment payment_id=x act")).toEqual(["action="]);
     // bash splits words at "=", so it is offered what follows it
-    expect(await bashOffers("svc call respond_payment action=")).toEqual(["confirm", "reject"]);
+    const actions = (inputJsonSchema(findTool("respond_payment")!) as any).properties.action.enum;
+    expect(actions).toContain("confirm");
+    expect(await bashOffers("svc call respond_payment action=")).toEqual(actions);
     expect(await bashOffers("svc invites ")).toEqual(["create", "list", "revoke"]);
     expect(await bashOffers("svc call get_me --json-")).toEqual(["--json-out"]);
     expect(await bashOffers("svc completion ")).toEqual(["bash", "zsh", "fish"]);

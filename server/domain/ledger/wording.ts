@@ -27,3 +27,10 @@ export function paymentSentence(p: { from: { handle: string }; to: { handle: str
   if (p.state === "pending") return `${paid}: waiting for ${p.to.handle} to confirm`;
   return p.state === "confirmed" ? paid : `${paid} (${p.state})`;
 }
+
+/** What a settle-up plan is, by get_balances' settle_up_method. */
+export const SETTLE_UP_NOTE: Record<string, string> = {
+  exact: "the fewest transfers that settle the group",
+  greedy: "transfers that settle the group (too many members to search for the fewest; perhaps a few more)",
+  pairwise: "each pair's own debts (the group does not simplify debts)",
+};
