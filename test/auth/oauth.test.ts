@@ -185,9 +185,14 @@ describe("sign-up from an MCP client", () => {
   test("a person with no handle creates one on the sign-in page, comes back to consent, and the client acts as it", async () => {
     const provider = new MemoryProvider();
     const mcpUrl = new URL(`${s.url}/mcp`);
-    const client = new Client({ name: "signup-test", version: "1.0.0" });
-    await client.connect(new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider }));
-    await expect(client.callTool({ name: "get_me", arguments: {} })).rejects.toThrow(UnauthorizedError);
+    const connect = async () => {
+      const client = new Client({ name: "signup-test", version: "1.0.0" });
+      const transport = new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider });
+      await client.connect(transport);
+      return { client, transport };
+    };
+    const first = await connect();
+    await expect(first.client.callTool({ name: "get_me", arguments: {} })).rejects.toThrow(UnauthorizedError);
     const url = provider.authorizationUrl!;
     const browser = new PageClient(s.url);
     expect((await browser.get(`${url.pathname}${url.search}`)).location).toBe("/oauth/consent");
@@ -210,14 +215,13 @@ describe("sign-up from an MCP client", () => {
     const requestId = consent.html.match(/name="request_id" value="([^"]+)"/)![1]!;
     const back = callback((await browser.post("/oauth/consent", { request_id: requestId, decision: "approve" })).location);
 
-    const transport = new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider });
-    await transport.finishAuth(back.get("code")!);
-    await client.close();
-    await client.connect(transport);
+    await first.transport.finishAuth(back);
+    await first.client.close();
+    const { client } = await connect();
     const me = await client.callTool({ name: "get_me", arguments: {} });
     expect((me.structuredContent as any).agent).toMatchObject({ handle: "oa-newcomer", display_name: "Newcomer", description: "Came by MCP" });
     await client.close();
-  });
+  }, 30_000);
 
   test("without an app waiting for approval, the sign-up form makes no handle", async () => {
     const stray = new PageClient(s.url);
