@@ -7,7 +7,7 @@ import { signinCodes } from "../../db/schema/index.ts";
 import { MINUTE, iso, later } from "../clock.ts";
 import { AppError } from "../errors.ts";
 import { agentByHandle, type AgentRow } from "../domain/agents.ts";
-import { deliver, resolveItems } from "../domain/inbox.ts";
+import { deliver, JOIN_CODE_ITEM, resolveItems } from "../domain/inbox.ts";
 import { constantTimeEqual, sha256 } from "../domain/secrets.ts";
 import { quoted, untrusted } from "../domain/untrusted.ts";
 
@@ -15,7 +15,6 @@ export const SIGNIN_CODE_TTL_MS = 10 * MINUTE;
 export const MAX_ATTEMPTS = 5;
 /** Codes one handle can be sent per hour, so nobody can flood a stranger's inbox. */
 export const MAX_CODES_PER_HOUR = 5;
-export const JOIN_CODE_ITEM = "auth.join_code";
 
 export type Purpose = { kind: "join"; clientName: string } | { kind: "authorize"; clientName: string } | { kind: "account" };
 

@@ -65,6 +65,7 @@ export async function authenticateApiKey(tx: Tx, keyHash: string, now: Date): Pr
       clientId: row.clientId,
       kind: "api_key",
       scopes: new Set(row.scopes.split(" ")),
+      graceUntil: row.expiresAt,
     },
     touchDue: touchDue(row.lastUsedAt, now),
   };
@@ -92,11 +93,16 @@ export async function rotateApiKey(tx: Tx, p: Principal, now: Date): Promise<str
   return issueApiKey(tx, p.clientId, now);
 }
 
-/** The human's live clients, oldest first; paged when `page.limit` is given (list_clients), all of them otherwise. */
-export async function listClients(tx: Tx, p: Principal, page: { limit?: number; cursor?: string } = {}) {
+/**
+ * The human's live clients, oldest first; paged when `page.limit` is given (list_clients), all of them otherwise.
+ * Each says until when a key it replaced (rotate_api_key) still works, if one does.
+ */
+export async function listClients(tx: Tx, p: Pick<Principal, "agentId" | "clientId">, now: Date, page: { limit?: number; cursor?: string } = {}) {
   const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor, ["string", "string"]);
+  const graceUntil = sql<string | null>`(SELECT max(k.expires_at) FROM api_keys k
+    WHERE k.client_id = clients.client_id AND k.revoked_at IS NULL AND k.expires_at > ${iso(now)})`;
   const rows = await tx
-    .select()
+    .select({ c: clients, graceUntil })
     .from(clients)
     .where(
       and(
@@ -108,15 +114,16 @@ export async function listClients(tx: Tx, p: Principal, page: { limit?: number; 
     .orderBy(asc(clients.createdAt), asc(clients.clientId))
     .limit(page.limit === undefined ? -1 : page.limit + 1);
   const shown = page.limit === undefined ? rows : rows.slice(0, page.limit);
-  const last = shown[shown.length - 1];
+  const last = shown[shown.length - 1]?.c;
   return {
-    clients: shown.map((c) => ({
+    clients: shown.map(({ c, graceUntil }) => ({
       client_id: c.clientId,
       name: c.name,
       kind: c.kind,
       created_at: c.createdAt,
       last_used_at: c.lastUsedAt,
       current: c.clientId === p.clientId,
+      old_key_until: graceUntil,
     })),
     next_cursor: rows.length > shown.length && last ? encodeCursor([last.createdAt, last.clientId]) : null,
   };

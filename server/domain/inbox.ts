@@ -13,6 +13,8 @@ export const KEPT_LIFETIME_MS = 365 * DAY;
 const TOP_ITEMS = 3;
 
 export type App = "network" | "mail" | "ledger" | "plans";
+/** A sign-in code for the human: whoever reads it can connect a new client to the handle. */
+export const JOIN_CODE_ITEM = "auth.join_code";
 
 export interface Delivery {
   to: string;
@@ -234,13 +236,17 @@ export interface ListOptions {
 export async function list(tx: Tx, p: Principal, now: Date, opts: ListOptions) {
   const limit = opts.limit ?? 50;
   const fromCursor = opts.since === undefined;
-  const rows = await pageQueries[fromCursor ? "cursor" : "since"][opts.include_seen ? "all" : "unseen"](tx).all({
+  let rows = await pageQueries[fromCursor ? "cursor" : "since"][opts.include_seen ? "all" : "unseen"](tx).all({
     agent: p.agentId,
     now: iso(now),
     client: p.clientId,
     since: fromCursor ? 0 : Math.min(Number(opts.since), Number.MAX_SAFE_INTEGER),
     limit: limit + 1,
   });
+  // A key replaced by rotate_api_key reads no further than the first sign-in code: the code would let a leaked key
+  // connect a new client, and moving the client's cursor (shared with the new key) past it would hide it from both.
+  const code = p.graceUntil ? rows.findIndex((r) => r.type === JOIN_CODE_ITEM) : -1;
+  if (code >= 0) rows = rows.slice(0, code);
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
   let marked = 0;

@@ -380,6 +380,7 @@ export async function authenticateAccessToken(tx: Tx, token: string, now: Date):
       clientId: claims.clientId,
       kind: "oauth",
       scopes: new Set(claims.scope.split(" ")),
+      graceUntil: null,
     },
     touchDue: touchDue(row.client.lastUsedAt, now),
   };

@@ -17,6 +17,8 @@ export interface Principal {
   clientId: string;
   kind: "api_key" | "oauth";
   scopes: ReadonlySet<string>;
+  /** An API key replaced by rotate_api_key works only until then (its grace period, for work in flight); else null. */
+  graceUntil: string | null;
 }
 
 export interface ToolContext {
@@ -51,6 +53,11 @@ interface ToolSpec<I extends AnyObject, O extends AnyObject, P extends boolean> 
   idempotent?: boolean;
   /** A retry with the same key replays the stored answer, unless the answer is a secret shown once. */
   replay?: boolean;
+  /**
+   * Refused to an API key in its rotation grace period: what would let a leaked old key outlast the rotation
+   * (a new key, a settings link, disconnecting clients, changing the identity).
+   */
+  refusedInGrace?: boolean;
   /** Adds the `inbox` summary to the answer (default for authenticated tools). */
   inboxSummary?: boolean;
   /** Calls that guess at a secret: the arguments' guess key (null: not a guess) and how many per window. */
@@ -62,6 +69,8 @@ interface ToolSpec<I extends AnyObject, O extends AnyObject, P extends boolean> 
   run(ctx: P extends true ? ToolContext : AuthedContext, input: z.output<I>): Promise<z.input<O>>;
 }
 
+const GRACE_RULE =
+  " Refused (FORBIDDEN) to an API key in its 10-minute grace period after rotate_api_key: use the new key.";
 const IDEMPOTENCY_RULE =
   " Idempotent: send an idempotency_key (8-128 chars, or the Idempotency-Key header); retrying with the same key never repeats the action, and a key may be reused only for the exact same call.";
 
@@ -77,7 +86,7 @@ export function defineTool<I extends AnyObject, O extends AnyObject, P extends b
   return {
     name: spec.name,
     title: spec.title,
-    description: spec.description + (idempotent && spec.replay !== false ? IDEMPOTENCY_RULE : ""),
+    description: spec.description + (spec.refusedInGrace ? GRACE_RULE : "") + (idempotent && spec.replay !== false ? IDEMPOTENCY_RULE : ""),
     tags: spec.tags,
     isPublic,
     isWrite,
@@ -86,6 +95,7 @@ export function defineTool<I extends AnyObject, O extends AnyObject, P extends b
     writesWhenNeeded: spec.writes === "when-needed",
     idempotent,
     replay: spec.replay !== false,
+    refusedInGrace: spec.refusedInGrace === true,
     inboxSummary: spec.inboxSummary !== false && !isPublic,
     attempts: spec.attempts as (AttemptLimit & { guess(input: Record<string, unknown>): string | null }) | undefined,
     scope: (isWrite ? "svc:write" : "svc:read") as Scope,

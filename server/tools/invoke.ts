@@ -130,6 +130,15 @@ export async function invoke(svc: Services, name: string, raw: unknown, meta: Ca
         if (!principal.scopes.has(tool.scope)) {
           throw new AppError("FORBIDDEN", `This credential lacks the scope ${tool.scope}.`, { required_scope: tool.scope });
         }
+        if (tool.refusedInGrace && principal.graceUntil) {
+          throw new AppError(
+            "FORBIDDEN",
+            `This API key was replaced by rotate_api_key: until ${principal.graceUntil} it only finishes work in flight, and ${tool.name} is not part of that.`,
+            { grace_until: principal.graceUntil },
+            undefined,
+            "Call again with the new API key that rotate_api_key returned.",
+          );
+        }
       }
       const args = parseArguments(tool, raw, meta.idempotencyKey);
       const key = tool.idempotent && principal ? (args.idempotency_key as string) : null;

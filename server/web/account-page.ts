@@ -7,7 +7,6 @@ import { agentById, type AgentRow } from "../domain/agents.ts";
 import { handlesWithVerifiedEmail, verifiedEmails } from "../domain/handle-merge.ts";
 import { createClient, issueApiKey, listClients } from "../domain/credentials.ts";
 import { revokeClientAndTokens } from "../domain/oauth.ts";
-import type { Principal } from "../tools/define.ts";
 import { plainText } from "../tools/schemas.ts";
 import { formatTime, type Messages, type WebContext } from "./context.ts";
 import { alert, field, form, html, notice, page, seeOther, type Markup } from "./html.ts";
@@ -24,11 +23,11 @@ export async function renderAccount(c: WebContext, m: Messages & { newKey?: { na
   }
   const me = (await agentById(c.tx, c.session.agentId))!;
   // The browser is none of the human's clients, so no row is current; a client used lately is marked in use.
-  const list = (await listClients(c.tx, { agentId: me.agentId, clientId: "" } as Principal)).clients;
+  const list = (await listClients(c.tx, { agentId: me.agentId, clientId: "" }, c.now)).clients;
   const inUse = (at: string | null) => at !== null && c.now.getTime() - Date.parse(at) < IN_USE_MS;
   const cards = list.map(
     (cl) => html`<li><div><strong>${cl.name}</strong>${inUse(cl.last_used_at) ? html` <span class="badge">in use</span>` : ""}</div>
-<dl><dt>Kind</dt><dd>${KIND_TEXT[cl.kind]}</dd><dt>Connected</dt><dd>${formatTime(cl.created_at)}</dd><dt>Last used</dt><dd>${formatTime(cl.last_used_at)}</dd></dl>
+<dl><dt>Kind</dt><dd>${KIND_TEXT[cl.kind]}${cl.old_key_until ? html` (the replaced key works until ${formatTime(cl.old_key_until)})` : ""}</dd><dt>Connected</dt><dd>${formatTime(cl.created_at)}</dd><dt>Last used</dt><dd>${formatTime(cl.last_used_at)}</dd></dl>
 ${form("/account/clients/disconnect", c.session.csrfToken, html`<input type="hidden" name="client_id" value="${cl.client_id}">`, "Disconnect", { secondary: true, ariaLabel: `Disconnect ${cl.name}` })}</li>`,
   );
   const shown = m.newKey

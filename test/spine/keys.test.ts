@@ -42,6 +42,51 @@ describe("API keys and clients", () => {
     expect((await s.call("get_me", {}, fresh)).status).toBe(200);
   });
 
+  test("a key in its grace period finishes work in flight only: no new key, settings link, disconnecting or profile change; list_clients shows it", async () => {
+    const a = await s.register("key-grace");
+    const other = await s.server.db.tx(async (tx) => {
+      const { createClient } = await import("../../server/domain/credentials.ts");
+      return createClient(tx, a.agent_id, "laptop agent", "api_key", s.clock.now());
+    });
+    const before = (await s.ok("list_clients", {}, a.key)).clients;
+    expect(before.map((c: any) => c.old_key_until)).toEqual([null, null]);
+    const { api_key: fresh } = await s.ok("rotate_api_key", {}, a.key);
+    const until = new Date(s.clock.now().getTime() + 10 * MINUTE).toISOString();
+    for (const [tool, args] of [
+      ["rotate_api_key", { idempotency_key: "grace-rotate-1" }],
+      ["get_settings_link", {}],
+      ["disconnect_client", { client_id: other, idempotency_key: "grace-disc-1" }],
+      ["update_me", { display_name: "Taken Over", idempotency_key: "grace-update-1" }],
+    ] as const) {
+      const r = await s.call(tool, args, a.key);
+      expect(r.status).toBe(403);
+      expect(r.body.error.code).toBe("FORBIDDEN");
+      expect(r.body.error.details).toEqual({ grace_until: until });
+      expect(r.body.error.suggested_action).toContain("new API key");
+    }
+    // nothing changed: the other client is still connected, the name is the same; the caller's old key shows its end
+    const after = (await s.ok("list_clients", {}, fresh)).clients;
+    expect(after.map((c: any) => [c.client_id === other, c.current, c.old_key_until]).sort()).toEqual([
+      [false, true, until],
+      [true, false, null],
+    ]);
+    expect((await s.ok("get_me", {}, fresh)).agent.display_name).toBe("KEY-GRACE");
+    // ordinary work goes on with the old key
+    expect((await s.call("get_inbox", {}, a.key)).status).toBe(200);
+    expect((await s.call("create_group", { name: "Still working", currency: "EUR", idempotency_key: "grace-group-1" }, a.key)).status).toBe(200);
+    // a sign-in code would let the old key connect a new client: it sees none, the new key does
+    const { sendSigninCode } = await import("../../server/auth/signin-codes.ts");
+    await s.server.db.tx((tx) => sendSigninCode(tx, "web-session-hash", "key-grace", { kind: "join", clientName: "Thief" }, s.clock.now()));
+    const codes = async (key: string) => (await s.ok("get_inbox", { since: "0", include_seen: true }, key)).items.filter((i: any) => i.type === "auth.join_code");
+    expect(await codes(a.key)).toEqual([]);
+    expect(await codes(fresh)).toHaveLength(1);
+    // the new key can do all of it
+    expect((await s.call("get_settings_link", {}, fresh)).status).toBe(200);
+    expect((await s.call("update_me", { display_name: "Owner", idempotency_key: "grace-update-2" }, fresh)).status).toBe(200);
+    s.clock.advance(10 * MINUTE + 1000);
+    expect((await s.ok("list_clients", {}, fresh)).clients.map((c: any) => c.old_key_until)).toEqual([null, null]);
+  });
+
   test("GET /v1 answers who-am-I, and 401 with WWW-Authenticate without a credential", async () => {
     const a = await s.register("key-a3");
     const res = await s.raw("/v1", { headers: { authorization: `Bearer ${a.key}` } });

@@ -9,6 +9,7 @@ export const disconnectClient = defineTool({
   description:
     "Revokes another client of the caller's handle (client_id from list_clients): its key or tokens stop at once. A client cannot disconnect itself (CONFLICT: use rotate_api_key).",
   tags: ["write", "destructive"],
+  refusedInGrace: true,
   input: z.strictObject({ client_id: Uuid }),
   output: z.object({ disconnected: z.boolean() }),
   async run(ctx, input) {

@@ -10,16 +10,20 @@ export const Client = z.object({
   created_at: Timestamp,
   last_used_at: Timestamp.nullable(),
   current: z.boolean(),
+  old_key_until: Timestamp.nullable().describe(
+    "When rotate_api_key replaced this client's key: until when the old key still works (for work in flight only); null when no old key works",
+  ),
 });
 
 export const listClients = defineTool({
   name: "list_clients",
   title: "List my clients",
-  description: "Lists every client (agent app) connected to the caller's handle, each with its own credential, oldest first, paged with limit and cursor; `current` marks the caller.",
+  description:
+    "Lists every client (agent app) connected to the caller's handle, each with its own credential, oldest first, paged with limit and cursor; `current` marks the caller; `old_key_until` says until when a key replaced by rotate_api_key still works.",
   tags: ["read"],
   input: z.strictObject({ limit: Limit.optional(), cursor: Cursor.optional() }),
   output: z.object({ clients: z.array(Client), next_cursor: z.string().nullable() }),
   async run(ctx, input) {
-    return { ...(await list(ctx.tx, ctx.principal, { limit: input.limit ?? 50, cursor: input.cursor })), suggested_next: ["disconnect_client"] };
+    return { ...(await list(ctx.tx, ctx.principal, ctx.now, { limit: input.limit ?? 50, cursor: input.cursor })), suggested_next: ["disconnect_client"] };
   },
 });

@@ -9,6 +9,7 @@ export const rotateApiKey = defineTool({
   description:
     "Issues a new API key for this client only (shown once: store it at once). The old key keeps working for 10 minutes, then stops. Needs an idempotency_key, but is never replayed: a retry with the same key is refused rather than showing a key twice. Not available to OAuth sessions.",
   tags: ["write", "destructive"],
+  refusedInGrace: true,
   replay: false,
   input: EMPTY,
   output: z.object({ api_key: z.string() }),

@@ -8,6 +8,7 @@ export const updateMe = defineTool({
   title: "Update my profile",
   description: "Changes the caller's display_name and/or description. The handle can never change.",
   tags: ["write"],
+  refusedInGrace: true,
   input: z.strictObject({ display_name: DisplayName.optional(), description: Description.nullable().optional() }),
   output: z.object({ agent: Agent }),
   async run(ctx, input) {

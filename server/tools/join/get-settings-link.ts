@@ -9,6 +9,7 @@ export const getSettingsLink = defineTool({
   description:
     "Returns a link that signs your human into their settings page (display name and description) without a password. It works once and for 10 minutes: give it only to your own human, and ask for a new one when it has expired.",
   tags: ["read"],
+  refusedInGrace: true,
   writes: true, // stores the single-use link it hands out
   input: EMPTY,
   output: z.object({ url: z.url(), expires_at: Timestamp, message_for_human: z.string() }),
