@@ -8,11 +8,17 @@ import { AppError, conflict, invalid, notFound } from "../errors.ts";
 import type { Principal } from "../tools/define.ts";
 import type { ContactRecord } from "../tools/schemas.ts";
 import { agentByHandle, agentById, toRef, type AgentRow } from "./agents.ts";
-import { deliver, resolveItems } from "./inbox.ts";
+import { deliveredSince, deliver, resolveItems, withdrawItems } from "./inbox.ts";
 import { cleanNote, quoted, untrusted } from "./untrusted.ts";
 import { decodeCursor, encodeCursor } from "./cursor.ts";
 
 export const DECLINE_WINDOW_MS = 30 * DAY;
+/**
+ * Requests one agent may send another in REQUEST_WINDOW_MS; later ones are dropped silently, as after a decline.
+ * They are counted in the target's inbox, so the window is at most an item's lifetime (ITEM_LIFETIME_MS).
+ */
+export const MAX_REQUESTS = 3;
+export const REQUEST_WINDOW_MS = 30 * DAY;
 type State = ContactRecord["state"];
 type Source = ContactRecord["source"];
 type Row = typeof contacts.$inferSelect;
@@ -113,9 +119,10 @@ export async function addContact(
     await notifyAccepted(tx, now, me, them.agentId);
     return { status: "accepted", contact: await record(tx, accepted, them) };
   }
-  // mine is none or blocked: adding a blocked agent unblocks it and sends a new request,
-  // which meets a request of theirs that the block had been hiding.
-  if (theirs?.state === "outgoing") {
+  // mine is none: a request of theirs that never reached us (we had declined it within the window, or it was
+  // past the request limit) meets ours. mine is blocked: adding unblocks and sends a new request, which they
+  // decide on; whatever they tried while blocked was void.
+  if (!mine && theirs?.state === "outgoing") {
     const accepted: Row = { ownerId: me.agentId, otherId: them.agentId, state: "accepted", source, note: null, requestedAt: theirs.requestedAt, respondedAt: at };
     await setSide(tx, accepted);
     await setSide(tx, { ...theirs, state: "accepted", respondedAt: at });
@@ -133,11 +140,14 @@ export async function addContact(
     respondedAt: null,
   };
   await setSide(tx, outgoing);
-  // A target that blocked us, or declined within the window, is not told; the caller is not told either.
-  if (theirs?.state === "blocked" || (await declinedRecently(tx, me.agentId, them.agentId, now))) {
+  // A target that blocked us, declined within the window, or was asked MAX_REQUESTS times in the window (cancel
+  // and resend) is not told; the caller is not told either.
+  if (theirs?.state === "blocked" || (await declinedRecently(tx, me.agentId, them.agentId, now)) || (await askedTooOften(tx, me.agentId, them.agentId, now))) {
     return { status: "requested", contact: await record(tx, outgoing, them) };
   }
   await setSide(tx, { ...outgoing, ownerId: them.agentId, otherId: me.agentId, state: "incoming", note });
+  // One live request from one asker at a time.
+  await withdrawItems(tx, them.agentId, "contact.request", { agent_id: me.agentId });
   await deliver(tx, now, {
     to: them.agentId,
     type: "contact.request",
@@ -160,6 +170,10 @@ async function declinedRecently(tx: Tx, requester: string, targetId: string, now
     .where(and(eq(contactDeclines.requesterId, requester), eq(contactDeclines.targetId, targetId)))
     .get();
   return row !== undefined && Date.parse(row.declinedAt) + DECLINE_WINDOW_MS > now.getTime();
+}
+
+async function askedTooOften(tx: Tx, requester: string, targetId: string, now: Date): Promise<boolean> {
+  return (await deliveredSince(tx, targetId, requester, "contact.request", new Date(now.getTime() - REQUEST_WINDOW_MS))) >= MAX_REQUESTS;
 }
 
 async function notifyAccepted(tx: Tx, now: Date, me: Principal, to: string) {
@@ -245,7 +259,8 @@ export async function removeContact(tx: Tx, me: Principal, handle: string): Prom
   await dropSide(tx, me.agentId, them.agentId);
   const theirs = await side(tx, them.agentId, me.agentId);
   if (theirs && theirs.state !== "blocked") await dropSide(tx, them.agentId, me.agentId);
-  await resolveItems(tx, them.agentId, "contact.request", { agent_id: me.agentId });
+  // A cancelled request leaves their inbox altogether.
+  await withdrawItems(tx, them.agentId, "contact.request", { agent_id: me.agentId });
   return true;
 }
 
@@ -265,7 +280,10 @@ export async function blockContact(tx: Tx, me: Principal, handle: string, now: D
   });
   // Our own pending request to them is withdrawn: we no longer want it answered.
   const theirs = await side(tx, them.agentId, me.agentId);
-  if (theirs?.state === "incoming") await dropSide(tx, them.agentId, me.agentId);
+  if (theirs?.state === "incoming") {
+    await dropSide(tx, them.agentId, me.agentId);
+    await withdrawItems(tx, them.agentId, "contact.request", { agent_id: me.agentId });
+  }
   await resolveItems(tx, me.agentId, "contact.request", { agent_id: them.agentId });
   return true;
 }

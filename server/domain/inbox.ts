@@ -83,12 +83,38 @@ export async function hasBlocked(tx: Tx, blocker: string, blocked: string): Prom
  * in the inbox of one agent or of several at once.
  */
 export async function resolveItems(tx: Tx, agentId: string | readonly string[], type: string, refs: Record<string, string>): Promise<void> {
-  const owners = typeof agentId === "string" ? eq(inboxItems.agentId, agentId) : inArray(inboxItems.agentId, [...agentId]);
-  const conds = Object.entries(refs).map(([k, v]) => sql`json_extract(${inboxItems.refs}, ${"$." + k}) = ${v}`);
   await tx
     .update(inboxItems)
     .set({ resolved: true })
-    .where(and(owners, eq(inboxItems.type, type), unresolved, ...conds));
+    .where(and(matching(agentId, type, refs), unresolved));
+}
+
+/**
+ * Items whose cause was taken back (a withdrawn contact request) leave the inbox: not listed, not counted, in no
+ * digest. The rows stay until they expire, so deliveredSince still counts them.
+ */
+export async function withdrawItems(tx: Tx, agentId: string, type: string, refs: Record<string, string>): Promise<void> {
+  await tx.update(inboxItems).set({ dismissed: true }).where(and(matching(agentId, type, refs), notDismissed));
+}
+
+/**
+ * How many items of `type` one agent left in another's inbox since `since`, withdrawn or dismissed ones included.
+ * Exact for any `since` within ITEM_LIFETIME_MS: no row is deleted before it expires.
+ */
+export async function deliveredSince(tx: Tx, to: string, from: string, type: string, since: Date): Promise<number> {
+  const row = await tx
+    .select({ n: sql<number>`count(*)` })
+    .from(inboxItems)
+    .where(and(eq(inboxItems.agentId, to), eq(inboxItems.fromAgentId, from), eq(inboxItems.type, type), gt(inboxItems.createdAt, iso(since))))
+    .get();
+  return Number(row?.n ?? 0);
+}
+
+/** Items of `type` in the inbox of one agent or of several, whose refs contain all of `refs`. */
+function matching(agentId: string | readonly string[], type: string, refs: Record<string, string>) {
+  const owners = typeof agentId === "string" ? eq(inboxItems.agentId, agentId) : inArray(inboxItems.agentId, [...agentId]);
+  const conds = Object.entries(refs).map(([k, v]) => sql`json_extract(${inboxItems.refs}, ${"$." + k}) = ${v}`);
+  return and(owners, eq(inboxItems.type, type), ...conds);
 }
 
 // Flags are compared with literals, never bound values: a bound value on a column of a partial index's condition

@@ -121,10 +121,18 @@ describe("contact state table", () => {
     const before = (await inboxTypes(a.key)).length;
     expect((await s.ok("add_contact", { handle: "cs-a8" }, stranger.key)).status).toBe("requested");
     expect((await inboxTypes(a.key)).length).toBe(before);
-    // unblocking is done only by add_contact, which sends a new request
+    // unblocking is done only by add_contact, which sends a new request: what the stranger tried while blocked
+    // was void, so the stranger now decides
     const r = await s.ok("add_contact", { handle: "cs-c8" }, a.key);
-    expect(r.status).toBe("accepted"); // stranger had asked, so this accepts
+    expect(r.status).toBe("requested");
+    expect(r.contact.state).toBe("outgoing");
     expect(await state(a.key, "blocked")).toEqual(["cs-b8"]);
+    expect(await state(stranger.key, "incoming")).toEqual(["cs-a8"]);
+    expect(await state(stranger.key, "outgoing")).toEqual([]);
+    const request = (await s.ok("get_inbox", {}, stranger.key)).items.filter((i: any) => i.type === "contact.request");
+    expect(request.map((i: any) => [i.from.handle, i.requires_action])).toEqual([["cs-a8", true]]);
+    expect((await s.ok("respond_contact_request", { handle: "cs-a8", action: "accept" }, stranger.key)).contact.state).toBe("accepted");
+    expect(await state(a.key, "accepted")).toContain("cs-c8");
   });
 
   test("blocked -> add_contact: unblocked, new request sent", async () => {
@@ -147,6 +155,46 @@ describe("contact state table", () => {
     expect(await state(b.key, "incoming")).toEqual([]);
     expect(await state(a.key, "outgoing")).toEqual([]);
     expect((await s.call("remove_contact", { handle: "cs-b10", idempotency_key: "remove-none-1" }, a.key)).status).toBe(404);
+  });
+
+  test("cancel and resend: a withdrawn request leaves the target's inbox; one live request per asker; past 3 in 30 days they are dropped silently", async () => {
+    const a = await s.register("cs-ra1");
+    const b = await s.register("cs-rb1");
+    const requests = async () => (await s.ok("get_inbox", { since: "0", include_seen: true }, b.key)).items.filter((i: any) => i.type === "contact.request");
+    await s.ok("add_contact", { handle: "cs-rb1", note: "first" }, a.key);
+    await s.ok("remove_contact", { handle: "cs-rb1" }, a.key);
+    expect(await requests()).toEqual([]);
+    const fresh = await s.ok("get_inbox", {}, b.key);
+    expect([fresh.items.length, fresh.unread, fresh.requires_action]).toEqual([0, 0, 0]);
+    expect(fresh.digest_md).not.toContain("cs-ra1");
+    await s.ok("add_contact", { handle: "cs-rb1", note: "second" }, a.key);
+    expect((await requests()).map((i: any) => i.note.untrusted_content)).toEqual(["second"]);
+    // cancel and resend 20 more times: the third request is the last one delivered, and it too was withdrawn
+    for (let i = 0; i < 20; i++) {
+      await s.ok("remove_contact", { handle: "cs-rb1" }, a.key);
+      expect((await s.ok("add_contact", { handle: "cs-rb1", note: `spam ${i}` }, a.key)).status).toBe("requested");
+    }
+    expect((await requests()).map((i: any) => i.note.untrusted_content)).toEqual([]);
+    expect(await state(b.key, "incoming")).toEqual([]);
+    expect(await state(a.key, "outgoing")).toEqual(["cs-rb1"]);
+    const digest = await s.ok("get_inbox", { since: "0", include_seen: true }, b.key);
+    expect([digest.unread, digest.requires_action]).toEqual([0, 0]);
+    expect(digest.digest_md).not.toContain("cs-ra1");
+    // 30 days after the first, a request reaches b again
+    s.clock.advance(30 * DAY + 1000);
+    await s.ok("remove_contact", { handle: "cs-rb1" }, a.key);
+    await s.ok("add_contact", { handle: "cs-rb1", note: "a month later" }, a.key);
+    expect((await requests()).map((i: any) => i.note.untrusted_content)).toEqual(["a month later"]);
+    expect(await state(b.key, "incoming")).toEqual(["cs-ra1"]);
+  });
+
+  test("a request withdrawn by blocking leaves the target's inbox too", async () => {
+    const a = await s.register("cs-ra2");
+    const b = await s.register("cs-rb2");
+    await s.ok("add_contact", { handle: "cs-rb2" }, a.key);
+    await s.ok("block_contact", { handle: "cs-rb2" }, a.key);
+    expect(await state(b.key, "incoming")).toEqual([]);
+    expect((await inboxTypes(b.key)).filter((t: string) => t === "contact.request")).toEqual([]);
   });
 
   test("notes: links removed, cut to 140 chars, delivered only as untrusted_content", async () => {
