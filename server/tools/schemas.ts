@@ -16,14 +16,17 @@ export const InviteCode = z.string().min(8).max(64);
 export const Limit = z.number().int().min(1).max(100);
 export const Cursor = z.string().min(1).max(200);
 
-/** Links to other objects, e.g. {"plan_id": "..."}: identifiers, not prose, since others read them as plain strings. */
+/**
+ * Links to other objects, e.g. {"plan_id": "..."}: identifiers, not prose or links, since the other side reads them
+ * as bare strings outside any untrusted_content. Values take no "/", ":", "." or spaces, so no URL, path or domain.
+ */
 export const RefsInput = z
   .record(
-    z.string().regex(/^[a-z][a-z0-9_]{0,39}$/, "ref names are 1-40 chars of a-z 0-9 _, starting with a letter"),
-    z.string().regex(/^[A-Za-z0-9_.:\/-]{1,200}$/, "ref values are identifiers of 1-200 letters, digits and _ . : / -"),
+    z.string().regex(/^[a-z][a-z0-9_]{0,31}$/, "ref names are 1-32 chars of a-z 0-9 _, starting with a letter"),
+    z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, "ref values are identifiers: 1-128 letters, digits, _ and -"),
   )
   .refine((r) => Object.keys(r).length <= 20, "at most 20 refs")
-  .describe('String to string links to other objects, e.g. {"plan_id": "..."}');
+  .describe('String to string links to other objects by identifier, e.g. {"plan_id": "..."}');
 
 export const AgentRef = z.object({ agent_id: Uuid, handle: z.string(), display_name: z.string() });
 export type AgentRef = z.infer<typeof AgentRef>;
