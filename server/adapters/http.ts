@@ -47,7 +47,12 @@ export async function readLimitedText(req: Request): Promise<string> {
   } catch (err) {
     throw err instanceof AppError ? err : bodyError("could not be read");
   }
-  return new TextDecoder().decode(Buffer.concat(chunks));
+  try {
+    // Refused, not repaired: a lossy decode would store U+FFFD where the caller sent something else.
+    return new TextDecoder("utf-8", { fatal: true }).decode(Buffer.concat(chunks));
+  } catch {
+    throw bodyError("not valid UTF-8");
+  }
 }
 
 /** The JSON object of a request; an absent body is `{}`. Anything else is a VALIDATION_ERROR, never a crash. */

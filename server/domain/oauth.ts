@@ -11,7 +11,7 @@ import { DAY, MINUTE, iso, later } from "../clock.ts";
 import { ACCESS_TOKEN_TTL_SECONDS, looksLikeJwt, signAccessToken, verifyAccessToken } from "../auth/jwt.ts";
 import { createClient, revokeClient, touchDue, type Authenticated } from "./credentials.ts";
 import { newSecret, sha256 } from "./secrets.ts";
-import { NO_CONTROL } from "./untrusted.ts";
+import { hasVisible, NO_CONTROL } from "./untrusted.ts";
 
 export const SUPPORTED_SCOPES = ["svc:read", "svc:write", "offline_access"] as const;
 const DEFAULT_SCOPE = "svc:read svc:write";
@@ -93,8 +93,8 @@ export function clientFields(body: unknown): ClientFields {
   const responseTypes = m.response_types ?? ["code"];
   if (!Array.isArray(responseTypes) || responseTypes.length !== 1 || responseTypes[0] !== "code") throw metadataError("response_types must be [\"code\"].");
   const name = m.client_name;
-  if (name !== undefined && (typeof name !== "string" || name.length < 1 || name.length > 100 || !NO_CONTROL.test(name))) {
-    throw metadataError("client_name must be 1-100 characters without control characters.");
+  if (name !== undefined && (typeof name !== "string" || name.length < 1 || name.length > 100 || !NO_CONTROL.test(name) || !hasVisible(name))) {
+    throw metadataError("client_name must be 1-100 characters, something visible, without control or invisible characters.");
   }
   if (m.application_type !== undefined && !APPLICATION_TYPES.includes(m.application_type as string)) {
     throw metadataError('application_type must be "web" or "native".');
@@ -104,7 +104,7 @@ export function clientFields(body: unknown): ClientFields {
     throw metadataError(`scope may name only ${SUPPORTED_SCOPES.join(", ")}.`);
   }
   return {
-    clientName: (name as string | undefined) ?? null,
+    clientName: (name as string | undefined)?.normalize("NFC") ?? null,
     redirectUris: uris as string[],
     grantTypes: grantTypes as string[],
     scope: (scope as string | undefined) ?? null,

@@ -77,6 +77,15 @@ export function parseArguments(tool: Tool, raw: unknown, headerKey?: string | nu
   return parsed.data as Record<string, unknown>;
 }
 
+const inGrace = (tool: Tool, until: string) =>
+  new AppError(
+    "FORBIDDEN",
+    `This API key was replaced by rotate_api_key: until ${until} it only finishes work in flight, and ${tool.name} is not part of that.`,
+    { grace_until: until },
+    undefined,
+    "Call again with the new API key that rotate_api_key returned.",
+  );
+
 const rateLimited = (d: RateDecision) => new AppError("RATE_LIMITED", "Too many requests.", undefined, d.resetSeconds);
 
 function attemptKey(tool: Tool, p: Principal, args: Record<string, unknown>): string | null {
@@ -130,15 +139,6 @@ export async function invoke(svc: Services, name: string, raw: unknown, meta: Ca
         if (!principal.scopes.has(tool.scope)) {
           throw new AppError("FORBIDDEN", `This credential lacks the scope ${tool.scope}.`, { required_scope: tool.scope });
         }
-        if (tool.refusedInGrace && principal.graceUntil) {
-          throw new AppError(
-            "FORBIDDEN",
-            `This API key was replaced by rotate_api_key: until ${principal.graceUntil} it only finishes work in flight, and ${tool.name} is not part of that.`,
-            { grace_until: principal.graceUntil },
-            undefined,
-            "Call again with the new API key that rotate_api_key returned.",
-          );
-        }
       }
       const args = parseArguments(tool, raw, meta.idempotencyKey);
       const key = tool.idempotent && principal ? (args.idempotency_key as string) : null;
@@ -148,6 +148,8 @@ export async function invoke(svc: Services, name: string, raw: unknown, meta: Ca
       if (stored) {
         data = stored;
       } else {
+        // After the lookup: a retry of a call made before the rotation still gets its stored answer.
+        if (tool.refusedInGrace && principal?.graceUntil) throw inGrace(tool, principal.graceUntil);
         guess = tool.attempts && principal ? attemptKey(tool, principal, args) : null;
         if (guess) await checkAttempts(tx, guess, now, tool.attempts!);
         const ctx: ToolContext = { tx, now, config: svc.config, requestId: meta.requestId, principal };

@@ -1,14 +1,27 @@
 // Wire shapes shared by several tools, written from the interface spec (not derived from tables).
 import { z } from "zod";
-import { NO_CONTROL } from "../domain/untrusted.ts";
+import { hasVisible, NO_CONTROL } from "../domain/untrusted.ts";
 
 export const HANDLE_PATTERN = /^[a-z0-9][a-z0-9_-]{2,31}$/;
 
 export const Handle = z.string().regex(HANDLE_PATTERN, "must be 3-32 chars of a-z 0-9 _ -, starting with a letter or digit");
-export const DisplayName = z.string().min(1).max(80).regex(NO_CONTROL, "must not contain control characters");
-export const Description = z.string().max(500).regex(NO_CONTROL, "must not contain control characters");
-export const plainText = (min: number, max: number) =>
-  z.string().min(min).max(max).regex(NO_CONTROL, "must not contain control characters");
+/**
+ * One line of text for others to read, stored in NFC (a name looks one way, so it is stored one way), without
+ * control characters or invisible ones (untrusted.ts CONTROL). With min >= 1 it is a label (a name, a title, a
+ * subject), which must also show something: not only spaces, marks or blank-looking characters.
+ */
+export const plainText = (min: number, max: number) => {
+  const text = z
+    .string()
+    .normalize("NFC")
+    .min(min)
+    .max(max)
+    .regex(NO_CONTROL, "must not contain control characters or invisible ones (bidi controls, zero-width and other format characters)");
+  // An empty one is already refused by min.
+  return min === 0 ? text : text.refine((v) => v === "" || hasVisible(v), "must contain something visible, not only spaces or invisible characters");
+};
+export const DisplayName = plainText(1, 80);
+export const Description = plainText(0, 500);
 export const Uuid = z.uuid();
 export const Timestamp = z.string().describe("RFC 3339 UTC timestamp with milliseconds");
 export const IdempotencyKey = z.string().min(8).max(128).describe("Any unique string (a UUID works); reuse it only to retry the exact same call");
