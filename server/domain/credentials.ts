@@ -81,10 +81,17 @@ export async function touchClient(tx: Tx, clientId: string, now: Date): Promise<
   await tx.update(clients).set({ lastUsedAt: iso(now) }).where(eq(clients.clientId, clientId));
 }
 
-/** New key for this client only; the keys it replaces keep working for the grace period. */
-export async function rotateApiKey(tx: Tx, p: Principal, now: Date): Promise<string> {
+/** New key for this client only; the keys it replaces keep working for the grace period. `accountUrl`: where keys are managed. */
+export async function rotateApiKey(tx: Tx, p: Principal, now: Date, accountUrl: string): Promise<string> {
   if (p.kind !== "api_key") {
-    throw new AppError("FORBIDDEN", "OAuth sessions never receive API keys; manage keys on the account page.");
+    // Not a missing scope: no OAuth token can hold or rotate an API key.
+    throw new AppError(
+      "FORBIDDEN",
+      "This credential is an OAuth access token, and rotate_api_key rotates the API key of the client that calls it; OAuth sessions never receive API keys.",
+      undefined,
+      undefined,
+      `Nothing to rotate here: to end this OAuth session, revoke its token or disconnect the app. To replace an API key, call rotate_api_key with that API key, or let your human manage keys at ${accountUrl}.`,
+    );
   }
   await tx
     .update(apiKeys)

@@ -24,7 +24,17 @@ export const DisplayName = plainText(1, 80);
 export const Description = plainText(0, 500);
 export const Uuid = z.uuid();
 export const Timestamp = z.string().describe("RFC 3339 UTC timestamp with milliseconds");
-export const IdempotencyKey = z.string().min(8).max(128).describe("Any unique string (a UUID works); reuse it only to retry the exact same call");
+export const IdempotencyKey = z
+  .string({
+    // Said the same way over every transport, since every one parses with this schema (invoke.ts parseArguments).
+    error: (issue) =>
+      issue.input === undefined
+        ? "write tools need an idempotency_key: any unique string of 8-128 characters (a UUID works), in the arguments or the Idempotency-Key header; reuse it only to retry the exact same call"
+        : "must be a string of 8-128 characters (a UUID works)",
+  })
+  .min(8)
+  .max(128)
+  .describe("Any unique string (a UUID works); reuse it only to retry the exact same call");
 export const InviteCode = z.string().min(8).max(64);
 export const Limit = z.number().int().min(1).max(100);
 export const Cursor = z.string().min(1).max(200);

@@ -290,6 +290,12 @@ describe("tokens and sessions", () => {
     const r = await bearer(tokens.access_token, "rotate_api_key", { idempotency_key: "oauth-rotate-1" });
     expect(r.status).toBe(403);
     expect(r.body.error.code).toBe("FORBIDDEN");
+    // what is wrong is the kind of credential, not a scope (the token has svc:write)
+    expect(r.body.error.details).toBeUndefined();
+    expect(r.body.error.message).toContain("OAuth access token");
+    expect(r.body.error.suggested_action).not.toContain("scope");
+    expect(r.body.error.suggested_action).toContain("API key");
+    expect(r.body.error.suggested_action).toContain(`${s.url}/account`);
   });
 
   test("an OAuth session is listed as kind oauth and disconnecting it stops its tokens at once", async () => {

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { McpSession } from "../hardening/transports.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
 
 let s: TestServer;
@@ -59,6 +60,20 @@ describe("idempotency", () => {
     const missing = await s.call("update_me", { display_name: "X" }, a.key);
     expect(missing.status).toBe(400);
     expect(missing.body.error.details.issues[0].path).toBe("idempotency_key");
+    // said plainly (not "expected string, received undefined"), the same over REST, the sandbox and MCP
+    const said = missing.body.error.details.issues[0].message;
+    expect(said).toContain("write tools need an idempotency_key");
+    expect(said).toContain("a UUID works");
+    const sandbox = await s.raw("/v1/sandbox/tools/update_me", { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+    expect(((await sandbox.json()) as any).error.details.issues[0].message).toBe(said);
+    const mcp = await McpSession.connect(s.url, a.key);
+    try {
+      const over = await mcp.call("update_me", { display_name: "X" });
+      expect(over.code).toBe("VALIDATION_ERROR");
+      expect(over.body.error.details.issues[0].message).toBe(said);
+    } finally {
+      await mcp.close();
+    }
     expect((await s.call("update_me", { display_name: "X", idempotency_key: "1234567" }, a.key)).status).toBe(400);
     expect((await s.call("update_me", { display_name: "X", idempotency_key: "12345678" }, a.key)).status).toBe(200);
     expect((await s.call("update_me", { display_name: "X", idempotency_key: "k".repeat(128) }, a.key)).status).toBe(200);
