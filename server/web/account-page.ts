@@ -79,7 +79,7 @@ ${twins.length
 export async function postCreateKey(c: WebContext): Promise<Response> {
   if (!signedIn(c.session)) return renderAccount(c, { error: "Sign in first.", status: 401 });
   const name = ClientName.safeParse((c.form.get("name") ?? "").trim());
-  if (!name.success) return renderAccount(c, { error: "The name must be 1-40 characters without control characters.", status: 400 });
+  if (!name.success) return renderAccount(c, { error: "The name must be 1-40 characters, something visible, without control or invisible characters.", status: 400 });
   const clientId = await createClient(c.tx, c.session.agentId, name.data, "api_key", c.now);
   const key = await issueApiKey(c.tx, clientId, c.now);
   return renderAccount(c, { newKey: { name: name.data, key } });

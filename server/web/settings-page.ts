@@ -47,8 +47,8 @@ export async function postSettings(c: WebContext): Promise<Response> {
   if (!signedIn(c.session, "settings")) return renderSettings(c);
   const displayName = DisplayName.safeParse((c.form.get("display_name") ?? "").trim());
   const description = Description.safeParse((c.form.get("description") ?? "").trim());
-  if (!displayName.success) return renderSettings(c, { error: "The display name must be 1-80 characters without control characters.", status: 400 });
-  if (!description.success) return renderSettings(c, { error: "The description must be at most 500 characters, without control characters.", status: 400 });
+  if (!displayName.success) return renderSettings(c, { error: "The display name must be 1-80 characters, something visible, without control or invisible characters.", status: 400 });
+  if (!description.success) return renderSettings(c, { error: "The description must be at most 500 characters, without control or invisible characters.", status: 400 });
   await updateProfile(c.tx, c.session.agentId, { display_name: displayName.data, description: description.data || null });
   return seeOther("/settings?saved=1");
 }
