@@ -27,11 +27,11 @@ export function errorResponse(error: AppError, requestId: string, extra: Record<
 const bodyError = (message: string) => new AppError("VALIDATION_ERROR", `Invalid request body: ${message}`, { issues: [{ path: "body", message }] });
 
 /**
- * The body as text, read only up to the limit: a chunked body (no Content-Length) stops being read past it,
+ * The body's bytes, read only up to the limit: a chunked body (no Content-Length) stops being read past it,
  * instead of being buffered whole or failing the read itself (Bun's own limit), which would not be the envelope.
  */
-export async function readLimitedText(req: Request): Promise<string> {
-  if (!req.body) return "";
+async function readLimitedBytes(req: Request): Promise<Uint8Array> {
+  if (!req.body) return new Uint8Array();
   const reader = req.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -47,9 +47,18 @@ export async function readLimitedText(req: Request): Promise<string> {
   } catch (err) {
     throw err instanceof AppError ? err : bodyError("could not be read");
   }
+  return Buffer.concat(chunks);
+}
+
+/** The body as text, read within the limit (MCP; its transport answers a body that is not JSON-RPC itself). */
+export async function readLimitedText(req: Request): Promise<string> {
+  return new TextDecoder().decode(await readLimitedBytes(req));
+}
+
+/** Refused, not repaired: a lossy decode would store U+FFFD where the caller sent something else. */
+function utf8(bytes: Uint8Array): string {
   try {
-    // Refused, not repaired: a lossy decode would store U+FFFD where the caller sent something else.
-    return new TextDecoder("utf-8", { fatal: true }).decode(Buffer.concat(chunks));
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
   } catch {
     throw bodyError("not valid UTF-8");
   }
@@ -64,7 +73,7 @@ export async function readJsonBody(req: Request): Promise<unknown> {
     throw bodyError(`larger than ${MAX_BODY_BYTES} bytes`);
   }
   // A body of known size within the limit is read at once; only a chunked one needs reading piece by piece.
-  const text = req.headers.has("content-length") ? await req.text() : await readLimitedText(req);
+  const text = utf8(req.headers.has("content-length") ? new Uint8Array(await req.arrayBuffer()) : await readLimitedBytes(req));
   if (text.trim() === "") return {};
   const type = (req.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
   if (type !== "application/json" && !type.endsWith("+json")) throw bodyError("Content-Type must be application/json");

@@ -79,6 +79,12 @@ describe("API keys and clients", () => {
     await s.server.db.tx((tx) => sendSigninCode(tx, "web-session-hash", "key-grace", { kind: "join", clientName: "Thief" }, s.clock.now()));
     const codes = async (key: string) => (await s.ok("get_inbox", { since: "0", include_seen: true }, key)).items.filter((i: any) => i.type === "auth.join_code");
     expect(await codes(a.key)).toEqual([]);
+    // reading from the client's cursor (which the old and the new key share) does not move it past the code,
+    // not even to an item after it
+    const asker = await s.register("key-grace-x");
+    await s.ok("add_contact", { handle: "key-grace" }, asker.key);
+    expect((await s.ok("get_inbox", {}, a.key)).items.map((i: any) => i.type)).not.toContain("auth.join_code");
+    expect((await s.ok("get_inbox", {}, fresh)).items.map((i: any) => i.type)).toEqual(["auth.join_code", "contact.request"]);
     expect(await codes(fresh)).toHaveLength(1);
     // the new key can do all of it
     expect((await s.call("get_settings_link", {}, fresh)).status).toBe(200);
