@@ -68,11 +68,11 @@ export async function mergeBlockers(tx: Tx, retire: AgentRow, now: Date): Promis
     .orderBy(asc(groups.createdAt));
   for (const { g } of memberships) {
     const balances = await groupBalances(tx, g.groupId);
-    const mine = balances.get(retire.agentId) ?? 0;
-    const balance = mine === 0 ? "" : `, balance ${formatBalance(mine, g.currency)}`;
+    const mine = balances.get(retire.agentId) ?? 0n;
+    const balance = mine === 0n ? "" : `, balance ${formatBalance(mine, g.currency)}`;
     if (g.kind === "group") {
-      blockers.push(`${who} is still a member of the group “${g.name}”${balance}: ${mine === 0 ? "" : "settle up (record_payment), then "}leave it (leave_group).`);
-    } else if (mine !== 0) {
+      blockers.push(`${who} is still a member of the group “${g.name}”${balance}: ${mine === 0n ? "" : "settle up (record_payment), then "}leave it (leave_group).`);
+    } else if (mine !== 0n) {
       const other = [...balances.keys()].find((id) => id !== retire.agentId);
       const them = other ? (await refsByIds(tx, [other])).get(other) : undefined;
       blockers.push(`${who}'s direct ledger with @${them?.handle ?? "someone"} has a balance of ${formatBalance(mine, g.currency)}: settle up first (record_payment).`);

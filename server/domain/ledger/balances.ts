@@ -7,7 +7,7 @@ import type { AgentRef } from "../../tools/schemas.ts";
 import type { StoredSplit } from "./expenses.ts";
 import { pairDebts, pairDebtsByGroup } from "./ledger-pairs.ts";
 import { groupWithMembers, memberRefsByGroup, refsOfMembers, refsWithKnown, type GroupRow } from "./membership.ts";
-import { formatAmount, formatBalance, originalOfRow } from "./money.ts";
+import { formatAmount, formatBalance, originalOfRow, totalMinor } from "./money.ts";
 import { paymentViews, pendingPayments } from "./payments.ts";
 import { settlement } from "./settlement.ts";
 import { compareText, computeShares } from "./splits.ts";
@@ -24,16 +24,16 @@ export async function groupBalanceView(tx: Tx, agentId: string, groupId: string,
     simplify_debts: group.simplifyDebts,
     members: shown
       .map((id) => {
-        const b = balances.get(id) ?? 0;
-        return { agent: people.get(id)!, balance_minor: b, balance: formatBalance(b, group.currency) };
+        const b = balances.get(id) ?? 0n;
+        return { agent: people.get(id)!, balance_minor: totalMinor(b), balance: formatBalance(b, group.currency) };
       })
       .sort((a, b) => compareText(a.agent.handle, b.agent.handle)),
     pending_payments: await paymentViews(tx, pending, () => group.currency),
     settle_up: plan.map((t): Transfer => ({
       from: people.get(t.from)!,
       to: people.get(t.to)!,
-      amount_minor: t.amount_minor,
-      amount: formatAmount(t.amount_minor, group.currency),
+      amount_minor: totalMinor(t.amount),
+      amount: formatAmount(t.amount, group.currency),
     })),
     settle_up_method: method,
   };
@@ -52,19 +52,20 @@ export async function counterpartyBalances(tx: Tx, agentId: string, now: Date) {
   const groupIds = mine.map(({ g }) => g.groupId);
   const membersOf = await memberRefsByGroup(tx, groupIds);
   const debtsOf = await pairDebtsByGroup(tx, groupIds, now);
-  const byCounterparty = new Map<string, Counterparty>();
-  const totals = new Map<string, number>();
+  // Sums are exact (bigint), numbers only in the answer.
+  const byCounterparty = new Map<string, { agent: AgentRef; currency: string; net: bigint; groups: Counterparty["groups"] }>();
+  const totals = new Map<string, bigint>();
   for (const { g } of mine) {
     const { balances, people, plan } = await settlement(tx, g, membersOf.get(g.groupId)!, debtsOf.get(g.groupId)!);
-    totals.set(g.currency, (totals.get(g.currency) ?? 0) + (balances.get(agentId) ?? 0));
+    totals.set(g.currency, (totals.get(g.currency) ?? 0n) + (balances.get(agentId) ?? 0n));
     for (const t of plan) {
       if (t.from !== agentId && t.to !== agentId) continue;
       const other = t.from === agentId ? t.to : t.from;
-      const signed = t.from === agentId ? -t.amount_minor : t.amount_minor;
+      const signed = t.from === agentId ? -t.amount : t.amount;
       const key = JSON.stringify([g.currency, other]);
-      const entry = byCounterparty.get(key) ?? { agent: people.get(other)!, currency: g.currency, balance_minor: 0, balance: "", groups: [] };
-      entry.balance_minor += signed;
-      entry.groups.push({ group_id: g.groupId, name: g.name, balance_minor: signed, balance: formatBalance(signed, g.currency) });
+      const entry = byCounterparty.get(key) ?? { agent: people.get(other)!, currency: g.currency, net: 0n, groups: [] };
+      entry.net += signed;
+      entry.groups.push({ group_id: g.groupId, name: g.name, balance_minor: totalMinor(signed), balance: formatBalance(signed, g.currency) });
       byCounterparty.set(key, entry);
     }
   }
@@ -72,24 +73,27 @@ export async function counterpartyBalances(tx: Tx, agentId: string, now: Date) {
   const pending: Payment[] = await paymentViews(tx, await pendingPayments(tx, [...currencyOf.keys()], agentId), (id) => currencyOf.get(id)!);
   return {
     counterparties: [...byCounterparty.values()]
-      .map((c) => ({ ...c, balance: formatBalance(c.balance_minor, c.currency) }))
+      .map(({ net, ...c }): Counterparty => ({ ...c, balance_minor: totalMinor(net), balance: formatBalance(net, c.currency) }))
       .sort((a, b) => compareText(a.currency, b.currency) || compareText(a.agent.handle, b.agent.handle)),
     totals: [...totals]
       .sort(([a], [b]) => compareText(a, b))
-      .map(([currency, minor]) => ({ currency, balance_minor: minor, balance: formatBalance(minor, currency) })),
+      .map(([currency, minor]) => ({ currency, balance_minor: totalMinor(minor), balance: formatBalance(minor, currency) })),
     pending_payments: pending,
   };
 }
 
-/** One member's part of a group's ledger in one currency. */
+/**
+ * One member's part of a group's ledger in one currency, summed exactly: these add up a group's whole history, which
+ * no limit bounds, so past MAX_TOTAL_MINOR the *_minor fields read as the limit and the text fields stay exact.
+ */
 interface CurrencyPart {
   /** In minor units of that currency, as given. */
-  paid: number;
-  owes: number;
-  sent: number;
-  received: number;
+  paid: bigint;
+  owes: bigint;
+  sent: bigint;
+  received: bigint;
   /** The same net converted into the group's currency, as it counts in the balance. */
-  converted: number;
+  converted: bigint;
 }
 
 /**
@@ -113,37 +117,37 @@ async function currencyBreakdown(tx: Tx, group: GroupRow, known: Map<string, Age
   const parts = new Map<string, Map<string, CurrencyPart>>();
   const part = (currency: string, agentId: string) => {
     const byAgent = parts.get(currency) ?? parts.set(currency, new Map()).get(currency)!;
-    return byAgent.get(agentId) ?? byAgent.set(agentId, { paid: 0, owes: 0, sent: 0, received: 0, converted: 0 }).get(agentId)!;
+    return byAgent.get(agentId) ?? byAgent.set(agentId, { paid: 0n, owes: 0n, sent: 0n, received: 0n, converted: 0n }).get(agentId)!;
   };
   const originalShares = new Map<string, Map<string, number>>();
   for (const { e, agentId, handle, paidMinor, shareMinor } of rows) {
     const original = originalOfRow(e);
     const p = part(original?.currency ?? group.currency, agentId);
-    p.converted += paidMinor - shareMinor;
+    p.converted += BigInt(paidMinor - shareMinor);
     if (!original) {
-      p.paid += paidMinor;
-      p.owes += shareMinor;
+      p.paid += BigInt(paidMinor);
+      p.owes += BigInt(shareMinor);
       continue;
     }
-    p.paid += e.paidBy.find((x) => x.handle === handle)?.amount_minor ?? 0;
+    p.paid += BigInt(e.paidBy.find((x) => x.handle === handle)?.amount_minor ?? 0);
     let shares = originalShares.get(e.expenseId);
     if (!shares) {
       const split = e.split as StoredSplit;
       shares = new Map(computeShares(original.amountMinor, split.mode, split.among, original.currency).map((x) => [x.handle, x.amount_minor]));
       originalShares.set(e.expenseId, shares);
     }
-    p.owes += shares.get(handle) ?? 0;
+    p.owes += BigInt(shares.get(handle) ?? 0);
   }
   for (const r of paid) {
     const original = originalOfRow(r);
     const currency = original?.currency ?? group.currency;
-    const amount = original?.amountMinor ?? r.amountMinor;
+    const amount = BigInt(original?.amountMinor ?? r.amountMinor);
     const payer = part(currency, r.fromId);
     payer.sent += amount;
-    payer.converted += r.amountMinor;
+    payer.converted += BigInt(r.amountMinor);
     const payee = part(currency, r.toId);
     payee.received += amount;
-    payee.converted -= r.amountMinor;
+    payee.converted -= BigInt(r.amountMinor);
   }
   const people = await refsWithKnown(tx, [...parts.values()].flatMap((m) => [...m.keys()]), known);
   return [...parts]
@@ -152,21 +156,21 @@ async function currencyBreakdown(tx: Tx, group: GroupRow, known: Map<string, Age
       currency,
       members: [...byAgent]
         .map(([id, p]) => {
-          const money = (minor: number) => formatAmount(minor, currency);
+          const money = (minor: bigint) => formatAmount(minor, currency);
           const net = p.paid - p.owes + p.sent - p.received;
           return {
             agent: people.get(id)!,
-            paid_minor: p.paid,
+            paid_minor: totalMinor(p.paid),
             paid: money(p.paid),
-            owes_minor: p.owes,
+            owes_minor: totalMinor(p.owes),
             owes: money(p.owes),
-            payments_sent_minor: p.sent,
+            payments_sent_minor: totalMinor(p.sent),
             payments_sent: money(p.sent),
-            payments_received_minor: p.received,
+            payments_received_minor: totalMinor(p.received),
             payments_received: money(p.received),
-            net_minor: net,
+            net_minor: totalMinor(net),
             net: formatBalance(net, currency),
-            converted_minor: p.converted,
+            converted_minor: totalMinor(p.converted),
             converted: formatBalance(p.converted, group.currency),
           };
         })

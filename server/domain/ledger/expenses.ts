@@ -11,7 +11,8 @@ import { deliver, deliverAll, resolveItems, type Delivery } from "../inbox.ts";
 import { quoted, untrusted } from "../untrusted.ts";
 import { decodeCursor, encodeCursor } from "../cursor.ts";
 import type { Actor } from "./groups.ts";
-import { applyDebts, expenseDebts } from "./ledger-pairs.ts";
+import { applyDebts, expenseDebts, reversed } from "./ledger-pairs.ts";
+import { checkLimits } from "./limits.ts";
 import { assertWritable, logActivity, memberGroup, refsOfMembers, refsWithKnown, requireMember, writableGroupMembers, type GroupRow } from "./membership.ts";
 import { formatAmount, inGroupCurrency, originalColumns, originalOfRow, originalWire, type Original } from "./money.ts";
 import { nextOccurrenceAfter, today } from "./repeat-dates.ts";
@@ -262,6 +263,7 @@ export async function insertExpense(
   state: ExpenseState,
   opts: InsertOptions,
 ): Promise<ExpenseRow> {
+  await checkLimits(tx, group, expenseDebts(state.shares));
   const expenseId = crypto.randomUUID();
   const at = iso(now);
   const row: ExpenseRow = {
@@ -588,6 +590,8 @@ export async function updateExpense(
   if (!changed.length) return { expense: (await expenseViews(tx, group, [row]))[0]!, changed_fields: [] };
   if (changed.includes("description")) after.descriptionBy = actor.agentId;
   if (changed.includes("notes")) after.notesBy = after.notes === null ? null : actor.agentId;
+  // The old version leaves the balances and the new one comes in, judged as one change.
+  await checkLimits(tx, group, [...reversed(expenseDebts(before.shares)), ...expenseDebts(after.shares)]);
   // A change answers any dispute of the old version: the participants judge the new one.
   after.state = "active";
   const version = row.version + 1;
@@ -652,6 +656,8 @@ export async function setDeleted(tx: Tx, actor: Actor, expenseId: string, delete
     if (gone) throw conflict(`@${gone.handle} is no longer a member of the group, so the expense cannot count in its balances again.`);
     known = refsOfMembers(members);
   }
+  // Taking an expense out can raise a total as well as putting it back: it may have offset other debts.
+  await checkLimits(tx, group, deleted ? reversed(expenseDebts(state.shares)) : expenseDebts(state.shares));
   const version = row.version + 1;
   const at = iso(now);
   await tx.update(expenses).set({ deleted, version, updatedAt: at }).where(eq(expenses.expenseId, row.expenseId));

@@ -13,7 +13,7 @@ import { deliver, hasBlocked } from "../inbox.ts";
 import { quoted, untrusted } from "../untrusted.ts";
 import { markBuilt } from "./ledger-pairs.ts";
 import { groupBalances, groupSummaries, logActivity, requireMember, requireWritable, type GroupRow } from "./membership.ts";
-import { formatBalance } from "./money.ts";
+import { formatBalance, totalMinor } from "./money.ts";
 import { decodeCursor, encodeCursor } from "../cursor.ts";
 
 /** Who acts: enough of an agent to name them in summaries and notifications. */
@@ -30,7 +30,7 @@ export async function groupView(tx: Tx, groupId: string, viewerId: string): Prom
     .orderBy(asc(groupMembers.joinedAt), asc(agents.handle));
   const balances = await groupBalances(tx, groupId);
   const creator = (await refsByIds(tx, [g.createdBy])).get(g.createdBy)!;
-  const mine = balances.get(viewerId) ?? 0;
+  const mine = balances.get(viewerId) ?? 0n;
   return {
     group_id: g.groupId,
     name: g.name,
@@ -38,15 +38,15 @@ export async function groupView(tx: Tx, groupId: string, viewerId: string): Prom
     kind: g.kind,
     archived: g.archived,
     member_count: rows.length,
-    my_balance_minor: mine,
+    my_balance_minor: totalMinor(mine),
     my_balance: formatBalance(mine, g.currency),
     created_by: creator,
     created_at: g.createdAt,
     updated_at: g.updatedAt,
     settings: { simplify_debts: g.simplifyDebts, description: g.description === null ? null : untrusted(g.description, "group description, written by the group's members") },
     members: rows.map((r) => {
-      const b = balances.get(r.agentId) ?? 0;
-      return { agent: toRef(r), role: r.m.role, joined_at: r.m.joinedAt, balance_minor: b, balance: formatBalance(b, g.currency) };
+      const b = balances.get(r.agentId) ?? 0n;
+      return { agent: toRef(r), role: r.m.role, joined_at: r.m.joinedAt, balance_minor: totalMinor(b), balance: formatBalance(b, g.currency) };
     }),
   };
 }
@@ -197,11 +197,11 @@ export async function archiveGroup(tx: Tx, me: Actor, groupId: string, archived:
 
 /** Leaving or being removed needs a zero balance, else a CONFLICT that names it. */
 async function requireZeroBalance(tx: Tx, g: GroupRow, agentId: string, whose: string): Promise<void> {
-  const b = (await groupBalances(tx, g.groupId)).get(agentId) ?? 0;
-  if (b !== 0) {
+  const b = (await groupBalances(tx, g.groupId)).get(agentId) ?? 0n;
+  if (b !== 0n) {
     const balance = formatBalance(b, g.currency);
     throw conflict(`${whose} balance in this group is ${balance}; it must be zero first (settle up with record_payment).`, {
-      balance_minor: b,
+      balance_minor: totalMinor(b),
       balance,
     });
   }

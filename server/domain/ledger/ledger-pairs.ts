@@ -2,14 +2,29 @@
 // same transaction as every expense and payment, and complete from a group's creation (ledger_pairs_built).
 // Balances and settle-up read it instead of every share of every expense. When the marker is missing (groups
 // older than the table, or a repair) a write transaction rebuilds it; a read transaction computes without storing.
-import { and, eq, inArray, ne, sql } from "drizzle-orm";
+import { and, eq, inArray, ne, type SQL, sql } from "drizzle-orm";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { isReadOnly, prepared, type Tx } from "../../../db/client.ts";
 import { expenseShares, expenses, ledgerPairs, ledgerPairsBuilt, payments } from "../../../db/schema/index.ts";
 import { iso } from "../../clock.ts";
-import { greedyTransfers, type Debt } from "./settle.ts";
+import { greedyTransfers, type Debt, type ExactTransfer } from "./settle.ts";
 
 /** A debt between two agents by id: `from` owes `to`. */
 export type AgentDebt = Debt;
+/** A pair's net debt as the pair ledger holds it, exactly: stored totals are read as bigint, never as a double. */
+export type PairDebt = ExactTransfer;
+
+/** One pair's row: what low owes high (negative: high owes low). */
+export interface PairRow {
+  lowId: string;
+  highId: string;
+  lowOwes: bigint;
+}
+
+export const pairKey = (p: { lowId: string; highId: string }) => `${p.lowId} ${p.highId}`;
+
+/** An integer read exactly, as text (a value past 2^53 would not survive as a JS number). */
+export const exactly = (value: SQLiteColumn | SQL) => sql<string>`CAST(CAST(${value} AS INTEGER) AS TEXT)`;
 
 /**
  * The debts one expense creates: its debtors pay its payers in the fewest transfers (a single payer is owed
@@ -27,13 +42,20 @@ export const paymentDebt = (p: { fromId: string; toId: string; amountMinor: numb
   amount_minor: p.amountMinor,
 });
 
-/** Adds (sign 1) or removes (sign -1) debts from a group's pair ledger. */
+/** The debts as they were: each one reversed (removing debts is adding these). */
+export const reversed = (debts: readonly AgentDebt[]): AgentDebt[] => debts.map((d) => ({ from: d.to, to: d.from, amount_minor: d.amount_minor }));
+
+/** Adds (sign 1) or removes (sign -1) debts from a group's pair ledger; what could pass the limit is checked first (limits.ts). */
 export async function applyDebts(tx: Tx, groupId: string, debts: readonly AgentDebt[], sign: 1 | -1): Promise<void> {
-  const rows = netPairs(debts, sign).map((p) => ({ groupId, ...p }));
+  await addPairs(tx, groupId, netPairs(debts, sign));
+}
+
+/** Adds netted pair rows to a group's pair ledger, each value as exact integer text whatever its size. */
+async function addPairs(tx: Tx, groupId: string, rows: readonly PairRow[]): Promise<void> {
   if (!rows.length) return;
   await tx
     .insert(ledgerPairs)
-    .values(rows)
+    .values(rows.map((r) => ({ groupId, lowId: r.lowId, highId: r.highId, lowOwesMinor: sql`CAST(${r.lowOwes.toString()} AS INTEGER)` })))
     .onConflictDoUpdate({
       target: [ledgerPairs.groupId, ledgerPairs.lowId, ledgerPairs.highId],
       set: { lowOwesMinor: sql`${ledgerPairs.lowOwesMinor} + excluded.low_owes_minor` },
@@ -68,7 +90,7 @@ async function ledgerDebts(tx: Tx, groupId: string): Promise<AgentDebt[]> {
 async function rebuild(tx: Tx, groupId: string, now: Date): Promise<void> {
   const debts = await ledgerDebts(tx, groupId);
   await tx.delete(ledgerPairs).where(eq(ledgerPairs.groupId, groupId));
-  await applyDebts(tx, groupId, debts, 1);
+  await addPairs(tx, groupId, netPairs(debts));
   await markBuilt(tx, groupId, now);
 }
 
@@ -78,25 +100,24 @@ export async function markBuilt(tx: Tx, groupId: string, now: Date): Promise<voi
 }
 
 /** What debts (times sign) net to per pair, low id first: what low owes high; pairs that net to zero are left out. */
-function netPairs(debts: readonly AgentDebt[], sign: 1 | -1 = 1): { lowId: string; highId: string; lowOwesMinor: number }[] {
-  const byPair = new Map<string, { lowId: string; highId: string; lowOwesMinor: number }>();
+export function netPairs(debts: readonly AgentDebt[], sign: 1 | -1 = 1): PairRow[] {
+  const byPair = new Map<string, PairRow>();
   for (const d of debts) {
     if (d.from === d.to || d.amount_minor === 0) continue;
     const [lowId, highId] = d.from < d.to ? [d.from, d.to] : [d.to, d.from];
-    const key = `${lowId} ${highId}`;
-    const entry = byPair.get(key) ?? { lowId, highId, lowOwesMinor: 0 };
-    entry.lowOwesMinor += sign * (d.from === lowId ? d.amount_minor : -d.amount_minor);
-    byPair.set(key, entry);
+    const entry = byPair.get(pairKey({ lowId, highId })) ?? { lowId, highId, lowOwes: 0n };
+    entry.lowOwes += BigInt(sign * (d.from === lowId ? d.amount_minor : -d.amount_minor));
+    byPair.set(pairKey(entry), entry);
   }
-  return [...byPair.values()].filter((p) => p.lowOwesMinor !== 0);
+  return [...byPair.values()].filter((p) => p.lowOwes !== 0n);
 }
 
 /**
  * Each pair's net debt (non-zero ones) in each of the groups, by group id, read from the pair ledger in one
  * query for them all; a group's is built first if needed. Pairs come in the pair ledger's key order.
  */
-export async function pairDebtsByGroup(tx: Tx, groupIds: readonly string[], now: Date): Promise<Map<string, AgentDebt[]>> {
-  const byGroup = new Map(groupIds.map((id) => [id, [] as AgentDebt[]]));
+export async function pairDebtsByGroup(tx: Tx, groupIds: readonly string[], now: Date): Promise<Map<string, PairDebt[]>> {
+  const byGroup = new Map(groupIds.map((id) => [id, [] as PairDebt[]]));
   if (!groupIds.length) return byGroup;
   const ids = [...byGroup.keys()];
   const built = await tx.select({ g: ledgerPairsBuilt.groupId }).from(ledgerPairsBuilt).where(inArray(ledgerPairsBuilt.groupId, ids));
@@ -106,14 +127,13 @@ export async function pairDebtsByGroup(tx: Tx, groupIds: readonly string[], now:
   const computed = isReadOnly(tx) ? missing : [];
   if (!isReadOnly(tx)) for (const id of missing) await rebuild(tx, id, now);
   const stored = await tx
-    .select()
+    .select({ groupId: ledgerPairs.groupId, lowId: ledgerPairs.lowId, highId: ledgerPairs.highId, lowOwes: exactly(ledgerPairs.lowOwesMinor) })
     .from(ledgerPairs)
     .where(and(inArray(ledgerPairs.groupId, ids), ne(ledgerPairs.lowOwesMinor, 0)))
     .orderBy(ledgerPairs.groupId, ledgerPairs.lowId, ledgerPairs.highId);
-  const rows = stored.filter((r) => !computed.includes(r.groupId));
+  const rows = stored.filter((r) => !computed.includes(r.groupId)).map((r) => ({ ...r, lowOwes: BigInt(r.lowOwes) }));
   for (const id of computed) {
-    const key = (p: { lowId: string; highId: string }) => `${p.lowId} ${p.highId}`;
-    const pairs = netPairs(await ledgerDebts(tx, id)).sort((a, b) => (key(a) < key(b) ? -1 : 1));
+    const pairs = netPairs(await ledgerDebts(tx, id)).sort((a, b) => (pairKey(a) < pairKey(b) ? -1 : 1));
     rows.push(...pairs.map((p) => ({ groupId: id, ...p })));
   }
   for (const r of rows) byGroup.get(r.groupId)!.push(asDebt(r));
@@ -123,7 +143,7 @@ export async function pairDebtsByGroup(tx: Tx, groupIds: readonly string[], now:
 // One group's pairs (what get_balances and every ledger write read): prepared, without the group id in each row.
 const groupPairs = prepared((tx) =>
   tx
-    .select({ lowId: ledgerPairs.lowId, highId: ledgerPairs.highId, lowOwesMinor: ledgerPairs.lowOwesMinor })
+    .select({ lowId: ledgerPairs.lowId, highId: ledgerPairs.highId, lowOwes: exactly(ledgerPairs.lowOwesMinor) })
     .from(ledgerPairs)
     .where(and(eq(ledgerPairs.groupId, sql.placeholder("groupId")), ne(ledgerPairs.lowOwesMinor, 0)))
     .orderBy(ledgerPairs.lowId, ledgerPairs.highId)
@@ -131,21 +151,20 @@ const groupPairs = prepared((tx) =>
 );
 const groupBuilt = prepared((tx) => tx.select({ g: ledgerPairsBuilt.groupId }).from(ledgerPairsBuilt).where(eq(ledgerPairsBuilt.groupId, sql.placeholder("groupId"))).prepare());
 
-const asDebt = (r: { lowId: string; highId: string; lowOwesMinor: number }): AgentDebt =>
-  r.lowOwesMinor > 0 ? { from: r.lowId, to: r.highId, amount_minor: r.lowOwesMinor } : { from: r.highId, to: r.lowId, amount_minor: -r.lowOwesMinor };
+const asDebt = (r: PairRow): PairDebt => (r.lowOwes > 0n ? { from: r.lowId, to: r.highId, amount: r.lowOwes } : { from: r.highId, to: r.lowId, amount: -r.lowOwes });
 
 /** Each pair's net debt in a group (non-zero ones), read from the pair ledger, built first if needed. */
-export async function pairDebts(tx: Tx, groupId: string, now: Date): Promise<AgentDebt[]> {
+export async function pairDebts(tx: Tx, groupId: string, now: Date): Promise<PairDebt[]> {
   if (!(await groupBuilt(tx).get({ groupId }))) return (await pairDebtsByGroup(tx, [groupId], now)).get(groupId)!;
-  return (await groupPairs(tx).all({ groupId })).map(asDebt);
+  return (await groupPairs(tx).all({ groupId })).map((r) => asDebt({ ...r, lowOwes: BigInt(r.lowOwes) }));
 }
 
-/** Each agent's balance from pair debts (positive: the others owe them); sums to zero by construction. */
-export function balancesFromDebts(debts: readonly AgentDebt[]): Map<string, number> {
-  const balances = new Map<string, number>();
+/** Each agent's balance from pair debts (positive: the others owe them), exactly; sums to zero by construction. */
+export function balancesFromDebts(debts: readonly PairDebt[]): Map<string, bigint> {
+  const balances = new Map<string, bigint>();
   for (const d of debts) {
-    balances.set(d.to, (balances.get(d.to) ?? 0) + d.amount_minor);
-    balances.set(d.from, (balances.get(d.from) ?? 0) - d.amount_minor);
+    balances.set(d.to, (balances.get(d.to) ?? 0n) + d.amount);
+    balances.set(d.from, (balances.get(d.from) ?? 0n) - d.amount);
   }
   return balances;
 }

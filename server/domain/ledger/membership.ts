@@ -8,7 +8,7 @@ import type { AgentRef, GroupSummary } from "../../tools/schemas.ts";
 import { refsByIds, toRef } from "../agents.ts";
 import type { Member } from "./expenses.ts";
 import { balancesFromDebts, pairDebts, pairDebtsByGroup } from "./ledger-pairs.ts";
-import { formatBalance } from "./money.ts";
+import { formatBalance, totalMinor } from "./money.ts";
 
 export type GroupRow = typeof groups.$inferSelect;
 
@@ -112,7 +112,7 @@ export async function sharesGroup(tx: Tx, a: string, b: string, groupId: string)
  * confirmed payments made minus received. Read from the pair ledger (ledger-pairs.ts), kept in the same
  * transaction as every change, so it costs at most n(n-1)/2 rows; it sums to zero by construction.
  */
-export async function groupBalances(tx: Tx, groupId: string): Promise<Map<string, number>> {
+export async function groupBalances(tx: Tx, groupId: string): Promise<Map<string, bigint>> {
   // The clock only stamps when a missing pair ledger was rebuilt; it changes no balance.
   return balancesFromDebts(await pairDebts(tx, groupId, new Date()));
 }
@@ -146,7 +146,7 @@ export async function groupSummaries(
   const debts = await pairDebtsByGroup(tx, rows.map((r) => r.group_id), new Date());
   const summaries: GroupSummary[] = [];
   for (const r of rows) {
-    const balance = balancesFromDebts(debts.get(r.group_id)!).get(agentId) ?? 0;
+    const balance = balancesFromDebts(debts.get(r.group_id)!).get(agentId) ?? 0n;
     summaries.push({
       group_id: r.group_id,
       name: r.name,
@@ -154,7 +154,7 @@ export async function groupSummaries(
       kind: r.kind,
       archived: Boolean(r.archived),
       member_count: Number(r.member_count),
-      my_balance_minor: balance,
+      my_balance_minor: totalMinor(balance),
       my_balance: formatBalance(balance, r.currency),
     });
   }

@@ -4,6 +4,12 @@ import { currencyExponent } from "./currencies.ts";
 /** Amounts are limited to 15 digits in minor units: always a safe integer (< 2^53). */
 export const MAX_DIGITS = 15;
 export const MAX_MINOR = 999_999_999_999_999;
+/**
+ * The most the ledger's totals may reach, in minor units: 2^53 - 1, so that each is exact as a JSON number.
+ * Bounded (limits.ts): an agent's open debts and credits in one currency across all their groups; every balance,
+ * settle-up transfer and sum of them shown is at most that.
+ */
+export const MAX_TOTAL_MINOR = Number.MAX_SAFE_INTEGER;
 /** Exchange rates carry at most this many decimals (and as many integer digits). */
 export const RATE_MAX_DECIMALS = 12;
 
@@ -141,8 +147,17 @@ export function formatAmount(minor: number | bigint, currency: string): string {
   return `${sign}${digits.slice(0, -scale)}.${digits.slice(-scale)}`;
 }
 
+/**
+ * A total read exactly as a JSON number. Totals never pass MAX_TOTAL_MINOR since the limit exists; one written
+ * before it reads as the limit here, while its text (formatAmount, formatBalance) stays exact.
+ */
+export function totalMinor(minor: bigint): number {
+  const max = BigInt(MAX_TOTAL_MINOR);
+  return Number(minor > max ? max : minor < -max ? -max : minor);
+}
+
 /** Balance text: "+12.50 EUR", "-3.00 EUR", "0.00 EUR" (positive: others owe this member). */
-export function formatBalance(minor: number, currency: string): string {
+export function formatBalance(minor: number | bigint, currency: string): string {
   const plus = minor > 0 ? "+" : "";
   return `${plus}${formatAmount(minor, currency)} ${currency}`;
 }

@@ -11,9 +11,10 @@ import { quoted, untrusted } from "../untrusted.ts";
 import { decodeCursor, encodeCursor } from "../cursor.ts";
 import { moneyText, requireParticipant, type Member } from "./expenses.ts";
 import type { Actor } from "./groups.ts";
-import { applyDebts, paymentDebt } from "./ledger-pairs.ts";
+import { applyDebts, paymentDebt, reversed } from "./ledger-pairs.ts";
 import { assertWritable, isMember, logActivity, memberGroup, refsOfMembers, requireMember, writableGroupMembers, type GroupRow } from "./membership.ts";
 import { formatAmount, inGroupCurrency, originalColumns, originalOfRow, originalWire, type Original } from "./money.ts";
+import { checkLimits } from "./limits.ts";
 import { owedBetween } from "./settlement.ts";
 
 export type PaymentRow = typeof payments.$inferSelect;
@@ -69,6 +70,7 @@ export async function insertPayment(
     voidedBy: null,
     voidedAt: null,
   };
+  if (row.state === "confirmed") await checkLimits(tx, group, [paymentDebt(row)]);
   await tx.insert(payments).values(row);
   if (row.state === "confirmed") await applyDebts(tx, group.groupId, [paymentDebt(row)], 1);
   const amount = paymentText(row, group);
@@ -213,6 +215,7 @@ export async function respondPayment(
   if (row.state !== "pending") throw conflict(`The payment is already ${row.state}.`);
   const state: PaymentState = input.action === "confirm" ? "confirmed" : "rejected";
   const updated = { ...row, state, updatedAt: iso(now) };
+  if (state === "confirmed") await checkLimits(tx, group, [paymentDebt(row)]);
   await tx.update(payments).set({ state, updatedAt: updated.updatedAt }).where(eq(payments.paymentId, row.paymentId));
   if (state === "confirmed") await applyDebts(tx, group.groupId, [paymentDebt(row)], 1);
   await resolveItems(tx, actor.agentId, "ledger.payment_to_confirm", { payment_id: row.paymentId });
@@ -258,6 +261,8 @@ async function voidPayment(tx: Tx, actor: Actor, row: PaymentRow, group: GroupRo
   }
   const at = iso(now);
   const updated: PaymentRow = { ...row, state: "voided", voidedBy: actor.agentId, voidedAt: at, updatedAt: at };
+  // What the payment paid off is owed again, which can raise a total as much as a new expense.
+  if (row.state === "confirmed") await checkLimits(tx, group, reversed([paymentDebt(row)]));
   await tx.update(payments).set({ state: "voided", voidedBy: actor.agentId, voidedAt: at, updatedAt: at }).where(eq(payments.paymentId, row.paymentId));
   if (row.state === "confirmed") await applyDebts(tx, group.groupId, [paymentDebt(row)], -1);
   // A voided payment leaves nothing to confirm.

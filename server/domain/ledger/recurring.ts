@@ -5,6 +5,8 @@ import { expenses, groups } from "../../../db/schema/index.ts";
 import { agentById } from "../agents.ts";
 import { quoted } from "../untrusted.ts";
 import { insertExpense, membersByHandle, storedState, type ExpenseRow } from "./expenses.ts";
+import { expenseDebts } from "./ledger-pairs.ts";
+import { exceedsLimits } from "./limits.ts";
 import { logActivity, type GroupRow } from "./membership.ts";
 import { nextOccurrenceAfter, today } from "./repeat-dates.ts";
 
@@ -39,16 +41,19 @@ async function catchUp(tx: Tx, now: Date, group: GroupRow, series: ExpenseRow, d
   const actor = { agentId: creator.agentId, handle: creator.handle };
   const members = await membersByHandle(tx, group.groupId);
   const gone = state.shares.find((s) => !members.has(s.handle));
-  if (gone) {
-    // A former member's balance must stay zero: the series ends instead of charging them.
+  const stop = async (why: string) => {
     await tx.update(expenses).set({ nextOccurrence: null }).where(eq(expenses.expenseId, series.expenseId));
     await logActivity(tx, now, {
       groupId: group.groupId,
       actorId: actor.agentId,
       action: "recurring_stopped",
-      summary: `${quoted(state.description)} stopped repeating: @${gone.handle} is no longer a member`,
+      summary: `${quoted(state.description)} stopped repeating: ${why}`,
       refs: { expense_id: series.expenseId },
     });
+  };
+  // A former member's balance must stay zero: the series ends instead of charging them.
+  if (gone) {
+    await stop(`@${gone.handle} is no longer a member`);
     return 0;
   }
   let date = series.nextOccurrence!;
@@ -61,6 +66,11 @@ async function catchUp(tx: Tx, now: Date, group: GroupRow, series: ExpenseRow, d
       .get();
     if (exists) continue;
     const occurrence = { ...state, date, repeat: "none" as const, recurringOf: series.expenseId, state: "active" as const, deleted: false };
+    // Refused on every run, it would hold back every other series: it ends instead, as add_expense would be refused.
+    if (await exceedsLimits(tx, group, expenseDebts(occurrence.shares))) {
+      await stop("the next one would take a total of the ledger past its limit");
+      return made;
+    }
     await insertExpense(tx, now, group, members, actor, occurrence, { notify: true, activityNote: " (recurring)" });
     made++;
   }

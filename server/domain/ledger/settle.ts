@@ -4,6 +4,7 @@
  *   settleUp(balances, true)           simplify_debts on: the fewest transfers (exact up to EXACT_LIMIT members)
  *   settleUp(balances, false, debts)   simplify_debts off: the raw debts netted per pair
  *   greedyTransfers(balances)          greedy min-cash-flow alone (the stored debts of one expense)
+ *   settleExact(ledger, ...)           settleUp on bigint amounts, for totals read from storage (any size)
  *
  * - `balances`: every member's net balance in minor units; positive means others owe that
  *   member. They must sum to exactly zero.
@@ -48,11 +49,32 @@ export interface SettlePlan {
   method: SettleMethod;
 }
 
+/** A transfer or debt in exact integers: the ledger's stored totals are read this way (they need not fit a double). */
+export interface ExactTransfer {
+  from: string;
+  to: string;
+  amount: bigint;
+}
+
+export interface ExactPlan {
+  transfers: ExactTransfer[];
+  method: SettleMethod;
+}
+
 /** Members left after pairing equal opposite balances, up to which the fewest transfers are searched exactly (2^n subsets). */
 export const EXACT_LIMIT = 18;
 
 export function settleUp(balances: readonly MemberBalance[], simplify: boolean, debts: readonly Debt[] = []): SettlePlan {
-  const ledger = readBalances(balances);
+  const exact = debts.map((d) => ({ from: d.from, to: d.to, amount: checkAmount(d.amount_minor, `debt ${d.from} -> ${d.to}`) }));
+  const { transfers, method } = settleExact(readBalances(balances), simplify, exact);
+  return { transfers: transfers.map(toNumbers), method };
+}
+
+/** settleUp on exact integers: `ledger` by handle (summing to zero), `debts` non-negative. */
+export function settleExact(ledger: ReadonlyMap<string, bigint>, simplify: boolean, debts: readonly ExactTransfer[] = []): ExactPlan {
+  let sum = 0n;
+  for (const b of ledger.values()) sum += b;
+  if (sum !== 0n) throw new Error(`settleUp: balances sum to ${sum}, not zero`);
   if (simplify) return fewestTransfers(ledger);
   const transfers = netPairwise(debts);
   assertMatches(transfers, ledger);
@@ -61,12 +83,12 @@ export function settleUp(balances: readonly MemberBalance[], simplify: boolean, 
 
 /** Greedy min-cash-flow over balances summing to zero: at most n - 1 transfers, in the order found. */
 export function greedyTransfers(balances: readonly MemberBalance[]): Transfer[] {
-  return greedy(readBalances(balances));
+  return greedy(readBalances(balances)).map(toNumbers);
 }
 
-function fewestTransfers(ledger: Map<string, bigint>): SettlePlan {
+function fewestTransfers(ledger: ReadonlyMap<string, bigint>): ExactPlan {
   const members = [...ledger].filter(([, b]) => b !== 0n).sort(([a], [b]) => compare(a, b));
-  const transfers: Transfer[] = [];
+  const transfers: ExactTransfer[] = [];
   // Equal and opposite balances settle each other in one transfer, paired in handle order.
   const creditors = new Map<bigint, string[]>();
   for (const [handle, b] of members) if (b > 0n) creditors.set(b, [...(creditors.get(b) ?? []), handle]);
@@ -74,14 +96,14 @@ function fewestTransfers(ledger: Map<string, bigint>): SettlePlan {
   for (const [handle, b] of members) {
     const match = b < 0n ? creditors.get(-b)?.shift() : undefined;
     if (match === undefined) continue;
-    transfers.push({ from: handle, to: match, amount_minor: toSafe(-b) });
+    transfers.push({ from: handle, to: match, amount: -b });
     paired.add(handle).add(match);
   }
   const left = members.filter(([handle]) => !paired.has(handle));
   const exact = left.length <= EXACT_LIMIT;
   const groups = exact ? zeroSumGroups(left.map(([, b]) => b)) : [left.map((_, i) => i)];
   for (const g of groups) transfers.push(...greedy(new Map(g.map((i) => left[i]!))));
-  transfers.sort((a, b) => b.amount_minor - a.amount_minor || compare(a.from, b.from) || compare(a.to, b.to));
+  transfers.sort((a, b) => (a.amount === b.amount ? 0 : a.amount > b.amount ? -1 : 1) || compare(a.from, b.from) || compare(a.to, b.to));
   return { transfers, method: exact ? "exact" : "greedy" };
 }
 
@@ -142,8 +164,8 @@ function zeroSumGroups(values: readonly bigint[]): number[][] {
 }
 
 /** Greedy min-cash-flow: the largest debtor pays the largest creditor until all are zero. */
-function greedy(ledger: Map<string, bigint>): Transfer[] {
-  const transfers: Transfer[] = [];
+function greedy(ledger: Map<string, bigint>): ExactTransfer[] {
+  const transfers: ExactTransfer[] = [];
   for (;;) {
     const creditor = pick(ledger, (a, b) => a > b);
     const debtor = pick(ledger, (a, b) => a < b);
@@ -151,7 +173,7 @@ function greedy(ledger: Map<string, bigint>): Transfer[] {
     const credit = ledger.get(creditor)!;
     const debt = -ledger.get(debtor)!;
     const amount = credit < debt ? credit : debt;
-    transfers.push({ from: debtor, to: creditor, amount_minor: Number(amount) });
+    transfers.push({ from: debtor, to: creditor, amount });
     ledger.set(creditor, credit - amount);
     ledger.set(debtor, amount - debt);
   }
@@ -175,25 +197,26 @@ function pick(ledger: Map<string, bigint>, better: (a: bigint, b: bigint) => boo
 }
 
 /** Nets raw debts per unordered pair; the side that owes more pays the difference. */
-export function netPairwise(debts: readonly Debt[]): Transfer[] {
+function netPairwise(debts: readonly ExactTransfer[]): ExactTransfer[] {
   const net = new Map<string, { low: string; high: string; lowOwes: bigint }>();
   for (const d of debts) {
-    const amount = checkAmount(d.amount_minor, `debt ${d.from} -> ${d.to}`);
-    if (d.from === d.to || amount === 0n) continue;
+    if (d.amount < 0n) throw new Error(`settleUp: debt ${d.from} -> ${d.to} has an invalid amount ${d.amount}`);
+    if (d.from === d.to || d.amount === 0n) continue;
     const [low, high] = d.from < d.to ? [d.from, d.to] : [d.to, d.from];
     const key = JSON.stringify([low, high]);
     const entry = net.get(key) ?? { low, high, lowOwes: 0n };
-    entry.lowOwes += d.from === low ? amount : -amount;
+    entry.lowOwes += d.from === low ? d.amount : -d.amount;
     net.set(key, entry);
   }
-  const transfers: Transfer[] = [];
+  const transfers: ExactTransfer[] = [];
   for (const { low, high, lowOwes } of net.values()) {
-    if (lowOwes > 0n) transfers.push({ from: low, to: high, amount_minor: toSafe(lowOwes) });
-    if (lowOwes < 0n) transfers.push({ from: high, to: low, amount_minor: toSafe(-lowOwes) });
+    if (lowOwes > 0n) transfers.push({ from: low, to: high, amount: lowOwes });
+    if (lowOwes < 0n) transfers.push({ from: high, to: low, amount: -lowOwes });
   }
   return transfers.sort((a, b) => compare(a.from, b.from) || compare(a.to, b.to));
 }
 
+/** Safe-integer balances as exact ones, summing to zero. */
 function readBalances(balances: readonly MemberBalance[]): Map<string, bigint> {
   const ledger = new Map<string, bigint>();
   let sum = 0n;
@@ -207,12 +230,14 @@ function readBalances(balances: readonly MemberBalance[]): Map<string, bigint> {
   return ledger;
 }
 
-function assertMatches(transfers: readonly Transfer[], ledger: ReadonlyMap<string, bigint>): void {
+const toNumbers = (t: ExactTransfer): Transfer => ({ from: t.from, to: t.to, amount_minor: toSafe(t.amount) });
+
+function assertMatches(transfers: readonly ExactTransfer[], ledger: ReadonlyMap<string, bigint>): void {
   const fromDebts = new Map<string, bigint>();
   const add = (handle: string, delta: bigint) => fromDebts.set(handle, (fromDebts.get(handle) ?? 0n) + delta);
   for (const t of transfers) {
-    add(t.from, -BigInt(t.amount_minor));
-    add(t.to, BigInt(t.amount_minor));
+    add(t.from, -t.amount);
+    add(t.to, t.amount);
   }
   for (const handle of new Set([...ledger.keys(), ...fromDebts.keys()])) {
     if ((ledger.get(handle) ?? 0n) !== (fromDebts.get(handle) ?? 0n)) {

@@ -2,39 +2,41 @@
 // shows and what record_payment measures a payment against.
 import type { Tx } from "../../../db/client.ts";
 import type { AgentRef } from "../../tools/schemas.ts";
-import { balancesFromDebts, pairDebts, type AgentDebt } from "./ledger-pairs.ts";
+import { balancesFromDebts, pairDebts, type PairDebt } from "./ledger-pairs.ts";
 import { refsWithKnown, type GroupRow } from "./membership.ts";
-import { settleUp, type SettleMethod } from "./settle.ts";
+import { totalMinor } from "./money.ts";
+import { settleExact, type SettleMethod } from "./settle.ts";
 
+/** All of it exact (bigint): the ledger's totals are bounded (limits.ts), but ones stored before the bound are not. */
 export interface Settlement {
   /** By agent id; positive: the others owe them. */
-  balances: Map<string, number>;
+  balances: Map<string, bigint>;
   /** Current members, plus anyone else the ledger still gives a non-zero balance. */
   shown: string[];
   people: Map<string, AgentRef>;
   /** Transfers by agent id. */
-  plan: AgentDebt[];
+  plan: PairDebt[];
   method: SettleMethod;
   /** Each pair's own net debt, by agent id, with former members routed around. */
-  debts: AgentDebt[];
+  debts: PairDebt[];
 }
 
 /**
  * A group's balances and the transfers that settle it, from its current members (refs by agent id) and its
  * pair debts: the fewest transfers when simplify_debts (settle.ts), else each pair's own net debt.
  */
-export async function settlement(tx: Tx, group: GroupRow, members: Map<string, AgentRef>, pairLedger: AgentDebt[]): Promise<Settlement> {
+export async function settlement(tx: Tx, group: GroupRow, members: Map<string, AgentRef>, pairLedger: PairDebt[]): Promise<Settlement> {
   const debts = routeAroundFormerMembers(pairLedger, new Set(members.keys()));
   const balances = balancesFromDebts(debts);
   const shown = new Set(members.keys());
-  for (const [id, b] of balances) if (b !== 0) shown.add(id);
+  for (const [id, b] of balances) if (b !== 0n) shown.add(id);
   const people = await refsWithKnown(tx, [...shown, ...balances.keys()], members);
   const handleOf = (id: string) => people.get(id)!.handle;
   const idOf = new Map([...people.values()].map((p) => [p.handle, p.agent_id]));
-  const byHandle = [...balances].map(([id, b]) => ({ handle: handleOf(id), balance_minor: b }));
-  const pairs = debts.map((d) => ({ from: handleOf(d.from), to: handleOf(d.to), amount_minor: d.amount_minor }));
-  const { transfers, method } = settleUp(byHandle, group.simplifyDebts, group.simplifyDebts ? [] : pairs);
-  const plan = transfers.map((t) => ({ from: idOf.get(t.from)!, to: idOf.get(t.to)!, amount_minor: t.amount_minor }));
+  const byHandle = new Map([...balances].map(([id, b]) => [handleOf(id), b]));
+  const pairs = debts.map((d) => ({ from: handleOf(d.from), to: handleOf(d.to), amount: d.amount }));
+  const { transfers, method } = settleExact(byHandle, group.simplifyDebts, group.simplifyDebts ? [] : pairs);
+  const plan = transfers.map((t) => ({ from: idOf.get(t.from)!, to: idOf.get(t.to)!, amount: t.amount }));
   return { balances, shown: [...shown], people, plan, method, debts };
 }
 
@@ -42,19 +44,19 @@ export async function settlement(tx: Tx, group: GroupRow, members: Map<string, A
  * A member who left had a zero balance, but each-pair debts can still run through them (b owes a, c owes b).
  * Those are joined into direct debts between the others (c owes a), so nobody is asked to pay a former member.
  */
-function routeAroundFormerMembers(debts: AgentDebt[], members: Set<string>): AgentDebt[] {
+function routeAroundFormerMembers(debts: PairDebt[], members: Set<string>): PairDebt[] {
   let list = debts;
   for (const gone of new Set(debts.flatMap((d) => [d.from, d.to]).filter((id) => !members.has(id)))) {
     const owedTo = list.filter((d) => d.to === gone).map((d) => ({ ...d }));
     const owedBy = list.filter((d) => d.from === gone).map((d) => ({ ...d }));
     const rest = list.filter((d) => d.to !== gone && d.from !== gone);
     for (let i = 0, j = 0; i < owedTo.length && j < owedBy.length; ) {
-      const amount = Math.min(owedTo[i]!.amount_minor, owedBy[j]!.amount_minor);
-      rest.push({ from: owedTo[i]!.from, to: owedBy[j]!.to, amount_minor: amount });
-      if ((owedTo[i]!.amount_minor -= amount) === 0) i++;
-      if ((owedBy[j]!.amount_minor -= amount) === 0) j++;
+      const amount = owedTo[i]!.amount < owedBy[j]!.amount ? owedTo[i]!.amount : owedBy[j]!.amount;
+      rest.push({ from: owedTo[i]!.from, to: owedBy[j]!.to, amount });
+      if ((owedTo[i]!.amount -= amount) === 0n) i++;
+      if ((owedBy[j]!.amount -= amount) === 0n) j++;
     }
-    list = [...rest, ...owedTo, ...owedBy].filter((d) => d.amount_minor > 0 && d.from !== d.to);
+    list = [...rest, ...owedTo, ...owedBy].filter((d) => d.amount > 0n && d.from !== d.to);
   }
   return list;
 }
@@ -65,7 +67,7 @@ function routeAroundFormerMembers(debts: AgentDebt[], members: Set<string>): Age
  */
 export async function owedBetween(tx: Tx, group: GroupRow, members: Map<string, AgentRef>, fromId: string, toId: string, now: Date): Promise<number> {
   const { plan, debts } = await settlement(tx, group, members, await pairDebts(tx, group.groupId, now));
-  const between = (list: AgentDebt[]) =>
-    list.reduce((net, d) => net + (d.from === fromId && d.to === toId ? d.amount_minor : d.from === toId && d.to === fromId ? -d.amount_minor : 0), 0);
-  return Math.max(0, between(plan), between(debts));
+  const between = (list: PairDebt[]) => list.reduce((net, d) => net + (d.from === fromId && d.to === toId ? d.amount : d.from === toId && d.to === fromId ? -d.amount : 0n), 0n);
+  const [a, b] = [between(plan), between(debts)];
+  return Math.max(0, totalMinor(a > b ? a : b));
 }

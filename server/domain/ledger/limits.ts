@@ -1,0 +1,55 @@
+// The ledger's bound on its totals (MAX_TOTAL_MINOR, 2^53 - 1 minor units), checked before a change is written:
+// an agent's open total in a currency, each pair's net debt they are part of taken as a size, over all their
+// groups in that currency, may not pass it. That bounds every balance, settle-up transfer and cross-group sum
+// (get_balances totals and counterparties, my_balance, exports) and every partial sum on the way to them.
+// A change that would take a total past the bound, and raise it, is refused; one that lowers a total always
+// passes, so a total stored past the bound before it existed can still be brought down.
+import { and, eq, inArray, or, sql } from "drizzle-orm";
+import type { Tx } from "../../../db/client.ts";
+import { groupMembers, groups, ledgerPairs } from "../../../db/schema/index.ts";
+import { conflict } from "../../errors.ts";
+import { exactly, netPairs, pairKey, type AgentDebt } from "./ledger-pairs.ts";
+import type { GroupRow } from "./membership.ts";
+import { formatAmount, MAX_TOTAL_MINOR } from "./money.ts";
+
+const LIMIT = BigInt(MAX_TOTAL_MINOR);
+
+/** Refuses (CONFLICT naming the limit) adding `debts` to the group when it would take a total past MAX_TOTAL_MINOR. */
+export async function checkLimits(tx: Tx, group: GroupRow, debts: readonly AgentDebt[]): Promise<void> {
+  if (!(await exceedsLimits(tx, group, debts))) return;
+  const limit = `${formatAmount(MAX_TOTAL_MINOR, group.currency)} ${group.currency}`;
+  throw conflict(
+    `This would take the open balances in ${group.currency} of someone it involves past ${limit} (${MAX_TOTAL_MINOR} minor units), the most the ledger keeps for one agent in one currency across all their groups. Settle up or delete expenses first, or record a smaller amount.`,
+    { limit_minor: MAX_TOTAL_MINOR, limit, currency: group.currency },
+  );
+}
+
+/** Whether adding `debts` (removals reversed) to the group would take anyone they involve past the limit, and higher. */
+export async function exceedsLimits(tx: Tx, group: GroupRow, debts: readonly AgentDebt[]): Promise<boolean> {
+  const rows = netPairs(debts);
+  if (!rows.length) return false;
+  const ids = [...new Set(rows.flatMap((r) => [r.lowId, r.highId]))];
+  const before = new Map<string, bigint>(ids.map((id) => [id, 0n]));
+  // Through each agent's memberships (indexed by agent), then the pairs of those groups (keyed by group).
+  const totals = await tx
+    .select({ agentId: groupMembers.agentId, total: exactly(sql`sum(abs(${ledgerPairs.lowOwesMinor}))`) })
+    .from(groupMembers)
+    .innerJoin(groups, and(eq(groups.groupId, groupMembers.groupId), eq(groups.currency, group.currency)))
+    .innerJoin(ledgerPairs, and(eq(ledgerPairs.groupId, groupMembers.groupId), or(eq(ledgerPairs.lowId, groupMembers.agentId), eq(ledgerPairs.highId, groupMembers.agentId))))
+    .where(inArray(groupMembers.agentId, ids))
+    .groupBy(groupMembers.agentId);
+  for (const t of totals) before.set(t.agentId, BigInt(t.total));
+  const stored = await tx
+    .select({ lowId: ledgerPairs.lowId, highId: ledgerPairs.highId, lowOwes: exactly(ledgerPairs.lowOwesMinor) })
+    .from(ledgerPairs)
+    .where(and(eq(ledgerPairs.groupId, group.groupId), inArray(ledgerPairs.lowId, ids), inArray(ledgerPairs.highId, ids)));
+  const old = new Map(stored.map((p) => [pairKey(p), BigInt(p.lowOwes)]));
+  const after = new Map(before);
+  const abs = (n: bigint) => (n < 0n ? -n : n);
+  for (const r of rows) {
+    const was = old.get(pairKey(r)) ?? 0n;
+    const change = abs(was + r.lowOwes) - abs(was);
+    for (const id of [r.lowId, r.highId]) after.set(id, after.get(id)! + change);
+  }
+  return ids.some((id) => after.get(id)! > LIMIT && after.get(id)! > before.get(id)!);
+}
