@@ -103,7 +103,7 @@ export async function createHandleFromForm(c: WebContext): Promise<{ agentId: st
   const displayName = DisplayName.safeParse((c.form.get("display_name") ?? "").trim());
   const description = Description.safeParse((c.form.get("description") ?? "").trim());
   if (!handle.success) return { error: "The handle must be 3-32 characters of a-z, 0-9, _ and -, starting with a letter or digit.", status: 400 };
-  if (!displayName.success) return { error: "The display name must be 1-80 characters without control characters.", status: 400 };
+  if (!displayName.success) return { error: "The display name must be 1-80 characters, something visible, without control or invisible characters.", status: 400 };
   if (!description.success) return { error: "The description must be at most 500 characters.", status: 400 };
   if (await handleTaken(c.tx, handle.data)) return { error: "That handle is taken; choose another.", status: 409 };
   if (c.svc.config.inviteOnly) await consumePlatformInvite(c.tx, c.form.get("platform_invite_code") ?? undefined, c.now);
