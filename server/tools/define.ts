@@ -2,7 +2,6 @@ import { z } from "zod";
 import type { Tx } from "../../db/client.ts";
 import type { ServerConfig } from "../config.ts";
 import type { AttemptLimit } from "../domain/attempts.ts";
-import { AppError } from "../errors.ts";
 import type { View } from "../views/index.ts";
 import { IdempotencyKey, InboxSummary } from "./schemas.ts";
 
@@ -107,9 +106,3 @@ export function defineTool<I extends AnyObject, O extends AnyObject, P extends b
 }
 
 export type Tool = ReturnType<typeof defineTool>;
-
-/** Thrown by tools that need a credential when none was resolved (never reached through the pipeline). */
-export function requirePrincipal(ctx: ToolContext): Principal {
-  if (!ctx.principal) throw new AppError("UNAUTHENTICATED", "This tool needs a credential.");
-  return ctx.principal;
-}

@@ -28,8 +28,6 @@ export function sessionCookie(token: string, expiresAt: string, secure: boolean,
   return `${SESSION_COOKIE}=${token}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${maxAge}${secure ? "; Secure" : ""}`;
 }
 
-export const clearedCookie = (secure: boolean) => `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0${secure ? "; Secure" : ""}`;
-
 export async function loadSession(tx: Tx, req: Request, now: Date): Promise<WebSession | null> {
   const token = readCookie(req, SESSION_COOKIE);
   if (!token || token.length > 200) return null;
@@ -83,10 +81,6 @@ export function signOut(tx: Tx, session: WebSession, now: Date) {
 export async function updateSession(tx: Tx, session: WebSession, patch: Partial<Omit<WebSession, "sessionHash" | "csrfToken">>): Promise<WebSession> {
   await tx.update(webSessions).set(patch).where(eq(webSessions.sessionHash, session.sessionHash));
   return { ...session, ...patch };
-}
-
-export async function endSession(tx: Tx, session: WebSession): Promise<void> {
-  await tx.delete(webSessions).where(eq(webSessions.sessionHash, session.sessionHash));
 }
 
 export function csrfValid(session: WebSession, form: URLSearchParams): boolean {
