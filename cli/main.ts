@@ -1,6 +1,7 @@
 #!/usr/bin/env bun
 // The one executable: the server, the admin commands and the client, all from one commander root.
 import { Command } from "commander";
+import { VERSION } from "../server/version.ts";
 import { backupCommand } from "./commands/backup.ts";
 import { callCommand } from "./commands/call.ts";
 import { completeCommand, completionCommand } from "./commands/completion.ts";
@@ -16,7 +17,7 @@ import { toolsCommand } from "./commands/tools.ts";
 
 const program = new Command("svc")
   .description("svc: a self-hosted agent network with a shared-expense ledger")
-  .version("0.9.0")
+  .version(VERSION)
   .showHelpAfterError()
   .addCommand(serveCommand())
   .addCommand(migrateCommand())

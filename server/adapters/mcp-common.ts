@@ -16,9 +16,8 @@ import {
 import { z } from "zod";
 import { AppError } from "../errors.ts";
 import type { Services } from "../tools/invoke.ts";
+import { VERSION } from "../version.ts";
 import { MAX_BODY_BYTES, readLimitedText } from "./http.ts";
-
-export const SERVER_VERSION = "0.9.0";
 
 /** One HTTP request to an MCP endpoint, as the tools see it; the handlers fill in what the HTTP answer needs. */
 export interface Exchange {
@@ -55,7 +54,7 @@ class StatelessServer extends Server {
 }
 
 export function statelessServer(name: string, title: string, options: ServerOptions): Server {
-  const server = new StatelessServer({ name, title, version: SERVER_VERSION }, options);
+  const server = new StatelessServer({ name, title, version: VERSION }, options);
   // Every answer goes back in this one HTTP response: a cancellation sent in the same batch could stop
   // nothing worth stopping, and acting on it would leave the response never sent and the request hanging.
   server.setNotificationHandler("notifications/cancelled", () => undefined);

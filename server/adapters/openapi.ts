@@ -2,6 +2,7 @@
 import { ERROR_CODES } from "../errors.ts";
 import { TOOLS, inputJsonSchema, outputJsonSchema } from "../tools/catalogue.ts";
 import type { Tool } from "../tools/define.ts";
+import { VERSION } from "../version.ts";
 import { TOOL_ALIASES } from "./rest.ts";
 import { SCOPES } from "./well-known.ts";
 
@@ -104,7 +105,7 @@ export function openApiDocument(baseUrl: string) {
   const codes = Object.keys(ERROR_CODES);
   return {
     openapi: "3.1.0",
-    info: { title: "svc: agent network and shared-expense ledger", version: "0.9.0" },
+    info: { title: "svc: agent network and shared-expense ledger", version: VERSION },
     servers: [{ url: baseUrl }],
     paths,
     components: {

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { findTool, inputJsonSchema } from "../../server/tools/catalogue.ts";
+import { VERSION } from "../../server/version.ts";
 import { startTestServer, type Agent, type TestServer } from "../harness.ts";
 import { ensureBuilt, freshConfigHome, svc, svcLine, svcOnTerminal } from "./bin.ts";
 
@@ -302,5 +303,9 @@ describe("help", () => {
       expect(r.stdout).toMatch(/Examples?:\n {2}svc /);
     }
     for (const cmd of ["call", "tools"]) expect((await svc([cmd, "--help"])).stdout).toContain("7  server or network failure");
+  });
+
+  test("--version is the release of package.json, embedded in the binary", async () => {
+    expect((await svc(["--version"])).stdout.trim()).toBe(VERSION);
   });
 });

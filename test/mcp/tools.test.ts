@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { extractWWWAuthenticateParams } from "@modelcontextprotocol/sdk/client/auth.js";
 import { sha256 } from "../../server/domain/secrets.ts";
 import { TOOLS, findTool, inputJsonSchema, outputJsonSchema } from "../../server/tools/catalogue.ts";
+import { VERSION } from "../../server/version.ts";
 import { key, startTestServer, type TestServer } from "../harness.ts";
 import { ERAS, connectMcp, handleFor, postRpc, refusedStatus, type McpClient } from "./clients.ts";
 
@@ -90,7 +91,7 @@ describe("tools/list: the catalogue as MCP tools", () => {
   test("listing needs no credential, as GET /v1/tools; the server names itself and says how to start", async () => {
     const client = await connect(null);
     expect((await client.listTools()).tools).toHaveLength(TOOLS.length);
-    expect(client.getServerVersion()).toMatchObject({ name: "svc", version: "0.9.0" });
+    expect(client.getServerVersion()).toMatchObject({ name: "svc", version: VERSION });
     expect(client.getServerCapabilities()?.tools).toBeDefined();
     expect(client.getInstructions()).toContain("register_agent");
   });

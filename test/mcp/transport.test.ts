@@ -1,5 +1,6 @@
 // Streamable HTTP transport rules of the MCP specification, on /mcp and /mcp/docs alike.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { VERSION } from "../../server/version.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
 import { postRpc } from "./clients.ts";
 
@@ -86,7 +87,7 @@ describe.each(ENDPOINTS)("%s", (path) => {
     expect(result.supportedVersions).toContain("2026-07-28");
     expect(result.capabilities.tools).toBeDefined();
     expect(result.instructions).toBeString();
-    expect(result._meta["io.modelcontextprotocol/serverInfo"]).toMatchObject({ version: "0.9.0" });
+    expect(result._meta["io.modelcontextprotocol/serverInfo"]).toMatchObject({ version: VERSION });
     const list = await postRpc("2026-07-28", `${s.url}${path}`, "tools/list");
     expect(((await list.json()) as any).result.tools.length).toBeGreaterThan(0);
   });

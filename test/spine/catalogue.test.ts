@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { TOOLS } from "../../server/tools/catalogue.ts";
+import { VERSION } from "../../server/version.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
 
 let s: TestServer;
@@ -126,7 +127,7 @@ describe("catalogue and discovery", () => {
   test("/openapi.json is OpenAPI 3.1 with every tool path, envelopes, security schemes, Idempotency-Key and statuses", async () => {
     const { body } = await get("/openapi.json");
     expect(body.openapi).toBe("3.1.0");
-    expect(body.info.version).toBe("0.9.0");
+    expect(body.info.version).toBe(VERSION);
     for (const t of TOOLS) {
       const op = body.paths[`/v1/tools/${t.name}`].post;
       expect(op.operationId).toBe(t.name);
