@@ -10,7 +10,7 @@ import type { ContactRecord } from "../tools/schemas.ts";
 import { agentByHandle, agentById, toRef, type AgentRow } from "./agents.ts";
 import { deliveredSince, deliver, resolveItems, withdrawItems } from "./inbox.ts";
 import { cleanNote, quoted, untrusted } from "./untrusted.ts";
-import { decodeCursor, encodeCursor } from "./cursor.ts";
+import { decodeCursor, encodeCursor, paginate } from "./cursor.ts";
 
 export const DECLINE_WINDOW_MS = 30 * DAY;
 /**
@@ -234,20 +234,15 @@ export async function respondContactRequest(
 
 export async function listContacts(tx: Tx, me: Principal, state: State, limit: number, cursor?: string) {
   const after = cursor === undefined ? undefined : decodeCursor(cursor, ["string"])[0];
-  const rows = await tx
+  const query = tx
     .select({ c: contacts, a: agents })
     .from(contacts)
     .innerJoin(agents, eq(agents.agentId, contacts.otherId))
     .where(and(eq(contacts.ownerId, me.agentId), eq(contacts.state, state), after ? gt(agents.handle, after) : undefined))
-    .orderBy(asc(agents.handle))
-    .limit(limit + 1);
-  const page = rows.slice(0, limit);
+    .orderBy(asc(agents.handle));
+  const { page, next_cursor } = await paginate(limit, (n) => query.limit(n), (last) => encodeCursor([last.a.handle]));
   const records = await Promise.all(page.map((r) => record(tx, r.c, r.a)));
-  const last = page[page.length - 1];
-  return {
-    contacts: records.filter((r): r is ContactRecord => r !== null),
-    next_cursor: rows.length > limit && last ? encodeCursor([last.a.handle]) : null,
-  };
+  return { contacts: records.filter((r): r is ContactRecord => r !== null), next_cursor };
 }
 
 

@@ -5,7 +5,7 @@ import { MINUTE, iso, later } from "../clock.ts";
 import { AppError, conflict, notFound } from "../errors.ts";
 import type { Principal } from "../tools/define.ts";
 import { newSecret, sha256 } from "./secrets.ts";
-import { decodeCursor, encodeCursor } from "./cursor.ts";
+import { decodeCursor, encodeCursor, paginate } from "./cursor.ts";
 
 export const ROTATION_GRACE_MS = 10 * MINUTE;
 const API_KEY_SCOPES = "svc:read svc:write";
@@ -108,7 +108,7 @@ export async function listClients(tx: Tx, p: Pick<Principal, "agentId" | "client
   const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor, ["string", "string"]);
   const graceUntil = sql<string | null>`(SELECT max(k.expires_at) FROM api_keys k
     WHERE k.client_id = clients.client_id AND k.revoked_at IS NULL AND k.expires_at > ${iso(now)})`;
-  const rows = await tx
+  const query = tx
     .select({ c: clients, graceUntil })
     .from(clients)
     .where(
@@ -118,10 +118,11 @@ export async function listClients(tx: Tx, p: Pick<Principal, "agentId" | "client
         after ? sql`(${clients.createdAt}, ${clients.clientId}) > (${after[0]}, ${after[1]})` : undefined,
       ),
     )
-    .orderBy(asc(clients.createdAt), asc(clients.clientId))
-    .limit(page.limit === undefined ? -1 : page.limit + 1);
-  const shown = page.limit === undefined ? rows : rows.slice(0, page.limit);
-  const last = shown[shown.length - 1]?.c;
+    .orderBy(asc(clients.createdAt), asc(clients.clientId));
+  const { page: shown, next_cursor } =
+    page.limit === undefined
+      ? { page: await query, next_cursor: null }
+      : await paginate(page.limit, (n) => query.limit(n), (last) => encodeCursor([last.c.createdAt, last.c.clientId]));
   return {
     clients: shown.map(({ c, graceUntil }) => ({
       client_id: c.clientId,
@@ -132,7 +133,7 @@ export async function listClients(tx: Tx, p: Pick<Principal, "agentId" | "client
       current: c.clientId === p.clientId,
       old_key_until: graceUntil,
     })),
-    next_cursor: rows.length > shown.length && last ? encodeCursor([last.createdAt, last.clientId]) : null,
+    next_cursor,
   };
 }
 

@@ -7,6 +7,7 @@ import { invalid } from "../errors.ts";
 import type { Principal } from "../tools/define.ts";
 import type { InboxItem, InboxSummary, Untrusted } from "../tools/schemas.ts";
 import { refsByIds } from "./agents.ts";
+import { paginate } from "./cursor.ts";
 
 export const ITEM_LIFETIME_MS = 30 * DAY;
 export const KEPT_LIFETIME_MS = 365 * DAY;
@@ -262,19 +263,20 @@ export interface ListOptions {
 export async function list(tx: Tx, p: Principal, now: Date, opts: ListOptions) {
   const limit = opts.limit ?? 50;
   const fromCursor = opts.since === undefined;
-  let rows = await pageQueries[fromCursor ? "cursor" : "since"][opts.include_seen ? "all" : "unseen"](tx).all({
-    agent: p.agentId,
-    now: iso(now),
-    client: p.clientId,
-    since: fromCursor ? 0 : Math.min(Number(opts.since), Number.MAX_SAFE_INTEGER),
-    limit: limit + 1,
-  });
+  const query = pageQueries[fromCursor ? "cursor" : "since"][opts.include_seen ? "all" : "unseen"](tx);
+  const since = fromCursor ? 0 : Math.min(Number(opts.since), Number.MAX_SAFE_INTEGER);
   // A key replaced by rotate_api_key reads no further than the first sign-in code: the code would let a leaked key
   // connect a new client, and moving the client's cursor (shared with the new key) past it would hide it from both.
-  const code = p.graceUntil ? rows.findIndex((r) => r.type === JOIN_CODE_ITEM) : -1;
-  if (code >= 0) rows = rows.slice(0, code);
-  const page = rows.slice(0, limit);
-  const last = page[page.length - 1];
+  const upToCode = <R extends { type: string }>(rows: R[]) => {
+    const code = p.graceUntil ? rows.findIndex((r) => r.type === JOIN_CODE_ITEM) : -1;
+    return code >= 0 ? rows.slice(0, code) : rows;
+  };
+  const { page, next_cursor } = await paginate(
+    limit,
+    async (n) => upToCode(await query.all({ agent: p.agentId, now: iso(now), client: p.clientId, since, limit: n })),
+    (last) => String(last.seq),
+  );
+  const last = page.at(-1);
   let marked = 0;
   if (fromCursor && last) {
     requireWrite(tx);
@@ -292,7 +294,7 @@ export async function list(tx: Tx, p: Principal, now: Date, opts: ListOptions) {
     digest_md: digest(items, c, fromCursor ? marked : null),
     unread: c.unread,
     requires_action: c.requires_action,
-    next_cursor: rows.length > limit && last ? String(last.seq) : null,
+    next_cursor,
   };
 }
 

@@ -3,25 +3,23 @@ import { and, desc, eq, lt } from "drizzle-orm";
 import type { Tx } from "../../../db/client.ts";
 import { ledgerActivity } from "../../../db/schema/index.ts";
 import { refsByIds } from "../agents.ts";
-import { decodeCursor, encodeCursor } from "../cursor.ts";
+import { decodeCursor, encodeCursor, paginate } from "../cursor.ts";
 import { requireMember } from "./membership.ts";
 
 export async function listActivity(tx: Tx, agentId: string, input: { group_id: string; limit?: number; cursor?: string }) {
   await requireMember(tx, input.group_id, agentId);
   const limit = input.limit ?? 50;
   const before = input.cursor === undefined ? undefined : decodeCursor(input.cursor, ["number"] as const)[0];
-  const rows = await tx
+  const query = tx
     .select()
     .from(ledgerActivity)
     .where(and(eq(ledgerActivity.groupId, input.group_id), before === undefined ? undefined : lt(ledgerActivity.seq, before)))
-    .orderBy(desc(ledgerActivity.seq))
-    .limit(limit + 1);
-  const page = rows.slice(0, limit);
+    .orderBy(desc(ledgerActivity.seq));
+  const { page, next_cursor } = await paginate(limit, (n) => query.limit(n), (last) => encodeCursor([last.seq]));
   const people = await refsByIds(
     tx,
     page.map((r) => r.actorId),
   );
-  const last = page[page.length - 1];
   return {
     entries: page.map((r) => ({
       seq: r.seq,
@@ -31,6 +29,6 @@ export async function listActivity(tx: Tx, agentId: string, input: { group_id: s
       refs: r.refs,
       created_at: r.createdAt,
     })),
-    next_cursor: rows.length > limit && last ? encodeCursor([last.seq]) : null,
+    next_cursor,
   };
 }

@@ -9,7 +9,7 @@ import type { AgentRef } from "../../tools/schemas.ts";
 import { agentByHandle, refsByIds } from "../agents.ts";
 import { deliver, deliverAll, resolveItems, type Delivery } from "../inbox.ts";
 import { quoted, untrusted } from "../untrusted.ts";
-import { decodeCursor, encodeCursor } from "../cursor.ts";
+import { decodeCursor, encodeCursor, paginate } from "../cursor.ts";
 import type { Actor } from "./groups.ts";
 import { applyDebts, expenseDebts, reversed } from "./ledger-pairs.ts";
 import { checkLimits } from "./limits.ts";
@@ -494,7 +494,7 @@ export async function listExpenses(tx: Tx, agentId: string, input: ListExpensesI
     involving = agent.agentId;
   }
   const after = input.cursor === undefined ? undefined : decodeCursor(input.cursor, ["string", "number"] as const);
-  const rows = await tx
+  const query = tx
     .select({ e: expenses, seq: sql<number>`expenses.rowid` })
     .from(expenses)
     .where(
@@ -509,17 +509,15 @@ export async function listExpenses(tx: Tx, agentId: string, input: ListExpensesI
         after === undefined ? undefined : sql`(${expenses.date}, expenses.rowid) < (${after[0]}, ${after[1]})`,
       ),
     )
-    .orderBy(desc(expenses.date), sql`expenses.rowid DESC`)
-    .limit(limit + 1);
-  const page = rows.slice(0, limit);
-  const last = page[page.length - 1];
+    .orderBy(desc(expenses.date), sql`expenses.rowid DESC`);
+  const { page, next_cursor } = await paginate(limit, (n) => query.limit(n), (last) => encodeCursor([last.e.date, last.seq]));
   return {
     expenses: await expenseViews(
       tx,
       group,
       page.map((r) => r.e),
     ),
-    next_cursor: rows.length > limit && last ? encodeCursor([last.e.date, last.seq]) : null,
+    next_cursor,
   };
 }
 

@@ -14,7 +14,7 @@ import { quoted, untrusted } from "../untrusted.ts";
 import { markBuilt } from "./ledger-pairs.ts";
 import { groupBalances, groupSummaries, logActivity, requireMember, requireWritable, type GroupRow } from "./membership.ts";
 import { formatBalance, totalMinor } from "./money.ts";
-import { decodeCursor, encodeCursor } from "../cursor.ts";
+import { decodeCursor, encodeCursor, paginate } from "../cursor.ts";
 
 /** Who acts: enough of an agent to name them in summaries and notifications. */
 export type Actor = Pick<Principal, "agentId" | "handle">;
@@ -134,10 +134,12 @@ export async function createGroup(tx: Tx, me: Actor, input: CreateGroupInput, no
 
 export async function listGroups(tx: Tx, agentId: string, includeArchived: boolean, limit: number, cursor?: string) {
   const afterGroupId = cursor === undefined ? undefined : decodeCursor(cursor, ["string"])[0];
-  const rows = await groupSummaries(tx, agentId, includeArchived, { afterGroupId, limit: limit + 1 });
-  const page = rows.slice(0, limit);
-  const last = page[page.length - 1];
-  return { groups: page, next_cursor: rows.length > limit && last ? encodeCursor([last.group_id]) : null };
+  const { page, next_cursor } = await paginate(
+    limit,
+    (n) => groupSummaries(tx, agentId, includeArchived, { afterGroupId, limit: n }),
+    (last) => encodeCursor([last.group_id]),
+  );
+  return { groups: page, next_cursor };
 }
 
 

@@ -8,7 +8,7 @@ import type { Payment } from "../../tools/expenses/shapes.ts";
 import { refsByIds } from "../agents.ts";
 import { deliver, resolveItems } from "../inbox.ts";
 import { quoted, untrusted } from "../untrusted.ts";
-import { decodeCursor, encodeCursor } from "../cursor.ts";
+import { decodeCursor, encodeCursor, paginate } from "../cursor.ts";
 import { moneyText, requireParticipant, type Member } from "./expenses.ts";
 import type { Actor } from "./groups.ts";
 import { applyDebts, paymentDebt, reversed } from "./ledger-pairs.ts";
@@ -304,7 +304,7 @@ export async function listPayments(tx: Tx, agentId: string, input: ListPaymentsI
   const group = await requireMember(tx, input.group_id, agentId);
   const limit = input.limit ?? 50;
   const before = input.cursor === undefined ? undefined : decodeCursor(input.cursor, ["number"] as const)[0];
-  const rows = await tx
+  const query = tx
     .select({ p: payments, seq: sql<number>`payments.rowid` })
     .from(payments)
     .where(
@@ -314,17 +314,15 @@ export async function listPayments(tx: Tx, agentId: string, input: ListPaymentsI
         before === undefined ? undefined : sql`payments.rowid < ${before}`,
       ),
     )
-    .orderBy(sql`payments.rowid DESC`)
-    .limit(limit + 1);
-  const page = rows.slice(0, limit);
-  const last = page[page.length - 1];
+    .orderBy(sql`payments.rowid DESC`);
+  const { page, next_cursor } = await paginate(limit, (n) => query.limit(n), (last) => encodeCursor([last.seq]));
   return {
     payments: await paymentViews(
       tx,
       page.map((r) => r.p),
       () => group.currency,
     ),
-    next_cursor: rows.length > limit && last ? encodeCursor([last.seq]) : null,
+    next_cursor,
   };
 }
 

@@ -8,7 +8,7 @@ import type { Principal } from "../../tools/define.ts";
 import { SUBJECT_MAX, type Envelope, type EnvelopeSummary } from "../../tools/mail/schemas.ts";
 import { agentById, refsByIds, type AgentRow } from "../agents.ts";
 import { acceptedContactsByHandle, isAcceptedContact } from "../contacts.ts";
-import { decodeCursor, encodeCursor } from "../cursor.ts";
+import { decodeCursor, encodeCursor, paginate } from "../cursor.ts";
 import { deliver, resolveItems } from "../inbox.ts";
 import { quoted, untrusted } from "../untrusted.ts";
 import { extractLinks } from "./links.ts";
@@ -213,7 +213,7 @@ export async function listEnvelopes(tx: Tx, me: Principal, input: ListInput) {
   if (input.thread_id !== undefined) {
     await requireVisibleThread(tx, me.agentId, input.thread_id);
   }
-  const rows = await tx
+  const query = tx
     .select()
     .from(envelopes)
     .where(
@@ -227,13 +227,8 @@ export async function listEnvelopes(tx: Tx, me: Principal, input: ListInput) {
         after !== undefined ? lt(envelopes.seq, after) : undefined,
       ),
     )
-    .orderBy(desc(envelopes.seq))
-    .limit(limit + 1);
-  const page = rows.slice(0, limit);
-  const last = page[page.length - 1];
-  return {
-    envelopes: await summaries(tx, me.agentId, page),
-    next_cursor: rows.length > limit && last ? encodeCursor([last.seq]) : null,
-  };
+    .orderBy(desc(envelopes.seq));
+  const { page, next_cursor } = await paginate(limit, (n) => query.limit(n), (last) => encodeCursor([last.seq]));
+  return { envelopes: await summaries(tx, me.agentId, page), next_cursor };
 }
 

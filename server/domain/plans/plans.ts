@@ -9,7 +9,7 @@ import type { Principal } from "../../tools/define.ts";
 import type { Plan, PlanExpense } from "../../tools/plans/schemas.ts";
 import { refsByIds, type AgentRow } from "../agents.ts";
 import { acceptedContactsByHandle } from "../contacts.ts";
-import { decodeCursor, encodeCursor } from "../cursor.ts";
+import { decodeCursor, encodeCursor, paginate } from "../cursor.ts";
 import { deliver, resolveItems } from "../inbox.ts";
 import { isMember, requireWritable } from "../ledger/membership.ts";
 import { formatAmount } from "../ledger/money.ts";
@@ -270,7 +270,7 @@ export async function listPlans(tx: Tx, me: Principal, input: ListInput, now: Da
       ? or(gt(plans.startsAt, after.startsAt), and(eq(plans.startsAt, after.startsAt), gt(plans.planId, after.planId)))
       : or(lt(plans.startsAt, after.startsAt), and(eq(plans.startsAt, after.startsAt), lt(plans.planId, after.planId)))
     : undefined;
-  const rows = await tx
+  const query = tx
     .select()
     .from(plans)
     .where(
@@ -281,14 +281,9 @@ export async function listPlans(tx: Tx, me: Principal, input: ListInput, now: Da
         beyond,
       ),
     )
-    .orderBy(...(upcoming ? [asc(plans.startsAt), asc(plans.planId)] : [desc(plans.startsAt), desc(plans.planId)]))
-    .limit(limit + 1);
-  const page = rows.slice(0, limit);
-  const last = page[page.length - 1];
-  return {
-    plans: await views(tx, me.agentId, page),
-    next_cursor: rows.length > limit && last ? encodeCursor([when, last.startsAt, last.planId]) : null,
-  };
+    .orderBy(...(upcoming ? [asc(plans.startsAt), asc(plans.planId)] : [desc(plans.startsAt), desc(plans.planId)]));
+  const { page, next_cursor } = await paginate(limit, (n) => query.limit(n), (last) => encodeCursor([when, last.startsAt, last.planId]));
+  return { plans: await views(tx, me.agentId, page), next_cursor };
 }
 
 /** A cursor of list_plans is bound to the `when` it was made for. */
