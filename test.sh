@@ -1,9 +1,28 @@
 #!/usr/bin/env bash
-# Installs everything (./install.sh) and runs the whole test suite; ends with one "N passed, N failed" line.
+# Installs everything (./install.sh), checks types, lint and format, and runs the whole test suite;
+# ends with one "N passed, N failed" line.
 set -uo pipefail
 cd "$(dirname "$0")"
 ./install.sh || exit 1
 [ -x .tools/bin/bun ] && export PATH="$(pwd)/.tools/bin:$PATH"
+
+# Guardrails before any test runs: the type check (Bun runs TypeScript without checking it) and Biome's
+# lint and format check (biome.jsonc). Both run at once; either failing stops here as one failed check.
+tsc_log=$(mktemp)
+node_modules/.bin/tsc -p tsconfig.json --noEmit >"$tsc_log" 2>&1 &
+tsc_pid=$!
+node_modules/.bin/biome check --error-on-warnings --max-diagnostics=50
+biome_status=$?
+wait "$tsc_pid"
+tsc_status=$?
+cat "$tsc_log"
+rm -f "$tsc_log"
+if [ "$tsc_status" -ne 0 ] || [ "$biome_status" -ne 0 ]; then
+  [ "$tsc_status" -ne 0 ] && echo "test.sh: the type check failed (node_modules/.bin/tsc -p tsconfig.json --noEmit); no test was run" >&2
+  [ "$biome_status" -ne 0 ] && echo "test.sh: biome check failed (node_modules/.bin/biome check; biome format --write fixes formatting); no test was run" >&2
+  echo "0 passed, 1 failed"
+  exit 1
+fi
 
 log=$(mktemp)
 bun test "$@" 2>&1 | tee "$log"

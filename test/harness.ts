@@ -11,7 +11,6 @@ import { findTool } from "../server/tools/catalogue.ts";
 export interface CallResponse {
   status: number;
   headers: Headers;
-  // biome-ignore lint: test bodies are checked field by field
   body: any;
 }
 

@@ -5,9 +5,9 @@ type Labels = Record<string, string>;
 
 const SECONDS_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
-const escape = (v: string) => v.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/"/g, '\\"');
+const escapeLabel = (v: string) => v.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/"/g, '\\"');
 const labelText = (l: Labels) => {
-  const parts = Object.entries(l).map(([k, v]) => `${k}="${escape(v)}"`);
+  const parts = Object.entries(l).map(([k, v]) => `${k}="${escapeLabel(v)}"`);
   return parts.length ? `{${parts.join(",")}}` : "";
 };
 // Each series always has the same label names, in the same order: their values identify it (on every call).

@@ -9,7 +9,7 @@ import { checkAttempts, recordAttempt } from "../domain/attempts.ts";
 import { summary } from "../domain/inbox.ts";
 import { sha256 } from "../domain/secrets.ts";
 import { AppError, describeCause, storageFault, toAppError, type Issue } from "../errors.ts";
-import { RateLimiter, rateLimitHeaders, type RateDecision } from "../rate-limit.ts";
+import { type RateLimiter, rateLimitHeaders, type RateDecision } from "../rate-limit.ts";
 import { findTool } from "./catalogue.ts";
 import type { Principal, Tool, ToolContext } from "./define.ts";
 import { lookup, remember, requestHash } from "./idempotency.ts";
@@ -65,7 +65,7 @@ export function parseArguments(tool: Tool, raw: unknown, headerKey?: string | nu
   if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
     throw validationError([{ path: "(arguments)", message: "arguments must be a JSON object" }]);
   }
-  let args = raw as Record<string, unknown>;
+  const args = raw as Record<string, unknown>;
   if (tool.idempotent && headerKey) {
     if (args.idempotency_key !== undefined && args.idempotency_key !== headerKey) {
       throw validationError([{ path: "idempotency_key", message: "differs from the Idempotency-Key header; send one" }]);

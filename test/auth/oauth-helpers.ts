@@ -3,7 +3,7 @@ import { expect } from "bun:test";
 import { createHash, randomBytes } from "node:crypto";
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthClientProvider, OAuthDiscoveryState, OAuthTokens } from "@modelcontextprotocol/client";
 import type { Agent, TestServer } from "../harness.ts";
-import { PageClient, signInWithCode } from "../web/page-client.ts";
+import { type PageClient, signInWithCode } from "../web/page-client.ts";
 
 export const REDIRECT = "http://127.0.0.1:9/callback";
 

@@ -5,7 +5,7 @@ import fc from "fast-check";
 import { inputJsonSchema, TOOLS } from "../../server/tools/catalogue.ts";
 import type { Tool } from "../../server/tools/define.ts";
 import { deeplyNested, nearMissArbitrary, type JsonSchema } from "./schema-arbitrary.ts";
-import { McpSession, restCall, type Outcome, type RawRequest, type Transport } from "./transports.ts";
+import { type McpSession, restCall, type Outcome, type RawRequest, type Transport } from "./transports.ts";
 import { accepts, validArgs, worldHints, type World } from "./world.ts";
 
 export interface FuzzCase {

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { findTool, inputJsonSchema, TOOLS } from "../../server/tools/catalogue.ts";
+import { inputJsonSchema, TOOLS } from "../../server/tools/catalogue.ts";
 import type { Tool } from "../../server/tools/define.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
 import type { JsonSchema } from "./schema-arbitrary.ts";
@@ -126,6 +126,7 @@ describe("SQL", () => {
   });
 
   test("the check itself flags string-built SQL", () => {
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the source text the check reads, placeholder included
     const line = "await client.execute(`SELECT * FROM agents WHERE handle = '${handle}'`);";
     expect(/\.(execute|executeMultiple|batch|run|all|get|values)\(\s*`[^`]*\$\{/.test(line)).toBe(true);
   });

@@ -11,7 +11,6 @@ beforeAll(async () => {
 });
 afterAll(() => s.stop());
 
-// biome-ignore lint: test bodies are checked field by field
 type Any = any;
 
 /** A call expected to fail with `status` and `code`; returns the error. */

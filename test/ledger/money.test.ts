@@ -19,7 +19,7 @@ function expectInvalid(fn: () => unknown, path?: string): void {
   expect(caught).toBeInstanceOf(AppError);
   const err = caught as AppError;
   expect(err.code).toBe("VALIDATION_ERROR");
-  if (path !== undefined) expect((err.details?.issues as { path: string }[])[0]!.path).toBe(path);
+  if (path !== undefined) expect((err.details!.issues as { path: string }[])[0]!.path).toBe(path);
 }
 
 const sum = (xs: readonly { amount_minor: number }[]) => xs.reduce((a, s) => a + s.amount_minor, 0);

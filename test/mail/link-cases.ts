@@ -13,6 +13,7 @@ export interface LinkCase {
   warnings: LinkWarning[];
 }
 
+// biome-ignore format: a table, one case a line
 export const LINK_CASES: LinkCase[] = [
   { name: "plain https", text: "see https://example.com/a?b=1.", url: "https://example.com/a?b=1", domain: "example.com", scheme: "https", warnings: [] },
   { name: "user-info trick", text: "log in at https://bank.com@evil.example/login", url: "https://bank.com@evil.example/login", domain: "evil.example", scheme: "https", warnings: ["userinfo"] },

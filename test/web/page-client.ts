@@ -65,7 +65,7 @@ export class PageClient {
   /** Follows redirects on this server (relative Locations) until a page answers. */
   async follow(r: PageResponse): Promise<PageResponse> {
     let cur = r;
-    while (cur.status >= 300 && cur.status < 400 && cur.location && cur.location.startsWith("/")) cur = await this.get(cur.location);
+    while (cur.status >= 300 && cur.status < 400 && cur.location?.startsWith("/")) cur = await this.get(cur.location);
     return cur;
   }
 }

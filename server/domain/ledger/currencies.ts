@@ -6,6 +6,7 @@ import { invalid } from "../../errors.ts";
  * are left out: amounts in them cannot be expressed in minor units.
  * ANG and SLL are still listed during their transition to XCG and SLE.
  */
+// biome-ignore format: a table, the codes of one letter on a line or two
 const EXPONENTS: Readonly<Record<string, number>> = Object.freeze({
   AED: 2, AFN: 2, ALL: 2, AMD: 2, ANG: 2, AOA: 2, ARS: 2, AUD: 2, AWG: 2, AZN: 2,
   BAM: 2, BBD: 2, BDT: 2, BGN: 2, BHD: 3, BIF: 0, BMD: 2, BND: 2, BOB: 2, BOV: 2,
