@@ -24,7 +24,11 @@ export function decodeCursor<const T extends readonly ("string" | "number")[]>(
  * One page of a list: `fetch` runs the list's query for `n` rows, asked here for one more than `limit` because that
  * extra row, never shown, is how we know another page follows; `cursorOf` makes the cursor that continues after a row.
  */
-export async function paginate<R>(limit: number, fetch: (n: number) => PromiseLike<R[]>, cursorOf: (last: R) => string): Promise<{ page: R[]; next_cursor: string | null }> {
+export async function paginate<R>(
+  limit: number,
+  fetch: (n: number) => PromiseLike<R[]>,
+  cursorOf: (last: R) => string,
+): Promise<{ page: R[]; next_cursor: string | null }> {
   const rows = await fetch(limit + 1);
   const page = rows.slice(0, limit);
   const last = page.at(-1);
