@@ -1,4 +1,4 @@
-import { integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
 // Mirrors db/migrations/0006_auth.sql and the columns 0010 adds.
 
@@ -28,31 +28,39 @@ export const joinSessions = sqliteTable("join_sessions", {
   keyIssuedAt: text("key_issued_at"),
 });
 
-export const webSessions = sqliteTable("web_sessions", {
-  sessionHash: text("session_hash").primaryKey(),
-  csrfToken: text("csrf_token").notNull(),
-  agentId: text("agent_id"),
-  access: text("access", { enum: ["full", "settings"] }),
-  joinSessionId: text("join_session_id"),
-  oauthRequest: text("oauth_request", { mode: "json" }).$type<Record<string, string>>(),
-  oidcFlow: text("oidc_flow", { mode: "json" }).$type<Record<string, string>>(),
-  oidcIdentity: text("oidc_identity", { mode: "json" }).$type<ProviderLogin>(),
-  createdAt: text("created_at").notNull(),
-  expiresAt: text("expires_at").notNull(),
-  // 0010_merge_and_client_metadata.sql
-  providerLogin: text("provider_login", { mode: "json" }).$type<ProviderLogin>(),
-});
+export const webSessions = sqliteTable(
+  "web_sessions",
+  {
+    sessionHash: text("session_hash").primaryKey(),
+    csrfToken: text("csrf_token").notNull(),
+    agentId: text("agent_id"),
+    access: text("access", { enum: ["full", "settings"] }),
+    joinSessionId: text("join_session_id"),
+    oauthRequest: text("oauth_request", { mode: "json" }).$type<Record<string, string>>(),
+    oidcFlow: text("oidc_flow", { mode: "json" }).$type<Record<string, string>>(),
+    oidcIdentity: text("oidc_identity", { mode: "json" }).$type<ProviderLogin>(),
+    createdAt: text("created_at").notNull(),
+    expiresAt: text("expires_at").notNull(),
+    // 0010_merge_and_client_metadata.sql
+    providerLogin: text("provider_login", { mode: "json" }).$type<ProviderLogin>(),
+  },
+  (t) => [index("web_sessions_expiry").on(t.expiresAt)],
+);
 
-export const signinCodes = sqliteTable("signin_codes", {
-  codeId: text("code_id").primaryKey(),
-  agentId: text("agent_id").notNull(),
-  webSessionHash: text("web_session_hash").notNull(),
-  codeHash: text("code_hash").notNull(),
-  attempts: integer("attempts").notNull().default(0),
-  createdAt: text("created_at").notNull(),
-  expiresAt: text("expires_at").notNull(),
-  usedAt: text("used_at"),
-});
+export const signinCodes = sqliteTable(
+  "signin_codes",
+  {
+    codeId: text("code_id").primaryKey(),
+    agentId: text("agent_id").notNull(),
+    webSessionHash: text("web_session_hash").notNull(),
+    codeHash: text("code_hash").notNull(),
+    attempts: integer("attempts").notNull().default(0),
+    createdAt: text("created_at").notNull(),
+    expiresAt: text("expires_at").notNull(),
+    usedAt: text("used_at"),
+  },
+  (t) => [index("signin_codes_agent").on(t.agentId, t.createdAt), index("signin_codes_session").on(t.webSessionHash)],
+);
 
 export const settingsLinks = sqliteTable("settings_links", {
   tokenHash: text("token_hash").primaryKey(),
@@ -87,17 +95,21 @@ export const oauthCodes = sqliteTable("oauth_codes", {
   clientId: text("client_id"),
 });
 
-export const oauthRefreshTokens = sqliteTable("oauth_refresh_tokens", {
-  tokenHash: text("token_hash").primaryKey(),
-  clientId: text("client_id").notNull(),
-  oauthClientId: text("oauth_client_id").notNull(),
-  scope: text("scope").notNull(),
-  resource: text("resource").notNull(),
-  createdAt: text("created_at").notNull(),
-  expiresAt: text("expires_at").notNull(),
-  usedAt: text("used_at"),
-  revokedAt: text("revoked_at"),
-});
+export const oauthRefreshTokens = sqliteTable(
+  "oauth_refresh_tokens",
+  {
+    tokenHash: text("token_hash").primaryKey(),
+    clientId: text("client_id").notNull(),
+    oauthClientId: text("oauth_client_id").notNull(),
+    scope: text("scope").notNull(),
+    resource: text("resource").notNull(),
+    createdAt: text("created_at").notNull(),
+    expiresAt: text("expires_at").notNull(),
+    usedAt: text("used_at"),
+    revokedAt: text("revoked_at"),
+  },
+  (t) => [index("oauth_refresh_tokens_client").on(t.clientId)],
+);
 
 export const oauthSigningKeys = sqliteTable("oauth_signing_keys", {
   kid: text("kid").primaryKey(),
@@ -118,5 +130,5 @@ export const oidcIdentities = sqliteTable(
     emailVerified: integer("email_verified", { mode: "boolean" }).notNull().default(false),
     createdAt: text("created_at").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.issuer, t.subject] })],
+  (t) => [primaryKey({ columns: [t.issuer, t.subject] }), index("oidc_identities_agent").on(t.agentId)],
 );

@@ -1,4 +1,5 @@
-import { integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { sql } from "drizzle-orm";
+import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
 // Mirrors db/migrations/0001_core.sql; the SQL file is the source of truth for the database.
 export const agents = sqliteTable("agents", {
@@ -6,7 +7,7 @@ export const agents = sqliteTable("agents", {
   handle: text("handle").notNull().unique(),
   displayName: text("display_name").notNull(),
   description: text("description"),
-  contactCode: text("contact_code"),
+  contactCode: text("contact_code").unique(),
   email: text("email"),
   emailVerified: integer("email_verified", { mode: "boolean" }).notNull().default(false),
   phoneVerified: integer("phone_verified", { mode: "boolean" }).notNull().default(false),
@@ -16,24 +17,32 @@ export const agents = sqliteTable("agents", {
   mergedInto: text("merged_into"),
 });
 
-export const clients = sqliteTable("clients", {
-  clientId: text("client_id").primaryKey(),
-  agentId: text("agent_id").notNull(),
-  name: text("name").notNull(),
-  kind: text("kind", { enum: ["api_key", "oauth"] }).notNull(),
-  createdAt: text("created_at").notNull(),
-  lastUsedAt: text("last_used_at"),
-  revokedAt: text("revoked_at"),
-});
+export const clients = sqliteTable(
+  "clients",
+  {
+    clientId: text("client_id").primaryKey(),
+    agentId: text("agent_id").notNull(),
+    name: text("name").notNull(),
+    kind: text("kind", { enum: ["api_key", "oauth"] }).notNull(),
+    createdAt: text("created_at").notNull(),
+    lastUsedAt: text("last_used_at"),
+    revokedAt: text("revoked_at"),
+  },
+  (t) => [index("clients_agent").on(t.agentId)],
+);
 
-export const apiKeys = sqliteTable("api_keys", {
-  keyHash: text("key_hash").primaryKey(),
-  clientId: text("client_id").notNull(),
-  scopes: text("scopes").notNull(),
-  createdAt: text("created_at").notNull(),
-  expiresAt: text("expires_at"),
-  revokedAt: text("revoked_at"),
-});
+export const apiKeys = sqliteTable(
+  "api_keys",
+  {
+    keyHash: text("key_hash").primaryKey(),
+    clientId: text("client_id").notNull(),
+    scopes: text("scopes").notNull(),
+    createdAt: text("created_at").notNull(),
+    expiresAt: text("expires_at"),
+    revokedAt: text("revoked_at"),
+  },
+  (t) => [index("api_keys_client").on(t.clientId)],
+);
 
 export const contacts = sqliteTable(
   "contacts",
@@ -46,7 +55,7 @@ export const contacts = sqliteTable(
     requestedAt: text("requested_at").notNull(),
     respondedAt: text("responded_at"),
   },
-  (t) => [primaryKey({ columns: [t.ownerId, t.otherId] })],
+  (t) => [primaryKey({ columns: [t.ownerId, t.otherId] }), index("contacts_owner_state").on(t.ownerId, t.state)],
 );
 
 export const contactDeclines = sqliteTable(
@@ -59,26 +68,35 @@ export const contactDeclines = sqliteTable(
   (t) => [primaryKey({ columns: [t.requesterId, t.targetId] })],
 );
 
-export const inboxItems = sqliteTable("inbox_items", {
-  seq: integer("seq").primaryKey({ autoIncrement: true }),
-  itemId: text("item_id").notNull().unique(),
-  agentId: text("agent_id").notNull(),
-  type: text("type").notNull(),
-  app: text("app").notNull(),
-  fromAgentId: text("from_agent_id"),
-  summaryMd: text("summary_md").notNull(),
-  payload: text("payload", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
-  note: text("note", { mode: "json" }).$type<{ untrusted_content: string; source: string } | null>(),
-  refs: text("refs", { mode: "json" }).$type<Record<string, string>>().notNull(),
-  requiresAction: integer("requires_action", { mode: "boolean" }).notNull(),
-  suggestedTools: text("suggested_tools", { mode: "json" }).$type<string[]>().notNull(),
-  createdAt: text("created_at").notNull(),
-  expiresAt: text("expires_at").notNull(),
-  seen: integer("seen", { mode: "boolean" }).notNull().default(false),
-  resolved: integer("resolved", { mode: "boolean" }).notNull().default(false),
-  dismissed: integer("dismissed", { mode: "boolean" }).notNull().default(false),
-  kept: integer("kept", { mode: "boolean" }).notNull().default(false),
-});
+export const inboxItems = sqliteTable(
+  "inbox_items",
+  {
+    seq: integer("seq").primaryKey({ autoIncrement: true }),
+    itemId: text("item_id").notNull().unique(),
+    agentId: text("agent_id").notNull(),
+    type: text("type").notNull(),
+    app: text("app").notNull(),
+    fromAgentId: text("from_agent_id"),
+    summaryMd: text("summary_md").notNull(),
+    payload: text("payload", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+    note: text("note", { mode: "json" }).$type<{ untrusted_content: string; source: string } | null>(),
+    refs: text("refs", { mode: "json" }).$type<Record<string, string>>().notNull(),
+    requiresAction: integer("requires_action", { mode: "boolean" }).notNull(),
+    suggestedTools: text("suggested_tools", { mode: "json" }).$type<string[]>().notNull(),
+    createdAt: text("created_at").notNull(),
+    expiresAt: text("expires_at").notNull(),
+    seen: integer("seen", { mode: "boolean" }).notNull().default(false),
+    resolved: integer("resolved", { mode: "boolean" }).notNull().default(false),
+    dismissed: integer("dismissed", { mode: "boolean" }).notNull().default(false),
+    kept: integer("kept", { mode: "boolean" }).notNull().default(false),
+  },
+  (t) => [
+    index("inbox_agent_seq").on(t.agentId, t.dismissed, t.seq),
+    index("inbox_agent_expiry").on(t.agentId, t.expiresAt),
+    index("inbox_unread_asks").on(t.agentId, t.seq).where(sql`${t.seen} = 0 AND ${t.dismissed} = 0 AND ${t.requiresAction} = 1 AND ${t.resolved} = 0`),
+    index("inbox_unread_news").on(t.agentId, t.seq).where(sql`${t.seen} = 0 AND ${t.dismissed} = 0 AND ${t.requiresAction} = 0`),
+  ],
+);
 
 /** Kept by triggers (0012_inbox_counts.sql); never written by code. */
 export const inboxCounts = sqliteTable("inbox_counts", {

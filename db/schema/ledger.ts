@@ -1,4 +1,5 @@
-import { integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { sql } from "drizzle-orm";
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 // Mirrors db/migrations/0002_ledger.sql.
 export const groups = sqliteTable("groups", {
@@ -7,7 +8,7 @@ export const groups = sqliteTable("groups", {
   description: text("description"),
   currency: text("currency").notNull(),
   kind: text("kind", { enum: ["group", "direct"] }).notNull(),
-  directKey: text("direct_key"),
+  directKey: text("direct_key").unique(),
   simplifyDebts: integer("simplify_debts", { mode: "boolean" }).notNull().default(true),
   archived: integer("archived", { mode: "boolean" }).notNull().default(false),
   createdBy: text("created_by").notNull(),
@@ -24,50 +25,66 @@ export const groupMembers = sqliteTable(
     joinedAt: text("joined_at").notNull(),
     leftAt: text("left_at"),
   },
-  (t) => [primaryKey({ columns: [t.groupId, t.agentId] })],
+  (t) => [primaryKey({ columns: [t.groupId, t.agentId] }), index("group_members_agent").on(t.agentId)],
 );
 
-export const groupInvites = sqliteTable("group_invites", {
-  inviteId: text("invite_id").primaryKey(),
-  groupId: text("group_id").notNull(),
-  createdBy: text("created_by").notNull(),
-  targetId: text("target_id"),
-  code: text("code"),
-  maxUses: integer("max_uses").notNull().default(1),
-  uses: integer("uses").notNull().default(0),
-  state: text("state", { enum: ["pending", "accepted", "declined", "revoked"] }).notNull(),
-  createdAt: text("created_at").notNull(),
-  expiresAt: text("expires_at").notNull(),
-  respondedAt: text("responded_at"),
-});
+export const groupInvites = sqliteTable(
+  "group_invites",
+  {
+    inviteId: text("invite_id").primaryKey(),
+    groupId: text("group_id").notNull(),
+    createdBy: text("created_by").notNull(),
+    targetId: text("target_id"),
+    code: text("code").unique(),
+    maxUses: integer("max_uses").notNull().default(1),
+    uses: integer("uses").notNull().default(0),
+    state: text("state", { enum: ["pending", "accepted", "declined", "revoked"] }).notNull(),
+    createdAt: text("created_at").notNull(),
+    expiresAt: text("expires_at").notNull(),
+    respondedAt: text("responded_at"),
+  },
+  (t) => [index("group_invites_target").on(t.targetId, t.state)],
+);
 
-export const expenses = sqliteTable("expenses", {
-  expenseId: text("expense_id").primaryKey(),
-  groupId: text("group_id").notNull(),
-  description: text("description").notNull(),
-  amountMinor: integer("amount_minor").notNull(),
-  originalCurrency: text("original_currency"),
-  originalAmountMinor: integer("original_amount_minor"),
-  exchangeRate: text("exchange_rate"),
-  date: text("date").notNull(),
-  category: text("category"),
-  split: text("split", { mode: "json" }).$type<{ mode: string; among: { handle: string; value?: string | number | null }[] }>().notNull(),
-  paidBy: text("paid_by", { mode: "json" }).$type<{ handle: string; amount_minor: number }[]>().notNull(),
-  notes: text("notes"),
-  repeat: text("repeat", { enum: ["none", "weekly", "fortnightly", "monthly", "yearly"] }).notNull().default("none"),
-  nextOccurrence: text("next_occurrence"),
-  recurringOf: text("recurring_of"),
-  refs: text("refs", { mode: "json" }).$type<Record<string, string>>().notNull(),
-  state: text("state", { enum: ["active", "disputed"] }).notNull().default("active"),
-  deleted: integer("deleted", { mode: "boolean" }).notNull().default(false),
-  version: integer("version").notNull().default(1),
-  createdBy: text("created_by").notNull(),
-  createdAt: text("created_at").notNull(),
-  updatedAt: text("updated_at").notNull(),
-  // 0004_expenses_extra.sql
-  descriptionBy: text("description_by"),
-  notesBy: text("notes_by"),
-});
+export const expenses = sqliteTable(
+  "expenses",
+  {
+    expenseId: text("expense_id").primaryKey(),
+    groupId: text("group_id").notNull(),
+    description: text("description").notNull(),
+    amountMinor: integer("amount_minor").notNull(),
+    originalCurrency: text("original_currency"),
+    originalAmountMinor: integer("original_amount_minor"),
+    exchangeRate: text("exchange_rate"),
+    date: text("date").notNull(),
+    category: text("category"),
+    split: text("split", { mode: "json" }).$type<{ mode: string; among: { handle: string; value?: string | number | null }[] }>().notNull(),
+    paidBy: text("paid_by", { mode: "json" }).$type<{ handle: string; amount_minor: number }[]>().notNull(),
+    notes: text("notes"),
+    repeat: text("repeat", { enum: ["none", "weekly", "fortnightly", "monthly", "yearly"] })
+      .notNull()
+      .default("none"),
+    nextOccurrence: text("next_occurrence"),
+    recurringOf: text("recurring_of"),
+    refs: text("refs", { mode: "json" }).$type<Record<string, string>>().notNull().default({}),
+    state: text("state", { enum: ["active", "disputed"] })
+      .notNull()
+      .default("active"),
+    deleted: integer("deleted", { mode: "boolean" }).notNull().default(false),
+    version: integer("version").notNull().default(1),
+    createdBy: text("created_by").notNull(),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+    // 0004_expenses_extra.sql
+    descriptionBy: text("description_by"),
+    notesBy: text("notes_by"),
+  },
+  (t) => [
+    index("expenses_group_date").on(t.groupId, sql`${t.date} DESC`, sql`${t.createdAt} DESC`),
+    index("expenses_next_occurrence").on(t.nextOccurrence).where(sql`${t.nextOccurrence} IS NOT NULL`),
+    uniqueIndex("expenses_occurrence").on(t.recurringOf, t.date).where(sql`${t.recurringOf} IS NOT NULL`),
+  ],
+);
 
 export const expenseShares = sqliteTable(
   "expense_shares",
@@ -78,7 +95,7 @@ export const expenseShares = sqliteTable(
     paidMinor: integer("paid_minor").notNull(),
     shareMinor: integer("share_minor").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.expenseId, t.agentId] })],
+  (t) => [primaryKey({ columns: [t.expenseId, t.agentId] }), index("expense_shares_by_group").on(t.groupId)],
 );
 
 export const expenseHistory = sqliteTable(
@@ -125,31 +142,39 @@ export const ledgerPairsBuilt = sqliteTable("ledger_pairs_built", {
   builtAt: text("built_at").notNull(),
 });
 
-export const payments = sqliteTable("payments", {
-  paymentId: text("payment_id").primaryKey(),
-  groupId: text("group_id").notNull(),
-  fromId: text("from_id").notNull(),
-  toId: text("to_id").notNull(),
-  amountMinor: integer("amount_minor").notNull(),
-  state: text("state", { enum: ["pending", "confirmed", "rejected", "voided"] }).notNull(),
-  note: text("note"),
-  createdBy: text("created_by").notNull(),
-  createdAt: text("created_at").notNull(),
-  updatedAt: text("updated_at").notNull(),
-  // 0013_payment_corrections.sql
-  originalCurrency: text("original_currency"),
-  originalAmountMinor: integer("original_amount_minor"),
-  exchangeRate: text("exchange_rate"),
-  voidedBy: text("voided_by"),
-  voidedAt: text("voided_at"),
-});
+export const payments = sqliteTable(
+  "payments",
+  {
+    paymentId: text("payment_id").primaryKey(),
+    groupId: text("group_id").notNull(),
+    fromId: text("from_id").notNull(),
+    toId: text("to_id").notNull(),
+    amountMinor: integer("amount_minor").notNull(),
+    state: text("state", { enum: ["pending", "confirmed", "rejected", "voided"] }).notNull(),
+    note: text("note"),
+    createdBy: text("created_by").notNull(),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+    // 0013_payment_corrections.sql
+    originalCurrency: text("original_currency"),
+    originalAmountMinor: integer("original_amount_minor"),
+    exchangeRate: text("exchange_rate"),
+    voidedBy: text("voided_by"),
+    voidedAt: text("voided_at"),
+  },
+  (t) => [index("payments_group").on(t.groupId, t.state, sql`${t.createdAt} DESC`)],
+);
 
-export const ledgerActivity = sqliteTable("ledger_activity", {
-  seq: integer("seq").primaryKey({ autoIncrement: true }),
-  groupId: text("group_id").notNull(),
-  actorId: text("actor_id").notNull(),
-  action: text("action").notNull(),
-  summary: text("summary").notNull(),
-  refs: text("refs", { mode: "json" }).$type<Record<string, string>>().notNull(),
-  createdAt: text("created_at").notNull(),
-});
+export const ledgerActivity = sqliteTable(
+  "ledger_activity",
+  {
+    seq: integer("seq").primaryKey({ autoIncrement: true }),
+    groupId: text("group_id").notNull(),
+    actorId: text("actor_id").notNull(),
+    action: text("action").notNull(),
+    summary: text("summary").notNull(),
+    refs: text("refs", { mode: "json" }).$type<Record<string, string>>().notNull(),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [index("ledger_activity_group").on(t.groupId, sql`${t.seq} DESC`)],
+);
