@@ -30,6 +30,8 @@ const add = (g: TestGroup | string, key: string, args: Record<string, unknown>) 
 const shareMap = (e: any) => Object.fromEntries(e.shares.map((x: any) => [x.handle, x.amount_minor]));
 const paidMap = (e: any) => Object.fromEntries(e.paid_by.map((x: any) => [x.handle, x.amount_minor]));
 const sumOf = (m: Record<string, number>) => Object.values(m).reduce((a, b) => a + b, 0);
+/** { $a: "4.00" } as [{ handle: "$a", [field]: "4.00" }], in order: a row of a table stays on one line. */
+const byHandle = (field: "value" | "amount", values: Record<string, string>) => Object.entries(values).map(([handle, v]) => ({ handle, [field]: v }));
 
 describe("add_expense", () => {
   test("defaults: the caller paid it all, split equally among every member, both amount forms in the answer", async () => {
@@ -64,45 +66,18 @@ describe("add_expense", () => {
 
   test("split modes exact, percent, shares and adjustment; several payers", async () => {
     const { g, k, h } = await fresh();
-    const exact = await add(g, k.a!, {
-      amount: "30.00",
-      split: {
-        mode: "exact",
-        among: [
-          { handle: h.a, value: "10.50" },
-          { handle: h.b, value: "19.50" },
-        ],
-      },
-    });
-    expect(shareMap(exact)).toEqual({ [h.a!]: 1050, [h.b!]: 1950 });
-    const percent = await add(g, k.a!, {
-      amount: "10.00",
-      split: {
-        mode: "percent",
-        among: [
-          { handle: h.a, value: "33.3333" },
-          { handle: h.b, value: 33.3333 },
-          { handle: h.c, value: "33.3334" },
-        ],
-      },
-    });
-    expect(sumOf(shareMap(percent))).toBe(1000);
-    const weighted = await add(g, k.a!, {
-      amount: "10.00",
-      split: {
-        mode: "shares",
-        among: [
-          { handle: h.a, value: 1 },
-          { handle: h.b, value: "3" },
-        ],
-      },
-    });
-    expect(shareMap(weighted)).toEqual({ [h.a!]: 250, [h.b!]: 750 });
-    const adjusted = await add(g, k.a!, {
-      amount: "12.00",
-      split: { mode: "adjustment", among: [{ handle: h.a }, { handle: h.b, value: "3.00" }, { handle: h.c, value: "-1.50" }] },
-    });
-    expect(shareMap(adjusted)).toEqual({ [h.a!]: 350, [h.b!]: 650, [h.c!]: 200 });
+    // mode, amount, each member's value (null: listed without one; text or number alike), the shares it makes
+    const cases: [string, string, Record<string, string | number | null>, Record<string, number>][] = [
+      ["exact", "30.00", { a: "10.50", b: "19.50" }, { a: 1050, b: 1950 }],
+      ["percent", "10.00", { a: "33.3333", b: 33.3333, c: "33.3334" }, { a: 333, b: 333, c: 334 }],
+      ["shares", "10.00", { a: 1, b: "3" }, { a: 250, b: 750 }],
+      ["adjustment", "12.00", { a: null, b: "3.00", c: "-1.50" }, { a: 350, b: 650, c: 200 }],
+    ];
+    for (const [mode, amount, values, shares] of cases) {
+      const among = Object.entries(values).map(([m, value]) => (value === null ? { handle: h[m] } : { handle: h[m], value }));
+      const e = await add(g, k.a!, { amount, split: { mode, among } });
+      expect(shareMap(e)).toEqual(Object.fromEntries(Object.entries(shares).map(([m, minor]) => [h[m], minor])));
+    }
     const twoPayers = await add(g, k.c!, {
       amount: "20.00",
       paid_by: [
@@ -185,34 +160,8 @@ describe("add_expense", () => {
     ["a negative amount", { amount: "-5.00" }, "amount"],
     ["more than 15 digits", { amount: "12345678901234.56" }, "amount"],
     ["a zero amount_minor", { amount_minor: 0 }, "amount_minor"],
-    [
-      "exact amounts that do not sum to the amount",
-      {
-        amount: "10.00",
-        split: {
-          mode: "exact",
-          among: [
-            { handle: "$a", value: "4.00" },
-            { handle: "$b", value: "5.00" },
-          ],
-        },
-      },
-      "split.among",
-    ],
-    [
-      "percentages that do not sum to 100",
-      {
-        amount: "10.00",
-        split: {
-          mode: "percent",
-          among: [
-            { handle: "$a", value: "50" },
-            { handle: "$b", value: "49" },
-          ],
-        },
-      },
-      "split.among",
-    ],
+    ["exact amounts not summing to the amount", { amount: "10.00", split: { mode: "exact", among: byHandle("value", { $a: "4.00", $b: "5.00" }) } }, "split.among"],
+    ["percentages that do not sum to 100", { amount: "10.00", split: { mode: "percent", among: byHandle("value", { $a: "50", $b: "49" }) } }, "split.among"],
     ["a value in an equal split", { amount: "10.00", split: { mode: "equal", among: [{ handle: "$a", value: "1" }] } }, "split.among[0].value"],
     ["an exact split without participants", { amount: "10.00", split: { mode: "exact" } }, "split.among"],
     ["a participant listed twice", { amount: "10.00", split: { mode: "equal", among: [{ handle: "$a" }, { handle: "$a" }] } }, "split.among[1].handle"],
@@ -222,17 +171,7 @@ describe("add_expense", () => {
       "split.among[1].handle",
     ],
     ["a payer who is not a member", { amount: "10.00", paid_by: [{ handle: "$outsider", amount: "10.00" }] }, "paid_by[0].handle"],
-    [
-      "payers not summing to the amount",
-      {
-        amount: "10.00",
-        paid_by: [
-          { handle: "$a", amount: "4.00" },
-          { handle: "$b", amount: "5.00" },
-        ],
-      },
-      "paid_by",
-    ],
+    ["payers not summing to the amount", { amount: "10.00", paid_by: byHandle("amount", { $a: "4.00", $b: "5.00" }) }, "paid_by"],
     ["another currency without exchange_rate", { amount: "10.00", currency: "USD" }, "exchange_rate"],
     ["exchange_rate with the group's currency", { amount: "10.00", exchange_rate: "1.1" }, "exchange_rate"],
     ["a zero exchange_rate", { amount: "10.00", currency: "USD", exchange_rate: "0" }, "exchange_rate"],

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseCsv } from "../../server/domain/ledger/csv.ts";
-import { parseNameMap, parseRate, parseSplitwise } from "../../server/domain/ledger/splitwise-import.ts";
+import { parseNameMap, parseRate, parseSplitwise, type SplitwiseExpense } from "../../server/domain/ledger/splitwise-import.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
 import { balancesOf, groupWith } from "./ledger-fixtures.ts";
 
@@ -23,6 +23,9 @@ const NAMES = new Map([
   ["Carol", "carol"],
 ]);
 const HEADER = "Date,Description,Category,Cost,Currency,Alice Smith,Bob,Carol";
+/** Amounts by handle, in the order the import lists them: one row of a table stays on one line. */
+type Amounts = Record<string, number>;
+const byHandle = (amounts: Amounts) => Object.entries(amounts).map(([handle, amount_minor]) => ({ handle, amount_minor }));
 const problemsOf = (rows: string[], names = NAMES, currency = "EUR") => parseSplitwise([HEADER, ...rows].join("\n"), names, currency).problems;
 
 describe("parseCsv", () => {
@@ -41,53 +44,24 @@ describe("parseSplitwise", () => {
   test("the fixture: expenses with payers and shares rebuilt from the nets, a payment, a row moving no money skipped", async () => {
     const { plan, problems } = parseSplitwise(await fixture(), NAMES, "EUR");
     expect(problems).toEqual([]);
-    expect(plan.expenses).toEqual([
-      {
-        line: 2,
-        date: "2026-10-01",
-        description: "Groceries",
-        category: "groceries",
+    // line, date, description, category, amount, who paid, whose share
+    const expected: [number, string, string, SplitwiseExpense["category"], number, Amounts, Amounts][] = [
+      [2, "2026-10-01", "Groceries", "groceries", 3000, { alice: 3000 }, { alice: 1000, bob: 1000, carol: 1000 }],
+      [3, "2026-10-02", 'Dinner, with "wine"', "food", 4500, { bob: 4500 }, { bob: 1500, alice: 1500, carol: 1500 }],
+      [4, "2026-10-03", "Taxi", "transport", 1200, { alice: 600, bob: 600 }, { alice: 200, bob: 200, carol: 800 }],
+    ];
+    expect(plan.expenses).toEqual(
+      expected.map(([line, date, description, category, amountMinor, paid, shares]) => ({
+        line,
+        date,
+        description,
+        category,
         currency: "EUR",
-        amountMinor: 3000,
-        paidBy: [{ handle: "alice", amount_minor: 3000 }],
-        shares: [
-          { handle: "alice", amount_minor: 1000 },
-          { handle: "bob", amount_minor: 1000 },
-          { handle: "carol", amount_minor: 1000 },
-        ],
-      },
-      {
-        line: 3,
-        date: "2026-10-02",
-        description: 'Dinner, with "wine"',
-        category: "food",
-        currency: "EUR",
-        amountMinor: 4500,
-        paidBy: [{ handle: "bob", amount_minor: 4500 }],
-        shares: [
-          { handle: "bob", amount_minor: 1500 },
-          { handle: "alice", amount_minor: 1500 },
-          { handle: "carol", amount_minor: 1500 },
-        ],
-      },
-      {
-        line: 4,
-        date: "2026-10-03",
-        description: "Taxi",
-        category: "transport",
-        currency: "EUR",
-        amountMinor: 1200,
-        paidBy: [
-          { handle: "alice", amount_minor: 600 },
-          { handle: "bob", amount_minor: 600 },
-        ],
-        shares: [
-          { handle: "alice", amount_minor: 200 },
-          { handle: "bob", amount_minor: 200 },
-          { handle: "carol", amount_minor: 800 },
-        ],
-      },
-    ]);
+        amountMinor,
+        paidBy: byHandle(paid),
+        shares: byHandle(shares),
+      })),
+    );
     expect(plan.payments).toEqual([{ line: 5, date: "2026-10-04", description: "Bob paid Alice Smith", currency: "EUR", from: "bob", to: "alice", amountMinor: 1000 }]);
     expect(plan.skipped).toEqual([{ line: 6, reason: "\"Alice's own lunch\" (8.00 EUR) moves no money between people (everyone's amount is zero)" }]);
     expect(plan.skippedTotals).toEqual(new Map([["EUR", 800n]]));
@@ -96,27 +70,16 @@ describe("parseSplitwise", () => {
   test("a real export: two currencies converted at their rates, quoted and UTF-8 names, several payers, dated Total balance rows checked and skipped", async () => {
     const { plan, problems } = parseSplitwise(await trip(), TRIP_NAMES, "EUR", new Map([["GBP", "1.17"]]));
     expect(problems).toEqual([]);
-    expect(plan.expenses.map((e) => [e.line, e.description, e.currency, e.amountMinor, e.paidBy, e.shares])).toEqual([
-      [3, "Flights, Lisbon", "EUR", 40000, [{ handle: "alice", amount_minor: 40000 }], ["alice", "bob", "chen", "zoe"].map((handle) => ({ handle, amount_minor: 10000 }))],
-      [
-        4,
-        "Hotel",
-        "EUR",
-        36000,
-        [
-          { handle: "alice", amount_minor: 22000 },
-          { handle: "bob", amount_minor: 14000 },
-        ],
-        [
-          { handle: "alice", amount_minor: 11000 },
-          { handle: "bob", amount_minor: 7000 },
-          { handle: "chen", amount_minor: 9000 },
-          { handle: "zoe", amount_minor: 9000 },
-        ],
-      ],
-      [5, "Fish & chips", "GBP", 4800, [{ handle: "chen", amount_minor: 4800 }], ["chen", "alice", "bob", "zoe"].map((handle) => ({ handle, amount_minor: 1200 }))],
-      [6, "Museum", "GBP", 3000, [{ handle: "zoe", amount_minor: 3000 }], ["zoe", "alice", "bob"].map((handle) => ({ handle, amount_minor: 1000 }))],
-    ]);
+    // line, description, currency, amount, who paid, whose share
+    const expected: [number, string, string, number, Amounts, Amounts][] = [
+      [3, "Flights, Lisbon", "EUR", 40000, { alice: 40000 }, { alice: 10000, bob: 10000, chen: 10000, zoe: 10000 }],
+      [4, "Hotel", "EUR", 36000, { alice: 22000, bob: 14000 }, { alice: 11000, bob: 7000, chen: 9000, zoe: 9000 }],
+      [5, "Fish & chips", "GBP", 4800, { chen: 4800 }, { chen: 1200, alice: 1200, bob: 1200, zoe: 1200 }],
+      [6, "Museum", "GBP", 3000, { zoe: 3000 }, { zoe: 1000, alice: 1000, bob: 1000 }],
+    ];
+    expect(plan.expenses.map((e) => [e.line, e.description, e.currency, e.amountMinor, e.paidBy, e.shares])).toEqual(
+      expected.map(([line, description, currency, amount, paid, shares]) => [line, description, currency, amount, byHandle(paid), byHandle(shares)]),
+    );
     expect(plan.payments).toEqual([
       { line: 7, date: "2026-08-06", description: "Zoë M. paid Alice S.", currency: "EUR", from: "zoe", to: "alice", amountMinor: 5000 },
       { line: 8, date: "2026-08-07", description: "Bob paid Chen, L.", currency: "GBP", from: "bob", to: "chen", amountMinor: 2200 },
