@@ -14,7 +14,7 @@ import {
   type ServerOptions,
 } from "@modelcontextprotocol/server";
 import { z } from "zod";
-import { AppError } from "../errors.ts";
+import type { AppError } from "../errors.ts";
 import type { Services } from "../tools/invoke.ts";
 import { VERSION } from "../version.ts";
 import { MAX_BODY_BYTES, readLimitedText } from "./http.ts";
