@@ -124,7 +124,7 @@ export function table(rows: string[][]): string {
 
 export const example = (...lines: string[]) => `\nExample${lines.length > 1 ? "s" : ""}:\n${lines.map((l) => `  ${l}`).join("\n")}\n`;
 
-const SHELL_SAFE = /^[A-Za-z0-9_.,:@%+\/=-]*$/;
+const SHELL_SAFE = /^[A-Za-z0-9_.,:@%+/=-]*$/;
 
 /** `field=value` as one shell word a person can paste into bash or zsh: quoted only when it must be. */
 export function shellWord(field: string, value: unknown): string {
