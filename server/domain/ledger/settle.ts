@@ -172,7 +172,6 @@ function greedy(ledger: Map<string, bigint>): ExactTransfer[] {
     if (creditor === undefined || debtor === undefined) return transfers;
     const credit = ledger.get(creditor)!;
     const debt = -ledger.get(debtor)!;
-    // biome-ignore lint/complexity/useMathMinMax: bigints, which Math.min does not take
     const amount = credit < debt ? credit : debt;
     transfers.push({ from: debtor, to: creditor, amount });
     ledger.set(creditor, credit - amount);
