@@ -7,7 +7,8 @@ import { TOOL_ALIASES, callTool, failure, resultResponse } from "./adapters/rest
 import { wellKnownDocument } from "./adapters/well-known.ts";
 import { bearerToken } from "./auth/authenticate.ts";
 import { catalogue, describeTool, findTool } from "./tools/catalogue.ts";
-import { invoke, type Services } from "./tools/invoke.ts";
+import { invoke } from "./tools/invoke.ts";
+import type { Services } from "./services.ts";
 import type { Ops } from "./observability/ops.ts";
 import { handleWeb, isWebRequest } from "./web/routes.ts";
 

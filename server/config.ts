@@ -1,6 +1,18 @@
-import type { ClientMetadataFetcher } from "./auth/client-metadata.ts";
+// The server's settings, and the types of what can be injected into it. A leaf: every layer reads it.
 import type { Clock } from "./clock.ts";
-import type { LogLevel } from "./observability/logs.ts";
+
+// silent logs nothing: the default of an embedded server (tests); svc serve logs at info.
+export const LOG_LEVELS = ["debug", "info", "warn", "error", "silent"] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** A document fetched from the web (a client ID metadata document). */
+export interface FetchedDocument {
+  status: number;
+  contentType: string | null;
+  cacheControl: string | null;
+  body: string;
+}
+export type ClientMetadataFetcher = (url: string) => Promise<FetchedDocument>;
 
 export interface ServerConfig {
   host: string;
@@ -29,10 +41,81 @@ export interface ServerConfig {
   fetchClientMetadata?: ClientMetadataFetcher;
 }
 
+/** Every default of svc serve, in one place (the flags' help shows them). */
 export const DEFAULTS = {
   host: "127.0.0.1",
   port: 8787,
   dbUrl: "file:./data/svc.db",
   rateLimit: 600,
   publicRateLimit: 60,
+  logLevel: "info" as LogLevel,
+  shutdownTimeoutSeconds: 10,
+  /** Real milliseconds between background job runs of svc serve. */
+  jobIntervalMs: 30_000,
 };
+
+/** A setting that cannot be used; the message says which and what it takes. */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+/** "5s", "500ms", "2m" or plain seconds, as seconds. */
+export function parseDuration(v: string): number {
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m)?$/.exec(v.trim());
+  if (!m || Number(m[1]) <= 0) throw new ConfigError(`expected a duration such as 5s, 500ms or 2m, got "${v}"`);
+  return Number(m[1]) * ({ ms: 0.001, s: 1, m: 60 } as const)[(m[2] ?? "s") as "ms" | "s" | "m"];
+}
+
+/** A whole number of at least 0. */
+export function parseCount(v: string): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0) throw new ConfigError(`expected a whole number, got "${v}"`);
+  return n;
+}
+
+/** Only 1, true, yes or on (any case) turn a switch on. */
+export const isOn = (v: string | undefined) => /^(1|true|yes|on)$/i.test(v ?? "");
+
+/** svc serve's settings as its flags and environment give them (already parsed by the command line). */
+export interface ServeSettings {
+  host: string;
+  port: number;
+  db: string;
+  authToken?: string;
+  baseUrl?: string;
+  inviteOnly?: boolean;
+  rateLimit: number;
+  publicRateLimit: number;
+  syncUrl?: string;
+  syncInterval?: number;
+  metricsToken?: string;
+  logLevel: LogLevel;
+  shutdownTimeout: number;
+  oidcIssuer?: string;
+  oidcClientId?: string;
+  oidcClientSecret?: string;
+}
+
+/** The server's configuration from svc serve's settings and the environment; the three --oidc-* settings go together. */
+export function serveConfig(o: ServeSettings, clock: Clock, env: Record<string, string | undefined> = process.env): ServerConfig {
+  const oidcGiven = [o.oidcIssuer, o.oidcClientId, o.oidcClientSecret].filter(Boolean).length;
+  if (oidcGiven > 0 && oidcGiven < 3) throw new ConfigError("--oidc-issuer, --oidc-client-id and --oidc-client-secret must be given together");
+  return {
+    host: o.host,
+    port: o.port,
+    dbUrl: o.db,
+    authToken: o.authToken,
+    baseUrl: (o.baseUrl ?? "").replace(/\/+$/, ""),
+    inviteOnly: Boolean(o.inviteOnly) || isOn(env.SVC_INVITE_ONLY),
+    rateLimit: o.rateLimit,
+    publicRateLimit: o.publicRateLimit,
+    clock,
+    syncUrl: o.syncUrl,
+    syncIntervalSeconds: o.syncInterval,
+    metricsToken: o.metricsToken,
+    logLevel: o.logLevel,
+    jobIntervalMs: DEFAULTS.jobIntervalMs,
+    shutdownTimeoutMs: o.shutdownTimeout * 1000,
+    oidc: oidcGiven ? { issuer: o.oidcIssuer!, clientId: o.oidcClientId!, clientSecret: o.oidcClientSecret! } : undefined,
+  };
+}

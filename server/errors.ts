@@ -1,4 +1,6 @@
-// The one error type. Domain code throws codes; the envelope and HTTP status are derived here only.
+// The errors svc answers with, and where they become answers: AppError for every tool and page (the envelope;
+// domain code throws codes, the HTTP status is derived here only), and OAuthError for the OAuth endpoints, whose
+// wire format is RFC 6749's own ({error, error_description}).
 export const ERROR_CODES = {
   VALIDATION_ERROR: { status: 400, action: "Fix the fields named in details.issues and call again." },
   UNAUTHENTICATED: { status: 401, action: "Send a valid credential as 'Authorization: Bearer <key>'; register with register_agent or sign in again." },
@@ -95,4 +97,18 @@ export function toAppError(err: unknown): AppError {
     );
   }
   return new AppError("INTERNAL", "Something went wrong on the server.");
+}
+
+/** An error in OAuth's own wire format ({error, error_description}). */
+export class OAuthError extends Error {
+  constructor(
+    readonly error: string,
+    message: string,
+    readonly status = 400,
+  ) {
+    super(message);
+  }
+  body() {
+    return { error: this.error, error_description: this.message };
+  }
 }

@@ -9,7 +9,7 @@ import { createLogger, logCall } from "./observability/logs.ts";
 import { Metrics } from "./observability/metrics.ts";
 import { Ops } from "./observability/ops.ts";
 import { RateLimiter } from "./rate-limit.ts";
-import type { Services } from "./tools/invoke.ts";
+import type { Services } from "./services.ts";
 
 export interface RunningServer {
   url: string;

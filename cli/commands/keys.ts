@@ -1,7 +1,7 @@
 import { Command, Option } from "commander";
 import { systemClock } from "../../server/clock.ts";
 import { agentByHandle } from "../../server/domain/agents.ts";
-import { revokeAgentClients } from "../../server/domain/credentials.ts";
+import { revokeAgentClients } from "../../server/auth/credentials.ts";
 import { notFound } from "../../server/errors.ts";
 import { withAdminDb, withDbOptions } from "../admin-db.ts";
 import { EXIT_CODES_HELP, action, emit, example, table, usageExits } from "../output.ts";

@@ -1,38 +1,26 @@
 import { Command, InvalidArgumentError, Option } from "commander";
 import { describeUrl } from "../../db/client.ts";
 import { systemClock } from "../../server/clock.ts";
-import { DEFAULTS, type ServerConfig } from "../../server/config.ts";
+import { ConfigError, DEFAULTS, LOG_LEVELS, parseCount, parseDuration, serveConfig, type ServerConfig } from "../../server/config.ts";
 import { describeCause } from "../../server/errors.ts";
-import { LOG_LEVELS } from "../../server/observability/logs.ts";
 import { startServer } from "../../server/serve.ts";
 
 export const dbOption = () =>
   new Option("--db <url>", "libSQL database URL, e.g. file:/var/lib/svc/svc.db").env("SVC_DB").default(DEFAULTS.dbUrl);
 export const authTokenOption = () => new Option("--auth-token <token>", "auth token for a remote libSQL or Turso database").env("SVC_AUTH_TOKEN");
 
-/** "5s", "500ms", "2m" or plain seconds, as seconds. */
-export function seconds(v: string): number {
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m)?$/.exec(v.trim());
-  if (!m || Number(m[1]) <= 0) throw new InvalidArgumentError(`expected a duration such as 5s, 500ms or 2m, got "${v}"`);
-  return Number(m[1]) * ({ ms: 0.001, s: 1, m: 60 } as const)[(m[2] ?? "s") as "ms" | "s" | "m"];
-}
-
-/** Seconds between background job runs of svc serve. */
-const JOB_INTERVAL_MS = 30_000;
-
-const int = (v: string) => {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`not a whole number: ${v}`);
-  return n;
-};
-
-/** The three --oidc-* flags go together; the provider's callback is {base_url}/account/oidc/callback. */
-function oidcConfig(o: { oidcIssuer?: string; oidcClientId?: string; oidcClientSecret?: string }): ServerConfig["oidc"] {
-  const given = [o.oidcIssuer, o.oidcClientId, o.oidcClientSecret].filter(Boolean).length;
-  if (given === 0) return undefined;
-  if (given < 3) throw new InvalidArgumentError("--oidc-issuer, --oidc-client-id and --oidc-client-secret must be given together");
-  return { issuer: o.oidcIssuer!, clientId: o.oidcClientId!, clientSecret: o.oidcClientSecret! };
-}
+/** A parser of server/config.ts as commander's: a bad value is a usage error. */
+const flag =
+  <T>(parse: (v: string) => T) =>
+  (v: string): T => {
+    try {
+      return parse(v);
+    } catch (err) {
+      throw new InvalidArgumentError(err instanceof Error ? err.message : String(err));
+    }
+  };
+const seconds = flag(parseDuration);
+const int = flag(parseCount);
 
 export function serveCommand(): Command {
   return new Command("serve")
@@ -50,8 +38,8 @@ export function serveCommand(): Command {
     .addOption(new Option("--sync-url <url>", "embedded replica: the primary's libsql:// URL; --db is then the replica's local file").env("SVC_SYNC_URL"))
     .addOption(new Option("--sync-interval <duration>", "embedded replica: also sync in the background this often, e.g. 5s").env("SVC_SYNC_INTERVAL").argParser(seconds))
     .addOption(new Option("--metrics-token <token>", "serve Prometheus metrics at /metrics to this bearer token (off without it)").env("SVC_METRICS_TOKEN"))
-    .addOption(new Option("--log-level <level>", "JSON log lines on stdout from this level up").env("SVC_LOG_LEVEL").choices(LOG_LEVELS).default("info"))
-    .addOption(new Option("--shutdown-timeout <duration>", "on SIGTERM or SIGINT, wait this long for requests in flight").env("SVC_SHUTDOWN_TIMEOUT").default(10, "10s").argParser(seconds))
+    .addOption(new Option("--log-level <level>", "JSON log lines on stdout from this level up").env("SVC_LOG_LEVEL").choices(LOG_LEVELS).default(DEFAULTS.logLevel))
+    .addOption(new Option("--shutdown-timeout <duration>", "on SIGTERM or SIGINT, wait this long for requests in flight").env("SVC_SHUTDOWN_TIMEOUT").default(DEFAULTS.shutdownTimeoutSeconds, `${DEFAULTS.shutdownTimeoutSeconds}s`).argParser(seconds))
     .addOption(new Option("--oidc-issuer <url>", "OpenID Connect provider humans may sign in with on the web pages (issuer URL)").env("SVC_OIDC_ISSUER"))
     .addOption(new Option("--oidc-client-id <id>", "this server's client id at the OpenID Connect provider").env("SVC_OIDC_CLIENT_ID"))
     .addOption(new Option("--oidc-client-secret <secret>", "this server's client secret at the OpenID Connect provider").env("SVC_OIDC_CLIENT_SECRET"))
@@ -62,24 +50,13 @@ export function serveCommand(): Command {
         "  svc serve --db file:/var/lib/svc/replica.db --sync-url libsql://svc-you.turso.io --auth-token $TOKEN --sync-interval 5s\n",
     )
     .action(async (o) => {
-      const config: ServerConfig = {
-        host: o.host,
-        port: o.port,
-        dbUrl: o.db,
-        authToken: o.authToken,
-        baseUrl: (o.baseUrl ?? "").replace(/\/+$/, ""),
-        inviteOnly: Boolean(o.inviteOnly) || /^(1|true|yes|on)$/i.test(process.env.SVC_INVITE_ONLY ?? ""),
-        rateLimit: o.rateLimit,
-        publicRateLimit: o.publicRateLimit,
-        clock: systemClock,
-        syncUrl: o.syncUrl,
-        syncIntervalSeconds: o.syncInterval,
-        metricsToken: o.metricsToken,
-        logLevel: o.logLevel,
-        jobIntervalMs: JOB_INTERVAL_MS,
-        shutdownTimeoutMs: o.shutdownTimeout * 1000,
-        oidc: oidcConfig(o),
-      };
+      let config: ServerConfig;
+      try {
+        config = serveConfig(o, systemClock);
+      } catch (err) {
+        if (err instanceof ConfigError) throw new InvalidArgumentError(err.message);
+        throw err;
+      }
       const server = await startServer(config);
       server.ops.log.info(`svc listening on ${server.url}`, {
         url: server.url,

@@ -15,7 +15,7 @@ import {
 } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import type { AppError } from "../errors.ts";
-import type { Services } from "../tools/invoke.ts";
+import type { Services } from "../services.ts";
 import { VERSION } from "../version.ts";
 import { MAX_BODY_BYTES, readLimitedText } from "./http.ts";
 

@@ -1,7 +1,7 @@
 import type { Tx } from "../../db/client.ts";
-import { authenticateApiKey, touchClient, type Authenticated } from "../domain/credentials.ts";
-import { authenticateAccessToken } from "../domain/oauth.ts";
-import { sha256 } from "../domain/secrets.ts";
+import { authenticateApiKey, touchClient, type Authenticated } from "./credentials.ts";
+import { authenticateAccessToken } from "./oauth.ts";
+import { sha256 } from "./secrets.ts";
 import { looksLikeJwt } from "./jwt.ts";
 
 export type { Authenticated };

@@ -6,12 +6,13 @@
 import type { Tx } from "../../db/client.ts";
 import { oauthClients } from "../../db/schema/index.ts";
 import { iso, later } from "../clock.ts";
-import { OAuthError, clientFields, oauthClientById, type ClientFields } from "../domain/oauth.ts";
-import type { Services } from "../tools/invoke.ts";
-import { FetchRefused, MAX_DOCUMENT_BYTES, guardedFetch, type FetchedDocument } from "./safe-fetch.ts";
+import { clientFields, oauthClientById, type ClientFields } from "./oauth.ts";
+import { OAuthError } from "../errors.ts";
+import type { Services } from "../services.ts";
+import type { FetchedDocument } from "../config.ts";
+import { FetchRefused, MAX_DOCUMENT_BYTES, guardedFetch } from "./safe-fetch.ts";
 
 /** Fetches the document at a client_id URL; the server's default is guardedFetch. */
-export type ClientMetadataFetcher = (url: string) => Promise<FetchedDocument>;
 
 /** How long a fetched document is trusted, in seconds: its Cache-Control max-age, kept within these bounds. */
 export const METADATA_CACHE_SECONDS = { fallback: 300, min: 60, max: 3600 } as const;

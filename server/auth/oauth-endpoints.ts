@@ -1,8 +1,9 @@
 // The authorization server's machine endpoints: registration (RFC 7591), token, revocation (RFC 7009), JWKS.
 // They answer in OAuth's own JSON format and allow any origin, as browser-based MCP clients need.
 import type { Tx } from "../../db/client.ts";
-import { OAuthError, registerClient, revokeToken, tokenRequest } from "../domain/oauth.ts";
-import type { Services } from "../tools/invoke.ts";
+import { registerClient, revokeToken, tokenRequest } from "./oauth.ts";
+import { OAuthError } from "../errors.ts";
+import type { Services } from "../services.ts";
 import { publicKeys } from "./jwt.ts";
 
 const MAX_BODY_BYTES = 64 * 1024;

@@ -2,8 +2,8 @@
 // a confidential client (client_secret_basic), the ID token verified against the provider's JWKS.
 import { createRemoteJWKSet, jwtVerify } from "jose";
 import type { ProviderLogin } from "../../db/schema/index.ts";
-import { newSecret } from "../domain/secrets.ts";
-import { pkceChallenge } from "../domain/oauth.ts";
+import { newSecret } from "./secrets.ts";
+import { pkceChallenge } from "./oauth.ts";
 
 export interface OidcConfig {
   issuer: string;

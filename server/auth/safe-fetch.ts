@@ -5,6 +5,7 @@
 import { lookup as dnsLookup } from "node:dns/promises";
 import https from "node:https";
 import { isIP } from "node:net";
+import type { FetchedDocument } from "../config.ts";
 
 export const FETCH_TIMEOUT_MS = 5_000;
 export const MAX_DOCUMENT_BYTES = 64 * 1024;
@@ -12,12 +13,6 @@ export const MAX_DOCUMENT_BYTES = 64 * 1024;
 /** Why a fetch was not made or not finished; the message is safe to show (it repeats nothing of the URL or the answer). */
 export class FetchRefused extends Error {}
 
-export interface FetchedDocument {
-  status: number;
-  contentType: string | null;
-  cacheControl: string | null;
-  body: string;
-}
 
 export interface ResolvedAddress {
   address: string;

@@ -3,7 +3,7 @@ import { and, eq, gt, isNull } from "drizzle-orm";
 import type { Tx } from "../../db/client.ts";
 import { settingsLinks } from "../../db/schema/index.ts";
 import { MINUTE, iso, later } from "../clock.ts";
-import { newSecret, sha256 } from "../domain/secrets.ts";
+import { newSecret, sha256 } from "./secrets.ts";
 
 export const SETTINGS_LINK_TTL_MS = 10 * MINUTE;
 const TOKEN_PATTERN = /^set_[A-Za-z0-9_-]{43}$/;

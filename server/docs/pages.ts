@@ -9,7 +9,7 @@ import overview from "../../docs/overview.md" with { type: "text" };
 import { ERROR_CODES, type ErrorCode } from "../errors.ts";
 import { TOOLS, describeTool, findTool } from "../tools/catalogue.ts";
 import type { Tool } from "../tools/define.ts";
-import { exampleAnswer, exampleArguments } from "./examples.ts";
+import { exampleAnswer, exampleArguments } from "../tools/examples.ts";
 
 export interface DocPage {
   uri: string;

@@ -1,7 +1,7 @@
 import { and, eq, inArray, isNull } from "drizzle-orm";
 import type { Tx } from "../../db/client.ts";
 import { agents } from "../../db/schema/index.ts";
-import type { Agent, AgentRef } from "../tools/schemas.ts";
+import type { Agent, AgentRef } from "../contract/wire.ts";
 
 export type AgentRow = typeof agents.$inferSelect;
 

@@ -5,12 +5,12 @@ import type { Tx } from "../../db/client.ts";
 import { agents, contactDeclines, contacts } from "../../db/schema/index.ts";
 import { DAY, iso } from "../clock.ts";
 import { AppError, conflict, invalid, notFound } from "../errors.ts";
-import type { Principal } from "../tools/define.ts";
-import type { ContactRecord } from "../tools/schemas.ts";
+import type { Principal } from "../contract/principal.ts";
+import type { ContactRecord } from "../contract/wire.ts";
 import { agentByHandle, agentById, toRef, type AgentRow } from "./agents.ts";
 import { deliveredSince, deliver, resolveItems, withdrawItems } from "./inbox.ts";
 import { cleanNote, quoted, untrusted } from "./untrusted.ts";
-import { decodeCursor, encodeCursor, paginate } from "./cursor.ts";
+import { decodeCursor, encodeCursor, paginate } from "../contract/cursor.ts";
 
 export const DECLINE_WINDOW_MS = 30 * DAY;
 /**

@@ -25,7 +25,7 @@ import { iso } from "../clock.ts";
 import { conflict } from "../errors.ts";
 import { refsByIds, type AgentRow } from "./agents.ts";
 import { archiveGroup } from "./ledger/groups.ts";
-import { groupBalances } from "./ledger/membership.ts";
+import { groupBalances } from "./ledger/balances.ts";
 import { formatAmount, formatBalance } from "./ledger/money.ts";
 
 /** Other live handles with a login at `issuer` whose e-mail the provider verified as `email`. */

@@ -4,10 +4,10 @@ import { prepared, requireWrite, type Tx } from "../../db/client.ts";
 import { contacts, inboxCounts, inboxCursors, inboxItems } from "../../db/schema/index.ts";
 import { DAY, iso, later } from "../clock.ts";
 import { invalid } from "../errors.ts";
-import type { Principal } from "../tools/define.ts";
-import type { InboxItem, InboxSummary, Untrusted } from "../tools/schemas.ts";
+import type { Principal } from "../contract/principal.ts";
+import type { InboxItem, InboxSummary, Untrusted } from "../contract/wire.ts";
 import { refsByIds } from "./agents.ts";
-import { paginate } from "./cursor.ts";
+import { paginate } from "../contract/cursor.ts";
 
 export const ITEM_LIFETIME_MS = 30 * DAY;
 export const KEPT_LIFETIME_MS = 365 * DAY;

@@ -6,13 +6,13 @@ import type { Tx } from "../../db/client.ts";
 import { agents, joinSessions } from "../../db/schema/index.ts";
 import { MINUTE, iso, later } from "../clock.ts";
 import { AppError, conflict, notFound } from "../errors.ts";
-import type { Agent, GroupSummary } from "../tools/schemas.ts";
+import type { Agent, GroupSummary } from "../contract/wire.ts";
 import { agentById, toAgent, type AgentRow } from "./agents.ts";
 import { newContactCode } from "./contacts.ts";
-import { createClient, issueApiKey } from "./credentials.ts";
+import { createClient, issueApiKey } from "../auth/credentials.ts";
 import { groupView, toSummary } from "./ledger/groups.ts";
 import { joinByCode } from "./ledger/invites.ts";
-import { newSecret, sha256 } from "./secrets.ts";
+import { newSecret, sha256 } from "../auth/secrets.ts";
 
 export const JOIN_TTL_MS = 15 * MINUTE;
 export const POLL_INTERVAL_SECONDS = 5;

@@ -3,7 +3,7 @@ import type { Tx } from "../../db/client.ts";
 import { platformInvites } from "../../db/schema/index.ts";
 import { iso } from "../clock.ts";
 import { AppError } from "../errors.ts";
-import { newSecret } from "./secrets.ts";
+import { newSecret } from "../auth/secrets.ts";
 
 /** Invite-only deployments admit a new agent only with a live platform invite code; each use is counted. */
 export async function consumePlatformInvite(tx: Tx, code: string | undefined, now: Date): Promise<void> {

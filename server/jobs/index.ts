@@ -1,7 +1,7 @@
 import type { Tx } from "../../db/client.ts";
 import { expireApiKeys, expireIdempotencyRecords, expireInboxItems, expirePlatformInvites } from "./expiry.ts";
 import { createRecurringExpenses } from "./recurring-expenses.ts";
-import { expireAuthRecords } from "../auth/expiry.ts";
+import { expireAuthRecords } from "./auth-expiry.ts";
 
 /** Background work: each job is idempotent (running it late or twice changes nothing more) and runs in one transaction. */
 export interface Job {

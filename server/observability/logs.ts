@@ -1,11 +1,9 @@
 // Structured logs: one JSON object per line on stdout. Callers pass only fields that are safe to keep:
 // never keys, tokens, codes or message bodies.
-import type { CallEvent } from "../tools/invoke.ts";
+import type { CallEvent } from "../services.ts";
 import { ERROR_CODES, type ErrorCode } from "../errors.ts";
+import { LOG_LEVELS, type LogLevel } from "../config.ts";
 
-// silent logs nothing: the default of an embedded server (tests); svc serve logs at info.
-export const LOG_LEVELS = ["debug", "info", "warn", "error", "silent"] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
 
 export type LogFields = Record<string, string | number | boolean | null | undefined>;
 

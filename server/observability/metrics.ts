@@ -1,5 +1,5 @@
 // Prometheus text exposition (format 0.0.4) for the few series svc keeps; one registry per running server.
-import type { CallEvent } from "../tools/invoke.ts";
+import type { CallEvent } from "../services.ts";
 
 type Labels = Record<string, string>;
 

@@ -6,7 +6,7 @@ import { inboxItems } from "../../db/schema/index.ts";
 import { json } from "../adapters/http.ts";
 import { bearerToken } from "../auth/authenticate.ts";
 import { AppError, describeCause, storageFault } from "../errors.ts";
-import type { Services } from "../tools/invoke.ts";
+import type { Services } from "../services.ts";
 import type { Logger } from "./logs.ts";
 import type { Metrics } from "./metrics.ts";
 

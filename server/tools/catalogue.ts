@@ -1,6 +1,6 @@
 // The explicit list of every tool; REST, MCP, OpenAPI, docs and the CLI all read it from here.
 import { createHash } from "node:crypto";
-import { exampleArguments, madeUpIn } from "../docs/examples.ts";
+import { exampleArguments, madeUpIn } from "./examples.ts";
 import { addContact } from "./contacts/add-contact.ts";
 import { blockContact } from "./contacts/block-contact.ts";
 import { getContactCode } from "./contacts/get-contact-code.ts";

@@ -3,22 +3,8 @@ import type { Tx } from "../../db/client.ts";
 import type { ServerConfig } from "../config.ts";
 import type { AttemptLimit } from "../domain/attempts.ts";
 import type { View } from "../views/index.ts";
-import { IdempotencyKey, InboxSummary } from "./schemas.ts";
-
-export type Tag = "read" | "write" | "destructive";
-export type Scope = "svc:read" | "svc:write";
-
-/** Who is calling: one client (API key or OAuth session) of one agent. */
-export interface Principal {
-  agentId: string;
-  handle: string;
-  displayName: string;
-  clientId: string;
-  kind: "api_key" | "oauth";
-  scopes: ReadonlySet<string>;
-  /** An API key replaced by rotate_api_key works only until then (its grace period, for work in flight); else null. */
-  graceUntil: string | null;
-}
+import type { Principal, Scope, Tag } from "../contract/principal.ts";
+import { IdempotencyKey, InboxSummary } from "../contract/wire.ts";
 
 export interface ToolContext {
   tx: Tx;

@@ -2,39 +2,18 @@
 // -> run in one transaction -> check the answer -> envelope data. Transports only translate.
 // A tool that writes runs in a write transaction; any other in a read one (local on an embedded replica).
 import type { ZodError } from "zod";
-import { isReadOnly, NeedsWrite, type Db, type Tx } from "../../db/client.ts";
+import { isReadOnly, NeedsWrite, type Tx } from "../../db/client.ts";
 import { authenticate, recordUse, type Authenticated } from "../auth/authenticate.ts";
-import type { ServerConfig } from "../config.ts";
 import { checkAttempts, recordAttempt } from "../domain/attempts.ts";
 import { summary } from "../domain/inbox.ts";
-import { sha256 } from "../domain/secrets.ts";
+import { sha256 } from "../auth/secrets.ts";
 import { AppError, describeCause, storageFault, toAppError, type Issue } from "../errors.ts";
-import { type RateLimiter, rateLimitHeaders, type RateDecision } from "../rate-limit.ts";
+import { rateLimitHeaders, type RateDecision } from "../rate-limit.ts";
+import type { CallEvent, Services } from "../services.ts";
 import { findTool } from "./catalogue.ts";
-import type { Principal, Tool, ToolContext } from "./define.ts";
+import type { Tool, ToolContext } from "./define.ts";
+import type { Principal } from "../contract/principal.ts";
 import { lookup, remember, requestHash } from "./idempotency.ts";
-
-export interface Services {
-  db: Db;
-  config: ServerConfig;
-  limiter: RateLimiter;
-  /** Called once per finished call, for logs and metrics. */
-  observe?: (e: CallEvent) => void;
-}
-
-export interface CallEvent {
-  tool: string;
-  requestId: string;
-  agentId: string | null;
-  code: string;
-  ms: number;
-  /** For server errors only: what went wrong, without query parameters (describeCause). */
-  cause?: string;
-  /** For STORAGE_UNAVAILABLE: the SQLite code the database answered (SQLITE_FULL, SQLITE_IOERR_WRITE, ...). */
-  sqliteCode?: string;
-  /** A write tool's effects were committed (not a replay, not the sandbox): the database takes writes. */
-  wrote?: boolean;
-}
 
 export interface CallMeta {
   requestId: string;

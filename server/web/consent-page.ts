@@ -1,7 +1,7 @@
 // The authorization endpoint and the consent page: the request is checked, kept in the browser session while
 // the human signs in, and answered with a code (or access_denied) at the client's registered redirect URI.
 import { agentById } from "../domain/agents.ts";
-import { checkAuthorizationRequest, issueCode, type AuthorizationRequest } from "../domain/oauth.ts";
+import { checkAuthorizationRequest, issueCode, type AuthorizationRequest } from "../auth/oauth.ts";
 import { errorPage, type Messages, type WebContext } from "./context.ts";
 import { alert, form, html, notice, page, seeOther } from "./html.ts";
 import { signedIn, updateSession } from "./session.ts";

@@ -1,6 +1,6 @@
 // What every page handler gets: the request, one transaction, the clock's now and the browser session.
 import type { Tx } from "../../db/client.ts";
-import type { Services } from "../tools/invoke.ts";
+import type { Services } from "../services.ts";
 import { html, page, type Markup } from "./html.ts";
 import type { WebSession } from "./session.ts";
 

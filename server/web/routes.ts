@@ -4,7 +4,7 @@ import { ClientMetadataError, isClientIdUrl, refreshMetadataClient } from "../au
 import * as endpoints from "../auth/oauth-endpoints.ts";
 import { startOidc } from "../auth/oidc.ts";
 import { AppError } from "../errors.ts";
-import type { Services } from "../tools/invoke.ts";
+import type { Services } from "../services.ts";
 import { renderAccount, postCreateKey, postDisconnect } from "./account-page.ts";
 import { authorize, postConsent, postSignup, renderConsent } from "./consent-page.ts";
 import { FLOWS, errorPage, isFlow, notFoundPage, type Flow, type Messages, type WebContext } from "./context.ts";

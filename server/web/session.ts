@@ -4,7 +4,7 @@ import { eq, lte } from "drizzle-orm";
 import type { Tx } from "../../db/client.ts";
 import { webSessions } from "../../db/schema/index.ts";
 import { MINUTE, iso, later } from "../clock.ts";
-import { constantTimeEqual, newSecret, sha256 } from "../domain/secrets.ts";
+import { constantTimeEqual, newSecret, sha256 } from "../auth/secrets.ts";
 
 export const SESSION_COOKIE = "svc_session";
 const ANONYMOUS_MS = 60 * MINUTE;

@@ -2,7 +2,7 @@
 // cannot spend it), signs the browser in for the settings page only, and the page edits the profile.
 import { agentById, updateProfile } from "../domain/agents.ts";
 import { consumeSettingsLink, settingsLinkUsable } from "../auth/settings-links.ts";
-import { Description, DisplayName } from "../tools/schemas.ts";
+import { Description, DisplayName } from "../contract/wire.ts";
 import { errorPage, type Messages, type WebContext } from "./context.ts";
 import { alert, field, form, html, notice, page, seeOther } from "./html.ts";
 import { sessionCookie, signIn, signedIn } from "./session.ts";

@@ -2,14 +2,14 @@
 // left in that handle's inbox, or the configured OpenID Connect provider.
 import { agentForIdentity, linkIdentity } from "../auth/identities.ts";
 import { finishOidc, type OidcFlow, type OidcIdentity } from "../auth/oidc.ts";
-import { pendingCode, sendSigninCode, verifySigninCode, type Purpose } from "../auth/signin-codes.ts";
+import { pendingCode, sendSigninCode, verifySigninCode, type Purpose } from "../domain/signin-codes.ts";
 import { AppError } from "../errors.ts";
 import { agentById } from "../domain/agents.ts";
 import { createAgent, handleTaken, joinById } from "../domain/join.ts";
 import { consumePlatformInvite } from "../domain/platform-invites.ts";
-import { constantTimeEqual } from "../domain/secrets.ts";
-import { Description, DisplayName, Handle, HANDLE_PATTERN } from "../tools/schemas.ts";
-import type { Services } from "../tools/invoke.ts";
+import { constantTimeEqual } from "../auth/secrets.ts";
+import { Description, DisplayName, Handle, HANDLE_PATTERN } from "../contract/wire.ts";
+import type { Services } from "../services.ts";
 import { FLOWS, isFlow, type Flow, type Messages, type WebContext } from "./context.ts";
 import { field, form, html, seeOther, type Markup } from "./html.ts";
 import { sessionCookie, signIn, signOut, updateSession, type WebSession } from "./session.ts";

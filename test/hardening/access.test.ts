@@ -3,11 +3,11 @@
 // must not see the object; and a blocked agent who must learn nothing from any answer.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { MINUTE } from "../../server/clock.ts";
-import { createClient, issueApiKey } from "../../server/domain/credentials.ts";
-import { sha256 } from "../../server/domain/secrets.ts";
+import { createClient, issueApiKey } from "../../server/auth/credentials.ts";
+import { sha256 } from "../../server/auth/secrets.ts";
 import { findTool, inputJsonSchema, TOOLS } from "../../server/tools/catalogue.ts";
 import type { Tool } from "../../server/tools/define.ts";
-import { HANDLE_PATTERN } from "../../server/tools/schemas.ts";
+import { HANDLE_PATTERN } from "../../server/contract/wire.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
 import { snapshot as snapshotOf } from "./db-inspect.ts";
 import type { JsonSchema } from "./schema-arbitrary.ts";

@@ -4,7 +4,7 @@
 import fc from "fast-check";
 import { findTool, inputJsonSchema, outputJsonSchema, TOOLS } from "../../server/tools/catalogue.ts";
 import type { Tool } from "../../server/tools/define.ts";
-import { HANDLE_PATTERN } from "../../server/tools/schemas.ts";
+import { HANDLE_PATTERN } from "../../server/contract/wire.ts";
 import { restCall } from "./transports.ts";
 import { always, validArbitrary, type Hints, type JsonSchema } from "./schema-arbitrary.ts";
 

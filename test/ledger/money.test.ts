@@ -1,9 +1,11 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { AppError } from "../../server/errors.ts";
-import { CURRENCY_CODES, currencyExponent, isCurrency } from "../../server/domain/ledger/currencies.ts";
-import { checkMinor, convert, formatAmount, formatBalance, MAX_MINOR, parseAmount, resolveAmount } from "../../server/domain/ledger/money.ts";
-import { computeShares, splitPayers, type SplitMode, type SplitParticipant } from "../../server/domain/ledger/splits.ts";
+import { CURRENCY_CODES, currencyExponent, isCurrency } from "../../server/contract/currencies.ts";
+import { checkMinor, convert, formatAmount, formatBalance, parseAmount, resolveAmount } from "../../server/domain/ledger/money.ts";
+import { MAX_MINOR } from "../../server/contract/ledger.ts";
+import { computeShares, splitPayers, type SplitParticipant } from "../../server/domain/ledger/splits.ts";
+import type { SplitMode } from "../../server/contract/ledger.ts";
 import { EXACT_LIMIT, greedyTransfers, settleUp, type Debt, type Transfer } from "../../server/domain/ledger/settle.ts";
 import { bruteForceFewest } from "./ledger-fixtures.ts";
 

@@ -1,5 +1,5 @@
 // Tricky links and where they really lead: shared by the unit test of extractLinks and the HTTP test of get_envelope.
-import type { LinkWarning } from "../../server/domain/mail/links.ts";
+import type { LinkWarning } from "../../server/contract/mail.ts";
 
 export interface LinkCase {
   name: string;

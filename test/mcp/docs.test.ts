@@ -1,6 +1,6 @@
 // The read-only documentation server at /mcp/docs, read with the SDK clients of both eras and no credential.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { exampleAnswer, exampleArguments } from "../../server/docs/examples.ts";
+import { exampleAnswer, exampleArguments } from "../../server/tools/examples.ts";
 import { ERROR_CODES } from "../../server/errors.ts";
 import { TOOLS, findTool, inputJsonSchema, outputJsonSchema } from "../../server/tools/catalogue.ts";
 import { startTestServer, type TestServer } from "../harness.ts";

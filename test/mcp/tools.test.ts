@@ -2,7 +2,7 @@
 // pipeline as REST, the error envelope as isError results, and HTTP 401/403 with the challenge MCP clients act on.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { extractWWWAuthenticateParams } from "@modelcontextprotocol/sdk/client/auth.js";
-import { sha256 } from "../../server/domain/secrets.ts";
+import { sha256 } from "../../server/auth/secrets.ts";
 import { TOOLS, findTool, inputJsonSchema, outputJsonSchema } from "../../server/tools/catalogue.ts";
 import { VERSION } from "../../server/version.ts";
 import { key, startTestServer, type TestServer } from "../harness.ts";

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { DAY } from "../../server/clock.ts";
-import { createClient, issueApiKey } from "../../server/domain/credentials.ts";
+import { createClient, issueApiKey } from "../../server/auth/credentials.ts";
 import { key, startTestServer, type Agent, type TestServer } from "../harness.ts";
 
 let s: TestServer;

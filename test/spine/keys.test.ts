@@ -45,7 +45,7 @@ describe("API keys and clients", () => {
   test("a key in its grace period finishes work in flight only: no new key, settings link, disconnecting or profile change; list_clients shows it", async () => {
     const a = await s.register("key-grace");
     const other = await s.server.db.tx(async (tx) => {
-      const { createClient } = await import("../../server/domain/credentials.ts");
+      const { createClient } = await import("../../server/auth/credentials.ts");
       return createClient(tx, a.agent_id, "laptop agent", "api_key", s.clock.now());
     });
     const before = (await s.ok("list_clients", {}, a.key)).clients;
@@ -75,7 +75,7 @@ describe("API keys and clients", () => {
     expect((await s.call("get_inbox", {}, a.key)).status).toBe(200);
     expect((await s.call("create_group", { name: "Still working", currency: "EUR", idempotency_key: "grace-group-1" }, a.key)).status).toBe(200);
     // a sign-in code would let the old key connect a new client: it sees none, the new key does
-    const { sendSigninCode } = await import("../../server/auth/signin-codes.ts");
+    const { sendSigninCode } = await import("../../server/domain/signin-codes.ts");
     await s.server.db.tx((tx) => sendSigninCode(tx, "web-session-hash", "key-grace", { kind: "join", clientName: "Thief" }, s.clock.now()));
     const codes = async (key: string) => (await s.ok("get_inbox", { since: "0", include_seen: true }, key)).items.filter((i: any) => i.type === "auth.join_code");
     expect(await codes(a.key)).toEqual([]);
@@ -118,7 +118,7 @@ describe("API keys and clients", () => {
   test("list_clients and disconnect_client: another client's key stops at once; a client cannot disconnect itself", async () => {
     const a = await s.register("key-a5");
     // A second client of the same human (what join_network creates), made directly in the database.
-    const { createClient, issueApiKey } = await import("../../server/domain/credentials.ts");
+    const { createClient, issueApiKey } = await import("../../server/auth/credentials.ts");
     const second = await s.server.db.tx(async (tx) => {
       const clientId = await createClient(tx, a.agent_id, "laptop agent", "api_key", s.clock.now());
       return { clientId, key: await issueApiKey(tx, clientId, s.clock.now()) };

@@ -2,8 +2,9 @@
 import { and, desc, eq, lt } from "drizzle-orm";
 import type { Tx } from "../../../db/client.ts";
 import { ledgerActivity } from "../../../db/schema/index.ts";
+import { iso } from "../../clock.ts";
 import { refsByIds } from "../agents.ts";
-import { decodeCursor, encodeCursor, paginate } from "../cursor.ts";
+import { decodeCursor, encodeCursor, paginate } from "../../contract/cursor.ts";
 import { requireMember } from "./membership.ts";
 
 export async function listActivity(tx: Tx, agentId: string, input: { group_id: string; limit?: number; cursor?: string }) {
@@ -31,4 +32,20 @@ export async function listActivity(tx: Tx, agentId: string, input: { group_id: s
     })),
     next_cursor,
   };
+}
+
+/** Appends to a group's activity log (get_activity); every ledger change calls this in its transaction. */
+export async function logActivity(
+  tx: Tx,
+  now: Date,
+  a: { groupId: string; actorId: string; action: string; summary: string; refs?: Record<string, string> },
+): Promise<void> {
+  await tx.insert(ledgerActivity).values({
+    groupId: a.groupId,
+    actorId: a.actorId,
+    action: a.action,
+    summary: a.summary,
+    refs: a.refs ?? {},
+    createdAt: iso(now),
+  });
 }

@@ -2,10 +2,10 @@
 import { and, eq, isNull, sql } from "drizzle-orm";
 import type { Tx } from "../../../db/client.ts";
 import { agents, expenseShares, expenses, groupMembers, groups, payments } from "../../../db/schema/index.ts";
-import type { Counterparty, Payment, Transfer } from "../../tools/expenses/shapes.ts";
-import type { AgentRef } from "../../tools/schemas.ts";
+import type { Counterparty, Payment, Transfer } from "../../contract/ledger.ts";
+import type { AgentRef, GroupSummary } from "../../contract/wire.ts";
 import type { StoredSplit } from "./expenses.ts";
-import { pairDebts, pairDebtsByGroup } from "./ledger-pairs.ts";
+import { balancesFromDebts, pairDebts, pairDebtsByGroup } from "./ledger-pairs.ts";
 import { groupWithMembers, memberRefsByGroup, refsOfMembers, refsWithKnown, type GroupRow } from "./membership.ts";
 import { formatAmount, formatBalance, originalOfRow, totalMinor } from "./money.ts";
 import { paymentViews, pendingPayments } from "./payments.ts";
@@ -176,4 +176,58 @@ async function currencyBreakdown(tx: Tx, group: GroupRow, known: Map<string, Age
         })
         .sort((a, b) => compareText(a.agent.handle, b.agent.handle)),
     }));
+}
+
+/**
+ * Each agent's balance in a group, in minor units: what they paid minus their shares of live expenses, plus
+ * confirmed payments made minus received. Read from the pair ledger (ledger-pairs.ts), kept in the same
+ * transaction as every change, so it costs at most n(n-1)/2 rows; it sums to zero by construction.
+ */
+export async function groupBalances(tx: Tx, groupId: string): Promise<Map<string, bigint>> {
+  // The clock only stamps when a missing pair ledger was rebuilt; it changes no balance.
+  return balancesFromDebts(await pairDebts(tx, groupId, new Date()));
+}
+
+/**
+ * The caller's groups as summaries with the caller's balance in each, oldest first.
+ * `page` (list_groups): only groups after `afterGroupId` in that order, at most `limit` of them.
+ */
+export async function groupSummaries(
+  tx: Tx,
+  agentId: string,
+  includeArchived = true,
+  page: { afterGroupId?: string; limit?: number } = {},
+): Promise<GroupSummary[]> {
+  const memberCount = tx.$count(groupMembers, and(eq(groupMembers.groupId, groups.groupId), isNull(groupMembers.leftAt)));
+  const rows = await tx
+    .select({ group_id: groups.groupId, name: groups.name, currency: groups.currency, kind: groups.kind, archived: groups.archived, member_count: memberCount })
+    .from(groups)
+    .innerJoin(groupMembers, and(eq(groupMembers.groupId, groups.groupId), eq(groupMembers.agentId, agentId), isNull(groupMembers.leftAt)))
+    .where(
+      and(
+        includeArchived ? undefined : eq(groups.archived, false),
+        page.afterGroupId === undefined
+          ? undefined
+          : sql`(${groups.createdAt}, ${groups.groupId}) > (SELECT a.created_at, a.group_id FROM groups a WHERE a.group_id = ${page.afterGroupId})`,
+      ),
+    )
+    .orderBy(groups.createdAt, groups.groupId)
+    .limit(page.limit ?? -1);
+  // The clock only stamps when a missing pair ledger was rebuilt; it changes no balance.
+  const debts = await pairDebtsByGroup(tx, rows.map((r) => r.group_id), new Date());
+  const summaries: GroupSummary[] = [];
+  for (const r of rows) {
+    const balance = balancesFromDebts(debts.get(r.group_id)!).get(agentId) ?? 0n;
+    summaries.push({
+      group_id: r.group_id,
+      name: r.name,
+      currency: r.currency,
+      kind: r.kind,
+      archived: Boolean(r.archived),
+      member_count: Number(r.member_count),
+      my_balance_minor: totalMinor(balance),
+      my_balance: formatBalance(balance, r.currency),
+    });
+  }
+  return summaries;
 }

@@ -4,19 +4,21 @@ import type { Tx } from "../../../db/client.ts";
 import { agents, expenseHistory, expenseResponses, expenseShares, expenses, groupMembers } from "../../../db/schema/index.ts";
 import { iso } from "../../clock.ts";
 import { conflict, invalid, notFound } from "../../errors.ts";
-import type { Category, Expense, ExpenseContent, ExpenseHistoryEntry, Repeat } from "../../tools/expenses/shapes.ts";
-import type { AgentRef } from "../../tools/schemas.ts";
+import type { Category, Expense, ExpenseContent, ExpenseHistoryEntry, Repeat } from "../../contract/ledger.ts";
+import type { AgentRef } from "../../contract/wire.ts";
 import { agentByHandle, refsByIds } from "../agents.ts";
 import { deliver, deliverAll, resolveItems, type Delivery } from "../inbox.ts";
 import { quoted, untrusted } from "../untrusted.ts";
-import { decodeCursor, encodeCursor, paginate } from "../cursor.ts";
-import type { Actor } from "./groups.ts";
+import { decodeCursor, encodeCursor, paginate } from "../../contract/cursor.ts";
+import type { Actor } from "../../contract/principal.ts";
 import { applyDebts, expenseDebts, reversed } from "./ledger-pairs.ts";
 import { checkLimits } from "./limits.ts";
-import { assertWritable, logActivity, memberGroup, refsOfMembers, refsWithKnown, requireMember, writableGroupMembers, type GroupRow } from "./membership.ts";
+import { assertWritable, memberGroup, refsOfMembers, refsWithKnown, requireMember, writableGroupMembers, type GroupRow } from "./membership.ts";
+import { logActivity } from "./activity.ts";
 import { formatAmount, inGroupCurrency, originalColumns, originalOfRow, originalWire, type Original } from "./money.ts";
 import { nextOccurrenceAfter, today } from "./repeat-dates.ts";
-import { allocate, compareText, computeShares, splitPayers, type Payer, type Share, type SplitMode, type SplitParticipant } from "./splits.ts";
+import { allocate, compareText, computeShares, splitPayers, type Payer, type Share, type SplitParticipant } from "./splits.ts";
+import type { SplitMode } from "../../contract/ledger.ts";
 
 export type ExpenseRow = typeof expenses.$inferSelect;
 

@@ -3,7 +3,7 @@ import { asc, eq, sql } from "drizzle-orm";
 import type { Tx } from "../../../db/client.ts";
 import { expenses, payments } from "../../../db/schema/index.ts";
 import { iso } from "../../clock.ts";
-import type { Expense, Payment } from "../../tools/expenses/shapes.ts";
+import type { Expense, Payment } from "../../contract/ledger.ts";
 import { untrusted } from "../untrusted.ts";
 import { groupBalanceView } from "./balances.ts";
 import { csvField, csvLines } from "./csv.ts";

@@ -4,20 +4,20 @@ import { scalar, type Tx } from "../../../db/client.ts";
 import { agents, groupMembers, groups } from "../../../db/schema/index.ts";
 import { iso } from "../../clock.ts";
 import { AppError, conflict, invalid, notFound } from "../../errors.ts";
-import type { Principal } from "../../tools/define.ts";
-import type { Group } from "../../tools/groups/shapes.ts";
-import type { AgentRef, GroupSummary } from "../../tools/schemas.ts";
+import type { Actor, } from "../../contract/principal.ts";
+import type { Group } from "../../contract/groups.ts";
+import type { AgentRef, GroupSummary } from "../../contract/wire.ts";
 import { agentByHandle, refsByIds, toRef } from "../agents.ts";
 import { isAcceptedContact } from "../contacts.ts";
 import { deliver, hasBlocked } from "../inbox.ts";
 import { quoted, untrusted } from "../untrusted.ts";
 import { markBuilt } from "./ledger-pairs.ts";
-import { groupBalances, groupSummaries, logActivity, requireMember, requireWritable, type GroupRow } from "./membership.ts";
+import { requireMember, requireWritable, type GroupRow } from "./membership.ts";
+import { logActivity } from "./activity.ts";
+import { groupBalances, groupSummaries } from "./balances.ts";
 import { formatBalance, totalMinor } from "./money.ts";
-import { decodeCursor, encodeCursor, paginate } from "../cursor.ts";
+import { decodeCursor, encodeCursor, paginate } from "../../contract/cursor.ts";
 
-/** Who acts: enough of an agent to name them in summaries and notifications. */
-export type Actor = Pick<Principal, "agentId" | "handle">;
 
 /** The group as a member sees it: summary, settings, current members with their balances. */
 export async function groupView(tx: Tx, groupId: string, viewerId: string): Promise<Group> {

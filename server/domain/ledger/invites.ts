@@ -5,13 +5,15 @@ import { scalar, type Tx } from "../../../db/client.ts";
 import { groupInvites, groups } from "../../../db/schema/index.ts";
 import { DAY, iso, later } from "../../clock.ts";
 import { conflict, invalid, notFound } from "../../errors.ts";
-import type { Invite } from "../../tools/groups/shapes.ts";
+import type { Invite } from "../../contract/groups.ts";
 import { agentByHandle, agentById, refsByIds, toRef, type AgentRow } from "../agents.ts";
 import { isAcceptedContact } from "../contacts.ts";
 import { deliver, hasBlocked, ITEM_LIFETIME_MS, resolveItems } from "../inbox.ts";
 import { quoted } from "../untrusted.ts";
-import { addMember, notifyJoined, untrustedName, type Actor } from "./groups.ts";
-import { isMember, logActivity, requireWritable, type GroupRow } from "./membership.ts";
+import { addMember, notifyJoined, untrustedName } from "./groups.ts";
+import type { Actor } from "../../contract/principal.ts";
+import { isMember, requireWritable, type GroupRow } from "./membership.ts";
+import { logActivity } from "./activity.ts";
 
 type InviteRow = typeof groupInvites.$inferSelect;
 

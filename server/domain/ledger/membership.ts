@@ -1,14 +1,11 @@
 // Who belongs to which group, and the balances every other part of the ledger builds on.
 import { and, eq, inArray, isNull, sql } from "drizzle-orm";
 import { prepared, type Tx } from "../../../db/client.ts";
-import { agents, groupInvites, groupMembers, groups, ledgerActivity } from "../../../db/schema/index.ts";
-import { iso } from "../../clock.ts";
+import { agents, groupInvites, groupMembers, groups, } from "../../../db/schema/index.ts";
 import { conflict, notFound } from "../../errors.ts";
-import type { AgentRef, GroupSummary } from "../../tools/schemas.ts";
+import type { AgentRef, } from "../../contract/wire.ts";
 import { refsByIds, toRef } from "../agents.ts";
 import type { Member } from "./expenses.ts";
-import { balancesFromDebts, pairDebts, pairDebtsByGroup } from "./ledger-pairs.ts";
-import { formatBalance, totalMinor } from "./money.ts";
 
 export type GroupRow = typeof groups.$inferSelect;
 
@@ -107,60 +104,6 @@ export async function sharesGroup(tx: Tx, a: string, b: string, groupId: string)
   return (await isMember(tx, groupId, a)) && (await isMember(tx, groupId, b));
 }
 
-/**
- * Each agent's balance in a group, in minor units: what they paid minus their shares of live expenses, plus
- * confirmed payments made minus received. Read from the pair ledger (ledger-pairs.ts), kept in the same
- * transaction as every change, so it costs at most n(n-1)/2 rows; it sums to zero by construction.
- */
-export async function groupBalances(tx: Tx, groupId: string): Promise<Map<string, bigint>> {
-  // The clock only stamps when a missing pair ledger was rebuilt; it changes no balance.
-  return balancesFromDebts(await pairDebts(tx, groupId, new Date()));
-}
-
-/**
- * The caller's groups as summaries with the caller's balance in each, oldest first.
- * `page` (list_groups): only groups after `afterGroupId` in that order, at most `limit` of them.
- */
-export async function groupSummaries(
-  tx: Tx,
-  agentId: string,
-  includeArchived = true,
-  page: { afterGroupId?: string; limit?: number } = {},
-): Promise<GroupSummary[]> {
-  const memberCount = tx.$count(groupMembers, and(eq(groupMembers.groupId, groups.groupId), isNull(groupMembers.leftAt)));
-  const rows = await tx
-    .select({ group_id: groups.groupId, name: groups.name, currency: groups.currency, kind: groups.kind, archived: groups.archived, member_count: memberCount })
-    .from(groups)
-    .innerJoin(groupMembers, and(eq(groupMembers.groupId, groups.groupId), eq(groupMembers.agentId, agentId), isNull(groupMembers.leftAt)))
-    .where(
-      and(
-        includeArchived ? undefined : eq(groups.archived, false),
-        page.afterGroupId === undefined
-          ? undefined
-          : sql`(${groups.createdAt}, ${groups.groupId}) > (SELECT a.created_at, a.group_id FROM groups a WHERE a.group_id = ${page.afterGroupId})`,
-      ),
-    )
-    .orderBy(groups.createdAt, groups.groupId)
-    .limit(page.limit ?? -1);
-  // The clock only stamps when a missing pair ledger was rebuilt; it changes no balance.
-  const debts = await pairDebtsByGroup(tx, rows.map((r) => r.group_id), new Date());
-  const summaries: GroupSummary[] = [];
-  for (const r of rows) {
-    const balance = balancesFromDebts(debts.get(r.group_id)!).get(agentId) ?? 0n;
-    summaries.push({
-      group_id: r.group_id,
-      name: r.name,
-      currency: r.currency,
-      kind: r.kind,
-      archived: Boolean(r.archived),
-      member_count: Number(r.member_count),
-      my_balance_minor: totalMinor(balance),
-      my_balance: formatBalance(balance, r.currency),
-    });
-  }
-  return summaries;
-}
-
 /** Targeted group invitations waiting for the caller's answer. */
 export async function pendingInvitesCount(tx: Tx, agentId: string): Promise<number> {
   const row = await tx
@@ -169,20 +112,4 @@ export async function pendingInvitesCount(tx: Tx, agentId: string): Promise<numb
     .where(and(eq(groupInvites.targetId, agentId), eq(groupInvites.state, "pending")))
     .get();
   return Number(row?.n ?? 0);
-}
-
-/** Appends to a group's activity log (get_activity); every ledger change calls this in its transaction. */
-export async function logActivity(
-  tx: Tx,
-  now: Date,
-  a: { groupId: string; actorId: string; action: string; summary: string; refs?: Record<string, string> },
-): Promise<void> {
-  await tx.insert(ledgerActivity).values({
-    groupId: a.groupId,
-    actorId: a.actorId,
-    action: a.action,
-    summary: a.summary,
-    refs: a.refs ?? {},
-    createdAt: iso(now),
-  });
 }

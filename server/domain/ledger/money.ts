@@ -1,9 +1,7 @@
 import { invalid } from "../../errors.ts";
-import { currencyExponent } from "./currencies.ts";
+import { currencyExponent } from "../../contract/currencies.ts";
+import { MAX_DIGITS, MAX_MINOR } from "../../contract/ledger.ts";
 
-/** Amounts are limited to 15 digits in minor units: always a safe integer (< 2^53). */
-export const MAX_DIGITS = 15;
-export const MAX_MINOR = 999_999_999_999_999;
 /**
  * The most the ledger's totals may reach, in minor units: 2^53 - 1, so that each is exact as a JSON number.
  * Bounded (limits.ts): an agent's open debts and credits in one currency across all their groups; every balance,

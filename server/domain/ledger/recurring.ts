@@ -7,7 +7,8 @@ import { quoted } from "../untrusted.ts";
 import { insertExpense, membersByHandle, storedState, type ExpenseRow } from "./expenses.ts";
 import { expenseDebts } from "./ledger-pairs.ts";
 import { exceedsLimits } from "./limits.ts";
-import { logActivity, type GroupRow } from "./membership.ts";
+import type { GroupRow } from "./membership.ts";
+import { logActivity } from "./activity.ts";
 import { nextOccurrenceAfter, today } from "./repeat-dates.ts";
 
 /** Bounds one run's transaction; a longer backlog continues on the next run. */

@@ -1,7 +1,7 @@
 // A group's balances and the transfers that settle it, from the pair ledger (ledger-pairs.ts): what get_balances
 // shows and what record_payment measures a payment against.
 import type { Tx } from "../../../db/client.ts";
-import type { AgentRef } from "../../tools/schemas.ts";
+import type { AgentRef } from "../../contract/wire.ts";
 import { balancesFromDebts, pairDebts, type PairDebt } from "./ledger-pairs.ts";
 import { refsWithKnown, type GroupRow } from "./membership.ts";
 import { totalMinor } from "./money.ts";

@@ -1,9 +1,8 @@
 import { invalid } from "../../errors.ts";
-import { currencyExponent } from "./currencies.ts";
+import { currencyExponent } from "../../contract/currencies.ts";
+import { SPLIT_MODES, type SplitMode } from "../../contract/ledger.ts";
 import { checkMinor, formatAmount, parseDecimal, resolveAmount, type AmountInput } from "./money.ts";
 
-export const SPLIT_MODES = ["equal", "exact", "percent", "shares", "adjustment"] as const;
-export type SplitMode = (typeof SPLIT_MODES)[number];
 
 export interface SplitParticipant {
   handle: string;

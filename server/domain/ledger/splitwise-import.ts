@@ -7,16 +7,17 @@ import { createHash } from "node:crypto";
 import type { Tx } from "../../../db/client.ts";
 import { groups, ledgerActivity } from "../../../db/schema/index.ts";
 import { AppError, conflict, invalid, notFound } from "../../errors.ts";
-import { DateOnly, type Category } from "../../tools/expenses/shapes.ts";
+import { DateOnly, type Category } from "../../contract/ledger.ts";
 import { agentById } from "../agents.ts";
-import { currencyExponent } from "./currencies.ts";
+import { currencyExponent } from "../../contract/currencies.ts";
 import { parseCsv } from "./csv.ts";
 import { insertExpense, membersByHandle, moneyText, newExpenseState } from "./expenses.ts";
-import { logActivity } from "./membership.ts";
-import { convert, formatAmount, inGroupCurrency, MAX_MINOR, parseDecimal } from "./money.ts";
+import { logActivity } from "./activity.ts";
+import { convert, formatAmount, inGroupCurrency, parseDecimal } from "./money.ts";
+import { MAX_MINOR } from "../../contract/ledger.ts";
 import { insertPayment } from "./payments.ts";
 import { allocate, compareText } from "./splits.ts";
-import { CONTROL } from "../untrusted.ts";
+import { CONTROL } from "../../contract/text.ts";
 
 const FIXED_COLUMNS = ["date", "description", "category", "cost", "currency"];
 

@@ -2,20 +2,8 @@
 // the human where a link goes before anyone opens it. Hosts come from the WHATWG URL parser (what a
 // browser would do), never from reading the text by eye.
 import { domainToUnicode } from "node:url";
+import type { LinkWarning } from "../../contract/mail.ts";
 
-export const LINK_WARNINGS = [
-  "userinfo", // text before an @ in the authority: the real host is after it (https://bank.com@evil.example)
-  "idn", // internationalised domain: compare `domain` (xn--) with `domain_unicode` for look-alike letters
-  "ip_address", // a bare IP address instead of a name
-  "script", // javascript: or vbscript: runs code when opened
-  "data", // data: carries its own content and has no domain
-  "lookalike_scheme", // hxxp://, h**ps:// and the like: a disguised or defanged web link
-  "non_web_scheme", // any scheme other than http and https
-  "no_scheme", // a bare www. link; a browser would open it as http
-  "text_shows_other_domain", // a Markdown link whose visible text names a different domain
-  "unparseable", // no host could be read from it
-] as const;
-export type LinkWarning = (typeof LINK_WARNINGS)[number];
 
 export interface Link {
   /** The link as written in the body. */

@@ -3,7 +3,7 @@ import { HOUR } from "../../clock.ts";
 import { addContact as add } from "../../domain/contacts.ts";
 import { sharesGroup } from "../../domain/ledger/membership.ts";
 import { defineTool } from "../define.ts";
-import { ContactRecord, Handle, Uuid } from "../schemas.ts";
+import { ContactRecord, Handle, Uuid } from "../../contract/wire.ts";
 
 export const addContact = defineTool({
   name: "add_contact",

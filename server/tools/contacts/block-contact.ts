@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { blockContact as block } from "../../domain/contacts.ts";
 import { defineTool } from "../define.ts";
-import { Handle } from "../schemas.ts";
+import { Handle } from "../../contract/wire.ts";
 
 export const blockContact = defineTool({
   name: "block_contact",

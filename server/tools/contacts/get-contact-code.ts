@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { contactCode } from "../../domain/contacts.ts";
 import { defineTool } from "../define.ts";
-import { EMPTY } from "../schemas.ts";
+import { EMPTY } from "../../contract/wire.ts";
 
 export const getContactCode = defineTool({
   name: "get_contact_code",

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { listContacts as list } from "../../domain/contacts.ts";
 import { defineTool } from "../define.ts";
-import { ContactRecord, Cursor, Limit } from "../schemas.ts";
+import { ContactRecord, Cursor, Limit } from "../../contract/wire.ts";
 
 export const listContacts = defineTool({
   name: "list_contacts",

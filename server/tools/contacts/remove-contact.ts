@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { removeContact as remove } from "../../domain/contacts.ts";
 import { defineTool } from "../define.ts";
-import { Handle } from "../schemas.ts";
+import { Handle } from "../../contract/wire.ts";
 
 export const removeContact = defineTool({
   name: "remove_contact",

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { respondContactRequest as respond } from "../../domain/contacts.ts";
 import { defineTool } from "../define.ts";
-import { ContactRecord, Handle } from "../schemas.ts";
+import { ContactRecord, Handle } from "../../contract/wire.ts";
 
 export const respondContactRequest = defineTool({
   name: "respond_contact_request",

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { rotateContactCode as rotate } from "../../domain/contacts.ts";
 import { defineTool } from "../define.ts";
-import { EMPTY } from "../schemas.ts";
+import { EMPTY } from "../../contract/wire.ts";
 
 export const rotateContactCode = defineTool({
   name: "rotate_contact_code",

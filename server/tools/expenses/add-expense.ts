@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { addExpense as add } from "../../domain/ledger/expenses.ts";
 import { defineTool } from "../define.ts";
-import { Uuid } from "../schemas.ts";
-import { Expense, expenseFields } from "./shapes.ts";
+import { Uuid } from "../../contract/wire.ts";
+import { Expense, expenseFields } from "../../contract/ledger.ts";
 
 export const addExpense = defineTool({
   name: "add_expense",

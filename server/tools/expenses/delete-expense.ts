@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { setDeleted } from "../../domain/ledger/expenses.ts";
 import { defineTool } from "../define.ts";
-import { Uuid } from "../schemas.ts";
-import { Expense } from "./shapes.ts";
+import { Uuid } from "../../contract/wire.ts";
+import { Expense } from "../../contract/ledger.ts";
 
 export const deleteExpense = defineTool({
   name: "delete_expense",

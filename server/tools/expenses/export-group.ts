@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { exportGroup as exportLedger } from "../../domain/ledger/export.ts";
 import { defineTool } from "../define.ts";
-import { Untrusted, Uuid } from "../schemas.ts";
+import { Untrusted, Uuid } from "../../contract/wire.ts";
 
 export const exportGroup = defineTool({
   name: "export_group",

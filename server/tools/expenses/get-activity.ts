@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { listActivity } from "../../domain/ledger/activity.ts";
 import { defineTool } from "../define.ts";
-import { Cursor, Limit, Uuid } from "../schemas.ts";
-import { ActivityEntry } from "./shapes.ts";
+import { Cursor, Limit, Uuid } from "../../contract/wire.ts";
+import { ActivityEntry } from "../../contract/ledger.ts";
 
 export const getActivity = defineTool({
   name: "get_activity",

@@ -4,8 +4,8 @@ import { EXACT_LIMIT } from "../../domain/ledger/settle.ts";
 import { invalid } from "../../errors.ts";
 import { BALANCES_VIEW } from "../../views/index.ts";
 import { defineTool } from "../define.ts";
-import { Uuid } from "../schemas.ts";
-import { Counterparty, CurrencyBreakdown, MemberBalance, Payment, Transfer } from "./shapes.ts";
+import { Uuid } from "../../contract/wire.ts";
+import { Counterparty, CurrencyBreakdown, MemberBalance, Payment, Transfer } from "../../contract/ledger.ts";
 
 export const getBalances = defineTool({
   name: "get_balances",

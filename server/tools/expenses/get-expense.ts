@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { getExpense as get } from "../../domain/ledger/expenses.ts";
 import { defineTool } from "../define.ts";
-import { Uuid } from "../schemas.ts";
-import { Expense, ExpenseHistoryEntry } from "./shapes.ts";
+import { Uuid } from "../../contract/wire.ts";
+import { Expense, ExpenseHistoryEntry } from "../../contract/ledger.ts";
 
 export const getExpense = defineTool({
   name: "get_expense",

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { listExpenses as list } from "../../domain/ledger/expenses.ts";
 import { defineTool } from "../define.ts";
-import { Cursor, Handle, Limit, Uuid } from "../schemas.ts";
-import { DateOnly, Expense } from "./shapes.ts";
+import { Cursor, Handle, Limit, Uuid } from "../../contract/wire.ts";
+import { DateOnly, Expense } from "../../contract/ledger.ts";
 
 export const listExpenses = defineTool({
   name: "list_expenses",

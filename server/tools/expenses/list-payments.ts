@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { listPayments as list } from "../../domain/ledger/payments.ts";
 import { defineTool } from "../define.ts";
-import { Cursor, Limit, Uuid } from "../schemas.ts";
-import { Payment, PAYMENT_STATES } from "./shapes.ts";
+import { Cursor, Limit, Uuid } from "../../contract/wire.ts";
+import { Payment, PAYMENT_STATES } from "../../contract/ledger.ts";
 
 export const listPayments = defineTool({
   name: "list_payments",

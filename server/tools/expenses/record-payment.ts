@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { recordPayment as record } from "../../domain/ledger/payments.ts";
 import { defineTool } from "../define.ts";
-import { Handle, Uuid } from "../schemas.ts";
-import { amountFields, CurrencyInput, ExchangeRate, Notes, Payment } from "./shapes.ts";
+import { Handle, Uuid } from "../../contract/wire.ts";
+import { amountFields, CurrencyInput, ExchangeRate, Notes, Payment } from "../../contract/ledger.ts";
 
 export const recordPayment = defineTool({
   name: "record_payment",

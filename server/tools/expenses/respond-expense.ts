@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { respondExpense as respond } from "../../domain/ledger/expenses.ts";
 import { defineTool } from "../define.ts";
-import { plainText, Uuid } from "../schemas.ts";
-import { Expense } from "./shapes.ts";
+import { plainText, Uuid } from "../../contract/wire.ts";
+import { Expense } from "../../contract/ledger.ts";
 
 export const respondExpense = defineTool({
   name: "respond_expense",

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { respondPayment as respond } from "../../domain/ledger/payments.ts";
 import { defineTool } from "../define.ts";
-import { Uuid } from "../schemas.ts";
-import { Payment } from "./shapes.ts";
+import { Uuid } from "../../contract/wire.ts";
+import { Payment } from "../../contract/ledger.ts";
 
 export const respondPayment = defineTool({
   name: "respond_payment",

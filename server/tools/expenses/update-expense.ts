@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { updateExpense as update } from "../../domain/ledger/expenses.ts";
 import { defineTool } from "../define.ts";
-import { plainText, Uuid } from "../schemas.ts";
-import { Expense, expenseFields, Notes } from "./shapes.ts";
+import { plainText, Uuid } from "../../contract/wire.ts";
+import { Expense, expenseFields, Notes } from "../../contract/ledger.ts";
 
 export const updateExpense = defineTool({
   name: "update_expense",

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { archiveGroup as archive, groupView } from "../../domain/ledger/groups.ts";
 import { defineTool } from "../define.ts";
-import { Uuid } from "../schemas.ts";
-import { Group } from "./shapes.ts";
+import { Uuid } from "../../contract/wire.ts";
+import { Group } from "../../contract/groups.ts";
 
 export const archiveGroup = defineTool({
   name: "archive_group",

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { createInvite } from "../../domain/ledger/invites.ts";
 import { defineTool } from "../define.ts";
-import { Handle, Uuid } from "../schemas.ts";
-import { Invite } from "./shapes.ts";
+import { Handle, Uuid } from "../../contract/wire.ts";
+import { Invite } from "../../contract/groups.ts";
 
 export const createGroupInvite = defineTool({
   name: "create_group_invite",

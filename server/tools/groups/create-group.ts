@@ -2,8 +2,8 @@ import { z } from "zod";
 import { createGroup as create, groupView } from "../../domain/ledger/groups.ts";
 import { inviteContacts } from "../../domain/ledger/invites.ts";
 import { defineTool } from "../define.ts";
-import { Description, Handle, plainText } from "../schemas.ts";
-import { CurrencyCode, Group, Invite } from "./shapes.ts";
+import { Description, Handle, plainText } from "../../contract/wire.ts";
+import { CurrencyCode, Group, Invite } from "../../contract/groups.ts";
 
 export const createGroup = defineTool({
   name: "create_group",

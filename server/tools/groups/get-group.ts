@@ -3,8 +3,8 @@ import { groupView } from "../../domain/ledger/groups.ts";
 import { requireMember } from "../../domain/ledger/membership.ts";
 import { GROUP_VIEW } from "../../views/index.ts";
 import { defineTool } from "../define.ts";
-import { Uuid } from "../schemas.ts";
-import { Group } from "./shapes.ts";
+import { Uuid } from "../../contract/wire.ts";
+import { Group } from "../../contract/groups.ts";
 
 export const getGroup = defineTool({
   name: "get_group",

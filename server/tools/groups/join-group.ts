@@ -2,8 +2,8 @@ import { z } from "zod";
 import { groupView } from "../../domain/ledger/groups.ts";
 import { joinByCode } from "../../domain/ledger/invites.ts";
 import { defineTool } from "../define.ts";
-import { InviteCode } from "../schemas.ts";
-import { Group } from "./shapes.ts";
+import { InviteCode } from "../../contract/wire.ts";
+import { Group } from "../../contract/groups.ts";
 
 export const joinGroup = defineTool({
   name: "join_group",

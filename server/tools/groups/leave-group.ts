@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { leaveGroup as leave } from "../../domain/ledger/groups.ts";
 import { defineTool } from "../define.ts";
-import { Uuid } from "../schemas.ts";
+import { Uuid } from "../../contract/wire.ts";
 
 export const leaveGroup = defineTool({
   name: "leave_group",

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { listGroups as list } from "../../domain/ledger/groups.ts";
 import { defineTool } from "../define.ts";
-import { Cursor, GroupSummary, Limit } from "../schemas.ts";
+import { Cursor, GroupSummary, Limit } from "../../contract/wire.ts";
 
 export const listGroups = defineTool({
   name: "list_groups",

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { groupView, openDirectLedger as open } from "../../domain/ledger/groups.ts";
 import { defineTool } from "../define.ts";
-import { Handle } from "../schemas.ts";
-import { CurrencyCode, Group } from "./shapes.ts";
+import { Handle } from "../../contract/wire.ts";
+import { CurrencyCode, Group } from "../../contract/groups.ts";
 
 export const openDirectLedger = defineTool({
   name: "open_direct_ledger",

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { groupView, removeMember } from "../../domain/ledger/groups.ts";
 import { defineTool } from "../define.ts";
-import { Handle, Uuid } from "../schemas.ts";
-import { Group } from "./shapes.ts";
+import { Handle, Uuid } from "../../contract/wire.ts";
+import { Group } from "../../contract/groups.ts";
 
 export const removeGroupMember = defineTool({
   name: "remove_group_member",

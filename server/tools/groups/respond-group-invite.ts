@@ -2,8 +2,8 @@ import { z } from "zod";
 import { groupView } from "../../domain/ledger/groups.ts";
 import { respondInvite } from "../../domain/ledger/invites.ts";
 import { defineTool } from "../define.ts";
-import { Uuid } from "../schemas.ts";
-import { Group, Invite } from "./shapes.ts";
+import { Uuid } from "../../contract/wire.ts";
+import { Group, Invite } from "../../contract/groups.ts";
 
 export const respondGroupInvite = defineTool({
   name: "respond_group_invite",

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { groupView, updateGroup as update } from "../../domain/ledger/groups.ts";
 import { defineTool } from "../define.ts";
-import { Description, plainText, Uuid } from "../schemas.ts";
-import { CurrencyCode, Group } from "./shapes.ts";
+import { Description, plainText, Uuid } from "../../contract/wire.ts";
+import { CurrencyCode, Group } from "../../contract/groups.ts";
 
 export const updateGroup = defineTool({
   name: "update_group",

@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { disconnectClient as disconnect } from "../../domain/credentials.ts";
+import { disconnectClient as disconnect } from "../../auth/credentials.ts";
 import { defineTool } from "../define.ts";
-import { Uuid } from "../schemas.ts";
+import { Uuid } from "../../contract/wire.ts";
 
 export const disconnectClient = defineTool({
   name: "disconnect_client",

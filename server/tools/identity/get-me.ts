@@ -1,8 +1,9 @@
 import { z } from "zod";
 import { agentById, toAgent } from "../../domain/agents.ts";
-import { groupSummaries, pendingInvitesCount } from "../../domain/ledger/membership.ts";
+import { pendingInvitesCount } from "../../domain/ledger/membership.ts";
+import { groupSummaries } from "../../domain/ledger/balances.ts";
 import { defineTool } from "../define.ts";
-import { Agent, EMPTY, GroupSummary, Verification } from "../schemas.ts";
+import { Agent, EMPTY, GroupSummary, Verification } from "../../contract/wire.ts";
 
 export const getMe = defineTool({
   name: "get_me",

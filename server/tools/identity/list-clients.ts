@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { listClients as list } from "../../domain/credentials.ts";
+import { listClients as list } from "../../auth/credentials.ts";
 import { defineTool } from "../define.ts";
-import { Cursor, Limit, Timestamp, Uuid } from "../schemas.ts";
+import { Cursor, Limit, Timestamp, Uuid } from "../../contract/wire.ts";
 
 export const Client = z.object({
   client_id: Uuid,

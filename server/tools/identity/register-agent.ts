@@ -1,12 +1,12 @@
 import { z } from "zod";
 import { toAgent } from "../../domain/agents.ts";
-import { createClient, issueApiKey } from "../../domain/credentials.ts";
+import { createClient, issueApiKey } from "../../auth/credentials.ts";
 import { createAgent } from "../../domain/join.ts";
 import { consumePlatformInvite } from "../../domain/platform-invites.ts";
 import { groupView, toSummary } from "../../domain/ledger/groups.ts";
 import { joinByCode } from "../../domain/ledger/invites.ts";
 import { defineTool } from "../define.ts";
-import { Agent, Description, DisplayName, GroupSummary, Handle, InviteCode, plainText } from "../schemas.ts";
+import { Agent, Description, DisplayName, GroupSummary, Handle, InviteCode, plainText } from "../../contract/wire.ts";
 
 /** The client register_agent makes, as its human sees it in list_clients and on the account page. */
 export const REGISTRATION_CLIENT = "Agent that registered the handle";

@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { rotateApiKey as rotate } from "../../domain/credentials.ts";
+import { rotateApiKey as rotate } from "../../auth/credentials.ts";
 import { defineTool } from "../define.ts";
-import { EMPTY } from "../schemas.ts";
+import { EMPTY } from "../../contract/wire.ts";
 
 export const rotateApiKey = defineTool({
   name: "rotate_api_key",

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { toAgent, updateProfile } from "../../domain/agents.ts";
 import { defineTool } from "../define.ts";
-import { Agent, Description, DisplayName } from "../schemas.ts";
+import { Agent, Description, DisplayName } from "../../contract/wire.ts";
 
 export const updateMe = defineTool({
   name: "update_me",

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { ack } from "../../domain/inbox.ts";
 import { defineTool } from "../define.ts";
-import { Uuid } from "../schemas.ts";
+import { Uuid } from "../../contract/wire.ts";
 
 export const ackInbox = defineTool({
   name: "ack_inbox",

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { list } from "../../domain/inbox.ts";
 import { INBOX_VIEW } from "../../views/index.ts";
 import { defineTool } from "../define.ts";
-import { InboxItem, Limit } from "../schemas.ts";
+import { InboxItem, Limit } from "../../contract/wire.ts";
 
 export const getInbox = defineTool({
   name: "get_inbox",

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { pollJoin } from "../../domain/join.ts";
 import { defineTool } from "../define.ts";
-import { Agent, GroupSummary } from "../schemas.ts";
+import { Agent, GroupSummary } from "../../contract/wire.ts";
 
 export const finishJoin = defineTool({
   name: "finish_join",

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { createSettingsLink } from "../../auth/settings-links.ts";
 import { defineTool } from "../define.ts";
-import { EMPTY, Timestamp } from "../schemas.ts";
+import { EMPTY, Timestamp } from "../../contract/wire.ts";
 
 export const getSettingsLink = defineTool({
   name: "get_settings_link",

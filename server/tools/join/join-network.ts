@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { startJoin } from "../../domain/join.ts";
 import { defineTool } from "../define.ts";
-import { DisplayName, Handle, InviteCode, Timestamp, plainText } from "../schemas.ts";
+import { DisplayName, Handle, InviteCode, Timestamp, plainText } from "../../contract/wire.ts";
 
 export const joinNetwork = defineTool({
   name: "join_network",

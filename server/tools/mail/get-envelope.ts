@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { getEnvelope as get } from "../../domain/mail/envelopes.ts";
 import { defineTool } from "../define.ts";
-import { Uuid } from "../schemas.ts";
-import { Envelope } from "./schemas.ts";
+import { Uuid } from "../../contract/wire.ts";
+import { Envelope } from "../../contract/mail.ts";
 
 export const getEnvelope = defineTool({
   name: "get_envelope",

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { listEnvelopes as list } from "../../domain/mail/envelopes.ts";
 import { defineTool } from "../define.ts";
-import { Cursor, Limit, Uuid } from "../schemas.ts";
-import { EnvelopeSummary } from "./schemas.ts";
+import { Cursor, Limit, Uuid } from "../../contract/wire.ts";
+import { EnvelopeSummary } from "../../contract/mail.ts";
 
 export const listEnvelopes = defineTool({
   name: "list_envelopes",

@@ -1,9 +1,9 @@
 import { z } from "zod";
 import { replyEnvelope as reply } from "../../domain/mail/envelopes.ts";
 import { defineTool } from "../define.ts";
-import { Uuid } from "../schemas.ts";
-import { RefsInput } from "../schemas.ts";
-import { BodyMd, Envelope, Subject } from "./schemas.ts";
+import { Uuid } from "../../contract/wire.ts";
+import { RefsInput } from "../../contract/wire.ts";
+import { BodyMd, Envelope, Subject } from "../../contract/mail.ts";
 
 export const replyEnvelope = defineTool({
   name: "reply_envelope",

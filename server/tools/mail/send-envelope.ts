@@ -1,9 +1,9 @@
 import { z } from "zod";
 import { sendEnvelope as send } from "../../domain/mail/envelopes.ts";
 import { defineTool } from "../define.ts";
-import { Handle, Uuid } from "../schemas.ts";
-import { RefsInput } from "../schemas.ts";
-import { BodyMd, Envelope, Subject } from "./schemas.ts";
+import { Handle, Uuid } from "../../contract/wire.ts";
+import { RefsInput } from "../../contract/wire.ts";
+import { BodyMd, Envelope, Subject } from "../../contract/mail.ts";
 
 export const sendEnvelope = defineTool({
   name: "send_envelope",

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { cancelPlan as cancel } from "../../domain/plans/plans.ts";
 import { defineTool } from "../define.ts";
-import { Uuid } from "../schemas.ts";
-import { Plan } from "./schemas.ts";
+import { Uuid } from "../../contract/wire.ts";
+import { Plan } from "../../contract/plans.ts";
 
 export const cancelPlan = defineTool({
   name: "cancel_plan",

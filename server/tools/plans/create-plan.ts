@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { createPlan as create } from "../../domain/plans/plans.ts";
 import { defineTool } from "../define.ts";
-import { Uuid } from "../schemas.ts";
-import { DateTimeInput, Invitees, OptionInput, Options, Plan, PlanDescription, PlanTitle } from "./schemas.ts";
+import { Uuid } from "../../contract/wire.ts";
+import { DateTimeInput, Invitees, OptionInput, Options, Plan, PlanDescription, PlanTitle } from "../../contract/plans.ts";
 
 export const createPlan = defineTool({
   name: "create_plan",

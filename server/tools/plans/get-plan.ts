@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { getPlan as get } from "../../domain/plans/plans.ts";
 import { defineTool } from "../define.ts";
-import { Uuid } from "../schemas.ts";
-import { Plan, PlanExpense } from "./schemas.ts";
+import { Uuid } from "../../contract/wire.ts";
+import { Plan, PlanExpense } from "../../contract/plans.ts";
 
 export const getPlan = defineTool({
   name: "get_plan",

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { listPlans as list } from "../../domain/plans/plans.ts";
 import { defineTool } from "../define.ts";
-import { Cursor, Limit } from "../schemas.ts";
-import { Plan, PLAN_STATES } from "./schemas.ts";
+import { Cursor, Limit } from "../../contract/wire.ts";
+import { Plan, PLAN_STATES } from "../../contract/plans.ts";
 
 export const listPlans = defineTool({
   name: "list_plans",

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { respondPlan as respond } from "../../domain/plans/plans.ts";
 import { defineTool } from "../define.ts";
-import { Uuid } from "../schemas.ts";
-import { Plan, RESPONSES } from "./schemas.ts";
+import { Uuid } from "../../contract/wire.ts";
+import { Plan, RESPONSES } from "../../contract/plans.ts";
 
 export const respondPlan = defineTool({
   name: "respond_plan",

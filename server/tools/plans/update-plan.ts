@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { updatePlan as update } from "../../domain/plans/plans.ts";
 import { defineTool } from "../define.ts";
-import { Handle, Uuid } from "../schemas.ts";
-import { DateTimeInput, Invitees, OptionUpdate, Options, Plan, PlanDescription, PlanTitle } from "./schemas.ts";
+import { Handle, Uuid } from "../../contract/wire.ts";
+import { DateTimeInput, Invitees, OptionUpdate, Options, Plan, PlanDescription, PlanTitle } from "../../contract/plans.ts";
 
 export const updatePlan = defineTool({
   name: "update_plan",

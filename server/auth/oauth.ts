@@ -8,10 +8,11 @@ import { createHash } from "node:crypto";
 import type { Tx } from "../../db/client.ts";
 import { agents, clients, oauthClients, oauthCodes, oauthRefreshTokens } from "../../db/schema/index.ts";
 import { DAY, MINUTE, iso, later } from "../clock.ts";
-import { ACCESS_TOKEN_TTL_SECONDS, looksLikeJwt, signAccessToken, verifyAccessToken } from "../auth/jwt.ts";
+import { ACCESS_TOKEN_TTL_SECONDS, looksLikeJwt, signAccessToken, verifyAccessToken } from "./jwt.ts";
 import { createClient, revokeClient, touchDue, type Authenticated } from "./credentials.ts";
 import { newSecret, sha256 } from "./secrets.ts";
-import { hasVisible, NO_CONTROL } from "./untrusted.ts";
+import { hasVisible, NO_CONTROL } from "../contract/text.ts";
+import { OAuthError } from "../errors.ts";
 
 export const SUPPORTED_SCOPES = ["svc:read", "svc:write", "offline_access"] as const;
 const DEFAULT_SCOPE = "svc:read svc:write";
@@ -20,20 +21,6 @@ const CODE_TTL_MS = 2 * MINUTE;
 const REFRESH_TTL_MS = 30 * DAY;
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
 const FORBIDDEN_SCHEMES = new Set(["javascript:", "data:", "file:", "vbscript:", "blob:", "about:", "ftp:", "ws:", "wss:"]);
-
-/** An error in OAuth's own wire format ({error, error_description}). */
-export class OAuthError extends Error {
-  constructor(
-    readonly error: string,
-    message: string,
-    readonly status = 400,
-  ) {
-    super(message);
-  }
-  body() {
-    return { error: this.error, error_description: this.message };
-  }
-}
 
 export type OAuthClientRow = typeof oauthClients.$inferSelect;
 

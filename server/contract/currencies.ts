@@ -1,4 +1,4 @@
-import { invalid } from "../../errors.ts";
+import { invalid } from "../errors.ts";
 
 /**
  * ISO 4217 List One: active currency and fund codes with their minor-unit exponent.

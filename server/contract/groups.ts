@@ -1,7 +1,7 @@
 // Wire shapes of groups and invitations, written from the catalogue's "Groups" section.
 import { z } from "zod";
-import { isCurrency } from "../../domain/ledger/currencies.ts";
-import { AgentRef, GroupSummary, Timestamp, Untrusted, Uuid } from "../schemas.ts";
+import { isCurrency } from "./currencies.ts";
+import { AgentRef, GroupSummary, Timestamp, Untrusted, Uuid } from "./wire.ts";
 
 export const CurrencyCode = z.string().refine(isCurrency, "must be an ISO 4217 currency code in capitals, such as EUR");
 

@@ -3,7 +3,7 @@
 import { lte } from "drizzle-orm";
 import { joinSessions, oauthCodes, oauthRefreshTokens, settingsLinks, signinCodes, webSessions } from "../../db/schema/index.ts";
 import { DAY, MINUTE, iso } from "../clock.ts";
-import type { Job } from "../jobs/index.ts";
+import type { Job } from "./index.ts";
 
 export const expireAuthRecords: Job = {
   name: "expire_auth_records",

@@ -3,9 +3,9 @@ import { prepared, type Tx } from "../../db/client.ts";
 import { agents, apiKeys, clients } from "../../db/schema/index.ts";
 import { MINUTE, iso, later } from "../clock.ts";
 import { AppError, conflict, notFound } from "../errors.ts";
-import type { Principal } from "../tools/define.ts";
+import type { Principal } from "../contract/principal.ts";
 import { newSecret, sha256 } from "./secrets.ts";
-import { decodeCursor, encodeCursor, paginate } from "./cursor.ts";
+import { decodeCursor, encodeCursor, paginate } from "../contract/cursor.ts";
 
 export const ROTATION_GRACE_MS = 10 * MINUTE;
 const API_KEY_SCOPES = "svc:read svc:write";

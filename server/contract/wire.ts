@@ -1,6 +1,6 @@
 // Wire shapes shared by several tools, written from the interface spec (not derived from tables).
 import { z } from "zod";
-import { hasVisible, NO_CONTROL } from "../domain/untrusted.ts";
+import { hasVisible, NO_CONTROL } from "./text.ts";
 
 export const HANDLE_PATTERN = /^[a-z0-9][a-z0-9_-]{2,31}$/;
 

@@ -6,10 +6,10 @@ import type { Tx } from "../../db/client.ts";
 import { signinCodes } from "../../db/schema/index.ts";
 import { MINUTE, iso, later } from "../clock.ts";
 import { AppError } from "../errors.ts";
-import { agentByHandle, type AgentRow } from "../domain/agents.ts";
-import { deliver, JOIN_CODE_ITEM, resolveItems } from "../domain/inbox.ts";
-import { constantTimeEqual, sha256 } from "../domain/secrets.ts";
-import { quoted, untrusted } from "../domain/untrusted.ts";
+import { agentByHandle, type AgentRow } from "./agents.ts";
+import { deliver, JOIN_CODE_ITEM, resolveItems } from "./inbox.ts";
+import { constantTimeEqual, sha256 } from "../auth/secrets.ts";
+import { quoted, untrusted } from "./untrusted.ts";
 
 export const SIGNIN_CODE_TTL_MS = 10 * MINUTE;
 export const MAX_ATTEMPTS = 5;

@@ -2,8 +2,8 @@
 // included), and example answers derived from each tool's JSON Schema. The calls are shown by the docs pages,
 // GET /v1/tools and `svc tools NAME`; test/cli/examples.test.ts runs each one through `svc call` against a server
 // (with the made-up ids below replaced by real ones), so none can rot.
-import type { Tool } from "../tools/define.ts";
-import { toolJsonSchema } from "../tools/json-schema.ts";
+import type { Tool } from "./define.ts";
+import { toolJsonSchema } from "./json-schema.ts";
 
 type Schema = Record<string, any>;
 
@@ -244,7 +244,7 @@ export const EXAMPLES: Record<string, Record<string, unknown>> = {
 /** The example call of a tool as a REST body (or MCP arguments), with an idempotency_key when the tool takes one. */
 export function exampleArguments(t: Tool): Record<string, unknown> {
   const args = EXAMPLES[t.name];
-  if (!args) throw new Error(`server/docs/examples.ts has no example for ${t.name}`);
+  if (!args) throw new Error(`server/tools/examples.ts has no example for ${t.name}`);
   return t.idempotent ? { ...args, idempotency_key: STRING_HINTS.idempotency_key } : args;
 }
 

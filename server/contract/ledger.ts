@@ -1,9 +1,14 @@
 // Wire shapes of expenses, payments and balances, written from the catalogue's "Expenses", "Payments" and
 // "Balances and history" sections and its money conventions.
 import { z } from "zod";
-import { MAX_MINOR } from "../../domain/ledger/money.ts";
-import { SPLIT_MODES } from "../../domain/ledger/splits.ts";
-import { AgentRef, Handle, plainText, RefsInput, Timestamp, Untrusted, Uuid } from "../schemas.ts";
+import { AgentRef, Handle, plainText, RefsInput, Timestamp, Untrusted, Uuid } from "./wire.ts";
+
+/** Amounts are limited to 15 digits in minor units: always a safe integer (< 2^53). */
+export const MAX_DIGITS = 15;
+export const MAX_MINOR = 999_999_999_999_999;
+
+export const SPLIT_MODES = ["equal", "exact", "percent", "shares", "adjustment"] as const;
+export type SplitMode = (typeof SPLIT_MODES)[number];
 
 export const CATEGORIES = [
   "general",

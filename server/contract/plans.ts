@@ -1,7 +1,7 @@
 // Wire shapes of plans, shared by the six plan tools.
 import { z } from "zod";
-import { storable } from "../mail/schemas.ts";
-import { AgentRef, Handle, plainText, Timestamp, Untrusted, Uuid } from "../schemas.ts";
+import { storable } from "./mail.ts";
+import { AgentRef, Handle, plainText, Timestamp, Untrusted, Uuid } from "./wire.ts";
 
 export const RESPONSES = ["yes", "no", "maybe"] as const;
 export const PLAN_STATES = ["proposed", "scheduled", "cancelled"] as const;

@@ -1,0 +1,59 @@
+// The layers of server/, read from the import lines (type imports too): the contract is a leaf, the domain knows
+// nothing of tools, transports or pages, and no two folders of server/ import each other, directly or round about.
+import { expect, test } from "bun:test";
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join, normalize, relative } from "node:path";
+
+const ROOT = join(import.meta.dir, "../..");
+const SERVER = join(ROOT, "server");
+
+function sources(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith(".ts") ? [join(dir, e.name)] : [],
+  );
+}
+
+/** A folder of server/ by its name, a file at its top by its file name. */
+const part = (file: string) => relative(SERVER, file).split("/")[0]!;
+
+const IMPORT = /(?:^|\n)\s*(?:import|export)[^"';]*?from\s*["'](\.{1,2}\/[^"']+)["']|import\(\s*["'](\.{1,2}\/[^"']+)["']\s*\)/g;
+
+/** Which parts of server/ each part imports, with one file that does it for each. */
+function graph(): Map<string, Map<string, string>> {
+  const edges = new Map<string, Map<string, string>>();
+  for (const file of sources(SERVER)) {
+    for (const m of readFileSync(file, "utf8").matchAll(IMPORT)) {
+      const target = normalize(join(dirname(file), (m[1] ?? m[2])!));
+      if (!target.startsWith(SERVER + "/")) continue;
+      const [from, to] = [part(file), part(target)];
+      if (from === to) continue;
+      if (!edges.has(from)) edges.set(from, new Map());
+      edges.get(from)!.set(to, relative(ROOT, file));
+    }
+  }
+  return edges;
+}
+
+const edges = graph();
+const importsOf = (p: string) => [...(edges.get(p)?.keys() ?? [])].sort();
+
+test("the contract is a leaf: it imports nothing of the domain, the tools or any other layer", () => {
+  expect(importsOf("contract").filter((p) => p !== "errors.ts")).toEqual([]);
+});
+
+test("the domain imports no tools, transports, pages, views, jobs or observability", () => {
+  const forbidden = ["tools", "adapters", "web", "views", "jobs", "observability", "app.ts", "serve.ts"];
+  expect(importsOf("domain").filter((p) => forbidden.includes(p))).toEqual([]);
+});
+
+test("no two parts of server/ import each other, directly or through others", () => {
+  const cycles: string[] = [];
+  const walk = (node: string, path: string[]) => {
+    for (const next of edges.get(node)?.keys() ?? []) {
+      if (next === path[0]) cycles.push([...path, next].map((p, i, all) => (i < all.length - 1 ? `${p} (${edges.get(p)!.get(all[i + 1]!)})` : p)).join(" -> "));
+      else if (!path.includes(next) && next > path[0]!) walk(next, [...path, next]);
+    }
+  };
+  for (const start of [...edges.keys()].sort()) walk(start, [start]);
+  expect(cycles).toEqual([]);
+});
