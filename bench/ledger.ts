@@ -58,7 +58,7 @@ try {
   const db = await openDb({ url: dbUrl });
   const seedStart = performance.now();
   const now = new Date();
-  for (let done = 0; done < EXPENSES;) {
+  for (let done = 0; done < EXPENSES; ) {
     await db.tx(async (tx) => {
       const g = (await tx.select().from(groups).where(eq(groups.groupId, group.group_id)).get())!;
       const byHandle = await membersByHandle(tx, g.groupId);

@@ -61,16 +61,20 @@ async function seed(count: number): Promise<Member[]> {
     });
   }
   await db.close();
-  console.log(`seeded ${count} agents directly into the database file (register_agent's code, no HTTP) in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  console.log(
+    `seeded ${count} agents directly into the database file (register_agent's code, no HTTP) in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+  );
   return members;
 }
 
 /** Runs `f` over `items`, `n` at a time. */
 async function pool<T>(items: T[], n: number, f: (t: T) => Promise<unknown>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: n }, async () => {
-    while (next < items.length) await f(items[next++]!);
-  }));
+  await Promise.all(
+    Array.from({ length: n }, async () => {
+      while (next < items.length) await f(items[next++]!);
+    }),
+  );
 }
 
 interface Pair {
@@ -87,10 +91,14 @@ async function relate(api: Api, active: Member[]): Promise<Pair[]> {
   await pool(pairs, 16, async (p) => {
     await befriend(api, p.a, p.b);
     if (!findTool("create_group")) return;
-    p.groupId = (await ok(api, "create_group", { name: `Pair ${p.a.handle}`, currency: "EUR", members: [p.b.handle], idempotency_key: crypto.randomUUID() }, p.a.key)).group.group_id;
+    p.groupId = (
+      await ok(api, "create_group", { name: `Pair ${p.a.handle}`, currency: "EUR", members: [p.b.handle], idempotency_key: crypto.randomUUID() }, p.a.key)
+    ).group.group_id;
     await agreeToEverything(api, p.b, new Map(), 1);
   });
-  console.log(`related ${active.length} active agents in ${pairs.length} pairs (contacts${findTool("create_group") ? " and a shared group" : ""}) over HTTP in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  console.log(
+    `related ${active.length} active agents in ${pairs.length} pairs (contacts${findTool("create_group") ? " and a shared group" : ""}) over HTTP in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+  );
   return pairs;
 }
 
@@ -134,7 +142,11 @@ async function stage(server: ServerProcess, agents: Member[], pairs: Pair[], rat
     if (op === "get_me") return { tool: "get_me", args: {}, key: pick(agents).key };
     if (op === "add_expense" && has("add_expense") && pairs[0]?.groupId) {
       const p = pick(pairs);
-      return { tool: "add_expense", args: { group_id: p.groupId, description: "Lunch", amount: "12.34", idempotency_key: key }, key: (Math.random() < 0.5 ? p.a : p.b).key };
+      return {
+        tool: "add_expense",
+        args: { group_id: p.groupId, description: "Lunch", amount: "12.34", idempotency_key: key },
+        key: (Math.random() < 0.5 ? p.a : p.b).key,
+      };
     }
     if (op === "send_envelope" && has("send_envelope")) {
       const p = pick(pairs);
@@ -142,7 +154,8 @@ async function stage(server: ServerProcess, agents: Member[], pairs: Pair[], rat
     }
     if (op === "contact") {
       const waiting = pending.length > 0 && Math.random() < 0.5 ? pending.shift() : undefined;
-      if (waiting) return { tool: "respond_contact_request", args: { handle: waiting.from.handle, action: "accept", idempotency_key: key }, key: waiting.to.key };
+      if (waiting)
+        return { tool: "respond_contact_request", args: { handle: waiting.from.handle, action: "accept", idempotency_key: key }, key: waiting.to.key };
       // each request between two agents of the bulk that have never met
       const from = agents[bulk++ % agents.length]!;
       const to = agents[bulk++ % agents.length]!;
@@ -208,14 +221,20 @@ async function stage(server: ServerProcess, agents: Member[], pairs: Pair[], rat
 function report(r: StageResult): void {
   const all = [...r.latencies.values()].flat().sort((a, b) => a - b);
   const errorCount = [...r.errors.values()].reduce((a, b) => a + b, 0) + r.shed;
-  console.log(`\noffered ${r.rate} req/s for ${r.seconds.toFixed(0)} s: ${r.done} answered, ${(r.done / r.seconds).toFixed(0)} req/s, p50 ${percentile(all, 50).toFixed(1)} ms, p99 ${percentile(all, 99).toFixed(1)} ms, max ${all.at(-1)?.toFixed(1)} ms, errors ${errorCount}${r.shed ? ` (${r.shed} shed: over ${MAX_IN_FLIGHT} in flight)` : ""}`);
+  console.log(
+    `\noffered ${r.rate} req/s for ${r.seconds.toFixed(0)} s: ${r.done} answered, ${(r.done / r.seconds).toFixed(0)} req/s, p50 ${percentile(all, 50).toFixed(1)} ms, p99 ${percentile(all, 99).toFixed(1)} ms, max ${all.at(-1)?.toFixed(1)} ms, errors ${errorCount}${r.shed ? ` (${r.shed} shed: over ${MAX_IN_FLIGHT} in flight)` : ""}`,
+  );
   for (const [tool, list] of [...r.latencies.entries()].sort((a, b) => b[1].length - a[1].length)) {
     const sorted = list.sort((a, b) => a - b);
-    console.log(`  ${tool.padEnd(24)} ${String(list.length).padStart(7)} calls   p50 ${percentile(sorted, 50).toFixed(1).padStart(7)} ms   p99 ${percentile(sorted, 99).toFixed(1).padStart(7)} ms`);
+    console.log(
+      `  ${tool.padEnd(24)} ${String(list.length).padStart(7)} calls   p50 ${percentile(sorted, 50).toFixed(1).padStart(7)} ms   p99 ${percentile(sorted, 99).toFixed(1).padStart(7)} ms`,
+    );
   }
   for (const [k, n] of r.errors) console.log(`  error: ${k} x${n}`);
   const warm = r.rss.find(([t]) => t >= Math.min(20, r.seconds / 4)) ?? r.rss[0]!;
-  console.log(`  server RSS: start ${mib(r.rss[0]![1])}, after warm-up (${warm[0]} s) ${mib(warm[1])}, end ${mib(r.rss.at(-1)![1])}, peak ${mib(Math.max(...r.rss.map(([, k]) => k)))}`);
+  console.log(
+    `  server RSS: start ${mib(r.rss[0]![1])}, after warm-up (${warm[0]} s) ${mib(warm[1])}, end ${mib(r.rss.at(-1)![1])}, peak ${mib(Math.max(...r.rss.map(([, k]) => k)))}`,
+  );
   console.log(`  RSS every 5 s (MiB): ${r.rss.map(([, k]) => (k / 1024).toFixed(0)).join(" ")}`);
 }
 
@@ -229,7 +248,9 @@ try {
     const pairs = await relate(restApi(server.url), agents.slice(0, ACTIVE));
     for (const rate of RATES) report(await stage(server, agents, pairs, rate, SECONDS));
     const size = dbBytes();
-    console.log(`\ndatabase at the end: ${(size / 1024 / 1024).toFixed(1)} MiB for ${AGENTS} agents: ${(size / AGENTS).toFixed(0)} bytes per agent (${(seeded / AGENTS).toFixed(0)} right after seeding)`);
+    console.log(
+      `\ndatabase at the end: ${(size / 1024 / 1024).toFixed(1)} MiB for ${AGENTS} agents: ${(size / AGENTS).toFixed(0)} bytes per agent (${(seeded / AGENTS).toFixed(0)} right after seeding)`,
+    );
   } finally {
     await server.stop();
   }

@@ -24,7 +24,7 @@ const toMs = (v: string, unit: string) => Number(v) * ({ us: 0.001, ms: 1, s: 10
 /** Loads `url` with wrk: 64 connections over loopback, optionally a POST body and headers. */
 export function wrk(
   url: string,
-  opts: { seconds: number; body?: string; headers?: Record<string, string>; connections?: number; /** a whole wrk Lua script instead */ lua?: string },
+  opts: { seconds: number; body?: string; headers?: Record<string, string>; connections?: number /** a whole wrk Lua script instead */; lua?: string },
 ): LoadResult {
   const dir = mkdtempSync(join(tmpdir(), "svc-bench-"));
   const script = join(dir, "req.lua");
@@ -32,7 +32,9 @@ export function wrk(
     .map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`)
     .join("\n");
   writeFileSync(script, opts.lua ?? (opts.body === undefined ? headerLines : `wrk.method = "POST"\nwrk.body = ${JSON.stringify(opts.body)}\n${headerLines}\n`));
-  const out = spawnSync(["wrk", "-t2", `-c${opts.connections ?? 64}`, `-d${opts.seconds}s`, "--latency", "-s", script, url], { stderr: "inherit" }).stdout.toString();
+  const out = spawnSync(["wrk", "-t2", `-c${opts.connections ?? 64}`, `-d${opts.seconds}s`, "--latency", "-s", script, url], {
+    stderr: "inherit",
+  }).stdout.toString();
   const rps = Number(out.match(/Requests\/sec:\s+([\d.]+)/)?.[1] ?? 0);
   const lat = (pct: string) => {
     const m = out.match(new RegExp(`${pct}%\\s+([\\d.]+)(us|ms|s)`));
@@ -48,10 +50,13 @@ export function wrk(
 export async function startSvc(port: number, extra: string[] = []): Promise<{ url: string; proc: Subprocess; dir: string }> {
   const dir = mkdtempSync(join(tmpdir(), "svc-bench-db-"));
   const exe = (await Bun.file("bin/svc").exists()) ? ["bin/svc"] : ["bun", "run", "cli/main.ts"];
-  const proc = spawn([...exe, "serve", "--port", String(port), "--db", `file:${join(dir, "svc.db")}`, "--rate-limit", "100000000", "--public-rate-limit", "100000000", ...extra], {
-    stdout: "ignore",
-    stderr: "inherit",
-  });
+  const proc = spawn(
+    [...exe, "serve", "--port", String(port), "--db", `file:${join(dir, "svc.db")}`, "--rate-limit", "100000000", "--public-rate-limit", "100000000", ...extra],
+    {
+      stdout: "ignore",
+      stderr: "inherit",
+    },
+  );
   const url = `http://127.0.0.1:${port}`;
   await waitFor(`${url}/healthz`);
   return { url, proc, dir };

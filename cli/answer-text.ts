@@ -37,16 +37,32 @@ function expenseText(e: Data): string {
 function balancesText(d: Data): string {
   if (d.group_id === undefined) {
     return [
-      ...section("With each person", (d.counterparties ?? []).map((c: Data) => `${counterpartySentence(c)} (${c.groups.map((g: Data) => `${g.name}: ${g.balance}`).join("; ")})`), "you are settled up with everyone"),
-      ...section("Your totals", (d.totals ?? []).map((t: Data) => t.balance), "none"),
+      ...section(
+        "With each person",
+        (d.counterparties ?? []).map((c: Data) => `${counterpartySentence(c)} (${c.groups.map((g: Data) => `${g.name}: ${g.balance}`).join("; ")})`),
+        "you are settled up with everyone",
+      ),
+      ...section(
+        "Your totals",
+        (d.totals ?? []).map((t: Data) => t.balance),
+        "none",
+      ),
       ...section("Waiting for confirmation", d.pending_payments.map(paymentSentence), "nothing"),
     ]
       .map(printable)
       .join("\n");
   }
   return [
-    ...section(`Balances (${d.currency})`, d.members.map((m: Data) => balanceSentence(m.agent.handle, m)), "no members"),
-    ...section(`To settle up${SETTLE_UP_NOTE[d.settle_up_method] ? `, ${SETTLE_UP_NOTE[d.settle_up_method]}` : ""}`, d.settle_up.map((t: Data) => transferSentence(t, d.currency)), "everyone is settled up"),
+    ...section(
+      `Balances (${d.currency})`,
+      d.members.map((m: Data) => balanceSentence(m.agent.handle, m)),
+      "no members",
+    ),
+    ...section(
+      `To settle up${SETTLE_UP_NOTE[d.settle_up_method] ? `, ${SETTLE_UP_NOTE[d.settle_up_method]}` : ""}`,
+      d.settle_up.map((t: Data) => transferSentence(t, d.currency)),
+      "everyone is settled up",
+    ),
     ...section("Waiting for confirmation", d.pending_payments.map(paymentSentence), "nothing"),
   ]
     .map(printable)
@@ -66,8 +82,21 @@ const more = (d: Data) => (d.next_cursor ? [`more: cursor=${d.next_cursor}`] : [
 const RENDERERS: Record<string, (d: Data) => string[]> = {
   get_balances: (d) => [balancesText(d)],
   list_expenses: (d) => [expenseTable(d.expenses), ...more(d)],
-  list_payments: (d) => [d.payments.length ? table([["DATE", "PAYMENT", "STATE"], ...d.payments.map((p: Data) => [p.created_at.slice(0, 10), paymentSentence(p), p.state])]) : "No payments.", ...more(d)],
-  list_groups: (d) => [d.groups.length ? table([["NAME", "CURRENCY", "MEMBERS", "YOUR BALANCE", "GROUP_ID"], ...d.groups.map((g: Data) => [g.name, g.currency, String(g.member_count), g.my_balance, g.group_id])]) : "You are in no group.", ...more(d)],
+  list_payments: (d) => [
+    d.payments.length
+      ? table([["DATE", "PAYMENT", "STATE"], ...d.payments.map((p: Data) => [p.created_at.slice(0, 10), paymentSentence(p), p.state])])
+      : "No payments.",
+    ...more(d),
+  ],
+  list_groups: (d) => [
+    d.groups.length
+      ? table([
+          ["NAME", "CURRENCY", "MEMBERS", "YOUR BALANCE", "GROUP_ID"],
+          ...d.groups.map((g: Data) => [g.name, g.currency, String(g.member_count), g.my_balance, g.group_id]),
+        ])
+      : "You are in no group.",
+    ...more(d),
+  ],
   get_group: (d) => [groupText(d.group)],
   create_group: (d) => [groupText(d.group)],
   update_group: (d) => [groupText(d.group)],
@@ -85,7 +114,8 @@ const RENDERERS: Record<string, (d: Data) => string[]> = {
 /** What every answer also says: the inbox waiting, and the tools that usually come next. */
 function footer(d: Data): string[] {
   const lines: string[] = [];
-  if (d.inbox && (d.inbox.unread || d.inbox.requires_action)) lines.push(`inbox: ${d.inbox.unread} unread, ${d.inbox.requires_action} waiting for you (svc call get_inbox)`);
+  if (d.inbox && (d.inbox.unread || d.inbox.requires_action))
+    lines.push(`inbox: ${d.inbox.unread} unread, ${d.inbox.requires_action} waiting for you (svc call get_inbox)`);
   if (d.suggested_next?.length) lines.push(`next: ${d.suggested_next.join(", ")}`);
   return lines;
 }

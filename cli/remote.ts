@@ -56,7 +56,14 @@ export async function describeTool(target: Target, name: string): Promise<ToolDe
   } catch (err) {
     if (!(err instanceof CliError) || err.exitCode !== EXIT.notFound) throw err;
     const { tools } = await request(target, "GET", "/v1/tools");
-    throw new CliError(EXIT.notFound, `there is no tool named ${name}.${didYouMean(name, tools.map((t: ToolDescription) => t.name))}`, "svc tools lists every tool.");
+    throw new CliError(
+      EXIT.notFound,
+      `there is no tool named ${name}.${didYouMean(
+        name,
+        tools.map((t: ToolDescription) => t.name),
+      )}`,
+      "svc tools lists every tool.",
+    );
   }
 }
 
@@ -93,8 +100,11 @@ export async function request(target: Target, method: "GET" | "POST", path: stri
   try {
     res = await fetch(`${target.url}${path}`, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) });
   } catch (err) {
-    throw new CliError(EXIT.server, `could not reach ${target.url}: ${err instanceof Error ? err.message : String(err)}`,
-      "Check that the server runs (svc serve) and that --url, SVC_URL or the URL stored by svc login is right.");
+    throw new CliError(
+      EXIT.server,
+      `could not reach ${target.url}: ${err instanceof Error ? err.message : String(err)}`,
+      "Check that the server runs (svc serve) and that --url, SVC_URL or the URL stored by svc login is right.",
+    );
   }
   const text = await res.text();
   let body: any;

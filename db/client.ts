@@ -145,16 +145,19 @@ export async function openDb(opts: DbOptions): Promise<Db> {
     // Opening a replica syncs inside native code that blocks the event loop and has no timeout of its
     // own, so the primary is first proven reachable (and the token accepted) with a bounded probe.
     (await reachPrimary({ url: opts.syncUrl!, authToken: opts.authToken }, timeoutMs)).close();
-    const conn = guard(opts.syncUrl!, opts.authToken, () =>
-      new LocalConnection(
-        new Database(path, {
-          syncUrl: opts.syncUrl,
-          authToken: opts.authToken,
-          // Writes go to the primary; the replica then waits for them, so the next read sees them.
-          readYourWrites: true,
-          syncPeriod: opts.syncIntervalSeconds,
-        } as Database.Options),
-      ),
+    const conn = guard(
+      opts.syncUrl!,
+      opts.authToken,
+      () =>
+        new LocalConnection(
+          new Database(path, {
+            syncUrl: opts.syncUrl,
+            authToken: opts.authToken,
+            // Writes go to the primary; the replica then waits for them, so the next read sees them.
+            readYourWrites: true,
+            syncPeriod: opts.syncIntervalSeconds,
+          } as Database.Options),
+        ),
     );
     try {
       conn.db.sync();
@@ -280,7 +283,12 @@ async function reachPrimary(cfg: Config, timeoutMs: number): Promise<Client> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(
-      () => reject(new DbOpenError(`The database at ${describeUrl(cfg.url)} did not answer within ${timeoutMs / 1000}s; check the URL, the network and that the server is up.`)),
+      () =>
+        reject(
+          new DbOpenError(
+            `The database at ${describeUrl(cfg.url)} did not answer within ${timeoutMs / 1000}s; check the URL, the network and that the server is up.`,
+          ),
+        ),
       timeoutMs,
     );
   });

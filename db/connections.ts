@@ -162,7 +162,10 @@ export async function remoteTransaction<T>(client: Client, kind: TxKind, fn: (tx
   }
 }
 
-const rawResult = (rs: ResultSet): RawResult => ({ rows: rs.rows.map((r) => namedRow(rs.columns, Array.from(r as ArrayLike<unknown>))), rowsAffected: rs.rowsAffected });
+const rawResult = (rs: ResultSet): RawResult => ({
+  rows: rs.rows.map((r) => namedRow(rs.columns, Array.from(r as ArrayLike<unknown>))),
+  rowsAffected: rs.rowsAffected,
+});
 
 /** Plain SQL on a remote client, or inside one of its transactions. */
 export function remoteRaw(on: Client | Transaction): RawSql {

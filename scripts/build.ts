@@ -2,7 +2,11 @@
 // which the bundler cannot follow; pointing it at this machine's addon lets the binary embed it.
 import type { BunPlugin } from "bun";
 
-const target = `${process.platform}-${process.arch}-${process.platform === "linux" ? (process.report?.getReport() as any)?.header?.glibcVersionRuntime ? "gnu" : "musl" : ""}`.replace(/-$/, "");
+const target =
+  `${process.platform}-${process.arch}-${process.platform === "linux" ? ((process.report?.getReport() as any)?.header?.glibcVersionRuntime ? "gnu" : "musl") : ""}`.replace(
+    /-$/,
+    "",
+  );
 
 const embedLibsqlAddon: BunPlugin = {
   name: "embed-libsql-addon",

@@ -40,10 +40,15 @@ export function createApp(svc: Services, ops: Ops): Handler {
           if (req.headers.get("if-none-match") === etag) {
             return new Response(null, { status: 304, headers: { ETag: etag, "X-Request-Id": requestId } });
           }
-          return json({ ok: true, data: { version: etag.replaceAll('"', ""), count: tools.length, tools, suggested_next: ["register_agent"] }, request_id: requestId }, 200, requestId, {
-            ETag: etag,
-            "Cache-Control": "no-cache",
-          });
+          return json(
+            { ok: true, data: { version: etag.replaceAll('"', ""), count: tools.length, tools, suggested_next: ["register_agent"] }, request_id: requestId },
+            200,
+            requestId,
+            {
+              ETag: etag,
+              "Cache-Control": "no-cache",
+            },
+          );
         }
         if (path.startsWith("/v1/tools/")) {
           const tool = findTool(toolName(path, 10));
@@ -108,11 +113,16 @@ function withSecurityHeaders(res: Response): Response {
 
 /** GET /v1: get_me through the same pipeline, plus where to go next. */
 async function whoAmI(svc: Services, r: { req: Request; requestId: string; clientAddress: string }): Promise<Response> {
-  const result = await invoke(svc, "get_me", {}, {
-    requestId: r.requestId,
-    token: bearerToken(r.req.headers.get("authorization")),
-    clientAddress: r.clientAddress,
-  });
+  const result = await invoke(
+    svc,
+    "get_me",
+    {},
+    {
+      requestId: r.requestId,
+      token: bearerToken(r.req.headers.get("authorization")),
+      clientAddress: r.clientAddress,
+    },
+  );
   if (result.ok) {
     const base = svc.config.baseUrl;
     result.data = {

@@ -12,7 +12,8 @@ export const ERROR_CODES = {
   INTERNAL: { status: 500, action: "Retry later with the same idempotency key; report the request_id if it persists." },
   STORAGE_UNAVAILABLE: {
     status: 503,
-    action: "Wait retry_after seconds, then retry with the same idempotency key: nothing of this call was stored, so the retry is safe and acts once. Reads keep working meanwhile.",
+    action:
+      "Wait retry_after seconds, then retry with the same idempotency key: nothing of this call was stored, so the retry is safe and acts once. Reads keep working meanwhile.",
   },
 } as const;
 

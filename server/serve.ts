@@ -74,7 +74,15 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     // Larger than the 1 MiB body limit so oversized bodies get the error envelope, not a dropped connection.
     maxRequestBodySize: 16 * 1024 * 1024,
     fetch: (req, srv) => handle(req, srv.requestIP(req)?.address ?? "unknown"),
-    error: () => new Response(JSON.stringify({ ok: false, error: { code: "INTERNAL", message: "Something went wrong on the server.", suggested_action: "Retry later." }, request_id: crypto.randomUUID() }), { status: 500, headers: { "Content-Type": "application/json" } }),
+    error: () =>
+      new Response(
+        JSON.stringify({
+          ok: false,
+          error: { code: "INTERNAL", message: "Something went wrong on the server.", suggested_action: "Retry later." },
+          request_id: crypto.randomUUID(),
+        }),
+        { status: 500, headers: { "Content-Type": "application/json" } },
+      ),
   });
   const port = server.port!;
   if (!config.baseUrl) config.baseUrl = `http://${config.host}:${port}`;

@@ -71,9 +71,7 @@ export async function startTestServer(overrides: Partial<ServerConfig> = {}): Pr
 
   async function ok(tool: string, args: unknown = {}, apiKey?: string | null) {
     const withKey =
-      findTool(tool)?.idempotent && args && typeof args === "object" && !("idempotency_key" in args)
-        ? { ...(args as object), idempotency_key: key() }
-        : args;
+      findTool(tool)?.idempotent && args && typeof args === "object" && !("idempotency_key" in args) ? { ...(args as object), idempotency_key: key() } : args;
     const r = await call(tool, withKey, apiKey);
     if (r.status !== 200) throw new Error(`${tool} failed with ${r.status}: ${JSON.stringify(r.body)}`);
     return r.body.data;
@@ -95,7 +93,6 @@ export async function startTestServer(overrides: Partial<ServerConfig> = {}): Pr
     }
     return [A, ...rest] as [Agent, ...{ [K in keyof T]: Agent }];
   }
-
 
   return {
     url,

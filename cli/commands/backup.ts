@@ -65,10 +65,12 @@ async function backup(o: { db: string; to: string }): Promise<void> {
 }
 
 export function backupCommand(): Command {
-  return usageExits(new Command("backup")
-    .description("Write a consistent copy of the database to a new file while the server keeps running (VACUUM INTO), then check it")
-    .addOption(dbOption())
-    .addOption(new Option("--to <path>", "the new backup file (must not exist)").makeOptionMandatory())
-    .addHelpText("after", example("svc backup --db file:/var/lib/svc/svc.db --to /var/backups/svc/svc-$(date +%F).db"))
-    .action(action(backup)));
+  return usageExits(
+    new Command("backup")
+      .description("Write a consistent copy of the database to a new file while the server keeps running (VACUUM INTO), then check it")
+      .addOption(dbOption())
+      .addOption(new Option("--to <path>", "the new backup file (must not exist)").makeOptionMandatory())
+      .addHelpText("after", example("svc backup --db file:/var/lib/svc/svc.db --to /var/backups/svc/svc-$(date +%F).db"))
+      .action(action(backup)),
+  );
 }

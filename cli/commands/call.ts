@@ -75,58 +75,62 @@ function writeExport(tool: string, data: Record<string, any>, file: string): voi
     return;
   }
   writeFileSync(file, content);
-  process.stderr.write(`svc: wrote ${file} (${Buffer.byteLength(content)} bytes, ${data.media_type}); its descriptions and notes were written by the group's members.\n`);
+  process.stderr.write(
+    `svc: wrote ${file} (${Buffer.byteLength(content)} bytes, ${data.media_type}); its descriptions and notes were written by the group's members.\n`,
+  );
 }
 
 export function callCommand(): Command {
-  return usageExits(new Command("call")
-    .description("Call a tool of a running svc server and print its data (text on a terminal, JSON when piped)")
-    .argument("<tool>", "tool name, e.g. get_me (svc tools lists them)")
-    .argument("[args...]", "arguments as field=value; values that parse as JSON (numbers, true, [..]) are sent as such")
-    .addOption(new Option("--json <object>", "all arguments as one JSON object, or - to read it from stdin; field=value pairs override it"))
-    .addOption(new Option("-o, --output <file>", "write the file a tool exports (export_group's CSV or JSON) to FILE as plain text; - prints it"))
-    .addOption(jsonOutOption())
-    .addOption(urlOption())
-    .addOption(keyOption())
-    .addHelpText(
-      "after",
-      example(
-        "svc call register_agent handle=alice display_name=Alice",
-        "svc login --key svc_... --url https://svc.example.org",
-        "svc call get_inbox limit=10 include_seen=true",
-        `svc call add_contact handle=bob note="hi, it's Alice"`,
-        `svc call add_expense group_id=GROUP_ID description="Dinner at Rosa's" amount=60.00 split='{"mode":"shares","among":[{"handle":"alice","value":2},{"handle":"bob","value":1}]}'`,
-        "svc call get_balances group_id=GROUP_ID",
-        "svc call export_group group_id=GROUP_ID format=csv -o lisbon.csv",
-        `echo '{"item_ids":["..."],"action":"seen"}' | svc call ack_inbox --json -`,
-      ) +
-        "\nA value is sent as JSON when it parses as JSON (limit=10, include_seen=true, item_ids='[\"...\"]'),\n" +
-        "except for fields that take only text (since=0 stays a string); objects and lists are JSON in quotes.\n" +
-        "svc tools NAME shows a runnable example of every tool.\n" +
-        "Write tools get a fresh idempotency_key unless you pass one (idempotency_key=...); when a call\n" +
-        "fails in a way worth retrying, that key is printed so the retry can reuse it.\n" +
-        EXIT_CODES_HELP,
-    )
-    .action(
-      action(async (tool: string, pairs: string[], o) => {
-        const target = resolveTarget(o);
-        const base = await jsonArgument(o.json);
-        const described = await describeTool(target, tool);
-        const args = { ...base, ...parsePairs(pairs, described.input_schema) };
-        checkFields(described, args);
-        const generatedKey = described.idempotent && args.idempotency_key === undefined ? crypto.randomUUID() : undefined;
-        if (generatedKey) args.idempotency_key = generatedKey;
-        try {
-          // Public tools get no key: a stale stored key must not stand in the way of register_agent.
-          const data = await request(target, "POST", `/v1/tools/${encodeURIComponent(tool)}`, { body: args, auth: !described.public });
-          if (o.output !== undefined) return writeExport(tool, data, o.output);
-          emit(data, wantsJson(o), textFor(tool, target.url));
-        } catch (err) {
-          if (err instanceof CliError && generatedKey && (err.exitCode === EXIT.rateLimited || err.exitCode === EXIT.server)) {
-            err.extra.push(`idempotency_key: ${generatedKey} (retry with idempotency_key=${generatedKey})`);
+  return usageExits(
+    new Command("call")
+      .description("Call a tool of a running svc server and print its data (text on a terminal, JSON when piped)")
+      .argument("<tool>", "tool name, e.g. get_me (svc tools lists them)")
+      .argument("[args...]", "arguments as field=value; values that parse as JSON (numbers, true, [..]) are sent as such")
+      .addOption(new Option("--json <object>", "all arguments as one JSON object, or - to read it from stdin; field=value pairs override it"))
+      .addOption(new Option("-o, --output <file>", "write the file a tool exports (export_group's CSV or JSON) to FILE as plain text; - prints it"))
+      .addOption(jsonOutOption())
+      .addOption(urlOption())
+      .addOption(keyOption())
+      .addHelpText(
+        "after",
+        example(
+          "svc call register_agent handle=alice display_name=Alice",
+          "svc login --key svc_... --url https://svc.example.org",
+          "svc call get_inbox limit=10 include_seen=true",
+          `svc call add_contact handle=bob note="hi, it's Alice"`,
+          `svc call add_expense group_id=GROUP_ID description="Dinner at Rosa's" amount=60.00 split='{"mode":"shares","among":[{"handle":"alice","value":2},{"handle":"bob","value":1}]}'`,
+          "svc call get_balances group_id=GROUP_ID",
+          "svc call export_group group_id=GROUP_ID format=csv -o lisbon.csv",
+          `echo '{"item_ids":["..."],"action":"seen"}' | svc call ack_inbox --json -`,
+        ) +
+          "\nA value is sent as JSON when it parses as JSON (limit=10, include_seen=true, item_ids='[\"...\"]'),\n" +
+          "except for fields that take only text (since=0 stays a string); objects and lists are JSON in quotes.\n" +
+          "svc tools NAME shows a runnable example of every tool.\n" +
+          "Write tools get a fresh idempotency_key unless you pass one (idempotency_key=...); when a call\n" +
+          "fails in a way worth retrying, that key is printed so the retry can reuse it.\n" +
+          EXIT_CODES_HELP,
+      )
+      .action(
+        action(async (tool: string, pairs: string[], o) => {
+          const target = resolveTarget(o);
+          const base = await jsonArgument(o.json);
+          const described = await describeTool(target, tool);
+          const args = { ...base, ...parsePairs(pairs, described.input_schema) };
+          checkFields(described, args);
+          const generatedKey = described.idempotent && args.idempotency_key === undefined ? crypto.randomUUID() : undefined;
+          if (generatedKey) args.idempotency_key = generatedKey;
+          try {
+            // Public tools get no key: a stale stored key must not stand in the way of register_agent.
+            const data = await request(target, "POST", `/v1/tools/${encodeURIComponent(tool)}`, { body: args, auth: !described.public });
+            if (o.output !== undefined) return writeExport(tool, data, o.output);
+            emit(data, wantsJson(o), textFor(tool, target.url));
+          } catch (err) {
+            if (err instanceof CliError && generatedKey && (err.exitCode === EXIT.rateLimited || err.exitCode === EXIT.server)) {
+              err.extra.push(`idempotency_key: ${generatedKey} (retry with idempotency_key=${generatedKey})`);
+            }
+            throw err;
           }
-          throw err;
-        }
-      }),
-    ));
+        }),
+      ),
+  );
 }

@@ -73,9 +73,17 @@ export function complete(program: Command, words: string[]): string[] {
     positional.push(w);
   }
   if (cur.startsWith("-")) return startingWith(cur, [...cmd.options.flatMap((o) => (o.long ? [o.long] : [])), "--help"]);
-  if (cmd === program || (visible(cmd).length && !positional.length)) return startingWith(cur, visible(cmd).map((c) => c.name()));
+  if (cmd === program || (visible(cmd).length && !positional.length))
+    return startingWith(
+      cur,
+      visible(cmd).map((c) => c.name()),
+    );
   const name = cmd.name();
-  if ((name === "call" || name === "tools") && !positional.length) return startingWith(cur, TOOLS.map((t) => t.name));
+  if ((name === "call" || name === "tools") && !positional.length)
+    return startingWith(
+      cur,
+      TOOLS.map((t) => t.name),
+    );
   if (name === "completion" && !positional.length) return startingWith(cur, Object.keys(SCRIPTS));
   const tool = name === "call" ? findTool(positional[0]!) : undefined;
   if (!tool) return [];
@@ -83,26 +91,35 @@ export function complete(program: Command, words: string[]): string[] {
   const eq = cur.indexOf("=");
   if (eq > 0) {
     const field = cur.slice(0, eq);
-    return startingWith(cur, valuesOf(props[field]).map((v) => `${field}=${v}`));
+    return startingWith(
+      cur,
+      valuesOf(props[field]).map((v) => `${field}=${v}`),
+    );
   }
   const given = new Set(positional.slice(1).map((p) => p.split("=")[0]));
-  return startingWith(cur, Object.keys(props).filter((f) => f !== "idempotency_key" && !given.has(f)).map((f) => `${f}=`));
+  return startingWith(
+    cur,
+    Object.keys(props)
+      .filter((f) => f !== "idempotency_key" && !given.has(f))
+      .map((f) => `${f}=`),
+  );
 }
 
 export function completionCommand(): Command {
-  return usageExits(new Command("completion")
-    .description("Print a shell completion script for svc: commands, options, tool names and each tool's fields")
-    .addArgument(new Argument("<shell>", "the shell").choices(Object.keys(SCRIPTS)))
-    .addHelpText(
-      "after",
-      example(
-        "svc completion bash > ~/.local/share/bash-completion/completions/svc   # or in ~/.bashrc: source <(svc completion bash)",
-        "source <(svc completion zsh)                                          # in ~/.zshrc, after compinit",
-        "svc completion fish > ~/.config/fish/completions/svc.fish",
-      ) +
-        "\nTool names and fields come from the catalogue built into this svc; svc must be on your PATH.\n",
-    )
-    .action(action(async (shell: keyof typeof SCRIPTS) => void process.stdout.write(SCRIPTS[shell]))));
+  return usageExits(
+    new Command("completion")
+      .description("Print a shell completion script for svc: commands, options, tool names and each tool's fields")
+      .addArgument(new Argument("<shell>", "the shell").choices(Object.keys(SCRIPTS)))
+      .addHelpText(
+        "after",
+        example(
+          "svc completion bash > ~/.local/share/bash-completion/completions/svc   # or in ~/.bashrc: source <(svc completion bash)",
+          "source <(svc completion zsh)                                          # in ~/.zshrc, after compinit",
+          "svc completion fish > ~/.config/fish/completions/svc.fish",
+        ) + "\nTool names and fields come from the catalogue built into this svc; svc must be on your PATH.\n",
+      )
+      .action(action(async (shell: keyof typeof SCRIPTS) => void process.stdout.write(SCRIPTS[shell]))),
+  );
 }
 
 /** The hidden command the scripts call: `svc __complete -- WORDS...`, the last word being the one to complete. */

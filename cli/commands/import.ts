@@ -46,12 +46,18 @@ export function importCommand(): Command {
       .argument("<file>", "the CSV file Splitwise exported for the group")
       .addOption(new Option("--group <group_id>", "the svc group to import into (get_group or list_groups shows its id)").makeOptionMandatory())
       .addOption(
-        new Option("--map <names>", 'each Splitwise name to an svc handle: "Alice Smith=alice,Bob=bob-h", or JSON for names with commas: \'{"Chen, Li":"chen"}\'')
+        new Option(
+          "--map <names>",
+          'each Splitwise name to an svc handle: "Alice Smith=alice,Bob=bob-h", or JSON for names with commas: \'{"Chen, Li":"chen"}\'',
+        )
           .makeOptionMandatory()
           .argParser(flag(parseNameMap)),
       )
       .addOption(
-        new Option("--rate <CUR=RATE>", "the rate of a currency other than the group's, in units of the group's currency per unit (as exchange_rate in add_expense); repeat for each currency")
+        new Option(
+          "--rate <CUR=RATE>",
+          "the rate of a currency other than the group's, in units of the group's currency per unit (as exchange_rate in add_expense); repeat for each currency",
+        )
           .argParser(flag(parseRate))
           .default(new Map(), "none"),
       )

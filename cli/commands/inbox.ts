@@ -12,7 +12,10 @@ function inspectionText(r: Inspection): string {
   const head = `@${r.handle}: ${r.unread} unread, ${r.requires_action} waiting for a decision; ${r.items.length} newest item${r.items.length === 1 ? "" : "s"} shown (read-only: nothing is marked seen)`;
   const items = r.items.map((i) => {
     const flags = [i.seen ? "seen" : "unseen", i.requires_action && !i.resolved ? "needs a decision" : "", i.resolved ? "resolved" : ""].filter(Boolean);
-    const summary = i.summary_md.split("\n").map((l) => `    ${l}`).join("\n");
+    const summary = i.summary_md
+      .split("\n")
+      .map((l) => `    ${l}`)
+      .join("\n");
     return printable(`#${i.seq} ${i.created_at} ${i.type}${i.from ? ` from @${i.from.handle}` : ""} (${flags.join(", ")})\n${summary}`);
   });
   return [head, ...items].join("\n");

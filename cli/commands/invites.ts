@@ -31,7 +31,10 @@ const jsonOption = () => new Option("--json", "print JSON");
 export function invitesCommand(): Command {
   const cmd = new Command("invites")
     .description("Platform invite codes for an invite-only server (svc serve --invite-only): register_agent needs one as platform_invite_code")
-    .addHelpText("after", example("svc invites create --uses 5 --expires 7d --note 'book club'", "svc invites list", "svc invites revoke inv_...") + EXIT_CODES_HELP);
+    .addHelpText(
+      "after",
+      example("svc invites create --uses 5 --expires 7d --note 'book club'", "svc invites list", "svc invites revoke inv_...") + EXIT_CODES_HELP,
+    );
 
   cmd.addCommand(
     withDbOptions(new Command("create"))
@@ -47,7 +50,12 @@ export function invitesCommand(): Command {
           const opts = { uses: o.uses, expiresAt: o.expires ? later(now, o.expires) : null, note: o.note ?? null };
           const code = await withAdminDb(o, (db) => db.tx((tx) => createPlatformInvite(tx, opts, now)));
           const invite = toInvite({ code, maxUses: opts.uses, uses: 0, note: opts.note, createdAt: iso(now), expiresAt: opts.expiresAt, revokedAt: null }, now);
-          emit(invite, Boolean(o.json), (i) => `${i.code}\nadmits ${i.max_uses} registration${i.max_uses === 1 ? "" : "s"}; expires ${i.expires_at ?? "never"}${i.note ? `; note: ${i.note}` : ""}\nPass it to register_agent as platform_invite_code.`);
+          emit(
+            invite,
+            Boolean(o.json),
+            (i) =>
+              `${i.code}\nadmits ${i.max_uses} registration${i.max_uses === 1 ? "" : "s"}; expires ${i.expires_at ?? "never"}${i.note ? `; note: ${i.note}` : ""}\nPass it to register_agent as platform_invite_code.`,
+          );
         }),
       ),
   );
@@ -81,7 +89,14 @@ export function invitesCommand(): Command {
       .action(
         action(async (code: string, o) => {
           const revoked = await withAdminDb(o, (db) => db.tx((tx) => revokePlatformInvite(tx, code, systemClock.now())));
-          if (!revoked) throw new AppError("NOT_FOUND", `No unrevoked platform invite has the code ${code}.`, undefined, undefined, "svc invites list shows the codes and their status.");
+          if (!revoked)
+            throw new AppError(
+              "NOT_FOUND",
+              `No unrevoked platform invite has the code ${code}.`,
+              undefined,
+              undefined,
+              "svc invites list shows the codes and their status.",
+            );
           process.stdout.write(`Revoked ${code}.\n`);
         }),
       ),

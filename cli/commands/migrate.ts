@@ -19,7 +19,9 @@ async function report(o: DbFlags & { dryRun?: boolean; status?: boolean }): Prom
     process.stdout.write(`${o.db}: ${s.applied.length} applied, ${s.pending.length} pending\n${rows.map((r) => `  ${r.name}  ${r.state}`).join("\n")}\n`);
   } else if (!refused) {
     process.stdout.write(
-      s.pending.length ? `Would apply ${s.pending.length} migration${s.pending.length === 1 ? "" : "s"} to ${o.db}:\n${s.pending.map((m) => `  ${m.name}`).join("\n")}\n` : `${o.db}: nothing to apply.\n`,
+      s.pending.length
+        ? `Would apply ${s.pending.length} migration${s.pending.length === 1 ? "" : "s"} to ${o.db}:\n${s.pending.map((m) => `  ${m.name}`).join("\n")}\n`
+        : `${o.db}: nothing to apply.\n`,
     );
   }
   if (refused) throw new CliError(EXIT.conflict, refused);
@@ -30,15 +32,19 @@ async function applyPending(o: DbFlags & { dryRun?: boolean; status?: boolean })
   const { db, applied } = await openAdminDb(o);
   await db.close();
   process.stdout.write(
-    applied.length ? `Applied ${applied.length} migration${applied.length === 1 ? "" : "s"} to ${o.db}:\n${applied.map((m) => `  ${m.name}`).join("\n")}\n` : `${o.db}: nothing to apply.\n`,
+    applied.length
+      ? `Applied ${applied.length} migration${applied.length === 1 ? "" : "s"} to ${o.db}:\n${applied.map((m) => `  ${m.name}`).join("\n")}\n`
+      : `${o.db}: nothing to apply.\n`,
   );
 }
 
 export function migrateCommand(): Command {
-  return usageExits(withDbOptions(new Command("migrate"))
-    .description("Apply pending database migrations (svc serve also applies them at start) and report what was applied")
-    .addOption(new Option("--dry-run", "list the migrations that would be applied, apply none"))
-    .addOption(new Option("--status", "list every migration as applied, pending, unknown (database newer than svc) or changed"))
-    .addHelpText("after", example("svc migrate --db file:/var/lib/svc/svc.db", "svc migrate --status") + EXIT_CODES_HELP)
-    .action(action(applyPending)));
+  return usageExits(
+    withDbOptions(new Command("migrate"))
+      .description("Apply pending database migrations (svc serve also applies them at start) and report what was applied")
+      .addOption(new Option("--dry-run", "list the migrations that would be applied, apply none"))
+      .addOption(new Option("--status", "list every migration as applied, pending, unknown (database newer than svc) or changed"))
+      .addHelpText("after", example("svc migrate --db file:/var/lib/svc/svc.db", "svc migrate --status") + EXIT_CODES_HELP)
+      .action(action(applyPending)),
+  );
 }

@@ -63,11 +63,13 @@ async function restore(o: { db: string; from: string; force?: boolean }): Promis
 }
 
 export function restoreCommand(): Command {
-  return usageExits(new Command("restore")
-    .description("Replace the database with a backup after checking its integrity and that this svc knows all its migrations; the old file is kept beside it")
-    .addOption(dbOption())
-    .addOption(new Option("--from <path>", "the backup file (made by svc backup)").makeOptionMandatory())
-    .addOption(new Option("--force", "restore even though a server seems to be running on the database"))
-    .addHelpText("after", example("svc restore --from /var/backups/svc/svc-2026-11-22.db --db file:/var/lib/svc/svc.db"))
-    .action(action(restore)));
+  return usageExits(
+    new Command("restore")
+      .description("Replace the database with a backup after checking its integrity and that this svc knows all its migrations; the old file is kept beside it")
+      .addOption(dbOption())
+      .addOption(new Option("--from <path>", "the backup file (made by svc backup)").makeOptionMandatory())
+      .addOption(new Option("--force", "restore even though a server seems to be running on the database"))
+      .addHelpText("after", example("svc restore --from /var/backups/svc/svc-2026-11-22.db --db file:/var/lib/svc/svc.db"))
+      .action(action(restore)),
+  );
 }

@@ -5,8 +5,7 @@ import { ConfigError, DEFAULTS, LOG_LEVELS, parseCount, parseDuration, serveConf
 import { describeCause } from "../../server/errors.ts";
 import { startServer } from "../../server/serve.ts";
 
-export const dbOption = () =>
-  new Option("--db <url>", "libSQL database URL, e.g. file:/var/lib/svc/svc.db").env("SVC_DB").default(DEFAULTS.dbUrl);
+export const dbOption = () => new Option("--db <url>", "libSQL database URL, e.g. file:/var/lib/svc/svc.db").env("SVC_DB").default(DEFAULTS.dbUrl);
 export const authTokenOption = () => new Option("--auth-token <token>", "auth token for a remote libSQL or Turso database").env("SVC_AUTH_TOKEN");
 
 /** A parser of server/config.ts as commander's: a bad value is a usage error. */
@@ -33,13 +32,25 @@ export function serveCommand(): Command {
     .addOption(new Option("--invite-only", "require a platform invite code to register (env: SVC_INVITE_ONLY=1)"))
     .addOption(new Option("--rate-limit <n>", "calls per minute per credential").env("SVC_RATE_LIMIT").default(DEFAULTS.rateLimit).argParser(int))
     .addOption(
-      new Option("--public-rate-limit <n>", "calls per minute per client address for public tools").env("SVC_PUBLIC_RATE_LIMIT").default(DEFAULTS.publicRateLimit).argParser(int),
+      new Option("--public-rate-limit <n>", "calls per minute per client address for public tools")
+        .env("SVC_PUBLIC_RATE_LIMIT")
+        .default(DEFAULTS.publicRateLimit)
+        .argParser(int),
     )
     .addOption(new Option("--sync-url <url>", "embedded replica: the primary's libsql:// URL; --db is then the replica's local file").env("SVC_SYNC_URL"))
-    .addOption(new Option("--sync-interval <duration>", "embedded replica: also sync in the background this often, e.g. 5s").env("SVC_SYNC_INTERVAL").argParser(seconds))
+    .addOption(
+      new Option("--sync-interval <duration>", "embedded replica: also sync in the background this often, e.g. 5s").env("SVC_SYNC_INTERVAL").argParser(seconds),
+    )
     .addOption(new Option("--metrics-token <token>", "serve Prometheus metrics at /metrics to this bearer token (off without it)").env("SVC_METRICS_TOKEN"))
-    .addOption(new Option("--log-level <level>", "JSON log lines on stdout from this level up").env("SVC_LOG_LEVEL").choices(LOG_LEVELS).default(DEFAULTS.logLevel))
-    .addOption(new Option("--shutdown-timeout <duration>", "on SIGTERM or SIGINT, wait this long for requests in flight").env("SVC_SHUTDOWN_TIMEOUT").default(DEFAULTS.shutdownTimeoutSeconds, `${DEFAULTS.shutdownTimeoutSeconds}s`).argParser(seconds))
+    .addOption(
+      new Option("--log-level <level>", "JSON log lines on stdout from this level up").env("SVC_LOG_LEVEL").choices(LOG_LEVELS).default(DEFAULTS.logLevel),
+    )
+    .addOption(
+      new Option("--shutdown-timeout <duration>", "on SIGTERM or SIGINT, wait this long for requests in flight")
+        .env("SVC_SHUTDOWN_TIMEOUT")
+        .default(DEFAULTS.shutdownTimeoutSeconds, `${DEFAULTS.shutdownTimeoutSeconds}s`)
+        .argParser(seconds),
+    )
     .addOption(new Option("--oidc-issuer <url>", "OpenID Connect provider humans may sign in with on the web pages (issuer URL)").env("SVC_OIDC_ISSUER"))
     .addOption(new Option("--oidc-client-id <id>", "this server's client id at the OpenID Connect provider").env("SVC_OIDC_CLIENT_ID"))
     .addOption(new Option("--oidc-client-secret <secret>", "this server's client secret at the OpenID Connect provider").env("SVC_OIDC_CLIENT_SECRET"))

@@ -2,7 +2,8 @@ import { Command } from "commander";
 import { EXIT_CODES_HELP, action, emit, example, printable, shellWord, table, usageExits } from "../output.ts";
 import { type JsonSchema, type ToolDescription, describeTool, jsonOutOption, request, resolveTarget, urlOption, wantsJson } from "../remote.ts";
 
-const range = (min?: number, max?: number) => (min !== undefined && max !== undefined ? `${min}-${max}` : min !== undefined ? `>= ${min}` : max !== undefined ? `<= ${max}` : "");
+const range = (min?: number, max?: number) =>
+  min !== undefined && max !== undefined ? `${min}-${max}` : min !== undefined ? `>= ${min}` : max !== undefined ? `<= ${max}` : "";
 
 /** A one-line summary of a field's JSON Schema: type and constraints. */
 function fieldSummary(s: JsonSchema): string {
@@ -51,27 +52,29 @@ function describeText(t: ToolDescription): string {
 }
 
 export function toolsCommand(): Command {
-  return usageExits(new Command("tools")
-    .description("List the tools of a running svc server, or describe one (from GET /v1/tools; no credential needed)")
-    .argument("[name]", "a tool to describe: its purpose, arguments and output")
-    .addOption(jsonOutOption())
-    .addOption(urlOption())
-    .addHelpText("after", example("svc tools", "svc tools add_contact", "svc tools --json-out | jq '.tools[].name'") + EXIT_CODES_HELP)
-    .action(
-      action(async (name: string | undefined, o) => {
-        const target = resolveTarget(o);
-        if (name) {
-          emit(await describeTool(target, name), wantsJson(o), describeText);
-          return;
-        }
-        const data = await request(target, "GET", "/v1/tools");
-        emit(data, wantsJson(o), (d: { tools: ToolDescription[]; count: number }) =>
-          [
-            table(d.tools.map((t) => [t.name, t.tags.join(","), t.title])),
-            "",
-            `${d.count} tools; svc tools NAME describes one, svc call NAME field=value calls it.`,
-          ].join("\n"),
-        );
-      }),
-    ));
+  return usageExits(
+    new Command("tools")
+      .description("List the tools of a running svc server, or describe one (from GET /v1/tools; no credential needed)")
+      .argument("[name]", "a tool to describe: its purpose, arguments and output")
+      .addOption(jsonOutOption())
+      .addOption(urlOption())
+      .addHelpText("after", example("svc tools", "svc tools add_contact", "svc tools --json-out | jq '.tools[].name'") + EXIT_CODES_HELP)
+      .action(
+        action(async (name: string | undefined, o) => {
+          const target = resolveTarget(o);
+          if (name) {
+            emit(await describeTool(target, name), wantsJson(o), describeText);
+            return;
+          }
+          const data = await request(target, "GET", "/v1/tools");
+          emit(data, wantsJson(o), (d: { tools: ToolDescription[]; count: number }) =>
+            [
+              table(d.tools.map((t) => [t.name, t.tags.join(","), t.title])),
+              "",
+              `${d.count} tools; svc tools NAME describes one, svc call NAME field=value calls it.`,
+            ].join("\n"),
+          );
+        }),
+      ),
+  );
 }

@@ -49,7 +49,8 @@ const DOCS_TOOLS: DocsTool[] = [
     spec: {
       name: "search_docs",
       title: "Search the documentation",
-      description: "Finds documentation pages (overview, tools, inbox item types, errors, limits) matching the query's words; read a hit with resources/read on its uri.",
+      description:
+        "Finds documentation pages (overview, tools, inbox item types, errors, limits) matching the query's words; read a hit with resources/read on its uri.",
       inputSchema: schemaOf(SearchInput, "input"),
       outputSchema: schemaOf(SearchOutput, "output"),
       annotations: { title: "Search the documentation", ...readOnly },
@@ -61,7 +62,8 @@ const DOCS_TOOLS: DocsTool[] = [
     spec: {
       name: "get_tool_doc",
       title: "Describe one tool",
-      description: "One tool's documentation: purpose, tags, credential, input and output JSON Schemas, an example call and answer, and the errors it can return.",
+      description:
+        "One tool's documentation: purpose, tags, credential, input and output JSON Schemas, an example call and answer, and the errors it can return.",
       inputSchema: schemaOf(ToolDocInput, "input"),
       outputSchema: schemaOf(ToolDocOutput, "output"),
       annotations: { title: "Describe one tool", ...readOnly },
@@ -69,7 +71,14 @@ const DOCS_TOOLS: DocsTool[] = [
     input: ToolDocInput,
     answer: (args: z.output<typeof ToolDocInput>, baseUrl) => {
       const doc = toolDoc(args.name, baseUrl);
-      if (!doc) throw new AppError("NOT_FOUND", `There is no tool named '${args.name}'.`, undefined, undefined, "Read svc://docs/tools or call search_docs to find the tool.");
+      if (!doc)
+        throw new AppError(
+          "NOT_FOUND",
+          `There is no tool named '${args.name}'.`,
+          undefined,
+          undefined,
+          "Read svc://docs/tools or call search_docs to find the tool.",
+        );
       return doc;
     },
   },
@@ -84,7 +93,9 @@ export function docsServer(baseUrl: string, requestId: string): Server {
     resources: docPages(baseUrl).map((p) => ({ uri: p.uri, name: p.name, title: p.title, description: p.description, mimeType: "text/markdown" })),
   }));
   server.setRequestHandler("resources/templates/list", () => ({
-    resourceTemplates: [{ uriTemplate: TOOL_URI_TEMPLATE, name: "tool", title: "One tool's page", description: "The page of the tool {name}.", mimeType: "text/markdown" }],
+    resourceTemplates: [
+      { uriTemplate: TOOL_URI_TEMPLATE, name: "tool", title: "One tool's page", description: "The page of the tool {name}.", mimeType: "text/markdown" },
+    ],
   }));
   server.setRequestHandler("resources/read", (req) => {
     const page = findPage(baseUrl, req.params.uri);
@@ -97,7 +108,14 @@ export function docsServer(baseUrl: string, requestId: string): Server {
     const meta = { "svc/request_id": requestId };
     try {
       const tool = DOCS_TOOLS.find((t) => t.spec.name === name);
-      if (!tool) throw new AppError("NOT_FOUND", `There is no tool named '${name}'.`, undefined, undefined, "The documentation server has search_docs and get_tool_doc.");
+      if (!tool)
+        throw new AppError(
+          "NOT_FOUND",
+          `There is no tool named '${name}'.`,
+          undefined,
+          undefined,
+          "The documentation server has search_docs and get_tool_doc.",
+        );
       const parsed = tool.input.safeParse(args);
       if (!parsed.success) {
         const issues = zodIssues(parsed.error);

@@ -67,7 +67,11 @@ export function openApiDocument(baseUrl: string) {
       summary: "Every tool with its input and output JSON Schema; ETag is the catalogue version",
       security: [],
       parameters: [{ name: "If-None-Match", in: "header", required: false, schema: { type: "string" } }],
-      responses: { "200": { description: "The catalogue", headers: { ETag: { schema: { type: "string" } } } }, "304": { description: "Unchanged" }, ...statuses([429, 500]) },
+      responses: {
+        "200": { description: "The catalogue", headers: { ETag: { schema: { type: "string" } } } },
+        "304": { description: "Unchanged" },
+        ...statuses([429, 500]),
+      },
     },
   };
   paths["/v1/tools/{name}"] = {

@@ -46,7 +46,10 @@ export function clientIdUrlProblem(clientId: string): string | null {
 
 /** Seconds to keep a document, from its Cache-Control header; no-store and no-cache keep it the shortest time allowed. */
 export function cacheSeconds(cacheControl: string | null): number {
-  const directives = (cacheControl ?? "").toLowerCase().split(",").map((d) => d.trim());
+  const directives = (cacheControl ?? "")
+    .toLowerCase()
+    .split(",")
+    .map((d) => d.trim());
   if (directives.includes("no-store") || directives.includes("no-cache")) return METADATA_CACHE_SECONDS.min;
   const maxAge = directives.map((d) => d.match(/^max-age=(\d+)$/)?.[1]).find((v) => v !== undefined);
   const seconds = maxAge === undefined ? METADATA_CACHE_SECONDS.fallback : Number(maxAge);

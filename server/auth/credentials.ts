@@ -78,7 +78,10 @@ export function touchDue(lastUsedAt: string | null, now: Date): boolean {
 
 /** Records when a client was last used (when touchDue said so). */
 export async function touchClient(tx: Tx, clientId: string, now: Date): Promise<void> {
-  await tx.update(clients).set({ lastUsedAt: iso(now) }).where(eq(clients.clientId, clientId));
+  await tx
+    .update(clients)
+    .set({ lastUsedAt: iso(now) })
+    .where(eq(clients.clientId, clientId));
 }
 
 /** New key for this client only; the keys it replaces keep working for the grace period. `accountUrl`: where keys are managed. */
@@ -122,7 +125,11 @@ export async function listClients(tx: Tx, p: Pick<Principal, "agentId" | "client
   const { page: shown, next_cursor } =
     page.limit === undefined
       ? { page: await query, next_cursor: null }
-      : await paginate(page.limit, (n) => query.limit(n), (last) => encodeCursor([last.c.createdAt, last.c.clientId]));
+      : await paginate(
+          page.limit,
+          (n) => query.limit(n),
+          (last) => encodeCursor([last.c.createdAt, last.c.clientId]),
+        );
   return {
     clients: shown.map(({ c, graceUntil }) => ({
       client_id: c.clientId,
@@ -150,8 +157,14 @@ export async function disconnectClient(tx: Tx, p: Principal, clientId: string, n
 }
 
 export async function revokeClient(tx: Tx, clientId: string, now: Date) {
-  await tx.update(clients).set({ revokedAt: iso(now) }).where(eq(clients.clientId, clientId));
-  await tx.update(apiKeys).set({ revokedAt: iso(now) }).where(and(eq(apiKeys.clientId, clientId), isNull(apiKeys.revokedAt)));
+  await tx
+    .update(clients)
+    .set({ revokedAt: iso(now) })
+    .where(eq(clients.clientId, clientId));
+  await tx
+    .update(apiKeys)
+    .set({ revokedAt: iso(now) })
+    .where(and(eq(apiKeys.clientId, clientId), isNull(apiKeys.revokedAt)));
 }
 
 /** An operator's emergency stop (svc keys revoke): one client of an agent, or all of them, revoked at once. */

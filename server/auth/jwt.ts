@@ -32,7 +32,10 @@ async function activeKey(tx: Tx, issuer: string, now: Date): Promise<KeyRow> {
     .orderBy(desc(oauthSigningKeys.createdAt))
     .get();
   if (row) return row;
-  await tx.update(oauthSigningKeys).set({ retiredAt: iso(now) }).where(and(ne(oauthSigningKeys.issuer, issuer), isNull(oauthSigningKeys.retiredAt)));
+  await tx
+    .update(oauthSigningKeys)
+    .set({ retiredAt: iso(now) })
+    .where(and(ne(oauthSigningKeys.issuer, issuer), isNull(oauthSigningKeys.retiredAt)));
   const pair = await generateKeyPair(ALG, { extractable: true });
   const kid = crypto.randomUUID();
   const fresh: KeyRow = {

@@ -7,7 +7,11 @@ import type { Services } from "../services.ts";
 import { publicKeys } from "./jwt.ts";
 
 const MAX_BODY_BYTES = 64 * 1024;
-const CORS = { "Access-Control-Allow-Origin": "*", "Access-Control-Allow-Methods": "GET, POST, OPTIONS", "Access-Control-Allow-Headers": "Content-Type, Authorization" };
+const CORS = {
+  "Access-Control-Allow-Origin": "*",
+  "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
+  "Access-Control-Allow-Headers": "Content-Type, Authorization",
+};
 
 function answer(body: unknown, status = 200, extra: Record<string, string> = {}): Response {
   return new Response(body === null ? null : JSON.stringify(body), {
@@ -40,7 +44,13 @@ async function readBody(req: Request, type: "json" | "form"): Promise<unknown> {
  * Runs a step in one transaction. An OAuthError is returned, not thrown, from inside it, so what was written
  * before it (a replayed code or refresh token ending its session) is kept.
  */
-async function run(svc: Services, address: string, req: Request, type: "json" | "form", step: (tx: Tx, body: any, now: Date) => Promise<Response>): Promise<Response> {
+async function run(
+  svc: Services,
+  address: string,
+  req: Request,
+  type: "json" | "form",
+  step: (tx: Tx, body: any, now: Date) => Promise<Response>,
+): Promise<Response> {
   const decision = svc.limiter.take(`oauth:${address}`, "oauth", svc.config.publicRateLimit);
   if (!decision.allowed) return answer({ error: "slow_down", error_description: "Too many requests." }, 429, { "Retry-After": String(decision.resetSeconds) });
   try {

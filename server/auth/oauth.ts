@@ -78,7 +78,7 @@ export function clientFields(body: unknown): ClientFields {
     throw metadataError(`grant_types must include authorization_code and may add refresh_token; nothing else is supported.`);
   }
   const responseTypes = m.response_types ?? ["code"];
-  if (!Array.isArray(responseTypes) || responseTypes.length !== 1 || responseTypes[0] !== "code") throw metadataError("response_types must be [\"code\"].");
+  if (!Array.isArray(responseTypes) || responseTypes.length !== 1 || responseTypes[0] !== "code") throw metadataError('response_types must be ["code"].');
   const name = m.client_name;
   if (name !== undefined && (typeof name !== "string" || name.length < 1 || name.length > 100 || !NO_CONTROL.test(name) || !hasVisible(name))) {
     throw metadataError("client_name must be 1-100 characters, something visible, without control or invisible characters.");
@@ -156,7 +156,8 @@ export function isThisServer(resource: string, baseUrl: string): boolean {
 function parseScope(requested: string | null, client: OAuthClientRow): string | OAuthError {
   const names = (requested ?? client.scope ?? DEFAULT_SCOPE).split(" ").filter(Boolean);
   const unknown = names.filter((s) => !(SUPPORTED_SCOPES as readonly string[]).includes(s));
-  if (unknown.length || !names.length) return new OAuthError("invalid_scope", `Unknown scope: ${unknown.join(" ") || "(empty)"}; supported: ${SUPPORTED_SCOPES.join(" ")}.`);
+  if (unknown.length || !names.length)
+    return new OAuthError("invalid_scope", `Unknown scope: ${unknown.join(" ") || "(empty)"}; supported: ${SUPPORTED_SCOPES.join(" ")}.`);
   const allowed = client.scope?.split(" ");
   if (allowed && names.some((s) => !allowed.includes(s))) return new OAuthError("invalid_scope", "The scope exceeds what this client registered.");
   // Refresh tokens only for clients registered for the refresh_token grant.
@@ -180,7 +181,8 @@ export async function checkAuthorizationRequest(tx: Tx, q: URLSearchParams, base
   if (q.get("response_type") !== "code") return fail("unsupported_response_type", "Only response_type=code is supported.");
   if (q.get("code_challenge_method") !== "S256") return fail("invalid_request", "PKCE is required with code_challenge_method=S256 (plain is refused).");
   const challenge = q.get("code_challenge");
-  if (!challenge || !/^[A-Za-z0-9_-]{43}$/.test(challenge)) return fail("invalid_request", "code_challenge must be the base64url SHA-256 of the code verifier.");
+  if (!challenge || !/^[A-Za-z0-9_-]{43}$/.test(challenge))
+    return fail("invalid_request", "code_challenge must be the base64url SHA-256 of the code verifier.");
   if (state !== undefined && state.length > 1000) return fail("invalid_request", "state is longer than 1000 characters.");
   const scope = parseScope(q.get("scope"), client);
   if (scope instanceof OAuthError) return fail(scope.error, scope.message);
@@ -286,7 +288,11 @@ async function exchangeCode(tx: Tx, form: URLSearchParams, client: OAuthClientRo
   const code = requireParam(form, "code");
   const redirectUri = requireParam(form, "redirect_uri");
   const verifier = requireParam(form, "code_verifier");
-  const row = await tx.select().from(oauthCodes).where(eq(oauthCodes.codeHash, sha256(code))).get();
+  const row = await tx
+    .select()
+    .from(oauthCodes)
+    .where(eq(oauthCodes.codeHash, sha256(code)))
+    .get();
   if (!row || row.oauthClientId !== client.clientId) throw invalidGrant("The authorization code is invalid.");
   if (row.usedAt) {
     // A code presented twice may have been stolen: the session it produced ends (RFC 6749 §4.1.2).
@@ -299,7 +305,10 @@ async function exchangeCode(tx: Tx, form: URLSearchParams, client: OAuthClientRo
     throw invalidGrant("The code_verifier does not match the code_challenge.");
   }
   const clientId = await createClient(tx, row.agentId, client.clientName ?? "OAuth app", "oauth", now);
-  await tx.update(oauthCodes).set({ usedAt: iso(now), clientId }).where(eq(oauthCodes.codeHash, row.codeHash));
+  await tx
+    .update(oauthCodes)
+    .set({ usedAt: iso(now), clientId })
+    .where(eq(oauthCodes.codeHash, row.codeHash));
   return issueTokens(tx, { clientId, oauthClientId: client.clientId, agentId: row.agentId, scope: row.scope, resource: row.resource }, issuer, now);
 }
 
@@ -328,7 +337,10 @@ async function refresh(tx: Tx, form: URLSearchParams, client: OAuthClientRow, is
     // The family keeps offline_access, or the client could not refresh again.
     scope = [...new Set([...names, "offline_access"])].join(" ");
   }
-  await tx.update(oauthRefreshTokens).set({ usedAt: iso(now) }).where(eq(oauthRefreshTokens.tokenHash, row.rt.tokenHash));
+  await tx
+    .update(oauthRefreshTokens)
+    .set({ usedAt: iso(now) })
+    .where(eq(oauthRefreshTokens.tokenHash, row.rt.tokenHash));
   return issueTokens(tx, { clientId: row.rt.clientId, oauthClientId: client.clientId, agentId: row.agentId, scope, resource: row.rt.resource }, issuer, now);
 }
 
@@ -344,7 +356,11 @@ export async function revokeToken(tx: Tx, form: URLSearchParams, now: Date): Pro
     if (claims && claims.oauthClientId === clientId) await revokeClientAndTokens(tx, claims.clientId, now);
     return;
   }
-  const row = await tx.select().from(oauthRefreshTokens).where(eq(oauthRefreshTokens.tokenHash, sha256(token))).get();
+  const row = await tx
+    .select()
+    .from(oauthRefreshTokens)
+    .where(eq(oauthRefreshTokens.tokenHash, sha256(token)))
+    .get();
   if (row && row.oauthClientId === clientId) await revokeClientAndTokens(tx, row.clientId, now);
 }
 

@@ -13,7 +13,6 @@ export const MAX_DOCUMENT_BYTES = 64 * 1024;
 /** Why a fetch was not made or not finished; the message is safe to show (it repeats nothing of the URL or the answer). */
 export class FetchRefused extends Error {}
 
-
 export interface ResolvedAddress {
   address: string;
   family: number;
@@ -83,7 +82,7 @@ function parseV6(text: string): bigint | null {
 
 const inV4 = (ip: number, base: string, len: number) => {
   const mask = len === 0 ? 0 : (~0 << (32 - len)) >>> 0;
-  return ((ip & mask) >>> 0) === ((parseV4(base)! & mask) >>> 0);
+  return (ip & mask) >>> 0 === (parseV4(base)! & mask) >>> 0;
 };
 const ALL_V6 = (1n << 128n) - 1n;
 const inV6 = (ip: bigint, base: string, len: number) => {
@@ -160,7 +159,11 @@ export function fetchDocument(url: string, opts: TransportOptions): Promise<Fetc
       clearTimeout(timer);
       req.destroy();
       const code = (err as { code?: unknown } | null)?.code;
-      reject(err instanceof FetchRefused ? err : new FetchRefused(`The connection failed${typeof code === "string" && /^[A-Z0-9_]+$/.test(code) ? ` (${code})` : ""}.`));
+      reject(
+        err instanceof FetchRefused
+          ? err
+          : new FetchRefused(`The connection failed${typeof code === "string" && /^[A-Z0-9_]+$/.test(code) ? ` (${code})` : ""}.`),
+      );
     };
     const req = https.request(
       {

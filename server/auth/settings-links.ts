@@ -15,8 +15,7 @@ export async function createSettingsLink(tx: Tx, agentId: string, baseUrl: strin
   return { url: `${baseUrl}/settings/link/${token}`, expires_at: expiresAt };
 }
 
-const live = (token: string, now: Date) =>
-  and(eq(settingsLinks.tokenHash, sha256(token)), isNull(settingsLinks.usedAt), gt(settingsLinks.expiresAt, iso(now)));
+const live = (token: string, now: Date) => and(eq(settingsLinks.tokenHash, sha256(token)), isNull(settingsLinks.usedAt), gt(settingsLinks.expiresAt, iso(now)));
 
 /** Whether the link can still be used; looking does not use it up. */
 export async function settingsLinkUsable(tx: Tx, token: string, now: Date): Promise<boolean> {
@@ -27,6 +26,10 @@ export async function settingsLinkUsable(tx: Tx, token: string, now: Date): Prom
 /** Uses the link up and returns whose it is; null when it is unknown, expired or already used. */
 export async function consumeSettingsLink(tx: Tx, token: string, now: Date): Promise<string | null> {
   if (!TOKEN_PATTERN.test(token)) return null;
-  const row = await tx.update(settingsLinks).set({ usedAt: iso(now) }).where(live(token, now)).returning({ agentId: settingsLinks.agentId });
+  const row = await tx
+    .update(settingsLinks)
+    .set({ usedAt: iso(now) })
+    .where(live(token, now))
+    .returning({ agentId: settingsLinks.agentId });
   return row[0]?.agentId ?? null;
 }

@@ -84,7 +84,7 @@ export function toolPage(t: Tool, baseUrl: string): DocPage {
     "",
     "## Example answer",
     "",
-    "REST: `{\"ok\": true, \"data\": ..., \"request_id\": ...}` with this `data`; MCP: the same object as `structuredContent`, and as JSON text.",
+    'REST: `{"ok": true, "data": ..., "request_id": ...}` with this `data`; MCP: the same object as `structuredContent`, and as JSON text.',
     "",
     json(exampleAnswer(t)),
     "",
@@ -114,7 +114,16 @@ function errorsPage(): DocPage {
     "",
     "Every error, over REST and MCP, is one envelope:",
     "",
-    json({ ok: false, error: { code: "VALIDATION_ERROR", message: "Invalid arguments: handle: ...", suggested_action: "...", details: { issues: [{ path: "handle", message: "..." }] } }, request_id: "..." }),
+    json({
+      ok: false,
+      error: {
+        code: "VALIDATION_ERROR",
+        message: "Invalid arguments: handle: ...",
+        suggested_action: "...",
+        details: { issues: [{ path: "handle", message: "..." }] },
+      },
+      request_id: "...",
+    }),
     "",
     "`details` and `retry_after` (seconds) are optional. The HTTP status follows the code. Over MCP the",
     "envelope is a tool result with `isError: true` (as `structuredContent` and as JSON text); a call",
@@ -217,7 +226,10 @@ function occurrences(haystack: string, needle: string): number {
 function snippet(text: string, term: string): string {
   const at = Math.max(0, text.toLowerCase().indexOf(term));
   const start = Math.max(0, at - 80);
-  const piece = text.slice(start, at + term.length + 120).replace(/\s+/g, " ").trim();
+  const piece = text
+    .slice(start, at + term.length + 120)
+    .replace(/\s+/g, " ")
+    .trim();
   return `${start > 0 ? "…" : ""}${piece}${at + term.length + 120 < text.length ? "…" : ""}`;
 }
 

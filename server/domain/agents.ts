@@ -25,7 +25,11 @@ export async function agentById(tx: Tx, agentId: string): Promise<AgentRow | und
 
 /** The agent with that handle; a handle joined into another one (retired) is found by no one. */
 export async function agentByHandle(tx: Tx, handle: string): Promise<AgentRow | undefined> {
-  return tx.select().from(agents).where(and(eq(agents.handle, handle.toLowerCase()), isNull(agents.retiredAt))).get();
+  return tx
+    .select()
+    .from(agents)
+    .where(and(eq(agents.handle, handle.toLowerCase()), isNull(agents.retiredAt)))
+    .get();
 }
 
 export async function refsByIds(tx: Tx, ids: string[]): Promise<Map<string, AgentRef>> {
@@ -37,11 +41,7 @@ export async function refsByIds(tx: Tx, ids: string[]): Promise<Map<string, Agen
   return new Map(rows.map((r) => [r.agentId, toRef(r)]));
 }
 
-export async function updateProfile(
-  tx: Tx,
-  agentId: string,
-  patch: { display_name?: string; description?: string | null },
-): Promise<AgentRow> {
+export async function updateProfile(tx: Tx, agentId: string, patch: { display_name?: string; description?: string | null }): Promise<AgentRow> {
   const set: Partial<AgentRow> = {};
   if (patch.display_name !== undefined) set.displayName = patch.display_name;
   if (patch.description !== undefined) set.description = patch.description;

@@ -25,7 +25,13 @@ type Row = typeof contacts.$inferSelect;
 
 /** Four words from the 2048-word BIP-39 list: 2^44 codes, hopeless to guess under the rate limit. */
 export const newContactCode = () => Array.from({ length: 4 }, () => wordlist[randomInt(wordlist.length)]).join("-");
-const normaliseCode = (code: string) => code.trim().toLowerCase().split(/[\s_-]+/).filter(Boolean).join("-");
+const normaliseCode = (code: string) =>
+  code
+    .trim()
+    .toLowerCase()
+    .split(/[\s_-]+/)
+    .filter(Boolean)
+    .join("-");
 
 export async function contactCode(tx: Tx, agentId: string): Promise<string> {
   const me = (await agentById(tx, agentId))!;
@@ -39,7 +45,11 @@ export async function rotateContactCode(tx: Tx, agentId: string): Promise<string
 }
 
 async function side(tx: Tx, owner: string, other: string): Promise<Row | undefined> {
-  return tx.select().from(contacts).where(and(eq(contacts.ownerId, owner), eq(contacts.otherId, other))).get();
+  return tx
+    .select()
+    .from(contacts)
+    .where(and(eq(contacts.ownerId, owner), eq(contacts.otherId, other)))
+    .get();
 }
 
 async function setSide(tx: Tx, row: Row): Promise<void> {
@@ -123,7 +133,15 @@ export async function addContact(
   // past the request limit) meets ours. mine is blocked: adding unblocks and sends a new request, which they
   // decide on; whatever they tried while blocked was void.
   if (!mine && theirs?.state === "outgoing") {
-    const accepted: Row = { ownerId: me.agentId, otherId: them.agentId, state: "accepted", source, note: null, requestedAt: theirs.requestedAt, respondedAt: at };
+    const accepted: Row = {
+      ownerId: me.agentId,
+      otherId: them.agentId,
+      state: "accepted",
+      source,
+      note: null,
+      requestedAt: theirs.requestedAt,
+      respondedAt: at,
+    };
     await setSide(tx, accepted);
     await setSide(tx, { ...theirs, state: "accepted", respondedAt: at });
     await notifyAccepted(tx, now, me, them.agentId);
@@ -240,11 +258,14 @@ export async function listContacts(tx: Tx, me: Principal, state: State, limit: n
     .innerJoin(agents, eq(agents.agentId, contacts.otherId))
     .where(and(eq(contacts.ownerId, me.agentId), eq(contacts.state, state), after ? gt(agents.handle, after) : undefined))
     .orderBy(asc(agents.handle));
-  const { page, next_cursor } = await paginate(limit, (n) => query.limit(n), (last) => encodeCursor([last.a.handle]));
+  const { page, next_cursor } = await paginate(
+    limit,
+    (n) => query.limit(n),
+    (last) => encodeCursor([last.a.handle]),
+  );
   const records = await Promise.all(page.map((r) => record(tx, r.c, r.a)));
   return { contacts: records.filter((r): r is ContactRecord => r !== null), next_cursor };
 }
-
 
 /** Removes an accepted contact or cancels a sent request, on both sides; a block the other side set stays. */
 export async function removeContact(tx: Tx, me: Principal, handle: string): Promise<boolean> {
@@ -287,13 +308,7 @@ export async function blockContact(tx: Tx, me: Principal, handle: string, now: D
  * The agents behind `handles`, all of which must be the caller's accepted contacts; any other handle, known
  * or not, is NOT_FOUND, so nobody learns who exists. Used by mail and plans, which reach only contacts.
  */
-export async function acceptedContactsByHandle(
-  tx: Tx,
-  me: Principal,
-  handles: string[],
-  path: string,
-  suggestedAction: string,
-): Promise<AgentRow[]> {
+export async function acceptedContactsByHandle(tx: Tx, me: Principal, handles: string[], path: string, suggestedAction: string): Promise<AgentRow[]> {
   const unique = [...new Set(handles)];
   if (unique.includes(me.handle)) throw invalid(path, "name others, not yourself");
   const found: AgentRow[] = [];
@@ -304,7 +319,13 @@ export async function acceptedContactsByHandle(
     else missing.push(h);
   }
   if (missing.length) {
-    throw new AppError("NOT_FOUND", `Not among your accepted contacts: ${missing.map((h) => `@${h}`).join(", ")}.`, { handles: missing }, undefined, suggestedAction);
+    throw new AppError(
+      "NOT_FOUND",
+      `Not among your accepted contacts: ${missing.map((h) => `@${h}`).join(", ")}.`,
+      { handles: missing },
+      undefined,
+      suggestedAction,
+    );
   }
   return found;
 }

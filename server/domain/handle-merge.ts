@@ -71,11 +71,15 @@ export async function mergeBlockers(tx: Tx, retire: AgentRow, now: Date): Promis
     const mine = balances.get(retire.agentId) ?? 0n;
     const balance = mine === 0n ? "" : `, balance ${formatBalance(mine, g.currency)}`;
     if (g.kind === "group") {
-      blockers.push(`${who} is still a member of the group “${g.name}”${balance}: ${mine === 0n ? "" : "settle up (record_payment), then "}leave it (leave_group).`);
+      blockers.push(
+        `${who} is still a member of the group “${g.name}”${balance}: ${mine === 0n ? "" : "settle up (record_payment), then "}leave it (leave_group).`,
+      );
     } else if (mine !== 0n) {
       const other = [...balances.keys()].find((id) => id !== retire.agentId);
       const them = other ? (await refsByIds(tx, [other])).get(other) : undefined;
-      blockers.push(`${who}'s direct ledger with @${them?.handle ?? "someone"} has a balance of ${formatBalance(mine, g.currency)}: settle up first (record_payment).`);
+      blockers.push(
+        `${who}'s direct ledger with @${them?.handle ?? "someone"} has a balance of ${formatBalance(mine, g.currency)}: settle up first (record_payment).`,
+      );
     }
   }
   const pending = await tx
@@ -85,7 +89,10 @@ export async function mergeBlockers(tx: Tx, retire: AgentRow, now: Date): Promis
     .where(and(eq(payments.state, "pending"), or(eq(payments.fromId, retire.agentId), eq(payments.toId, retire.agentId))))
     .orderBy(asc(payments.createdAt));
   if (pending.length) {
-    const names = await refsByIds(tx, pending.flatMap(({ p }) => [p.fromId, p.toId]));
+    const names = await refsByIds(
+      tx,
+      pending.flatMap(({ p }) => [p.fromId, p.toId]),
+    );
     for (const { p, currency } of pending) {
       const payee = names.get(p.toId)?.handle;
       blockers.push(
@@ -141,13 +148,31 @@ export async function mergeHandles(tx: Tx, keep: AgentRow, retire: AgentRow, now
     .where(and(eq(clients.agentId, retire.agentId), isNull(clients.revokedAt)))
     .returning({ clientId: clients.clientId });
   // A moved client reads the kept handle's inbox from its start, not from where it stopped in the other inbox.
-  if (moved.length) await tx.delete(inboxCursors).where(inArray(inboxCursors.clientId, moved.map((m) => m.clientId)));
+  if (moved.length)
+    await tx.delete(inboxCursors).where(
+      inArray(
+        inboxCursors.clientId,
+        moved.map((m) => m.clientId),
+      ),
+    );
   // An app the human already approved for the retired handle, whose key is not yet handed out, joins the kept one.
-  await tx.update(joinSessions).set({ agentId: keep.agentId }).where(and(eq(joinSessions.agentId, retire.agentId), isNull(joinSessions.keyIssuedAt)));
+  await tx
+    .update(joinSessions)
+    .set({ agentId: keep.agentId })
+    .where(and(eq(joinSessions.agentId, retire.agentId), isNull(joinSessions.keyIssuedAt)));
   await tx.update(oidcIdentities).set({ agentId: keep.agentId }).where(eq(oidcIdentities.agentId, retire.agentId));
-  await tx.update(oauthCodes).set({ expiresAt: at }).where(and(eq(oauthCodes.agentId, retire.agentId), isNull(oauthCodes.usedAt)));
-  await tx.update(signinCodes).set({ usedAt: at }).where(and(eq(signinCodes.agentId, retire.agentId), isNull(signinCodes.usedAt)));
-  await tx.update(settingsLinks).set({ usedAt: at }).where(and(eq(settingsLinks.agentId, retire.agentId), isNull(settingsLinks.usedAt)));
+  await tx
+    .update(oauthCodes)
+    .set({ expiresAt: at })
+    .where(and(eq(oauthCodes.agentId, retire.agentId), isNull(oauthCodes.usedAt)));
+  await tx
+    .update(signinCodes)
+    .set({ usedAt: at })
+    .where(and(eq(signinCodes.agentId, retire.agentId), isNull(signinCodes.usedAt)));
+  await tx
+    .update(settingsLinks)
+    .set({ usedAt: at })
+    .where(and(eq(settingsLinks.agentId, retire.agentId), isNull(settingsLinks.usedAt)));
   await tx.delete(webSessions).where(eq(webSessions.agentId, retire.agentId));
   // Others' blocks of the retired handle stay: they are the others' decision and harm no one.
   await tx.delete(contacts).where(eq(contacts.ownerId, retire.agentId));

@@ -95,7 +95,10 @@ export async function resolveItems(tx: Tx, agentId: string | readonly string[], 
  * digest. The rows stay until they expire, so deliveredSince still counts them.
  */
 export async function withdrawItems(tx: Tx, agentId: string, type: string, refs: Record<string, string>): Promise<void> {
-  await tx.update(inboxItems).set({ dismissed: true }).where(and(matching(agentId, type, refs), notDismissed));
+  await tx
+    .update(inboxItems)
+    .set({ dismissed: true })
+    .where(and(matching(agentId, type, refs), notDismissed));
 }
 
 /**
@@ -133,7 +136,6 @@ const notExpired = (now: Date | typeof at) => sql`+${inboxItems.expiresAt} > ${n
 
 const live = (agentId: string, now: Date) => and(eq(inboxItems.agentId, agentId), notDismissed, notExpired(now));
 
-
 // The counters (kept by triggers, see 0012_inbox_counts.sql) less the counted items past expires_at that the
 // expiry job has not deleted yet: a key lookup and an index range that is normally empty.
 const expiredCount = (condition: SQL) =>
@@ -162,10 +164,7 @@ const newestUnread = (from: SQL, condition: SQL) =>
       .limit(TOP_ITEMS)
       .prepare(),
   );
-const newestAsks = newestUnread(
-  sql`${inboxItems} INDEXED BY inbox_unread_asks`,
-  sql`seen = 0 AND dismissed = 0 AND requires_action = 1 AND resolved = 0`,
-);
+const newestAsks = newestUnread(sql`${inboxItems} INDEXED BY inbox_unread_asks`, sql`seen = 0 AND dismissed = 0 AND requires_action = 1 AND resolved = 0`);
 const newestNews = newestUnread(sql`${inboxItems} INDEXED BY inbox_unread_news`, sql`seen = 0 AND dismissed = 0 AND requires_action = 0`);
 
 export interface InboxCounts {
@@ -199,7 +198,10 @@ const firstLine = (md: string) => {
 type ItemRow = typeof inboxItems.$inferSelect;
 
 async function toItems(tx: Tx, rows: ItemRow[]): Promise<InboxItem[]> {
-  const senders = await refsByIds(tx, rows.flatMap((r) => (r.fromAgentId ? [r.fromAgentId] : [])));
+  const senders = await refsByIds(
+    tx,
+    rows.flatMap((r) => (r.fromAgentId ? [r.fromAgentId] : [])),
+  );
   return rows.map((r) => ({
     item_id: r.itemId,
     seq: r.seq,
@@ -318,7 +320,9 @@ function digest(items: InboxItem[], c: InboxCounts, marked: number | null): stri
       : items.length === 0
         ? `Nothing new in the inbox; ${waiting}.`
         : `${items.length} new item${items.length === 1 ? "" : "s"}, now marked seen; ${c.unread} still unread, ${waiting}.`;
-  const lines = items.slice(0, 10).map((i) => `- ${firstLine(i.summary_md)}${!i.requires_action ? "" : i.resolved ? " (already answered)" : " (needs a decision)"}`);
+  const lines = items
+    .slice(0, 10)
+    .map((i) => `- ${firstLine(i.summary_md)}${!i.requires_action ? "" : i.resolved ? " (already answered)" : " (needs a decision)"}`);
   if (items.length > 10) lines.push(`- and ${items.length - 10} more`);
   return [head, ...lines].join("\n");
 }

@@ -76,7 +76,11 @@ export async function joinById(tx: Tx, sessionId: string): Promise<JoinRow | und
 export async function pendingJoinByUserCode(tx: Tx, typed: string, now: Date): Promise<JoinRow | null> {
   const code = normaliseUserCode(typed);
   if (!code) return null;
-  const row = await tx.select().from(joinSessions).where(eq(joinSessions.userCodeHash, sha256(code))).get();
+  const row = await tx
+    .select()
+    .from(joinSessions)
+    .where(eq(joinSessions.userCodeHash, sha256(code)))
+    .get();
   return row && joinStatus(row, now) === "pending" ? row : null;
 }
 
@@ -98,7 +102,10 @@ export async function connectJoin(tx: Tx, sessionId: string, agentId: string, cr
 
 export async function denyJoin(tx: Tx, sessionId: string, now: Date): Promise<void> {
   const row = await requirePending(tx, sessionId, now);
-  await tx.update(joinSessions).set({ status: "denied", finishedAt: iso(now) }).where(eq(joinSessions.sessionId, row.sessionId));
+  await tx
+    .update(joinSessions)
+    .set({ status: "denied", finishedAt: iso(now) })
+    .where(eq(joinSessions.sessionId, row.sessionId));
 }
 
 export interface FinishJoinResult {
@@ -115,7 +122,11 @@ export interface FinishJoinResult {
  * joins the invite's group, all in this transaction; later polls say connected without the key.
  */
 export async function pollJoin(tx: Tx, pollToken: string, now: Date): Promise<FinishJoinResult> {
-  const row = await tx.select().from(joinSessions).where(eq(joinSessions.pollTokenHash, sha256(pollToken))).get();
+  const row = await tx
+    .select()
+    .from(joinSessions)
+    .where(eq(joinSessions.pollTokenHash, sha256(pollToken)))
+    .get();
   if (!row) throw notFound("Join session (check poll_token, or call join_network again)");
   const status = joinStatus(row, now);
   const nothing = { created: null, agent: null, api_key: null, joined_group: null };
@@ -128,7 +139,10 @@ export async function pollJoin(tx: Tx, pollToken: string, now: Date): Promise<Fi
     const clientId = await createClient(tx, agent.agentId, row.clientName, "api_key", now);
     apiKey = await issueApiKey(tx, clientId, now);
     joinedGroupId = row.inviteCode ? await joinInvitedGroup(tx, agent.agentId, row.inviteCode, now) : null;
-    await tx.update(joinSessions).set({ clientId, keyIssuedAt: iso(now), joinedGroupId }).where(eq(joinSessions.sessionId, row.sessionId));
+    await tx
+      .update(joinSessions)
+      .set({ clientId, keyIssuedAt: iso(now), joinedGroupId })
+      .where(eq(joinSessions.sessionId, row.sessionId));
   }
   return {
     status,

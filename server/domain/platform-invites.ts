@@ -8,12 +8,20 @@ import { newSecret } from "../auth/secrets.ts";
 /** Invite-only deployments admit a new agent only with a live platform invite code; each use is counted. */
 export async function consumePlatformInvite(tx: Tx, code: string | undefined, now: Date): Promise<void> {
   const refuse = () =>
-    new AppError("FORBIDDEN", "This server is invite-only: a valid platform_invite_code is required.", undefined, undefined,
-      "Ask the server's operator for a platform invite code and pass it as platform_invite_code.");
+    new AppError(
+      "FORBIDDEN",
+      "This server is invite-only: a valid platform_invite_code is required.",
+      undefined,
+      undefined,
+      "Ask the server's operator for a platform invite code and pass it as platform_invite_code.",
+    );
   if (!code) throw refuse();
   const inv = await tx.select().from(platformInvites).where(eq(platformInvites.code, code)).get();
   if (!inv || inv.revokedAt || inv.uses >= inv.maxUses || (inv.expiresAt && inv.expiresAt <= iso(now))) throw refuse();
-  await tx.update(platformInvites).set({ uses: inv.uses + 1 }).where(eq(platformInvites.code, code));
+  await tx
+    .update(platformInvites)
+    .set({ uses: inv.uses + 1 })
+    .where(eq(platformInvites.code, code));
 }
 
 export async function createPlatformInvite(tx: Tx, opts: { uses: number; expiresAt: string | null; note: string | null }, now: Date) {

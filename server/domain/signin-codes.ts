@@ -93,11 +93,16 @@ export async function verifySigninCode(tx: Tx, webSessionHash: string, typed: st
   const row = await pendingCode(tx, webSessionHash, now);
   if (!row) return { ok: false, reason: "none", attemptsLeft: 0 };
   if (!constantTimeEqual(sha256(normalise(typed)), row.codeHash)) {
-    await tx.update(signinCodes).set({ attempts: row.attempts + 1 }).where(eq(signinCodes.codeId, row.codeId));
+    await tx
+      .update(signinCodes)
+      .set({ attempts: row.attempts + 1 })
+      .where(eq(signinCodes.codeId, row.codeId));
     return { ok: false, reason: "wrong", attemptsLeft: MAX_ATTEMPTS - row.attempts - 1 };
   }
-  await tx.update(signinCodes).set({ usedAt: iso(now) }).where(eq(signinCodes.codeId, row.codeId));
+  await tx
+    .update(signinCodes)
+    .set({ usedAt: iso(now) })
+    .where(eq(signinCodes.codeId, row.codeId));
   await resolveItems(tx, row.agentId, JOIN_CODE_ITEM, { code_id: row.codeId });
   return { ok: true, agentId: row.agentId };
 }
-

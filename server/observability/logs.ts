@@ -4,7 +4,6 @@ import type { CallEvent } from "../services.ts";
 import { ERROR_CODES, type ErrorCode } from "../errors.ts";
 import { LOG_LEVELS, type LogLevel } from "../config.ts";
 
-
 export type LogFields = Record<string, string | number | boolean | null | undefined>;
 
 export interface Logger {
@@ -16,10 +15,12 @@ export interface Logger {
 
 export function createLogger(level: LogLevel, write: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): Logger {
   const min = LOG_LEVELS.indexOf(level);
-  const at = (lvl: Exclude<LogLevel, "silent">) => (msg: string, fields: LogFields = {}) => {
-    if (LOG_LEVELS.indexOf(lvl) < min) return;
-    write(JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...fields }));
-  };
+  const at =
+    (lvl: Exclude<LogLevel, "silent">) =>
+    (msg: string, fields: LogFields = {}) => {
+      if (LOG_LEVELS.indexOf(lvl) < min) return;
+      write(JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...fields }));
+    };
   return { debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") };
 }
 

@@ -15,7 +15,10 @@ const keyOf = (l: Labels) => Object.values(l).join("\u0000");
 
 class Counter {
   private values = new Map<string, { labels: Labels; value: number }>();
-  constructor(readonly name: string, readonly help: string) {}
+  constructor(
+    readonly name: string,
+    readonly help: string,
+  ) {}
   inc(labels: Labels = {}, by = 1): void {
     const k = keyOf(labels);
     const cur = this.values.get(k);
@@ -23,13 +26,21 @@ class Counter {
     else this.values.set(k, { labels, value: by });
   }
   render(): string[] {
-    return [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`, ...[...this.values.values()].map((v) => `${this.name}${labelText(v.labels)} ${v.value}`)];
+    return [
+      `# HELP ${this.name} ${this.help}`,
+      `# TYPE ${this.name} counter`,
+      ...[...this.values.values()].map((v) => `${this.name}${labelText(v.labels)} ${v.value}`),
+    ];
   }
 }
 
 class Histogram {
   private series = new Map<string, { labels: Labels; counts: number[]; sum: number; count: number }>();
-  constructor(readonly name: string, readonly help: string, private readonly buckets = SECONDS_BUCKETS) {}
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    private readonly buckets = SECONDS_BUCKETS,
+  ) {}
   observe(value: number, labels: Labels = {}): void {
     const k = keyOf(labels);
     let s = this.series.get(k);
@@ -85,19 +96,21 @@ export class Metrics {
   }
 
   render(snap: Snapshot): string {
-    return [
-      ...this.calls.render(),
-      ...this.latency.render(),
-      ...this.rateLimited.render(),
-      ...this.dbTx.render(),
-      ...this.jobRuns.render(),
-      ...this.jobRows.render(),
-      ...this.storageFaults.render(),
-      ...gauge("svc_inbox_items", "Inbox items stored and not dismissed, by state.", [
-        [{ state: "unread" }, snap.inboxUnread],
-        [{ state: "requires_action" }, snap.inboxRequiresAction],
-      ]),
-      ...gauge("svc_db_ping_seconds", "Time a trivial query took at this scrape.", [[{}, snap.dbPingSeconds]]),
-    ].join("\n") + "\n";
+    return (
+      [
+        ...this.calls.render(),
+        ...this.latency.render(),
+        ...this.rateLimited.render(),
+        ...this.dbTx.render(),
+        ...this.jobRuns.render(),
+        ...this.jobRows.render(),
+        ...this.storageFaults.render(),
+        ...gauge("svc_inbox_items", "Inbox items stored and not dismissed, by state.", [
+          [{ state: "unread" }, snap.inboxUnread],
+          [{ state: "requires_action" }, snap.inboxRequiresAction],
+        ]),
+        ...gauge("svc_db_ping_seconds", "Time a trivial query took at this scrape.", [[{}, snap.dbPingSeconds]]),
+      ].join("\n") + "\n"
+    );
   }
 }

@@ -49,7 +49,10 @@ export class Ops {
     if (this.draining) return notReady("shutting down");
     if (this.storageFault) return notReady(`storage fault: the database refused a write (${this.storageFault}); not ready for writes until one succeeds`);
     try {
-      const status = await withTimeout(this.svc.db.exclusive((client) => migrationStatus(client)), READY_TIMEOUT_MS);
+      const status = await withTimeout(
+        this.svc.db.exclusive((client) => migrationStatus(client)),
+        READY_TIMEOUT_MS,
+      );
       const refused = refusal(status);
       if (refused) return notReady(refused);
       if (status.pending.length) return notReady(`migrations pending: ${status.pending.map((m) => m.name).join(", ")}`);
@@ -63,7 +66,8 @@ export class Ops {
   /** GET /metrics: off (404) unless a metrics token is configured, and then only with that bearer token. */
   async metricsEndpoint(req: Request, requestId: string): Promise<Response> {
     const expected = this.svc.config.metricsToken;
-    if (!expected) throw new AppError("NOT_FOUND", "Metrics are off on this server.", undefined, undefined, "Start svc serve with --metrics-token to expose /metrics.");
+    if (!expected)
+      throw new AppError("NOT_FOUND", "Metrics are off on this server.", undefined, undefined, "Start svc serve with --metrics-token to expose /metrics.");
     const given = bearerToken(req.headers.get("authorization")) ?? "";
     if (!sameSecret(given, expected)) {
       throw new AppError("UNAUTHENTICATED", "The metrics token is missing or wrong.", undefined, undefined, "Send 'Authorization: Bearer <metrics token>'.");

@@ -54,8 +54,7 @@ interface ToolSpec<I extends AnyObject, O extends AnyObject, P extends boolean> 
   run(ctx: P extends true ? ToolContext : AuthedContext, input: z.output<I>): Promise<z.input<O>>;
 }
 
-const GRACE_RULE =
-  " Refused (FORBIDDEN) to an API key in its 10-minute grace period after rotate_api_key: use the new key.";
+const GRACE_RULE = " Refused (FORBIDDEN) to an API key in its 10-minute grace period after rotate_api_key: use the new key.";
 const IDEMPOTENCY_RULE =
   " Idempotent: send an idempotency_key (8-128 chars, or the Idempotency-Key header); retrying with the same key never repeats the action, and a key may be reused only for the exact same call.";
 

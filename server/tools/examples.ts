@@ -92,7 +92,9 @@ function fits(value: string, s: Schema): boolean {
 }
 
 function exampleString(s: Schema, name: string): string {
-  const candidates = [STRING_HINTS[name], FORMATS[s.format], name.endsWith("_at") ? TIMESTAMP : undefined, ...GENERIC_STRINGS].filter((c): c is string => c !== undefined);
+  const candidates = [STRING_HINTS[name], FORMATS[s.format], name.endsWith("_at") ? TIMESTAMP : undefined, ...GENERIC_STRINGS].filter(
+    (c): c is string => c !== undefined,
+  );
   return candidates.find((c) => fits(c, s)) ?? "x".repeat(Math.max(1, s.minLength ?? 1));
 }
 

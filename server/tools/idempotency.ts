@@ -20,17 +20,13 @@ function canonical(v: unknown): string {
 
 export function requestHash(tool: string, args: Record<string, unknown>): string {
   const { idempotency_key: _ignored, ...rest } = args;
-  return createHash("sha256").update(`${tool}\n${canonical(rest)}`).digest("hex");
+  return createHash("sha256")
+    .update(`${tool}\n${canonical(rest)}`)
+    .digest("hex");
 }
 
 /** The stored answer for a retry, null for a first call; throws when the key was used for another call. */
-export async function lookup(
-  tx: Tx,
-  agentId: string,
-  key: string,
-  hash: string,
-  replay: boolean,
-): Promise<Record<string, unknown> | null> {
+export async function lookup(tx: Tx, agentId: string, key: string, hash: string, replay: boolean): Promise<Record<string, unknown> | null> {
   const rec = await tx
     .select()
     .from(idempotencyRecords)

@@ -33,20 +33,26 @@ ${form("/account/clients/disconnect", c.session.csrfToken, html`<input type="hid
   const shown = m.newKey
     ? html`<div class="notice" role="status"><p>New API key for <strong>${m.newKey.name}</strong>. Copy it now: it is not shown again.</p><p class="secret" id="new-key">${m.newKey.key}</p></div>`
     : "";
-  return page("Your account", html`${alert(m.error)}${notice(m.info)}${shown}
+  return page(
+    "Your account",
+    html`${alert(m.error)}${notice(m.info)}${shown}
 <p>Signed in as <strong>@${me.handle}</strong> (${me.displayName}). <a href="/groups">Your groups</a></p>
 <h2>Connected apps</h2>
-${list.length
-  ? html`<p class="muted">Each app has its own key; disconnecting one stops it at once and leaves the others working. <span class="badge">in use</span> marks an app used in the last 24 hours.</p>
+${
+  list.length
+    ? html`<p class="muted">Each app has its own key; disconnecting one stops it at once and leaves the others working. <span class="badge">in use</span> marks an app used in the last 24 hours.</p>
 <ul class="cards" aria-label="Connected apps">${cards}</ul>`
-  : html`<p>No app is connected.</p>`}
+    : html`<p>No app is connected.</p>`
+}
 <h2>New API key</h2>
 <p>For an agent that cannot sign in by itself. Each key is its own client; disconnect it above to revoke it.</p>
 ${form("/account/keys", c.session.csrfToken, field("name", "Name of the app that will use it", { required: true, maxlength: 40 }), "Create API key")}
 ${await providerSection(c, me)}
 <h2>Profile</h2>
 <p><a href="/settings">Change your display name and description</a></p>
-${form("/account/signout", c.session.csrfToken, html`<input type="hidden" name="flow" value="account">`, "Sign out", { secondary: true })}`, { status: m.status });
+${form("/account/signout", c.session.csrfToken, html`<input type="hidden" name="flow" value="account">`, "Sign out", { secondary: true })}`,
+    { status: m.status },
+  );
 }
 
 async function providerSection(c: WebContext, me: AgentRow): Promise<Markup | string> {
@@ -66,20 +72,25 @@ async function providerSection(c: WebContext, me: AgentRow): Promise<Markup | st
       : html`<li><strong>@${agent.handle}</strong> (${agent.displayName}): <a href="/account/oidc/start?flow=account">sign in with your identity provider</a> in this browser to join the two (it shows that you hold the e-mail now).</li>`,
   );
   return html`<h2>Identity provider</h2>
-${linked.length
-  ? html`<p>Linked${linked[0]!.email ? html` as ${linked[0]!.email}` : ""}${linked[0]!.emailVerified ? " (e-mail verified)" : ""}. You can sign in with it.</p>`
-  : html`<p><a href="/account/oidc/start?flow=account">Link your identity provider</a> to sign in with it next time.</p>`}
-${twins.length
-  ? html`<h2>A handle made twice?</h2>
+${
+  linked.length
+    ? html`<p>Linked${linked[0]!.email ? html` as ${linked[0]!.email}` : ""}${linked[0]!.emailVerified ? " (e-mail verified)" : ""}. You can sign in with it.</p>`
+    : html`<p><a href="/account/oidc/start?flow=account">Link your identity provider</a> to sign in with it next time.</p>`
+}
+${
+  twins.length
+    ? html`<h2>A handle made twice?</h2>
 <p class="notice" role="status">Your verified e-mail is also verified on ${twins.map((t, i) => html`${i ? ", " : ""}<strong>@${t.agent.handle}</strong>`)}. If that handle is yours too, you can join the two: the apps of the handle you retire then act as the one you keep. You see what changes before anything happens.</p>
 <ul>${offers}</ul>`
-  : ""}`;
+    : ""
+}`;
 }
 
 export async function postCreateKey(c: WebContext): Promise<Response> {
   if (!signedIn(c.session)) return renderAccount(c, { error: "Sign in first.", status: 401 });
   const name = ClientName.safeParse((c.form.get("name") ?? "").trim());
-  if (!name.success) return renderAccount(c, { error: "The name must be 1-40 characters, something visible, without control or invisible characters.", status: 400 });
+  if (!name.success)
+    return renderAccount(c, { error: "The name must be 1-40 characters, something visible, without control or invisible characters.", status: 400 });
   const clientId = await createClient(c.tx, c.session.agentId, name.data, "api_key", c.now);
   const key = await issueApiKey(c.tx, clientId, c.now);
   return renderAccount(c, { newKey: { name: name.data, key } });

@@ -52,26 +52,36 @@ export async function renderConsent(c: WebContext, m: Messages = {}): Promise<Re
   const cancel = form("/oauth/consent", c.session.csrfToken, decisionFields(r, "deny"), "Deny", { secondary: true });
   const opts = { status: m.status, formTargets: [redirectTarget(r.redirect_uri)] };
   if (!signedIn(c.session)) {
-    return page(`Sign in to continue to ${r.client_name}`, html`${alert(m.error)}${notice(m.info)}
+    return page(
+      `Sign in to continue to ${r.client_name}`,
+      html`${alert(m.error)}${notice(m.info)}
 <p><strong>${r.client_name}</strong> wants to use svc as you. Sign in with your handle, or create one here; then you decide what it may do.</p>
 <h2>I already have a handle</h2>
 ${await signinBlock(c, "authorize")}
 <h2>I am new here</h2>
 ${form("/oauth/signup", c.session.csrfToken, newHandleFields(c), "Create my handle and continue")}
 <h2>This was not me</h2>
-${cancel}`, opts);
+${cancel}`,
+      opts,
+    );
   }
   const me = (await agentById(c.tx, c.session.agentId))!;
   // A name is whatever the app claims; the host publishing its metadata document is the one thing a URL client_id proves.
-  const publisher = r.client_host ? html`<p>Its details are published by <strong>${r.client_host}</strong>; the name is the one it gives itself there.</p>` : "";
-  return page(`Allow ${r.client_name}?`, html`${alert(m.error)}${notice(m.info)}
+  const publisher = r.client_host
+    ? html`<p>Its details are published by <strong>${r.client_host}</strong>; the name is the one it gives itself there.</p>`
+    : "";
+  return page(
+    `Allow ${r.client_name}?`,
+    html`${alert(m.error)}${notice(m.info)}
 <p><strong>${r.client_name}</strong> wants to act as <strong>@${me.handle}</strong> (${me.displayName}). After you answer you go back to <strong>${host}</strong>.</p>
 ${publisher}
 <h2>It will be able to</h2>
 <ul>${r.scope.split(" ").map((s) => html`<li>${SCOPE_TEXT[s] ?? s} <span class="muted">(${s})</span></li>`)}</ul>
 <div class="actions">${form("/oauth/consent", c.session.csrfToken, decisionFields(r, "approve"), "Allow")}${cancel}</div>
 <p class="muted">You can disconnect it at any time on your account page.</p>
-${form("/account/signout", c.session.csrfToken, html`<input type="hidden" name="flow" value="authorize">`, `Not @${me.handle}? Use another handle`, { link: true })}`, opts);
+${form("/account/signout", c.session.csrfToken, html`<input type="hidden" name="flow" value="authorize">`, `Not @${me.handle}? Use another handle`, { link: true })}`,
+    opts,
+  );
 }
 
 /** POST /oauth/signup: "I am new here" on the sign-in page; the new handle is signed in and comes back to consent. */
@@ -86,7 +96,11 @@ export async function postSignup(c: WebContext): Promise<Response> {
 export async function postConsent(c: WebContext): Promise<Response> {
   const r = requestOf(c);
   if (!r || c.form.get("request_id") !== r.id) {
-    return errorPage("Nothing to approve", "No app is waiting for this approval in this browser (another request may have replaced it). Start again from the app.", 400);
+    return errorPage(
+      "Nothing to approve",
+      "No app is waiting for this approval in this browser (another request may have replaced it). Start again from the app.",
+      400,
+    );
   }
   const decision = c.form.get("decision");
   if (decision === "deny") {

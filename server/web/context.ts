@@ -35,6 +35,7 @@ export function errorPage(title: string, message: string, status: number, extra:
 }
 
 /** Any address with nothing here, and any object the signed-in human may not see: the same page, so it tells nothing. */
-export const notFoundPage = () => errorPage("Not found", "There is no page here.", 404, html`<p><a href="/">Home</a> · <a href="/account">Your account</a></p>`);
+export const notFoundPage = () =>
+  errorPage("Not found", "There is no page here.", 404, html`<p><a href="/">Home</a> · <a href="/account">Your account</a></p>`);
 
 export const formatTime = (isoTime: string | null) => (isoTime ? isoTime.replace("T", " ").slice(0, 16) + " UTC" : "never");

@@ -9,7 +9,8 @@ const URI_PREFIX = "svc://docs";
 function body(doc: DocPage): { title: string; content: Markup } {
   const [first, ...rest] = doc.markdown.split("\n");
   const titled = first!.startsWith("# ");
-  const rendered = Bun.markdown.html(titled ? rest.join("\n") : doc.markdown, {})
+  const rendered = Bun.markdown
+    .html(titled ? rest.join("\n") : doc.markdown, {})
     .replaceAll(`href="${URI_PREFIX}/`, 'href="/docs/')
     // Wide tables and code scroll inside themselves (reachable by keyboard), so the page never scrolls sideways.
     .replaceAll("<table>", '<div class="scroll" tabindex="0"><table>')
@@ -23,8 +24,11 @@ export function renderDocs(base: string, path: string): Response {
   const pages = docPages(base);
   if (path === "/docs") {
     const guides = pages.filter((p) => !p.uri.startsWith(`${URI_PREFIX}/tools/`));
-    return page("Documentation", html`<p>What agents read at <code>${base}/mcp/docs</code>, for people.</p>
-<ul>${guides.map((p) => html`<li><a href="${p.uri.replace(URI_PREFIX, "/docs")}">${p.title}</a>: ${p.description}</li>`)}</ul>`);
+    return page(
+      "Documentation",
+      html`<p>What agents read at <code>${base}/mcp/docs</code>, for people.</p>
+<ul>${guides.map((p) => html`<li><a href="${p.uri.replace(URI_PREFIX, "/docs")}">${p.title}</a>: ${p.description}</li>`)}</ul>`,
+    );
   }
   const doc = pages.find((p) => p.uri === `${URI_PREFIX}${path.slice("/docs".length)}`);
   if (!doc) return errorPage("Not found", "There is no documentation page here.", 404, html`<p><a href="/docs">All documentation</a></p>`);

@@ -20,8 +20,12 @@ const capitalised = (text: string) => text.charAt(0).toUpperCase() + text.slice(
 
 /** The sign-in block, for a page that needs a signed-in human. */
 async function signinPage(c: WebContext, m: Messages): Promise<Response> {
-  return page("Your groups", html`${alert(m.error)}${notice(m.info)}<p>Sign in to see your groups: their balances, who owes whom and the latest expenses.</p>
-${await signinBlock(c, "groups")}`, { status: m.status });
+  return page(
+    "Your groups",
+    html`${alert(m.error)}${notice(m.info)}<p>Sign in to see your groups: their balances, who owes whom and the latest expenses.</p>
+${await signinBlock(c, "groups")}`,
+    { status: m.status },
+  );
 }
 
 /** GET /groups */
@@ -30,14 +34,21 @@ export async function renderGroups(c: WebContext, m: Messages = {}): Promise<Res
   const cursor = c.url.searchParams.get("cursor") ?? undefined;
   const { groups, next_cursor } = await listGroups(c.tx, c.session.agentId, true, 100, cursor);
   const rows = groups.map(
-    (g) => html`<tr><td><a href="/groups/${g.group_id}">${g.name}</a>${g.kind === "direct" ? html` <span class="muted">(direct)</span>` : ""}${g.archived ? html` <span class="badge">archived</span>` : ""}</td><td class="num">${g.member_count}</td><td class="num">${g.my_balance}</td></tr>`,
+    (g) =>
+      html`<tr><td><a href="/groups/${g.group_id}">${g.name}</a>${g.kind === "direct" ? html` <span class="muted">(direct)</span>` : ""}${g.archived ? html` <span class="badge">archived</span>` : ""}</td><td class="num">${g.member_count}</td><td class="num">${g.my_balance}</td></tr>`,
   );
-  return page("Your groups", html`${alert(m.error)}${notice(m.info)}
-${groups.length
-  ? html`<table><thead><tr><th scope="col">Group</th><th scope="col" class="num">Members</th><th scope="col" class="num">Your balance</th></tr></thead><tbody>${rows}</tbody></table>
+  return page(
+    "Your groups",
+    html`${alert(m.error)}${notice(m.info)}
+${
+  groups.length
+    ? html`<table><thead><tr><th scope="col">Group</th><th scope="col" class="num">Members</th><th scope="col" class="num">Your balance</th></tr></thead><tbody>${rows}</tbody></table>
 <p class="muted">A positive balance: the others owe you. Your agents add expenses and payments; these pages only show them.</p>`
-  : html`<p>You are in no group yet. Ask your agent to create one (create_group) or to accept an invitation.</p>`}
-${next_cursor ? html`<p><a href="/groups?cursor=${encodeURIComponent(next_cursor)}">More groups</a></p>` : ""}`, { status: m.status });
+    : html`<p>You are in no group yet. Ask your agent to create one (create_group) or to accept an invitation.</p>`
+}
+${next_cursor ? html`<p><a href="/groups?cursor=${encodeURIComponent(next_cursor)}">More groups</a></p>` : ""}`,
+    { status: m.status },
+  );
 }
 
 /** The balances as a diverging bar chart: owed to the right (green), owing to the left (red), the amount on the other side. */
@@ -89,33 +100,45 @@ export async function renderGroup(c: WebContext, groupId: string): Promise<Respo
   const cur = group.currency;
   const waiting = expenses.map((e) => ({ e, who: waitingFor(e) })).filter((w) => w.who.length);
   const description = group.settings.description?.untrusted_content;
-  return page(group.name, html`<p>${group.kind === "direct" ? "A direct ledger" : "A group"} in ${cur}, ${group.member_count} ${group.member_count === 1 ? "member" : "members"}${group.archived ? html`, <span class="badge">archived</span>` : ""}. Your balance: <strong>${group.my_balance}</strong>.</p>
+  return page(
+    group.name,
+    html`<p>${group.kind === "direct" ? "A direct ledger" : "A group"} in ${cur}, ${group.member_count} ${group.member_count === 1 ? "member" : "members"}${group.archived ? html`, <span class="badge">archived</span>` : ""}. Your balance: <strong>${group.my_balance}</strong>.</p>
 ${description ? html`<p><span class="muted">Description, written by the group's members:</span> ${description}</p>` : ""}
 <h2>Balances</h2>
 ${balanceChart(balances.members!)}
 <ul>${balances.members!.map((m) => html`<li>${balanceSentence(m.agent.handle, m)}</li>`)}</ul>
 <h2>To settle up</h2>
-${balances.settle_up!.length
-  ? html`<ul>${balances.settle_up!.map((t) => html`<li>${transferSentence(t, cur)}</li>`)}</ul>
+${
+  balances.settle_up!.length
+    ? html`<ul>${balances.settle_up!.map((t) => html`<li>${transferSentence(t, cur)}</li>`)}</ul>
 <p class="muted">${capitalised(SETTLE_UP_NOTE[balances.settle_up_method!] ?? "")}. Payments count once the payee confirms them.</p>`
-  : html`<p>Everyone is settled up.</p>`}
+    : html`<p>Everyone is settled up.</p>`
+}
 <h2>Waiting for confirmation</h2>
-${balances.pending_payments.length || waiting.length
-  ? html`<ul>${balances.pending_payments.map((p) => html`<li>${paymentSentence(p)}</li>`)}${waiting.map(({ e, who }) => html`<li>“${e.description.untrusted_content}” (${e.amount} ${cur}, added by ${e.created_by.handle}): ${who.join(", ")} ${who.length === 1 ? "has" : "have"} not confirmed it yet</li>`)}</ul>`
-  : html`<p>Nothing is waiting.</p>`}
+${
+  balances.pending_payments.length || waiting.length
+    ? html`<ul>${balances.pending_payments.map((p) => html`<li>${paymentSentence(p)}</li>`)}${waiting.map(({ e, who }) => html`<li>“${e.description.untrusted_content}” (${e.amount} ${cur}, added by ${e.created_by.handle}): ${who.join(", ")} ${who.length === 1 ? "has" : "have"} not confirmed it yet</li>`)}</ul>`
+    : html`<p>Nothing is waiting.</p>`
+}
 <h2>Recent expenses</h2>
-${expenses.length
-  ? html`<table><thead><tr><th scope="col">Date</th><th scope="col">Expense</th><th scope="col" class="num">Amount</th></tr></thead><tbody>${expenses.map(
-      (e) => html`<tr><td class="date">${e.date}</td><td>${e.description.untrusted_content}<br><span class="muted">${paidBy(e)}</span>${e.state === "disputed" ? html` <span class="badge">disputed</span>` : ""}</td><td class="num">${e.amount} ${cur}</td></tr>`,
-    )}</tbody></table>${moreExpenses ? html`<p class="muted">The ${RECENT} most recent; the CSV has them all.</p>` : ""}`
-  : html`<p>No expenses yet.</p>`}
+${
+  expenses.length
+    ? html`<table><thead><tr><th scope="col">Date</th><th scope="col">Expense</th><th scope="col" class="num">Amount</th></tr></thead><tbody>${expenses.map(
+        (e) =>
+          html`<tr><td class="date">${e.date}</td><td>${e.description.untrusted_content}<br><span class="muted">${paidBy(e)}</span>${e.state === "disputed" ? html` <span class="badge">disputed</span>` : ""}</td><td class="num">${e.amount} ${cur}</td></tr>`,
+      )}</tbody></table>${moreExpenses ? html`<p class="muted">The ${RECENT} most recent; the CSV has them all.</p>` : ""}`
+    : html`<p>No expenses yet.</p>`
+}
 <h2>Recent payments</h2>
-${payments.length
-  ? html`<table><thead><tr><th scope="col">Date</th><th scope="col">Payment</th></tr></thead><tbody>${payments.map((p) => html`<tr><td class="date">${p.created_at.slice(0, 10)}</td><td>${paymentSentence(p)}</td></tr>`)}</tbody></table>${morePayments ? html`<p class="muted">The ${RECENT} most recent; the CSV has them all.</p>` : ""}`
-  : html`<p>No payments yet.</p>`}
+${
+  payments.length
+    ? html`<table><thead><tr><th scope="col">Date</th><th scope="col">Payment</th></tr></thead><tbody>${payments.map((p) => html`<tr><td class="date">${p.created_at.slice(0, 10)}</td><td>${paymentSentence(p)}</td></tr>`)}</tbody></table>${morePayments ? html`<p class="muted">The ${RECENT} most recent; the CSV has them all.</p>` : ""}`
+    : html`<p>No payments yet.</p>`
+}
 <h2>Export</h2>
 <p><a href="/groups/${group.group_id}/export.csv" download>Download the whole ledger as CSV</a> (one row per expense share and per payment). Descriptions and notes in it were written by the group's members.</p>
-<p><a href="/groups">All your groups</a></p>`);
+<p><a href="/groups">All your groups</a></p>`,
+  );
 }
 
 /** GET /groups/{group_id}/export.csv: what export_group gives an agent, as a file. */

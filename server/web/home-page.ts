@@ -10,7 +10,9 @@ export function wantsHtml(req: Request): boolean {
 
 export function renderHome(base: string): Response {
   const config = JSON.stringify({ mcpServers: { svc: { url: `${base}/mcp` }, "svc-docs": { url: `${base}/mcp/docs` } } }, null, 2);
-  return page("svc: an agent network with a shared-expense ledger", html`<p>This server runs a personal agent network: AI agents act for their humans, become contacts by mutual consent, leave each other messages and plans in an inbox, and keep shared expenses in groups. Every capability is a tool, over MCP, over REST and from the <code>svc</code> command line.</p>
+  return page(
+    "svc: an agent network with a shared-expense ledger",
+    html`<p>This server runs a personal agent network: AI agents act for their humans, become contacts by mutual consent, leave each other messages and plans in an inbox, and keep shared expenses in groups. Every capability is a tool, over MCP, over REST and from the <code>svc</code> command line.</p>
 <h2>Connect an AI agent</h2>
 <p>Add this server to your MCP client (Claude Desktop, Cursor, VS Code, the MCP Inspector, …):</p>
 <pre tabindex="0"><code>${config}</code></pre>
@@ -28,5 +30,7 @@ svc tools</code></pre>
 <li><a href="/groups">Your groups</a>: balances, who owes whom, recent expenses, a CSV export.</li>
 <li><a href="/account">Your account</a>: the apps connected to your handle, API keys.</li>
 <li><a href="/docs">Documentation</a>: every tool, the inbox, errors and limits (also served to agents at <code>${base}/mcp/docs</code>).</li>
-</ul>`, { headers: { Vary: "Accept" } });
+</ul>`,
+    { headers: { Vary: "Accept" } },
+  );
 }

@@ -110,7 +110,13 @@ ${body}
 }
 
 /** A form that posts to this server with the session's CSRF token. */
-export function form(action: string, csrf: string, fields: Markup, button: string, opts: { secondary?: boolean; link?: boolean; inline?: boolean; ariaLabel?: string } = {}): Markup {
+export function form(
+  action: string,
+  csrf: string,
+  fields: Markup,
+  button: string,
+  opts: { secondary?: boolean; link?: boolean; inline?: boolean; ariaLabel?: string } = {},
+): Markup {
   const look = opts.link ? "link" : opts.secondary ? "secondary" : "";
   return html`<form method="post" action="${action}"${opts.inline ? new Markup(' class="inline"') : ""}>
 <input type="hidden" name="csrf" value="${csrf}">

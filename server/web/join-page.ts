@@ -17,7 +17,13 @@ function codeForm(c: WebContext): Markup {
   return form(
     "/join",
     c.session.csrfToken,
-    field("user_code", "Code shown by your app", { required: true, value: prefilled ? formatUserCode(prefilled) : "", autocomplete: "off", maxlength: 20, hint: "Eight letters, like BCDF-GHJK" }),
+    field("user_code", "Code shown by your app", {
+      required: true,
+      value: prefilled ? formatUserCode(prefilled) : "",
+      autocomplete: "off",
+      maxlength: 20,
+      hint: "Eight letters, like BCDF-GHJK",
+    }),
     "Continue",
   );
 }
@@ -29,7 +35,8 @@ async function finished(c: WebContext, join: JoinRow): Promise<Markup | null> {
     return html`<p class="notice" role="status"><strong>${join.clientName}</strong> is now connected to <strong>@${agent?.handle ?? ""}</strong>${join.created ? " (your new handle)" : ""}. Go back to the app: it finishes by itself.</p>`;
   }
   if (status === "denied") return html`<p class="notice" role="status">You refused to connect <strong>${join.clientName}</strong>. Nothing was connected.</p>`;
-  if (status === "expired") return html`<p class="error" role="alert">This request from <strong>${join.clientName}</strong> expired. Ask the app to start again.</p>`;
+  if (status === "expired")
+    return html`<p class="error" role="alert">This request from <strong>${join.clientName}</strong> expired. Ask the app to start again.</p>`;
   return null;
 }
 
@@ -37,20 +44,30 @@ export async function renderJoin(c: WebContext, m: Messages = {}): Promise<Respo
   const join = await currentJoin(c);
   const done = join ? await finished(c, join) : null;
   if (!join || done) {
-    return page("Connect an app", html`${alert(m.error)}${notice(m.info)}${done ?? ""}
+    return page(
+      "Connect an app",
+      html`${alert(m.error)}${notice(m.info)}${done ?? ""}
 <p>An app asked to join your svc handle. Type the code it showed you.</p>
-${codeForm(c)}`, { status: m.status });
+${codeForm(c)}`,
+      { status: m.status },
+    );
   }
   const deny = form("/join/deny", c.session.csrfToken, html``, "Refuse", { secondary: true });
   if (signedIn(c.session)) {
     const me = (await agentById(c.tx, c.session.agentId))!;
-    return page(`Connect ${join.clientName}`, html`${alert(m.error)}${notice(m.info)}
+    return page(
+      `Connect ${join.clientName}`,
+      html`${alert(m.error)}${notice(m.info)}
 <p><strong>${join.clientName}</strong> asks to act as <strong>@${me.handle}</strong> (${me.displayName}) with its own key. Approve only if you just started this from that app.</p>
 <div class="actions">${form("/join/approve", c.session.csrfToken, html``, `Connect to @${me.handle}`)}${deny}</div>
-${form("/account/signout", c.session.csrfToken, html`<input type="hidden" name="flow" value="join">`, "Use another handle", { link: true })}`, { status: m.status });
+${form("/account/signout", c.session.csrfToken, html`<input type="hidden" name="flow" value="join">`, "Use another handle", { link: true })}`,
+      { status: m.status },
+    );
   }
   const identity = c.session.oidcIdentity;
-  return page(`Connect ${join.clientName}`, html`${alert(m.error)}${notice(m.info)}
+  return page(
+    `Connect ${join.clientName}`,
+    html`${alert(m.error)}${notice(m.info)}
 <p><strong>${join.clientName}</strong> asks to join your svc handle.</p>
 ${identity ? html`<p class="notice" role="status">You signed in with your identity provider${identity.email ? html` as ${identity.email}` : ""}, but that login is not linked to a handle yet. Prove your handle below once, or create one; the login is linked to it.</p>` : ""}
 <h2>I already have a handle</h2>
@@ -58,7 +75,9 @@ ${await signinBlock(c, "join")}
 <h2>I am new here</h2>
 ${form("/join/create", c.session.csrfToken, newHandleFields(c, { handle: join.suggestedHandle, displayName: join.displayName }), "Create my handle and connect")}
 <h2>This was not me</h2>
-${deny}`, { status: m.status });
+${deny}`,
+    { status: m.status },
+  );
 }
 
 export async function postUserCode(c: WebContext): Promise<Response> {

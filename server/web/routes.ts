@@ -60,7 +60,9 @@ const WEB_AREAS = ["/join", "/account", "/settings", "/groups", "/docs"];
 
 /** Whether app.ts should hand a request to handleWeb; `/` is a page only for a browser (API clients get JSON). */
 export const isWebRequest = (req: Request, path: string) =>
-  WEB_AREAS.some((area) => path === area || path.startsWith(`${area}/`)) || path.startsWith("/oauth/") || path === "/.well-known/jwks.json" ||
+  WEB_AREAS.some((area) => path === area || path.startsWith(`${area}/`)) ||
+  path.startsWith("/oauth/") ||
+  path === "/.well-known/jwks.json" ||
   (path === "/" && wantsHtml(req));
 
 /** /groups/{group_id} and /groups/{group_id}/export.csv */

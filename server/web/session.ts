@@ -31,7 +31,11 @@ export function sessionCookie(token: string, expiresAt: string, secure: boolean,
 export async function loadSession(tx: Tx, req: Request, now: Date): Promise<WebSession | null> {
   const token = readCookie(req, SESSION_COOKIE);
   if (!token || token.length > 200) return null;
-  const row = await tx.select().from(webSessions).where(eq(webSessions.sessionHash, sha256(token))).get();
+  const row = await tx
+    .select()
+    .from(webSessions)
+    .where(eq(webSessions.sessionHash, sha256(token)))
+    .get();
   return row && row.expiresAt > iso(now) ? row : null;
 }
 

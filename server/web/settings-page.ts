@@ -12,8 +12,11 @@ const SPENT = "This link has expired or was already used. Ask your agent for a n
 /** GET /settings/link/{token} */
 export async function renderSettingsLink(c: WebContext, token: string): Promise<Response> {
   if (!(await settingsLinkUsable(c.tx, token, c.now))) return errorPage("Link expired", SPENT, 410);
-  return page("Open your settings", html`<p>This link signs you in to your settings once.</p>
-${form("/settings/link", c.session.csrfToken, html`<input type="hidden" name="token" value="${token}">`, "Open my settings")}`);
+  return page(
+    "Open your settings",
+    html`<p>This link signs you in to your settings once.</p>
+${form("/settings/link", c.session.csrfToken, html`<input type="hidden" name="token" value="${token}">`, "Open my settings")}`,
+  );
 }
 
 /** POST /settings/link */
@@ -32,14 +35,28 @@ export async function postSettingsLink(c: WebContext): Promise<Response> {
 /** GET /settings */
 export async function renderSettings(c: WebContext, m: Messages = {}): Promise<Response> {
   if (!signedIn(c.session, "settings")) {
-    return errorPage("Settings", "Open the link your agent gave you (it calls get_settings_link), or sign in on your account page.", 401, html`<p><a href="/account">Go to your account page</a></p>`);
+    return errorPage(
+      "Settings",
+      "Open the link your agent gave you (it calls get_settings_link), or sign in on your account page.",
+      401,
+      html`<p><a href="/account">Go to your account page</a></p>`,
+    );
   }
   const me = (await agentById(c.tx, c.session.agentId))!;
   const saved = c.url.searchParams.get("saved") === "1" ? "Saved." : undefined;
-  return page("Your settings", html`${alert(m.error)}${notice(m.info ?? saved)}
+  return page(
+    "Your settings",
+    html`${alert(m.error)}${notice(m.info ?? saved)}
 <p>Handle <strong>@${me.handle}</strong> (it can never change).</p>
-${form("/settings", c.session.csrfToken, html`${field("display_name", "Display name", { required: true, value: me.displayName, maxlength: 80, autocomplete: "name" })}
-${field("description", "About you", { value: me.description, maxlength: 500, multiline: true, hint: "Up to 500 characters; other agents see it." })}`, "Save")}`, { status: m.status });
+${form(
+  "/settings",
+  c.session.csrfToken,
+  html`${field("display_name", "Display name", { required: true, value: me.displayName, maxlength: 80, autocomplete: "name" })}
+${field("description", "About you", { value: me.description, maxlength: 500, multiline: true, hint: "Up to 500 characters; other agents see it." })}`,
+  "Save",
+)}`,
+    { status: m.status },
+  );
 }
 
 /** POST /settings */
@@ -47,8 +64,10 @@ export async function postSettings(c: WebContext): Promise<Response> {
   if (!signedIn(c.session, "settings")) return renderSettings(c);
   const displayName = DisplayName.safeParse((c.form.get("display_name") ?? "").trim());
   const description = Description.safeParse((c.form.get("description") ?? "").trim());
-  if (!displayName.success) return renderSettings(c, { error: "The display name must be 1-80 characters, something visible, without control or invisible characters.", status: 400 });
-  if (!description.success) return renderSettings(c, { error: "The description must be at most 500 characters, without control or invisible characters.", status: 400 });
+  if (!displayName.success)
+    return renderSettings(c, { error: "The display name must be 1-80 characters, something visible, without control or invisible characters.", status: 400 });
+  if (!description.success)
+    return renderSettings(c, { error: "The description must be at most 500 characters, without control or invisible characters.", status: 400 });
   await updateProfile(c.tx, c.session.agentId, { display_name: displayName.data, description: description.data || null });
   return seeOther("/settings?saved=1");
 }

@@ -21,10 +21,14 @@ export async function signinBlock(c: WebContext, flow: Flow): Promise<Markup> {
   const waiting = await pendingCode(c.tx, c.session.sessionHash, c.now);
   const flowField = html`<input type="hidden" name="flow" value="${flow}">`;
   const handleForm = (label: string, secondary: boolean) =>
-    form("/account/signin/code", c.session.csrfToken, html`${flowField}${field("handle", "Your handle", { required: true, autocomplete: "username", maxlength: 32, hint: "Without the @, e.g. alice" })}`, label, { secondary });
-  const provider = c.svc.config.oidc
-    ? html`<p><a href="/account/oidc/start?flow=${flow}">Sign in with your identity provider</a></p>`
-    : "";
+    form(
+      "/account/signin/code",
+      c.session.csrfToken,
+      html`${flowField}${field("handle", "Your handle", { required: true, autocomplete: "username", maxlength: 32, hint: "Without the @, e.g. alice" })}`,
+      label,
+      { secondary },
+    );
+  const provider = c.svc.config.oidc ? html`<p><a href="/account/oidc/start?flow=${flow}">Sign in with your identity provider</a></p>` : "";
   if (waiting) {
     const who = await agentById(c.tx, waiting.agentId);
     return html`<p>We left a one-time code in the inbox of <strong>@${who?.handle ?? ""}</strong>. Ask your agent for it (it is an <code>auth.join_code</code> item) and type it here.</p>
@@ -103,7 +107,8 @@ export async function createHandleFromForm(c: WebContext): Promise<{ agentId: st
   const displayName = DisplayName.safeParse((c.form.get("display_name") ?? "").trim());
   const description = Description.safeParse((c.form.get("description") ?? "").trim());
   if (!handle.success) return { error: "The handle must be 3-32 characters of a-z, 0-9, _ and -, starting with a letter or digit.", status: 400 };
-  if (!displayName.success) return { error: "The display name must be 1-80 characters, something visible, without control or invisible characters.", status: 400 };
+  if (!displayName.success)
+    return { error: "The display name must be 1-80 characters, something visible, without control or invisible characters.", status: 400 };
   if (!description.success) return { error: "The description must be at most 500 characters.", status: 400 };
   if (await handleTaken(c.tx, handle.data)) return { error: "That handle is taken; choose another.", status: 409 };
   if (c.svc.config.inviteOnly) await consumePlatformInvite(c.tx, c.form.get("platform_invite_code") ?? undefined, c.now);
@@ -139,7 +144,8 @@ export async function postSignOut(c: WebContext): Promise<Response> {
 /** The provider's answer checked against this browser's pending sign-in (state), which is used up either way. */
 export function checkCallback(session: WebSession | null, url: URL): { flow: OidcFlow; code: string } | { error: string } {
   const pending = session?.oidcFlow as OidcFlow | null | undefined;
-  if (!pending || !constantTimeEqual(url.searchParams.get("state") ?? "", pending.state)) return { error: "This sign-in did not start in this browser, or it was already used. Start again." };
+  if (!pending || !constantTimeEqual(url.searchParams.get("state") ?? "", pending.state))
+    return { error: "This sign-in did not start in this browser, or it was already used. Start again." };
   if (url.searchParams.get("error")) return { error: "The identity provider did not sign you in." };
   const code = url.searchParams.get("code");
   if (!code) return { error: "The identity provider sent no code. Start again." };

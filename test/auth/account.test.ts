@@ -112,7 +112,14 @@ describe("rate limits of the pages and the OAuth endpoints", () => {
       const third = await b.post("/join", { user_code: "BCDF-GHJK" });
       expect(third.status).toBe(429);
       expect(Number(third.headers.get("retry-after"))).toBeGreaterThan(0);
-      const token = async () => (await limited.raw("/oauth/token", { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "grant_type=refresh_token" })).status;
+      const token = async () =>
+        (
+          await limited.raw("/oauth/token", {
+            method: "POST",
+            headers: { "content-type": "application/x-www-form-urlencoded" },
+            body: "grant_type=refresh_token",
+          })
+        ).status;
       expect([await token(), await token(), await token()]).toEqual([400, 400, 429]);
     } finally {
       await limited.stop();

@@ -64,7 +64,12 @@ describe("checking a fetched document", () => {
   });
 
   test("a good document gives the client's name, redirect URIs and defaults", () => {
-    expect(parseClientMetadata(ID, fetched(good))).toEqual({ clientName: "Desktop Assistant", redirectUris: [REDIRECT], grantTypes: ["authorization_code", "refresh_token"], scope: null });
+    expect(parseClientMetadata(ID, fetched(good))).toEqual({
+      clientName: "Desktop Assistant",
+      redirectUris: [REDIRECT],
+      grantTypes: ["authorization_code", "refresh_token"],
+      scope: null,
+    });
     expect(parseClientMetadata(ID, fetched(good, { contentType: "application/oauth-client+json" })).clientName).toBe("Desktop Assistant");
   });
 
@@ -120,7 +125,12 @@ describe("the authorization-code flow with a URL client_id", () => {
   });
 
   test("the MCP SDK client: URL client_id, consent naming the app and its hosts, token, calls, refresh; the document is fetched once", async () => {
-    publish("/clients/desktop.json", { client_name: "Desktop Assistant", grant_types: ["authorization_code", "refresh_token"], response_types: ["code"], token_endpoint_auth_method: "none" });
+    publish("/clients/desktop.json", {
+      client_name: "Desktop Assistant",
+      grant_types: ["authorization_code", "refresh_token"],
+      response_types: ["code"],
+      token_endpoint_auth_method: "none",
+    });
     const provider = new (class extends MemoryProvider {
       clientMetadataUrl = url("/clients/desktop.json");
     })();
@@ -166,13 +176,25 @@ describe("the authorization-code flow with a URL client_id", () => {
     const b = new PageClient(s.url);
     const { verifier, challenge } = pkce();
     const back = await approve(s, b, authorizePath({ client_id: clientId, code_challenge: challenge, scope: "svc:read", state: "cli-1" }), human);
-    const t = await tokenCall(s, { grant_type: "authorization_code", code: back.get("code")!, redirect_uri: REDIRECT, client_id: clientId, code_verifier: verifier });
+    const t = await tokenCall(s, {
+      grant_type: "authorization_code",
+      code: back.get("code")!,
+      redirect_uri: REDIRECT,
+      client_id: clientId,
+      code_verifier: verifier,
+    });
     expect(t.status).toBe(200);
     expect(t.body.scope).toBe("svc:read");
     expect((await s.call("get_me", {}, t.body.access_token)).status).toBe(200);
     // another client_id cannot redeem the code
     const second = await approve(s, b, authorizePath({ client_id: clientId, code_challenge: challenge, state: "cli-2" }), human);
-    const stolen = await tokenCall(s, { grant_type: "authorization_code", code: second.get("code")!, redirect_uri: REDIRECT, client_id: url("/clients/desktop.json"), code_verifier: verifier });
+    const stolen = await tokenCall(s, {
+      grant_type: "authorization_code",
+      code: second.get("code")!,
+      redirect_uri: REDIRECT,
+      client_id: url("/clients/desktop.json"),
+      code_verifier: verifier,
+    });
     expect(stolen.body.error).toBe("invalid_grant");
     expect(fetchesOf("/clients/cli.json")).toBe(1);
 
@@ -220,7 +242,13 @@ describe("the authorization-code flow with a URL client_id", () => {
   });
 
   test("the token endpoint does not know a URL client_id that never authorized", async () => {
-    const r = await tokenCall(s, { grant_type: "authorization_code", code: "code_x", redirect_uri: REDIRECT, client_id: url("/never/seen.json"), code_verifier: pkce().verifier });
+    const r = await tokenCall(s, {
+      grant_type: "authorization_code",
+      code: "code_x",
+      redirect_uri: REDIRECT,
+      client_id: url("/never/seen.json"),
+      code_verifier: pkce().verifier,
+    });
     expect(r.status).toBe(401);
     expect(r.body.error).toBe("invalid_client");
     expect(fetchesOf("/never/seen.json")).toBe(0);
@@ -249,7 +277,11 @@ describe("by default the fetch goes through the SSRF guard", () => {
     const s = await startTestServer();
     try {
       const b = new PageClient(s.url);
-      for (const clientId of [`https://localhost:${host.port}/client.json`, `https://127.0.0.1:${host.port}/client.json`, `https://[::1]:${host.port}/client.json`]) {
+      for (const clientId of [
+        `https://localhost:${host.port}/client.json`,
+        `https://127.0.0.1:${host.port}/client.json`,
+        `https://[::1]:${host.port}/client.json`,
+      ]) {
         const r = await b.get(authorizePath({ client_id: clientId, code_challenge: pkce().challenge }));
         expect(r.status).toBe(400);
         expect(r.location).toBeNull();

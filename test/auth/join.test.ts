@@ -40,10 +40,18 @@ describe("join_network", () => {
   });
 
   test("the REST aliases /v1/join-network and /v1/join-network/finish answer like the tools", async () => {
-    const res = await s.raw("/v1/join-network", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ client_name: "Alias App" }) });
+    const res = await s.raw("/v1/join-network", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ client_name: "Alias App" }),
+    });
     expect(res.status).toBe(200);
     const { data } = (await res.json()) as any;
-    const fin = await s.raw("/v1/join-network/finish", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ poll_token: data.poll_token }) });
+    const fin = await s.raw("/v1/join-network/finish", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ poll_token: data.poll_token }),
+    });
     expect(((await fin.json()) as any).data.status).toBe("pending");
   });
 

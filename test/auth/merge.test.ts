@@ -111,7 +111,13 @@ describe("joining a handle made twice", () => {
     const joined = await s.ok("finish_join", { poll_token: join.poll_token });
     expect(joined.agent.handle).toBe("kim-main");
     expect(await handleOf(joined.api_key)).toBe("kim-main");
-    const lateCode = await tokenCall(s, { grant_type: "authorization_code", code: codeBack.get("code")!, redirect_uri: REDIRECT, client_id: unexchanged.client_id, code_verifier: codePkce.verifier });
+    const lateCode = await tokenCall(s, {
+      grant_type: "authorization_code",
+      code: codeBack.get("code")!,
+      redirect_uri: REDIRECT,
+      client_id: unexchanged.client_id,
+      code_verifier: codePkce.verifier,
+    });
     expect(lateCode.body.error).toBe("invalid_grant");
     expect((await new PageClient(s.url).get(new URL(settingsLink.url).pathname)).status).toBe(410);
     const lateSignIn = await waiting.post("/account/signin/verify", { code: waitingCode, flow: "account" });
@@ -187,7 +193,9 @@ describe("joining a handle made twice", () => {
     const blocked = await main.b.get(mergePath("max-main", "max-dup"));
     expect(blocked.status).toBe(409);
     expect(blocked.html).toContain("First, finish these");
-    expect(blocked.html).toContain("@max-dup is still a member of the group “Trip”, balance +15.00 EUR: settle up (record_payment), then leave it (leave_group).");
+    expect(blocked.html).toContain(
+      "@max-dup is still a member of the group “Trip”, balance +15.00 EUR: settle up (record_payment), then leave it (leave_group).",
+    );
     expect(blocked.html).toContain("@max-dup&#39;s direct ledger with @max-pal has a balance of +5.00 EUR: settle up first (record_payment).");
     expect(blocked.html).toContain("A payment of 5.00 EUR from @max-pal to @max-dup waits for @max-dup to confirm it (respond_payment).");
     expect(blocked.html).toContain("@max-dup organises the plan “Dinner”, which is still ahead: cancel it (cancel_plan) or let it pass.");
@@ -245,7 +253,13 @@ describe("joining a handle made twice", () => {
     await linkedHandle("oli-main", "oli-a");
     const dup = await linkedHandle("oli-dup", "oli-b");
     const other = await linkedHandle("pia-main", "pia-a");
-    for (const [keep, retire] of [["pia-main", "oli-dup"], ["oli-dup", "pia-main"], ["oli-dup", "oli-dup"], ["oli-main", "pia-main"], ["nobody-here", "oli-dup"]] as const) {
+    for (const [keep, retire] of [
+      ["pia-main", "oli-dup"],
+      ["oli-dup", "pia-main"],
+      ["oli-dup", "oli-dup"],
+      ["oli-main", "pia-main"],
+      ["nobody-here", "oli-dup"],
+    ] as const) {
       const r = await dup.b.get(mergePath(keep, retire));
       expect(r.status).toBe(404);
       expect(r.html).not.toContain(retire === "oli-dup" ? keep : retire);

@@ -22,12 +22,20 @@ export async function registerClient(s: TestServer, body: Record<string, unknown
 }
 
 export async function tokenCall(s: TestServer, params: Record<string, string>) {
-  const res = await s.raw("/oauth/token", { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams(params) });
+  const res = await s.raw("/oauth/token", {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams(params),
+  });
   return { status: res.status, headers: res.headers, body: (await res.json()) as any };
 }
 
 export async function revokeCall(s: TestServer, params: Record<string, string>) {
-  const res = await s.raw("/oauth/revoke", { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams(params) });
+  const res = await s.raw("/oauth/revoke", {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams(params),
+  });
   return res.status;
 }
 
@@ -65,7 +73,13 @@ export async function grant(s: TestServer, b: PageClient, human: Agent, scope = 
   const client = (await registerClient(s)).body;
   const { verifier, challenge } = pkce();
   const back = await approve(s, b, authorizePath({ client_id: client.client_id, code_challenge: challenge, scope, state: "st-1", resource: s.url }), human);
-  const t = await tokenCall(s, { grant_type: "authorization_code", code: back.get("code")!, redirect_uri: REDIRECT, client_id: client.client_id, code_verifier: verifier });
+  const t = await tokenCall(s, {
+    grant_type: "authorization_code",
+    code: back.get("code")!,
+    redirect_uri: REDIRECT,
+    client_id: client.client_id,
+    code_verifier: verifier,
+  });
   expect(t.status).toBe(200);
   return { client, tokens: t.body, code: back.get("code")!, verifier };
 }
@@ -86,7 +100,13 @@ export class MemoryProvider implements OAuthClientProvider {
     return REDIRECT;
   }
   get clientMetadata(): OAuthClientMetadata {
-    return { client_name: "SDK Test Client", redirect_uris: [REDIRECT], grant_types: ["authorization_code", "refresh_token"], response_types: ["code"], token_endpoint_auth_method: "none" };
+    return {
+      client_name: "SDK Test Client",
+      redirect_uris: [REDIRECT],
+      grant_types: ["authorization_code", "refresh_token"],
+      response_types: ["code"],
+      token_endpoint_auth_method: "none",
+    };
   }
   state() {
     return "sdk-state";

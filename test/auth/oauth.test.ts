@@ -352,7 +352,12 @@ describe("dynamic client registration", () => {
   test("registers public clients with exact redirect URIs", async () => {
     const r = await registerClient(s, { redirect_uris: ["https://app.example/cb", "http://localhost:3000/cb", "com.example.app:/oauth"] });
     expect(r.status).toBe(201);
-    expect(r.body).toMatchObject({ client_name: "Test Client", token_endpoint_auth_method: "none", response_types: ["code"], grant_types: ["authorization_code", "refresh_token"] });
+    expect(r.body).toMatchObject({
+      client_name: "Test Client",
+      token_endpoint_auth_method: "none",
+      response_types: ["code"],
+      grant_types: ["authorization_code", "refresh_token"],
+    });
     expect(r.body.client_secret).toBeUndefined();
   });
 
@@ -435,13 +440,21 @@ describe("attacks, each refused", () => {
     const client = (await registerClient(s)).body;
     const { challenge, verifier } = pkce();
     for (const uri of ["http://127.0.0.1:9/callback/evil", "https://evil.example/callback", "http://127.0.0.1:9/callback?x=1"]) {
-      const r = await b.get(`${authorizePath({ client_id: client.client_id, code_challenge: challenge })}`.replace(encodeURIComponent(REDIRECT), encodeURIComponent(uri)));
+      const r = await b.get(
+        `${authorizePath({ client_id: client.client_id, code_challenge: challenge })}`.replace(encodeURIComponent(REDIRECT), encodeURIComponent(uri)),
+      );
       expect(r.status).toBe(400);
       expect(r.location).toBeNull();
       expect(r.html).toContain("redirect_uri mismatch");
     }
     const back = await approve(s, b, authorizePath({ client_id: client.client_id, code_challenge: challenge }), human);
-    const t = await tokenCall(s, { grant_type: "authorization_code", code: back.get("code")!, redirect_uri: "http://127.0.0.1:9/other", client_id: client.client_id, code_verifier: verifier });
+    const t = await tokenCall(s, {
+      grant_type: "authorization_code",
+      code: back.get("code")!,
+      redirect_uri: "http://127.0.0.1:9/other",
+      client_id: client.client_id,
+      code_verifier: verifier,
+    });
     expect(t.body.error).toBe("invalid_grant");
   });
 
@@ -456,12 +469,30 @@ describe("attacks, each refused", () => {
     const other = (await registerClient(s)).body;
     const { challenge, verifier } = pkce();
     const back = await approve(s, b, authorizePath({ client_id: a.client_id, code_challenge: challenge }), human);
-    const stolen = await tokenCall(s, { grant_type: "authorization_code", code: back.get("code")!, redirect_uri: REDIRECT, client_id: other.client_id, code_verifier: verifier });
+    const stolen = await tokenCall(s, {
+      grant_type: "authorization_code",
+      code: back.get("code")!,
+      redirect_uri: REDIRECT,
+      client_id: other.client_id,
+      code_verifier: verifier,
+    });
     expect(stolen.body.error).toBe("invalid_grant");
     s.clock.advance(2 * MINUTE);
-    const late = await tokenCall(s, { grant_type: "authorization_code", code: back.get("code")!, redirect_uri: REDIRECT, client_id: a.client_id, code_verifier: verifier });
+    const late = await tokenCall(s, {
+      grant_type: "authorization_code",
+      code: back.get("code")!,
+      redirect_uri: REDIRECT,
+      client_id: a.client_id,
+      code_verifier: verifier,
+    });
     expect(late.body.error).toBe("invalid_grant");
-    const unknown = await tokenCall(s, { grant_type: "authorization_code", code: "x", redirect_uri: REDIRECT, client_id: "mcp_nobody", code_verifier: verifier });
+    const unknown = await tokenCall(s, {
+      grant_type: "authorization_code",
+      code: "x",
+      redirect_uri: REDIRECT,
+      client_id: "mcp_nobody",
+      code_verifier: verifier,
+    });
     expect(unknown.status).toBe(401);
     expect(unknown.body.error).toBe("invalid_client");
     expect((await tokenCall(s, { grant_type: "password", client_id: a.client_id })).body.error).toBe("unsupported_grant_type");
@@ -481,7 +512,12 @@ describe("attacks, each refused", () => {
 
   test("a refresh may narrow the scope but never widen it", async () => {
     const { client, tokens } = await grant(s, b, human, "svc:read offline_access");
-    const wider = await tokenCall(s, { grant_type: "refresh_token", refresh_token: tokens.refresh_token, client_id: client.client_id, scope: "svc:read svc:write" });
+    const wider = await tokenCall(s, {
+      grant_type: "refresh_token",
+      refresh_token: tokens.refresh_token,
+      client_id: client.client_id,
+      scope: "svc:read svc:write",
+    });
     expect(wider.body.error).toBe("invalid_scope");
     const same = await tokenCall(s, { grant_type: "refresh_token", refresh_token: tokens.refresh_token, client_id: client.client_id, scope: "svc:read" });
     expect(same.body.scope).toBe("svc:read offline_access");
@@ -489,26 +525,49 @@ describe("attacks, each refused", () => {
 
   test("tokens for another audience: refused at authorize, at the token endpoint, and when presented", async () => {
     const client = (await registerClient(s)).body;
-    const r = await b.get(authorizePath({ client_id: client.client_id, code_challenge: pkce().challenge, resource: "https://other.example/mcp", state: "aud" }));
+    const r = await b.get(
+      authorizePath({ client_id: client.client_id, code_challenge: pkce().challenge, resource: "https://other.example/mcp", state: "aud" }),
+    );
     const back = callback(r.location);
     expect(back.get("error")).toBe("invalid_target");
     const { tokens, client: c2 } = await grant(s, b, human);
-    const t = await tokenCall(s, { grant_type: "refresh_token", refresh_token: tokens.refresh_token, client_id: c2.client_id, resource: "https://other.example" });
+    const t = await tokenCall(s, {
+      grant_type: "refresh_token",
+      refresh_token: tokens.refresh_token,
+      client_id: c2.client_id,
+      resource: "https://other.example",
+    });
     expect(t.body.error).toBe("invalid_target");
     // Minted with this server's own signing key, but for another audience: still refused.
     const row = (await s.server.db.raw.execute("SELECT kid, private_jwk FROM oauth_signing_keys WHERE retired_at IS NULL")).rows[0]!;
     const key = await importJWK(JSON.parse(String(row.private_jwk)), "ES256");
-    const claims = { scope: "svc:read svc:write", client_id: c2.client_id, sid: (await bearer(tokens.access_token, "list_clients")).body.data.clients.find((x: any) => x.current).client_id };
+    const claims = {
+      scope: "svc:read svc:write",
+      client_id: c2.client_id,
+      sid: (await bearer(tokens.access_token, "list_clients")).body.data.clients.find((x: any) => x.current).client_id,
+    };
     const forge = (aud: string, iss = s.url) =>
-      new SignJWT(claims).setProtectedHeader({ alg: "ES256", typ: "at+jwt", kid: String(row.kid) }).setIssuer(iss).setAudience(aud).setSubject(human.agent_id)
-        .setIssuedAt(Math.floor(s.clock.now().getTime() / 1000)).setExpirationTime(Math.floor(s.clock.now().getTime() / 1000) + 600).sign(key);
+      new SignJWT(claims)
+        .setProtectedHeader({ alg: "ES256", typ: "at+jwt", kid: String(row.kid) })
+        .setIssuer(iss)
+        .setAudience(aud)
+        .setSubject(human.agent_id)
+        .setIssuedAt(Math.floor(s.clock.now().getTime() / 1000))
+        .setExpirationTime(Math.floor(s.clock.now().getTime() / 1000) + 600)
+        .sign(key);
     expect((await bearer(await forge(s.url))).status).toBe(200);
     expect((await bearer(await forge("https://other.example"))).status).toBe(401);
     expect((await bearer(await forge(s.url, "https://other.example"))).status).toBe(401);
     // Signed by a key this server never made.
     const foreign = await generateKeyPair("ES256");
-    const forged = await new SignJWT(claims).setProtectedHeader({ alg: "ES256", typ: "at+jwt", kid: String(row.kid) }).setIssuer(s.url).setAudience(s.url)
-      .setSubject(human.agent_id).setIssuedAt().setExpirationTime("10m").sign(foreign.privateKey);
+    const forged = await new SignJWT(claims)
+      .setProtectedHeader({ alg: "ES256", typ: "at+jwt", kid: String(row.kid) })
+      .setIssuer(s.url)
+      .setAudience(s.url)
+      .setSubject(human.agent_id)
+      .setIssuedAt()
+      .setExpirationTime("10m")
+      .sign(foreign.privateKey);
     expect((await bearer(forged)).status).toBe(401);
     expect(await exportJWK(foreign.publicKey)).toBeDefined();
   });
@@ -546,7 +605,13 @@ describe("signing keys live in the database", () => {
     const client = (await registerClient(first)).body;
     const { verifier, challenge } = pkce();
     const back = await approve(first, browser, authorizePath({ client_id: client.client_id, code_challenge: challenge, resource: baseUrl }), firstHuman);
-    const t = await tokenCall(first, { grant_type: "authorization_code", code: back.get("code")!, redirect_uri: REDIRECT, client_id: client.client_id, code_verifier: verifier });
+    const t = await tokenCall(first, {
+      grant_type: "authorization_code",
+      code: back.get("code")!,
+      redirect_uri: REDIRECT,
+      client_id: client.client_id,
+      code_verifier: verifier,
+    });
     expect(t.status).toBe(200);
     await first.server.stop();
     const second = await startTestServer({ baseUrl, dbUrl: `file:${first.dir}/svc.db` });

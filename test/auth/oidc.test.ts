@@ -122,14 +122,36 @@ describe("svc serve --oidc-*", () => {
   const env = () => Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("SVC_"))) as Record<string, string>;
 
   test("the three flags go together", async () => {
-    const proc = Bun.spawn(["bun", "run", "cli/main.ts", "serve", "--port", "0", "--db", `file:${s.dir}/cli-partial.db`, "--oidc-issuer", issuer], { cwd: ROOT, env: env(), stdout: "pipe", stderr: "pipe" });
+    const proc = Bun.spawn(["bun", "run", "cli/main.ts", "serve", "--port", "0", "--db", `file:${s.dir}/cli-partial.db`, "--oidc-issuer", issuer], {
+      cwd: ROOT,
+      env: env(),
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     expect(await proc.exited).not.toBe(0);
     expect(await new Response(proc.stderr).text()).toContain("--oidc-issuer, --oidc-client-id and --oidc-client-secret must be given together");
   });
 
   test("with all three, the pages offer the provider", async () => {
     const proc = Bun.spawn(
-      ["bun", "run", "cli/main.ts", "serve", "--port", "0", "--db", `file:${s.dir}/cli-oidc.db`, "--log-level", "info", "--oidc-issuer", issuer, "--oidc-client-id", CLIENT_ID, "--oidc-client-secret", CLIENT_SECRET],
+      [
+        "bun",
+        "run",
+        "cli/main.ts",
+        "serve",
+        "--port",
+        "0",
+        "--db",
+        `file:${s.dir}/cli-oidc.db`,
+        "--log-level",
+        "info",
+        "--oidc-issuer",
+        issuer,
+        "--oidc-client-id",
+        CLIENT_ID,
+        "--oidc-client-secret",
+        CLIENT_SECRET,
+      ],
       { cwd: ROOT, env: env(), stdout: "pipe", stderr: "pipe" },
     );
     try {

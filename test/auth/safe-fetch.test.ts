@@ -55,7 +55,19 @@ describe("addressProblem: the addresses a document may never be fetched from", (
     expect(addressProblem(address)).toBe(why);
   });
 
-  const allowed = ["8.8.8.8", "1.1.1.1", "93.184.216.34", "172.32.0.1", "100.128.0.1", "11.0.0.1", "2606:4700:4700::1111", "2a00:1450:4001:80b::200e", "::ffff:8.8.8.8", "64:ff9b::808:808", "2002:808:808::1"];
+  const allowed = [
+    "8.8.8.8",
+    "1.1.1.1",
+    "93.184.216.34",
+    "172.32.0.1",
+    "100.128.0.1",
+    "11.0.0.1",
+    "2606:4700:4700::1111",
+    "2a00:1450:4001:80b::200e",
+    "::ffff:8.8.8.8",
+    "64:ff9b::808:808",
+    "2002:808:808::1",
+  ];
   test.each(allowed)("%s is public", (address) => {
     expect(addressProblem(address)).toBeNull();
   });
@@ -83,7 +95,10 @@ describe("fetchUrlProblem: URLs refused before any lookup", () => {
 });
 
 describe("publicAddresses: a name is refused unless every address it resolves to is public", () => {
-  const resolver = (...addresses: string[]): Resolve => async () => addresses.map((address) => ({ address, family: address.includes(":") ? 6 : 4 }));
+  const resolver =
+    (...addresses: string[]): Resolve =>
+    async () =>
+      addresses.map((address) => ({ address, family: address.includes(":") ? 6 : 4 }));
 
   test("public addresses pass", async () => {
     expect(await publicAddresses("client.example", resolver("93.184.216.34", "2606:4700::1"))).toHaveLength(2);
@@ -162,7 +177,11 @@ describe("fetchDocument: the transport's own limits", () => {
     host.stop();
   });
   const get = (path: string, extra: { timeoutMs?: number; ca?: string | undefined; name?: string } = {}) =>
-    fetchDocument(`https://${extra.name ?? "client.test"}:${host.port}${path}`, { lookup: toLoopback, ca: "ca" in extra ? extra.ca : host.cert, timeoutMs: extra.timeoutMs });
+    fetchDocument(`https://${extra.name ?? "client.test"}:${host.port}${path}`, {
+      lookup: toLoopback,
+      ca: "ca" in extra ? extra.ca : host.cert,
+      timeoutMs: extra.timeoutMs,
+    });
 
   test("a document comes back with its status and caching headers", async () => {
     expect(await get("/doc")).toEqual({ status: 200, contentType: "application/json", cacheControl: "max-age=90", body: '{"ok":true}' });

@@ -18,9 +18,24 @@ export function makeCertificate(hostname: string): { cert: string; key: string }
   const dir = mkdtempSync(join(tmpdir(), "svc-tls-"));
   try {
     const made = Bun.spawnSync([
-      "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-      "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem"), "-days", "2",
-      "-subj", `/CN=${hostname}`, "-addext", `subjectAltName=DNS:${hostname}`,
+      "openssl",
+      "req",
+      "-x509",
+      "-newkey",
+      "ec",
+      "-pkeyopt",
+      "ec_paramgen_curve:prime256v1",
+      "-nodes",
+      "-keyout",
+      join(dir, "key.pem"),
+      "-out",
+      join(dir, "cert.pem"),
+      "-days",
+      "2",
+      "-subj",
+      `/CN=${hostname}`,
+      "-addext",
+      `subjectAltName=DNS:${hostname}`,
     ]);
     if (made.exitCode !== 0) throw new Error(`openssl failed: ${made.stderr.toString()}`);
     return { cert: readFileSync(join(dir, "cert.pem"), "utf8"), key: readFileSync(join(dir, "key.pem"), "utf8") };

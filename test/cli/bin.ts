@@ -74,7 +74,8 @@ async function piped(cmd: string[], env: Record<string, string>, stdin?: string)
 export const svc = (args: string[], opts: { env?: Record<string, string>; stdin?: string } = {}) => piped([SVC, ...args], opts.env ?? {}, opts.stdin);
 
 /** Runs a command line as a person pastes it into bash, with this build's bin/ first on PATH (so `svc` is bin/svc). */
-export const svcLine = (line: string, env: Record<string, string> = {}) => piped(["bash", "-c", line], { PATH: `${join(ROOT, "bin")}:${process.env.PATH}`, ...env });
+export const svcLine = (line: string, env: Record<string, string> = {}) =>
+  piped(["bash", "-c", line], { PATH: `${join(ROOT, "bin")}:${process.env.PATH}`, ...env });
 
 /** Runs `svc args...` on a pseudo-terminal, as a person at a terminal would see it. */
 export async function svcOnTerminal(args: string[], env: Record<string, string> = {}): Promise<{ code: number; output: string }> {

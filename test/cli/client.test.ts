@@ -158,7 +158,22 @@ describe("ledger answers for people", () => {
     groupId = group.group_id;
     const { invite } = await s.ok("create_group_invite", { group_id: groupId }, alice.key);
     await s.ok("join_group", { invite_code: invite.code }, bob.key);
-    await s.ok("add_expense", { group_id: groupId, description: "Dinner at Rosa's", amount: "75.00", split: { mode: "shares", among: [{ handle: "cli-alice", value: 1 }, { handle: "cli-ledger-bob", value: 2 }] } }, alice.key);
+    await s.ok(
+      "add_expense",
+      {
+        group_id: groupId,
+        description: "Dinner at Rosa's",
+        amount: "75.00",
+        split: {
+          mode: "shares",
+          among: [
+            { handle: "cli-alice", value: 1 },
+            { handle: "cli-ledger-bob", value: 2 },
+          ],
+        },
+      },
+      alice.key,
+    );
     await s.ok("record_payment", { group_id: groupId, to: "cli-alice", amount: "10.00" }, bob.key);
   });
 
@@ -268,7 +283,9 @@ describe("svc completion", () => {
 
   /** What bash offers at the end of `line`, through the script svc completion bash prints. */
   async function bashOffers(line: string): Promise<string[]> {
-    const r = await svcLine(`${script}\nCOMP_LINE=${JSON.stringify(line)}; COMP_POINT=\${#COMP_LINE}; _svc_complete 2>/dev/null; printf '%s\\n' "\${COMPREPLY[@]}"`);
+    const r = await svcLine(
+      `${script}\nCOMP_LINE=${JSON.stringify(line)}; COMP_POINT=\${#COMP_LINE}; _svc_complete 2>/dev/null; printf '%s\\n' "\${COMPREPLY[@]}"`,
+    );
     expect(r.code).toBe(0);
     return r.stdout.split("\n").filter(Boolean);
   }
@@ -297,7 +314,18 @@ describe("svc completion", () => {
 
 describe("help", () => {
   test("every command has --help with an example; call and tools document the exit codes", async () => {
-    for (const cmd of [["call"], ["tools"], ["login"], ["completion"], ["migrate"], ["invites", "create"], ["invites", "list"], ["invites", "revoke"], ["keys", "revoke"], ["inbox", "inspect"]]) {
+    for (const cmd of [
+      ["call"],
+      ["tools"],
+      ["login"],
+      ["completion"],
+      ["migrate"],
+      ["invites", "create"],
+      ["invites", "list"],
+      ["invites", "revoke"],
+      ["keys", "revoke"],
+      ["inbox", "inspect"],
+    ]) {
       const r = await svc([...cmd, "--help"]);
       expect(r.code).toBe(0);
       expect(r.stdout).toMatch(/Examples?:\n {2}svc /);

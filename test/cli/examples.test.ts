@@ -104,7 +104,11 @@ const STEPS: Step[] = [
   { tool: "open_direct_ledger", as: "alice" },
   { tool: "remove_group_member", as: "alice", setup: async () => ({ group_id: group() }) },
   { tool: "leave_group", as: "carol", setup: async () => ({ group_id: group() }) },
-  { tool: "archive_group", as: "alice", setup: async () => ({ group_id: (await s.ok("create_group", { name: "Old flat", currency: "EUR" }, keys.alice)).group.group_id }) },
+  {
+    tool: "archive_group",
+    as: "alice",
+    setup: async () => ({ group_id: (await s.ok("create_group", { name: "Old flat", currency: "EUR" }, keys.alice)).group.group_id }),
+  },
   { tool: "send_envelope", as: "alice" },
   { tool: "get_envelope", as: "bob", setup: async () => ({ envelope_id: answers.send_envelope.envelope.envelope_id }) },
   { tool: "reply_envelope", as: "bob", setup: async () => ({ envelope_id: answers.send_envelope.envelope.envelope_id }) },

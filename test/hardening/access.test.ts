@@ -39,7 +39,9 @@ function realArgs(t: Tool, seed = 11): Record<string, unknown> {
 async function argsPastValidation(t: Tool, caller: Member): Promise<Record<string, unknown>> {
   for (let seed = 11; seed < 40; seed++) {
     const args = realArgs(t, seed);
-    const unknown = Object.fromEntries(Object.entries(args).map(([k, v]) => [k, idFields(t).includes(k) ? (Array.isArray(v) ? [crypto.randomUUID()] : crypto.randomUUID()) : v]));
+    const unknown = Object.fromEntries(
+      Object.entries(args).map(([k, v]) => [k, idFields(t).includes(k) ? (Array.isArray(v) ? [crypto.randomUUID()] : crypto.randomUUID()) : v]),
+    );
     if ((await s.call(t.name, fresh(unknown), caller.key)).body.error?.code !== "VALIDATION_ERROR") return args;
   }
   throw new Error(`${t.name}: every generated argument set fails the tool's own validation`);
@@ -51,16 +53,16 @@ const fresh = (args: Record<string, unknown>) => ("idempotency_key" in args ? { 
 function normalized(body: any, replacements: [string, string][] = []): string {
   let text = JSON.stringify({ ...body, request_id: undefined });
   for (const [from, to] of replacements) text = text.replaceAll(from, to);
-  return text
-    .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi, "<uuid>")
-    .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g, "<time>");
+  return text.replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi, "<uuid>").replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g, "<time>");
 }
 
 describe("credentials, for every tool", () => {
   test("no key, a garbage key, a revoked key and a key rotated over 10 minutes ago: UNAUTHENTICATED, nothing changed", async () => {
     // a second client of one agent, revoked through disconnect_client from the first
     const r = await register(s, "ac-revoker");
-    const secondKey = await s.server.db.tx(async (tx) => issueApiKey(tx, await createClient(tx, r.agent_id, "second", "api_key", s.clock.now()), s.clock.now()));
+    const secondKey = await s.server.db.tx(async (tx) =>
+      issueApiKey(tx, await createClient(tx, r.agent_id, "second", "api_key", s.clock.now()), s.clock.now()),
+    );
     expect((await s.call("get_me", {}, secondKey)).status).toBe(200);
     const second = (await ok(s, "list_clients", {}, r.key)).clients.find((c: any) => !c.current);
     await ok(s, "disconnect_client", { client_id: second.client_id, idempotency_key: crypto.randomUUID() }, r.key);
@@ -83,7 +85,12 @@ describe("credentials, for every tool", () => {
             expect({ tool: t.name, label, unauthenticated: res.status === 401 }).toEqual({ tool: t.name, label, unauthenticated: false });
             continue;
           }
-          expect({ tool: t.name, label, status: res.status, code: res.body.error?.code }).toEqual({ tool: t.name, label, status: 401, code: "UNAUTHENTICATED" });
+          expect({ tool: t.name, label, status: res.status, code: res.body.error?.code }).toEqual({
+            tool: t.name,
+            label,
+            status: 401,
+            code: "UNAUTHENTICATED",
+          });
           expect(res.headers.get("www-authenticate")).toStartWith("Bearer resource_metadata=");
         }
       }
@@ -227,7 +234,8 @@ describe("a blocked agent learns nothing", () => {
     await ok(s, "block_contact", { handle: b.handle, idempotency_key: crypto.randomUUID() }, blocker.key);
     // the caller's own objects to name them in (a group to invite to, and so on)
     const mine = new Map<string, string[]>();
-    if (findTool("create_group")) mine.set("group_id", [(await ok(s, "create_group", { name: "Mine", currency: "EUR", idempotency_key: crypto.randomUUID() }, b.key)).group.group_id]);
+    if (findTool("create_group"))
+      mine.set("group_id", [(await ok(s, "create_group", { name: "Mine", currency: "EUR", idempotency_key: crypto.randomUUID() }, b.key)).group.group_id]);
     const tools = TOOLS.filter((t) => !t.isPublic && t.isWrite && handleFields(t).length && t.name !== "add_contact");
     expect(await compare(b, blocker, other, tools, mine)).toBeGreaterThanOrEqual(tools.length);
   }, 30_000);

@@ -16,7 +16,8 @@ beforeAll(async () => {
   owner = await register(s, "race-owner");
   member = await register(s, "race-member");
   await befriend(s, owner, member);
-  groupId = (await ok(s, "create_group", { name: "Race", currency: "EUR", members: [member.handle], idempotency_key: crypto.randomUUID() }, owner.key)).group.group_id;
+  groupId = (await ok(s, "create_group", { name: "Race", currency: "EUR", members: [member.handle], idempotency_key: crypto.randomUUID() }, owner.key)).group
+    .group_id;
   await agreeToEverything(s, member, new Map(), 1);
 }, 30_000);
 afterAll(() => s.stop());
@@ -27,7 +28,14 @@ const withoutInbox = (data: any) => JSON.stringify({ ...data, inbox: undefined }
 describe("concurrency", () => {
   test("the same idempotency key sent 50 times at once: one effect, 50 identical answers, for every countable write", async () => {
     let strangers = 0;
-    const { kinds, skipped } = await calibrateKinds({ api: s, db: s.server.db.raw, caller: owner, groupId, partner: member, stranger: () => register(s, `race-stranger-${strangers++}`) });
+    const { kinds, skipped } = await calibrateKinds({
+      api: s,
+      db: s.server.db.raw,
+      caller: owner,
+      groupId,
+      partner: member,
+      stranger: () => register(s, `race-stranger-${strangers++}`),
+    });
     if (skipped.length) console.warn(`concurrency: kinds skipped: ${skipped.join(", ")}`);
     expect(kinds.map((k) => k.tool.name)).toEqual(expect.arrayContaining(["add_contact", "create_group"]));
     for (const [n, kind] of kinds.entries()) {
@@ -54,9 +62,18 @@ describe("concurrency", () => {
 
   test("concurrent update_expense with the same expected_version: one winner, the rest CONFLICT", async () => {
     expect(findTool("add_expense") && findTool("update_expense")).toBeDefined();
-    const { expense } = await ok(s, "add_expense", { group_id: groupId, description: "Race dinner", amount: "30.00", idempotency_key: crypto.randomUUID() }, owner.key);
+    const { expense } = await ok(
+      s,
+      "add_expense",
+      { group_id: groupId, description: "Race dinner", amount: "30.00", idempotency_key: crypto.randomUUID() },
+      owner.key,
+    );
     const answers = await at(20, (i) =>
-      s.call("update_expense", { expense_id: expense.expense_id, expected_version: expense.version, description: `Race dinner ${i}`, idempotency_key: crypto.randomUUID() }, i % 2 ? owner.key : member.key),
+      s.call(
+        "update_expense",
+        { expense_id: expense.expense_id, expected_version: expense.version, description: `Race dinner ${i}`, idempotency_key: crypto.randomUUID() },
+        i % 2 ? owner.key : member.key,
+      ),
     );
     const winners = answers.filter((a) => a.status === 200);
     expect(winners).toHaveLength(1);
@@ -70,7 +87,9 @@ describe("concurrency", () => {
     const joiner = await register(s, "race-joiner");
     await befriend(s, owner, joiner);
     const { invite } = await ok(s, "create_group_invite", { group_id: groupId, handle: joiner.handle, idempotency_key: crypto.randomUUID() }, owner.key);
-    const answers = await at(20, () => s.call("respond_group_invite", { invite_id: invite.invite_id, action: "accept", idempotency_key: crypto.randomUUID() }, joiner.key));
+    const answers = await at(20, () =>
+      s.call("respond_group_invite", { invite_id: invite.invite_id, action: "accept", idempotency_key: crypto.randomUUID() }, joiner.key),
+    );
     expect(answers.filter((a) => a.status === 200)).toHaveLength(1);
     expect(answers.filter((a) => a.body.error?.code === "CONFLICT")).toHaveLength(19);
     const members = (await ok(s, "get_group", { group_id: groupId }, owner.key)).group.members.map((m: any) => m.agent.handle);

@@ -55,7 +55,8 @@ describe("crash safety", () => {
       clients.push(m);
       groups.push(
         findTool("create_group")
-          ? (await ok(api, "create_group", { name: `Crash ${c}`, currency: "EUR", members: [partner.handle], idempotency_key: crypto.randomUUID() }, m.key)).group.group_id
+          ? (await ok(api, "create_group", { name: `Crash ${c}`, currency: "EUR", members: [partner.handle], idempotency_key: crypto.randomUUID() }, m.key))
+              .group.group_id
           : undefined,
       );
     }
@@ -97,7 +98,8 @@ describe("crash safety", () => {
     expect(unacked.length).toBeGreaterThan(0);
 
     // before anyone retries: every acknowledged write is committed; some unacknowledged ones may be too
-    const idempotencyKeys = async () => new Set((await file.execute("SELECT agent_id || ' ' || key AS k FROM idempotency_records")).rows.map((r) => String(r.k)));
+    const idempotencyKeys = async () =>
+      new Set((await file.execute("SELECT agent_id || ' ' || key AS k FROM idempotency_records")).rows.map((r) => String(r.k)));
     const keyOf = (w: Write) => `${clients[w.client]!.agent_id} ${w.args.idempotency_key}`;
     const committedBeforeRetry = await idempotencyKeys();
     expect(acked.filter((w) => !committedBeforeRetry.has(keyOf(w))).map((w) => w.marker)).toEqual([]);

@@ -65,7 +65,9 @@ describe("schema fuzzing of every tool", () => {
       expect(await judged("no_nosniff")).toContain("nosniff");
       expect(await judged("fine")).toBeNull();
       const report = newReport();
-      await runCases(url, "k", [{ tool: "fine", transport: "rest", kind: "near-miss", label: "probe", args: {}, expectCode: "VALIDATION_ERROR" }], report, { concurrency: 1 });
+      await runCases(url, "k", [{ tool: "fine", transport: "rest", kind: "near-miss", label: "probe", args: {}, expectCode: "VALIDATION_ERROR" }], report, {
+        concurrency: 1,
+      });
       expect(report.violations[0]!.outcome.violation).toContain("expected VALIDATION_ERROR but the answer was 404 NOT_FOUND");
     } finally {
       bad.stop(true);

@@ -60,7 +60,11 @@ type Args = Record<string, unknown>;
 const never = () => false;
 const TRICKY_BODIES: { label: string; build: (valid: Args) => RawRequest; refused: (t: Tool, valid: Args) => boolean }[] = [
   { label: "20,000-deep nesting in a field", build: (v) => ({ body: JSON.stringify({ ...v, deep: deeplyNested(20_000) }) }), refused: () => true },
-  { label: "duplicate keys", build: (v) => ({ body: `{"idempotency_key": "dup-dup-dup-1", ${JSON.stringify(v).slice(1)}`.replace(/, }$/, "}") }), refused: never },
+  {
+    label: "duplicate keys",
+    build: (v) => ({ body: `{"idempotency_key": "dup-dup-dup-1", ${JSON.stringify(v).slice(1)}`.replace(/, }$/, "}") }),
+    refused: never,
+  },
   { label: "__proto__ key", build: (v) => ({ body: `{"__proto__": {"polluted": true}, ${JSON.stringify(v).slice(1)}`.replace(/, }$/, "}") }), refused: never },
   {
     label: "Idempotency-Key header differing from the body",
@@ -117,10 +121,24 @@ export function planCases(world: World, seed: number, perTool: number, mcp: bool
     const sandboxed = valid[0]!;
     cases.push({ ...argsCase(t, "valid", sandboxed, "rest", "sandbox"), raw: { sandbox: true, body: JSON.stringify(sandboxed) }, anonymous: true });
     const trick = TRICKY_BODIES[(seed + i) % TRICKY_BODIES.length]!;
-    cases.push({ tool: t.name, transport: "rest", kind: "raw", label: trick.label, raw: trick.build(sandboxed), expectCode: trick.refused(t, sandboxed) ? "VALIDATION_ERROR" : null });
+    cases.push({
+      tool: t.name,
+      transport: "rest",
+      kind: "raw",
+      label: trick.label,
+      raw: trick.build(sandboxed),
+      expectCode: trick.refused(t, sandboxed) ? "VALIDATION_ERROR" : null,
+    });
     const paths = BAD_PATHS(t.name);
     const path = paths[(seed + i) % paths.length]!;
-    cases.push({ tool: t.name, transport: "rest", kind: "raw", label: `path ${path}`, raw: { path, body: JSON.stringify(sandboxed) }, expectCode: "NOT_FOUND" });
+    cases.push({
+      tool: t.name,
+      transport: "rest",
+      kind: "raw",
+      label: `path ${path}`,
+      raw: { path, body: JSON.stringify(sandboxed) },
+      expectCode: "NOT_FOUND",
+    });
     const rawBody = RAW_BODIES[(seed + i) % RAW_BODIES.length]!;
     cases.push({ tool: t.name, transport: "rest", kind: "raw", label: rawBody.label, raw: rawBody.raw(), expectCode: "VALIDATION_ERROR" });
   });
@@ -147,7 +165,13 @@ const clip = (v: unknown, n = 300) => {
 };
 
 /** Sends the cases `concurrency` at a time as `key`'s agent and adds what came back to the report. */
-export async function runCases(url: string, key: string, cases: FuzzCase[], report: FuzzReport, o: { concurrency: number; mcp?: McpSession; timeoutMs?: number }): Promise<void> {
+export async function runCases(
+  url: string,
+  key: string,
+  cases: FuzzCase[],
+  report: FuzzReport,
+  o: { concurrency: number; mcp?: McpSession; timeoutMs?: number },
+): Promise<void> {
   let next = 0;
   const worker = async () => {
     while (next < cases.length) {

@@ -38,7 +38,8 @@ function validString(s: JsonSchema): fc.Arbitrary<string> {
   const max = s.maxLength ?? 10_000;
   if (s.format === "uuid") return fc.uuid({ version: 4 });
   if (s.format === "date-time") return fc.date({ min: new Date("2000-01-01"), max: new Date("2099-12-31"), noInvalidDate: true }).map((d) => d.toISOString());
-  if (s.format === "date") return fc.date({ min: new Date("1990-01-01"), max: new Date("2099-12-31"), noInvalidDate: true }).map((d) => d.toISOString().slice(0, 10));
+  if (s.format === "date")
+    return fc.date({ min: new Date("1990-01-01"), max: new Date("2099-12-31"), noInvalidDate: true }).map((d) => d.toISOString().slice(0, 10));
   if (s.format === "email") return fc.emailAddress();
   if (s.format === "uri" || s.format === "url") return fc.webUrl();
   const re = patternOf(s);
@@ -139,7 +140,8 @@ function nearMissValues(s: JsonSchema): fc.Arbitrary<unknown> {
       if (base.minLength) misses.push(fc.constant("z".repeat(base.minLength - 1)));
       misses.push(fc.constantFrom(...CONTROL_CHARACTERS).map((c) => `ok${c}ok`));
       misses.push(fc.constant("h".repeat(200_000)));
-      if (base.pattern || base.format) misses.push(fc.string({ maxLength: 40 }), fc.constantFrom("../../etc/passwd", "' OR 1=1 --", "00000000-0000-0000-0000-00000000000g"));
+      if (base.pattern || base.format)
+        misses.push(fc.string({ maxLength: 40 }), fc.constantFrom("../../etc/passwd", "' OR 1=1 --", "00000000-0000-0000-0000-00000000000g"));
       break;
     }
     case "integer":
@@ -186,7 +188,10 @@ export function nearMissArbitrary(s: JsonSchema, hints: Hints = noHints): fc.Arb
   }
   if (names.length) {
     mutations.push(
-      fc.constantFrom(...names).chain((k) => fc.tuple(valid, fc.constant(k), nearMissValues(props[k]!))).map(([v, k, bad]) => ({ ...v, [k]: bad })),
+      fc
+        .constantFrom(...names)
+        .chain((k) => fc.tuple(valid, fc.constant(k), nearMissValues(props[k]!)))
+        .map(([v, k, bad]) => ({ ...v, [k]: bad })),
     );
   }
   return fc.oneof(...mutations);

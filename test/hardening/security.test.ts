@@ -9,7 +9,20 @@ import type { Tool } from "../../server/tools/define.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
 import type { JsonSchema } from "./schema-arbitrary.ts";
 import { spawnServer } from "./spawn-server.ts";
-import { agreeToEverything, buildWorld, collectIds, familyOf, idFields, register, restApi, validArgs, worldHints, type Api, type Member, type World } from "./world.ts";
+import {
+  agreeToEverything,
+  buildWorld,
+  collectIds,
+  familyOf,
+  idFields,
+  register,
+  restApi,
+  validArgs,
+  worldHints,
+  type Api,
+  type Member,
+  type World,
+} from "./world.ts";
 
 let s: TestServer;
 let world: World;
@@ -27,7 +40,12 @@ describe("response headers and CORS", () => {
     for (const t of TOOLS) {
       for (const key of [world.owner.key, null]) {
         const res = await s.call(t.name, validArgs(t, worldHints({ ids: world.ids, target: world.member.handle }), 1) ?? {}, key, origin);
-        expect({ tool: t.name, nosniff: res.headers.get("x-content-type-options"), cache: res.headers.get("cache-control"), cors: res.headers.get("access-control-allow-origin") }).toEqual({
+        expect({
+          tool: t.name,
+          nosniff: res.headers.get("x-content-type-options"),
+          cache: res.headers.get("cache-control"),
+          cors: res.headers.get("access-control-allow-origin"),
+        }).toEqual({
           tool: t.name,
           nosniff: "nosniff",
           cache: "no-store",
@@ -40,7 +58,11 @@ describe("response headers and CORS", () => {
       headers: { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${world.owner.key}` },
       body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "get_me", arguments: {} } }),
     });
-    expect([mcp.headers.get("x-content-type-options"), mcp.headers.get("cache-control"), mcp.headers.get("access-control-allow-origin")]).toEqual(["nosniff", "no-store", null]);
+    expect([mcp.headers.get("x-content-type-options"), mcp.headers.get("cache-control"), mcp.headers.get("access-control-allow-origin")]).toEqual([
+      "nosniff",
+      "no-store",
+      null,
+    ]);
     // a browser preflight for a tool call is not granted; the OAuth token endpoint, meant for browser clients, is
     const preflight = await s.raw("/v1/tools/get_me", { method: "OPTIONS", headers: { ...origin, "access-control-request-method": "POST" } });
     expect(preflight.headers.get("access-control-allow-origin")).toBeNull();
@@ -49,11 +71,27 @@ describe("response headers and CORS", () => {
   });
 
   test("every other endpoint says nosniff; only discovery documents may be cached", async () => {
-    for (const path of ["/v1/tools", "/v1/tools/get_me", "/v1", "/openapi.json", "/healthz", "/.well-known/oauth-protected-resource", "/.well-known/oauth-authorization-server", "/no/such/path"]) {
+    for (const path of [
+      "/v1/tools",
+      "/v1/tools/get_me",
+      "/v1",
+      "/openapi.json",
+      "/healthz",
+      "/.well-known/oauth-protected-resource",
+      "/.well-known/oauth-authorization-server",
+      "/no/such/path",
+    ]) {
       const res = await s.raw(path, { headers: { authorization: `Bearer ${world.owner.key}` } });
       await res.body?.cancel();
-      expect({ path, nosniff: res.headers.get("x-content-type-options"), cors: res.headers.get("access-control-allow-origin") }).toEqual({ path, nosniff: "nosniff", cors: null });
-      expect({ path, cacheable: /public|max-age=[1-9]/.test(res.headers.get("cache-control") ?? "") }).toEqual({ path, cacheable: path.startsWith("/.well-known/") });
+      expect({ path, nosniff: res.headers.get("x-content-type-options"), cors: res.headers.get("access-control-allow-origin") }).toEqual({
+        path,
+        nosniff: "nosniff",
+        cors: null,
+      });
+      expect({ path, cacheable: /public|max-age=[1-9]/.test(res.headers.get("cache-control") ?? "") }).toEqual({
+        path,
+        cacheable: path.startsWith("/.well-known/"),
+      });
     }
   });
 });

@@ -30,7 +30,21 @@ function freePort(): number {
 export async function spawnServer(dbPath: string, extra: string[] = []): Promise<ServerProcess> {
   const port = freePort();
   const proc = spawn(
-    ["bun", "run", "cli/main.ts", "serve", "--port", String(port), "--db", `file:${dbPath}`, "--rate-limit", "100000000", "--public-rate-limit", "100000000", ...extra],
+    [
+      "bun",
+      "run",
+      "cli/main.ts",
+      "serve",
+      "--port",
+      String(port),
+      "--db",
+      `file:${dbPath}`,
+      "--rate-limit",
+      "100000000",
+      "--public-rate-limit",
+      "100000000",
+      ...extra,
+    ],
     { cwd: ROOT, stdout: "pipe", stderr: "pipe" },
   );
   const seen = { text: "" };

@@ -64,7 +64,9 @@ export function idFields(t: Tool): string[] {
 
 const requiredFamilies = (t: Tool): string[] => {
   const required: string[] = (inputJsonSchema(t) as JsonSchema).required ?? [];
-  return idFields(t).filter((f) => required.includes(f)).map(familyOf);
+  return idFields(t)
+    .filter((f) => required.includes(f))
+    .map(familyOf);
 };
 
 /** Identifier names found anywhere in a tool's output schema. */
@@ -181,7 +183,9 @@ export function accepts(t: Tool, v: unknown): boolean {
 /** Write tools that hand out identifiers of `family` without needing one of that family first. */
 export function producersOf(family: string): Tool[] {
   // destructive tools name the objects they end (cancel_plan answers with the plan's options): not makers
-  return TOOLS.filter((t) => t.isWrite && !t.isPublic && !t.tags.includes("destructive") && outputIdNames(t).has(family) && !requiredFamilies(t).includes(family));
+  return TOOLS.filter(
+    (t) => t.isWrite && !t.isPublic && !t.tags.includes("destructive") && outputIdNames(t).has(family) && !requiredFamilies(t).includes(family),
+  );
 }
 
 export interface World {
@@ -222,7 +226,9 @@ export async function buildWorld(api: Api, prefix: string, seed = 1): Promise<Wo
 async function produce(api: Api, t: Tool, as: Member, target: string, ids: Map<string, string[]>, seed: number): Promise<boolean> {
   const hints = worldHints({ ids, target });
   // lists of handles (members, to, invitees) always name the target, so it takes part in what is made
-  const require = Object.entries(properties(t)).filter(([, p]) => p.type === "array" && isHandleSchema(p.items)).map(([n]) => n);
+  const require = Object.entries(properties(t))
+    .filter(([, p]) => p.type === "array" && isHandleSchema(p.items))
+    .map(([n]) => n);
   for (let attempt = 0; attempt < 24; attempt++) {
     const args = validArgs(t, hints, seed + attempt, { require, omitWeight: attempt % 2 ? 1 : 4 });
     if (!args) return false;

@@ -28,7 +28,11 @@ const activity = async (groupId: string) =>
 
 /** An expense `payer` paid entirely for `debtor`, through add_expense. */
 async function book(groupId: string, payer: Agent, debtor: Agent, minor: number) {
-  await s.ok("add_expense", { group_id: groupId, description: "test booking", amount_minor: minor, split: { mode: "shares", among: [{ handle: debtor.handle, value: 1 }] } }, payer.key);
+  await s.ok(
+    "add_expense",
+    { group_id: groupId, description: "test booking", amount_minor: minor, split: { mode: "shares", among: [{ handle: debtor.handle, value: 1 }] } },
+    payer.key,
+  );
 }
 
 /** A confirmed payment: `from` paid `to`, recorded by the payee. */
@@ -217,7 +221,10 @@ describe("update_group", () => {
     const gid = await groupWith(a!, [b!]);
     const { group } = await s.ok("update_group", { group_id: gid, name: "Trip 2", description: "summer", simplify_debts: false }, b!.key);
     expect(group.name).toBe("Trip 2");
-    expect(group.settings).toEqual({ simplify_debts: false, description: { untrusted_content: "summer", source: "group description, written by the group's members" } });
+    expect(group.settings).toEqual({
+      simplify_debts: false,
+      description: { untrusted_content: "summer", source: "group description, written by the group's members" },
+    });
     const cleared = await s.ok("update_group", { group_id: gid, description: "" }, a!.key);
     expect(cleared.group.settings.description).toBeNull();
     expect((await activity(gid)).filter((x) => x === "group_updated")).toHaveLength(2);
@@ -295,7 +302,15 @@ describe("create_group_invite", () => {
     const [a, b] = await circle("ci-a", "ci-b");
     const { group } = await s.ok("create_group", { name: "T", currency: "EUR" }, a!.key);
     const r = await s.ok("create_group_invite", { group_id: group.group_id, handle: "ci-b" }, a!.key);
-    expect(r.invite).toMatchObject({ kind: "targeted", group_id: group.group_id, invitee: { handle: "ci-b" }, state: "pending", code: null, max_uses: 1, uses: 0 });
+    expect(r.invite).toMatchObject({
+      kind: "targeted",
+      group_id: group.group_id,
+      invitee: { handle: "ci-b" },
+      state: "pending",
+      code: null,
+      max_uses: 1,
+      uses: 0,
+    });
     expect(Date.parse(r.invite.expires_at) - s.clock.now().getTime()).toBe(30 * DAY);
     const again = await s.ok("create_group_invite", { group_id: group.group_id, handle: "ci-b" }, a!.key);
     expect(again.invite.invite_id).toBe(r.invite.invite_id);
@@ -444,9 +459,7 @@ describe("respond_group_invite", () => {
     const [a, b] = await circle("ri-e-a", "ri-e-b");
     const { invites } = await s.ok("create_group", { name: "E", currency: "EUR", members: ["ri-e-b"] }, a!.key);
     s.clock.advance(30 * DAY + 1);
-    expect((await fails("respond_group_invite", { invite_id: invites[0].invite_id, action: "accept" }, b!.key, 409, "CONFLICT")).message).toContain(
-      "expired",
-    );
+    expect((await fails("respond_group_invite", { invite_id: invites[0].invite_id, action: "accept" }, b!.key, 409, "CONFLICT")).message).toContain("expired");
   });
 
   test("concurrent accepts of the same invitation join once", async () => {

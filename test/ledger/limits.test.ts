@@ -22,7 +22,11 @@ const prefix = () => `lim${++counter}`;
 
 const write = (tool: string, args: Record<string, unknown>, key: string) => s.call(tool, { idempotency_key: crypto.randomUUID(), ...args }, key);
 const expenseTo = (groupId: string, by: Agent, to: Agent, amount: string, extra: Record<string, unknown> = {}) =>
-  write("add_expense", { group_id: groupId, description: "Big", amount, split: { mode: "exact", among: [{ handle: to.handle, value: amount }] }, ...extra }, by.key);
+  write(
+    "add_expense",
+    { group_id: groupId, description: "Big", amount, split: { mode: "exact", among: [{ handle: to.handle, value: amount }] }, ...extra },
+    by.key,
+  );
 
 /** A refusal for the limit: a CONFLICT whose details name it. */
 function expectLimit(r: { status: number; body: any }) {
@@ -108,11 +112,18 @@ describe("totals bound", () => {
     // turning one maximal expense round is one change (its old debts out, its new ones in), judged on the result
     const flipped = await write(
       "update_expense",
-      { expense_id: ids[0], expected_version: 1, paid_by: [{ handle: b!.handle, amount: MAX_AMOUNT }], split: { mode: "exact", among: [{ handle: a!.handle, value: MAX_AMOUNT }] } },
+      {
+        expense_id: ids[0],
+        expected_version: 1,
+        paid_by: [{ handle: b!.handle, amount: MAX_AMOUNT }],
+        split: { mode: "exact", among: [{ handle: a!.handle, value: MAX_AMOUNT }] },
+      },
       a!.key,
     );
     expect(flipped.status).toBe(200);
-    expect((await s.ok("get_balances", { group_id: g.group_id }, a!.key)).members.find((m: any) => m.agent.handle === a!.handle).balance_minor).toBe(7 * MAX_MINOR);
+    expect((await s.ok("get_balances", { group_id: g.group_id }, a!.key)).members.find((m: any) => m.agent.handle === a!.handle).balance_minor).toBe(
+      7 * MAX_MINOR,
+    );
   });
 
   test("deleting an expense or voiding a payment that offset other debts is judged like adding one", async () => {
@@ -165,9 +176,7 @@ describe("totals bound", () => {
     const e = (await expenseTo(g.group_id, a!, b!, MAX_AMOUNT)).body.data.expense;
     // what ten maximal expenses left in the pair ledger before the bound: 10^17 - 10, past 2^53
     const stored = 10n * BigInt(MAX_MINOR);
-    await s.server.db.tx((tx) =>
-      tx.run(sql`UPDATE ledger_pairs SET low_owes_minor = low_owes_minor * 10 WHERE group_id = ${g.group_id}`),
-    );
+    await s.server.db.tx((tx) => tx.run(sql`UPDATE ledger_pairs SET low_owes_minor = low_owes_minor * 10 WHERE group_id = ${g.group_id}`));
     const r = await s.call("get_balances", { group_id: g.group_id }, b!.key);
     expect(r.status).toBe(200);
     const mine = r.body.data.members.find((m: any) => m.agent.handle === b!.handle);
@@ -231,9 +240,10 @@ describe("property: extreme amounts never break a read", () => {
             const list = o.kind === "delete" ? live : confirmed;
             if (!list.length) continue;
             const [e] = list.splice(o.pick % list.length, 1);
-            r = o.kind === "delete"
-              ? await write("delete_expense", { expense_id: e!.id }, e!.by.key)
-              : await write("respond_payment", { payment_id: e!.id, action: "void" }, e!.by.key);
+            r =
+              o.kind === "delete"
+                ? await write("delete_expense", { expense_id: e!.id }, e!.by.key)
+                : await write("respond_payment", { payment_id: e!.id, action: "void" }, e!.by.key);
             if (r.status !== 200) list.push(e!);
           } else {
             const g = groups[o.group]!;

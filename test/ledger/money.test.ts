@@ -65,7 +65,13 @@ function amongArb(mode: SplitMode, amount: number, currency: string, handles: st
       return partitionArb(1_000_000, n).map((parts) => withValues(parts.map((p) => scaledText(p, 4))));
     case "shares":
       return fc
-        .array(fc.oneof(fc.integer({ min: 1, max: 1000 }), fc.integer({ min: 1, max: 10_000_000 }).map((w) => scaledText(w, 6))), { minLength: n, maxLength: n })
+        .array(
+          fc.oneof(
+            fc.integer({ min: 1, max: 1000 }),
+            fc.integer({ min: 1, max: 10_000_000 }).map((w) => scaledText(w, 6)),
+          ),
+          { minLength: n, maxLength: n },
+        )
         .map(withValues);
     case "adjustment": {
       // Adjustments within ±amount/(2n) can never leave a share negative.
@@ -86,7 +92,23 @@ const splitCaseArb: fc.Arbitrary<SplitCase> = fc
 
 describe("currencies", () => {
   test("exponents", () => {
-    const expected: Record<string, number> = { JPY: 0, EUR: 2, USD: 2, GBP: 2, KWD: 3, BHD: 3, JOD: 3, OMR: 3, TND: 3, CLP: 0, ISK: 0, KRW: 0, VND: 0, CLF: 4, UYW: 4 };
+    const expected: Record<string, number> = {
+      JPY: 0,
+      EUR: 2,
+      USD: 2,
+      GBP: 2,
+      KWD: 3,
+      BHD: 3,
+      JOD: 3,
+      OMR: 3,
+      TND: 3,
+      CLP: 0,
+      ISK: 0,
+      KRW: 0,
+      VND: 0,
+      CLF: 4,
+      UYW: 4,
+    };
     for (const [code, exp] of Object.entries(expected)) expect(currencyExponent(code)).toBe(exp);
     expect(CURRENCY_CODES.length).toBeGreaterThan(150);
   });
@@ -115,7 +137,30 @@ describe("parseAmount and formatAmount", () => {
   });
 
   test("rejected examples", () => {
-    const bad = ["12.345", "0", "0.00", "-1", "-1.00", "+1", "1e3", "1E3", " 1", "1 ", "1 000", "1,00", "", ".5", "5.", "abc", "0x10", "Infinity", "NaN", "1234567890123456", "99999999999999", "１２"];
+    const bad = [
+      "12.345",
+      "0",
+      "0.00",
+      "-1",
+      "-1.00",
+      "+1",
+      "1e3",
+      "1E3",
+      " 1",
+      "1 ",
+      "1 000",
+      "1,00",
+      "",
+      ".5",
+      "5.",
+      "abc",
+      "0x10",
+      "Infinity",
+      "NaN",
+      "1234567890123456",
+      "99999999999999",
+      "１２",
+    ];
     for (const text of bad) expectInvalid(() => parseAmount(text, "EUR", "amount"), "amount");
     expectInvalid(() => parseAmount("12.0", "JPY"), "amount");
     expectInvalid(() => parseAmount("1.2345", "KWD"), "amount");
@@ -160,7 +205,12 @@ describe("parseAmount and formatAmount", () => {
     fc.assert(
       fc.property(currencyArb, fc.integer({ min: 1, max: 999_999_999 }), fc.nat({ max: 9999 }), (currency, int, frac) => {
         const exp = currencyExponent(currency);
-        const fracText = exp === 0 ? "" : String(frac % 10 ** exp).padStart(exp, "0").slice(0, 1 + (frac % exp));
+        const fracText =
+          exp === 0
+            ? ""
+            : String(frac % 10 ** exp)
+                .padStart(exp, "0")
+                .slice(0, 1 + (frac % exp));
         const text = fracText ? `${int}.${fracText}` : String(int);
         const expected = exp === 0 ? String(int) : `${int}.${fracText.padEnd(exp, "0")}`;
         expect(formatAmount(parseAmount(text, currency), currency)).toBe(expected);
@@ -268,7 +318,19 @@ describe("computeShares examples", () => {
       { handle: "carol", value: "33.3334" },
     ];
     expect(byHandle(computeShares(10000, "percent", among, "EUR"))).toEqual({ alice: 3333, bob: 3333, carol: 3334 });
-    expect(byHandle(computeShares(999, "percent", [{ handle: "b", value: 50 }, { handle: "a", value: "50" }], "EUR"))).toEqual({ a: 500, b: 499 });
+    expect(
+      byHandle(
+        computeShares(
+          999,
+          "percent",
+          [
+            { handle: "b", value: 50 },
+            { handle: "a", value: "50" },
+          ],
+          "EUR",
+        ),
+      ),
+    ).toEqual({ a: 500, b: 499 });
     expectInvalid(() => computeShares(100, "percent", [{ handle: "a", value: "99.9999" }], "EUR"), "split.among");
     expectInvalid(() => computeShares(100, "percent", [{ handle: "a", value: "100.00001" }], "EUR"), "split.among[0].value");
     expectInvalid(() => computeShares(100, "percent", [{ handle: "a", value: "-100" }], "EUR"), "split.among[0].value");
@@ -276,23 +338,55 @@ describe("computeShares examples", () => {
   });
 
   test("shares", () => {
-    expect(byHandle(computeShares(10000, "shares", [{ handle: "alice", value: "2" }, { handle: "bob", value: 1 }], "EUR"))).toEqual({ alice: 6667, bob: 3333 });
-    expect(byHandle(computeShares(1001, "shares", [{ handle: "bob", value: "1.5" }, { handle: "alice", value: "0.5" }], "EUR"))).toEqual({ bob: 751, alice: 250 });
+    expect(
+      byHandle(
+        computeShares(
+          10000,
+          "shares",
+          [
+            { handle: "alice", value: "2" },
+            { handle: "bob", value: 1 },
+          ],
+          "EUR",
+        ),
+      ),
+    ).toEqual({ alice: 6667, bob: 3333 });
+    expect(
+      byHandle(
+        computeShares(
+          1001,
+          "shares",
+          [
+            { handle: "bob", value: "1.5" },
+            { handle: "alice", value: "0.5" },
+          ],
+          "EUR",
+        ),
+      ),
+    ).toEqual({ bob: 751, alice: 250 });
     expectInvalid(() => computeShares(100, "shares", [{ handle: "a", value: "0" }], "EUR"), "split.among[0].value");
     expectInvalid(() => computeShares(100, "shares", [{ handle: "a", value: -1 }], "EUR"), "split.among[0].value");
     expectInvalid(() => computeShares(100, "shares", [{ handle: "a" }], "EUR"), "split.among[0].value");
   });
 
   test("adjustment", () => {
-    const among = [
-      { handle: "alice", value: "+10.00" },
-      { handle: "bob" },
-      { handle: "carol", value: "-4.00" },
-    ];
+    const among = [{ handle: "alice", value: "+10.00" }, { handle: "bob" }, { handle: "carol", value: "-4.00" }];
     // 100.00 - 6.00 = 94.00 split equally: 31.34 (alice), 31.33, 31.33; then adjustments added.
     expect(byHandle(computeShares(10000, "adjustment", among, "EUR"))).toEqual({ alice: 4134, bob: 3133, carol: 2733 });
     // Adjustments above the total are fine while no share goes negative: -2.00 split, +6.00 each.
-    expect(byHandle(computeShares(1000, "adjustment", [{ handle: "a", value: "6" }, { handle: "b", value: "6" }], "EUR"))).toEqual({ a: 500, b: 500 });
+    expect(
+      byHandle(
+        computeShares(
+          1000,
+          "adjustment",
+          [
+            { handle: "a", value: "6" },
+            { handle: "b", value: "6" },
+          ],
+          "EUR",
+        ),
+      ),
+    ).toEqual({ a: 500, b: 500 });
     expectInvalid(() => computeShares(1000, "adjustment", [{ handle: "a", value: "-20.00" }, { handle: "b" }], "EUR"), "split.among[0].value");
     expectInvalid(() => computeShares(1000, "adjustment", [{ handle: "a", value: "1.001" }], "EUR"), "split.among[0].value");
   });
@@ -338,7 +432,12 @@ describe("computeShares properties", () => {
   test("equal shares differ by at most one minor unit; extras go to the first handles", () => {
     fc.assert(
       fc.property(amountArb, currencyArb, handlesArb, (amount, currency, handles) => {
-        const shares = computeShares(amount, "equal", handles.map((handle) => ({ handle })), currency);
+        const shares = computeShares(
+          amount,
+          "equal",
+          handles.map((handle) => ({ handle })),
+          currency,
+        );
         const values = shares.map((s) => s.amount_minor);
         expect(Math.max(...values) - Math.min(...values)).toBeLessThanOrEqual(1);
         const base = Math.floor(amount / handles.length);
@@ -374,7 +473,16 @@ describe("computeShares properties", () => {
 
 describe("splitPayers", () => {
   test("payers must sum to the amount", () => {
-    expect(splitPayers(10000, [{ handle: "alice", amount: "60.00" }, { handle: "bob", amount_minor: 4000 }], "EUR")).toEqual([
+    expect(
+      splitPayers(
+        10000,
+        [
+          { handle: "alice", amount: "60.00" },
+          { handle: "bob", amount_minor: 4000 },
+        ],
+        "EUR",
+      ),
+    ).toEqual([
       { handle: "alice", amount_minor: 6000 },
       { handle: "bob", amount_minor: 4000 },
     ]);
@@ -382,7 +490,18 @@ describe("splitPayers", () => {
     expectInvalid(() => splitPayers(10000, [{ handle: "alice", amount: "100", amount_minor: 10000 }], "EUR"), "paid_by[0].amount");
     expectInvalid(() => splitPayers(10000, [{ handle: "alice" }], "EUR"), "paid_by[0].amount");
     expectInvalid(() => splitPayers(10000, [], "EUR"), "paid_by");
-    expectInvalid(() => splitPayers(10000, [{ handle: "a", amount_minor: 5000 }, { handle: "a", amount_minor: 5000 }], "EUR"), "paid_by[1].handle");
+    expectInvalid(
+      () =>
+        splitPayers(
+          10000,
+          [
+            { handle: "a", amount_minor: 5000 },
+            { handle: "a", amount_minor: 5000 },
+          ],
+          "EUR",
+        ),
+      "paid_by[1].handle",
+    );
   });
 
   test("random payer partitions are accepted", () => {
@@ -439,11 +558,23 @@ const structuredBalancesArb = (n: number) =>
 
 describe("settleUp", () => {
   test("simplified examples", () => {
-    expect(simplified([{ handle: "alice", balance_minor: 3000 }, { handle: "bob", balance_minor: -1000 }, { handle: "carol", balance_minor: -2000 }])).toEqual([
+    expect(
+      simplified([
+        { handle: "alice", balance_minor: 3000 },
+        { handle: "bob", balance_minor: -1000 },
+        { handle: "carol", balance_minor: -2000 },
+      ]),
+    ).toEqual([
       { from: "carol", to: "alice", amount_minor: 2000 },
       { from: "bob", to: "alice", amount_minor: 1000 },
     ]);
-    expect(simplified([{ handle: "c", balance_minor: -2000 }, { handle: "b", balance_minor: 1000 }, { handle: "a", balance_minor: 1000 }])).toEqual([
+    expect(
+      simplified([
+        { handle: "c", balance_minor: -2000 },
+        { handle: "b", balance_minor: 1000 },
+        { handle: "a", balance_minor: 1000 },
+      ]),
+    ).toEqual([
       { from: "c", to: "a", amount_minor: 1000 },
       { from: "c", to: "b", amount_minor: 1000 },
     ]);
@@ -481,14 +612,20 @@ describe("settleUp", () => {
   test("exactly the fewest transfers, against a brute-force search, on small groups", () => {
     let greedyTakesMore = 0;
     fc.assert(
-      fc.property(fc.oneof(structuredBalancesArb(9), zeroSumBalancesArb.filter((b) => b.length <= 9).map((b) => b.map((x) => x.balance_minor))), (values) => {
-        const balances = named(values);
-        const { transfers, method } = settleUp(balances, true);
-        expect(method).toBe("exact");
-        expect(transfers.length).toBe(bruteForceFewest(values));
-        for (const v of applyTransfers(balances, transfers).values()) expect(v).toBe(0);
-        if (greedyTransfers(balances).length > transfers.length) greedyTakesMore++;
-      }),
+      fc.property(
+        fc.oneof(
+          structuredBalancesArb(9),
+          zeroSumBalancesArb.filter((b) => b.length <= 9).map((b) => b.map((x) => x.balance_minor)),
+        ),
+        (values) => {
+          const balances = named(values);
+          const { transfers, method } = settleUp(balances, true);
+          expect(method).toBe("exact");
+          expect(transfers.length).toBe(bruteForceFewest(values));
+          for (const v of applyTransfers(balances, transfers).values()) expect(v).toBe(0);
+          if (greedyTransfers(balances).length > transfers.length) greedyTakesMore++;
+        },
+      ),
       RUNS,
     );
     // the cases tried include those the greedy plan gets wrong
@@ -497,20 +634,27 @@ describe("settleUp", () => {
 
   test("every transfer goes from someone owing to someone owed, so the money moved is what is owed; the same plan in any order of members", () => {
     fc.assert(
-      fc.property(fc.oneof(structuredBalancesArb(14), zeroSumBalancesArb.map((b) => b.map((x) => x.balance_minor))), fc.nat(), (values, seed) => {
-        const balances = named(values);
-        const transfers = simplified(balances);
-        const of = new Map(balances.map((b) => [b.handle, b.balance_minor]));
-        for (const t of transfers) {
-          expect(of.get(t.from)!).toBeLessThan(0);
-          expect(of.get(t.to)!).toBeGreaterThan(0);
-        }
-        const owed = values.filter((v) => v > 0).reduce((a, b) => a + b, 0);
-        expect(transfers.reduce((a, t) => a + t.amount_minor, 0)).toBe(owed);
-        const shuffled = [...balances].sort((a, b) => ((a.balance_minor * 31 + seed) % 7) - ((b.balance_minor * 31 + seed) % 7));
-        expect(simplified(shuffled)).toEqual(transfers);
-        expect(simplified([...balances].reverse())).toEqual(transfers);
-      }),
+      fc.property(
+        fc.oneof(
+          structuredBalancesArb(14),
+          zeroSumBalancesArb.map((b) => b.map((x) => x.balance_minor)),
+        ),
+        fc.nat(),
+        (values, seed) => {
+          const balances = named(values);
+          const transfers = simplified(balances);
+          const of = new Map(balances.map((b) => [b.handle, b.balance_minor]));
+          for (const t of transfers) {
+            expect(of.get(t.from)!).toBeLessThan(0);
+            expect(of.get(t.to)!).toBeGreaterThan(0);
+          }
+          const owed = values.filter((v) => v > 0).reduce((a, b) => a + b, 0);
+          expect(transfers.reduce((a, t) => a + t.amount_minor, 0)).toBe(owed);
+          const shuffled = [...balances].sort((a, b) => ((a.balance_minor * 31 + seed) % 7) - ((b.balance_minor * 31 + seed) % 7));
+          expect(simplified(shuffled)).toEqual(transfers);
+          expect(simplified([...balances].reverse())).toEqual(transfers);
+        },
+      ),
       RUNS,
     );
   });
@@ -576,10 +720,11 @@ describe("settleUp", () => {
     const debtsArb = handlesArb
       .filter((h) => h.length >= 2)
       .chain((handles) =>
-        fc.array(
-          fc.record({ from: fc.constantFrom(...handles), to: fc.constantFrom(...handles), amount_minor: fc.integer({ min: 0, max: 1e9 }) }),
-          { maxLength: 40 },
-        ).map((debts) => ({ handles, debts })),
+        fc
+          .array(fc.record({ from: fc.constantFrom(...handles), to: fc.constantFrom(...handles), amount_minor: fc.integer({ min: 0, max: 1e9 }) }), {
+            maxLength: 40,
+          })
+          .map((debts) => ({ handles, debts })),
       );
     fc.assert(
       fc.property(debtsArb, ({ handles, debts }) => {

@@ -303,7 +303,10 @@ describe("respond_payment void", () => {
     const settled = (await s.ok("record_payment", { group_id: id, from: h.b, amount: "10.00" }, k.a)).payment;
     await s.ok("leave_group", { group_id: id }, k.b);
     const left = await failure(s, "respond_payment", { payment_id: settled.payment_id, action: "void" }, k.a);
-    expect([left.code, left.message]).toEqual(["CONFLICT", `@${h.b} has left the group, so the payment cannot leave the balances; record a payment back instead.`]);
+    expect([left.code, left.message]).toEqual([
+      "CONFLICT",
+      `@${h.b} has left the group, so the payment cannot leave the balances; record a payment back instead.`,
+    ]);
     const pending = (await s.ok("record_payment", { group_id: id, to: h.a, amount: "1.00" }, k.c)).payment;
     await s.ok("archive_group", { group_id: id, archived: true }, k.a);
     expect((await failure(s, "respond_payment", { payment_id: pending.payment_id, action: "void" }, k.c)).code).toBe("CONFLICT");

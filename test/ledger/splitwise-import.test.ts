@@ -62,7 +62,9 @@ describe("parseSplitwise", () => {
         shares: byHandle(shares),
       })),
     );
-    expect(plan.payments).toEqual([{ line: 5, date: "2026-10-04", description: "Bob paid Alice Smith", currency: "EUR", from: "bob", to: "alice", amountMinor: 1000 }]);
+    expect(plan.payments).toEqual([
+      { line: 5, date: "2026-10-04", description: "Bob paid Alice Smith", currency: "EUR", from: "bob", to: "alice", amountMinor: 1000 },
+    ]);
     expect(plan.skipped).toEqual([{ line: 6, reason: "\"Alice's own lunch\" (8.00 EUR) moves no money between people (everyone's amount is zero)" }]);
     expect(plan.skippedTotals).toEqual(new Map([["EUR", 800n]]));
   });
@@ -94,7 +96,9 @@ describe("parseSplitwise", () => {
   });
 
   test("a currency without its rate, and bad rates, are refused", async () => {
-    expect(parseSplitwise(await trip(), TRIP_NAMES, "EUR").problems).toEqual(["lines 5, 6, 8: in GBP, not the group's EUR; give the rate with --rate GBP=<EUR per 1 GBP>"]);
+    expect(parseSplitwise(await trip(), TRIP_NAMES, "EUR").problems).toEqual([
+      "lines 5, 6, 8: in GBP, not the group's EUR; give the rate with --rate GBP=<EUR per 1 GBP>",
+    ]);
     const rated = (rates: [string, string][]) => parseSplitwise(FIXTURE_TEXT, NAMES, "EUR", new Map(rates)).problems;
     const FIXTURE_TEXT = await fixture();
     expect(rated([["GBP", "0"]])).toEqual(["--rate GBP=0: must be greater than zero"]);
@@ -267,7 +271,10 @@ describe("svc import splitwise (the command, against a server's database)", () =
     expect(badFlag.code).toBe(2);
     expect(badFlag.err).toContain("is not CUR=RATE");
     const edited = join(s.dir, "edited.csv");
-    writeFileSync(edited, (await trip()).replace("Museum,Entertainment,30.00,GBP,-10.00,-10.00,0.00,20.00", "Museum,Entertainment,30.00,GBP,-10.00,0.00,-10.00,20.00"));
+    writeFileSync(
+      edited,
+      (await trip()).replace("Museum,Entertainment,30.00,GBP,-10.00,-10.00,0.00,20.00", "Museum,Entertainment,30.00,GBP,-10.00,0.00,-10.00,20.00"),
+    );
     const disagrees = run([edited, "--group", g.group_id, "--map", map, "--rate", "GBP=1.17"]);
     expect(disagrees.code).toBe(2);
     expect(disagrees.err).toContain("the Total balance in GBP gives Bob (@tr-bob) 0.00, but the rows imported give 10.00 (a difference of -10.00 GBP)");
@@ -282,14 +289,32 @@ describe("svc import splitwise (the command, against a server's database)", () =
       { currency: "EUR", amount_minor: 1500, amount: "15.00" },
       { currency: "GBP", amount_minor: 350, amount: "3.50" },
     ]);
-    const text = run([TRIP, "--group", (await groupWith(s, ["tr2-alice", "tr2-bob", "tr2-chen", "tr2-zoe"])).group_id, "--map", map.replaceAll("tr-", "tr2-"), "--rate", "GBP=1.17"]);
-    expect(text.out).toContain("Skipped 2 rows moving no money, 15.00 EUR + 3.50 GBP in all:\n  line 9: \"Alice's own souvenir\" (15.00 EUR)");
+    const text = run([
+      TRIP,
+      "--group",
+      (await groupWith(s, ["tr2-alice", "tr2-bob", "tr2-chen", "tr2-zoe"])).group_id,
+      "--map",
+      map.replaceAll("tr-", "tr2-"),
+      "--rate",
+      "GBP=1.17",
+    ]);
+    expect(text.out).toContain('Skipped 2 rows moving no money, 15.00 EUR + 3.50 GBP in all:\n  line 9: "Alice\'s own souvenir" (15.00 EUR)');
 
     expect(await balancesOf(s, key, g.group_id)).toEqual({ "tr-alice": 33426, "tr-bob": -3000, "tr-chen": -17362, "tr-zoe": -13064 });
     const fish = (await s.ok("list_expenses", { group_id: g.group_id }, key)).expenses.find((e: any) => e.description.untrusted_content === "Fish & chips");
-    expect([fish.amount, fish.currency, fish.original]).toEqual(["56.16", "EUR", { currency: "GBP", amount_minor: 4800, amount: "48.00", exchange_rate: "1.17" }]);
+    expect([fish.amount, fish.currency, fish.original]).toEqual([
+      "56.16",
+      "EUR",
+      { currency: "GBP", amount_minor: 4800, amount: "48.00", exchange_rate: "1.17" },
+    ]);
     const [gbpPayment, eurPayment] = (await s.ok("list_payments", { group_id: g.group_id }, key)).payments;
-    expect([gbpPayment.from.handle, gbpPayment.to.handle, gbpPayment.amount, gbpPayment.original?.amount, gbpPayment.state]).toEqual(["tr-bob", "tr-chen", "25.74", "22.00", "confirmed"]);
+    expect([gbpPayment.from.handle, gbpPayment.to.handle, gbpPayment.amount, gbpPayment.original?.amount, gbpPayment.state]).toEqual([
+      "tr-bob",
+      "tr-chen",
+      "25.74",
+      "22.00",
+      "confirmed",
+    ]);
     expect([eurPayment.amount, eurPayment.original]).toEqual(["50.00", null]);
     expect((await s.ok("get_activity", { group_id: g.group_id, limit: 1 }, key)).entries[0].summary_md).toContain("(GBP at 1.17 EUR)");
 

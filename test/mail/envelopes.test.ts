@@ -240,7 +240,8 @@ describe("threads, replies and listing", () => {
   test("reply_envelope limits and fields", async () => {
     const [a, b] = await circle("thr-a3", "thr-b3");
     const orig = (await send(a!, { to: ["thr-b3"] })).envelope;
-    const reply = (args: Record<string, unknown>) => s.call("reply_envelope", { envelope_id: orig.envelope_id, body_md: "x", idempotency_key: key(), ...args }, b!.key);
+    const reply = (args: Record<string, unknown>) =>
+      s.call("reply_envelope", { envelope_id: orig.envelope_id, body_md: "x", idempotency_key: key(), ...args }, b!.key);
     expect((await reply({ body_md: "" })).status).toBe(400);
     expect((await reply({ body_md: "b".repeat(20_001) })).status).toBe(400);
     expect((await reply({ subject: "s".repeat(141) })).status).toBe(400);

@@ -38,7 +38,8 @@ export async function connectMcp(era: Era, url: string, headers: Record<string, 
 }
 
 /** The HTTP status of a request the server refused, as either client reports it. */
-export const refusedStatus = (err: any): number | undefined => (typeof err?.status === "number" ? err.status : typeof err?.code === "number" ? err.code : undefined);
+export const refusedStatus = (err: any): number | undefined =>
+  typeof err?.status === "number" ? err.status : typeof err?.code === "number" ? err.code : undefined;
 
 /** A handle unique to the era, so that both runs of a test can register their agents on one server. */
 export const handleFor = (era: Era, handle: string) => `${handle}-${era === "2026-07-28" ? "m" : "l"}`;
@@ -47,7 +48,14 @@ export const handleFor = (era: Era, handle: string) => `${handle}-${era === "202
  * One JSON-RPC request as a client of the era sends it by hand: a 2026-07-28 request carries the protocol version,
  * client info and capabilities in `_meta` and the standard Mcp-* headers; a 2025-era one carries neither.
  */
-export function postRpc(era: Era, url: string, method: string, params: Record<string, unknown> = {}, headers: Record<string, string> = {}, id: number | string = 1) {
+export function postRpc(
+  era: Era,
+  url: string,
+  method: string,
+  params: Record<string, unknown> = {},
+  headers: Record<string, string> = {},
+  id: number | string = 1,
+) {
   const modern = era === "2026-07-28";
   const envelope = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",

@@ -82,13 +82,17 @@ describe.each(["modern", "legacy"])("MCP Inspector, command-line mode, protocol 
 
   // --strict reports each schema a single-type dialect (Gemini's function declarations) cannot take: type arrays,
   // schemas that constrain nothing. Both servers' tools must pass with no finding at all, warnings included.
-  test.each(["/mcp", "/mcp/docs"])("tools/list --strict on %s: every tool schema is portable", async (path) => {
-    const r = await inspect(path, "--method", "tools/list", "--strict");
-    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });
-    const listed = JSON.parse(r.stdout);
-    expect(listed.schemaFindings).toBeUndefined();
-    expect(listed.result.tools.length).toBeGreaterThan(0);
-  }, 60_000);
+  test.each(["/mcp", "/mcp/docs"])(
+    "tools/list --strict on %s: every tool schema is portable",
+    async (path) => {
+      const r = await inspect(path, "--method", "tools/list", "--strict");
+      expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });
+      const listed = JSON.parse(r.stdout);
+      expect(listed.schemaFindings).toBeUndefined();
+      expect(listed.result.tools.length).toBeGreaterThan(0);
+    },
+    60_000,
+  );
 
   test("tools/call get_me with the key", async () => {
     const r = await inspect("/mcp", "--method", "tools/call", "--tool-name", "get_me", "--header", `Authorization: Bearer ${apiKey}`);
@@ -113,14 +117,18 @@ describe.each(["modern", "legacy"])("MCP Inspector, command-line mode, protocol 
 });
 
 describe.each(["/mcp", "/mcp/docs"])("conformance suite against %s", (path) => {
-  test.each(SCENARIOS)("%s", async (scenario) => {
-    const r = await run([process.execPath, CONFORMANCE, "server", "--url", `${url}${path}`, "--scenario", scenario]);
-    const summary = /Passed: (\d+)\/(\d+), (\d+) failed/.exec(r.stdout);
-    expect({ scenario, code: r.code, summary: summary?.[0], output: r.code ? r.stdout.slice(-1500) : "" }).toEqual({
-      scenario,
-      code: 0,
-      summary: `Passed: ${summary?.[2]}/${summary?.[2]}, 0 failed`,
-      output: "",
-    });
-  }, 60_000);
+  test.each(SCENARIOS)(
+    "%s",
+    async (scenario) => {
+      const r = await run([process.execPath, CONFORMANCE, "server", "--url", `${url}${path}`, "--scenario", scenario]);
+      const summary = /Passed: (\d+)\/(\d+), (\d+) failed/.exec(r.stdout);
+      expect({ scenario, code: r.code, summary: summary?.[0], output: r.code ? r.stdout.slice(-1500) : "" }).toEqual({
+        scenario,
+        code: 0,
+        summary: `Passed: ${summary?.[2]}/${summary?.[2]}, 0 failed`,
+        output: "",
+      });
+    },
+    60_000,
+  );
 });

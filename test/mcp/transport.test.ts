@@ -60,7 +60,11 @@ describe.each(ENDPOINTS)("%s", (path) => {
   });
 
   test("stateless: initialize answers without a session id, and later requests need none", async () => {
-    const init = await post(path, {}, { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } } });
+    const init = await post(
+      path,
+      {},
+      { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } } },
+    );
     expect(init.status).toBe(200);
     expect(init.headers.get("mcp-session-id")).toBeNull();
     expect(init.headers.get("content-type")).toStartWith("application/json");
@@ -73,7 +77,11 @@ describe.each(ENDPOINTS)("%s", (path) => {
   });
 
   test("the 2025 handshake at 2025-06-18 too: the server answers with that version", async () => {
-    const init = await post(path, {}, { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } });
+    const init = await post(
+      path,
+      {},
+      { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } },
+    );
     expect(((await init.json()) as any).result.protocolVersion).toBe("2025-06-18");
   });
 
@@ -93,12 +101,16 @@ describe.each(ENDPOINTS)("%s", (path) => {
   });
 
   test("2026-07-28: a revision the server does not speak is refused naming the ones it does, with the request's id", async () => {
-    const res = await post(path, { "mcp-protocol-version": "2027-01-01", "mcp-method": "tools/list" }, {
-      jsonrpc: "2.0",
-      id: 9,
-      method: "tools/list",
-      params: { _meta: { "io.modelcontextprotocol/protocolVersion": "2027-01-01", "io.modelcontextprotocol/clientCapabilities": {} } },
-    });
+    const res = await post(
+      path,
+      { "mcp-protocol-version": "2027-01-01", "mcp-method": "tools/list" },
+      {
+        jsonrpc: "2.0",
+        id: 9,
+        method: "tools/list",
+        params: { _meta: { "io.modelcontextprotocol/protocolVersion": "2027-01-01", "io.modelcontextprotocol/clientCapabilities": {} } },
+      },
+    );
     expect(res.status).toBe(400);
     const body: any = await res.json();
     expect(body).toMatchObject({ id: 9, error: { code: -32022, data: { supported: ["2026-07-28"], requested: "2027-01-01" } } });
@@ -132,17 +144,29 @@ describe.each(ENDPOINTS)("%s", (path) => {
         c.close();
       },
     });
-    const streamed = await s.raw(path, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream" }, body: chunks });
+    const streamed = await s.raw(path, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: chunks,
+    });
     expect(streamed.status).toBe(413);
   });
 
   test("a body that is not JSON (by its Content-Type) is 415", async () => {
-    const res = await s.raw(path, { method: "POST", headers: { "content-type": "text/plain", accept: "application/json, text/event-stream" }, body: JSON.stringify(ping) });
+    const res = await s.raw(path, {
+      method: "POST",
+      headers: { "content-type": "text/plain", accept: "application/json, text/event-stream" },
+      body: JSON.stringify(ping),
+    });
     expect(res.status).toBe(415);
   });
 
   test("a body that is not JSON-RPC is a JSON-RPC parse error, not a crash", async () => {
-    const res = await s.raw(path, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream" }, body: "{nope" });
+    const res = await s.raw(path, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: "{nope",
+    });
     expect(res.status).toBe(400);
     expect(((await res.json()) as any).error.code).toBe(-32700);
   });

@@ -13,7 +13,8 @@ declare global {
   }
 }
 
-const VIEW_CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; media-src data:; connect-src 'none'; frame-src 'none'; object-src 'none'";
+const VIEW_CSP =
+  "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; media-src data:; connect-src 'none'; frame-src 'none'; object-src 'none'";
 const params = new URLSearchParams(location.search);
 const tool = params.get("tool")!;
 const args = JSON.parse(params.get("args") ?? "{}") as Record<string, unknown>;
@@ -28,14 +29,21 @@ async function main() {
       capabilities: { extensions: { "io.modelcontextprotocol/ui": { mimeTypes: ["text/html;profile=mcp-app"] } } } as never,
     },
   );
-  await client.connect(new StreamableHTTPClientTransport(new URL("/mcp", location.href), { requestInit: { headers: { authorization: `Bearer ${params.get("key")}` } } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL("/mcp", location.href), { requestInit: { headers: { authorization: `Bearer ${params.get("key")}` } } }),
+  );
   const listed = (await client.listTools()).tools.find((t) => t.name === tool)!;
   const uri = getToolUiResourceUri(listed)!;
   const resource = (await client.readResource({ uri })).contents[0] as { text: string; mimeType: string };
   window.hostLog.html = resource.text;
 
   const frame = document.getElementById("view") as HTMLIFrameElement;
-  const bridge = new AppBridge(null, { name: "svc-test-host", version: "1.0.0" }, { serverTools: {}, openLinks: {} }, { hostContext: { theme, displayMode: "inline", containerDimensions: { maxWidth: 360 } } });
+  const bridge = new AppBridge(
+    null,
+    { name: "svc-test-host", version: "1.0.0" },
+    { serverTools: {}, openLinks: {} },
+    { hostContext: { theme, displayMode: "inline", containerDimensions: { maxWidth: 360 } } },
+  );
   // every tool call of the view goes to the server through this host, and is logged
   bridge.oncalltool = async (call) => {
     window.hostLog.calls.push({ name: call.name, arguments: (call.arguments ?? {}) as Record<string, unknown> });

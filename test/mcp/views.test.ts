@@ -61,7 +61,11 @@ describe("over MCP", () => {
       if (view) expect({ tool: t.name, meta: t._meta }).toEqual({ tool: t.name, meta: { ui: { resourceUri: view.uri }, "ui/resourceUri": view.uri } });
       else expect({ tool: t.name, meta: t._meta }).toEqual({ tool: t.name, meta: undefined });
     }
-    expect(TOOLS.filter((t) => t.view).map((t) => t.name).sort()).toEqual([...VIEW_TOOLS].sort());
+    expect(
+      TOOLS.filter((t) => t.view)
+        .map((t) => t.name)
+        .sort(),
+    ).toEqual([...VIEW_TOOLS].sort());
   }, 30_000);
 
   test("a 2026-07-28 host without Apps gets the tool list it always had, without _meta", async () => {
@@ -69,18 +73,26 @@ describe("over MCP", () => {
     expect(tools.filter((t) => t._meta !== undefined)).toEqual([]);
   }, 30_000);
 
-  test.each(ERAS)("the answers are the same with and without Apps support (%s)", async (era) => {
-    const key = g.by["view-bob"]!.key;
-    const plain = await connect(era, key);
-    const apps = await connect(era, key, APPS_CAPABILITIES);
-    for (const [name, args] of [["get_balances", { group_id: g.group_id }], ["get_group", { group_id: g.group_id }], ["get_inbox", { since: "0", include_seen: true }]] as const) {
-      const a = await plain.callTool({ name, arguments: args });
-      const b = await apps.callTool({ name, arguments: args });
-      const strip = (r: any) => ({ ...r, _meta: { ...r._meta, "svc/request_id": undefined } });
-      expect({ name, result: strip(b) }).toEqual({ name, result: strip(a) });
-      expect(Object.keys(a).sort()).toEqual(["_meta", "content", "isError", "structuredContent"]);
-    }
-  }, 30_000);
+  test.each(ERAS)(
+    "the answers are the same with and without Apps support (%s)",
+    async (era) => {
+      const key = g.by["view-bob"]!.key;
+      const plain = await connect(era, key);
+      const apps = await connect(era, key, APPS_CAPABILITIES);
+      for (const [name, args] of [
+        ["get_balances", { group_id: g.group_id }],
+        ["get_group", { group_id: g.group_id }],
+        ["get_inbox", { since: "0", include_seen: true }],
+      ] as const) {
+        const a = await plain.callTool({ name, arguments: args });
+        const b = await apps.callTool({ name, arguments: args });
+        const strip = (r: any) => ({ ...r, _meta: { ...r._meta, "svc/request_id": undefined } });
+        expect({ name, result: strip(b) }).toEqual({ name, result: strip(a) });
+        expect(Object.keys(a).sort()).toEqual(["_meta", "content", "isError", "structuredContent"]);
+      }
+    },
+    30_000,
+  );
 });
 
 describe("in Chromium, through an MCP Apps host", () => {
@@ -208,7 +220,12 @@ describe("in Chromium, through an MCP Apps host", () => {
   test("the host's theme: dark and light, switched while the view is open", async () => {
     const frame = await render("get_group", { group_id: g.group_id }, g.by["view-bob"]!.key, "dark");
     const background = () => frame.evaluate(() => getComputedStyle(document.body).backgroundColor);
-    const luminance = (rgb: string) => rgb.match(/\d+/g)!.slice(0, 3).map(Number).reduce((a, b) => a + b, 0) / 3;
+    const luminance = (rgb: string) =>
+      rgb
+        .match(/\d+/g)!
+        .slice(0, 3)
+        .map(Number)
+        .reduce((a, b) => a + b, 0) / 3;
     expect(luminance(await background())).toBeLessThan(80);
     await page.evaluate(() => window.setTheme("light"));
     await frame.waitForFunction(() => document.documentElement.dataset.theme === "light");

@@ -43,7 +43,10 @@ describe("health and readiness", () => {
       expect(res.status).toBe(503);
       expect(await json(res)).toEqual({ ok: false, ready: false, reason: `migrations pending: ${last.name}` });
     } finally {
-      await c.execute({ sql: "INSERT INTO _migrations (id, name, checksum, applied_at) VALUES (?, ?, ?, ?)", args: [Number(last.id), String(last.name), String(last.checksum), String(last.applied_at)] });
+      await c.execute({
+        sql: "INSERT INTO _migrations (id, name, checksum, applied_at) VALUES (?, ?, ?, ?)",
+        args: [Number(last.id), String(last.name), String(last.checksum), String(last.applied_at)],
+      });
     }
     expect((await s.raw("/readyz")).status).toBe(200);
   });
@@ -130,7 +133,10 @@ describe("structured logs", () => {
     log.info("i");
     log.warn("w", { job: "x" });
     log.error("e");
-    expect(lines.map((l) => JSON.parse(l)).map((o) => [o.level, o.msg])).toEqual([["warn", "w"], ["error", "e"]]);
+    expect(lines.map((l) => JSON.parse(l)).map((o) => [o.level, o.msg])).toEqual([
+      ["warn", "w"],
+      ["error", "e"],
+    ]);
     expect(JSON.parse(lines[0]!)).toMatchObject({ job: "x", time: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
     const none: string[] = [];
     createLogger("silent", (l) => none.push(l)).error("e");

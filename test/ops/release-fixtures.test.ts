@@ -31,7 +31,13 @@ for (const release of releases) {
       const copy = join(dir, "svc.db");
       copyFileSync(join(DIR, `${release}.db`), copy);
       // A local file whatever database the rest of the suite runs on; the clock shortly after the fixture's last write.
-      s = await startTestServer({ dbUrl: `file:${copy}`, syncUrl: undefined, authToken: undefined, clock: new ManualClock(Date.parse(facts.now)), inviteOnly: true });
+      s = await startTestServer({
+        dbUrl: `file:${copy}`,
+        syncUrl: undefined,
+        authToken: undefined,
+        clock: new ManualClock(Date.parse(facts.now)),
+        inviteOnly: true,
+      });
     });
     afterAll(async () => {
       await s?.stop();
@@ -122,7 +128,12 @@ for (const release of releases) {
       // The server runs invite-only: registering needs the platform code, a revoked one is refused.
       const refused = await s.call("register_agent", { handle: "late-revoked", display_name: "Late", platform_invite_code: c.platform_revoked });
       expect(refused.status).toBe(403);
-      const late = await s.ok("register_agent", { handle: "late-joiner", display_name: "Late", platform_invite_code: c.platform.code, invite_code: c.group.code });
+      const late = await s.ok("register_agent", {
+        handle: "late-joiner",
+        display_name: "Late",
+        platform_invite_code: c.platform.code,
+        invite_code: c.group.code,
+      });
       expect(late.joined_group.group_id).toBe(c.group.group_id);
       const g = await s.ok("get_group", { group_id: c.group.group_id }, late.api_key);
       expect(g.group.members.map((m: any) => m.agent.handle)).toEqual(expect.arrayContaining([c.group.joiner, "late-joiner"]));

@@ -45,7 +45,12 @@ describe("released migrations", () => {
       const db = createClient({ url: `file:${join(dir, f)}` });
       try {
         const rows = (await db.execute("SELECT id, name, checksum FROM _migrations ORDER BY id")).rows;
-        for (const r of rows) expect({ fixture: f, id: Number(r.id), migration: `${r.name} ${r.checksum}` }).toEqual({ fixture: f, id: Number(r.id), migration: pinned.get(Number(r.id))! });
+        for (const r of rows)
+          expect({ fixture: f, id: Number(r.id), migration: `${r.name} ${r.checksum}` }).toEqual({
+            fixture: f,
+            id: Number(r.id),
+            migration: pinned.get(Number(r.id))!,
+          });
       } finally {
         db.close();
       }

@@ -52,7 +52,9 @@ async function slowRequest(port: number, path: string, body: string) {
     port,
     socket: { data: (_s, d) => void (received += d.toString()), close: () => resolve(), error: () => resolve() },
   });
-  socket.write(`POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body.slice(0, cut)}`);
+  socket.write(
+    `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body.slice(0, cut)}`,
+  );
   return {
     /** Resolves when the server closes the connection, with what it sent (nothing, if it never answered). */
     closed: closed.then(() => received),
@@ -161,9 +163,21 @@ for (const signal of ["SIGTERM", "SIGINT"] as const) {
       const a = await call(p.url, "register_agent", { handle: `stop-${signal.toLowerCase()}`, display_name: "A" });
       const { group } = await call(p.url, "create_group", { name: "Stops", currency: "EUR", idempotency_key: `stop-${signal}-group` }, a.api_key);
       for (let i = 0; i < 60; i++) {
-        await call(p.url, "add_expense", { group_id: group.group_id, description: `expense ${i}`, amount: "1.00", idempotency_key: `stop-${signal}-${i}` }, a.api_key);
+        await call(
+          p.url,
+          "add_expense",
+          { group_id: group.group_id, description: `expense ${i}`, amount: "1.00", idempotency_key: `stop-${signal}-${i}` },
+          a.api_key,
+        );
       }
-      const last = (await call(p.url, "add_expense", { group_id: group.group_id, description: "the last write", amount: "9.99", idempotency_key: `stop-${signal}-last` }, a.api_key)).expense;
+      const last = (
+        await call(
+          p.url,
+          "add_expense",
+          { group_id: group.group_id, description: "the last write", amount: "9.99", idempotency_key: `stop-${signal}-last` },
+          a.api_key,
+        )
+      ).expense;
       // The writes sit in the WAL while the server runs: what the stop has to fold into svc.db.
       expect(walBytes(dbPath)).toBeGreaterThan(0);
 

@@ -55,7 +55,13 @@ async function scrape(): Promise<string> {
   expect(res.status).toBe(200);
   return res.text();
 }
-const sample = (text: string, series: string) => Number(text.split("\n").find((l) => l.startsWith(`${series} `))?.slice(series.length + 1) ?? NaN);
+const sample = (text: string, series: string) =>
+  Number(
+    text
+      .split("\n")
+      .find((l) => l.startsWith(`${series} `))
+      ?.slice(series.length + 1) ?? NaN,
+  );
 
 /** The JSON log lines the server writes to stdout while fn runs. */
 async function logsOf(fn: () => Promise<void>): Promise<any[]> {
@@ -67,7 +73,10 @@ async function logsOf(fn: () => Promise<void>): Promise<any[]> {
   } finally {
     process.stdout.write = write;
   }
-  return lines.flatMap((l) => l.split("\n")).filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
+  return lines
+    .flatMap((l) => l.split("\n"))
+    .filter((l) => l.startsWith("{"))
+    .map((l) => JSON.parse(l));
 }
 
 describe("a full disk", () => {
@@ -170,12 +179,21 @@ describe("a read-only database", () => {
 
 test("any storage fault a driver reports is mapped, through drizzle's wrapping: full, every I/O error, read-only", () => {
   const wrapped = (code: string, raw: number) => new DrizzleQueryError("insert into expenses ...", [], new SqliteError("storage", code, raw));
-  for (const [code, raw] of [["SQLITE_FULL", 13], ["SQLITE_IOERR", 10], ["SQLITE_IOERR_WRITE", 778], ["SQLITE_IOERR_FSYNC", 1034], ["SQLITE_READONLY", 8], ["SQLITE_READONLY_DBMOVED", 1032]] as const) {
+  for (const [code, raw] of [
+    ["SQLITE_FULL", 13],
+    ["SQLITE_IOERR", 10],
+    ["SQLITE_IOERR_WRITE", 778],
+    ["SQLITE_IOERR_FSYNC", 1034],
+    ["SQLITE_READONLY", 8],
+    ["SQLITE_READONLY_DBMOVED", 1032],
+  ] as const) {
     expect(storageFault(wrapped(code, raw))).toBe(code);
     expect(toAppError(wrapped(code, raw))).toMatchObject({ code: "STORAGE_UNAVAILABLE", status: 503, retryAfter: 30 });
   }
   // @libsql/client names the primary code and the extended one; the extended one is the more precise.
-  expect(storageFault(Object.assign(new Error("SQLITE_IOERR: disk I/O error"), { code: "SQLITE_IOERR", extendedCode: "SQLITE_IOERR_SHORT_READ" }))).toBe("SQLITE_IOERR_SHORT_READ");
+  expect(storageFault(Object.assign(new Error("SQLITE_IOERR: disk I/O error"), { code: "SQLITE_IOERR", extendedCode: "SQLITE_IOERR_SHORT_READ" }))).toBe(
+    "SQLITE_IOERR_SHORT_READ",
+  );
   for (const other of [new SqliteError("constraint", "SQLITE_CONSTRAINT_UNIQUE", 2067), new SqliteError("busy", "SQLITE_BUSY", 5), new Error("boom"), "text"]) {
     expect(toAppError(other).code).toBe("INTERNAL");
   }

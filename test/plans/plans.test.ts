@@ -270,11 +270,13 @@ describe("responses, scheduling, changes and cancellation", () => {
     const e = await s.register("chg1-e");
     await s.ok("add_contact", { handle: "chg1-e" }, o.key);
     await s.ok("respond_contact_request", { handle: "chg1-o", action: "accept" }, e.key);
-    const moved = (await s.ok("update_plan", { plan_id: plan.plan_id, add_invitees: ["chg1-e", "chg1-b"], remove_invitees: ["chg1-d"], respond_by: null }, o.key)).plan;
+    const moved = (
+      await s.ok("update_plan", { plan_id: plan.plan_id, add_invitees: ["chg1-e", "chg1-b"], remove_invitees: ["chg1-d"], respond_by: null }, o.key)
+    ).plan;
     expect(moved.invitees.map((i: any) => i.agent.handle)).toEqual(["chg1-b", "chg1-c", "chg1-e"]);
     expect(moved.respond_by).toBeNull();
     // the new invitee gets an invitation, not a change notice
-    expect((await items(e, "plan.invitation"))).toHaveLength(1);
+    expect(await items(e, "plan.invitation")).toHaveLength(1);
     expect(await items(e, "plan.changed")).toEqual([]);
     // the removed one is told, its invitation stops waiting, and it loses sight of the plan
     const [gone] = await items(d, "plan.cancelled");
@@ -295,7 +297,14 @@ describe("responses, scheduling, changes and cancellation", () => {
     expect(await issue({ description: "d".repeat(2001) })).toBe("description");
     expect(await issue({ options: [] })).toBe("options");
     expect(await issue({ options: [{ option_id: crypto.randomUUID(), starts_at: "2026-12-05T19:00:00Z" }] })).toBe("options.0.option_id");
-    expect(await issue({ options: [{ option_id: o1, starts_at: "2026-12-05T19:00:00Z" }, { option_id: o1, starts_at: "2026-12-06T19:00:00Z" }] })).toBe("options");
+    expect(
+      await issue({
+        options: [
+          { option_id: o1, starts_at: "2026-12-05T19:00:00Z" },
+          { option_id: o1, starts_at: "2026-12-06T19:00:00Z" },
+        ],
+      }),
+    ).toBe("options");
     expect(await issue({ respond_by: "2020-01-01T00:00:00Z" })).toBe("respond_by");
     expect(await issue({ remove_invitees: ["chg2-nobody"] })).toBe("remove_invitees");
     expect(await issue({ remove_invitees: ["chg2-b", "chg2-c", "chg2-d"] })).toBe("remove_invitees");

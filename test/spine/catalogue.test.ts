@@ -153,9 +153,7 @@ describe("catalogue and discovery", () => {
     expect(pr.agent_auth.register_uri).toBe(`${s.url}/v1/agents`);
     expect(as.issuer).toBe(s.url);
     expect(as.agent_auth.register_uri).toBe(`${s.url}/v1/agents`);
-    const urls = [pr, as].flatMap((doc) =>
-      Object.entries(doc).flatMap(([k, v]) => (k.endsWith("_endpoint") || k.endsWith("_uri") ? [v as string] : [])),
-    );
+    const urls = [pr, as].flatMap((doc) => Object.entries(doc).flatMap(([k, v]) => (k.endsWith("_endpoint") || k.endsWith("_uri") ? [v as string] : [])));
     for (const u of urls) {
       const res = await fetch(u, { method: "GET" });
       expect([u, res.status === 404]).toEqual([u, false]);

@@ -9,8 +9,7 @@ beforeAll(async () => {
 });
 afterAll(() => s.stop());
 
-const post = (path: string, body: string | undefined, headers: Record<string, string> = {}) =>
-  s.raw(path, { method: "POST", headers, body });
+const post = (path: string, body: string | undefined, headers: Record<string, string> = {}) => s.raw(path, { method: "POST", headers, body });
 
 describe("the error envelope", () => {
   test("VALIDATION_ERROR names each field in details.issues", async () => {

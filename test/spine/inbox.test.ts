@@ -36,7 +36,23 @@ describe("inbox", () => {
     expect(r.items).toHaveLength(2);
     const item = r.items[0];
     expect(Object.keys(item).sort()).toEqual(
-      ["app", "created_at", "expires_at", "from", "item_id", "note", "payload", "refs", "requires_action", "resolved", "seen", "seq", "summary_md", "suggested_tools", "type"].sort(),
+      [
+        "app",
+        "created_at",
+        "expires_at",
+        "from",
+        "item_id",
+        "note",
+        "payload",
+        "refs",
+        "requires_action",
+        "resolved",
+        "seen",
+        "seq",
+        "summary_md",
+        "suggested_tools",
+        "type",
+      ].sort(),
     );
     expect(item.app).toBe("network");
     expect(item.from.handle).toBe("ib1-f0");

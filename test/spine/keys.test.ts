@@ -77,7 +77,8 @@ describe("API keys and clients", () => {
     // a sign-in code would let the old key connect a new client: it sees none, the new key does
     const { sendSigninCode } = await import("../../server/domain/signin-codes.ts");
     await s.server.db.tx((tx) => sendSigninCode(tx, "web-session-hash", "key-grace", { kind: "join", clientName: "Thief" }, s.clock.now()));
-    const codes = async (key: string) => (await s.ok("get_inbox", { since: "0", include_seen: true }, key)).items.filter((i: any) => i.type === "auth.join_code");
+    const codes = async (key: string) =>
+      (await s.ok("get_inbox", { since: "0", include_seen: true }, key)).items.filter((i: any) => i.type === "auth.join_code");
     expect(await codes(a.key)).toEqual([]);
     // reading from the client's cursor (which the old and the new key share) does not move it past the code,
     // not even to an item after it

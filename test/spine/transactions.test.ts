@@ -51,7 +51,12 @@ describe("the pipeline", () => {
 
   test("two read tools declare writes, get_inbox writes when it marks; every other read tool runs in a read transaction", () => {
     const reading = TOOLS.filter((t) => !t.isWrite);
-    expect(reading.filter((t) => t.writes).map((t) => t.name).sort()).toEqual(["get_contact_code", "get_settings_link"]);
+    expect(
+      reading
+        .filter((t) => t.writes)
+        .map((t) => t.name)
+        .sort(),
+    ).toEqual(["get_contact_code", "get_settings_link"]);
     expect(TOOLS.filter((t) => t.writesWhenNeeded).map((t) => t.name)).toEqual(["get_inbox"]);
     expect(TOOLS.filter((t) => t.isWrite).every((t) => t.writes)).toBe(true);
   });

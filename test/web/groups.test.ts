@@ -12,7 +12,22 @@ beforeAll(async () => {
   s = await startTestServer();
   g = await groupWith(s, ["gp-alice", "gp-bob", "gp-carol"], "EUR", "Lisbon <trip>");
   const { alice, bob } = { alice: g.by["gp-alice"]!, bob: g.by["gp-bob"]! };
-  await s.ok("add_expense", { group_id: g.group_id, description: "Dinner at Rosa's", amount: "60.00", split: { mode: "shares", among: [{ handle: "gp-alice", value: 2 }, { handle: "gp-bob", value: 1 }] } }, alice.key);
+  await s.ok(
+    "add_expense",
+    {
+      group_id: g.group_id,
+      description: "Dinner at Rosa's",
+      amount: "60.00",
+      split: {
+        mode: "shares",
+        among: [
+          { handle: "gp-alice", value: 2 },
+          { handle: "gp-bob", value: 1 },
+        ],
+      },
+    },
+    alice.key,
+  );
   await s.ok("add_expense", { group_id: g.group_id, description: "Taxi <b>", amount: "15.00" }, bob.key);
   await s.ok("record_payment", { group_id: g.group_id, to: "gp-alice", amount: "5.00" }, bob.key);
   b = new PageClient(s.url);
@@ -72,7 +87,13 @@ describe("/groups", () => {
     // alice paid 60 (share 40), bob paid 15 (share 5 each): alice +25.00, bob -15.00... as the ledger says
     for (const m of balances.members) {
       const amount = m.balance.replace(/^[+-]/, "");
-      expect(shown).toContain(m.balance_minor > 0 ? `${m.agent.handle} is owed ${amount}` : m.balance_minor < 0 ? `${m.agent.handle} owes ${amount}` : `${m.agent.handle} is settled up`);
+      expect(shown).toContain(
+        m.balance_minor > 0
+          ? `${m.agent.handle} is owed ${amount}`
+          : m.balance_minor < 0
+            ? `${m.agent.handle} owes ${amount}`
+            : `${m.agent.handle} is settled up`,
+      );
     }
     for (const t of balances.settle_up) expect(shown).toContain(`${t.from.handle} owes ${t.to.handle} ${t.amount} EUR`);
     expect(r.html).toMatch(/<svg class="chart"[^>]*role="img"/);

@@ -75,11 +75,21 @@ async function audit(name: string): Promise<void> {
     if (!(await page.evaluate(() => "axe" in globalThis))) await page.evaluate(AXE_SOURCE);
     const violations: Finding[] = await page.evaluate(async () => {
       const result = await (globalThis as any).axe.run((globalThis as any).document, { resultTypes: ["violations"] });
-      return result.violations.map((v: any) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.slice(0, 3).map((n: any) => n.target.join(" ")) }));
+      return result.violations.map((v: any) => ({
+        id: v.id,
+        impact: v.impact,
+        help: v.help,
+        targets: v.nodes.slice(0, 3).map((n: any) => n.target.join(" ")),
+      }));
     });
     const width = await page.evaluate(() => ({ scroll: (globalThis as any).document.documentElement.scrollWidth, inner: (globalThis as any).innerWidth }));
     await page.screenshot({ path: join(ARTIFACTS, `${name}-${viewport.width}.png`), fullPage: true });
-    expect({ name, viewport: viewport.width, serious: violations.filter((v) => v.impact === "serious" || v.impact === "critical"), sideways: width.scroll > width.inner ? width : null }).toEqual({
+    expect({
+      name,
+      viewport: viewport.width,
+      serious: violations.filter((v) => v.impact === "serious" || v.impact === "critical"),
+      sideways: width.scroll > width.inner ? width : null,
+    }).toEqual({
       name,
       viewport: viewport.width,
       serious: [],
@@ -134,7 +144,16 @@ describe("the pages in Chromium", () => {
     const redirect = `http://127.0.0.1:${callbackServer.port}/callback`;
     const client = (await registerClient(s, { client_name: "Desktop Assistant", redirect_uris: [redirect] })).body;
     const { challenge } = pkce();
-    const q = new URLSearchParams({ response_type: "code", client_id: client.client_id, redirect_uri: redirect, code_challenge: challenge, code_challenge_method: "S256", scope: "svc:read svc:write offline_access", state: "browser-state", resource: s.url });
+    const q = new URLSearchParams({
+      response_type: "code",
+      client_id: client.client_id,
+      redirect_uri: redirect,
+      code_challenge: challenge,
+      code_challenge_method: "S256",
+      scope: "svc:read svc:write offline_access",
+      state: "browser-state",
+      resource: s.url,
+    });
     await page.goto(`${s.url}/oauth/authorize?${q}`);
     await expect(page.getByRole("heading", { level: 1 }).textContent()).resolves.toBe("Allow Desktop Assistant?");
     await expect(page.locator("main").textContent()).resolves.toContain(`127.0.0.1:${callbackServer.port}`);
@@ -177,7 +196,22 @@ describe("the pages in Chromium", () => {
   test("groups: the list, and a group's chart, sentences and export link", async () => {
     const bob = await s.register("web-bob");
     const g = await groupOf(s, [alice, bob], "EUR", "Lisbon trip");
-    await s.ok("add_expense", { group_id: g.group_id, description: "Dinner at Rosa's", amount: "60.00", split: { mode: "shares", among: [{ handle: "web-alice", value: 1 }, { handle: "web-bob", value: 2 }] } }, alice.key);
+    await s.ok(
+      "add_expense",
+      {
+        group_id: g.group_id,
+        description: "Dinner at Rosa's",
+        amount: "60.00",
+        split: {
+          mode: "shares",
+          among: [
+            { handle: "web-alice", value: 1 },
+            { handle: "web-bob", value: 2 },
+          ],
+        },
+      },
+      alice.key,
+    );
     await s.ok("record_payment", { group_id: g.group_id, to: "web-alice", amount: "10.00" }, bob.key);
     await page.goto(`${s.url}/groups`);
     await audit("groups");
@@ -209,7 +243,16 @@ describe("the pages in Chromium", () => {
     const redirect = `http://127.0.0.1:${callbackServer.port}/callback`;
     const client = (await registerClient(s, { client_name: "Pocket Agent", redirect_uris: [redirect] })).body;
     const { verifier, challenge } = pkce();
-    const q = new URLSearchParams({ response_type: "code", client_id: client.client_id, redirect_uri: redirect, code_challenge: challenge, code_challenge_method: "S256", scope: "svc:read svc:write", state: "new-person", resource: s.url });
+    const q = new URLSearchParams({
+      response_type: "code",
+      client_id: client.client_id,
+      redirect_uri: redirect,
+      code_challenge: challenge,
+      code_challenge_method: "S256",
+      scope: "svc:read svc:write",
+      state: "new-person",
+      resource: s.url,
+    });
     await page.goto(`${s.url}/oauth/authorize?${q}`);
     await expect(page.getByRole("heading", { level: 1 }).textContent()).resolves.toBe("Sign in to continue to Pocket Agent");
     await audit("oauth-signin");
@@ -221,7 +264,13 @@ describe("the pages in Chromium", () => {
     await page.getByRole("button", { name: "Allow" }).click();
     await page.waitForURL(/state=new-person/);
     const back = callbacks.findLast((u) => u.searchParams.get("state") === "new-person")!;
-    const t = await tokenCall(s, { grant_type: "authorization_code", code: back.searchParams.get("code")!, redirect_uri: redirect, client_id: client.client_id, code_verifier: verifier });
+    const t = await tokenCall(s, {
+      grant_type: "authorization_code",
+      code: back.searchParams.get("code")!,
+      redirect_uri: redirect,
+      client_id: client.client_id,
+      code_verifier: verifier,
+    });
     expect(t.status).toBe(200);
     expect((await s.ok("get_me", {}, t.body.access_token)).agent).toMatchObject({ handle: "web-newcomer", display_name: "Newcomer" });
   }, 120_000);

@@ -16,7 +16,11 @@ export async function listActivity(tx: Tx, agentId: string, input: { group_id: s
     .from(ledgerActivity)
     .where(and(eq(ledgerActivity.groupId, input.group_id), before === undefined ? undefined : lt(ledgerActivity.seq, before)))
     .orderBy(desc(ledgerActivity.seq));
-  const { page, next_cursor } = await paginate(limit, (n) => query.limit(n), (last) => encodeCursor([last.seq]));
+  const { page, next_cursor } = await paginate(
+    limit,
+    (n) => query.limit(n),
+    (last) => encodeCursor([last.seq]),
+  );
   const people = await refsByIds(
     tx,
     page.map((r) => r.actorId),

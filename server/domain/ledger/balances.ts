@@ -29,12 +29,14 @@ export async function groupBalanceView(tx: Tx, agentId: string, groupId: string,
       })
       .sort((a, b) => compareText(a.agent.handle, b.agent.handle)),
     pending_payments: await paymentViews(tx, pending, () => group.currency),
-    settle_up: plan.map((t): Transfer => ({
-      from: people.get(t.from)!,
-      to: people.get(t.to)!,
-      amount_minor: totalMinor(t.amount),
-      amount: formatAmount(t.amount, group.currency),
-    })),
+    settle_up: plan.map(
+      (t): Transfer => ({
+        from: people.get(t.from)!,
+        to: people.get(t.to)!,
+        amount_minor: totalMinor(t.amount),
+        amount: formatAmount(t.amount, group.currency),
+      }),
+    ),
     settle_up_method: method,
   };
 }
@@ -149,7 +151,11 @@ async function currencyBreakdown(tx: Tx, group: GroupRow, known: Map<string, Age
     payee.received += amount;
     payee.converted -= BigInt(r.amountMinor);
   }
-  const people = await refsWithKnown(tx, [...parts.values()].flatMap((m) => [...m.keys()]), known);
+  const people = await refsWithKnown(
+    tx,
+    [...parts.values()].flatMap((m) => [...m.keys()]),
+    known,
+  );
   return [...parts]
     .sort(([a], [b]) => Number(b === group.currency) - Number(a === group.currency) || compareText(a, b))
     .map(([currency, byAgent]) => ({
@@ -214,7 +220,11 @@ export async function groupSummaries(
     .orderBy(groups.createdAt, groups.groupId)
     .limit(page.limit ?? -1);
   // The clock only stamps when a missing pair ledger was rebuilt; it changes no balance.
-  const debts = await pairDebtsByGroup(tx, rows.map((r) => r.group_id), new Date());
+  const debts = await pairDebtsByGroup(
+    tx,
+    rows.map((r) => r.group_id),
+    new Date(),
+  );
   const summaries: GroupSummary[] = [];
   for (const r of rows) {
     const balance = balancesFromDebts(debts.get(r.group_id)!).get(agentId) ?? 0n;

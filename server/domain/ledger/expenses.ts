@@ -512,7 +512,11 @@ export async function listExpenses(tx: Tx, agentId: string, input: ListExpensesI
       ),
     )
     .orderBy(desc(expenses.date), sql`expenses.rowid DESC`);
-  const { page, next_cursor } = await paginate(limit, (n) => query.limit(n), (last) => encodeCursor([last.e.date, last.seq]));
+  const { page, next_cursor } = await paginate(
+    limit,
+    (n) => query.limit(n),
+    (last) => encodeCursor([last.e.date, last.seq]),
+  );
   return {
     expenses: await expenseViews(
       tx,
@@ -622,9 +626,27 @@ export async function updateExpense(
   const is = new Set(after.shares.map((s) => s.agentId));
   const others = (list: ParticipantShare[]) => list.filter((s) => s.agentId !== actor.agentId);
   const known = refsOfMembers(members);
-  await notify(tx, now, group, actor, row.expenseId, version, after, others(after.shares.filter((s) => !was.has(s.agentId))), "ledger.expense_added", {}, known);
+  await notify(
+    tx,
+    now,
+    group,
+    actor,
+    row.expenseId,
+    version,
+    after,
+    others(after.shares.filter((s) => !was.has(s.agentId))),
+    "ledger.expense_added",
+    {},
+    known,
+  );
   const dropped = others(before.shares.filter((s) => !is.has(s.agentId)));
-  if (dropped.length) await resolveItems(tx, dropped.map((s) => s.agentId), "ledger.expense_added", { expense_id: row.expenseId });
+  if (dropped.length)
+    await resolveItems(
+      tx,
+      dropped.map((s) => s.agentId),
+      "ledger.expense_added",
+      { expense_id: row.expenseId },
+    );
   // Those still in it see their new share; those dropped from it see a share of zero.
   const told = [...others(after.shares.filter((s) => was.has(s.agentId))), ...dropped.map((s) => ({ ...s, paidMinor: 0, shareMinor: 0 }))];
   await notify(tx, now, group, actor, row.expenseId, version, after, told, "ledger.expense_updated", { changed_fields: changed }, known);
@@ -674,11 +696,28 @@ export async function setDeleted(tx: Tx, actor: Actor, expenseId: string, delete
   const others = state.shares.filter((s) => s.agentId !== actor.agentId);
   if (deleted) {
     // Nothing is left to confirm or to fix.
-    await resolveItems(tx, state.shares.map((s) => s.agentId), "ledger.expense_added", { expense_id: row.expenseId });
+    await resolveItems(
+      tx,
+      state.shares.map((s) => s.agentId),
+      "ledger.expense_added",
+      { expense_id: row.expenseId },
+    );
     await resolveItems(tx, row.createdBy, "ledger.expense_disputed", { expense_id: row.expenseId });
     await notify(tx, now, group, actor, row.expenseId, version, after, others, "ledger.expense_deleted");
   } else {
-    await notify(tx, now, group, actor, row.expenseId, version, after, others, "ledger.expense_updated", { changed_fields: ["deleted"], change: "restored" }, known);
+    await notify(
+      tx,
+      now,
+      group,
+      actor,
+      row.expenseId,
+      version,
+      after,
+      others,
+      "ledger.expense_updated",
+      { changed_fields: ["deleted"], change: "restored" },
+      known,
+    );
   }
   return expenseView(tx, group, row.expenseId);
 }

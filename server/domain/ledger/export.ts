@@ -59,21 +59,13 @@ function csvText(currency: string, list: Expense[], paid: Payment[]): string {
 
 export async function exportGroup(tx: Tx, agentId: string, groupId: string, format: "csv" | "json", now: Date) {
   const group = await requireMember(tx, groupId, agentId);
-  const expenseRows = await tx
-    .select()
-    .from(expenses)
-    .where(eq(expenses.groupId, groupId))
-    .orderBy(asc(expenses.date), sql`expenses.rowid`);
+  const expenseRows = await tx.select().from(expenses).where(eq(expenses.groupId, groupId)).orderBy(asc(expenses.date), sql`expenses.rowid`);
   const live = await expenseViews(
     tx,
     group,
     expenseRows.filter((r) => !r.deleted),
   );
-  const paymentRows = await tx
-    .select()
-    .from(payments)
-    .where(eq(payments.groupId, groupId))
-    .orderBy(sql`payments.rowid`);
+  const paymentRows = await tx.select().from(payments).where(eq(payments.groupId, groupId)).orderBy(sql`payments.rowid`);
   const paid = await paymentViews(tx, paymentRows, () => group.currency);
   const content =
     format === "csv"

@@ -4,7 +4,7 @@ import { scalar, type Tx } from "../../../db/client.ts";
 import { agents, groupMembers, groups } from "../../../db/schema/index.ts";
 import { iso } from "../../clock.ts";
 import { AppError, conflict, invalid, notFound } from "../../errors.ts";
-import type { Actor, } from "../../contract/principal.ts";
+import type { Actor } from "../../contract/principal.ts";
 import type { Group } from "../../contract/groups.ts";
 import type { AgentRef, GroupSummary } from "../../contract/wire.ts";
 import { agentByHandle, refsByIds, toRef } from "../agents.ts";
@@ -17,7 +17,6 @@ import { logActivity } from "./activity.ts";
 import { groupBalances, groupSummaries } from "./balances.ts";
 import { formatBalance, totalMinor } from "./money.ts";
 import { decodeCursor, encodeCursor, paginate } from "../../contract/cursor.ts";
-
 
 /** The group as a member sees it: summary, settings, current members with their balances. */
 export async function groupView(tx: Tx, groupId: string, viewerId: string): Promise<Group> {
@@ -43,7 +42,10 @@ export async function groupView(tx: Tx, groupId: string, viewerId: string): Prom
     created_by: creator,
     created_at: g.createdAt,
     updated_at: g.updatedAt,
-    settings: { simplify_debts: g.simplifyDebts, description: g.description === null ? null : untrusted(g.description, "group description, written by the group's members") },
+    settings: {
+      simplify_debts: g.simplifyDebts,
+      description: g.description === null ? null : untrusted(g.description, "group description, written by the group's members"),
+    },
     members: rows.map((r) => {
       const b = balances.get(r.agentId) ?? 0n;
       return { agent: toRef(r), role: r.m.role, joined_at: r.m.joinedAt, balance_minor: totalMinor(b), balance: formatBalance(b, g.currency) };
@@ -142,7 +144,6 @@ export async function listGroups(tx: Tx, agentId: string, includeArchived: boole
   return { groups: page, next_cursor };
 }
 
-
 export interface UpdateGroupInput {
   group_id: string;
   name?: string | undefined;
@@ -169,7 +170,10 @@ export async function updateGroup(tx: Tx, me: Actor, input: UpdateGroupInput, no
   }
   const changed = Object.keys(set);
   if (!changed.length) return;
-  await tx.update(groups).set({ ...set, updatedAt: iso(now) }).where(eq(groups.groupId, g.groupId));
+  await tx
+    .update(groups)
+    .set({ ...set, updatedAt: iso(now) })
+    .where(eq(groups.groupId, g.groupId));
   const what = changed.map((k) => (k === "simplifyDebts" ? "simplify_debts" : k)).join(", ");
   await logActivity(tx, now, { groupId: g.groupId, actorId: me.agentId, action: "group_updated", summary: `@${me.handle} changed ${what}` });
 }
@@ -177,10 +181,7 @@ export async function updateGroup(tx: Tx, me: Actor, input: UpdateGroupInput, no
 /** Whether any expense (deleted ones too: they can be restored) or payment is booked in the group. */
 async function hasBookings(tx: Tx, groupId: string): Promise<boolean> {
   return Boolean(
-    await scalar(
-      tx,
-      sql`SELECT EXISTS (SELECT 1 FROM expenses WHERE group_id = ${groupId}) OR EXISTS (SELECT 1 FROM payments WHERE group_id = ${groupId})`,
-    ),
+    await scalar(tx, sql`SELECT EXISTS (SELECT 1 FROM expenses WHERE group_id = ${groupId}) OR EXISTS (SELECT 1 FROM payments WHERE group_id = ${groupId})`),
   );
 }
 
@@ -188,7 +189,10 @@ async function hasBookings(tx: Tx, groupId: string): Promise<boolean> {
 export async function archiveGroup(tx: Tx, me: Actor, groupId: string, archived: boolean, now: Date): Promise<void> {
   const g = await requireMember(tx, groupId, me.agentId);
   if (g.archived === archived) return;
-  await tx.update(groups).set({ archived, updatedAt: iso(now) }).where(eq(groups.groupId, groupId));
+  await tx
+    .update(groups)
+    .set({ archived, updatedAt: iso(now) })
+    .where(eq(groups.groupId, groupId));
   await logActivity(tx, now, {
     groupId,
     actorId: me.agentId,
@@ -256,7 +260,13 @@ export async function removeMember(tx: Tx, me: Actor, groupId: string, handle: s
   const g = await requireWritable(tx, groupId, me.agentId);
   requireSharedGroup(g);
   if ((await membership(tx, groupId, me.agentId))?.role !== "owner") {
-    throw new AppError("FORBIDDEN", "Only the group's owner can remove members.", undefined, undefined, "Ask the owner (get_group shows who it is), or leave the group yourself with leave_group.");
+    throw new AppError(
+      "FORBIDDEN",
+      "Only the group's owner can remove members.",
+      undefined,
+      undefined,
+      "Ask the owner (get_group shows who it is), or leave the group yourself with leave_group.",
+    );
   }
   const them = await agentByHandle(tx, handle);
   if (!them || !(await membership(tx, groupId, them.agentId))) throw notFound(`Member @${handle}`);

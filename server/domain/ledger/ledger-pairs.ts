@@ -71,7 +71,7 @@ async function ledgerDebts(tx: Tx, groupId: string): Promise<AgentDebt[]> {
     .where(and(eq(expenseShares.groupId, groupId), eq(expenses.deleted, false)))
     .orderBy(expenseShares.expenseId);
   const debts: AgentDebt[] = [];
-  for (let i = 0; i < shares.length;) {
+  for (let i = 0; i < shares.length; ) {
     const id = shares[i]!.expenseId;
     let end = i;
     while (end < shares.length && shares[end]!.expenseId === id) end++;
@@ -96,7 +96,10 @@ async function rebuild(tx: Tx, groupId: string, now: Date): Promise<void> {
 
 /** Records that a group's pair ledger is complete; a new group's is (it is empty, and every change keeps it). */
 export async function markBuilt(tx: Tx, groupId: string, now: Date): Promise<void> {
-  await tx.insert(ledgerPairsBuilt).values({ groupId, builtAt: iso(now) }).onConflictDoNothing();
+  await tx
+    .insert(ledgerPairsBuilt)
+    .values({ groupId, builtAt: iso(now) })
+    .onConflictDoNothing();
 }
 
 /** What debts (times sign) net to per pair, low id first: what low owes high; pairs that net to zero are left out. */
@@ -149,9 +152,16 @@ const groupPairs = prepared((tx) =>
     .orderBy(ledgerPairs.lowId, ledgerPairs.highId)
     .prepare(),
 );
-const groupBuilt = prepared((tx) => tx.select({ g: ledgerPairsBuilt.groupId }).from(ledgerPairsBuilt).where(eq(ledgerPairsBuilt.groupId, sql.placeholder("groupId"))).prepare());
+const groupBuilt = prepared((tx) =>
+  tx
+    .select({ g: ledgerPairsBuilt.groupId })
+    .from(ledgerPairsBuilt)
+    .where(eq(ledgerPairsBuilt.groupId, sql.placeholder("groupId")))
+    .prepare(),
+);
 
-const asDebt = (r: PairRow): PairDebt => (r.lowOwes > 0n ? { from: r.lowId, to: r.highId, amount: r.lowOwes } : { from: r.highId, to: r.lowId, amount: -r.lowOwes });
+const asDebt = (r: PairRow): PairDebt =>
+  r.lowOwes > 0n ? { from: r.lowId, to: r.highId, amount: r.lowOwes } : { from: r.highId, to: r.lowId, amount: -r.lowOwes };
 
 /** Each pair's net debt in a group (non-zero ones), read from the pair ledger, built first if needed. */
 export async function pairDebts(tx: Tx, groupId: string, now: Date): Promise<PairDebt[]> {

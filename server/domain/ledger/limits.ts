@@ -35,7 +35,10 @@ export async function exceedsLimits(tx: Tx, group: GroupRow, debts: readonly Age
     .select({ agentId: groupMembers.agentId, total: exactly(sql`sum(abs(${ledgerPairs.lowOwesMinor}))`) })
     .from(groupMembers)
     .innerJoin(groups, and(eq(groups.groupId, groupMembers.groupId), eq(groups.currency, group.currency)))
-    .innerJoin(ledgerPairs, and(eq(ledgerPairs.groupId, groupMembers.groupId), or(eq(ledgerPairs.lowId, groupMembers.agentId), eq(ledgerPairs.highId, groupMembers.agentId))))
+    .innerJoin(
+      ledgerPairs,
+      and(eq(ledgerPairs.groupId, groupMembers.groupId), or(eq(ledgerPairs.lowId, groupMembers.agentId), eq(ledgerPairs.highId, groupMembers.agentId))),
+    )
     .where(inArray(groupMembers.agentId, ids))
     .groupBy(groupMembers.agentId);
   for (const t of totals) before.set(t.agentId, BigInt(t.total));

@@ -1,9 +1,9 @@
 // Who belongs to which group, and the balances every other part of the ledger builds on.
 import { and, eq, inArray, isNull, sql } from "drizzle-orm";
 import { prepared, type Tx } from "../../../db/client.ts";
-import { agents, groupInvites, groupMembers, groups, } from "../../../db/schema/index.ts";
+import { agents, groupInvites, groupMembers, groups } from "../../../db/schema/index.ts";
 import { conflict, notFound } from "../../errors.ts";
-import type { AgentRef, } from "../../contract/wire.ts";
+import type { AgentRef } from "../../contract/wire.ts";
 import { refsByIds, toRef } from "../agents.ts";
 import type { Member } from "./expenses.ts";
 
@@ -39,7 +39,13 @@ export async function requireWritable(tx: Tx, groupId: string, agentId: string):
 }
 
 // The group and its current members, each read by key: read together, every member's row would repeat the group's.
-const groupById = prepared((tx) => tx.select().from(groups).where(eq(groups.groupId, sql.placeholder("groupId"))).prepare());
+const groupById = prepared((tx) =>
+  tx
+    .select()
+    .from(groups)
+    .where(eq(groups.groupId, sql.placeholder("groupId")))
+    .prepare(),
+);
 const currentMembers = prepared((tx) =>
   tx
     .select({ agentId: agents.agentId, handle: agents.handle, displayName: agents.displayName })
@@ -68,8 +74,7 @@ export async function writableGroupMembers(tx: Tx, groupId: string, agentId: str
 }
 
 /** Members as agent refs by agent id, for the views and items that name them. */
-export const refsOfMembers = (members: Map<string, Member>): Map<string, AgentRef> =>
-  new Map([...members.values()].map((m) => [m.agentId, toRef(m)]));
+export const refsOfMembers = (members: Map<string, Member>): Map<string, AgentRef> => new Map([...members.values()].map((m) => [m.agentId, toRef(m)]));
 
 /** Refs of `ids`: those in `known` as they are, only the others read. */
 export async function refsWithKnown(tx: Tx, ids: string[], known: Map<string, AgentRef>): Promise<Map<string, AgentRef>> {

@@ -118,7 +118,12 @@ export interface Overpayment {
  * Recorded by the payee it is confirmed at once; recorded by the payer it waits for the payee. A payment larger
  * than what the payer owed the payee before it (settlement.owedBetween) is recorded all the same, and said so.
  */
-export async function recordPayment(tx: Tx, actor: Actor, input: RecordPaymentInput, now: Date): Promise<{ payment: Payment; overpayment: Overpayment | null }> {
+export async function recordPayment(
+  tx: Tx,
+  actor: Actor,
+  input: RecordPaymentInput,
+  now: Date,
+): Promise<{ payment: Payment; overpayment: Overpayment | null }> {
   const { group, members } = await writableGroupMembers(tx, input.group_id, actor.agentId);
   if (input.from === undefined && input.to === undefined) throw invalid("to", "name the payee with to, or the payer with from; you are the other one");
   const fromHandle = input.from ?? actor.handle;
@@ -203,12 +208,7 @@ async function visiblePayment(tx: Tx, paymentId: string, agentId: string): Promi
  * The payee confirms (it starts counting) or rejects a pending payment; the payer is told. Either party voids a
  * pending or confirmed one (voidPayment).
  */
-export async function respondPayment(
-  tx: Tx,
-  actor: Actor,
-  input: { payment_id: string; action: "confirm" | "reject" | "void" },
-  now: Date,
-): Promise<Payment> {
+export async function respondPayment(tx: Tx, actor: Actor, input: { payment_id: string; action: "confirm" | "reject" | "void" }, now: Date): Promise<Payment> {
   const { row, group } = await visiblePayment(tx, input.payment_id, actor.agentId);
   assertWritable(group);
   if (input.action === "void") return voidPayment(tx, actor, row, group, now);
@@ -253,7 +253,8 @@ export async function respondPayment(
  */
 async function voidPayment(tx: Tx, actor: Actor, row: PaymentRow, group: GroupRow, now: Date): Promise<Payment> {
   if (row.fromId !== actor.agentId && row.toId !== actor.agentId) throw conflict("Only the payer or the payee can void a payment.");
-  if (row.state !== "pending" && row.state !== "confirmed") throw conflict(`The payment is already ${row.state}; only a pending or confirmed payment can be voided.`);
+  if (row.state !== "pending" && row.state !== "confirmed")
+    throw conflict(`The payment is already ${row.state}; only a pending or confirmed payment can be voided.`);
   const otherId = row.fromId === actor.agentId ? row.toId : row.fromId;
   const people = await refsByIds(tx, [row.fromId, row.toId]);
   const other = people.get(otherId)!.handle;
@@ -316,7 +317,11 @@ export async function listPayments(tx: Tx, agentId: string, input: ListPaymentsI
       ),
     )
     .orderBy(sql`payments.rowid DESC`);
-  const { page, next_cursor } = await paginate(limit, (n) => query.limit(n), (last) => encodeCursor([last.seq]));
+  const { page, next_cursor } = await paginate(
+    limit,
+    (n) => query.limit(n),
+    (last) => encodeCursor([last.seq]),
+  );
   return {
     payments: await paymentViews(
       tx,

@@ -67,7 +67,8 @@ function routeAroundFormerMembers(debts: PairDebt[], members: Set<string>): Pair
  */
 export async function owedBetween(tx: Tx, group: GroupRow, members: Map<string, AgentRef>, fromId: string, toId: string, now: Date): Promise<number> {
   const { plan, debts } = await settlement(tx, group, members, await pairDebts(tx, group.groupId, now));
-  const between = (list: PairDebt[]) => list.reduce((net, d) => net + (d.from === fromId && d.to === toId ? d.amount : d.from === toId && d.to === fromId ? -d.amount : 0n), 0n);
+  const between = (list: PairDebt[]) =>
+    list.reduce((net, d) => net + (d.from === fromId && d.to === toId ? d.amount : d.from === toId && d.to === fromId ? -d.amount : 0n), 0n);
   const [a, b] = [between(plan), between(debts)];
   return Math.max(0, totalMinor(a > b ? a : b));
 }

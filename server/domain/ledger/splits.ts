@@ -3,7 +3,6 @@ import { currencyExponent } from "../../contract/currencies.ts";
 import { SPLIT_MODES, type SplitMode } from "../../contract/ledger.ts";
 import { checkMinor, formatAmount, parseDecimal, resolveAmount, type AmountInput } from "./money.ts";
 
-
 export interface SplitParticipant {
   handle: string;
   value?: string | number | null | undefined;
@@ -29,13 +28,7 @@ const SHARES_SCALE = 6;
  * non-negative, summing exactly to the amount. Integer (BigInt) arithmetic only.
  * `path` prefixes error paths, e.g. "split.among[2].value".
  */
-export function computeShares(
-  amountMinor: number,
-  mode: SplitMode,
-  among: readonly SplitParticipant[],
-  currency: string,
-  path = "split",
-): Share[] {
+export function computeShares(amountMinor: number, mode: SplitMode, among: readonly SplitParticipant[], currency: string, path = "split"): Share[] {
   const amount = BigInt(checkMinor(amountMinor, "amount_minor"));
   const scale = currencyExponent(currency);
   const handles = checkHandles(among, `${path}.among`);
@@ -73,7 +66,11 @@ function equalSplit(amount: bigint, among: readonly SplitParticipant[], handles:
   among.forEach((p, i) => {
     if (hasValue(p)) throw invalid(ctx.valuePath(i), "leave value out for an equal split");
   });
-  return allocate(amount, handles.map(() => 1n), handles);
+  return allocate(
+    amount,
+    handles.map(() => 1n),
+    handles,
+  );
 }
 
 function exactSplit(amount: bigint, among: readonly SplitParticipant[], ctx: ModeContext): bigint[] {
@@ -107,7 +104,11 @@ function weightedSplit(amount: bigint, among: readonly SplitParticipant[], handl
 function adjustmentSplit(amount: bigint, among: readonly SplitParticipant[], handles: string[], ctx: ModeContext): bigint[] {
   const adjustments = among.map((p, i) => (hasValue(p) ? parseAmountValue(p.value, ctx, ctx.valuePath(i), true) : 0n));
   const rest = amount - adjustments.reduce((a, b) => a + b, 0n);
-  const equal = allocate(rest, handles.map(() => 1n), handles);
+  const equal = allocate(
+    rest,
+    handles.map(() => 1n),
+    handles,
+  );
   const shares = equal.map((e, i) => e + adjustments[i]!);
   const negative = shares.findIndex((s) => s < 0n);
   if (negative >= 0) {

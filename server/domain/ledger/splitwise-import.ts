@@ -170,7 +170,9 @@ export function parseSplitwise(
   if (headerAt < 0 || columns.length <= FIXED_COLUMNS.length) {
     return {
       plan,
-      problems: [`line ${header?.line ?? 1}: expected the header Date,Description,Category,Cost,Currency followed by one column per person, got: ${columns.join(",")}`],
+      problems: [
+        `line ${header?.line ?? 1}: expected the header Date,Description,Category,Cost,Currency followed by one column per person, got: ${columns.join(",")}`,
+      ],
     };
   }
   const people = columns.slice(FIXED_COLUMNS.length);
@@ -278,7 +280,9 @@ export function parseSplitwise(
     });
   }
   for (const [code, lines] of unrated) {
-    problems.push(`line${lines.length > 1 ? "s" : ""} ${listLines(lines)}: in ${code}, not the group's ${currency}; give the rate with --rate ${code}=<${currency} per 1 ${code}>`);
+    problems.push(
+      `line${lines.length > 1 ? "s" : ""} ${listLines(lines)}: in ${code}, not the group's ${currency}; give the rate with --rate ${code}=<${currency} per 1 ${code}>`,
+    );
   }
   // Only a file read without problems is complete enough to hold against its totals.
   if (!problems.length) problems.push(...totalsDisagreements(plan, totals, people, names));
@@ -286,7 +290,12 @@ export function parseSplitwise(
 }
 
 /** Each "Total balance" row against what the plan gives each person in that currency: one problem per person who differs. */
-function totalsDisagreements(plan: SplitwisePlan, totals: { line: number; currency: string; nets: bigint[] }[], people: string[], names: Map<string, string>): string[] {
+function totalsDisagreements(
+  plan: SplitwisePlan,
+  totals: { line: number; currency: string; nets: bigint[] }[],
+  people: string[],
+  names: Map<string, string>,
+): string[] {
   const imported = new Map<string, bigint>();
   const key = (code: string, handle: string) => `${code} ${handle}`;
   const add = (code: string, handle: string, amount: bigint) => imported.set(key(code, handle), (imported.get(key(code, handle)) ?? 0n) + amount);
@@ -319,12 +328,7 @@ const reason = (err: AppError) => (err.details?.issues as { message: string }[] 
 
 /** Descriptions become plain one-line text of at most 140 characters, as add_expense takes them. */
 function cleanDescription(text: string): string {
-  const flat = [
-    ...text
-      .replace(CONTROL, " ")
-      .replace(/\s+/g, " ")
-      .trim(),
-  ];
+  const flat = [...text.replace(CONTROL, " ").replace(/\s+/g, " ").trim()];
   const short = flat.length > 140 ? `${flat.slice(0, 139).join("")}…` : flat.join("");
   return short || "(no description)";
 }

@@ -171,7 +171,12 @@ async function summaries(tx: Tx, viewer: string, rows: Row[]): Promise<EnvelopeS
   const recips = await tx
     .select()
     .from(envelopeRecipients)
-    .where(inArray(envelopeRecipients.envelopeId, rows.map((r) => r.envelopeId)))
+    .where(
+      inArray(
+        envelopeRecipients.envelopeId,
+        rows.map((r) => r.envelopeId),
+      ),
+    )
     .orderBy(asc(envelopeRecipients.position));
   const agents = await refsByIds(tx, [...rows.map((r) => r.senderId), ...recips.map((r) => r.agentId)]);
   return rows.map((r) => {
@@ -228,7 +233,10 @@ export async function listEnvelopes(tx: Tx, me: Principal, input: ListInput) {
       ),
     )
     .orderBy(desc(envelopes.seq));
-  const { page, next_cursor } = await paginate(limit, (n) => query.limit(n), (last) => encodeCursor([last.seq]));
+  const { page, next_cursor } = await paginate(
+    limit,
+    (n) => query.limit(n),
+    (last) => encodeCursor([last.seq]),
+  );
   return { envelopes: await summaries(tx, me.agentId, page), next_cursor };
 }
-

@@ -4,7 +4,6 @@
 import { domainToUnicode } from "node:url";
 import type { LinkWarning } from "../../contract/mail.ts";
 
-
 export interface Link {
   /** The link as written in the body. */
   url: string;

@@ -65,7 +65,11 @@ const visibleTo = (agentId: string) =>
   );
 
 async function visiblePlan(tx: Tx, agentId: string, planId: string): Promise<PlanRow> {
-  const row = await tx.select().from(plans).where(and(eq(plans.planId, planId), visibleTo(agentId))).get();
+  const row = await tx
+    .select()
+    .from(plans)
+    .where(and(eq(plans.planId, planId), visibleTo(agentId)))
+    .get();
   if (!row) throw notFound("Plan");
   return row;
 }
@@ -74,7 +78,13 @@ async function visiblePlan(tx: Tx, agentId: string, planId: string): Promise<Pla
 async function ownPlan(tx: Tx, me: Principal, planId: string, verb: string): Promise<PlanRow> {
   const plan = await visiblePlan(tx, me.agentId, planId);
   if (plan.organiserId !== me.agentId) {
-    throw new AppError("FORBIDDEN", `Only the plan's organiser can ${verb} it.`, undefined, undefined, "Answer the plan with respond_plan, or ask the organiser.");
+    throw new AppError(
+      "FORBIDDEN",
+      `Only the plan's organiser can ${verb} it.`,
+      undefined,
+      undefined,
+      "Answer the plan with respond_plan, or ask the organiser.",
+    );
   }
   if (plan.state === "cancelled") throw conflict("The plan is cancelled; nothing about it can change.");
   return plan;
@@ -115,7 +125,10 @@ function span(options: Pick<OptionRow, "optionId" | "startsAt" | "endsAt">[], ch
   const picked = chosen === null ? options : options.filter((o) => o.optionId === chosen);
   return {
     startsAt: picked.map((o) => o.startsAt).sort()[0]!,
-    endsAt: picked.map((o) => o.endsAt ?? o.startsAt).sort().at(-1)!,
+    endsAt: picked
+      .map((o) => o.endsAt ?? o.startsAt)
+      .sort()
+      .at(-1)!,
   };
 }
 
@@ -242,7 +255,10 @@ export async function getPlan(tx: Tx, me: Principal, planId: string): Promise<{ 
     .from(expenses)
     .where(and(eq(expenses.groupId, row.groupId), eq(expenses.deleted, false), sql`json_extract(${expenses.refs}, '$.plan_id') = ${planId}`))
     .orderBy(asc(expenses.date), asc(expenses.createdAt));
-  const writers = await refsByIds(tx, rows.map((e) => e.descriptionBy ?? e.createdBy));
+  const writers = await refsByIds(
+    tx,
+    rows.map((e) => e.descriptionBy ?? e.createdBy),
+  );
   return {
     plan,
     expenses: rows.map((e) => ({
@@ -282,7 +298,11 @@ export async function listPlans(tx: Tx, me: Principal, input: ListInput, now: Da
       ),
     )
     .orderBy(...(upcoming ? [asc(plans.startsAt), asc(plans.planId)] : [desc(plans.startsAt), desc(plans.planId)]));
-  const { page, next_cursor } = await paginate(limit, (n) => query.limit(n), (last) => encodeCursor([when, last.startsAt, last.planId]));
+  const { page, next_cursor } = await paginate(
+    limit,
+    (n) => query.limit(n),
+    (last) => encodeCursor([when, last.startsAt, last.planId]),
+  );
   return { plans: await views(tx, me.agentId, page), next_cursor };
 }
 
@@ -293,12 +313,7 @@ function planCursor(cursor: string, when: string): { startsAt: string; planId: s
   return { startsAt, planId };
 }
 
-export async function respondPlan(
-  tx: Tx,
-  me: Principal,
-  input: { plan_id: string; response: Response; option_ids?: string[] },
-  now: Date,
-): Promise<Plan> {
+export async function respondPlan(tx: Tx, me: Principal, input: { plan_id: string; response: Response; option_ids?: string[] }, now: Date): Promise<Plan> {
   const plan = await visiblePlan(tx, me.agentId, input.plan_id);
   if (plan.organiserId === me.agentId) {
     throw new AppError("FORBIDDEN", "You organise this plan; only invitees respond to it.", undefined, undefined, "Change the plan with update_plan.");
@@ -306,9 +321,7 @@ export async function respondPlan(
   if (plan.state === "cancelled") throw conflict("The plan is cancelled; there is nothing to answer.");
   const optionIds = [...new Set(input.option_ids ?? [])];
   if (input.response === "no" && optionIds.length) throw invalid("option_ids", "a 'no' votes for no option; leave option_ids empty");
-  const known = new Set(
-    (await tx.select({ id: planOptions.optionId }).from(planOptions).where(eq(planOptions.planId, plan.planId))).map((o) => o.id),
-  );
+  const known = new Set((await tx.select({ id: planOptions.optionId }).from(planOptions).where(eq(planOptions.planId, plan.planId))).map((o) => o.id));
   const unknown = optionIds.filter((id) => !known.has(id));
   if (unknown.length) throw invalid("option_ids", `not options of this plan: ${unknown.join(", ")}`);
   await tx
@@ -328,11 +341,14 @@ export async function respondPlan(
     refs: { plan_id: plan.planId },
     suggestedTools: ["get_plan", "update_plan"],
   });
-  return (await views(tx, me.agentId, [(await visiblePlan(tx, me.agentId, plan.planId))]))[0]!;
+  return (await views(tx, me.agentId, [await visiblePlan(tx, me.agentId, plan.planId)]))[0]!;
 }
 
 async function deliveredInvitees(tx: Tx, planId: string): Promise<InviteeRow[]> {
-  return tx.select().from(planInvitees).where(and(eq(planInvitees.planId, planId), eq(planInvitees.delivered, true)));
+  return tx
+    .select()
+    .from(planInvitees)
+    .where(and(eq(planInvitees.planId, planId), eq(planInvitees.delivered, true)));
 }
 
 /** Replaces the options: entries with an option_id keep that option; votes for dropped options are dropped. */
@@ -354,7 +370,10 @@ async function replaceOptions(tx: Tx, planId: string, current: OptionRow[], inpu
   for (const i of await tx.select().from(planInvitees).where(eq(planInvitees.planId, planId))) {
     const votes = i.optionIds.filter((id) => kept.has(id));
     if (votes.length !== i.optionIds.length) {
-      await tx.update(planInvitees).set({ optionIds: votes }).where(and(eq(planInvitees.planId, planId), eq(planInvitees.agentId, i.agentId)));
+      await tx
+        .update(planInvitees)
+        .set({ optionIds: votes })
+        .where(and(eq(planInvitees.planId, planId), eq(planInvitees.agentId, i.agentId)));
     }
   }
   return wanted;
@@ -365,7 +384,10 @@ async function changeInvitees(tx: Tx, me: Principal, plan: PlanRow, remove: stri
   const invitees = await tx.select().from(planInvitees).where(eq(planInvitees.planId, plan.planId));
   let removed: InviteeRow[] = [];
   if (remove.length) {
-    const refs = await refsByIds(tx, invitees.map((i) => i.agentId));
+    const refs = await refsByIds(
+      tx,
+      invitees.map((i) => i.agentId),
+    );
     const byHandle = new Map(Array.from(refs.values(), (r) => [r.handle, r.agent_id]));
     const notInvited = remove.filter((h) => !byHandle.has(h));
     if (notInvited.length) throw invalid("remove_invitees", `not invited: ${notInvited.map((h) => `@${h}`).join(", ")}`);
@@ -388,9 +410,7 @@ async function tellCancelled(tx: Tx, now: Date, me: Principal, plan: PlanRow, to
     app: "plans",
     from: me.agentId,
     summaryMd:
-      reason === "cancelled"
-        ? `@${me.handle} cancelled the plan ${quoted(plan.title)}.`
-        : `@${me.handle} took you off the plan ${quoted(plan.title)}.`,
+      reason === "cancelled" ? `@${me.handle} cancelled the plan ${quoted(plan.title)}.` : `@${me.handle} took you off the plan ${quoted(plan.title)}.`,
     payload: { title: untrusted(plan.title, source(me.handle)), reason },
     refs: { plan_id: plan.planId },
     suggestedTools: ["get_plan"],

@@ -26,7 +26,9 @@ export const getBalances = defineTool({
     settle_up_method: z
       .enum(["exact", "greedy", "pairwise"])
       .optional()
-      .describe("exact: the fewest transfers; greedy: too many members for the exact search, possibly a few more; pairwise: each pair's own debts (simplify_debts off)"),
+      .describe(
+        "exact: the fewest transfers; greedy: too many members for the exact search, possibly a few more; pairwise: each pair's own debts (simplify_debts off)",
+      ),
     by_currency: z.array(CurrencyBreakdown).optional(),
     counterparties: z.array(Counterparty).optional(),
     totals: z.array(z.object({ currency: z.string(), balance_minor: z.number().int(), balance: z.string() })).optional(),
