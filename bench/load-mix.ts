@@ -55,7 +55,7 @@ async function seed(count: number): Promise<Member[]> {
     await db.tx(async (tx) => {
       for (let i = from; i < Math.min(count, from + 2000); i++) {
         const handle = `load-${i}`;
-        const d = await registerAgent.run({ tx, now: new Date(), config, requestId: "seed", principal: null }, { handle, display_name: `Load ${i}` });
+        const d = await registerAgent.run({ tx, now: new Date(), config, requestId: "seed", actor: null }, { handle, display_name: `Load ${i}` });
         members.push({ key: d.api_key as string, handle, agent_id: (d.agent as { agent_id: string }).agent_id });
       }
     });

@@ -39,7 +39,7 @@ export function inboxCommand(): Command {
             db.tx(async (tx) => {
               const agent = await agentByHandle(tx, h);
               if (!agent) throw notFound(`Agent @${h}`);
-              return { handle: agent.handle, ...(await inspect(tx, agent.agentId, systemClock.now(), o.limit)) };
+              return { handle: agent.handle, ...(await inspect({ tx, now: systemClock.now(), actor: agent }, o.limit)) };
             }),
           );
           emit(result, Boolean(o.json), inspectionText);

@@ -3,7 +3,7 @@ import { prepared, type Tx } from "../../db/client.ts";
 import { agents, apiKeys, clients } from "../../db/schema/index.ts";
 import { MINUTE, iso, later } from "../clock.ts";
 import { AppError, conflict, notFound } from "../errors.ts";
-import type { Principal } from "../contract/principal.ts";
+import type { Actor, DomainContext, Principal } from "../contract/principal.ts";
 import { newSecret, sha256 } from "./secrets.ts";
 import { decodeCursor, encodeCursor, paginate } from "../contract/cursor.ts";
 
@@ -85,8 +85,8 @@ export async function touchClient(tx: Tx, clientId: string, now: Date): Promise<
 }
 
 /** New key for this client only; the keys it replaces keep working for the grace period. `accountUrl`: where keys are managed. */
-export async function rotateApiKey(tx: Tx, p: Principal, now: Date, accountUrl: string): Promise<string> {
-  if (p.kind !== "api_key") {
+export async function rotateApiKey({ tx, now, actor }: DomainContext<Principal>, accountUrl: string): Promise<string> {
+  if (actor.kind !== "api_key") {
     // Not a missing scope: no OAuth token can hold or rotate an API key.
     throw new AppError(
       "FORBIDDEN",
@@ -99,15 +99,15 @@ export async function rotateApiKey(tx: Tx, p: Principal, now: Date, accountUrl: 
   await tx
     .update(apiKeys)
     .set({ expiresAt: later(now, ROTATION_GRACE_MS) })
-    .where(and(eq(apiKeys.clientId, p.clientId), isNull(apiKeys.expiresAt), isNull(apiKeys.revokedAt)));
-  return issueApiKey(tx, p.clientId, now);
+    .where(and(eq(apiKeys.clientId, actor.clientId), isNull(apiKeys.expiresAt), isNull(apiKeys.revokedAt)));
+  return issueApiKey(tx, actor.clientId, now);
 }
 
 /**
  * The human's live clients, oldest first; paged when `page.limit` is given (list_clients), all of them otherwise.
  * Each says until when a key it replaced (rotate_api_key) still works, if one does.
  */
-export async function listClients(tx: Tx, p: Pick<Principal, "agentId" | "clientId">, now: Date, page: { limit?: number; cursor?: string } = {}) {
+export async function listClients({ tx, now, actor }: DomainContext<Actor & { clientId?: string }>, page: { limit?: number; cursor?: string } = {}) {
   const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor, ["string", "string"]);
   const graceUntil = sql<string | null>`(SELECT max(k.expires_at) FROM api_keys k
     WHERE k.client_id = clients.client_id AND k.revoked_at IS NULL AND k.expires_at > ${iso(now)})`;
@@ -116,7 +116,7 @@ export async function listClients(tx: Tx, p: Pick<Principal, "agentId" | "client
     .from(clients)
     .where(
       and(
-        eq(clients.agentId, p.agentId),
+        eq(clients.agentId, actor.agentId),
         isNull(clients.revokedAt),
         after ? sql`(${clients.createdAt}, ${clients.clientId}) > (${after[0]}, ${after[1]})` : undefined,
       ),
@@ -137,7 +137,7 @@ export async function listClients(tx: Tx, p: Pick<Principal, "agentId" | "client
       kind: c.kind,
       created_at: c.createdAt,
       last_used_at: c.lastUsedAt,
-      current: c.clientId === p.clientId,
+      current: c.clientId === actor.clientId,
       old_key_until: graceUntil,
     })),
     next_cursor,
@@ -145,14 +145,14 @@ export async function listClients(tx: Tx, p: Pick<Principal, "agentId" | "client
 }
 
 /** Revokes one client of the caller's human at once: its keys stop immediately. */
-export async function disconnectClient(tx: Tx, p: Principal, clientId: string, now: Date) {
+export async function disconnectClient({ tx, now, actor }: DomainContext<Principal>, clientId: string) {
   const c = await tx
     .select()
     .from(clients)
-    .where(and(eq(clients.clientId, clientId), eq(clients.agentId, p.agentId), isNull(clients.revokedAt)))
+    .where(and(eq(clients.clientId, clientId), eq(clients.agentId, actor.agentId), isNull(clients.revokedAt)))
     .get();
   if (!c) throw notFound("Client");
-  if (c.clientId === p.clientId) throw conflict("A client cannot disconnect itself; use rotate_api_key to replace its key.");
+  if (c.clientId === actor.clientId) throw conflict("A client cannot disconnect itself; use rotate_api_key to replace its key.");
   await revokeClient(tx, clientId, now);
 }
 

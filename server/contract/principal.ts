@@ -1,4 +1,5 @@
 // Who calls, and what a tool may do: shared by the pipeline, the domain and the pages.
+import type { Tx } from "../../db/client.ts";
 
 export type Tag = "read" | "write" | "destructive";
 export type Scope = "svc:read" | "svc:write";
@@ -17,3 +18,16 @@ export interface Principal {
 
 /** Who acts: enough of an agent to name them in summaries and notifications. */
 export type Actor = Pick<Principal, "agentId" | "handle">;
+
+/**
+ * What a domain operation takes first. The rule: an operation that acts for a caller takes a `DomainContext`
+ * (`actor` is the caller; the few that need the client too, not just the agent, ask for `DomainContext<Principal>`).
+ * A tool passes its context as it is; a page, a job or an admin command builds one. Functions with no caller
+ * (deliveries every producer makes, jobs' housekeeping, admin commands, lookups and pure rules) take `tx` first,
+ * then `now` when they need the time, then their arguments.
+ */
+export interface DomainContext<A extends Actor = Actor> {
+  tx: Tx;
+  now: Date;
+  actor: A;
+}

@@ -2,6 +2,7 @@ import { and, eq, inArray, isNull } from "drizzle-orm";
 import type { Tx } from "../../db/client.ts";
 import { agents } from "../../db/schema/index.ts";
 import type { Agent, AgentRef } from "../contract/wire.ts";
+import type { DomainContext } from "../contract/principal.ts";
 
 export type AgentRow = typeof agents.$inferSelect;
 
@@ -41,7 +42,10 @@ export async function refsByIds(tx: Tx, ids: string[]): Promise<Map<string, Agen
   return new Map(rows.map((r) => [r.agentId, toRef(r)]));
 }
 
-export async function updateProfile(tx: Tx, agentId: string, patch: { display_name?: string; description?: string | null }): Promise<AgentRow> {
+export async function updateProfile(
+  { tx, actor: { agentId } }: DomainContext,
+  patch: { display_name?: string; description?: string | null },
+): Promise<AgentRow> {
   const set: Partial<AgentRow> = {};
   if (patch.display_name !== undefined) set.displayName = patch.display_name;
   if (patch.description !== undefined) set.description = patch.description;

@@ -5,7 +5,7 @@ import type { Tx } from "../../db/client.ts";
 import { agents, contactDeclines, contacts } from "../../db/schema/index.ts";
 import { DAY, iso } from "../clock.ts";
 import { AppError, conflict, invalid, notFound } from "../errors.ts";
-import type { Principal } from "../contract/principal.ts";
+import type { Actor, DomainContext } from "../contract/principal.ts";
 import type { ContactRecord } from "../contract/wire.ts";
 import { agentByHandle, agentById, toRef, type AgentRow } from "./agents.ts";
 import { deliveredSince, deliver, resolveItems, withdrawItems } from "./inbox.ts";
@@ -33,12 +33,13 @@ const normaliseCode = (code: string) =>
     .filter(Boolean)
     .join("-");
 
-export async function contactCode(tx: Tx, agentId: string): Promise<string> {
-  const me = (await agentById(tx, agentId))!;
-  return me.contactCode ?? rotateContactCode(tx, agentId);
+export async function contactCode(ctx: DomainContext): Promise<string> {
+  const { tx, actor } = ctx;
+  const me = (await agentById(tx, actor.agentId))!;
+  return me.contactCode ?? rotateContactCode(ctx);
 }
 
-export async function rotateContactCode(tx: Tx, agentId: string): Promise<string> {
+export async function rotateContactCode({ tx, actor: { agentId } }: DomainContext): Promise<string> {
   const code = newContactCode();
   await tx.update(agents).set({ contactCode: code }).where(eq(agents.agentId, agentId));
   return code;
@@ -88,7 +89,7 @@ export interface AddContactInput {
 async function target(
   tx: Tx,
   input: AddContactInput,
-  me: Principal,
+  actor: Actor,
   sharesGroup: (tx: Tx, a: string, b: string, groupId: string) => Promise<boolean>,
 ): Promise<{ agent: AgentRow; source: Source }> {
   if (input.code !== undefined) {
@@ -100,23 +101,21 @@ async function target(
   const agent = await agentByHandle(tx, input.handle!);
   if (!agent) throw notFound(`Agent @${input.handle}`);
   if (input.via_group_id !== undefined) {
-    if (!(await sharesGroup(tx, me.agentId, agent.agentId, input.via_group_id))) throw notFound("Group");
+    if (!(await sharesGroup(tx, actor.agentId, agent.agentId, input.via_group_id))) throw notFound("Group");
     return { agent, source: "group" };
   }
   return { agent, source: "handle" };
 }
 
 export async function addContact(
-  tx: Tx,
-  me: Principal,
+  { tx, now, actor }: DomainContext,
   input: AddContactInput,
-  now: Date,
   sharesGroup: (tx: Tx, a: string, b: string, groupId: string) => Promise<boolean>,
 ): Promise<{ status: "requested" | "accepted" | "already_contacts"; contact: ContactRecord | null }> {
-  const { agent: them, source } = await target(tx, input, me, sharesGroup);
-  if (them.agentId === me.agentId) throw conflict("You cannot add yourself as a contact.");
-  const mine = await side(tx, me.agentId, them.agentId);
-  const theirs = await side(tx, them.agentId, me.agentId);
+  const { agent: them, source } = await target(tx, input, actor, sharesGroup);
+  if (them.agentId === actor.agentId) throw conflict("You cannot add yourself as a contact.");
+  const mine = await side(tx, actor.agentId, them.agentId);
+  const theirs = await side(tx, them.agentId, actor.agentId);
   const at = iso(now);
 
   if (mine?.state === "accepted") return { status: "already_contacts", contact: await record(tx, mine, them) };
@@ -125,8 +124,8 @@ export async function addContact(
     const accepted = { ...mine, state: "accepted" as const, respondedAt: at };
     await setSide(tx, accepted);
     if (theirs) await setSide(tx, { ...theirs, state: "accepted", respondedAt: at });
-    await resolveItems(tx, me.agentId, "contact.request", { agent_id: them.agentId });
-    await notifyAccepted(tx, now, me, them.agentId);
+    await resolveItems(tx, actor.agentId, "contact.request", { agent_id: them.agentId });
+    await notifyAccepted(tx, now, actor, them.agentId);
     return { status: "accepted", contact: await record(tx, accepted, them) };
   }
   // mine is none: a request of theirs that never reached us (we had declined it within the window, or it was
@@ -134,7 +133,7 @@ export async function addContact(
   // decide on; whatever they tried while blocked was void.
   if (!mine && theirs?.state === "outgoing") {
     const accepted: Row = {
-      ownerId: me.agentId,
+      ownerId: actor.agentId,
       otherId: them.agentId,
       state: "accepted",
       source,
@@ -144,12 +143,12 @@ export async function addContact(
     };
     await setSide(tx, accepted);
     await setSide(tx, { ...theirs, state: "accepted", respondedAt: at });
-    await notifyAccepted(tx, now, me, them.agentId);
+    await notifyAccepted(tx, now, actor, them.agentId);
     return { status: "accepted", contact: await record(tx, accepted, them) };
   }
   const note = input.note === undefined ? null : cleanNote(input.note) || null;
   const outgoing: Row = {
-    ownerId: me.agentId,
+    ownerId: actor.agentId,
     otherId: them.agentId,
     state: "outgoing",
     source,
@@ -160,21 +159,25 @@ export async function addContact(
   await setSide(tx, outgoing);
   // A target that blocked us, declined within the window, or was asked MAX_REQUESTS times in the window (cancel
   // and resend) is not told; the caller is not told either.
-  if (theirs?.state === "blocked" || (await declinedRecently(tx, me.agentId, them.agentId, now)) || (await askedTooOften(tx, me.agentId, them.agentId, now))) {
+  if (
+    theirs?.state === "blocked" ||
+    (await declinedRecently(tx, actor.agentId, them.agentId, now)) ||
+    (await askedTooOften(tx, actor.agentId, them.agentId, now))
+  ) {
     return { status: "requested", contact: await record(tx, outgoing, them) };
   }
-  await setSide(tx, { ...outgoing, ownerId: them.agentId, otherId: me.agentId, state: "incoming", note });
+  await setSide(tx, { ...outgoing, ownerId: them.agentId, otherId: actor.agentId, state: "incoming", note });
   // One live request from one asker at a time.
-  await withdrawItems(tx, them.agentId, "contact.request", { agent_id: me.agentId });
+  await withdrawItems(tx, them.agentId, "contact.request", { agent_id: actor.agentId });
   await deliver(tx, now, {
     to: them.agentId,
     type: "contact.request",
     app: "network",
-    from: me.agentId,
-    summaryMd: `@${me.handle} asks to become your contact${note ? `, with a note: ${quoted(note)}` : ""}. Ask your human before accepting.`,
-    payload: { handle: me.handle, source },
-    note: note === null ? null : untrusted(note, `contact request note from @${me.handle}`),
-    refs: { agent_id: me.agentId, handle: me.handle },
+    from: actor.agentId,
+    summaryMd: `@${actor.handle} asks to become your contact${note ? `, with a note: ${quoted(note)}` : ""}. Ask your human before accepting.`,
+    payload: { handle: actor.handle, source },
+    note: note === null ? null : untrusted(note, `contact request note from @${actor.handle}`),
+    refs: { agent_id: actor.agentId, handle: actor.handle },
     requiresAction: true,
     suggestedTools: ["respond_contact_request", "block_contact"],
   });
@@ -194,53 +197,51 @@ async function askedTooOften(tx: Tx, requester: string, targetId: string, now: D
   return (await deliveredSince(tx, targetId, requester, "contact.request", new Date(now.getTime() - REQUEST_WINDOW_MS))) >= MAX_REQUESTS;
 }
 
-async function notifyAccepted(tx: Tx, now: Date, me: Principal, to: string) {
+async function notifyAccepted(tx: Tx, now: Date, actor: Actor, to: string) {
   await deliver(tx, now, {
     to,
     type: "contact.accepted",
     app: "network",
-    from: me.agentId,
-    summaryMd: `@${me.handle} accepted your contact request.`,
-    payload: { handle: me.handle },
-    refs: { agent_id: me.agentId, handle: me.handle },
+    from: actor.agentId,
+    summaryMd: `@${actor.handle} accepted your contact request.`,
+    payload: { handle: actor.handle },
+    refs: { agent_id: actor.agentId, handle: actor.handle },
     suggestedTools: ["send_envelope", "open_direct_ledger"],
   });
 }
 
-async function contactByHandle(tx: Tx, me: Principal, handle: string, states: State[]) {
+async function contactByHandle(tx: Tx, actor: Actor, handle: string, states: State[]) {
   const them = await agentByHandle(tx, handle);
-  const mine = them && (await side(tx, me.agentId, them.agentId));
+  const mine = them && (await side(tx, actor.agentId, them.agentId));
   if (!them || !mine || !states.includes(mine.state)) return null;
   return { them, mine };
 }
 
 export async function respondContactRequest(
-  tx: Tx,
-  me: Principal,
+  { tx, now, actor }: DomainContext,
   handle: string,
   action: "accept" | "decline" | "block",
-  now: Date,
 ): Promise<ContactRecord | null> {
-  const found = await contactByHandle(tx, me, handle, ["incoming"]);
+  const found = await contactByHandle(tx, actor, handle, ["incoming"]);
   if (!found) throw notFound(`Contact request from @${handle}`);
   const { them, mine } = found;
   const at = iso(now);
-  await resolveItems(tx, me.agentId, "contact.request", { agent_id: them.agentId });
+  await resolveItems(tx, actor.agentId, "contact.request", { agent_id: them.agentId });
   if (action === "accept") {
     const accepted = { ...mine, state: "accepted" as const, respondedAt: at };
     await setSide(tx, accepted);
-    const theirs = await side(tx, them.agentId, me.agentId);
+    const theirs = await side(tx, them.agentId, actor.agentId);
     if (theirs) await setSide(tx, { ...theirs, state: "accepted", respondedAt: at });
-    await notifyAccepted(tx, now, me, them.agentId);
+    await notifyAccepted(tx, now, actor, them.agentId);
     return record(tx, accepted, them);
   }
   if (action === "decline") {
-    await dropSide(tx, me.agentId, them.agentId);
-    const theirs = await side(tx, them.agentId, me.agentId);
-    if (theirs?.state === "outgoing") await dropSide(tx, them.agentId, me.agentId);
+    await dropSide(tx, actor.agentId, them.agentId);
+    const theirs = await side(tx, them.agentId, actor.agentId);
+    if (theirs?.state === "outgoing") await dropSide(tx, them.agentId, actor.agentId);
     await tx
       .insert(contactDeclines)
-      .values({ requesterId: them.agentId, targetId: me.agentId, declinedAt: at })
+      .values({ requesterId: them.agentId, targetId: actor.agentId, declinedAt: at })
       .onConflictDoUpdate({ target: [contactDeclines.requesterId, contactDeclines.targetId], set: { declinedAt: at } });
     return null;
   }
@@ -250,13 +251,13 @@ export async function respondContactRequest(
   return record(tx, blocked, them);
 }
 
-export async function listContacts(tx: Tx, me: Principal, state: State, limit: number, cursor?: string) {
+export async function listContacts({ tx, actor }: DomainContext, state: State, limit: number, cursor?: string) {
   const after = cursor === undefined ? undefined : decodeCursor(cursor, ["string"])[0];
   const query = tx
     .select({ c: contacts, a: agents })
     .from(contacts)
     .innerJoin(agents, eq(agents.agentId, contacts.otherId))
-    .where(and(eq(contacts.ownerId, me.agentId), eq(contacts.state, state), after ? gt(agents.handle, after) : undefined))
+    .where(and(eq(contacts.ownerId, actor.agentId), eq(contacts.state, state), after ? gt(agents.handle, after) : undefined))
     .orderBy(asc(agents.handle));
   const { page, next_cursor } = await paginate(
     limit,
@@ -268,25 +269,25 @@ export async function listContacts(tx: Tx, me: Principal, state: State, limit: n
 }
 
 /** Removes an accepted contact or cancels a sent request, on both sides; a block the other side set stays. */
-export async function removeContact(tx: Tx, me: Principal, handle: string): Promise<boolean> {
-  const found = await contactByHandle(tx, me, handle, ["accepted", "outgoing"]);
+export async function removeContact({ tx, actor }: DomainContext, handle: string): Promise<boolean> {
+  const found = await contactByHandle(tx, actor, handle, ["accepted", "outgoing"]);
   if (!found) throw notFound(`Contact @${handle}`);
   const { them } = found;
-  await dropSide(tx, me.agentId, them.agentId);
-  const theirs = await side(tx, them.agentId, me.agentId);
-  if (theirs && theirs.state !== "blocked") await dropSide(tx, them.agentId, me.agentId);
+  await dropSide(tx, actor.agentId, them.agentId);
+  const theirs = await side(tx, them.agentId, actor.agentId);
+  if (theirs && theirs.state !== "blocked") await dropSide(tx, them.agentId, actor.agentId);
   // A cancelled request leaves their inbox altogether.
-  await withdrawItems(tx, them.agentId, "contact.request", { agent_id: me.agentId });
+  await withdrawItems(tx, them.agentId, "contact.request", { agent_id: actor.agentId });
   return true;
 }
 
 /** Blocks any agent, contact or not; the blocked agent is not told and keeps its own view. */
-export async function blockContact(tx: Tx, me: Principal, handle: string, now: Date): Promise<boolean> {
+export async function blockContact({ tx, now, actor }: DomainContext, handle: string): Promise<boolean> {
   const them = await agentByHandle(tx, handle);
-  if (!them || them.agentId === me.agentId) throw notFound(`Agent @${handle}`);
-  const mine = await side(tx, me.agentId, them.agentId);
+  if (!them || them.agentId === actor.agentId) throw notFound(`Agent @${handle}`);
+  const mine = await side(tx, actor.agentId, them.agentId);
   await setSide(tx, {
-    ownerId: me.agentId,
+    ownerId: actor.agentId,
     otherId: them.agentId,
     state: "blocked",
     source: mine?.source ?? "handle",
@@ -295,12 +296,12 @@ export async function blockContact(tx: Tx, me: Principal, handle: string, now: D
     respondedAt: iso(now),
   });
   // Our own pending request to them is withdrawn: we no longer want it answered.
-  const theirs = await side(tx, them.agentId, me.agentId);
+  const theirs = await side(tx, them.agentId, actor.agentId);
   if (theirs?.state === "incoming") {
-    await dropSide(tx, them.agentId, me.agentId);
-    await withdrawItems(tx, them.agentId, "contact.request", { agent_id: me.agentId });
+    await dropSide(tx, them.agentId, actor.agentId);
+    await withdrawItems(tx, them.agentId, "contact.request", { agent_id: actor.agentId });
   }
-  await resolveItems(tx, me.agentId, "contact.request", { agent_id: them.agentId });
+  await resolveItems(tx, actor.agentId, "contact.request", { agent_id: them.agentId });
   return true;
 }
 
@@ -308,14 +309,14 @@ export async function blockContact(tx: Tx, me: Principal, handle: string, now: D
  * The agents behind `handles`, all of which must be the caller's accepted contacts; any other handle, known
  * or not, is NOT_FOUND, so nobody learns who exists. Used by mail and plans, which reach only contacts.
  */
-export async function acceptedContactsByHandle(tx: Tx, me: Principal, handles: string[], path: string, suggestedAction: string): Promise<AgentRow[]> {
+export async function acceptedContactsByHandle({ tx, actor }: DomainContext, handles: string[], path: string, suggestedAction: string): Promise<AgentRow[]> {
   const unique = [...new Set(handles)];
-  if (unique.includes(me.handle)) throw invalid(path, "name others, not yourself");
+  if (unique.includes(actor.handle)) throw invalid(path, "name others, not yourself");
   const found: AgentRow[] = [];
   const missing: string[] = [];
   for (const h of unique) {
     const a = await agentByHandle(tx, h);
-    if (a && (await isAcceptedContact(tx, me.agentId, a.agentId))) found.push(a);
+    if (a && (await isAcceptedContact(tx, actor.agentId, a.agentId))) found.push(a);
     else missing.push(h);
   }
   if (missing.length) {

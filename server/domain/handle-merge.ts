@@ -182,7 +182,7 @@ export async function mergeHandles(tx: Tx, keep: AgentRow, retire: AgentRow, now
     .from(groupMembers)
     .innerJoin(groups, eq(groups.groupId, groupMembers.groupId))
     .where(and(eq(groupMembers.agentId, retire.agentId), isNull(groupMembers.leftAt), eq(groups.kind, "direct")));
-  for (const d of directs) await archiveGroup(tx, { agentId: retire.agentId, handle: retire.handle }, d.groupId, true, now);
+  for (const d of directs) await archiveGroup({ tx, now, actor: retire }, d.groupId, true);
   await tx.update(agents).set({ retiredAt: at, mergedInto: keep.agentId, contactCode: null }).where(eq(agents.agentId, retire.agentId));
   return moved.length;
 }

@@ -4,7 +4,7 @@ import { prepared, requireWrite, type Tx } from "../../db/client.ts";
 import { contacts, inboxCounts, inboxCursors, inboxItems } from "../../db/schema/index.ts";
 import { DAY, iso, later } from "../clock.ts";
 import { invalid } from "../errors.ts";
-import type { Principal } from "../contract/principal.ts";
+import type { DomainContext, Principal } from "../contract/principal.ts";
 import type { InboxItem, InboxSummary, Untrusted } from "../contract/wire.ts";
 import { refsByIds } from "./agents.ts";
 import { paginate } from "../contract/cursor.ts";
@@ -181,7 +181,7 @@ async function counts(tx: Tx, agentId: string, now: Date): Promise<InboxCounts> 
  * What rides on every authenticated answer, in constant time: the counters, and as `top` the newest unread
  * items, asks waiting for a decision first. An ask already answered is never shown as one: it is left out of top.
  */
-export async function summary(tx: Tx, agentId: string, now: Date): Promise<InboxSummary> {
+export async function summary({ tx, now, actor: { agentId } }: DomainContext): Promise<InboxSummary> {
   const c = await counts(tx, agentId, now);
   if (!c.unread) return { ...c, top: [] };
   const args = { agent: agentId, now: iso(now) };
@@ -262,7 +262,7 @@ export interface ListOptions {
  * with `since`, reads from that cursor and changes nothing. A poll that finds nothing new writes nothing; one
  * that must mark items asks for a write transaction (requireWrite).
  */
-export async function list(tx: Tx, p: Principal, now: Date, opts: ListOptions) {
+export async function list({ tx, now, actor }: DomainContext<Principal>, opts: ListOptions) {
   const limit = opts.limit ?? 50;
   const fromCursor = opts.since === undefined;
   const query = pageQueries[fromCursor ? "cursor" : "since"][opts.include_seen ? "all" : "unseen"](tx);
@@ -270,12 +270,12 @@ export async function list(tx: Tx, p: Principal, now: Date, opts: ListOptions) {
   // A key replaced by rotate_api_key reads no further than the first sign-in code: the code would let a leaked key
   // connect a new client, and moving the client's cursor (shared with the new key) past it would hide it from both.
   const upToCode = <R extends { type: string }>(rows: R[]) => {
-    const code = p.graceUntil ? rows.findIndex((r) => r.type === JOIN_CODE_ITEM) : -1;
+    const code = actor.graceUntil ? rows.findIndex((r) => r.type === JOIN_CODE_ITEM) : -1;
     return code >= 0 ? rows.slice(0, code) : rows;
   };
   const { page, next_cursor } = await paginate(
     limit,
-    async (n) => upToCode(await query.all({ agent: p.agentId, now: iso(now), client: p.clientId, since, limit: n })),
+    async (n) => upToCode(await query.all({ agent: actor.agentId, now: iso(now), client: actor.clientId, since, limit: n })),
     (last) => String(last.seq),
   );
   const last = page.at(-1);
@@ -286,11 +286,11 @@ export async function list(tx: Tx, p: Principal, now: Date, opts: ListOptions) {
     if (toMark.length) marked = (await tx.update(inboxItems).set({ seen: true }).where(inArray(inboxItems.seq, toMark))).rowsAffected;
     await tx
       .insert(inboxCursors)
-      .values({ clientId: p.clientId, seq: last.seq })
+      .values({ clientId: actor.clientId, seq: last.seq })
       .onConflictDoUpdate({ target: inboxCursors.clientId, set: { seq: sql`max(${inboxCursors.seq}, excluded.seq)` } });
   }
   const items = await toItems(tx, page);
-  const c = await counts(tx, p.agentId, now);
+  const c = await counts(tx, actor.agentId, now);
   return {
     items,
     digest_md: digest(items, c, fromCursor ? marked : null),
@@ -301,9 +301,10 @@ export async function list(tx: Tx, p: Principal, now: Date, opts: ListOptions) {
 }
 
 /** An operator's read-only view (svc inbox inspect): the newest live items, seen or not; marks nothing, moves no cursor. */
-export async function inspect(tx: Tx, agentId: string, now: Date, limit: number) {
-  const rows = await tx.select().from(inboxItems).where(live(agentId, now)).orderBy(desc(inboxItems.seq)).limit(limit);
-  return { ...(await summary(tx, agentId, now)), items: await toItems(tx, rows) };
+export async function inspect(ctx: DomainContext, limit: number) {
+  const { tx, now, actor } = ctx;
+  const rows = await tx.select().from(inboxItems).where(live(actor.agentId, now)).orderBy(desc(inboxItems.seq)).limit(limit);
+  return { ...(await summary(ctx)), items: await toItems(tx, rows) };
 }
 
 /**
@@ -329,7 +330,7 @@ function digest(items: InboxItem[], c: InboxCounts, marked: number | null): stri
 
 export type AckAction = "seen" | "resolved" | "dismiss" | "keep";
 
-export async function ack(tx: Tx, agentId: string, itemIds: string[], action: AckAction, now: Date): Promise<number> {
+export async function ack({ tx, now, actor: { agentId } }: DomainContext, itemIds: string[], action: AckAction): Promise<number> {
   const mine = and(eq(inboxItems.agentId, agentId), inArray(inboxItems.itemId, [...new Set(itemIds)]));
   if (action === "keep") {
     const others = await tx

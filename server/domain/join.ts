@@ -13,6 +13,7 @@ import { createClient, issueApiKey } from "../auth/credentials.ts";
 import { groupView, toSummary } from "./ledger/groups.ts";
 import { joinByCode } from "./ledger/invites.ts";
 import { newSecret, sha256 } from "../auth/secrets.ts";
+import type { DomainContext } from "../contract/principal.ts";
 
 export const JOIN_TTL_MS = 15 * MINUTE;
 export const POLL_INTERVAL_SECONDS = 5;
@@ -138,7 +139,7 @@ export async function pollJoin(tx: Tx, pollToken: string, now: Date): Promise<Fi
   if (!row.keyIssuedAt) {
     const clientId = await createClient(tx, agent.agentId, row.clientName, "api_key", now);
     apiKey = await issueApiKey(tx, clientId, now);
-    joinedGroupId = row.inviteCode ? await joinInvitedGroup(tx, agent.agentId, row.inviteCode, now) : null;
+    joinedGroupId = row.inviteCode ? await joinInvitedGroup({ tx, now, actor: agent }, row.inviteCode) : null;
     await tx
       .update(joinSessions)
       .set({ clientId, keyIssuedAt: iso(now), joinedGroupId })
@@ -155,9 +156,9 @@ export async function pollJoin(tx: Tx, pollToken: string, now: Date): Promise<Fi
 }
 
 /** A stale or used-up invite code must not cost the human their connection: the key is handed out without the group. */
-async function joinInvitedGroup(tx: Tx, agentId: string, code: string, now: Date): Promise<string | null> {
+async function joinInvitedGroup(ctx: DomainContext, code: string): Promise<string | null> {
   try {
-    return (await joinByCode(tx, agentId, code, now)).groupId;
+    return (await joinByCode(ctx, code)).groupId;
   } catch (err) {
     if (err instanceof AppError && (err.code === "NOT_FOUND" || err.code === "CONFLICT")) return null;
     throw err;

@@ -3,7 +3,7 @@ import type { Tx } from "../../db/client.ts";
 import type { ServerConfig } from "../config.ts";
 import type { AttemptLimit } from "../domain/attempts.ts";
 import type { View } from "../views/index.ts";
-import type { Principal, Scope, Tag } from "../contract/principal.ts";
+import type { DomainContext, Principal, Scope, Tag } from "../contract/principal.ts";
 import { IdempotencyKey, InboxSummary } from "../contract/wire.ts";
 
 export interface ToolContext {
@@ -11,12 +11,13 @@ export interface ToolContext {
   now: Date;
   config: ServerConfig;
   requestId: string;
-  principal: Principal | null;
+  /** The caller, null for a public tool called without a credential. */
+  actor: Principal | null;
 }
 
-/** Context of a tool that needs a credential: the pipeline guarantees the principal. */
-export interface AuthedContext extends ToolContext {
-  principal: Principal;
+/** Context of a tool that needs a credential: the pipeline guarantees the caller, so it is a domain context as it is. */
+export interface AuthedContext extends ToolContext, DomainContext<Principal> {
+  actor: Principal;
 }
 
 type AnyObject = z.ZodObject<z.ZodRawShape>;

@@ -131,7 +131,7 @@ export async function invoke(svc: Services, name: string, raw: unknown, meta: Ca
         if (tool.refusedInGrace && principal?.graceUntil) throw inGrace(tool, principal.graceUntil);
         guess = tool.attempts && principal ? attemptKey(tool, principal, args) : null;
         if (guess) await checkAttempts(tx, guess, now, tool.attempts!);
-        const ctx: ToolContext = { tx, now, config: svc.config, requestId: meta.requestId, principal };
+        const ctx: ToolContext = { tx, now, config: svc.config, requestId: meta.requestId, actor: principal };
         const answer = await tool.run(ctx, args);
         const checked = tool.output.safeParse(answer);
         if (!checked.success) throw new Error(`${tool.name} answered outside its output schema: ${checked.error.message}`);
@@ -139,7 +139,7 @@ export async function invoke(svc: Services, name: string, raw: unknown, meta: Ca
         if (key) await remember(tx, principal!.agentId, key, tool.name, hash, tool.replay ? data : null, now);
         if (guess) await recordAttempt(tx, guess, now, tool.attempts!);
       }
-      if (tool.inboxSummary && principal) data.inbox = await summary(tx, principal.agentId, now);
+      if (tool.inboxSummary && principal) data.inbox = await summary({ tx, now, actor: principal });
       return { data, replayed: stored !== null };
     };
     // A read tool runs in a read transaction; one that finds it must write after all (NeedsWrite) runs again in a write one.

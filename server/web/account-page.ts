@@ -23,7 +23,7 @@ export async function renderAccount(c: WebContext, m: Messages & { newKey?: { na
   }
   const me = (await agentById(c.tx, c.session.agentId))!;
   // The browser is none of the human's clients, so no row is current; a client used lately is marked in use.
-  const list = (await listClients(c.tx, { agentId: me.agentId, clientId: "" }, c.now)).clients;
+  const list = (await listClients({ tx: c.tx, now: c.now, actor: me })).clients;
   const inUse = (at: string | null) => at !== null && c.now.getTime() - Date.parse(at) < IN_USE_MS;
   const cards = list.map(
     (cl) => html`<li><div><strong>${cl.name}</strong>${inUse(cl.last_used_at) ? html` <span class="badge">in use</span>` : ""}</div>

@@ -1,5 +1,7 @@
 // What every page handler gets: the request, one transaction, the clock's now and the browser session.
 import type { Tx } from "../../db/client.ts";
+import type { DomainContext } from "../contract/principal.ts";
+import { agentById } from "../domain/agents.ts";
 import type { Services } from "../services.ts";
 import { html, page, type Markup } from "./html.ts";
 import type { WebSession } from "./session.ts";
@@ -17,6 +19,11 @@ export interface WebContext {
   form: URLSearchParams;
   base: string;
   secure: boolean;
+}
+
+/** The signed-in human as the caller of domain operations: a page acts for them as a tool acts for its caller. */
+export async function actingAs(c: WebContext, agentId: string): Promise<DomainContext> {
+  return { tx: c.tx, now: c.now, actor: (await agentById(c.tx, agentId))! };
 }
 
 /** Pages a sign-in returns to: a fixed list, so no address is ever taken from the request. */

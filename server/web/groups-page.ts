@@ -10,7 +10,7 @@ import { listPayments } from "../domain/ledger/payments.ts";
 import { balanceSentence, paymentSentence, SETTLE_UP_NOTE, transferSentence } from "../domain/ledger/wording.ts";
 import type { Expense } from "../contract/ledger.ts";
 import { Uuid } from "../contract/wire.ts";
-import { notFoundPage, type Messages, type WebContext } from "./context.ts";
+import { actingAs, notFoundPage, type Messages, type WebContext } from "./context.ts";
 import { alert, html, notice, page, type Markup } from "./html.ts";
 import { signedIn } from "./session.ts";
 import { signinBlock } from "./signin.ts";
@@ -32,7 +32,7 @@ ${await signinBlock(c, "groups")}`,
 export async function renderGroups(c: WebContext, m: Messages = {}): Promise<Response> {
   if (!signedIn(c.session)) return signinPage(c, m);
   const cursor = c.url.searchParams.get("cursor") ?? undefined;
-  const { groups, next_cursor } = await listGroups(c.tx, c.session.agentId, true, 100, cursor);
+  const { groups, next_cursor } = await listGroups(await actingAs(c, c.session.agentId), true, 100, cursor);
   const rows = groups.map(
     (g) =>
       html`<tr><td><a href="/groups/${g.group_id}">${g.name}</a>${g.kind === "direct" ? html` <span class="muted">(direct)</span>` : ""}${g.archived ? html` <span class="badge">archived</span>` : ""}</td><td class="num">${g.member_count}</td><td class="num">${g.my_balance}</td></tr>`,
@@ -91,12 +91,12 @@ const paidBy = (e: Expense) =>
 export async function renderGroup(c: WebContext, groupId: string): Promise<Response> {
   if (!signedIn(c.session)) return signinPage(c, { status: 401 });
   if (!Uuid.safeParse(groupId).success) return notFoundPage();
-  const me = c.session.agentId;
+  const ctx = await actingAs(c, c.session.agentId);
   // NOT_FOUND for a group the human is not in: routes.ts answers it with the page any unknown address gets.
-  const balances = await groupBalanceView(c.tx, me, groupId, c.now);
-  const group = await groupView(c.tx, groupId, me);
-  const { expenses, next_cursor: moreExpenses } = await listExpenses(c.tx, me, { group_id: groupId, limit: RECENT });
-  const { payments, next_cursor: morePayments } = await listPayments(c.tx, me, { group_id: groupId, limit: RECENT });
+  const balances = await groupBalanceView(ctx, groupId);
+  const group = await groupView(c.tx, groupId, ctx.actor.agentId);
+  const { expenses, next_cursor: moreExpenses } = await listExpenses(ctx, { group_id: groupId, limit: RECENT });
+  const { payments, next_cursor: morePayments } = await listPayments(ctx, { group_id: groupId, limit: RECENT });
   const cur = group.currency;
   const waiting = expenses.map((e) => ({ e, who: waitingFor(e) })).filter((w) => w.who.length);
   const description = group.settings.description?.untrusted_content;
@@ -145,7 +145,7 @@ ${
 export async function exportCsv(c: WebContext, groupId: string): Promise<Response> {
   if (!signedIn(c.session)) return signinPage(c, { error: "Sign in first.", status: 401 });
   if (!Uuid.safeParse(groupId).success) return notFoundPage();
-  const file = await exportGroup(c.tx, c.session.agentId, groupId, "csv", c.now);
+  const file = await exportGroup(await actingAs(c, c.session.agentId), groupId, "csv");
   return new Response(file.content.untrusted_content, {
     headers: {
       "Content-Type": "text/csv; charset=utf-8",

@@ -3,7 +3,7 @@
 import { agentById, updateProfile } from "../domain/agents.ts";
 import { consumeSettingsLink, settingsLinkUsable } from "../auth/settings-links.ts";
 import { Description, DisplayName } from "../contract/wire.ts";
-import { errorPage, type Messages, type WebContext } from "./context.ts";
+import { actingAs, errorPage, type Messages, type WebContext } from "./context.ts";
 import { alert, field, form, html, notice, page, seeOther } from "./html.ts";
 import { sessionCookie, signIn, signedIn } from "./session.ts";
 
@@ -68,6 +68,6 @@ export async function postSettings(c: WebContext): Promise<Response> {
     return renderSettings(c, { error: "The display name must be 1-80 characters, something visible, without control or invisible characters.", status: 400 });
   if (!description.success)
     return renderSettings(c, { error: "The description must be at most 500 characters, without control or invisible characters.", status: 400 });
-  await updateProfile(c.tx, c.session.agentId, { display_name: displayName.data, description: description.data || null });
+  await updateProfile(await actingAs(c, c.session.agentId), { display_name: displayName.data, description: description.data || null });
   return seeOther("/settings?saved=1");
 }

@@ -6,8 +6,9 @@ import { iso } from "../../clock.ts";
 import { refsByIds } from "../agents.ts";
 import { decodeCursor, encodeCursor, paginate } from "../../contract/cursor.ts";
 import { requireMember } from "./membership.ts";
+import type { DomainContext } from "../../contract/principal.ts";
 
-export async function listActivity(tx: Tx, agentId: string, input: { group_id: string; limit?: number; cursor?: string }) {
+export async function listActivity({ tx, actor: { agentId } }: DomainContext, input: { group_id: string; limit?: number; cursor?: string }) {
   await requireMember(tx, input.group_id, agentId);
   const limit = input.limit ?? 50;
   const before = input.cursor === undefined ? undefined : decodeCursor(input.cursor, ["number"] as const)[0];

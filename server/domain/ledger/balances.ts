@@ -11,9 +11,10 @@ import { formatAmount, formatBalance, originalOfRow, totalMinor } from "./money.
 import { paymentViews, pendingPayments } from "./payments.ts";
 import { settlement } from "./settlement.ts";
 import { compareText, computeShares } from "./splits.ts";
+import type { DomainContext } from "../../contract/principal.ts";
 
 /** A group's balances, pending payments and settle-up plan; with `byCurrency`, also what each member paid and owes per currency. */
-export async function groupBalanceView(tx: Tx, agentId: string, groupId: string, now: Date, byCurrency = false) {
+export async function groupBalanceView({ tx, now, actor: { agentId } }: DomainContext, groupId: string, byCurrency = false) {
   const { group, members } = await groupWithMembers(tx, groupId, agentId);
   const { balances, shown, people, plan, method } = await settlement(tx, group, refsOfMembers(members), await pairDebts(tx, groupId, now));
   const pending = await pendingPayments(tx, [groupId]);
@@ -45,7 +46,7 @@ export async function groupBalanceView(tx: Tx, agentId: string, groupId: string,
  * The caller's net with each counterparty per currency across all their groups: what each group's
  * settle-up plan has them pay to or receive from that counterparty. Positive: the counterparty owes the caller.
  */
-export async function counterpartyBalances(tx: Tx, agentId: string, now: Date) {
+export async function counterpartyBalances({ tx, now, actor: { agentId } }: DomainContext) {
   const mine = await tx
     .select({ g: groups })
     .from(groups)
@@ -199,8 +200,7 @@ export async function groupBalances(tx: Tx, groupId: string): Promise<Map<string
  * `page` (list_groups): only groups after `afterGroupId` in that order, at most `limit` of them.
  */
 export async function groupSummaries(
-  tx: Tx,
-  agentId: string,
+  { tx, actor: { agentId } }: DomainContext,
   includeArchived = true,
   page: { afterGroupId?: string; limit?: number } = {},
 ): Promise<GroupSummary[]> {

@@ -10,7 +10,7 @@ import { agentByHandle, refsByIds } from "../agents.ts";
 import { deliver, deliverAll, resolveItems, type Delivery } from "../inbox.ts";
 import { quoted, untrusted } from "../untrusted.ts";
 import { decodeCursor, encodeCursor, paginate } from "../../contract/cursor.ts";
-import type { Actor } from "../../contract/principal.ts";
+import type { Actor, DomainContext } from "../../contract/principal.ts";
 import { applyDebts, expenseDebts, reversed } from "./ledger-pairs.ts";
 import { checkLimits } from "./limits.ts";
 import { assertWritable, memberGroup, refsOfMembers, refsWithKnown, requireMember, writableGroupMembers, type GroupRow } from "./membership.ts";
@@ -449,7 +449,7 @@ async function changeableExpense(tx: Tx, expenseId: string, agentId: string) {
 
 // ---------- the tools' domain ----------
 
-export async function addExpense(tx: Tx, actor: Actor, input: ExpenseInput & { group_id: string; description: string }, now: Date): Promise<Expense> {
+export async function addExpense({ tx, now, actor }: DomainContext, input: ExpenseInput & { group_id: string; description: string }): Promise<Expense> {
   const { group, members } = await writableGroupMembers(tx, input.group_id, actor.agentId);
   const state = newExpenseState(group, members, actor, input, now);
   const row = await insertExpense(tx, now, group, members, actor, state, { notify: true });
@@ -457,7 +457,7 @@ export async function addExpense(tx: Tx, actor: Actor, input: ExpenseInput & { g
   return expenseWire(row, state.shares, [], refsOfMembers(members), group.currency);
 }
 
-export async function getExpense(tx: Tx, agentId: string, expenseId: string): Promise<{ expense: Expense; history: ExpenseHistoryEntry[] }> {
+export async function getExpense({ tx, actor: { agentId } }: DomainContext, expenseId: string): Promise<{ expense: Expense; history: ExpenseHistoryEntry[] }> {
   const { row, group } = await visibleExpense(tx, expenseId, agentId);
   const entries = await tx.select().from(expenseHistory).where(eq(expenseHistory.expenseId, expenseId)).orderBy(asc(expenseHistory.version));
   const snapshots = entries.map((e) => e.snapshot as unknown as ExpenseState & { changed_fields: string[] });
@@ -486,7 +486,10 @@ export interface ListExpensesInput {
 }
 
 /** Newest first: by date, then by the order they were added in (rowid). */
-export async function listExpenses(tx: Tx, agentId: string, input: ListExpensesInput): Promise<{ expenses: Expense[]; next_cursor: string | null }> {
+export async function listExpenses(
+  { tx, actor: { agentId } }: DomainContext,
+  input: ListExpensesInput,
+): Promise<{ expenses: Expense[]; next_cursor: string | null }> {
   const group = await requireMember(tx, input.group_id, agentId);
   const limit = input.limit ?? 50;
   let involving: string | undefined;
@@ -564,10 +567,8 @@ function moneyForUpdate(before: ExpenseState, group: GroupRow, input: ExpenseInp
 }
 
 export async function updateExpense(
-  tx: Tx,
-  actor: Actor,
+  { tx, now, actor }: DomainContext,
   input: ExpenseInput & { expense_id: string; expected_version: number },
-  now: Date,
 ): Promise<{ expense: Expense; changed_fields: string[] }> {
   const { row, group } = await changeableExpense(tx, input.expense_id, actor.agentId);
   if (row.deleted) throw conflict("The expense is deleted; restore it with restore_expense before changing it.");
@@ -665,7 +666,7 @@ async function nextAfterGenerated(tx: Tx, expenseId: string, s: ExpenseState): P
 }
 
 /** Soft delete (deleted true) or restore (false): the expense leaves or rejoins the balances; a new version either way. */
-export async function setDeleted(tx: Tx, actor: Actor, expenseId: string, deleted: boolean, now: Date): Promise<Expense> {
+export async function setDeleted({ tx, now, actor }: DomainContext, expenseId: string, deleted: boolean): Promise<Expense> {
   const { row, group } = await changeableExpense(tx, expenseId, actor.agentId);
   if (row.deleted === deleted) {
     throw conflict(deleted ? "The expense is already deleted." : "The expense is not deleted; there is nothing to restore.");
@@ -723,10 +724,8 @@ export async function setDeleted(tx: Tx, actor: Actor, expenseId: string, delete
 }
 
 export async function respondExpense(
-  tx: Tx,
-  actor: Actor,
+  { tx, now, actor }: DomainContext,
   input: { expense_id: string; action: "confirm" | "dispute"; reason?: string },
-  now: Date,
 ): Promise<Expense> {
   if (input.action === "dispute" && !input.reason?.trim()) throw invalid("reason", "say why you dispute the expense");
   if (input.action === "confirm" && input.reason !== undefined) throw invalid("reason", "give a reason only with action dispute");

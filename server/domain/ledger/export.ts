@@ -1,6 +1,5 @@
 // export_group: the whole live ledger of a group as CSV (one row per expense share and per payment) or JSON.
 import { asc, eq, sql } from "drizzle-orm";
-import type { Tx } from "../../../db/client.ts";
 import { expenses, payments } from "../../../db/schema/index.ts";
 import { iso } from "../../clock.ts";
 import type { Expense, Payment } from "../../contract/ledger.ts";
@@ -11,6 +10,7 @@ import { expenseViews } from "./expenses.ts";
 import { requireMember } from "./membership.ts";
 import { formatAmount } from "./money.ts";
 import { paymentViews } from "./payments.ts";
+import type { DomainContext } from "../../contract/principal.ts";
 
 export const CSV_HEADER = ["record", "id", "date", "description", "category", "currency", "amount", "participant", "paid", "share", "from", "to", "state"];
 
@@ -57,8 +57,9 @@ function csvText(currency: string, list: Expense[], paid: Payment[]): string {
   return csvLines(rows);
 }
 
-export async function exportGroup(tx: Tx, agentId: string, groupId: string, format: "csv" | "json", now: Date) {
-  const group = await requireMember(tx, groupId, agentId);
+export async function exportGroup(ctx: DomainContext, groupId: string, format: "csv" | "json") {
+  const { tx, now, actor } = ctx;
+  const group = await requireMember(tx, groupId, actor.agentId);
   const expenseRows = await tx.select().from(expenses).where(eq(expenses.groupId, groupId)).orderBy(asc(expenses.date), sql`expenses.rowid`);
   const live = await expenseViews(
     tx,
@@ -73,7 +74,7 @@ export async function exportGroup(tx: Tx, agentId: string, groupId: string, form
       : JSON.stringify(
           {
             group: { group_id: group.groupId, name: group.name, currency: group.currency, simplify_debts: group.simplifyDebts, exported_at: iso(now) },
-            balances: await groupBalanceView(tx, agentId, groupId, now),
+            balances: await groupBalanceView(ctx, groupId),
             expenses: live,
             payments: paid,
           },

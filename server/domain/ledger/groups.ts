@@ -4,7 +4,7 @@ import { scalar, type Tx } from "../../../db/client.ts";
 import { agents, groupMembers, groups } from "../../../db/schema/index.ts";
 import { iso } from "../../clock.ts";
 import { AppError, conflict, invalid, notFound } from "../../errors.ts";
-import type { Actor } from "../../contract/principal.ts";
+import type { DomainContext } from "../../contract/principal.ts";
 import type { Group } from "../../contract/groups.ts";
 import type { AgentRef, GroupSummary } from "../../contract/wire.ts";
 import { agentByHandle, refsByIds, toRef } from "../agents.ts";
@@ -113,7 +113,7 @@ export interface CreateGroupInput {
   description?: string | undefined;
 }
 
-export async function createGroup(tx: Tx, me: Actor, input: CreateGroupInput, now: Date): Promise<GroupRow> {
+export async function createGroup({ tx, now, actor }: DomainContext, input: CreateGroupInput): Promise<GroupRow> {
   const row: GroupRow = {
     groupId: crypto.randomUUID(),
     name: input.name,
@@ -123,22 +123,22 @@ export async function createGroup(tx: Tx, me: Actor, input: CreateGroupInput, no
     directKey: null,
     simplifyDebts: true,
     archived: false,
-    createdBy: me.agentId,
+    createdBy: actor.agentId,
     createdAt: iso(now),
     updatedAt: iso(now),
   };
   await tx.insert(groups).values(row);
   await markBuilt(tx, row.groupId, now);
-  await addMember(tx, row.groupId, me.agentId, "owner", now);
-  await logActivity(tx, now, { groupId: row.groupId, actorId: me.agentId, action: "group_created", summary: `@${me.handle} created the group` });
+  await addMember(tx, row.groupId, actor.agentId, "owner", now);
+  await logActivity(tx, now, { groupId: row.groupId, actorId: actor.agentId, action: "group_created", summary: `@${actor.handle} created the group` });
   return row;
 }
 
-export async function listGroups(tx: Tx, agentId: string, includeArchived: boolean, limit: number, cursor?: string) {
+export async function listGroups(ctx: DomainContext, includeArchived: boolean, limit: number, cursor?: string) {
   const afterGroupId = cursor === undefined ? undefined : decodeCursor(cursor, ["string"])[0];
   const { page, next_cursor } = await paginate(
     limit,
-    (n) => groupSummaries(tx, agentId, includeArchived, { afterGroupId, limit: n }),
+    (n) => groupSummaries(ctx, includeArchived, { afterGroupId, limit: n }),
     (last) => encodeCursor([last.group_id]),
   );
   return { groups: page, next_cursor };
@@ -153,8 +153,8 @@ export interface UpdateGroupInput {
 }
 
 /** Changes a group's name, description, simplify_debts or currency; the currency only while nothing is booked in it. */
-export async function updateGroup(tx: Tx, me: Actor, input: UpdateGroupInput, now: Date): Promise<void> {
-  const g = await requireWritable(tx, input.group_id, me.agentId);
+export async function updateGroup({ tx, now, actor }: DomainContext, input: UpdateGroupInput): Promise<void> {
+  const g = await requireWritable(tx, input.group_id, actor.agentId);
   const set: Partial<GroupRow> = {};
   if (input.name !== undefined && input.name !== g.name) set.name = input.name;
   if (input.description !== undefined && (input.description || null) !== g.description) set.description = input.description || null;
@@ -175,7 +175,7 @@ export async function updateGroup(tx: Tx, me: Actor, input: UpdateGroupInput, no
     .set({ ...set, updatedAt: iso(now) })
     .where(eq(groups.groupId, g.groupId));
   const what = changed.map((k) => (k === "simplifyDebts" ? "simplify_debts" : k)).join(", ");
-  await logActivity(tx, now, { groupId: g.groupId, actorId: me.agentId, action: "group_updated", summary: `@${me.handle} changed ${what}` });
+  await logActivity(tx, now, { groupId: g.groupId, actorId: actor.agentId, action: "group_updated", summary: `@${actor.handle} changed ${what}` });
 }
 
 /** Whether any expense (deleted ones too: they can be restored) or payment is booked in the group. */
@@ -186,8 +186,8 @@ async function hasBookings(tx: Tx, groupId: string): Promise<boolean> {
 }
 
 /** Archives (read-only) or unarchives a group; any member may, and it works on an archived group by design. */
-export async function archiveGroup(tx: Tx, me: Actor, groupId: string, archived: boolean, now: Date): Promise<void> {
-  const g = await requireMember(tx, groupId, me.agentId);
+export async function archiveGroup({ tx, now, actor }: DomainContext, groupId: string, archived: boolean): Promise<void> {
+  const g = await requireMember(tx, groupId, actor.agentId);
   if (g.archived === archived) return;
   await tx
     .update(groups)
@@ -195,9 +195,9 @@ export async function archiveGroup(tx: Tx, me: Actor, groupId: string, archived:
     .where(eq(groups.groupId, groupId));
   await logActivity(tx, now, {
     groupId,
-    actorId: me.agentId,
+    actorId: actor.agentId,
     action: archived ? "group_archived" : "group_unarchived",
-    summary: `@${me.handle} ${archived ? "archived" : "unarchived"} the group`,
+    summary: `@${actor.handle} ${archived ? "archived" : "unarchived"} the group`,
   });
 }
 
@@ -232,12 +232,12 @@ async function markLeft(tx: Tx, groupId: string, agentId: string, now: Date): Pr
     .where(and(eq(groupMembers.groupId, groupId), eq(groupMembers.agentId, agentId)));
 }
 
-export async function leaveGroup(tx: Tx, me: Actor, groupId: string, now: Date): Promise<void> {
-  const g = await requireWritable(tx, groupId, me.agentId);
+export async function leaveGroup({ tx, now, actor }: DomainContext, groupId: string): Promise<void> {
+  const g = await requireWritable(tx, groupId, actor.agentId);
   requireSharedGroup(g);
-  await requireZeroBalance(tx, g, me.agentId, "Your");
-  const mine = (await membership(tx, groupId, me.agentId))!;
-  await markLeft(tx, groupId, me.agentId, now);
+  await requireZeroBalance(tx, g, actor.agentId, "Your");
+  const mine = (await membership(tx, groupId, actor.agentId))!;
+  await markLeft(tx, groupId, actor.agentId, now);
   if (mine.role === "owner") {
     // Someone must be able to remove members: the longest-standing member takes over.
     const next = await tx
@@ -253,13 +253,13 @@ export async function leaveGroup(tx: Tx, me: Actor, groupId: string, now: Date):
         .where(and(eq(groupMembers.groupId, groupId), eq(groupMembers.agentId, next.agentId)));
     }
   }
-  await logActivity(tx, now, { groupId, actorId: me.agentId, action: "member_left", summary: `@${me.handle} left the group` });
+  await logActivity(tx, now, { groupId, actorId: actor.agentId, action: "member_left", summary: `@${actor.handle} left the group` });
 }
 
-export async function removeMember(tx: Tx, me: Actor, groupId: string, handle: string, now: Date): Promise<void> {
-  const g = await requireWritable(tx, groupId, me.agentId);
+export async function removeMember({ tx, now, actor }: DomainContext, groupId: string, handle: string): Promise<void> {
+  const g = await requireWritable(tx, groupId, actor.agentId);
   requireSharedGroup(g);
-  if ((await membership(tx, groupId, me.agentId))?.role !== "owner") {
+  if ((await membership(tx, groupId, actor.agentId))?.role !== "owner") {
     throw new AppError(
       "FORBIDDEN",
       "Only the group's owner can remove members.",
@@ -270,14 +270,14 @@ export async function removeMember(tx: Tx, me: Actor, groupId: string, handle: s
   }
   const them = await agentByHandle(tx, handle);
   if (!them || !(await membership(tx, groupId, them.agentId))) throw notFound(`Member @${handle}`);
-  if (them.agentId === me.agentId) throw conflict("You cannot remove yourself; use leave_group.");
+  if (them.agentId === actor.agentId) throw conflict("You cannot remove yourself; use leave_group.");
   await requireZeroBalance(tx, g, them.agentId, `@${them.handle}'s`);
   await markLeft(tx, groupId, them.agentId, now);
   await logActivity(tx, now, {
     groupId,
-    actorId: me.agentId,
+    actorId: actor.agentId,
     action: "member_removed",
-    summary: `@${me.handle} removed @${them.handle}`,
+    summary: `@${actor.handle} removed @${them.handle}`,
     refs: { agent_id: them.agentId },
   });
 }
@@ -286,17 +286,17 @@ export async function removeMember(tx: Tx, me: Actor, groupId: string, handle: s
  * The one direct ledger between the caller and an accepted contact, created on the first call.
  * Someone who blocked the caller is not put into a new ledger with them; they are added once the block is lifted.
  */
-export async function openDirectLedger(tx: Tx, me: Actor, handle: string, currency: string | undefined, now: Date) {
+export async function openDirectLedger({ tx, now, actor }: DomainContext, handle: string, currency: string | undefined) {
   const them = await agentByHandle(tx, handle);
-  if (!them || them.agentId === me.agentId || !(await isAcceptedContact(tx, me.agentId, them.agentId))) {
+  if (!them || them.agentId === actor.agentId || !(await isAcceptedContact(tx, actor.agentId, them.agentId))) {
     throw notFound(`Contact @${handle}`);
   }
-  const directKey = [me.agentId, them.agentId].sort().join(":");
+  const directKey = [actor.agentId, them.agentId].sort().join(":");
   let g = await tx.select().from(groups).where(eq(groups.directKey, directKey)).get();
   const created = !g;
   if (!g) {
     if (currency === undefined) throw invalid("currency", "needed to open a new direct ledger (an ISO 4217 code such as EUR)");
-    const handles = [me.handle, them.handle].sort();
+    const handles = [actor.handle, them.handle].sort();
     g = {
       groupId: crypto.randomUUID(),
       name: `${handles[0]} & ${handles[1]}`,
@@ -306,7 +306,7 @@ export async function openDirectLedger(tx: Tx, me: Actor, handle: string, curren
       directKey,
       simplifyDebts: true,
       archived: false,
-      createdBy: me.agentId,
+      createdBy: actor.agentId,
       createdAt: iso(now),
       updatedAt: iso(now),
     };
@@ -314,12 +314,12 @@ export async function openDirectLedger(tx: Tx, me: Actor, handle: string, curren
     await markBuilt(tx, g.groupId, now);
     await logActivity(tx, now, {
       groupId: g.groupId,
-      actorId: me.agentId,
+      actorId: actor.agentId,
       action: "group_created",
-      summary: `@${me.handle} opened the direct ledger with @${them.handle}`,
+      summary: `@${actor.handle} opened the direct ledger with @${them.handle}`,
     });
   }
-  await addMember(tx, g.groupId, me.agentId, created ? "owner" : "member", now);
-  if (!(await hasBlocked(tx, them.agentId, me.agentId))) await addMember(tx, g.groupId, them.agentId, "member", now);
+  await addMember(tx, g.groupId, actor.agentId, created ? "owner" : "member", now);
+  if (!(await hasBlocked(tx, them.agentId, actor.agentId))) await addMember(tx, g.groupId, them.agentId, "member", now);
   return { groupId: g.groupId, created };
 }

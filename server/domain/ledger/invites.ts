@@ -11,7 +11,7 @@ import { isAcceptedContact } from "../contacts.ts";
 import { deliver, hasBlocked, ITEM_LIFETIME_MS, resolveItems } from "../inbox.ts";
 import { quoted } from "../untrusted.ts";
 import { addMember, notifyJoined, untrustedName } from "./groups.ts";
-import type { Actor } from "../../contract/principal.ts";
+import type { DomainContext } from "../../contract/principal.ts";
 import { isMember, requireWritable, type GroupRow } from "./membership.ts";
 import { logActivity } from "./activity.ts";
 
@@ -50,12 +50,12 @@ async function toInvite(tx: Tx, row: InviteRow): Promise<Invite> {
  * Whom `inviter` may invite by handle: an accepted contact, or (when `fellowMembers`) someone who shares
  * another group with them. Unknown handles are NOT_FOUND; known but unrelated agents are a CONFLICT.
  */
-export async function resolveInvitee(tx: Tx, inviter: Actor, handle: string, groupId: string | null, fellowMembers: boolean): Promise<AgentRow> {
+export async function resolveInvitee({ tx, actor }: DomainContext, handle: string, groupId: string | null, fellowMembers: boolean): Promise<AgentRow> {
   const them = await agentByHandle(tx, handle);
   if (!them) throw notFound(`Agent @${handle}`);
-  if (them.agentId === inviter.agentId) throw conflict("You cannot invite yourself.", { handle });
-  if (await isAcceptedContact(tx, inviter.agentId, them.agentId)) return them;
-  if (fellowMembers && (await sharesAnotherGroup(tx, inviter.agentId, them.agentId, groupId))) return them;
+  if (them.agentId === actor.agentId) throw conflict("You cannot invite yourself.", { handle });
+  if (await isAcceptedContact(tx, actor.agentId, them.agentId)) return them;
+  if (fellowMembers && (await sharesAnotherGroup(tx, actor.agentId, them.agentId, groupId))) return them;
   const allowed = fellowMembers ? "your accepted contacts or members of another group you belong to" : "your accepted contacts";
   throw conflict(`@${them.handle} cannot be invited: only ${allowed} can be; add them as a contact first (add_contact).`, { handle });
 }
@@ -76,9 +76,10 @@ async function sharesAnotherGroup(tx: Tx, a: string, b: string, exceptGroupId: s
  * A targeted invitation, with a `group.invitation` item in the invitee's inbox. An invitee who blocked the
  * inviter hears nothing and the invitation is stored revoked (unusable), while the inviter is answered as usual.
  */
-export async function inviteAgent(tx: Tx, now: Date, g: GroupRow, inviter: Actor, them: AgentRow): Promise<Invite> {
+export async function inviteAgent(ctx: DomainContext, g: GroupRow, them: AgentRow): Promise<Invite> {
+  const { tx, now, actor } = ctx;
   if (await isMember(tx, g.groupId, them.agentId)) throw conflict(`@${them.handle} is already a member of this group.`, { handle: them.handle });
-  const blocked = await hasBlocked(tx, them.agentId, inviter.agentId);
+  const blocked = await hasBlocked(tx, them.agentId, actor.agentId);
   // Asking again returns the open invitation: the usable one, or while blocked the unusable one, alike.
   const open = await tx
     .select()
@@ -96,7 +97,7 @@ export async function inviteAgent(tx: Tx, now: Date, g: GroupRow, inviter: Actor
   const row: InviteRow = {
     inviteId: crypto.randomUUID(),
     groupId: g.groupId,
-    createdBy: inviter.agentId,
+    createdBy: actor.agentId,
     targetId: them.agentId,
     code: null,
     maxUses: 1,
@@ -113,14 +114,14 @@ export async function inviteAgent(tx: Tx, now: Date, g: GroupRow, inviter: Actor
       to: them.agentId,
       type: "group.invitation",
       app: "ledger",
-      from: inviter.agentId,
-      summaryMd: `@${inviter.handle} invites you to the group ${quoted(g.name)} (${g.currency}). Ask your human before accepting.`,
+      from: actor.agentId,
+      summaryMd: `@${actor.handle} invites you to the group ${quoted(g.name)} (${g.currency}). Ask your human before accepting.`,
       payload: {
         group_id: g.groupId,
         group_name: untrustedName(g),
         currency: g.currency,
         member_count: Number(members ?? 0),
-        inviter: inviter.handle,
+        actor: actor.handle,
         invite_id: row.inviteId,
         expires_at: row.expiresAt,
       },
@@ -131,20 +132,20 @@ export async function inviteAgent(tx: Tx, now: Date, g: GroupRow, inviter: Actor
   }
   await logActivity(tx, now, {
     groupId: g.groupId,
-    actorId: inviter.agentId,
+    actorId: actor.agentId,
     action: "invite_created",
-    summary: `@${inviter.handle} invited @${them.handle}`,
+    summary: `@${actor.handle} invited @${them.handle}`,
     refs: { invite_id: row.inviteId, agent_id: them.agentId },
   });
   return toInvite(tx, { ...row, state: "pending" });
 }
 
 /** create_group's `members`: each must be an accepted contact (all are checked before anyone is invited). */
-export async function inviteContacts(tx: Tx, now: Date, g: GroupRow, inviter: Actor, handles: string[]): Promise<Invite[]> {
+export async function inviteContacts(ctx: DomainContext, g: GroupRow, handles: string[]): Promise<Invite[]> {
   const invitees: AgentRow[] = [];
-  for (const handle of new Set(handles)) invitees.push(await resolveInvitee(tx, inviter, handle, g.groupId, false));
+  for (const handle of new Set(handles)) invitees.push(await resolveInvitee(ctx, handle, g.groupId, false));
   const invites: Invite[] = [];
-  for (const them of invitees) invites.push(await inviteAgent(tx, now, g, inviter, them));
+  for (const them of invitees) invites.push(await inviteAgent(ctx, g, them));
   return invites;
 }
 
@@ -156,19 +157,20 @@ export interface CreateInviteInput {
 }
 
 /** create_group_invite: a targeted invitation with `handle`, else a shareable code. */
-export async function createInvite(tx: Tx, me: Actor, input: CreateInviteInput, now: Date): Promise<{ invite: Invite; message: string }> {
-  const g = await requireWritable(tx, input.group_id, me.agentId);
+export async function createInvite(ctx: DomainContext, input: CreateInviteInput): Promise<{ invite: Invite; message: string }> {
+  const { tx, now, actor } = ctx;
+  const g = await requireWritable(tx, input.group_id, actor.agentId);
   if (g.kind === "direct") throw conflict("A direct ledger is between two people; create a group (create_group) to share costs with more.");
   if (input.handle !== undefined) {
-    const them = await resolveInvitee(tx, me, input.handle, g.groupId, true);
-    const invite = await inviteAgent(tx, now, g, me, them);
+    const them = await resolveInvitee(ctx, input.handle, g.groupId, true);
+    const invite = await inviteAgent(ctx, g, them);
     return { invite, message: `@${them.handle} has been invited; they answer with respond_group_invite.` };
   }
   const expiresAt = input.expires_at === undefined ? later(now, CODE_DEFAULT_LIFETIME_MS) : codeExpiry(input.expires_at, now);
   const row: InviteRow = {
     inviteId: crypto.randomUUID(),
     groupId: g.groupId,
-    createdBy: me.agentId,
+    createdBy: actor.agentId,
     targetId: null,
     code: newCode(),
     maxUses: input.max_uses ?? CODE_DEFAULT_MAX_USES,
@@ -181,9 +183,9 @@ export async function createInvite(tx: Tx, me: Actor, input: CreateInviteInput, 
   await tx.insert(groupInvites).values(row);
   await logActivity(tx, now, {
     groupId: g.groupId,
-    actorId: me.agentId,
+    actorId: actor.agentId,
     action: "invite_created",
-    summary: `@${me.handle} created an invite code for up to ${row.maxUses} people`,
+    summary: `@${actor.handle} created an invite code for up to ${row.maxUses} people`,
     refs: { invite_id: row.inviteId },
   });
   return {
@@ -227,11 +229,11 @@ async function join(tx: Tx, g: GroupRow, agentId: string, via: "invitation" | "c
 const groupRow = async (tx: Tx, groupId: string) => (await tx.select().from(groups).where(eq(groups.groupId, groupId)).get())!;
 
 /** respond_group_invite: the invitee accepts (joins) or declines; either resolves the inbox item. */
-export async function respondInvite(tx: Tx, me: Actor, inviteId: string, action: "accept" | "decline", now: Date) {
+export async function respondInvite({ tx, now, actor }: DomainContext, inviteId: string, action: "accept" | "decline") {
   const row = await tx
     .select()
     .from(groupInvites)
-    .where(and(eq(groupInvites.inviteId, inviteId), eq(groupInvites.targetId, me.agentId), sql`${groupInvites.state} <> 'revoked'`))
+    .where(and(eq(groupInvites.inviteId, inviteId), eq(groupInvites.targetId, actor.agentId), sql`${groupInvites.state} <> 'revoked'`))
     .get();
   if (!row) throw notFound("Invitation");
   if (row.state !== "pending") throw conflict(`You already ${row.state} this invitation.`, { state: row.state });
@@ -244,15 +246,15 @@ export async function respondInvite(tx: Tx, me: Actor, inviteId: string, action:
     .set({ state: action === "accept" ? "accepted" : "declined", respondedAt: iso(now) })
     .where(and(eq(groupInvites.inviteId, inviteId), eq(groupInvites.state, "pending")));
   if (res.rowsAffected === 0) throw conflict("This invitation was already answered.");
-  await resolveItems(tx, me.agentId, "group.invitation", { invite_id: inviteId });
+  await resolveItems(tx, actor.agentId, "group.invitation", { invite_id: inviteId });
   if (action === "accept") {
-    await join(tx, g, me.agentId, "invitation", inviteId, now);
+    await join(tx, g, actor.agentId, "invitation", inviteId, now);
   } else {
     await logActivity(tx, now, {
       groupId: g.groupId,
-      actorId: me.agentId,
+      actorId: actor.agentId,
       action: "invite_declined",
-      summary: `@${me.handle} declined the invitation`,
+      summary: `@${actor.handle} declined the invitation`,
       refs: { invite_id: inviteId },
     });
   }
@@ -263,7 +265,7 @@ export async function respondInvite(tx: Tx, me: Actor, inviteId: string, action:
  * Joins the group of a shareable invite code (join_group, register_agent, join_network). A member already
  * in the group uses up nothing and gets `joined: false`.
  */
-export async function joinByCode(tx: Tx, agentId: string, code: string, now: Date): Promise<{ groupId: string; joined: boolean }> {
+export async function joinByCode({ tx, now, actor: { agentId } }: DomainContext, code: string): Promise<{ groupId: string; joined: boolean }> {
   const row = await tx
     .select()
     .from(groupInvites)

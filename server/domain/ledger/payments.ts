@@ -10,7 +10,7 @@ import { deliver, resolveItems } from "../inbox.ts";
 import { quoted, untrusted } from "../untrusted.ts";
 import { decodeCursor, encodeCursor, paginate } from "../../contract/cursor.ts";
 import { moneyText, requireParticipant, type Member } from "./expenses.ts";
-import type { Actor } from "../../contract/principal.ts";
+import type { Actor, DomainContext } from "../../contract/principal.ts";
 import { applyDebts, paymentDebt, reversed } from "./ledger-pairs.ts";
 import { assertWritable, isMember, memberGroup, refsOfMembers, requireMember, writableGroupMembers, type GroupRow } from "./membership.ts";
 import { logActivity } from "./activity.ts";
@@ -119,10 +119,8 @@ export interface Overpayment {
  * than what the payer owed the payee before it (settlement.owedBetween) is recorded all the same, and said so.
  */
 export async function recordPayment(
-  tx: Tx,
-  actor: Actor,
+  { tx, now, actor }: DomainContext,
   input: RecordPaymentInput,
-  now: Date,
 ): Promise<{ payment: Payment; overpayment: Overpayment | null }> {
   const { group, members } = await writableGroupMembers(tx, input.group_id, actor.agentId);
   if (input.from === undefined && input.to === undefined) throw invalid("to", "name the payee with to, or the payer with from; you are the other one");
@@ -208,7 +206,10 @@ async function visiblePayment(tx: Tx, paymentId: string, agentId: string): Promi
  * The payee confirms (it starts counting) or rejects a pending payment; the payer is told. Either party voids a
  * pending or confirmed one (voidPayment).
  */
-export async function respondPayment(tx: Tx, actor: Actor, input: { payment_id: string; action: "confirm" | "reject" | "void" }, now: Date): Promise<Payment> {
+export async function respondPayment(
+  { tx, now, actor }: DomainContext,
+  input: { payment_id: string; action: "confirm" | "reject" | "void" },
+): Promise<Payment> {
   const { row, group } = await visiblePayment(tx, input.payment_id, actor.agentId);
   assertWritable(group);
   if (input.action === "void") return voidPayment(tx, actor, row, group, now);
@@ -302,7 +303,10 @@ export interface ListPaymentsInput {
 }
 
 /** Newest first (in the order they were recorded: rowid). */
-export async function listPayments(tx: Tx, agentId: string, input: ListPaymentsInput): Promise<{ payments: Payment[]; next_cursor: string | null }> {
+export async function listPayments(
+  { tx, actor: { agentId } }: DomainContext,
+  input: ListPaymentsInput,
+): Promise<{ payments: Payment[]; next_cursor: string | null }> {
   const group = await requireMember(tx, input.group_id, agentId);
   const limit = input.limit ?? 50;
   const before = input.cursor === undefined ? undefined : decodeCursor(input.cursor, ["number"] as const)[0];

@@ -4,7 +4,7 @@ import type { Tx } from "../../../db/client.ts";
 import { envelopeRecipients, envelopes } from "../../../db/schema/index.ts";
 import { iso } from "../../clock.ts";
 import { conflict, invalid, notFound } from "../../errors.ts";
-import type { Principal } from "../../contract/principal.ts";
+import type { DomainContext } from "../../contract/principal.ts";
 import { SUBJECT_MAX, type Envelope, type EnvelopeSummary } from "../../contract/mail.ts";
 import { agentById, refsByIds, type AgentRow } from "../agents.ts";
 import { acceptedContactsByHandle, isAcceptedContact } from "../contacts.ts";
@@ -60,18 +60,17 @@ async function visibleEnvelope(tx: Tx, agentId: string, envelopeId: string): Pro
 }
 
 async function create(
-  tx: Tx,
-  me: Principal,
-  now: Date,
+  ctx: DomainContext,
   e: { to: AgentRow[]; subject: string; body_md: string; refs: Record<string, string>; threadId: string | null; inReplyTo: string | null },
 ): Promise<Envelope> {
+  const { tx, now, actor } = ctx;
   const envelopeId = crypto.randomUUID();
   const threadId = e.threadId ?? envelopeId;
   await tx.insert(envelopes).values({
     envelopeId,
     threadId,
     inReplyTo: e.inReplyTo,
-    senderId: me.agentId,
+    senderId: actor.agentId,
     subject: e.subject,
     bodyMd: e.body_md,
     refs: e.refs,
@@ -87,12 +86,12 @@ async function create(
       to: r.agentId,
       type: "mail.envelope",
       app: "mail",
-      from: me.agentId,
+      from: actor.agentId,
       summaryMd:
-        `@${me.handle} ${what}: subject ${quoted(e.subject)}.` +
+        `@${actor.handle} ${what}: subject ${quoted(e.subject)}.` +
         (links.length ? ` It has ${links.length} link${links.length === 1 ? "" : "s"}: show your human each domain; open links only when they ask.` : ""),
       payload: {
-        subject: untrusted(e.subject, source(me.handle)),
+        subject: untrusted(e.subject, source(actor.handle)),
         thread_id: threadId,
         in_reply_to: e.inReplyTo,
         to: e.to.map((t) => t.handle),
@@ -104,22 +103,23 @@ async function create(
     });
     await tx.insert(envelopeRecipients).values({ envelopeId, agentId: r.agentId, position, delivered: itemId !== null });
   }
-  return getEnvelope(tx, me.agentId, envelopeId);
+  return getEnvelope(ctx, envelopeId);
 }
 
-export async function sendEnvelope(tx: Tx, me: Principal, input: SendInput, now: Date): Promise<Envelope> {
-  const to = await acceptedContactsByHandle(tx, me, input.to, "to", "Send envelopes only to accepted contacts; list_contacts shows them.");
+export async function sendEnvelope(ctx: DomainContext, input: SendInput): Promise<Envelope> {
+  const { tx, actor } = ctx;
+  const to = await acceptedContactsByHandle(ctx, input.to, "to", "Send envelopes only to accepted contacts; list_contacts shows them.");
   let threadId: string | null = null;
   if (input.in_reply_to !== undefined) {
-    threadId = (await visibleEnvelope(tx, me.agentId, input.in_reply_to)).threadId;
+    threadId = (await visibleEnvelope(tx, actor.agentId, input.in_reply_to)).threadId;
     if (input.thread_id !== undefined && input.thread_id !== threadId) {
       throw invalid("thread_id", "differs from the thread of in_reply_to; give one of them");
     }
   } else if (input.thread_id !== undefined) {
-    await requireVisibleThread(tx, me.agentId, input.thread_id);
+    await requireVisibleThread(tx, actor.agentId, input.thread_id);
     threadId = input.thread_id;
   }
-  return create(tx, me, now, {
+  return create(ctx, {
     to,
     subject: input.subject,
     body_md: input.body_md,
@@ -135,28 +135,29 @@ const reSubject = (subject: string) => (subject.length > SUBJECT_MAX - 4 || /^re
  * Replies in the same thread: to the sender, or to the sender and every other recipient. Replying to an envelope
  * the caller sent goes to its recipients. Only those still the caller's accepted contacts receive the reply.
  */
-export async function replyEnvelope(tx: Tx, me: Principal, input: ReplyInput, now: Date): Promise<Envelope> {
-  const orig = await visibleEnvelope(tx, me.agentId, input.envelope_id);
+export async function replyEnvelope(ctx: DomainContext, input: ReplyInput): Promise<Envelope> {
+  const { tx, actor } = ctx;
+  const orig = await visibleEnvelope(tx, actor.agentId, input.envelope_id);
   const recipients = await tx
     .select({ agentId: envelopeRecipients.agentId })
     .from(envelopeRecipients)
     .where(eq(envelopeRecipients.envelopeId, orig.envelopeId))
     .orderBy(asc(envelopeRecipients.position));
   const ids =
-    orig.senderId === me.agentId
+    orig.senderId === actor.agentId
       ? recipients.map((r) => r.agentId)
       : input.audience === "all"
         ? [orig.senderId, ...recipients.map((r) => r.agentId)]
         : [orig.senderId];
   const to: AgentRow[] = [];
   for (const id of new Set(ids)) {
-    if (id !== me.agentId && (await isAcceptedContact(tx, me.agentId, id))) to.push((await agentById(tx, id))!);
+    if (id !== actor.agentId && (await isAcceptedContact(tx, actor.agentId, id))) to.push((await agentById(tx, id))!);
   }
   if (!to.length) {
     throw conflict("Nobody on this envelope is still your accepted contact, so the reply could reach no one.");
   }
-  await resolveItems(tx, me.agentId, "mail.envelope", { envelope_id: orig.envelopeId });
-  return create(tx, me, now, {
+  await resolveItems(tx, actor.agentId, "mail.envelope", { envelope_id: orig.envelopeId });
+  return create(ctx, {
     to,
     subject: input.subject ?? reSubject(orig.subject),
     body_md: input.body_md,
@@ -195,7 +196,7 @@ async function summaries(tx: Tx, viewer: string, rows: Row[]): Promise<EnvelopeS
   });
 }
 
-export async function getEnvelope(tx: Tx, agentId: string, envelopeId: string): Promise<Envelope> {
+export async function getEnvelope({ tx, actor: { agentId } }: DomainContext, envelopeId: string): Promise<Envelope> {
   const row = await visibleEnvelope(tx, agentId, envelopeId);
   const [summary] = await summaries(tx, agentId, [row]);
   return { ...summary!, body_md: untrusted(row.bodyMd, source(summary!.from.handle)), links: extractLinks(row.bodyMd) };
@@ -212,11 +213,11 @@ async function requireVisibleThread(tx: Tx, agentId: string, threadId: string): 
 }
 
 /** Sent and received envelopes, newest first, optionally one thread or one direction. */
-export async function listEnvelopes(tx: Tx, me: Principal, input: ListInput) {
+export async function listEnvelopes({ tx, actor }: DomainContext, input: ListInput) {
   const limit = input.limit ?? 50;
   const after = input.cursor === undefined ? undefined : decodeCursor(input.cursor, ["number"])[0];
   if (input.thread_id !== undefined) {
-    await requireVisibleThread(tx, me.agentId, input.thread_id);
+    await requireVisibleThread(tx, actor.agentId, input.thread_id);
   }
   const query = tx
     .select()
@@ -224,10 +225,10 @@ export async function listEnvelopes(tx: Tx, me: Principal, input: ListInput) {
     .where(
       and(
         input.direction === "sent"
-          ? eq(envelopes.senderId, me.agentId)
+          ? eq(envelopes.senderId, actor.agentId)
           : input.direction === "received"
-            ? and(sql`${envelopes.senderId} <> ${me.agentId}`, visibleTo(me.agentId))
-            : visibleTo(me.agentId),
+            ? and(sql`${envelopes.senderId} <> ${actor.agentId}`, visibleTo(actor.agentId))
+            : visibleTo(actor.agentId),
         input.thread_id !== undefined ? eq(envelopes.threadId, input.thread_id) : undefined,
         after !== undefined ? lt(envelopes.seq, after) : undefined,
       ),
@@ -238,5 +239,5 @@ export async function listEnvelopes(tx: Tx, me: Principal, input: ListInput) {
     (n) => query.limit(n),
     (last) => encodeCursor([last.seq]),
   );
-  return { envelopes: await summaries(tx, me.agentId, page), next_cursor };
+  return { envelopes: await summaries(tx, actor.agentId, page), next_cursor };
 }

@@ -5,7 +5,7 @@ import type { Tx } from "../../../db/client.ts";
 import { expenses, groups, planInvitees, planOptions, plans } from "../../../db/schema/index.ts";
 import { iso } from "../../clock.ts";
 import { AppError, conflict, invalid, notFound } from "../../errors.ts";
-import type { Principal } from "../../contract/principal.ts";
+import type { Actor, DomainContext } from "../../contract/principal.ts";
 import type { Plan, PlanExpense } from "../../contract/plans.ts";
 import { refsByIds, type AgentRow } from "../agents.ts";
 import { acceptedContactsByHandle } from "../contacts.ts";
@@ -75,9 +75,9 @@ async function visiblePlan(tx: Tx, agentId: string, planId: string): Promise<Pla
 }
 
 /** A plan the caller organises and that is not cancelled. */
-async function ownPlan(tx: Tx, me: Principal, planId: string, verb: string): Promise<PlanRow> {
-  const plan = await visiblePlan(tx, me.agentId, planId);
-  if (plan.organiserId !== me.agentId) {
+async function ownPlan(tx: Tx, actor: Actor, planId: string, verb: string): Promise<PlanRow> {
+  const plan = await visiblePlan(tx, actor.agentId, planId);
+  if (plan.organiserId !== actor.agentId) {
     throw new AppError(
       "FORBIDDEN",
       `Only the plan's organiser can ${verb} it.`,
@@ -110,8 +110,9 @@ function checkRespondBy(respondBy: string, now: Date): string {
  * Invitees must be the organiser's accepted contacts (any other handle is NOT_FOUND, revealing nothing) and, for a
  * plan with a group, members of it.
  */
-async function resolveInvitees(tx: Tx, me: Principal, handles: string[], groupId: string | null, path: string): Promise<AgentRow[]> {
-  const found = await acceptedContactsByHandle(tx, me, handles, path, "Invite only accepted contacts; list_contacts shows them.");
+async function resolveInvitees(ctx: DomainContext, handles: string[], groupId: string | null, path: string): Promise<AgentRow[]> {
+  const { tx } = ctx;
+  const found = await acceptedContactsByHandle(ctx, handles, path, "Invite only accepted contacts; list_contacts shows them.");
   if (groupId !== null) {
     const outside: string[] = [];
     for (const a of found) if (!(await isMember(tx, groupId, a.agentId))) outside.push(a.handle);
@@ -139,24 +140,24 @@ const optionView = (o: Pick<OptionRow, "optionId" | "startsAt" | "endsAt" | "pla
   place: o.place === null ? null : untrusted(o.place, src),
 });
 
-async function invite(tx: Tx, now: Date, me: Principal, plan: PlanRow, options: OptionRow[], to: AgentRow[], firstPosition: number) {
-  const src = source(me.handle);
+async function invite(tx: Tx, now: Date, actor: Actor, plan: PlanRow, options: OptionRow[], to: AgentRow[], firstPosition: number) {
+  const src = source(actor.handle);
   for (const [i, a] of to.entries()) {
     // deliver() drops it when the invitee blocked the organiser, who is not told.
     const itemId = await deliver(tx, now, {
       to: a.agentId,
       type: "plan.invitation",
       app: "plans",
-      from: me.agentId,
+      from: actor.agentId,
       summaryMd:
-        `@${me.handle} invites you to a plan: ${quoted(plan.title)}, ${options.length} option${options.length === 1 ? "" : "s"}` +
+        `@${actor.handle} invites you to a plan: ${quoted(plan.title)}, ${options.length} option${options.length === 1 ? "" : "s"}` +
         `${plan.respondBy ? `; answer by ${plan.respondBy}` : ""}. Ask your human, then answer with respond_plan.`,
       payload: {
         title: untrusted(plan.title, src),
         description: plan.description ? untrusted(plan.description, src) : null,
         options: options.map((o) => optionView(o, src)),
         respond_by: plan.respondBy,
-        organiser: me.handle,
+        organiser: actor.handle,
         group_id: plan.groupId,
       },
       refs: { plan_id: plan.planId, ...(plan.groupId ? { group_id: plan.groupId } : {}) },
@@ -173,11 +174,12 @@ async function invite(tx: Tx, now: Date, me: Principal, plan: PlanRow, options: 
   }
 }
 
-export async function createPlan(tx: Tx, me: Principal, input: CreateInput, now: Date): Promise<Plan> {
+export async function createPlan(ctx: DomainContext, input: CreateInput): Promise<Plan> {
+  const { tx, now, actor } = ctx;
   const groupId = input.group_id ?? null;
   // The plan's costs go to the group, so it must accept expenses.
-  if (groupId !== null) await requireWritable(tx, groupId, me.agentId);
-  const to = await resolveInvitees(tx, me, input.invitees, groupId, "invitees");
+  if (groupId !== null) await requireWritable(tx, groupId, actor.agentId);
+  const to = await resolveInvitees(ctx, input.invitees, groupId, "invitees");
   const planId = crypto.randomUUID();
   const options: OptionRow[] = checkOptions(input.options, "options").map((o, position) => ({
     optionId: crypto.randomUUID(),
@@ -190,7 +192,7 @@ export async function createPlan(tx: Tx, me: Principal, input: CreateInput, now:
   const at = iso(now);
   const plan: PlanRow = {
     planId,
-    organiserId: me.agentId,
+    organiserId: actor.agentId,
     title: input.title,
     description: input.description ?? "",
     groupId,
@@ -203,8 +205,8 @@ export async function createPlan(tx: Tx, me: Principal, input: CreateInput, now:
   };
   await tx.insert(plans).values(plan);
   await tx.insert(planOptions).values(options);
-  await invite(tx, now, me, plan, options, to, 0);
-  return (await views(tx, me.agentId, [plan]))[0]!;
+  await invite(tx, now, actor, plan, options, to, 0);
+  return (await views(tx, actor.agentId, [plan]))[0]!;
 }
 
 async function views(tx: Tx, viewer: string, rows: PlanRow[]): Promise<Plan[]> {
@@ -245,10 +247,10 @@ async function views(tx: Tx, viewer: string, rows: PlanRow[]): Promise<Plan[]> {
 }
 
 /** The plan with every response and, for a plan with a group, the group's expenses that name it (members only). */
-export async function getPlan(tx: Tx, me: Principal, planId: string): Promise<{ plan: Plan; expenses: PlanExpense[] }> {
-  const row = await visiblePlan(tx, me.agentId, planId);
-  const plan = (await views(tx, me.agentId, [row]))[0]!;
-  if (row.groupId === null || !(await isMember(tx, row.groupId, me.agentId))) return { plan, expenses: [] };
+export async function getPlan({ tx, actor }: DomainContext, planId: string): Promise<{ plan: Plan; expenses: PlanExpense[] }> {
+  const row = await visiblePlan(tx, actor.agentId, planId);
+  const plan = (await views(tx, actor.agentId, [row]))[0]!;
+  if (row.groupId === null || !(await isMember(tx, row.groupId, actor.agentId))) return { plan, expenses: [] };
   const group = (await tx.select({ currency: groups.currency }).from(groups).where(eq(groups.groupId, row.groupId)).get())!;
   const rows = await tx
     .select()
@@ -276,7 +278,7 @@ export async function getPlan(tx: Tx, me: Principal, planId: string): Promise<{ 
  * Upcoming plans (not yet over) soonest first, or past ones most recent first. A plan is over when its chosen
  * option has ended, or, before one is chosen, when its last option has.
  */
-export async function listPlans(tx: Tx, me: Principal, input: ListInput, now: Date) {
+export async function listPlans({ tx, now, actor }: DomainContext, input: ListInput) {
   const limit = input.limit ?? 50;
   const when = input.when ?? "upcoming";
   const after = input.cursor === undefined ? undefined : planCursor(input.cursor, when);
@@ -291,7 +293,7 @@ export async function listPlans(tx: Tx, me: Principal, input: ListInput, now: Da
     .from(plans)
     .where(
       and(
-        visibleTo(me.agentId),
+        visibleTo(actor.agentId),
         upcoming ? gte(plans.endsAt, iso(now)) : lt(plans.endsAt, iso(now)),
         input.state ? eq(plans.state, input.state) : undefined,
         beyond,
@@ -303,7 +305,7 @@ export async function listPlans(tx: Tx, me: Principal, input: ListInput, now: Da
     (n) => query.limit(n),
     (last) => encodeCursor([when, last.startsAt, last.planId]),
   );
-  return { plans: await views(tx, me.agentId, page), next_cursor };
+  return { plans: await views(tx, actor.agentId, page), next_cursor };
 }
 
 /** A cursor of list_plans is bound to the `when` it was made for. */
@@ -313,9 +315,9 @@ function planCursor(cursor: string, when: string): { startsAt: string; planId: s
   return { startsAt, planId };
 }
 
-export async function respondPlan(tx: Tx, me: Principal, input: { plan_id: string; response: Response; option_ids?: string[] }, now: Date): Promise<Plan> {
-  const plan = await visiblePlan(tx, me.agentId, input.plan_id);
-  if (plan.organiserId === me.agentId) {
+export async function respondPlan({ tx, now, actor }: DomainContext, input: { plan_id: string; response: Response; option_ids?: string[] }): Promise<Plan> {
+  const plan = await visiblePlan(tx, actor.agentId, input.plan_id);
+  if (plan.organiserId === actor.agentId) {
     throw new AppError("FORBIDDEN", "You organise this plan; only invitees respond to it.", undefined, undefined, "Change the plan with update_plan.");
   }
   if (plan.state === "cancelled") throw conflict("The plan is cancelled; there is nothing to answer.");
@@ -327,21 +329,21 @@ export async function respondPlan(tx: Tx, me: Principal, input: { plan_id: strin
   await tx
     .update(planInvitees)
     .set({ response: input.response, optionIds, respondedAt: iso(now) })
-    .where(and(eq(planInvitees.planId, plan.planId), eq(planInvitees.agentId, me.agentId)));
-  await resolveItems(tx, me.agentId, "plan.invitation", { plan_id: plan.planId });
+    .where(and(eq(planInvitees.planId, plan.planId), eq(planInvitees.agentId, actor.agentId)));
+  await resolveItems(tx, actor.agentId, "plan.invitation", { plan_id: plan.planId });
   const votes = optionIds.length ? `, voting for ${optionIds.length} option${optionIds.length === 1 ? "" : "s"}` : "";
   const organiser = (await refsByIds(tx, [plan.organiserId])).get(plan.organiserId)!;
   await deliver(tx, now, {
     to: plan.organiserId,
     type: "plan.response",
     app: "plans",
-    from: me.agentId,
-    summaryMd: `@${me.handle} answered ${input.response} to your plan ${quoted(plan.title)}${votes}.`,
-    payload: { handle: me.handle, response: input.response, option_ids: optionIds, title: untrusted(plan.title, source(organiser.handle)) },
+    from: actor.agentId,
+    summaryMd: `@${actor.handle} answered ${input.response} to your plan ${quoted(plan.title)}${votes}.`,
+    payload: { handle: actor.handle, response: input.response, option_ids: optionIds, title: untrusted(plan.title, source(organiser.handle)) },
     refs: { plan_id: plan.planId },
     suggestedTools: ["get_plan", "update_plan"],
   });
-  return (await views(tx, me.agentId, [await visiblePlan(tx, me.agentId, plan.planId)]))[0]!;
+  return (await views(tx, actor.agentId, [await visiblePlan(tx, actor.agentId, plan.planId)]))[0]!;
 }
 
 async function deliveredInvitees(tx: Tx, planId: string): Promise<InviteeRow[]> {
@@ -380,7 +382,8 @@ async function replaceOptions(tx: Tx, planId: string, current: OptionRow[], inpu
 }
 
 /** Takes invitees off and adds new ones (already invited handles are skipped); returns who was removed and added. */
-async function changeInvitees(tx: Tx, me: Principal, plan: PlanRow, remove: string[], add: string[]) {
+async function changeInvitees(ctx: DomainContext, plan: PlanRow, remove: string[], add: string[]) {
+  const { tx } = ctx;
   const invitees = await tx.select().from(planInvitees).where(eq(planInvitees.planId, plan.planId));
   let removed: InviteeRow[] = [];
   if (remove.length) {
@@ -396,29 +399,30 @@ async function changeInvitees(tx: Tx, me: Principal, plan: PlanRow, remove: stri
     await tx.delete(planInvitees).where(and(eq(planInvitees.planId, plan.planId), inArray(planInvitees.agentId, [...ids])));
   }
   const staying = new Set(invitees.filter((i) => !removed.includes(i)).map((i) => i.agentId));
-  const added = add.length ? (await resolveInvitees(tx, me, add, plan.groupId, "add_invitees")).filter((a) => !staying.has(a.agentId)) : [];
+  const added = add.length ? (await resolveInvitees(ctx, add, plan.groupId, "add_invitees")).filter((a) => !staying.has(a.agentId)) : [];
   if (staying.size + added.length === 0) throw invalid("remove_invitees", "a plan keeps at least one invitee; cancel it with cancel_plan instead");
   return { removed, added, nextPosition: invitees.length };
 }
 
 /** Tells an invitee the plan is off for them (cancelled, or taken off it); their open invitation stops waiting. */
-async function tellCancelled(tx: Tx, now: Date, me: Principal, plan: PlanRow, to: string, reason: "cancelled" | "uninvited") {
+async function tellCancelled(tx: Tx, now: Date, actor: Actor, plan: PlanRow, to: string, reason: "cancelled" | "uninvited") {
   await resolveItems(tx, to, "plan.invitation", { plan_id: plan.planId });
   await deliver(tx, now, {
     to,
     type: "plan.cancelled",
     app: "plans",
-    from: me.agentId,
+    from: actor.agentId,
     summaryMd:
-      reason === "cancelled" ? `@${me.handle} cancelled the plan ${quoted(plan.title)}.` : `@${me.handle} took you off the plan ${quoted(plan.title)}.`,
-    payload: { title: untrusted(plan.title, source(me.handle)), reason },
+      reason === "cancelled" ? `@${actor.handle} cancelled the plan ${quoted(plan.title)}.` : `@${actor.handle} took you off the plan ${quoted(plan.title)}.`,
+    payload: { title: untrusted(plan.title, source(actor.handle)), reason },
     refs: { plan_id: plan.planId },
     suggestedTools: ["get_plan"],
   });
 }
 
-export async function updatePlan(tx: Tx, me: Principal, input: UpdateInput, now: Date): Promise<Plan> {
-  const plan = await ownPlan(tx, me, input.plan_id, "change");
+export async function updatePlan(ctx: DomainContext, input: UpdateInput): Promise<Plan> {
+  const { tx, now, actor } = ctx;
+  const plan = await ownPlan(tx, actor, input.plan_id, "change");
   const changes: string[] = [];
   const next: PlanRow = { ...plan };
   if (input.title !== undefined && input.title !== plan.title) {
@@ -451,7 +455,7 @@ export async function updatePlan(tx: Tx, me: Principal, input: UpdateInput, now:
   }
   const { removed, added, nextPosition } =
     input.remove_invitees || input.add_invitees
-      ? await changeInvitees(tx, me, plan, input.remove_invitees ?? [], input.add_invitees ?? [])
+      ? await changeInvitees(ctx, plan, input.remove_invitees ?? [], input.add_invitees ?? [])
       : { removed: [], added: [], nextPosition: 0 };
   if (removed.length || added.length) changes.push("invitees");
   if (!changes.length) throw invalid("(arguments)", "nothing to change: give a field that differs from the plan as it is");
@@ -459,34 +463,34 @@ export async function updatePlan(tx: Tx, me: Principal, input: UpdateInput, now:
   Object.assign(next, span(options, next.chosenOptionId), { updatedAt: iso(now) });
   await tx.update(plans).set(next).where(eq(plans.planId, plan.planId));
 
-  const src = source(me.handle);
+  const src = source(actor.handle);
   const chosen = options.find((o) => o.optionId === next.chosenOptionId) ?? null;
   const summary =
     changes.includes("chosen_option") && chosen
-      ? `@${me.handle} scheduled ${quoted(next.title)} for ${chosen.startsAt}${chosen.place ? ` at ${quoted(chosen.place)}` : ""}.`
-      : `@${me.handle} changed the plan ${quoted(next.title)}: ${changes.join(", ").replaceAll("_", " ")}.`;
+      ? `@${actor.handle} scheduled ${quoted(next.title)} for ${chosen.startsAt}${chosen.place ? ` at ${quoted(chosen.place)}` : ""}.`
+      : `@${actor.handle} changed the plan ${quoted(next.title)}: ${changes.join(", ").replaceAll("_", " ")}.`;
   // Those already invited hear of the change; newcomers get an invitation instead; those taken off are told so.
   for (const i of await deliveredInvitees(tx, plan.planId)) {
     await deliver(tx, now, {
       to: i.agentId,
       type: "plan.changed",
       app: "plans",
-      from: me.agentId,
+      from: actor.agentId,
       summaryMd: summary,
       payload: { title: untrusted(next.title, src), changes, state: next.state, chosen_option: chosen ? optionView(chosen, src) : null },
       refs: { plan_id: plan.planId },
       suggestedTools: ["get_plan", "respond_plan"],
     });
   }
-  for (const i of removed) if (i.delivered) await tellCancelled(tx, now, me, next, i.agentId, "uninvited");
-  if (added.length) await invite(tx, now, me, next, options, added, nextPosition);
-  return (await views(tx, me.agentId, [next]))[0]!;
+  for (const i of removed) if (i.delivered) await tellCancelled(tx, now, actor, next, i.agentId, "uninvited");
+  if (added.length) await invite(tx, now, actor, next, options, added, nextPosition);
+  return (await views(tx, actor.agentId, [next]))[0]!;
 }
 
-export async function cancelPlan(tx: Tx, me: Principal, planId: string, now: Date): Promise<Plan> {
-  const plan = await ownPlan(tx, me, planId, "cancel");
+export async function cancelPlan({ tx, now, actor }: DomainContext, planId: string): Promise<Plan> {
+  const plan = await ownPlan(tx, actor, planId, "cancel");
   const next: PlanRow = { ...plan, state: "cancelled", updatedAt: iso(now) };
   await tx.update(plans).set({ state: next.state, updatedAt: next.updatedAt }).where(eq(plans.planId, planId));
-  for (const i of await deliveredInvitees(tx, planId)) await tellCancelled(tx, now, me, plan, i.agentId, "cancelled");
-  return (await views(tx, me.agentId, [next]))[0]!;
+  for (const i of await deliveredInvitees(tx, planId)) await tellCancelled(tx, now, actor, plan, i.agentId, "cancelled");
+  return (await views(tx, actor.agentId, [next]))[0]!;
 }

@@ -33,7 +33,7 @@ export const addContact = defineTool({
     contact: ContactRecord.nullable(),
   }),
   async run(ctx, input) {
-    const res = await add(ctx.tx, ctx.principal, input, ctx.now, sharesGroup);
+    const res = await add(ctx, input, sharesGroup);
     return { ...res, suggested_next: res.status === "requested" ? ["list_contacts", "get_inbox"] : ["send_envelope", "open_direct_ledger"] };
   },
 });

@@ -12,6 +12,6 @@ export const blockContact = defineTool({
   input: z.strictObject({ handle: Handle }),
   output: z.object({ blocked: z.boolean() }),
   async run(ctx, input) {
-    return { blocked: await block(ctx.tx, ctx.principal, input.handle, ctx.now), suggested_next: ["list_contacts"] };
+    return { blocked: await block(ctx, input.handle), suggested_next: ["list_contacts"] };
   },
 });

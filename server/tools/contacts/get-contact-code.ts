@@ -13,10 +13,10 @@ export const getContactCode = defineTool({
   input: EMPTY,
   output: z.object({ code: z.string(), message: z.string() }),
   async run(ctx) {
-    const code = await contactCode(ctx.tx, ctx.principal.agentId);
+    const code = await contactCode(ctx);
     return {
       code,
-      message: `To connect with @${ctx.principal.handle} on ${ctx.config.baseUrl}, ask your agent to call add_contact with code "${code}".`,
+      message: `To connect with @${ctx.actor.handle} on ${ctx.config.baseUrl}, ask your agent to call add_contact with code "${code}".`,
       suggested_next: ["rotate_contact_code", "list_contacts"],
     };
   },

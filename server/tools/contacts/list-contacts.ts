@@ -16,7 +16,7 @@ export const listContacts = defineTool({
   }),
   output: z.object({ contacts: z.array(ContactRecord), next_cursor: z.string().nullable() }),
   async run(ctx, input) {
-    const res = await list(ctx.tx, ctx.principal, input.state ?? "accepted", input.limit ?? 50, input.cursor);
+    const res = await list(ctx, input.state ?? "accepted", input.limit ?? 50, input.cursor);
     return { ...res, suggested_next: ["add_contact", "respond_contact_request"] };
   },
 });

@@ -12,6 +12,6 @@ export const removeContact = defineTool({
   input: z.strictObject({ handle: Handle }),
   output: z.object({ removed: z.boolean() }),
   async run(ctx, input) {
-    return { removed: await remove(ctx.tx, ctx.principal, input.handle), suggested_next: ["list_contacts"] };
+    return { removed: await remove(ctx, input.handle), suggested_next: ["list_contacts"] };
   },
 });

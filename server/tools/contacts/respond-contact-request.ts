@@ -12,7 +12,7 @@ export const respondContactRequest = defineTool({
   input: z.strictObject({ handle: Handle, action: z.enum(["accept", "decline", "block"]) }),
   output: z.object({ contact: ContactRecord.nullable() }),
   async run(ctx, input) {
-    const contact = await respond(ctx.tx, ctx.principal, input.handle, input.action, ctx.now);
+    const contact = await respond(ctx, input.handle, input.action);
     return { contact, suggested_next: input.action === "accept" ? ["send_envelope", "open_direct_ledger"] : ["get_inbox"] };
   },
 });

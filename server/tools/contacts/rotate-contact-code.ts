@@ -11,6 +11,6 @@ export const rotateContactCode = defineTool({
   input: EMPTY,
   output: z.object({ code: z.string() }),
   async run(ctx) {
-    return { code: await rotate(ctx.tx, ctx.principal.agentId), suggested_next: ["get_contact_code"] };
+    return { code: await rotate(ctx), suggested_next: ["get_contact_code"] };
   },
 });

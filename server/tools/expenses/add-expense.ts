@@ -13,6 +13,6 @@ export const addExpense = defineTool({
   input: z.strictObject({ group_id: Uuid, ...expenseFields }),
   output: z.object({ expense: Expense }),
   async run(ctx, input) {
-    return { expense: await add(ctx.tx, ctx.principal, input, ctx.now), suggested_next: ["get_balances", "list_expenses"] };
+    return { expense: await add(ctx, input), suggested_next: ["get_balances", "list_expenses"] };
   },
 });

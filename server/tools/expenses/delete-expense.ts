@@ -13,6 +13,6 @@ export const deleteExpense = defineTool({
   input: z.strictObject({ expense_id: Uuid }),
   output: z.object({ expense: Expense }),
   async run(ctx, input) {
-    return { expense: await setDeleted(ctx.tx, ctx.principal, input.expense_id, true, ctx.now), suggested_next: ["restore_expense", "get_balances"] };
+    return { expense: await setDeleted(ctx, input.expense_id, true), suggested_next: ["restore_expense", "get_balances"] };
   },
 });

@@ -12,6 +12,6 @@ export const exportGroup = defineTool({
   input: z.strictObject({ group_id: Uuid, format: z.enum(["csv", "json"]) }),
   output: z.object({ format: z.enum(["csv", "json"]), filename: z.string(), media_type: z.string(), content: Untrusted }),
   async run(ctx, input) {
-    return { ...(await exportLedger(ctx.tx, ctx.principal.agentId, input.group_id, input.format, ctx.now)), suggested_next: ["get_balances"] };
+    return { ...(await exportLedger(ctx, input.group_id, input.format)), suggested_next: ["get_balances"] };
   },
 });

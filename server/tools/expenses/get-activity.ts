@@ -13,6 +13,6 @@ export const getActivity = defineTool({
   input: z.strictObject({ group_id: Uuid, limit: Limit.optional(), cursor: Cursor.optional() }),
   output: z.object({ entries: z.array(ActivityEntry), next_cursor: z.string().nullable() }),
   async run(ctx, input) {
-    return { ...(await listActivity(ctx.tx, ctx.principal.agentId, input)), suggested_next: ["get_expense", "get_balances"] };
+    return { ...(await listActivity(ctx, input)), suggested_next: ["get_expense", "get_balances"] };
   },
 });

@@ -36,10 +36,7 @@ export const getBalances = defineTool({
   }),
   async run(ctx, input) {
     if (input.group_id === undefined && input.by_currency) throw invalid("by_currency", "give group_id with by_currency");
-    const data =
-      input.group_id === undefined
-        ? await counterpartyBalances(ctx.tx, ctx.principal.agentId, ctx.now)
-        : await groupBalanceView(ctx.tx, ctx.principal.agentId, input.group_id, ctx.now, input.by_currency ?? false);
+    const data = input.group_id === undefined ? await counterpartyBalances(ctx) : await groupBalanceView(ctx, input.group_id, input.by_currency ?? false);
     return { ...data, suggested_next: ["record_payment", "list_expenses"] };
   },
 });

@@ -13,6 +13,6 @@ export const getExpense = defineTool({
   input: z.strictObject({ expense_id: Uuid }),
   output: z.object({ expense: Expense, history: z.array(ExpenseHistoryEntry) }),
   async run(ctx, input) {
-    return { ...(await get(ctx.tx, ctx.principal.agentId, input.expense_id)), suggested_next: ["update_expense", "respond_expense"] };
+    return { ...(await get(ctx, input.expense_id)), suggested_next: ["update_expense", "respond_expense"] };
   },
 });

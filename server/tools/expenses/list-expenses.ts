@@ -21,6 +21,6 @@ export const listExpenses = defineTool({
   }),
   output: z.object({ expenses: z.array(Expense), next_cursor: z.string().nullable() }),
   async run(ctx, input) {
-    return { ...(await list(ctx.tx, ctx.principal.agentId, input)), suggested_next: ["get_expense", "get_balances"] };
+    return { ...(await list(ctx, input)), suggested_next: ["get_expense", "get_balances"] };
   },
 });

@@ -18,6 +18,6 @@ export const listPayments = defineTool({
   }),
   output: z.object({ payments: z.array(Payment), next_cursor: z.string().nullable() }),
   async run(ctx, input) {
-    return { ...(await list(ctx.tx, ctx.principal.agentId, input)), suggested_next: ["respond_payment", "get_balances"] };
+    return { ...(await list(ctx, input)), suggested_next: ["respond_payment", "get_balances"] };
   },
 });

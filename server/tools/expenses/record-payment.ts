@@ -30,6 +30,6 @@ export const recordPayment = defineTool({
       ),
   }),
   async run(ctx, input) {
-    return { ...(await record(ctx.tx, ctx.principal, input, ctx.now)), suggested_next: ["get_balances", "list_payments"] };
+    return { ...(await record(ctx, input)), suggested_next: ["get_balances", "list_payments"] };
   },
 });

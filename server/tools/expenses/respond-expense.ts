@@ -13,7 +13,7 @@ export const respondExpense = defineTool({
   input: z.strictObject({ expense_id: Uuid, action: z.enum(["confirm", "dispute"]), reason: plainText(1, 500).optional() }),
   output: z.object({ expense: Expense }),
   async run(ctx, input) {
-    const expense = await respond(ctx.tx, ctx.principal, input, ctx.now);
+    const expense = await respond(ctx, input);
     return { expense, suggested_next: input.action === "confirm" ? ["get_balances", "get_inbox"] : ["get_expense", "get_inbox"] };
   },
 });

@@ -13,6 +13,6 @@ export const respondPayment = defineTool({
   input: z.strictObject({ payment_id: Uuid, action: z.enum(["confirm", "reject", "void"]) }),
   output: z.object({ payment: Payment }),
   async run(ctx, input) {
-    return { payment: await respond(ctx.tx, ctx.principal, input, ctx.now), suggested_next: ["get_balances"] };
+    return { payment: await respond(ctx, input), suggested_next: ["get_balances"] };
   },
 });

@@ -13,6 +13,6 @@ export const restoreExpense = defineTool({
   input: z.strictObject({ expense_id: Uuid }),
   output: z.object({ expense: Expense }),
   async run(ctx, input) {
-    return { expense: await setDeleted(ctx.tx, ctx.principal, input.expense_id, false, ctx.now), suggested_next: ["get_balances"] };
+    return { expense: await setDeleted(ctx, input.expense_id, false), suggested_next: ["get_balances"] };
   },
 });

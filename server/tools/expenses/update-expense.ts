@@ -24,6 +24,6 @@ export const updateExpense = defineTool({
     }),
   output: z.object({ expense: Expense, changed_fields: z.array(z.string()) }),
   async run(ctx, input) {
-    return { ...(await update(ctx.tx, ctx.principal, input, ctx.now)), suggested_next: ["get_expense", "get_balances"] };
+    return { ...(await update(ctx, input)), suggested_next: ["get_expense", "get_balances"] };
   },
 });

@@ -13,7 +13,7 @@ export const archiveGroup = defineTool({
   input: z.strictObject({ group_id: Uuid, archived: z.boolean() }),
   output: z.object({ group: Group }),
   async run(ctx, input) {
-    await archive(ctx.tx, ctx.principal, input.group_id, input.archived, ctx.now);
-    return { group: await groupView(ctx.tx, input.group_id, ctx.principal.agentId), suggested_next: ["list_groups"] };
+    await archive(ctx, input.group_id, input.archived);
+    return { group: await groupView(ctx.tx, input.group_id, ctx.actor.agentId), suggested_next: ["list_groups"] };
   },
 });

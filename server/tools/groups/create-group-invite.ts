@@ -25,7 +25,7 @@ export const createGroupInvite = defineTool({
     }),
   output: z.object({ invite: Invite, message: z.string() }),
   async run(ctx, input) {
-    const res = await createInvite(ctx.tx, ctx.principal, input, ctx.now);
+    const res = await createInvite(ctx, input);
     return { ...res, suggested_next: ["get_group"] };
   },
 });

@@ -19,10 +19,10 @@ export const createGroup = defineTool({
   }),
   output: z.object({ group: Group, invites: z.array(Invite) }),
   async run(ctx, input) {
-    const g = await create(ctx.tx, ctx.principal, input, ctx.now);
-    const invites = await inviteContacts(ctx.tx, ctx.now, g, ctx.principal, input.members ?? []);
+    const g = await create(ctx, input);
+    const invites = await inviteContacts(ctx, g, input.members ?? []);
     return {
-      group: await groupView(ctx.tx, g.groupId, ctx.principal.agentId),
+      group: await groupView(ctx.tx, g.groupId, ctx.actor.agentId),
       invites,
       suggested_next: ["add_expense", "create_group_invite", "get_group"],
     };

@@ -16,7 +16,7 @@ export const getGroup = defineTool({
   input: z.strictObject({ group_id: Uuid }),
   output: z.object({ group: Group }),
   async run(ctx, input) {
-    await requireMember(ctx.tx, input.group_id, ctx.principal.agentId);
-    return { group: await groupView(ctx.tx, input.group_id, ctx.principal.agentId), suggested_next: ["list_expenses", "get_balances", "add_expense"] };
+    await requireMember(ctx.tx, input.group_id, ctx.actor.agentId);
+    return { group: await groupView(ctx.tx, input.group_id, ctx.actor.agentId), suggested_next: ["list_expenses", "get_balances", "add_expense"] };
   },
 });

@@ -14,7 +14,7 @@ export const joinGroup = defineTool({
   input: z.strictObject({ invite_code: InviteCode }),
   output: z.object({ group: Group, joined: z.boolean() }),
   async run(ctx, input) {
-    const res = await joinByCode(ctx.tx, ctx.principal.agentId, input.invite_code, ctx.now);
-    return { group: await groupView(ctx.tx, res.groupId, ctx.principal.agentId), joined: res.joined, suggested_next: ["get_group", "add_expense"] };
+    const res = await joinByCode(ctx, input.invite_code);
+    return { group: await groupView(ctx.tx, res.groupId, ctx.actor.agentId), joined: res.joined, suggested_next: ["get_group", "add_expense"] };
   },
 });

@@ -12,7 +12,7 @@ export const leaveGroup = defineTool({
   input: z.strictObject({ group_id: Uuid }),
   output: z.object({ left: z.boolean(), group_id: Uuid }),
   async run(ctx, input) {
-    await leave(ctx.tx, ctx.principal, input.group_id, ctx.now);
+    await leave(ctx, input.group_id);
     return { left: true, group_id: input.group_id, suggested_next: ["list_groups"] };
   },
 });

@@ -12,7 +12,7 @@ export const listGroups = defineTool({
   input: z.strictObject({ include_archived: z.boolean().optional(), limit: Limit.optional(), cursor: Cursor.optional() }),
   output: z.object({ groups: z.array(GroupSummary), next_cursor: z.string().nullable() }),
   async run(ctx, input) {
-    const res = await list(ctx.tx, ctx.principal.agentId, input.include_archived ?? false, input.limit ?? 50, input.cursor);
+    const res = await list(ctx, input.include_archived ?? false, input.limit ?? 50, input.cursor);
     return { ...res, suggested_next: ["get_group", "get_balances", "create_group"] };
   },
 });

@@ -13,7 +13,7 @@ export const openDirectLedger = defineTool({
   input: z.strictObject({ handle: Handle, currency: CurrencyCode.optional() }),
   output: z.object({ group: Group, created: z.boolean() }),
   async run(ctx, input) {
-    const res = await open(ctx.tx, ctx.principal, input.handle, input.currency, ctx.now);
-    return { group: await groupView(ctx.tx, res.groupId, ctx.principal.agentId), created: res.created, suggested_next: ["add_expense", "record_payment"] };
+    const res = await open(ctx, input.handle, input.currency);
+    return { group: await groupView(ctx.tx, res.groupId, ctx.actor.agentId), created: res.created, suggested_next: ["add_expense", "record_payment"] };
   },
 });

@@ -13,7 +13,7 @@ export const removeGroupMember = defineTool({
   input: z.strictObject({ group_id: Uuid, handle: Handle }),
   output: z.object({ group: Group }),
   async run(ctx, input) {
-    await removeMember(ctx.tx, ctx.principal, input.group_id, input.handle, ctx.now);
-    return { group: await groupView(ctx.tx, input.group_id, ctx.principal.agentId), suggested_next: ["get_group"] };
+    await removeMember(ctx, input.group_id, input.handle);
+    return { group: await groupView(ctx.tx, input.group_id, ctx.actor.agentId), suggested_next: ["get_group"] };
   },
 });

@@ -14,11 +14,11 @@ export const respondGroupInvite = defineTool({
   input: z.strictObject({ invite_id: Uuid, action: z.enum(["accept", "decline"]) }),
   output: z.object({ invite: Invite, group: Group.nullable() }),
   async run(ctx, input) {
-    const res = await respondInvite(ctx.tx, ctx.principal, input.invite_id, input.action, ctx.now);
+    const res = await respondInvite(ctx, input.invite_id, input.action);
     const accepted = input.action === "accept";
     return {
       invite: res.invite,
-      group: accepted ? await groupView(ctx.tx, res.groupId, ctx.principal.agentId) : null,
+      group: accepted ? await groupView(ctx.tx, res.groupId, ctx.actor.agentId) : null,
       suggested_next: accepted ? ["get_group", "add_expense"] : ["get_inbox"],
     };
   },

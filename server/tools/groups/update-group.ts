@@ -23,7 +23,7 @@ export const updateGroup = defineTool({
     }),
   output: z.object({ group: Group }),
   async run(ctx, input) {
-    await update(ctx.tx, ctx.principal, input, ctx.now);
-    return { group: await groupView(ctx.tx, input.group_id, ctx.principal.agentId), suggested_next: ["get_group"] };
+    await update(ctx, input);
+    return { group: await groupView(ctx.tx, input.group_id, ctx.actor.agentId), suggested_next: ["get_group"] };
   },
 });

@@ -13,7 +13,7 @@ export const disconnectClient = defineTool({
   input: z.strictObject({ client_id: Uuid }),
   output: z.object({ disconnected: z.boolean() }),
   async run(ctx, input) {
-    await disconnect(ctx.tx, ctx.principal, input.client_id, ctx.now);
+    await disconnect(ctx, input.client_id);
     return { disconnected: true, suggested_next: ["list_clients"] };
   },
 });

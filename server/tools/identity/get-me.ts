@@ -19,10 +19,10 @@ export const getMe = defineTool({
     verification: Verification,
   }),
   async run(ctx) {
-    const me = (await agentById(ctx.tx, ctx.principal.agentId))!;
+    const me = (await agentById(ctx.tx, ctx.actor.agentId))!;
     return {
       agent: toAgent(me),
-      groups: await groupSummaries(ctx.tx, me.agentId),
+      groups: await groupSummaries(ctx),
       pending_invites_count: await pendingInvitesCount(ctx.tx, me.agentId),
       verification: { email: me.emailVerified, phone: me.phoneVerified },
       suggested_next: ["get_inbox", "list_contacts", "get_contact_code"],

@@ -24,6 +24,6 @@ export const listClients = defineTool({
   input: z.strictObject({ limit: Limit.optional(), cursor: Cursor.optional() }),
   output: z.object({ clients: z.array(Client), next_cursor: z.string().nullable() }),
   async run(ctx, input) {
-    return { ...(await list(ctx.tx, ctx.principal, ctx.now, { limit: input.limit ?? 50, cursor: input.cursor })), suggested_next: ["disconnect_client"] };
+    return { ...(await list(ctx, { limit: input.limit ?? 50, cursor: input.cursor })), suggested_next: ["disconnect_client"] };
   },
 });

@@ -37,7 +37,7 @@ export const registerAgent = defineTool({
     const row = await createAgent(ctx.tx, input, ctx.now);
     const clientId = await createClient(ctx.tx, row.agentId, REGISTRATION_CLIENT, "api_key", ctx.now);
     const apiKey = await issueApiKey(ctx.tx, clientId, ctx.now);
-    const joined = input.invite_code === undefined ? undefined : await joinByCode(ctx.tx, row.agentId, input.invite_code, ctx.now);
+    const joined = input.invite_code === undefined ? undefined : await joinByCode({ tx: ctx.tx, now: ctx.now, actor: row }, input.invite_code);
     return {
       agent: toAgent(row),
       api_key: apiKey,

@@ -14,6 +14,6 @@ export const rotateApiKey = defineTool({
   input: EMPTY,
   output: z.object({ api_key: z.string() }),
   async run(ctx) {
-    return { api_key: await rotate(ctx.tx, ctx.principal, ctx.now, `${ctx.config.baseUrl}/account`), suggested_next: ["get_me"] };
+    return { api_key: await rotate(ctx, `${ctx.config.baseUrl}/account`), suggested_next: ["get_me"] };
   },
 });

@@ -12,7 +12,7 @@ export const updateMe = defineTool({
   input: z.strictObject({ display_name: DisplayName.optional(), description: Description.nullable().optional() }),
   output: z.object({ agent: Agent }),
   async run(ctx, input) {
-    const row = await updateProfile(ctx.tx, ctx.principal.agentId, input);
+    const row = await updateProfile(ctx, input);
     return { agent: toAgent(row), suggested_next: ["get_me"] };
   },
 });

@@ -15,6 +15,6 @@ export const ackInbox = defineTool({
   }),
   output: z.object({ updated: z.number().int() }),
   async run(ctx, input) {
-    return { updated: await ack(ctx.tx, ctx.principal.agentId, input.item_ids, input.action, ctx.now), suggested_next: ["get_inbox"] };
+    return { updated: await ack(ctx, input.item_ids, input.action), suggested_next: ["get_inbox"] };
   },
 });

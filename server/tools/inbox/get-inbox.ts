@@ -30,7 +30,7 @@ export const getInbox = defineTool({
     next_cursor: z.string().nullable(),
   }),
   async run(ctx, input) {
-    const res = await list(ctx.tx, ctx.principal, ctx.now, input);
+    const res = await list(ctx, input);
     const tools = [...new Set(res.items.filter((i) => i.requires_action && !i.resolved).flatMap((i) => i.suggested_tools))];
     return { ...res, suggested_next: [...tools, ...(res.items.length ? ["ack_inbox"] : [])] };
   },

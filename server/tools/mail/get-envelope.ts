@@ -13,7 +13,7 @@ export const getEnvelope = defineTool({
   input: z.strictObject({ envelope_id: Uuid }),
   output: z.object({ envelope: Envelope }),
   async run(ctx, input) {
-    const envelope = await get(ctx.tx, ctx.principal.agentId, input.envelope_id);
+    const envelope = await get(ctx, input.envelope_id);
     return { envelope, suggested_next: ["reply_envelope", "list_envelopes"] };
   },
 });

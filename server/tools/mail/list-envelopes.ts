@@ -18,7 +18,7 @@ export const listEnvelopes = defineTool({
   }),
   output: z.object({ envelopes: z.array(EnvelopeSummary), next_cursor: z.string().nullable() }),
   async run(ctx, input) {
-    const res = await list(ctx.tx, ctx.principal, input);
+    const res = await list(ctx, input);
     return { ...res, suggested_next: res.envelopes.length ? ["get_envelope", "send_envelope"] : ["send_envelope"] };
   },
 });

@@ -20,7 +20,7 @@ export const replyEnvelope = defineTool({
   }),
   output: z.object({ envelope: Envelope }),
   async run(ctx, input) {
-    const envelope = await reply(ctx.tx, ctx.principal, input, ctx.now);
+    const envelope = await reply(ctx, input);
     return { envelope, suggested_next: ["list_envelopes"] };
   },
 });

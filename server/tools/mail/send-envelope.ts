@@ -21,7 +21,7 @@ export const sendEnvelope = defineTool({
   }),
   output: z.object({ envelope: Envelope }),
   async run(ctx, input) {
-    const envelope = await send(ctx.tx, ctx.principal, input, ctx.now);
+    const envelope = await send(ctx, input);
     return { envelope, suggested_next: ["list_envelopes"] };
   },
 });

@@ -13,7 +13,7 @@ export const cancelPlan = defineTool({
   input: z.strictObject({ plan_id: Uuid }),
   output: z.object({ plan: Plan }),
   async run(ctx, input) {
-    const plan = await cancel(ctx.tx, ctx.principal, input.plan_id, ctx.now);
+    const plan = await cancel(ctx, input.plan_id);
     return { plan, suggested_next: ["list_plans"] };
   },
 });

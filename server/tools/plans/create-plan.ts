@@ -20,7 +20,7 @@ export const createPlan = defineTool({
   }),
   output: z.object({ plan: Plan }),
   async run(ctx, input) {
-    const plan = await create(ctx.tx, ctx.principal, input, ctx.now);
+    const plan = await create(ctx, input);
     return { plan, suggested_next: ["get_plan", "list_plans"] };
   },
 });

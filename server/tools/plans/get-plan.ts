@@ -13,7 +13,7 @@ export const getPlan = defineTool({
   input: z.strictObject({ plan_id: Uuid }),
   output: z.object({ plan: Plan, expenses: z.array(PlanExpense) }),
   async run(ctx, input) {
-    const res = await get(ctx.tx, ctx.principal, input.plan_id);
+    const res = await get(ctx, input.plan_id);
     const next = res.plan.state === "cancelled" ? ["list_plans"] : res.plan.my_role === "organiser" ? ["update_plan", "cancel_plan"] : ["respond_plan"];
     return { ...res, suggested_next: res.plan.group_id && res.plan.state !== "cancelled" ? [...next, "add_expense"] : next };
   },

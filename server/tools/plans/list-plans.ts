@@ -18,7 +18,7 @@ export const listPlans = defineTool({
   }),
   output: z.object({ plans: z.array(Plan), next_cursor: z.string().nullable() }),
   async run(ctx, input) {
-    const res = await list(ctx.tx, ctx.principal, input, ctx.now);
+    const res = await list(ctx, input);
     return { ...res, suggested_next: res.plans.length ? ["get_plan", "create_plan"] : ["create_plan"] };
   },
 });

@@ -17,7 +17,7 @@ export const respondPlan = defineTool({
   }),
   output: z.object({ plan: Plan }),
   async run(ctx, input) {
-    const plan = await respond(ctx.tx, ctx.principal, input, ctx.now);
+    const plan = await respond(ctx, input);
     return { plan, suggested_next: ["get_plan", "list_plans"] };
   },
 });

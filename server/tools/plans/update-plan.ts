@@ -22,7 +22,7 @@ export const updatePlan = defineTool({
   }),
   output: z.object({ plan: Plan }),
   async run(ctx, input) {
-    const plan = await update(ctx.tx, ctx.principal, input, ctx.now);
+    const plan = await update(ctx, input);
     return { plan, suggested_next: ["get_plan"] };
   },
 });
