@@ -121,7 +121,7 @@ export async function inviteAgent(ctx: DomainContext, g: GroupRow, them: AgentRo
         group_name: untrustedName(g),
         currency: g.currency,
         member_count: Number(members ?? 0),
-        actor: actor.handle,
+        inviter: actor.handle,
         invite_id: row.inviteId,
         expires_at: row.expiresAt,
       },
