@@ -4,7 +4,7 @@ import type { Tx } from "../../../db/client.ts";
 import { agents, expenseShares, expenses, groupMembers, groups, payments } from "../../../db/schema/index.ts";
 import type { Counterparty, Payment, Transfer } from "../../contract/ledger.ts";
 import type { AgentRef, GroupSummary } from "../../contract/wire.ts";
-import type { StoredSplit } from "./expenses.ts";
+import type { StoredSplit } from "./expense-store.ts";
 import { balancesFromDebts, pairDebts, pairDebtsByGroup } from "./ledger-pairs.ts";
 import { groupWithMembers, memberRefsByGroup, refsOfMembers, refsWithKnown, type GroupRow } from "./membership.ts";
 import { formatAmount, formatBalance, originalOfRow, totalMinor } from "./money.ts";

@@ -1,437 +1,40 @@
-// Expenses: shares computed from what the caller gives, stored with their history, told to the participants.
-import { and, asc, desc, eq, inArray, isNull, sql } from "drizzle-orm";
+// Expenses: the rules of changing, deleting and answering an expense, and the tools' operations.
+import { and, asc, desc, eq, sql } from "drizzle-orm";
 import type { Tx } from "../../../db/client.ts";
-import { agents, expenseHistory, expenseResponses, expenseShares, expenses, groupMembers } from "../../../db/schema/index.ts";
+import { expenseHistory, expenseResponses, expenses } from "../../../db/schema/index.ts";
 import { iso } from "../../clock.ts";
 import { conflict, invalid, notFound } from "../../errors.ts";
-import type { Category, Expense, ExpenseContent, ExpenseHistoryEntry, Repeat } from "../../contract/ledger.ts";
+import type { Expense, ExpenseHistoryEntry } from "../../contract/ledger.ts";
 import type { AgentRef } from "../../contract/wire.ts";
 import { agentByHandle, refsByIds } from "../agents.ts";
-import { deliver, deliverAll, resolveItems, type Delivery } from "../inbox.ts";
+import { deliver, resolveItems } from "../inbox.ts";
 import { quoted, untrusted } from "../untrusted.ts";
 import { decodeCursor, encodeCursor, paginate } from "../../contract/cursor.ts";
-import type { Actor, DomainContext } from "../../contract/principal.ts";
+import type { DomainContext } from "../../contract/principal.ts";
 import { applyDebts, expenseDebts, reversed } from "./ledger-pairs.ts";
 import { checkLimits } from "./limits.ts";
-import { assertWritable, memberGroup, refsOfMembers, refsWithKnown, requireMember, writableGroupMembers, type GroupRow } from "./membership.ts";
+import { assertWritable, memberGroup, refsOfMembers, requireMember, writableGroupMembers, type GroupRow } from "./membership.ts";
 import { logActivity } from "./activity.ts";
-import { formatAmount, inGroupCurrency, originalColumns, originalOfRow, originalWire, type Original } from "./money.ts";
-import { nextOccurrenceAfter, today } from "./repeat-dates.ts";
-import { allocate, compareText, computeShares, splitPayers, type Payer, type Share, type SplitParticipant } from "./splits.ts";
-import type { SplitMode } from "../../contract/ledger.ts";
-
-export type ExpenseRow = typeof expenses.$inferSelect;
-
-/** A current member of a group, as the ledger names them. */
-export interface Member {
-  agentId: string;
-  handle: string;
-  displayName: string;
-}
-
-/** What one participant paid and owes for one expense, in the group's currency. */
-export interface ParticipantShare {
-  agentId: string;
-  handle: string;
-  paidMinor: number;
-  shareMinor: number;
-}
-
-export interface StoredSplit {
-  mode: SplitMode;
-  among: { handle: string; value?: string | number }[];
-}
-
-/** Everything an expense says at one version; stored as the snapshot of each history entry. */
-export interface ExpenseState {
-  description: string;
-  descriptionBy: string;
-  /** In the group's currency. */
-  amountMinor: number;
-  /** The amount as given in another currency, converted once at exchangeRate. */
-  original: Original | null;
-  date: string;
-  category: Category;
-  /** As given: in the original currency when there is one. */
-  paidBy: Share[];
-  /** As given: exact and adjustment values are in the original currency when there is one. */
-  split: StoredSplit;
-  /** Split participants in split order, then payers outside the split. */
-  shares: ParticipantShare[];
-  notes: string | null;
-  notesBy: string | null;
-  repeat: Repeat;
-  refs: Record<string, string>;
-  recurringOf: string | null;
-  deleted: boolean;
-  state: "active" | "disputed";
-}
-
-/** The columns of an expense row that hold what add_expense and update_expense set. */
-function stateColumns(s: ExpenseState) {
-  return {
-    description: s.description,
-    descriptionBy: s.descriptionBy,
-    amountMinor: s.amountMinor,
-    ...originalColumns(s.original),
-    date: s.date,
-    category: s.category,
-    split: s.split,
-    paidBy: s.paidBy,
-    notes: s.notes,
-    notesBy: s.notesBy,
-    repeat: s.repeat,
-    refs: s.refs,
-  };
-}
-
-/** Fields of add_expense and update_expense. */
-export interface ExpenseInput {
-  description?: string;
-  amount?: string;
-  amount_minor?: number;
-  currency?: string;
-  exchange_rate?: string;
-  date?: string;
-  category?: Category;
-  paid_by?: Payer[];
-  split?: { mode: SplitMode; among?: SplitParticipant[] };
-  notes?: string | null;
-  repeat?: Repeat;
-  refs?: Record<string, string>;
-}
-
-/** Current members of a group by handle. */
-export async function membersByHandle(tx: Tx, groupId: string): Promise<Map<string, Member>> {
-  const rows = await tx
-    .select({ agentId: agents.agentId, handle: agents.handle, displayName: agents.displayName })
-    .from(groupMembers)
-    .innerJoin(agents, eq(agents.agentId, groupMembers.agentId))
-    .where(and(eq(groupMembers.groupId, groupId), isNull(groupMembers.leftAt)));
-  return new Map(rows.map((r) => [r.handle, r]));
-}
-
-export function requireParticipant(members: Map<string, Member>, handle: string, path: string): Member {
-  const m = members.get(handle);
-  if (!m) throw invalid(path, `@${handle} is not a member of this group`);
-  return m;
-}
-
-// ---------- computing an expense from what the caller gives ----------
-
-/** What fixes the money of an expense: the amount as given (not yet checked), its currency, payers and split. */
-interface MoneyDraft {
-  currency: string;
-  amount?: string | undefined;
-  amount_minor?: number | undefined;
-  exchangeRate: string | null;
-  /** null: defaultPayer paid it all. */
-  paidBy: Payer[] | null;
-  defaultPayer: string;
-  /** null: an equal split among every current member. */
-  split: { mode: SplitMode; among?: SplitParticipant[] | undefined } | null;
-}
-
-type Computed = Pick<ExpenseState, "amountMinor" | "original" | "paidBy" | "split" | "shares">;
-
-/**
- * Amount, payers and shares in the group's currency. Another currency is converted once, for the total
- * (money.convert: half away from zero); payers' amounts and shares are then that total divided in
- * proportion to their amounts as given (largest remainder), so they still sum to it exactly.
- */
-function compute(group: GroupRow, members: Map<string, Member>, d: MoneyDraft): Computed {
-  const { given, amountMinor, original } = inGroupCurrency(d, group.currency);
-  const foreign = original !== null;
-  const payers = splitPayers(given, d.paidBy ?? [{ handle: d.defaultPayer, amount_minor: given }], d.currency);
-  const split = d.split ?? { mode: "equal" as const };
-  const among: SplitParticipant[] = split.among ?? (split.mode === "equal" ? [...members.keys()].sort(compareText).map((handle) => ({ handle })) : []);
-  const shares = computeShares(given, split.mode, among, d.currency);
-  payers.forEach((p, i) => requireParticipant(members, p.handle, `paid_by[${i}].handle`));
-  shares.forEach((s, i) => requireParticipant(members, s.handle, `split.among[${i}].handle`));
-
-  const converted = (list: Share[]) =>
-    foreign
-      ? allocate(
-          BigInt(amountMinor),
-          list.map((s) => BigInt(s.amount_minor)),
-          list.map((s) => s.handle),
-        ).map(Number)
-      : list.map((s) => s.amount_minor);
-  const byHandle = new Map<string, ParticipantShare>();
-  const entry = (handle: string) => {
-    let e = byHandle.get(handle);
-    if (!e) byHandle.set(handle, (e = { agentId: members.get(handle)!.agentId, handle, paidMinor: 0, shareMinor: 0 }));
-    return e;
-  };
-  const shareAmounts = converted(shares);
-  shares.forEach((s, i) => (entry(s.handle).shareMinor = shareAmounts[i]!));
-  const paidAmounts = converted(payers);
-  payers.forEach((p, i) => (entry(p.handle).paidMinor = paidAmounts[i]!));
-  return {
-    amountMinor,
-    original,
-    paidBy: payers,
-    split: {
-      mode: split.mode,
-      among: among.map((p) => (p.value === undefined || p.value === null ? { handle: p.handle } : { handle: p.handle, value: p.value })),
-    },
-    shares: [...byHandle.values()],
-  };
-}
-
-function checkRefs(refs: Record<string, string>): Record<string, string> {
-  if (Object.hasOwn(refs, "recurring_of")) throw invalid("refs.recurring_of", "is set by the service on occurrences of a recurring expense");
-  return refs;
-}
-
-/** Validates and computes a new expense of the group (current `members` by handle) from add_expense's fields. */
-export function newExpenseState(
-  group: GroupRow,
-  members: Map<string, Member>,
-  actor: Actor,
-  input: ExpenseInput & { description: string },
-  now: Date,
-): ExpenseState {
-  const computed = compute(group, members, {
-    currency: input.currency ?? group.currency,
-    amount: input.amount,
-    amount_minor: input.amount_minor,
-    exchangeRate: input.exchange_rate ?? null,
-    paidBy: input.paid_by ?? null,
-    defaultPayer: actor.handle,
-    split: input.split ?? null,
-  });
-  const notes = input.notes || null;
-  return {
-    ...computed,
-    description: input.description,
-    descriptionBy: actor.agentId,
-    date: input.date ?? today(now),
-    category: input.category ?? "general",
-    notes,
-    notesBy: notes === null ? null : actor.agentId,
-    repeat: input.repeat ?? "none",
-    refs: checkRefs(input.refs ?? {}),
-    recurringOf: null,
-    deleted: false,
-    state: "active",
-  };
-}
-
-// ---------- storing ----------
-
-async function insertShares(tx: Tx, expenseId: string, groupId: string, shares: readonly ParticipantShare[]): Promise<void> {
-  await tx.insert(expenseShares).values(shares.map((s) => ({ expenseId, groupId, agentId: s.agentId, paidMinor: s.paidMinor, shareMinor: s.shareMinor })));
-}
-
-async function replaceShares(tx: Tx, expenseId: string, groupId: string, shares: readonly ParticipantShare[]): Promise<void> {
-  await tx.delete(expenseShares).where(eq(expenseShares.expenseId, expenseId));
-  await insertShares(tx, expenseId, groupId, shares);
-}
-
-type HistoryAction = ExpenseHistoryEntry["action"];
-
-async function recordHistory(
-  tx: Tx,
-  expenseId: string,
-  version: number,
-  action: HistoryAction,
-  by: string,
-  at: string,
-  state: ExpenseState,
-  changed: string[],
-) {
-  await tx.insert(expenseHistory).values({ expenseId, version, action, changedBy: by, changedAt: at, snapshot: { ...state, changed_fields: changed } });
-}
-
-export interface InsertOptions {
-  /** Tell the other participants (ledger.expense_added). */
-  notify: boolean;
-  /** Appended to the activity summary, e.g. " (recurring)". */
-  activityNote?: string;
-}
-
-/**
- * Stores a computed expense as a new row with its shares, first history entry and activity, telling the other
- * participants if asked. `members`: the group's current members, so the authors they name are not read again.
- * Returns the row as a read would give it back.
- */
-export async function insertExpense(
-  tx: Tx,
-  now: Date,
-  group: GroupRow,
-  members: Map<string, Member>,
-  actor: Actor,
-  state: ExpenseState,
-  opts: InsertOptions,
-): Promise<ExpenseRow> {
-  await checkLimits(tx, group, expenseDebts(state.shares));
-  const expenseId = crypto.randomUUID();
-  const at = iso(now);
-  const row: ExpenseRow = {
-    expenseId,
-    groupId: group.groupId,
-    ...stateColumns(state),
-    nextOccurrence: nextOccurrenceAfter(state.date, state.repeat, state.date),
-    recurringOf: state.recurringOf,
-    state: "active",
-    deleted: false,
-    version: 1,
-    createdBy: actor.agentId,
-    createdAt: at,
-    updatedAt: at,
-  };
-  await tx.insert(expenses).values(row);
-  await insertShares(tx, expenseId, group.groupId, state.shares);
-  await applyDebts(tx, group.groupId, expenseDebts(state.shares), 1);
-  await recordHistory(tx, expenseId, 1, "created", actor.agentId, at, state, []);
-  await logActivity(tx, now, {
-    groupId: group.groupId,
-    actorId: actor.agentId,
-    action: "expense_added",
-    summary: `@${actor.handle} added ${quoted(state.description)}: ${moneyText(state.amountMinor, group.currency)}, paid by ${state.paidBy.map((p) => `@${p.handle}`).join(", ")}, split ${state.split.mode} among ${state.split.among.length}${opts.activityNote ?? ""}`,
-    refs: { expense_id: expenseId },
-  });
-  if (opts.notify) {
-    const others = state.shares.filter((s) => s.agentId !== actor.agentId);
-    await notify(tx, now, group, actor, expenseId, 1, state, others, "ledger.expense_added", {}, refsOfMembers(members));
-  }
-  // SQLite keeps text as UTF-8, where a lone surrogate becomes U+FFFD (JSON columns escape it and keep it).
-  return { ...row, description: row.description.toWellFormed(), notes: row.notes?.toWellFormed() ?? null };
-}
-
-// ---------- reading ----------
-
-/** "12.50 EUR": an amount as summaries and messages show it. */
-export const moneyText = (minor: number | bigint, currency: string) => `${formatAmount(minor, currency)} ${currency}`;
-
-async function sharesOf(tx: Tx, expenseIds: string[]): Promise<Map<string, ParticipantShare[]>> {
-  const rows = expenseIds.length
-    ? await tx
-        .select({
-          expenseId: expenseShares.expenseId,
-          agentId: expenseShares.agentId,
-          handle: agents.handle,
-          paidMinor: expenseShares.paidMinor,
-          shareMinor: expenseShares.shareMinor,
-        })
-        .from(expenseShares)
-        .innerJoin(agents, eq(agents.agentId, expenseShares.agentId))
-        .where(inArray(expenseShares.expenseId, expenseIds))
-    : [];
-  const byExpense = new Map<string, ParticipantShare[]>();
-  for (const { expenseId, ...s } of rows) {
-    const list = byExpense.get(expenseId) ?? [];
-    list.push(s);
-    byExpense.set(expenseId, list);
-  }
-  return byExpense;
-}
-
-/** The stored state of a row; shares ordered as the split lists them, then payers outside it. */
-function stateOfRow(row: ExpenseRow, shares: ParticipantShare[]): ExpenseState {
-  const order = [...row.split.among.map((p) => p.handle), ...row.paidBy.map((p) => p.handle)];
-  const rank = (h: string) => order.indexOf(h);
-  return {
-    description: row.description,
-    descriptionBy: row.descriptionBy ?? row.createdBy,
-    amountMinor: row.amountMinor,
-    original: originalOfRow(row),
-    date: row.date,
-    category: (row.category ?? "general") as Category,
-    paidBy: row.paidBy,
-    split: row.split as StoredSplit,
-    shares: [...shares].sort((a, b) => rank(a.handle) - rank(b.handle)),
-    notes: row.notes,
-    notesBy: row.notesBy,
-    repeat: row.repeat,
-    refs: row.refs,
-    recurringOf: row.recurringOf,
-    deleted: row.deleted,
-    state: row.state,
-  };
-}
-
-/** The stored state of one expense. */
-export async function storedState(tx: Tx, row: ExpenseRow): Promise<ExpenseState> {
-  return stateOfRow(row, (await sharesOf(tx, [row.expenseId])).get(row.expenseId) ?? []);
-}
-
-const authorOf = (people: Map<string, AgentRef>, id: string | null) => `@${(id && people.get(id)?.handle) || "a group member"}`;
-
-function contentWire(s: ExpenseState, currency: string, people: Map<string, AgentRef>): ExpenseContent {
-  const amounts = (minor: number) => ({ amount_minor: minor, amount: formatAmount(minor, currency) });
-  const of = new Map(s.shares.map((p) => [p.handle, p]));
-  return {
-    description: untrusted(s.description, `expense description written by ${authorOf(people, s.descriptionBy)}`),
-    ...amounts(s.amountMinor),
-    currency,
-    original: originalWire(s.original),
-    date: s.date,
-    category: s.category,
-    paid_by: s.paidBy.map((p) => ({ handle: p.handle, ...amounts(of.get(p.handle)?.paidMinor ?? 0) })),
-    split: s.split,
-    shares: s.split.among.map((p) => ({ handle: p.handle, ...amounts(of.get(p.handle)?.shareMinor ?? 0) })),
-    notes: s.notes === null ? null : untrusted(s.notes, `expense notes written by ${authorOf(people, s.notesBy)}`),
-    repeat: s.repeat,
-    refs: s.recurringOf ? { ...s.refs, recurring_of: s.recurringOf } : s.refs,
-    deleted: s.deleted,
-    state: s.state,
-  };
-}
-
-type ResponseRow = typeof expenseResponses.$inferSelect;
-
-/** One expense as the wire shows it; `people` names every agent the row, its shares and its responses mention. */
-function expenseWire(r: ExpenseRow, shares: ParticipantShare[], responses: ResponseRow[], people: Map<string, AgentRef>, currency: string): Expense {
-  return {
-    expense_id: r.expenseId,
-    group_id: r.groupId,
-    ...contentWire(stateOfRow(r, shares), currency, people),
-    next_occurrence: r.nextOccurrence,
-    created_by: people.get(r.createdBy)!,
-    created_at: r.createdAt,
-    updated_at: r.updatedAt,
-    version: r.version,
-    responses: responses.map((x) => ({
-      agent: people.get(x.agentId)!,
-      action: x.action,
-      reason: x.reason === null ? null : untrusted(x.reason, `dispute reason written by @${people.get(x.agentId)!.handle}`),
-      version: x.version,
-      responded_at: x.respondedAt,
-    })),
-  };
-}
-
-/** Expenses of one group as the wire shows them, with shares, responses and the agents they name. */
-export async function expenseViews(tx: Tx, group: GroupRow, rows: ExpenseRow[]): Promise<Expense[]> {
-  if (!rows.length) return [];
-  const ids = rows.map((r) => r.expenseId);
-  const shares = await sharesOf(tx, ids);
-  const responses = await tx
-    .select()
-    .from(expenseResponses)
-    .where(inArray(expenseResponses.expenseId, ids))
-    .orderBy(asc(expenseResponses.respondedAt), sql`expense_responses.rowid`);
-  const people = await refsByIds(tx, [
-    ...rows.flatMap((r) => [r.createdBy, r.descriptionBy ?? r.createdBy, ...(r.notesBy ? [r.notesBy] : [])]),
-    ...responses.map((r) => r.agentId),
-  ]);
-  return rows.map((r) =>
-    expenseWire(
-      r,
-      shares.get(r.expenseId) ?? [],
-      responses.filter((x) => x.expenseId === r.expenseId),
-      people,
-      group.currency,
-    ),
-  );
-}
-
-async function expenseView(tx: Tx, group: GroupRow, expenseId: string): Promise<Expense> {
-  const row = (await tx.select().from(expenses).where(eq(expenses.expenseId, expenseId)).get())!;
-  return (await expenseViews(tx, group, [row]))[0]!;
-}
+import { formatAmount, moneyText } from "./money.ts";
+import { nextOccurrenceAfter } from "./repeat-dates.ts";
+import {
+  checkRefs,
+  compute,
+  insertExpense,
+  membersByHandle,
+  newExpenseState,
+  recordHistory,
+  replaceShares,
+  sharesOf,
+  stateColumns,
+  storedState,
+  type ExpenseInput,
+  type ExpenseRow,
+  type ExpenseState,
+  type MoneyDraft,
+  type ParticipantShare,
+} from "./expense-store.ts";
+import { authorOf, expenseView, expenseViews, expenseWire, historyEntries, notify, tellAdded } from "./expense-views.ts";
 
 /** The expense and its group if the caller is a current member; anyone else learns nothing (NOT_FOUND). */
 async function visibleExpense(tx: Tx, expenseId: string, agentId: string): Promise<{ row: ExpenseRow; group: GroupRow }> {
@@ -452,7 +55,8 @@ async function changeableExpense(tx: Tx, expenseId: string, agentId: string) {
 export async function addExpense({ tx, now, actor }: DomainContext, input: ExpenseInput & { group_id: string; description: string }): Promise<Expense> {
   const { group, members } = await writableGroupMembers(tx, input.group_id, actor.agentId);
   const state = newExpenseState(group, members, actor, input, now);
-  const row = await insertExpense(tx, now, group, members, actor, state, { notify: true });
+  const row = await insertExpense(tx, now, group, actor, state);
+  await tellAdded(tx, now, group, members, actor, row, state);
   // Just written, by a member, with no responses yet: nothing to read back.
   return expenseWire(row, state.shares, [], refsOfMembers(members), group.currency);
 }
@@ -460,19 +64,7 @@ export async function addExpense({ tx, now, actor }: DomainContext, input: Expen
 export async function getExpense({ tx, actor: { agentId } }: DomainContext, expenseId: string): Promise<{ expense: Expense; history: ExpenseHistoryEntry[] }> {
   const { row, group } = await visibleExpense(tx, expenseId, agentId);
   const entries = await tx.select().from(expenseHistory).where(eq(expenseHistory.expenseId, expenseId)).orderBy(asc(expenseHistory.version));
-  const snapshots = entries.map((e) => e.snapshot as unknown as ExpenseState & { changed_fields: string[] });
-  const people = await refsByIds(tx, [...entries.map((e) => e.changedBy), ...snapshots.flatMap((s) => [s.descriptionBy, ...(s.notesBy ? [s.notesBy] : [])])]);
-  return {
-    expense: (await expenseViews(tx, group, [row]))[0]!,
-    history: entries.map((e, i) => ({
-      version: e.version,
-      action: e.action as HistoryAction,
-      changed_by: people.get(e.changedBy)!,
-      changed_at: e.changedAt,
-      changed_fields: snapshots[i]!.changed_fields,
-      expense: contentWire(snapshots[i]!, group.currency, people),
-    })),
-  };
+  return { expense: (await expenseViews(tx, group, [row]))[0]!, history: await historyEntries(tx, group, entries) };
 }
 
 export interface ListExpensesInput {
@@ -789,66 +381,4 @@ export async function respondExpense(
     });
   }
   return expenseView(tx, group, row.expenseId);
-}
-
-// ---------- telling participants ----------
-
-type ExpenseItemType = "ledger.expense_added" | "ledger.expense_updated" | "ledger.expense_deleted";
-
-async function notify(
-  tx: Tx,
-  now: Date,
-  group: GroupRow,
-  actor: Actor,
-  expenseId: string,
-  version: number,
-  s: ExpenseState,
-  recipients: ParticipantShare[],
-  type: ExpenseItemType,
-  extra: Record<string, unknown> = {},
-  known: Map<string, AgentRef> = new Map(),
-): Promise<void> {
-  if (!recipients.length) return;
-  const people = await refsWithKnown(tx, [s.descriptionBy, ...(s.notesBy ? [s.notesBy] : [])], known);
-  const what = `${quoted(s.description)} (${moneyText(s.amountMinor, group.currency)})`;
-  const where = `in ${quoted(group.name, 40)}`;
-  const deliveries = recipients.map((r): Delivery => {
-    const share = moneyText(r.shareMinor, group.currency);
-    const summaryMd =
-      type === "ledger.expense_added"
-        ? `@${actor.handle} added ${what} ${where}; your share is ${share}. Ask your human, then confirm or dispute it with respond_expense.`
-        : type === "ledger.expense_deleted"
-          ? `@${actor.handle} deleted ${what} ${where}; it no longer counts in the balances.`
-          : extra.change === "restored"
-            ? `@${actor.handle} restored ${what} ${where}; your share is ${share} again.`
-            : `@${actor.handle} changed ${what} ${where} (${(extra.changed_fields as string[]).join(", ")}); your share is now ${share}.`;
-    return {
-      to: r.agentId,
-      type,
-      app: "ledger",
-      from: actor.agentId,
-      summaryMd,
-      payload: {
-        group_id: group.groupId,
-        expense_id: expenseId,
-        version,
-        description: untrusted(s.description, `expense description written by ${authorOf(people, s.descriptionBy)}`),
-        amount_minor: s.amountMinor,
-        amount: formatAmount(s.amountMinor, group.currency),
-        currency: group.currency,
-        date: s.date,
-        your_share_minor: r.shareMinor,
-        your_share: formatAmount(r.shareMinor, group.currency),
-        you_paid_minor: r.paidMinor,
-        you_paid: formatAmount(r.paidMinor, group.currency),
-        ...extra,
-      },
-      note: s.notes === null ? null : untrusted(s.notes, `expense notes written by ${authorOf(people, s.notesBy)}`),
-      refs: { group_id: group.groupId, expense_id: expenseId },
-      requiresAction: type === "ledger.expense_added",
-      suggestedTools:
-        type === "ledger.expense_added" ? ["respond_expense"] : type === "ledger.expense_deleted" ? ["get_balances"] : ["get_expense", "respond_expense"],
-    };
-  });
-  await deliverAll(tx, now, deliveries);
 }

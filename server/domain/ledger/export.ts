@@ -6,7 +6,7 @@ import type { Expense, Payment } from "../../contract/ledger.ts";
 import { untrusted } from "../untrusted.ts";
 import { groupBalanceView } from "./balances.ts";
 import { csvField, csvLines } from "./csv.ts";
-import { expenseViews } from "./expenses.ts";
+import { expenseViews } from "./expense-views.ts";
 import { requireMember } from "./membership.ts";
 import { formatAmount } from "./money.ts";
 import { paymentViews } from "./payments.ts";

@@ -5,7 +5,7 @@ import { agents, groupInvites, groupMembers, groups } from "../../../db/schema/i
 import { conflict, notFound } from "../../errors.ts";
 import type { AgentRef } from "../../contract/wire.ts";
 import { refsByIds, toRef } from "../agents.ts";
-import type { Member } from "./expenses.ts";
+import type { Member } from "./expense-store.ts";
 
 export type GroupRow = typeof groups.$inferSelect;
 

@@ -197,3 +197,6 @@ export function divideHalfAwayFromZero(n: bigint, d: bigint): bigint {
   if (twiceAbsR < d) return q;
   return n < 0n ? q - 1n : q + 1n;
 }
+
+/** "12.50 EUR": an amount as summaries and messages show it. */
+export const moneyText = (minor: number | bigint, currency: string) => `${formatAmount(minor, currency)} ${currency}`;

@@ -9,12 +9,12 @@ import { refsByIds } from "../agents.ts";
 import { deliver, resolveItems } from "../inbox.ts";
 import { quoted, untrusted } from "../untrusted.ts";
 import { decodeCursor, encodeCursor, paginate } from "../../contract/cursor.ts";
-import { moneyText, requireParticipant, type Member } from "./expenses.ts";
+import { requireParticipant, type Member } from "./expense-store.ts";
 import type { Actor, DomainContext } from "../../contract/principal.ts";
 import { applyDebts, paymentDebt, reversed } from "./ledger-pairs.ts";
 import { assertWritable, isMember, memberGroup, refsOfMembers, requireMember, writableGroupMembers, type GroupRow } from "./membership.ts";
 import { logActivity } from "./activity.ts";
-import { formatAmount, inGroupCurrency, originalColumns, originalOfRow, originalWire, type Original } from "./money.ts";
+import { formatAmount, inGroupCurrency, moneyText, originalColumns, originalOfRow, originalWire, type Original } from "./money.ts";
 import { checkLimits } from "./limits.ts";
 import { owedBetween } from "./settlement.ts";
 

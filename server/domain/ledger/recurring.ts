@@ -4,7 +4,8 @@ import type { Tx } from "../../../db/client.ts";
 import { expenses, groups } from "../../../db/schema/index.ts";
 import { agentById } from "../agents.ts";
 import { quoted } from "../untrusted.ts";
-import { insertExpense, membersByHandle, storedState, type ExpenseRow } from "./expenses.ts";
+import { insertExpense, membersByHandle, storedState, type ExpenseRow } from "./expense-store.ts";
+import { tellAdded } from "./expense-views.ts";
 import { expenseDebts } from "./ledger-pairs.ts";
 import { exceedsLimits } from "./limits.ts";
 import type { GroupRow } from "./membership.ts";
@@ -72,7 +73,8 @@ async function catchUp(tx: Tx, now: Date, group: GroupRow, series: ExpenseRow, d
       await stop("the next one would take a total of the ledger past its limit");
       return made;
     }
-    await insertExpense(tx, now, group, members, actor, occurrence, { notify: true, activityNote: " (recurring)" });
+    const row = await insertExpense(tx, now, group, actor, occurrence, " (recurring)");
+    await tellAdded(tx, now, group, members, actor, row, occurrence);
     made++;
   }
   await tx.update(expenses).set({ nextOccurrence: date }).where(eq(expenses.expenseId, series.expenseId));

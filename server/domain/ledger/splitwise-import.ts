@@ -11,9 +11,9 @@ import { DateOnly, type Category } from "../../contract/ledger.ts";
 import { agentById } from "../agents.ts";
 import { currencyExponent } from "../../contract/currencies.ts";
 import { parseCsv } from "./csv.ts";
-import { insertExpense, membersByHandle, moneyText, newExpenseState } from "./expenses.ts";
+import { insertExpense, membersByHandle, newExpenseState } from "./expense-store.ts";
 import { logActivity } from "./activity.ts";
-import { convert, formatAmount, inGroupCurrency, parseDecimal } from "./money.ts";
+import { convert, formatAmount, inGroupCurrency, moneyText, parseDecimal } from "./money.ts";
 import { MAX_MINOR } from "../../contract/ledger.ts";
 import { insertPayment } from "./payments.ts";
 import { allocate, compareText } from "./splits.ts";
@@ -405,7 +405,7 @@ export async function importSplitwise(
         },
         now,
       );
-      await insertExpense(tx, now, group, members, actor, state, { notify: false, activityNote: " (imported from Splitwise)" });
+      await insertExpense(tx, now, group, actor, state, " (imported from Splitwise)");
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
       problems.push(`line ${e.line}: ${err.message}`);

@@ -1,0 +1,333 @@
+// The expense store: an expense's state computed from what the caller gives, stored as rows with its shares and
+// history, and read back. Recurring occurrences and the Splitwise import create expenses through it.
+import { and, eq, inArray, isNull } from "drizzle-orm";
+import type { Tx } from "../../../db/client.ts";
+import { agents, expenseHistory, expenseShares, expenses, groupMembers } from "../../../db/schema/index.ts";
+import { iso } from "../../clock.ts";
+import { invalid } from "../../errors.ts";
+import type { Category, ExpenseHistoryEntry, Repeat } from "../../contract/ledger.ts";
+import { quoted } from "../untrusted.ts";
+import type { Actor } from "../../contract/principal.ts";
+import { applyDebts, expenseDebts } from "./ledger-pairs.ts";
+import { checkLimits } from "./limits.ts";
+import type { GroupRow } from "./membership.ts";
+import { logActivity } from "./activity.ts";
+import { inGroupCurrency, moneyText, originalColumns, originalOfRow, type Original } from "./money.ts";
+import { nextOccurrenceAfter, today } from "./repeat-dates.ts";
+import { allocate, compareText, computeShares, splitPayers, type Payer, type Share, type SplitParticipant } from "./splits.ts";
+import type { SplitMode } from "../../contract/ledger.ts";
+
+export type ExpenseRow = typeof expenses.$inferSelect;
+
+/** A current member of a group, as the ledger names them. */
+export interface Member {
+  agentId: string;
+  handle: string;
+  displayName: string;
+}
+
+/** What one participant paid and owes for one expense, in the group's currency. */
+export interface ParticipantShare {
+  agentId: string;
+  handle: string;
+  paidMinor: number;
+  shareMinor: number;
+}
+
+export interface StoredSplit {
+  mode: SplitMode;
+  among: { handle: string; value?: string | number }[];
+}
+
+/** Everything an expense says at one version; stored as the snapshot of each history entry. */
+export interface ExpenseState {
+  description: string;
+  descriptionBy: string;
+  /** In the group's currency. */
+  amountMinor: number;
+  /** The amount as given in another currency, converted once at exchangeRate. */
+  original: Original | null;
+  date: string;
+  category: Category;
+  /** As given: in the original currency when there is one. */
+  paidBy: Share[];
+  /** As given: exact and adjustment values are in the original currency when there is one. */
+  split: StoredSplit;
+  /** Split participants in split order, then payers outside the split. */
+  shares: ParticipantShare[];
+  notes: string | null;
+  notesBy: string | null;
+  repeat: Repeat;
+  refs: Record<string, string>;
+  recurringOf: string | null;
+  deleted: boolean;
+  state: "active" | "disputed";
+}
+
+/** The columns of an expense row that hold what add_expense and update_expense set. */
+export function stateColumns(s: ExpenseState) {
+  return {
+    description: s.description,
+    descriptionBy: s.descriptionBy,
+    amountMinor: s.amountMinor,
+    ...originalColumns(s.original),
+    date: s.date,
+    category: s.category,
+    split: s.split,
+    paidBy: s.paidBy,
+    notes: s.notes,
+    notesBy: s.notesBy,
+    repeat: s.repeat,
+    refs: s.refs,
+  };
+}
+
+/** Fields of add_expense and update_expense. */
+export interface ExpenseInput {
+  description?: string;
+  amount?: string;
+  amount_minor?: number;
+  currency?: string;
+  exchange_rate?: string;
+  date?: string;
+  category?: Category;
+  paid_by?: Payer[];
+  split?: { mode: SplitMode; among?: SplitParticipant[] };
+  notes?: string | null;
+  repeat?: Repeat;
+  refs?: Record<string, string>;
+}
+
+/** Current members of a group by handle. */
+export async function membersByHandle(tx: Tx, groupId: string): Promise<Map<string, Member>> {
+  const rows = await tx
+    .select({ agentId: agents.agentId, handle: agents.handle, displayName: agents.displayName })
+    .from(groupMembers)
+    .innerJoin(agents, eq(agents.agentId, groupMembers.agentId))
+    .where(and(eq(groupMembers.groupId, groupId), isNull(groupMembers.leftAt)));
+  return new Map(rows.map((r) => [r.handle, r]));
+}
+
+export function requireParticipant(members: Map<string, Member>, handle: string, path: string): Member {
+  const m = members.get(handle);
+  if (!m) throw invalid(path, `@${handle} is not a member of this group`);
+  return m;
+}
+
+// ---------- computing an expense from what the caller gives ----------
+
+/** What fixes the money of an expense: the amount as given (not yet checked), its currency, payers and split. */
+export interface MoneyDraft {
+  currency: string;
+  amount?: string | undefined;
+  amount_minor?: number | undefined;
+  exchangeRate: string | null;
+  /** null: defaultPayer paid it all. */
+  paidBy: Payer[] | null;
+  defaultPayer: string;
+  /** null: an equal split among every current member. */
+  split: { mode: SplitMode; among?: SplitParticipant[] | undefined } | null;
+}
+
+type Computed = Pick<ExpenseState, "amountMinor" | "original" | "paidBy" | "split" | "shares">;
+
+/**
+ * Amount, payers and shares in the group's currency. Another currency is converted once, for the total
+ * (money.convert: half away from zero); payers' amounts and shares are then that total divided in
+ * proportion to their amounts as given (largest remainder), so they still sum to it exactly.
+ */
+export function compute(group: GroupRow, members: Map<string, Member>, d: MoneyDraft): Computed {
+  const { given, amountMinor, original } = inGroupCurrency(d, group.currency);
+  const foreign = original !== null;
+  const payers = splitPayers(given, d.paidBy ?? [{ handle: d.defaultPayer, amount_minor: given }], d.currency);
+  const split = d.split ?? { mode: "equal" as const };
+  const among: SplitParticipant[] = split.among ?? (split.mode === "equal" ? [...members.keys()].sort(compareText).map((handle) => ({ handle })) : []);
+  const shares = computeShares(given, split.mode, among, d.currency);
+  payers.forEach((p, i) => requireParticipant(members, p.handle, `paid_by[${i}].handle`));
+  shares.forEach((s, i) => requireParticipant(members, s.handle, `split.among[${i}].handle`));
+
+  const converted = (list: Share[]) =>
+    foreign
+      ? allocate(
+          BigInt(amountMinor),
+          list.map((s) => BigInt(s.amount_minor)),
+          list.map((s) => s.handle),
+        ).map(Number)
+      : list.map((s) => s.amount_minor);
+  const byHandle = new Map<string, ParticipantShare>();
+  const entry = (handle: string) => {
+    let e = byHandle.get(handle);
+    if (!e) byHandle.set(handle, (e = { agentId: members.get(handle)!.agentId, handle, paidMinor: 0, shareMinor: 0 }));
+    return e;
+  };
+  const shareAmounts = converted(shares);
+  shares.forEach((s, i) => (entry(s.handle).shareMinor = shareAmounts[i]!));
+  const paidAmounts = converted(payers);
+  payers.forEach((p, i) => (entry(p.handle).paidMinor = paidAmounts[i]!));
+  return {
+    amountMinor,
+    original,
+    paidBy: payers,
+    split: {
+      mode: split.mode,
+      among: among.map((p) => (p.value === undefined || p.value === null ? { handle: p.handle } : { handle: p.handle, value: p.value })),
+    },
+    shares: [...byHandle.values()],
+  };
+}
+
+export function checkRefs(refs: Record<string, string>): Record<string, string> {
+  if (Object.hasOwn(refs, "recurring_of")) throw invalid("refs.recurring_of", "is set by the service on occurrences of a recurring expense");
+  return refs;
+}
+
+/** Validates and computes a new expense of the group (current `members` by handle) from add_expense's fields. */
+export function newExpenseState(
+  group: GroupRow,
+  members: Map<string, Member>,
+  actor: Actor,
+  input: ExpenseInput & { description: string },
+  now: Date,
+): ExpenseState {
+  const computed = compute(group, members, {
+    currency: input.currency ?? group.currency,
+    amount: input.amount,
+    amount_minor: input.amount_minor,
+    exchangeRate: input.exchange_rate ?? null,
+    paidBy: input.paid_by ?? null,
+    defaultPayer: actor.handle,
+    split: input.split ?? null,
+  });
+  const notes = input.notes || null;
+  return {
+    ...computed,
+    description: input.description,
+    descriptionBy: actor.agentId,
+    date: input.date ?? today(now),
+    category: input.category ?? "general",
+    notes,
+    notesBy: notes === null ? null : actor.agentId,
+    repeat: input.repeat ?? "none",
+    refs: checkRefs(input.refs ?? {}),
+    recurringOf: null,
+    deleted: false,
+    state: "active",
+  };
+}
+
+// ---------- storing ----------
+
+async function insertShares(tx: Tx, expenseId: string, groupId: string, shares: readonly ParticipantShare[]): Promise<void> {
+  await tx.insert(expenseShares).values(shares.map((s) => ({ expenseId, groupId, agentId: s.agentId, paidMinor: s.paidMinor, shareMinor: s.shareMinor })));
+}
+
+export async function replaceShares(tx: Tx, expenseId: string, groupId: string, shares: readonly ParticipantShare[]): Promise<void> {
+  await tx.delete(expenseShares).where(eq(expenseShares.expenseId, expenseId));
+  await insertShares(tx, expenseId, groupId, shares);
+}
+
+export type HistoryAction = ExpenseHistoryEntry["action"];
+
+export async function recordHistory(
+  tx: Tx,
+  expenseId: string,
+  version: number,
+  action: HistoryAction,
+  by: string,
+  at: string,
+  state: ExpenseState,
+  changed: string[],
+) {
+  await tx.insert(expenseHistory).values({ expenseId, version, action, changedBy: by, changedAt: at, snapshot: { ...state, changed_fields: changed } });
+}
+
+/**
+ * Stores a computed expense as a new row with its shares, first history entry and activity (`activityNote` is
+ * appended to its summary, e.g. " (recurring)"); telling the participants is the caller's (expense-views.ts tellAdded).
+ * Returns the row as a read would give it back.
+ */
+export async function insertExpense(tx: Tx, now: Date, group: GroupRow, actor: Actor, state: ExpenseState, activityNote = ""): Promise<ExpenseRow> {
+  await checkLimits(tx, group, expenseDebts(state.shares));
+  const expenseId = crypto.randomUUID();
+  const at = iso(now);
+  const row: ExpenseRow = {
+    expenseId,
+    groupId: group.groupId,
+    ...stateColumns(state),
+    nextOccurrence: nextOccurrenceAfter(state.date, state.repeat, state.date),
+    recurringOf: state.recurringOf,
+    state: "active",
+    deleted: false,
+    version: 1,
+    createdBy: actor.agentId,
+    createdAt: at,
+    updatedAt: at,
+  };
+  await tx.insert(expenses).values(row);
+  await insertShares(tx, expenseId, group.groupId, state.shares);
+  await applyDebts(tx, group.groupId, expenseDebts(state.shares), 1);
+  await recordHistory(tx, expenseId, 1, "created", actor.agentId, at, state, []);
+  await logActivity(tx, now, {
+    groupId: group.groupId,
+    actorId: actor.agentId,
+    action: "expense_added",
+    summary: `@${actor.handle} added ${quoted(state.description)}: ${moneyText(state.amountMinor, group.currency)}, paid by ${state.paidBy.map((p) => `@${p.handle}`).join(", ")}, split ${state.split.mode} among ${state.split.among.length}${activityNote}`,
+    refs: { expense_id: expenseId },
+  });
+  // SQLite keeps text as UTF-8, where a lone surrogate becomes U+FFFD (JSON columns escape it and keep it).
+  return { ...row, description: row.description.toWellFormed(), notes: row.notes?.toWellFormed() ?? null };
+}
+
+// ---------- reading ----------
+
+export async function sharesOf(tx: Tx, expenseIds: string[]): Promise<Map<string, ParticipantShare[]>> {
+  const rows = expenseIds.length
+    ? await tx
+        .select({
+          expenseId: expenseShares.expenseId,
+          agentId: expenseShares.agentId,
+          handle: agents.handle,
+          paidMinor: expenseShares.paidMinor,
+          shareMinor: expenseShares.shareMinor,
+        })
+        .from(expenseShares)
+        .innerJoin(agents, eq(agents.agentId, expenseShares.agentId))
+        .where(inArray(expenseShares.expenseId, expenseIds))
+    : [];
+  const byExpense = new Map<string, ParticipantShare[]>();
+  for (const { expenseId, ...s } of rows) {
+    const list = byExpense.get(expenseId) ?? [];
+    list.push(s);
+    byExpense.set(expenseId, list);
+  }
+  return byExpense;
+}
+
+/** The stored state of a row; shares ordered as the split lists them, then payers outside it. */
+export function stateOfRow(row: ExpenseRow, shares: ParticipantShare[]): ExpenseState {
+  const order = [...row.split.among.map((p) => p.handle), ...row.paidBy.map((p) => p.handle)];
+  const rank = (h: string) => order.indexOf(h);
+  return {
+    description: row.description,
+    descriptionBy: row.descriptionBy ?? row.createdBy,
+    amountMinor: row.amountMinor,
+    original: originalOfRow(row),
+    date: row.date,
+    category: (row.category ?? "general") as Category,
+    paidBy: row.paidBy,
+    split: row.split as StoredSplit,
+    shares: [...shares].sort((a, b) => rank(a.handle) - rank(b.handle)),
+    notes: row.notes,
+    notesBy: row.notesBy,
+    repeat: row.repeat,
+    refs: row.refs,
+    recurringOf: row.recurringOf,
+    deleted: row.deleted,
+    state: row.state,
+  };
+}
+
+/** The stored state of one expense. */
+export async function storedState(tx: Tx, row: ExpenseRow): Promise<ExpenseState> {
+  return stateOfRow(row, (await sharesOf(tx, [row.expenseId])).get(row.expenseId) ?? []);
+}

@@ -1,0 +1,181 @@
+// How expenses are shown: rows and stored states as the wire's shapes, and the notices their participants get.
+import { asc, eq, inArray, sql } from "drizzle-orm";
+import type { Tx } from "../../../db/client.ts";
+import { type expenseHistory, expenseResponses, expenses } from "../../../db/schema/index.ts";
+import type { Expense, ExpenseContent, ExpenseHistoryEntry } from "../../contract/ledger.ts";
+import type { AgentRef } from "../../contract/wire.ts";
+import { refsByIds } from "../agents.ts";
+import { deliverAll, type Delivery } from "../inbox.ts";
+import { quoted, untrusted } from "../untrusted.ts";
+import type { Actor } from "../../contract/principal.ts";
+import { refsOfMembers, refsWithKnown, type GroupRow } from "./membership.ts";
+import { formatAmount, moneyText, originalWire } from "./money.ts";
+import { sharesOf, stateOfRow, type ExpenseRow, type ExpenseState, type HistoryAction, type Member, type ParticipantShare } from "./expense-store.ts";
+
+export const authorOf = (people: Map<string, AgentRef>, id: string | null) => `@${(id && people.get(id)?.handle) || "a group member"}`;
+
+function contentWire(s: ExpenseState, currency: string, people: Map<string, AgentRef>): ExpenseContent {
+  const amounts = (minor: number) => ({ amount_minor: minor, amount: formatAmount(minor, currency) });
+  const of = new Map(s.shares.map((p) => [p.handle, p]));
+  return {
+    description: untrusted(s.description, `expense description written by ${authorOf(people, s.descriptionBy)}`),
+    ...amounts(s.amountMinor),
+    currency,
+    original: originalWire(s.original),
+    date: s.date,
+    category: s.category,
+    paid_by: s.paidBy.map((p) => ({ handle: p.handle, ...amounts(of.get(p.handle)?.paidMinor ?? 0) })),
+    split: s.split,
+    shares: s.split.among.map((p) => ({ handle: p.handle, ...amounts(of.get(p.handle)?.shareMinor ?? 0) })),
+    notes: s.notes === null ? null : untrusted(s.notes, `expense notes written by ${authorOf(people, s.notesBy)}`),
+    repeat: s.repeat,
+    refs: s.recurringOf ? { ...s.refs, recurring_of: s.recurringOf } : s.refs,
+    deleted: s.deleted,
+    state: s.state,
+  };
+}
+
+type ResponseRow = typeof expenseResponses.$inferSelect;
+
+/** One expense as the wire shows it; `people` names every agent the row, its shares and its responses mention. */
+export function expenseWire(r: ExpenseRow, shares: ParticipantShare[], responses: ResponseRow[], people: Map<string, AgentRef>, currency: string): Expense {
+  return {
+    expense_id: r.expenseId,
+    group_id: r.groupId,
+    ...contentWire(stateOfRow(r, shares), currency, people),
+    next_occurrence: r.nextOccurrence,
+    created_by: people.get(r.createdBy)!,
+    created_at: r.createdAt,
+    updated_at: r.updatedAt,
+    version: r.version,
+    responses: responses.map((x) => ({
+      agent: people.get(x.agentId)!,
+      action: x.action,
+      reason: x.reason === null ? null : untrusted(x.reason, `dispute reason written by @${people.get(x.agentId)!.handle}`),
+      version: x.version,
+      responded_at: x.respondedAt,
+    })),
+  };
+}
+
+/** Expenses of one group as the wire shows them, with shares, responses and the agents they name. */
+export async function expenseViews(tx: Tx, group: GroupRow, rows: ExpenseRow[]): Promise<Expense[]> {
+  if (!rows.length) return [];
+  const ids = rows.map((r) => r.expenseId);
+  const shares = await sharesOf(tx, ids);
+  const responses = await tx
+    .select()
+    .from(expenseResponses)
+    .where(inArray(expenseResponses.expenseId, ids))
+    .orderBy(asc(expenseResponses.respondedAt), sql`expense_responses.rowid`);
+  const people = await refsByIds(tx, [
+    ...rows.flatMap((r) => [r.createdBy, r.descriptionBy ?? r.createdBy, ...(r.notesBy ? [r.notesBy] : [])]),
+    ...responses.map((r) => r.agentId),
+  ]);
+  return rows.map((r) =>
+    expenseWire(
+      r,
+      shares.get(r.expenseId) ?? [],
+      responses.filter((x) => x.expenseId === r.expenseId),
+      people,
+      group.currency,
+    ),
+  );
+}
+
+export async function expenseView(tx: Tx, group: GroupRow, expenseId: string): Promise<Expense> {
+  const row = (await tx.select().from(expenses).where(eq(expenses.expenseId, expenseId)).get())!;
+  return (await expenseViews(tx, group, [row]))[0]!;
+}
+
+type HistoryRow = typeof expenseHistory.$inferSelect;
+
+/** get_expense's history: each stored version as the wire shows it, with who changed what. */
+export async function historyEntries(tx: Tx, group: GroupRow, entries: HistoryRow[]): Promise<ExpenseHistoryEntry[]> {
+  const snapshots = entries.map((e) => e.snapshot as unknown as ExpenseState & { changed_fields: string[] });
+  const people = await refsByIds(tx, [...entries.map((e) => e.changedBy), ...snapshots.flatMap((s) => [s.descriptionBy, ...(s.notesBy ? [s.notesBy] : [])])]);
+  return entries.map((e, i) => ({
+    version: e.version,
+    action: e.action as HistoryAction,
+    changed_by: people.get(e.changedBy)!,
+    changed_at: e.changedAt,
+    changed_fields: snapshots[i]!.changed_fields,
+    expense: contentWire(snapshots[i]!, group.currency, people),
+  }));
+}
+
+// ---------- telling participants ----------
+
+type ExpenseItemType = "ledger.expense_added" | "ledger.expense_updated" | "ledger.expense_deleted";
+
+export async function notify(
+  tx: Tx,
+  now: Date,
+  group: GroupRow,
+  actor: Actor,
+  expenseId: string,
+  version: number,
+  s: ExpenseState,
+  recipients: ParticipantShare[],
+  type: ExpenseItemType,
+  extra: Record<string, unknown> = {},
+  known: Map<string, AgentRef> = new Map(),
+): Promise<void> {
+  if (!recipients.length) return;
+  const people = await refsWithKnown(tx, [s.descriptionBy, ...(s.notesBy ? [s.notesBy] : [])], known);
+  const what = `${quoted(s.description)} (${moneyText(s.amountMinor, group.currency)})`;
+  const where = `in ${quoted(group.name, 40)}`;
+  const deliveries = recipients.map((r): Delivery => {
+    const share = moneyText(r.shareMinor, group.currency);
+    const summaryMd =
+      type === "ledger.expense_added"
+        ? `@${actor.handle} added ${what} ${where}; your share is ${share}. Ask your human, then confirm or dispute it with respond_expense.`
+        : type === "ledger.expense_deleted"
+          ? `@${actor.handle} deleted ${what} ${where}; it no longer counts in the balances.`
+          : extra.change === "restored"
+            ? `@${actor.handle} restored ${what} ${where}; your share is ${share} again.`
+            : `@${actor.handle} changed ${what} ${where} (${(extra.changed_fields as string[]).join(", ")}); your share is now ${share}.`;
+    return {
+      to: r.agentId,
+      type,
+      app: "ledger",
+      from: actor.agentId,
+      summaryMd,
+      payload: {
+        group_id: group.groupId,
+        expense_id: expenseId,
+        version,
+        description: untrusted(s.description, `expense description written by ${authorOf(people, s.descriptionBy)}`),
+        amount_minor: s.amountMinor,
+        amount: formatAmount(s.amountMinor, group.currency),
+        currency: group.currency,
+        date: s.date,
+        your_share_minor: r.shareMinor,
+        your_share: formatAmount(r.shareMinor, group.currency),
+        you_paid_minor: r.paidMinor,
+        you_paid: formatAmount(r.paidMinor, group.currency),
+        ...extra,
+      },
+      note: s.notes === null ? null : untrusted(s.notes, `expense notes written by ${authorOf(people, s.notesBy)}`),
+      refs: { group_id: group.groupId, expense_id: expenseId },
+      requiresAction: type === "ledger.expense_added",
+      suggestedTools:
+        type === "ledger.expense_added" ? ["respond_expense"] : type === "ledger.expense_deleted" ? ["get_balances"] : ["get_expense", "respond_expense"],
+    };
+  });
+  await deliverAll(tx, now, deliveries);
+}
+
+/** Tells the other participants of a new expense (ledger.expense_added); `members` names the authors without reading them again. */
+export async function tellAdded(
+  tx: Tx,
+  now: Date,
+  group: GroupRow,
+  members: Map<string, Member>,
+  actor: Actor,
+  row: ExpenseRow,
+  state: ExpenseState,
+): Promise<void> {
+  const others = state.shares.filter((s) => s.agentId !== actor.agentId);
+  await notify(tx, now, group, actor, row.expenseId, 1, state, others, "ledger.expense_added", {}, refsOfMembers(members));
+}
