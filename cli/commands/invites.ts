@@ -48,7 +48,7 @@ export function invitesCommand(): Command {
         action(async (o) => {
           const now = systemClock.now();
           const opts = { uses: o.uses, expiresAt: o.expires ? later(now, o.expires) : null, note: o.note ?? null };
-          const code = await withAdminDb(o, (db) => db.tx((tx) => createPlatformInvite(tx, opts, now)));
+          const code = await withAdminDb(o, (db) => db.tx((tx) => createPlatformInvite(tx, now, opts)));
           const invite = toInvite({ code, maxUses: opts.uses, uses: 0, note: opts.note, createdAt: iso(now), expiresAt: opts.expiresAt, revokedAt: null }, now);
           emit(
             invite,
@@ -88,7 +88,7 @@ export function invitesCommand(): Command {
       .addHelpText("after", example("svc invites revoke inv_3xT..."))
       .action(
         action(async (code: string, o) => {
-          const revoked = await withAdminDb(o, (db) => db.tx((tx) => revokePlatformInvite(tx, code, systemClock.now())));
+          const revoked = await withAdminDb(o, (db) => db.tx((tx) => revokePlatformInvite(tx, systemClock.now(), code)));
           if (!revoked)
             throw new AppError(
               "NOT_FOUND",

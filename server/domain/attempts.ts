@@ -14,7 +14,7 @@ export interface AttemptLimit {
 const windowStart = (now: Date, windowMs: number) => iso(new Date(now.getTime() - (now.getTime() % windowMs)));
 
 /** RATE_LIMITED once `key` has used up its attempts in the current window. */
-export async function checkAttempts(tx: Tx, key: string, now: Date, l: AttemptLimit): Promise<void> {
+export async function checkAttempts(tx: Tx, now: Date, key: string, l: AttemptLimit): Promise<void> {
   const row = await tx.select().from(attemptCounters).where(eq(attemptCounters.key, key)).get();
   const start = windowStart(now, l.windowMs);
   if (row && row.windowStart === start && row.count >= l.limit) {
@@ -23,7 +23,7 @@ export async function checkAttempts(tx: Tx, key: string, now: Date, l: AttemptLi
   }
 }
 
-export async function recordAttempt(tx: Tx, key: string, now: Date, l: AttemptLimit): Promise<void> {
+export async function recordAttempt(tx: Tx, now: Date, key: string, l: AttemptLimit): Promise<void> {
   const start = windowStart(now, l.windowMs);
   const row = await tx.select().from(attemptCounters).where(eq(attemptCounters.key, key)).get();
   const count = row && row.windowStart === start ? row.count + 1 : 1;

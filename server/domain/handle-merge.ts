@@ -57,7 +57,7 @@ export async function verifiedEmails(tx: Tx, agentId: string, issuer: string): P
 }
 
 /** What still needs the handle to be retired, one sentence each; empty when it can be joined into another. */
-export async function mergeBlockers(tx: Tx, retire: AgentRow, now: Date): Promise<string[]> {
+export async function mergeBlockers(tx: Tx, now: Date, retire: AgentRow): Promise<string[]> {
   const who = `@${retire.handle}`;
   const blockers: string[] = [];
   const memberships = await tx
@@ -117,7 +117,7 @@ export interface MergePreview {
   contacts: string[];
 }
 
-export async function mergePreview(tx: Tx, retire: AgentRow, now: Date): Promise<MergePreview> {
+export async function mergePreview(tx: Tx, now: Date, retire: AgentRow): Promise<MergePreview> {
   const live = await tx
     .select({ name: clients.name, kind: clients.kind })
     .from(clients)
@@ -129,7 +129,7 @@ export async function mergePreview(tx: Tx, retire: AgentRow, now: Date): Promise
     .innerJoin(agents, eq(agents.agentId, contacts.otherId))
     .where(and(eq(contacts.ownerId, retire.agentId), ne(contacts.state, "blocked")))
     .orderBy(asc(agents.handle));
-  return { blockers: await mergeBlockers(tx, retire, now), clients: live, contacts: related.map((r) => r.handle) };
+  return { blockers: await mergeBlockers(tx, now, retire), clients: live, contacts: related.map((r) => r.handle) };
 }
 
 /**
@@ -138,8 +138,8 @@ export async function mergePreview(tx: Tx, retire: AgentRow, now: Date): Promise
  * ends; its contact relations end as remove_contact would end them; its direct ledgers (all settled) are archived;
  * the handle is retired. Returns how many clients moved.
  */
-export async function mergeHandles(tx: Tx, keep: AgentRow, retire: AgentRow, now: Date): Promise<number> {
-  const blockers = await mergeBlockers(tx, retire, now);
+export async function mergeHandles(tx: Tx, now: Date, keep: AgentRow, retire: AgentRow): Promise<number> {
+  const blockers = await mergeBlockers(tx, now, retire);
   if (blockers.length) throw conflict(`@${retire.handle} cannot be joined yet: ${blockers.join(" ")}`, { blockers });
   const at = iso(now);
   const moved = await tx

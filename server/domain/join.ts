@@ -39,7 +39,7 @@ export interface StartJoinInput {
   invite_code?: string;
 }
 
-export async function startJoin(tx: Tx, input: StartJoinInput, baseUrl: string, now: Date) {
+export async function startJoin(tx: Tx, now: Date, input: StartJoinInput, baseUrl: string) {
   const userCode = Array.from({ length: USER_CODE_LENGTH }, () => USER_CODE_ALPHABET[randomInt(USER_CODE_ALPHABET.length)]).join("");
   const pollToken = newSecret("join");
   const expiresAt = later(now, JOIN_TTL_MS);
@@ -74,7 +74,7 @@ export async function joinById(tx: Tx, sessionId: string): Promise<JoinRow | und
 }
 
 /** The join session a human is finishing, found by the code they typed; only while it is pending. */
-export async function pendingJoinByUserCode(tx: Tx, typed: string, now: Date): Promise<JoinRow | null> {
+export async function pendingJoinByUserCode(tx: Tx, now: Date, typed: string): Promise<JoinRow | null> {
   const code = normaliseUserCode(typed);
   if (!code) return null;
   const row = await tx
@@ -94,14 +94,14 @@ async function requirePending(tx: Tx, sessionId: string, now: Date): Promise<Joi
 }
 
 /** The human proved (or created) the handle: the session is connected; the key waits for the next poll. */
-export async function connectJoin(tx: Tx, sessionId: string, agentId: string, created: boolean, now: Date): Promise<JoinRow> {
+export async function connectJoin(tx: Tx, now: Date, sessionId: string, agentId: string, created: boolean): Promise<JoinRow> {
   const row = await requirePending(tx, sessionId, now);
   const patch = { status: "connected" as const, agentId, created, finishedAt: iso(now) };
   await tx.update(joinSessions).set(patch).where(eq(joinSessions.sessionId, row.sessionId));
   return { ...row, ...patch };
 }
 
-export async function denyJoin(tx: Tx, sessionId: string, now: Date): Promise<void> {
+export async function denyJoin(tx: Tx, now: Date, sessionId: string): Promise<void> {
   const row = await requirePending(tx, sessionId, now);
   await tx
     .update(joinSessions)
@@ -122,7 +122,7 @@ export interface FinishJoinResult {
  * One poll of a join session. The first poll after the human connected creates the client, issues its key and
  * joins the invite's group, all in this transaction; later polls say connected without the key.
  */
-export async function pollJoin(tx: Tx, pollToken: string, now: Date): Promise<FinishJoinResult> {
+export async function pollJoin(tx: Tx, now: Date, pollToken: string): Promise<FinishJoinResult> {
   const row = await tx
     .select()
     .from(joinSessions)
@@ -177,7 +177,7 @@ export async function handleTaken(tx: Tx, handle: string): Promise<boolean> {
 }
 
 /** A new identity: by register_agent, or on the join page by a human who had no handle yet. */
-export async function createAgent(tx: Tx, input: NewHandle, now: Date): Promise<AgentRow> {
+export async function createAgent(tx: Tx, now: Date, input: NewHandle): Promise<AgentRow> {
   if (await handleTaken(tx, input.handle)) throw conflict(`The handle @${input.handle} is taken; choose another.`);
   const row: AgentRow = {
     agentId: crypto.randomUUID(),

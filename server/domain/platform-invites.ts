@@ -6,7 +6,7 @@ import { AppError } from "../errors.ts";
 import { newSecret } from "../auth/secrets.ts";
 
 /** Invite-only deployments admit a new agent only with a live platform invite code; each use is counted. */
-export async function consumePlatformInvite(tx: Tx, code: string | undefined, now: Date): Promise<void> {
+export async function consumePlatformInvite(tx: Tx, now: Date, code: string | undefined): Promise<void> {
   const refuse = () =>
     new AppError(
       "FORBIDDEN",
@@ -24,7 +24,7 @@ export async function consumePlatformInvite(tx: Tx, code: string | undefined, no
     .where(eq(platformInvites.code, code));
 }
 
-export async function createPlatformInvite(tx: Tx, opts: { uses: number; expiresAt: string | null; note: string | null }, now: Date) {
+export async function createPlatformInvite(tx: Tx, now: Date, opts: { uses: number; expiresAt: string | null; note: string | null }) {
   const code = newSecret("inv").slice(0, 28);
   await tx.insert(platformInvites).values({ code, maxUses: opts.uses, note: opts.note, createdAt: iso(now), expiresAt: opts.expiresAt });
   return code;
@@ -34,7 +34,7 @@ export async function listPlatformInvites(tx: Tx) {
   return tx.select().from(platformInvites).orderBy(desc(platformInvites.createdAt));
 }
 
-export async function revokePlatformInvite(tx: Tx, code: string, now: Date): Promise<boolean> {
+export async function revokePlatformInvite(tx: Tx, now: Date, code: string): Promise<boolean> {
   const res = await tx
     .update(platformInvites)
     .set({ revokedAt: iso(now) })

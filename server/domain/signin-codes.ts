@@ -31,7 +31,7 @@ function describe(p: Purpose): string {
  * Sends a fresh code to the handle's inbox for this browser session, replacing any earlier one.
  * Returns the agent, or null when no agent has that handle.
  */
-export async function sendSigninCode(tx: Tx, webSessionHash: string, handle: string, purpose: Purpose, now: Date): Promise<AgentRow | null> {
+export async function sendSigninCode(tx: Tx, now: Date, webSessionHash: string, handle: string, purpose: Purpose): Promise<AgentRow | null> {
   const agent = await agentByHandle(tx, handle);
   if (!agent) return null;
   const recent = await tx
@@ -70,7 +70,7 @@ export async function sendSigninCode(tx: Tx, webSessionHash: string, handle: str
 }
 
 /** The live code this browser is waiting to type, if any. */
-export async function pendingCode(tx: Tx, webSessionHash: string, now: Date) {
+export async function pendingCode(tx: Tx, now: Date, webSessionHash: string) {
   return tx
     .select()
     .from(signinCodes)
@@ -89,8 +89,8 @@ export async function pendingCode(tx: Tx, webSessionHash: string, now: Date) {
 export type Verification = { ok: true; agentId: string } | { ok: false; reason: "none" | "wrong"; attemptsLeft: number };
 
 /** Checks a typed code; every wrong try is counted in the database and the code dies after MAX_ATTEMPTS. */
-export async function verifySigninCode(tx: Tx, webSessionHash: string, typed: string, now: Date): Promise<Verification> {
-  const row = await pendingCode(tx, webSessionHash, now);
+export async function verifySigninCode(tx: Tx, now: Date, webSessionHash: string, typed: string): Promise<Verification> {
+  const row = await pendingCode(tx, now, webSessionHash);
   if (!row) return { ok: false, reason: "none", attemptsLeft: 0 };
   if (!constantTimeEqual(sha256(normalise(typed)), row.codeHash)) {
     await tx

@@ -130,14 +130,14 @@ export async function invoke(svc: Services, name: string, raw: unknown, meta: Ca
         // After the lookup: a retry of a call made before the rotation still gets its stored answer.
         if (tool.refusedInGrace && principal?.graceUntil) throw inGrace(tool, principal.graceUntil);
         guess = tool.attempts && principal ? attemptKey(tool, principal, args) : null;
-        if (guess) await checkAttempts(tx, guess, now, tool.attempts!);
+        if (guess) await checkAttempts(tx, now, guess, tool.attempts!);
         const ctx: ToolContext = { tx, now, config: svc.config, requestId: meta.requestId, actor: principal };
         const answer = await tool.run(ctx, args);
         const checked = tool.output.safeParse(answer);
         if (!checked.success) throw new Error(`${tool.name} answered outside its output schema: ${checked.error.message}`);
         data = checked.data as Record<string, unknown>;
         if (key) await remember(tx, principal!.agentId, key, tool.name, hash, tool.replay ? data : null, now);
-        if (guess) await recordAttempt(tx, guess, now, tool.attempts!);
+        if (guess) await recordAttempt(tx, now, guess, tool.attempts!);
       }
       if (tool.inboxSummary && principal) data.inbox = await summary({ tx, now, actor: principal });
       return { data, replayed: stored !== null };
@@ -152,7 +152,7 @@ export async function invoke(svc: Services, name: string, raw: unknown, meta: Ca
       })
       .catch(async (err) => {
         const g = guess;
-        if (g && !(err instanceof AppError && err.code === "RATE_LIMITED")) await svc.db.tx((tx) => recordAttempt(tx, g, now, tool.attempts!));
+        if (g && !(err instanceof AppError && err.code === "RATE_LIMITED")) await svc.db.tx((tx) => recordAttempt(tx, now, g, tool.attempts!));
         throw err;
       });
     // A read transaction writes nothing, so a read call's last use is recorded after it, in a small write.

@@ -81,7 +81,7 @@ ${deny}`,
 }
 
 export async function postUserCode(c: WebContext): Promise<Response> {
-  const join = await pendingJoinByUserCode(c.tx, c.form.get("user_code") ?? "", c.now);
+  const join = await pendingJoinByUserCode(c.tx, c.now, c.form.get("user_code") ?? "");
   if (!join) return renderJoin(c, { error: "That code is not valid, or it has expired. Check it, or ask the app to start again.", status: 400 });
   c.session = await updateSession(c.tx, c.session, { joinSessionId: join.sessionId });
   return seeOther("/join");
@@ -97,14 +97,14 @@ export async function postApprove(c: WebContext): Promise<Response> {
   const join = await pendingJoin(c);
   if (join instanceof Response) return join;
   if (!signedIn(c.session)) return renderJoin(c, { error: "Sign in first.", status: 401 });
-  await connectJoin(c.tx, join.sessionId, c.session.agentId, false, c.now);
+  await connectJoin(c.tx, c.now, join.sessionId, c.session.agentId, false);
   return seeOther("/join");
 }
 
 export async function postDeny(c: WebContext): Promise<Response> {
   const join = await pendingJoin(c);
   if (join instanceof Response) return join;
-  await denyJoin(c.tx, join.sessionId, c.now);
+  await denyJoin(c.tx, c.now, join.sessionId);
   return seeOther("/join");
 }
 
@@ -113,6 +113,6 @@ export async function postCreate(c: WebContext): Promise<Response> {
   if (join instanceof Response) return join;
   const created = await createHandleFromForm(c);
   if (!("agentId" in created)) return renderJoin(c, created);
-  await connectJoin(c.tx, join.sessionId, created.agentId, true, c.now);
+  await connectJoin(c.tx, c.now, join.sessionId, created.agentId, true);
   return seeOther("/join");
 }

@@ -52,7 +52,7 @@ export async function renderMerge(c: WebContext): Promise<Response> {
   const pair = await pairOf(c, c.url.searchParams);
   if (pair instanceof Response) return pair;
   const { keep, retire } = pair;
-  const preview = await mergePreview(c.tx, retire, c.now);
+  const preview = await mergePreview(c.tx, c.now, retire);
   const fields = html`<input type="hidden" name="keep" value="${keep.handle}"><input type="hidden" name="retire" value="${retire.handle}">`;
   return page(
     `Join @${retire.handle} into @${keep.handle}`,
@@ -92,7 +92,7 @@ export async function postMerge(c: WebContext): Promise<Response> {
   const { keep, retire } = pair;
   // The provider login vouches for both handles (the same verified e-mail), so this browser stays signed in, as the kept one.
   if (c.session.agentId === retire.agentId) await signInAs(c, keep.agentId, c.session.providerLogin);
-  const moved = await mergeHandles(c.tx, keep, retire, c.now);
+  const moved = await mergeHandles(c.tx, c.now, keep, retire);
   return renderAccount(c, {
     info: `@${retire.handle} is joined into @${keep.handle}: ${moved} ${moved === 1 ? "app now acts" : "apps now act"} as @${keep.handle}, and @${retire.handle} is retired.`,
   });

@@ -18,7 +18,7 @@ export type RenderFlow = (c: WebContext, flow: Flow, m: Messages) => Promise<Res
 
 /** The sign-in part of a page: the handle form, or the code form while a code waits in the handle's inbox. */
 export async function signinBlock(c: WebContext, flow: Flow): Promise<Markup> {
-  const waiting = await pendingCode(c.tx, c.session.sessionHash, c.now);
+  const waiting = await pendingCode(c.tx, c.now, c.session.sessionHash);
   const flowField = html`<input type="hidden" name="flow" value="${flow}">`;
   const handleForm = (label: string, secondary: boolean) =>
     form(
@@ -62,7 +62,7 @@ export async function postSendCode(c: WebContext, render: RenderFlow): Promise<R
   const handle = (c.form.get("handle") ?? "").trim().replace(/^@/, "").toLowerCase();
   if (!HANDLE_PATTERN.test(handle)) return render(c, flow, { error: "That is not a handle: 3-32 characters of a-z, 0-9, _ and -.", status: 400 });
   try {
-    const agent = await sendSigninCode(c.tx, c.session.sessionHash, handle, purpose, c.now);
+    const agent = await sendSigninCode(c.tx, c.now, c.session.sessionHash, handle, purpose);
     if (!agent) return render(c, flow, { error: "No agent has that handle. Check the spelling.", status: 404 });
   } catch (err) {
     if (err instanceof AppError && err.code === "RATE_LIMITED") return render(c, flow, { error: err.message, status: 429 });
@@ -73,7 +73,7 @@ export async function postSendCode(c: WebContext, render: RenderFlow): Promise<R
 
 export async function postVerifyCode(c: WebContext, render: RenderFlow): Promise<Response> {
   const flow = flowOf(c);
-  const result = await verifySigninCode(c.tx, c.session.sessionHash, c.form.get("code") ?? "", c.now);
+  const result = await verifySigninCode(c.tx, c.now, c.session.sessionHash, c.form.get("code") ?? "");
   if (!result.ok) {
     const error =
       result.reason === "wrong" && result.attemptsLeft > 0
@@ -111,8 +111,8 @@ export async function createHandleFromForm(c: WebContext): Promise<{ agentId: st
     return { error: "The display name must be 1-80 characters, something visible, without control or invisible characters.", status: 400 };
   if (!description.success) return { error: "The description must be at most 500 characters.", status: 400 };
   if (await handleTaken(c.tx, handle.data)) return { error: "That handle is taken; choose another.", status: 409 };
-  if (c.svc.config.inviteOnly) await consumePlatformInvite(c.tx, c.form.get("platform_invite_code") ?? undefined, c.now);
-  const agent = await createAgent(c.tx, { handle: handle.data, display_name: displayName.data, description: description.data || null }, c.now);
+  if (c.svc.config.inviteOnly) await consumePlatformInvite(c.tx, c.now, c.form.get("platform_invite_code") ?? undefined);
+  const agent = await createAgent(c.tx, c.now, { handle: handle.data, display_name: displayName.data, description: description.data || null });
   await signInAs(c, agent.agentId);
   return { agentId: agent.agentId };
 }

@@ -267,7 +267,7 @@ describe("invite-only deployments", () => {
   test("creating a handle on the join page needs a platform invite code", async () => {
     const closed = await startTestServer({ inviteOnly: true });
     try {
-      const code = await closed.server.db.tx((tx) => createPlatformInvite(tx, { uses: 1, expiresAt: null, note: null }, closed.clock.now()));
+      const code = await closed.server.db.tx((tx) => createPlatformInvite(tx, closed.clock.now(), { uses: 1, expiresAt: null, note: null }));
       const j = await closed.ok("join_network", { client_name: "Closed App" });
       const b = new PageClient(closed.url);
       await b.get("/join");

@@ -114,8 +114,8 @@ describe("background jobs", () => {
   test("expired platform invites are deleted; open-ended and live ones stay", async () => {
     const now = s.clock.now();
     const [soon, never] = await s.server.db.tx(async (tx) => [
-      await createPlatformInvite(tx, { uses: 1, expiresAt: new Date(now.getTime() + DAY).toISOString(), note: null }, now),
-      await createPlatformInvite(tx, { uses: 1, expiresAt: null, note: null }, now),
+      await createPlatformInvite(tx, now, { uses: 1, expiresAt: new Date(now.getTime() + DAY).toISOString(), note: null }),
+      await createPlatformInvite(tx, now, { uses: 1, expiresAt: null, note: null }),
     ]);
     const codes = () => s.server.db.tx(async (tx) => (await tx.select({ code: platformInvites.code }).from(platformInvites)).map((r) => r.code));
     nextRound();

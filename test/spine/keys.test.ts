@@ -76,7 +76,7 @@ describe("API keys and clients", () => {
     expect((await s.call("create_group", { name: "Still working", currency: "EUR", idempotency_key: "grace-group-1" }, a.key)).status).toBe(200);
     // a sign-in code would let the old key connect a new client: it sees none, the new key does
     const { sendSigninCode } = await import("../../server/domain/signin-codes.ts");
-    await s.server.db.tx((tx) => sendSigninCode(tx, "web-session-hash", "key-grace", { kind: "join", clientName: "Thief" }, s.clock.now()));
+    await s.server.db.tx((tx) => sendSigninCode(tx, s.clock.now(), "web-session-hash", "key-grace", { kind: "join", clientName: "Thief" }));
     const codes = async (key: string) =>
       (await s.ok("get_inbox", { since: "0", include_seen: true }, key)).items.filter((i: any) => i.type === "auth.join_code");
     expect(await codes(a.key)).toEqual([]);
@@ -144,7 +144,7 @@ describe("API keys and clients", () => {
   test("invite-only servers need a valid platform invite code", async () => {
     const t = await startTestServer({ inviteOnly: true });
     const { createPlatformInvite } = await import("../../server/domain/platform-invites.ts");
-    const code = await t.server.db.tx((tx) => createPlatformInvite(tx, { uses: 1, expiresAt: null, note: null }, t.clock.now()));
+    const code = await t.server.db.tx((tx) => createPlatformInvite(tx, t.clock.now(), { uses: 1, expiresAt: null, note: null }));
     const none = await t.call("register_agent", { handle: "inv-a", display_name: "A" });
     expect(none.status).toBe(403);
     expect(none.body.error.suggested_action).toContain("platform_invite_code");

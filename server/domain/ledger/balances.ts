@@ -16,7 +16,7 @@ import type { DomainContext } from "../../contract/principal.ts";
 /** A group's balances, pending payments and settle-up plan; with `byCurrency`, also what each member paid and owes per currency. */
 export async function groupBalanceView({ tx, now, actor: { agentId } }: DomainContext, groupId: string, byCurrency = false) {
   const { group, members } = await groupWithMembers(tx, groupId, agentId);
-  const { balances, shown, people, plan, method } = await settlement(tx, group, refsOfMembers(members), await pairDebts(tx, groupId, now));
+  const { balances, shown, people, plan, method } = await settlement(tx, group, refsOfMembers(members), await pairDebts(tx, now, groupId));
   const pending = await pendingPayments(tx, [groupId]);
   return {
     ...(byCurrency ? { by_currency: await currencyBreakdown(tx, group, people) } : {}),
@@ -54,7 +54,7 @@ export async function counterpartyBalances({ tx, now, actor: { agentId } }: Doma
     .orderBy(groups.createdAt, sql`groups.rowid`);
   const groupIds = mine.map(({ g }) => g.groupId);
   const membersOf = await memberRefsByGroup(tx, groupIds);
-  const debtsOf = await pairDebtsByGroup(tx, groupIds, now);
+  const debtsOf = await pairDebtsByGroup(tx, now, groupIds);
   // Sums are exact (bigint), numbers only in the answer.
   const byCounterparty = new Map<string, { agent: AgentRef; currency: string; net: bigint; groups: Counterparty["groups"] }>();
   const totals = new Map<string, bigint>();
@@ -192,7 +192,7 @@ async function currencyBreakdown(tx: Tx, group: GroupRow, known: Map<string, Age
  */
 export async function groupBalances(tx: Tx, groupId: string): Promise<Map<string, bigint>> {
   // The clock only stamps when a missing pair ledger was rebuilt; it changes no balance.
-  return balancesFromDebts(await pairDebts(tx, groupId, new Date()));
+  return balancesFromDebts(await pairDebts(tx, new Date(), groupId));
 }
 
 /**
@@ -222,8 +222,8 @@ export async function groupSummaries(
   // The clock only stamps when a missing pair ledger was rebuilt; it changes no balance.
   const debts = await pairDebtsByGroup(
     tx,
-    rows.map((r) => r.group_id),
     new Date(),
+    rows.map((r) => r.group_id),
   );
   const summaries: GroupSummary[] = [];
   for (const r of rows) {

@@ -72,7 +72,7 @@ export const untrustedName = (g: GroupRow) => untrusted(g.name, "group name, wri
  * Makes `agentId` a current member (a former member rejoins with a fresh joined_at).
  * Returns false when they already were one.
  */
-export async function addMember(tx: Tx, groupId: string, agentId: string, role: "owner" | "member", now: Date): Promise<boolean> {
+export async function addMember(tx: Tx, now: Date, groupId: string, agentId: string, role: "owner" | "member"): Promise<boolean> {
   const row = await tx
     .select()
     .from(groupMembers)
@@ -128,8 +128,8 @@ export async function createGroup({ tx, now, actor }: DomainContext, input: Crea
     updatedAt: iso(now),
   };
   await tx.insert(groups).values(row);
-  await markBuilt(tx, row.groupId, now);
-  await addMember(tx, row.groupId, actor.agentId, "owner", now);
+  await markBuilt(tx, now, row.groupId);
+  await addMember(tx, now, row.groupId, actor.agentId, "owner");
   await logActivity(tx, now, { groupId: row.groupId, actorId: actor.agentId, action: "group_created", summary: `@${actor.handle} created the group` });
   return row;
 }
@@ -311,7 +311,7 @@ export async function openDirectLedger({ tx, now, actor }: DomainContext, handle
       updatedAt: iso(now),
     };
     await tx.insert(groups).values(g);
-    await markBuilt(tx, g.groupId, now);
+    await markBuilt(tx, now, g.groupId);
     await logActivity(tx, now, {
       groupId: g.groupId,
       actorId: actor.agentId,
@@ -319,7 +319,7 @@ export async function openDirectLedger({ tx, now, actor }: DomainContext, handle
       summary: `@${actor.handle} opened the direct ledger with @${them.handle}`,
     });
   }
-  await addMember(tx, g.groupId, actor.agentId, created ? "owner" : "member", now);
-  if (!(await hasBlocked(tx, them.agentId, actor.agentId))) await addMember(tx, g.groupId, them.agentId, "member", now);
+  await addMember(tx, now, g.groupId, actor.agentId, created ? "owner" : "member");
+  if (!(await hasBlocked(tx, them.agentId, actor.agentId))) await addMember(tx, now, g.groupId, them.agentId, "member");
   return { groupId: g.groupId, created };
 }

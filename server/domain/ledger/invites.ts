@@ -211,7 +211,7 @@ async function settleOpenInvites(tx: Tx, groupId: string, agentId: string, now: 
 }
 
 async function join(tx: Tx, g: GroupRow, agentId: string, via: "invitation" | "code", inviteId: string, now: Date): Promise<boolean> {
-  const joined = await addMember(tx, g.groupId, agentId, "member", now);
+  const joined = await addMember(tx, now, g.groupId, agentId, "member");
   await settleOpenInvites(tx, g.groupId, agentId, now);
   if (!joined) return false;
   const me = toRef((await agentById(tx, agentId))!);

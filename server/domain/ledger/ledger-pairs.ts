@@ -91,11 +91,11 @@ async function rebuild(tx: Tx, groupId: string, now: Date): Promise<void> {
   const debts = await ledgerDebts(tx, groupId);
   await tx.delete(ledgerPairs).where(eq(ledgerPairs.groupId, groupId));
   await addPairs(tx, groupId, netPairs(debts));
-  await markBuilt(tx, groupId, now);
+  await markBuilt(tx, now, groupId);
 }
 
 /** Records that a group's pair ledger is complete; a new group's is (it is empty, and every change keeps it). */
-export async function markBuilt(tx: Tx, groupId: string, now: Date): Promise<void> {
+export async function markBuilt(tx: Tx, now: Date, groupId: string): Promise<void> {
   await tx
     .insert(ledgerPairsBuilt)
     .values({ groupId, builtAt: iso(now) })
@@ -119,7 +119,7 @@ export function netPairs(debts: readonly AgentDebt[], sign: 1 | -1 = 1): PairRow
  * Each pair's net debt (non-zero ones) in each of the groups, by group id, read from the pair ledger in one
  * query for them all; a group's is built first if needed. Pairs come in the pair ledger's key order.
  */
-export async function pairDebtsByGroup(tx: Tx, groupIds: readonly string[], now: Date): Promise<Map<string, PairDebt[]>> {
+export async function pairDebtsByGroup(tx: Tx, now: Date, groupIds: readonly string[]): Promise<Map<string, PairDebt[]>> {
   const byGroup = new Map(groupIds.map((id) => [id, [] as PairDebt[]]));
   if (!groupIds.length) return byGroup;
   const ids = [...byGroup.keys()];
@@ -164,8 +164,8 @@ const asDebt = (r: PairRow): PairDebt =>
   r.lowOwes > 0n ? { from: r.lowId, to: r.highId, amount: r.lowOwes } : { from: r.highId, to: r.lowId, amount: -r.lowOwes };
 
 /** Each pair's net debt in a group (non-zero ones), read from the pair ledger, built first if needed. */
-export async function pairDebts(tx: Tx, groupId: string, now: Date): Promise<PairDebt[]> {
-  if (!(await groupBuilt(tx).get({ groupId }))) return (await pairDebtsByGroup(tx, [groupId], now)).get(groupId)!;
+export async function pairDebts(tx: Tx, now: Date, groupId: string): Promise<PairDebt[]> {
+  if (!(await groupBuilt(tx).get({ groupId }))) return (await pairDebtsByGroup(tx, now, [groupId])).get(groupId)!;
   return (await groupPairs(tx).all({ groupId })).map((r) => asDebt({ ...r, lowOwes: BigInt(r.lowOwes) }));
 }
 

@@ -134,7 +134,7 @@ export async function recordPayment(
     { currency: input.currency ?? group.currency, amount: input.amount, amount_minor: input.amount_minor, exchangeRate: input.exchange_rate ?? null },
     group.currency,
   );
-  const owed = await owedBetween(tx, group, refsOfMembers(members), from.agentId, to.agentId, now);
+  const owed = await owedBetween(tx, now, group, refsOfMembers(members), from.agentId, to.agentId);
   const overpayment =
     amountMinor > owed
       ? {

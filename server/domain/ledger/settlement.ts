@@ -65,8 +65,8 @@ function routeAroundFormerMembers(debts: PairDebt[], members: Set<string>): Pair
  * What `fromId` owes `toId` in the group now: the larger of what the settle-up plan has them pay and of the
  * pair's own debt (which a simplified plan may route through others), in minor units of the group's currency.
  */
-export async function owedBetween(tx: Tx, group: GroupRow, members: Map<string, AgentRef>, fromId: string, toId: string, now: Date): Promise<number> {
-  const { plan, debts } = await settlement(tx, group, members, await pairDebts(tx, group.groupId, now));
+export async function owedBetween(tx: Tx, now: Date, group: GroupRow, members: Map<string, AgentRef>, fromId: string, toId: string): Promise<number> {
+  const { plan, debts } = await settlement(tx, group, members, await pairDebts(tx, now, group.groupId));
   const between = (list: PairDebt[]) =>
     list.reduce((net, d) => net + (d.from === fromId && d.to === toId ? d.amount : d.from === toId && d.to === fromId ? -d.amount : 0n), 0n);
   const [a, b] = [between(plan), between(debts)];

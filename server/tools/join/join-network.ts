@@ -26,6 +26,6 @@ export const joinNetwork = defineTool({
     message_for_human: z.string(),
   }),
   async run(ctx, input) {
-    return { ...(await startJoin(ctx.tx, input, ctx.config.baseUrl, ctx.now)), suggested_next: ["finish_join"] };
+    return { ...(await startJoin(ctx.tx, ctx.now, input, ctx.config.baseUrl)), suggested_next: ["finish_join"] };
   },
 });
