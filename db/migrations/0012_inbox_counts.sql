@@ -42,10 +42,10 @@ CREATE TRIGGER inbox_counts_delete AFTER DELETE ON inbox_items BEGIN
    WHERE agent_id = OLD.agent_id;
 END;
 
--- Only the indexes the inbox's queries use. The summary's top lines: the newest unread asks, then the newest
--- other unread items, each an index range read with a LIMIT (partial indexes: only such items are in them).
-DROP INDEX inbox_unseen;
-DROP INDEX inbox_pending_action;
+-- The summary's top lines: the newest unread asks, then the newest other unread items, each an index range read
+-- with a LIMIT (partial indexes: only such items are in them). inbox_unseen and inbox_pending_action, which the
+-- counts of 0.9 read, are no longer read; they stay until a later release, because 0.9 instances name them
+-- (INDEXED BY) and keep serving beside new ones during a rolling upgrade (docs/operations.md).
 CREATE INDEX inbox_unread_asks ON inbox_items(agent_id, seq) WHERE seen = 0 AND dismissed = 0 AND requires_action = 1 AND resolved = 0;
 CREATE INDEX inbox_unread_news ON inbox_items(agent_id, seq) WHERE seen = 0 AND dismissed = 0 AND requires_action = 0;
 -- Items past expires_at, per agent: those not yet deleted are subtracted from the counters, and the expiry job
