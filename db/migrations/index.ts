@@ -12,6 +12,7 @@ import mergeAndClientMetadata from "./0010_merge_and_client_metadata.sql" with {
 import expenseSharesByGroup from "./0011_expense_shares_by_group.sql" with { type: "text" };
 import inboxCounts from "./0012_inbox_counts.sql" with { type: "text" };
 import paymentCorrections from "./0013_payment_corrections.sql" with { type: "text" };
+import ledgerTotals from "./0014_ledger_totals.sql" with { type: "text" };
 
 export const MIGRATIONS: readonly { id: number; name: string; sql: string }[] = [
   { id: 1, name: "0001_core", sql: core },
@@ -27,4 +28,5 @@ export const MIGRATIONS: readonly { id: number; name: string; sql: string }[] = 
   { id: 11, name: "0011_expense_shares_by_group", sql: expenseSharesByGroup },
   { id: 12, name: "0012_inbox_counts", sql: inboxCounts },
   { id: 13, name: "0013_payment_corrections", sql: paymentCorrections },
+  { id: 14, name: "0014_ledger_totals", sql: ledgerTotals },
 ];

@@ -137,6 +137,17 @@ export const ledgerPairs = sqliteTable(
   (t) => [primaryKey({ columns: [t.groupId, t.lowId, t.highId] })],
 );
 
+/** Kept by triggers (0014_ledger_totals.sql); never written by code. */
+export const ledgerTotals = sqliteTable(
+  "ledger_totals",
+  {
+    agentId: text("agent_id").notNull(),
+    currency: text("currency").notNull(),
+    openMinor: integer("open_minor").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.agentId, t.currency] })],
+);
+
 export const ledgerPairsBuilt = sqliteTable("ledger_pairs_built", {
   groupId: text("group_id").primaryKey(),
   builtAt: text("built_at").notNull(),

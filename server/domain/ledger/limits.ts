@@ -4,9 +4,9 @@
 // (get_balances totals and counterparties, my_balance, exports) and every partial sum on the way to them.
 // A change that would take a total past the bound, and raise it, is refused; one that lowers a total always
 // passes, so a total stored past the bound before it existed can still be brought down.
-import { and, eq, inArray, or, sql } from "drizzle-orm";
+import { and, eq, inArray, or } from "drizzle-orm";
 import type { Tx } from "../../../db/client.ts";
-import { groupMembers, groups, ledgerPairs } from "../../../db/schema/index.ts";
+import { ledgerPairs, ledgerTotals } from "../../../db/schema/index.ts";
 import { conflict } from "../../errors.ts";
 import { exactly, netPairs, pairKey, type AgentDebt } from "./ledger-pairs.ts";
 import type { GroupRow } from "./membership.ts";
@@ -30,22 +30,16 @@ export async function exceedsLimits(tx: Tx, group: GroupRow, debts: readonly Age
   if (!rows.length) return false;
   const ids = [...new Set(rows.flatMap((r) => [r.lowId, r.highId]))];
   const before = new Map<string, bigint>(ids.map((id) => [id, 0n]));
-  // Through each agent's memberships (indexed by agent), then the pairs of those groups (keyed by group).
+  // One row per agent (ledger_totals, kept by triggers) and the pairs this change moves, each by its key.
   const totals = await tx
-    .select({ agentId: groupMembers.agentId, total: exactly(sql`sum(abs(${ledgerPairs.lowOwesMinor}))`) })
-    .from(groupMembers)
-    .innerJoin(groups, and(eq(groups.groupId, groupMembers.groupId), eq(groups.currency, group.currency)))
-    .innerJoin(
-      ledgerPairs,
-      and(eq(ledgerPairs.groupId, groupMembers.groupId), or(eq(ledgerPairs.lowId, groupMembers.agentId), eq(ledgerPairs.highId, groupMembers.agentId))),
-    )
-    .where(inArray(groupMembers.agentId, ids))
-    .groupBy(groupMembers.agentId);
+    .select({ agentId: ledgerTotals.agentId, total: exactly(ledgerTotals.openMinor) })
+    .from(ledgerTotals)
+    .where(and(inArray(ledgerTotals.agentId, ids), eq(ledgerTotals.currency, group.currency)));
   for (const t of totals) before.set(t.agentId, BigInt(t.total));
   const stored = await tx
     .select({ lowId: ledgerPairs.lowId, highId: ledgerPairs.highId, lowOwes: exactly(ledgerPairs.lowOwesMinor) })
     .from(ledgerPairs)
-    .where(and(eq(ledgerPairs.groupId, group.groupId), inArray(ledgerPairs.lowId, ids), inArray(ledgerPairs.highId, ids)));
+    .where(or(...rows.map((r) => and(eq(ledgerPairs.groupId, group.groupId), eq(ledgerPairs.lowId, r.lowId), eq(ledgerPairs.highId, r.highId)))));
   const old = new Map(stored.map((p) => [pairKey(p), BigInt(p.lowOwes)]));
   const after = new Map(before);
   const abs = (n: bigint) => (n < 0n ? -n : n);
