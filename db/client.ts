@@ -177,6 +177,9 @@ export async function openDb(opts: DbOptions): Promise<Db> {
     for (let i = 0; i < (path === ":memory:" ? 0 : LOCAL_READERS); i++) readers.push(open());
     // NORMAL in WAL mode survives a killed process (not a power loss); synchronous is per connection.
     for (const c of [writer, ...readers]) c.db.exec("PRAGMA synchronous = NORMAL");
+    // Checkpoints copy each changed page once per round: rarer rounds (32 MB of WAL) copy a hot index page once
+    // for many writes. Shutdown checkpoints the rest (close()).
+    writer.db.exec("PRAGMA wal_autocheckpoint = 8000");
   } catch (err) {
     for (const c of [writer, ...readers]) c.close();
     throw openError(opts.url, undefined, err);
