@@ -12,7 +12,8 @@ import type { Services } from "./services.ts";
 import type { Ops } from "./observability/ops.ts";
 import { handleWeb, isWebRequest } from "./web/routes.ts";
 
-export type Handler = (req: Request, clientAddress: string) => Promise<Response>;
+/** A request and how to learn its client's address (asked only when needed). */
+export type Handler = (req: Request, clientAddress: () => string) => Promise<Response>;
 
 export function createApp(svc: Services, ops: Ops): Handler {
   let openapi: string | undefined;
@@ -30,7 +31,7 @@ export function createApp(svc: Services, ops: Ops): Handler {
       const alias = TOOL_ALIASES[path];
       if (alias && method === "POST") return await callTool(svc, alias, r);
       // Humans on the web and the OAuth authorization server (server/web/routes.ts).
-      if (isWebRequest(req, path)) return await handleWeb(svc, req, path, clientAddress);
+      if (isWebRequest(req, path)) return await handleWeb(svc, req, path, clientAddress());
       if (path.startsWith("/v1/sandbox/tools/") && method === "POST") {
         return await callTool(svc, toolName(path, 18), r, { sandbox: true });
       }
@@ -112,7 +113,7 @@ function withSecurityHeaders(res: Response): Response {
 }
 
 /** GET /v1: get_me through the same pipeline, plus where to go next. */
-async function whoAmI(svc: Services, r: { req: Request; requestId: string; clientAddress: string }): Promise<Response> {
+async function whoAmI(svc: Services, r: { req: Request; requestId: string; clientAddress: () => string }): Promise<Response> {
   const result = await invoke(
     svc,
     "get_me",

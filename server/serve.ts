@@ -73,7 +73,8 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     port: config.port,
     // Larger than the 1 MiB body limit so oversized bodies get the error envelope, not a dropped connection.
     maxRequestBodySize: 16 * 1024 * 1024,
-    fetch: (req, srv) => handle(req, srv.requestIP(req)?.address ?? "unknown"),
+    // The address is looked up only by what needs it (rate limits of public calls and pages): it costs a native call.
+    fetch: (req, srv) => handle(req, () => srv.requestIP(req)?.address ?? "unknown"),
     error: () =>
       new Response(
         JSON.stringify({

@@ -23,7 +23,7 @@ import { MAX_BODY_BYTES, readLimitedText } from "./http.ts";
 export interface Exchange {
   svc: Services;
   requestId: string;
-  clientAddress: string;
+  clientAddress: () => string;
   /** The bearer token, if any (already checked to be valid when present). */
   token: string | null;
   /** The Idempotency-Key header, if any. */

@@ -16,7 +16,7 @@ export const TOOL_ALIASES: Readonly<Record<string, string>> = {
 export interface RestRequest {
   req: Request;
   requestId: string;
-  clientAddress: string;
+  clientAddress: () => string;
 }
 
 export function resultResponse(svc: Services, r: CallResult, requestId: string): Response {

@@ -21,7 +21,8 @@ export interface CallMeta {
   token: string | null;
   /** Idempotency-Key header, if any. */
   idempotencyKey?: string | null;
-  clientAddress: string;
+  /** The client's address, looked up only when a limit by address applies. */
+  clientAddress: () => string;
   /** Validate only: nothing is stored or sent, no credential needed. */
   sandbox?: boolean;
 }
@@ -95,7 +96,7 @@ export async function invoke(svc: Services, name: string, raw: unknown, meta: Ca
     const tokenHash = authed && meta.token ? sha256(meta.token) : null;
     const decision = tokenHash
       ? svc.limiter.take(`key:${tokenHash}`, "credential", svc.config.rateLimit)
-      : svc.limiter.take(`addr:${meta.clientAddress}`, "address", svc.config.publicRateLimit);
+      : svc.limiter.take(`addr:${meta.clientAddress()}`, "address", svc.config.publicRateLimit);
     headers = rateLimitHeaders(decision);
     if (!decision.allowed) {
       throw rateLimited(decision);
@@ -163,7 +164,7 @@ export async function invoke(svc: Services, name: string, raw: unknown, meta: Ca
     let error = toAppError(err);
     // Each made-up token has a bucket of its own, so failed credentials also spend the address's.
     if (error.code === "UNAUTHENTICATED" && meta.token) {
-      const d = svc.limiter.take(`addr:${meta.clientAddress}`, "address", svc.config.publicRateLimit);
+      const d = svc.limiter.take(`addr:${meta.clientAddress()}`, "address", svc.config.publicRateLimit);
       if (!d.allowed) {
         headers = rateLimitHeaders(d);
         error = rateLimited(d);
