@@ -1,6 +1,6 @@
 // The HTTP application: one explicit route list; every tool call goes through invoke().
 import { AppError, toAppError } from "./errors.ts";
-import { json } from "./adapters/http.ts";
+import { hasBaseHeaders, json } from "./adapters/http.ts";
 import { handleMcp } from "./adapters/mcp.ts";
 import { openApiDocument } from "./adapters/openapi.ts";
 import { TOOL_ALIASES, callTool, failure, resultResponse } from "./adapters/rest.ts";
@@ -103,6 +103,7 @@ function toolName(path: string, from: number): string {
  * unless the route chose a policy (a 304 keeps the cached answer's own).
  */
 function withSecurityHeaders(res: Response): Response {
+  if (hasBaseHeaders(res)) return res;
   const missing: Record<string, string> = {};
   if (!res.headers.has("X-Content-Type-Options")) missing["X-Content-Type-Options"] = "nosniff";
   if (!res.headers.has("Cache-Control") && res.status !== 304) missing["Cache-Control"] = "no-store";

@@ -3,18 +3,24 @@ import { AppError } from "../errors.ts";
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
-export function baseHeaders(requestId: string, extra: Record<string, string> = {}): Headers {
-  return new Headers({
+export function baseHeaders(requestId: string, extra: Record<string, string> = {}): Record<string, string> {
+  return {
     "Content-Type": "application/json; charset=utf-8",
     "X-Request-Id": requestId,
     "X-Content-Type-Options": "nosniff",
     "Cache-Control": "no-store",
     ...extra,
-  });
+  };
 }
 
+/** Answers written by json(): they carry the security headers already (app.ts need not look). */
+const withBaseHeaders = new WeakSet<Response>();
+export const hasBaseHeaders = (res: Response) => withBaseHeaders.has(res);
+
 export function json(body: unknown, status: number, requestId: string, extra: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify(body), { status, headers: baseHeaders(requestId, extra) });
+  const res = new Response(JSON.stringify(body), { status, headers: baseHeaders(requestId, extra) });
+  withBaseHeaders.add(res);
+  return res;
 }
 
 export function errorResponse(error: AppError, requestId: string, extra: Record<string, string> = {}): Response {
