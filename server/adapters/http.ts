@@ -56,18 +56,24 @@ async function readLimitedBytes(req: Request): Promise<Uint8Array> {
   return Buffer.concat(chunks);
 }
 
-/** The body as text, read within the limit (MCP; its transport answers a body that is not JSON-RPC itself). */
-export async function readLimitedText(req: Request): Promise<string> {
-  return new TextDecoder().decode(await readLimitedBytes(req));
+/** The body as UTF-8 text, read within the limit, or null when it is not UTF-8 (MCP answers that itself). */
+export async function readLimitedText(req: Request): Promise<string | null> {
+  return strictUtf8(await readLimitedBytes(req));
 }
 
 /** Refused, not repaired: a lossy decode would store U+FFFD where the caller sent something else. */
-function utf8(bytes: Uint8Array): string {
+function strictUtf8(bytes: Uint8Array): string | null {
   try {
     return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
   } catch {
-    throw bodyError("not valid UTF-8");
+    return null;
   }
+}
+
+function utf8(bytes: Uint8Array): string {
+  const text = strictUtf8(bytes);
+  if (text === null) throw bodyError("not valid UTF-8");
+  return text;
 }
 
 /** The JSON object of a request; an absent body is `{}`. Anything else is a VALIDATION_ERROR, never a crash. */

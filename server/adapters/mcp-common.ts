@@ -97,19 +97,23 @@ async function readJsonRpc(req: Request): Promise<{ body: unknown } | Response> 
     await req.body?.cancel().catch(() => undefined);
     return rpcError(413, `Payload too large: at most ${MAX_BODY_BYTES} bytes.`, null, { Connection: "close" });
   }
-  let text: string;
+  let text: string | null;
   try {
     text = await readLimitedText(req);
   } catch (err) {
     return rpcError(413, (err as AppError).message, null, { Connection: "close" });
   }
-  try {
-    return { body: JSON.parse(text) };
-  } catch {
-    return new Response(JSON.stringify({ jsonrpc: "2.0", error: { code: -32700, message: "Parse error: the body is not valid JSON." }, id: null }), {
+  const parseError = (why: string) =>
+    new Response(JSON.stringify({ jsonrpc: "2.0", error: { code: -32700, message: `Parse error: the body is not valid ${why}.` }, id: null }), {
       status: 400,
       headers: { "Content-Type": "application/json" },
     });
+  // Refused, not repaired, as over REST: a lossy decode would hand tools U+FFFD where the caller sent something else.
+  if (text === null) return parseError("UTF-8");
+  try {
+    return { body: JSON.parse(text) };
+  } catch {
+    return parseError("JSON");
   }
 }
 

@@ -170,6 +170,21 @@ describe.each(ENDPOINTS)("%s", (path) => {
     expect(res.status).toBe(400);
     expect(((await res.json()) as any).error.code).toBe(-32700);
   });
+
+  test("a body that is not UTF-8 is a JSON-RPC parse error naming it, not silently repaired", async () => {
+    const call = new TextEncoder().encode(JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "get_me", arguments: { x: "ok" } } }));
+    // "ok" becomes two bytes that are no UTF-8: a lone continuation byte and an overlong lead byte.
+    const at = call.indexOf(0x6f);
+    call.set([0x80, 0xc0], at);
+    const res = await s.raw(path, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: call,
+    });
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as any;
+    expect(body.error).toMatchObject({ code: -32700, message: "Parse error: the body is not valid UTF-8." });
+  });
 });
 
 test("other paths under /mcp are NOT_FOUND with the error envelope", async () => {
