@@ -304,6 +304,31 @@ describe("svc completion", () => {
     expect(await bashOffers("svc completion ")).toEqual(["bash", "zsh", "fish"]);
   });
 
+  test("zsh and fish, in the shells themselves, complete tool names and a tool's fields", async () => {
+    const setup = Bun.spawnSync(["bash", join(import.meta.dir, "ensure-shells.sh")], { stdout: "inherit", stderr: "inherit" });
+    if (setup.exitCode !== 0) throw new Error("zsh and fish could not be installed (test/cli/ensure-shells.sh)");
+    const PATH = `${join(import.meta.dir, "../../bin")}:${process.env.PATH}`;
+    const run = async (cmd: string[]) => {
+      const proc = Bun.spawn(cmd, { env: { ...process.env, PATH }, stdout: "pipe", stderr: "pipe" });
+      const [out, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
+      expect(code).toBe(0);
+      return out.split("\n").filter(Boolean);
+    };
+    // zsh without compinit: compdef is a no-op and compadd prints what the script hands it.
+    const zshOffers = (...words: string[]) =>
+      run([
+        "zsh",
+        "-c",
+        `compdef() { :; }; compadd() { local on=0; for a in "$@"; do if (( on )); then print -r -- "$a"; elif [[ $a == -- ]]; then on=1; fi; done }
+source <(svc completion zsh); words=(${words.map((w) => JSON.stringify(w)).join(" ")}); CURRENT=${words.length}; _svc`,
+      ]);
+    expect(await zshOffers("svc", "call", "get_bal")).toEqual(["get_balances"]);
+    expect(await zshOffers("svc", "call", "respond_payment", "")).toEqual(["payment_id=", "action="]);
+    const fishOffers = (line: string) => run(["fish", "-c", `svc completion fish | source; complete -C ${JSON.stringify(line)}`]);
+    expect(await fishOffers("svc call get_bal")).toEqual(["get_balances"]);
+    expect((await fishOffers("svc call respond_payment ")).sort()).toEqual(["action=", "payment_id="]);
+  });
+
   test("zsh and fish get scripts that ask svc __complete; an unknown shell is a usage error", async () => {
     expect((await svc(["completion", "zsh"])).stdout).toContain("compdef _svc svc");
     expect((await svc(["completion", "fish"])).stdout).toContain("svc __complete --");
