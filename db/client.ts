@@ -204,8 +204,9 @@ interface Pool {
 
 /** A remote primary: every transaction is one interactive transaction of the client, reads beside writes. */
 function remotePool(client: Client): Pool {
-  const conn: Conn = { run: (kind, fn) => remoteTransaction(client, kind, fn), raw: remoteRaw(client), close() {} };
-  return { writer: conn, readers: Array.from({ length: LOCAL_READERS }, () => conn) };
+  const conn = (): Conn => ({ run: (kind, fn) => remoteTransaction(client, kind, fn), raw: remoteRaw(client), close() {} });
+  // Distinct handles, so that reads take turns apart from the writes (assemble() shares turns only with the writer).
+  return { writer: conn(), readers: Array.from({ length: LOCAL_READERS }, conn) };
 }
 
 /** Turns: a queue per connection, so a transaction has its connection to itself across awaits. */
