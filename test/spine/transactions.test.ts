@@ -37,6 +37,59 @@ describe("Db.read on a local file", () => {
   });
 });
 
+describe("connections of a local file: one writer, readers beside it", () => {
+  const count = (db: Db) => db.read((tx) => scalar<number>(tx, sql`SELECT count(*) FROM t`));
+
+  test("a read never waits behind a write, and reads what was committed before it began", async () => {
+    const db = await openDb({ url: `file:${join(dir, "readers.db")}` });
+    try {
+      await db.exclusive((c) => c.execute("CREATE TABLE t (n INTEGER)"));
+      const { promise: hold, resolve: release } = Promise.withResolvers<void>();
+      const { promise: inserted, resolve: didInsert } = Promise.withResolvers<void>();
+      // A write that has inserted and then waits, its transaction open, until the test lets it go.
+      const writing = db.tx(async (tx) => {
+        await tx.run(sql`INSERT INTO t VALUES (1)`);
+        didInsert();
+        await hold;
+      });
+      await inserted;
+      expect(await count(db)).toBe(0); // answered while the write is open, without its uncommitted row
+      release();
+      await writing;
+      expect(await count(db)).toBe(1);
+    } finally {
+      await db.close();
+    }
+  });
+
+  test("a transaction holds its connection across awaits: another on it waits, nothing interleaves", async () => {
+    const db = await openDb({ url: `file:${join(dir, "turns.db")}` });
+    try {
+      await db.exclusive((c) => c.execute("CREATE TABLE t (n INTEGER)"));
+      const order: string[] = [];
+      const write = (n: number) =>
+        db.tx(async (tx) => {
+          order.push(`begin ${n}`);
+          await tx.run(sql`INSERT INTO t VALUES (${n})`);
+          await Bun.sleep(5);
+          order.push(`end ${n}`);
+        });
+      await Promise.all([write(1), write(2), write(3)]);
+      expect(order).toEqual(["begin 1", "end 1", "begin 2", "end 2", "begin 3", "end 3"]);
+      // A read held open across awaits keeps its snapshot while writes commit beside it.
+      const seen = await db.read(async (tx) => {
+        const before = await scalar<number>(tx, sql`SELECT count(*) FROM t`);
+        await write(4);
+        return [before, await scalar<number>(tx, sql`SELECT count(*) FROM t`)];
+      });
+      expect(seen).toEqual([3, 3]);
+      expect(await count(db)).toBe(4);
+    } finally {
+      await db.close();
+    }
+  });
+});
+
 describe("the pipeline", () => {
   let s: TestServer;
   const seen: TxKind[] = [];
