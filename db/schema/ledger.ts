@@ -148,6 +148,17 @@ export const ledgerTotals = sqliteTable(
   (t) => [primaryKey({ columns: [t.agentId, t.currency] })],
 );
 
+/** Kept by triggers (0014_ledger_totals.sql); never written by code. */
+export const groupBalances = sqliteTable(
+  "group_balances",
+  {
+    groupId: text("group_id").notNull(),
+    agentId: text("agent_id").notNull(),
+    balanceMinor: integer("balance_minor").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.groupId, t.agentId] })],
+);
+
 export const ledgerPairsBuilt = sqliteTable("ledger_pairs_built", {
   groupId: text("group_id").primaryKey(),
   builtAt: text("built_at").notNull(),

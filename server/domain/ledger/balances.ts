@@ -5,18 +5,21 @@ import { agents, expenseShares, expenses, groupMembers, groups, payments } from 
 import type { Counterparty, Payment, Transfer } from "../../contract/ledger.ts";
 import type { AgentRef, GroupSummary } from "../../contract/wire.ts";
 import type { StoredSplit } from "./expense-store.ts";
-import { balancesFromDebts, pairDebts, pairDebtsByGroup } from "./ledger-pairs.ts";
+import { balancesFromDebts, pairBalances, pairDebts, pairDebtsByGroup } from "./ledger-pairs.ts";
 import { groupWithMembers, memberRefsByGroup, refsOfMembers, refsWithKnown, type GroupRow } from "./membership.ts";
 import { formatAmount, formatBalance, originalOfRow, totalMinor } from "./money.ts";
 import { paymentViews, pendingPayments } from "./payments.ts";
-import { settlement } from "./settlement.ts";
+import { settlement, simplifiedSettlement } from "./settlement.ts";
 import { compareText, computeShares } from "./splits.ts";
 import type { DomainContext } from "../../contract/principal.ts";
 
 /** A group's balances, pending payments and settle-up plan; with `byCurrency`, also what each member paid and owes per currency. */
 export async function groupBalanceView({ tx, now, actor: { agentId } }: DomainContext, groupId: string, byCurrency = false) {
   const { group, members } = await groupWithMembers(tx, groupId, agentId);
-  const { balances, shown, people, plan, method } = await settlement(tx, group, refsOfMembers(members), await pairDebts(tx, now, groupId));
+  const refs = refsOfMembers(members);
+  const { balances, shown, people, plan, method } = group.simplifyDebts
+    ? await simplifiedSettlement(tx, group, refs, await pairBalances(tx, now, groupId))
+    : await settlement(tx, group, refs, await pairDebts(tx, now, groupId));
   const pending = await pendingPayments(tx, [groupId]);
   return {
     ...(byCurrency ? { by_currency: await currencyBreakdown(tx, group, people) } : {}),
@@ -187,12 +190,12 @@ async function currencyBreakdown(tx: Tx, group: GroupRow, known: Map<string, Age
 
 /**
  * Each agent's balance in a group, in minor units: what they paid minus their shares of live expenses, plus
- * confirmed payments made minus received. Read from the pair ledger (ledger-pairs.ts), kept in the same
- * transaction as every change, so it costs at most n(n-1)/2 rows; it sums to zero by construction.
+ * confirmed payments made minus received. Read from the members' balances the pair ledger keeps (ledger-pairs.ts),
+ * in the same transaction as every change: one row per member; they sum to zero by construction.
  */
 export async function groupBalances(tx: Tx, groupId: string): Promise<Map<string, bigint>> {
   // The clock only stamps when a missing pair ledger was rebuilt; it changes no balance.
-  return balancesFromDebts(await pairDebts(tx, new Date(), groupId));
+  return pairBalances(tx, new Date(), groupId);
 }
 
 /**

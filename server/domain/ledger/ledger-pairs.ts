@@ -5,7 +5,7 @@
 import { and, eq, inArray, ne, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { isReadOnly, prepared, type Tx } from "../../../db/client.ts";
-import { expenseShares, expenses, ledgerPairs, ledgerPairsBuilt, payments } from "../../../db/schema/index.ts";
+import { expenseShares, expenses, groupBalances, ledgerPairs, ledgerPairsBuilt, payments } from "../../../db/schema/index.ts";
 import { iso } from "../../clock.ts";
 import { greedyTransfers, type Debt, type ExactTransfer } from "./settle.ts";
 
@@ -170,6 +170,22 @@ export async function pairDebts(tx: Tx, now: Date, groupId: string): Promise<Pai
   // and mapping each row to an object costs more than reading it.
   const rows = (await groupPairs(tx).values({ groupId })) as [string, string, string][];
   return rows.map(([lowId, highId, lowOwes]) => asDebt({ lowId, highId, lowOwes: BigInt(lowOwes) }));
+}
+
+// Each member's balance in a group, kept by triggers from the pairs (0014): one row per member, not per pair.
+const storedBalances = prepared((tx) =>
+  tx
+    .select({ agentId: groupBalances.agentId, balance: exactly(groupBalances.balanceMinor) })
+    .from(groupBalances)
+    .where(eq(groupBalances.groupId, sql.placeholder("groupId")))
+    .prepare(),
+);
+
+/** Each agent's balance in a group (positive: the others owe them), exactly, from the pair ledger, built first if needed. */
+export async function pairBalances(tx: Tx, now: Date, groupId: string): Promise<Map<string, bigint>> {
+  if (!(await groupBuilt(tx).get({ groupId }))) return balancesFromDebts(await pairDebts(tx, now, groupId));
+  const rows = (await storedBalances(tx).values({ groupId })) as [string, string][];
+  return new Map(rows.map(([agentId, balance]) => [agentId, BigInt(balance)]));
 }
 
 /** Each agent's balance from pair debts (positive: the others owe them), exactly; sums to zero by construction. */

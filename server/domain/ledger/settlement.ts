@@ -27,17 +27,29 @@ export interface Settlement {
  */
 export async function settlement(tx: Tx, group: GroupRow, members: Map<string, AgentRef>, pairLedger: PairDebt[]): Promise<Settlement> {
   const debts = routeAroundFormerMembers(pairLedger, new Set(members.keys()));
-  const balances = balancesFromDebts(debts);
+  return { ...(await settle(tx, group, members, balancesFromDebts(debts), debts)), debts };
+}
+
+/**
+ * As settlement, for a group that simplifies debts: its plan needs only the balances (pairBalances, one row per
+ * member), not the pairs. A former member's balance is zero (leaving takes it): they are left out.
+ */
+export async function simplifiedSettlement(tx: Tx, group: GroupRow, members: Map<string, AgentRef>, balances: Map<string, bigint>) {
+  for (const [id, b] of balances) if (b === 0n && !members.has(id)) balances.delete(id);
+  return settle(tx, group, members, balances, []);
+}
+
+async function settle(tx: Tx, group: GroupRow, members: Map<string, AgentRef>, balances: Map<string, bigint>, debts: PairDebt[]) {
   const shown = new Set(members.keys());
   for (const [id, b] of balances) if (b !== 0n) shown.add(id);
   const people = await refsWithKnown(tx, [...shown, ...balances.keys()], members);
   const handleOf = (id: string) => people.get(id)!.handle;
   const idOf = new Map([...people.values()].map((p) => [p.handle, p.agent_id]));
   const byHandle = new Map([...balances].map(([id, b]) => [handleOf(id), b]));
-  const pairs = debts.map((d) => ({ from: handleOf(d.from), to: handleOf(d.to), amount: d.amount }));
-  const { transfers, method } = settleExact(byHandle, group.simplifyDebts, group.simplifyDebts ? [] : pairs);
+  const pairs = group.simplifyDebts ? [] : debts.map((d) => ({ from: handleOf(d.from), to: handleOf(d.to), amount: d.amount }));
+  const { transfers, method } = settleExact(byHandle, group.simplifyDebts, pairs);
   const plan = transfers.map((t) => ({ from: idOf.get(t.from)!, to: idOf.get(t.to)!, amount: t.amount }));
-  return { balances, shown: [...shown], people, plan, method, debts };
+  return { balances, shown: [...shown], people, plan, method };
 }
 
 /**
