@@ -9,18 +9,7 @@ import { dirname } from "node:path";
 import { createClient, type Client, type Config } from "@libsql/client";
 import type { SQL } from "drizzle-orm";
 import Database from "libsql";
-import {
-  LocalConnection,
-  READ_ONLY,
-  readOnlyHandles,
-  remoteTransaction,
-  remoteRaw,
-  type Conn,
-  type Orm,
-  type RawSql,
-  type Row,
-  type TxKind,
-} from "./connections.ts";
+import { LocalConnection, readOnlyHandles, remoteTransaction, remoteRaw, type Conn, type Orm, type RawSql, type Row, type TxKind } from "./connections.ts";
 
 export type { Orm, RawSql, Row, TxKind };
 /** The handle a transaction gives to domain code; the only way domain code reaches the database. */
@@ -333,8 +322,6 @@ function openError(url: string, token: string | undefined, err: unknown): DbOpen
   const message = token ? raw.replaceAll(token, "***") : raw;
   return new DbOpenError(`Cannot open the database at ${where}: ${message}`);
 }
-
-export { READ_ONLY };
 
 /** The first column of the first row of a plain SQL query (drizzle maps rows only for its own selects). */
 export async function scalar<T = unknown>(tx: Tx, query: SQL): Promise<T | undefined> {

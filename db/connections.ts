@@ -42,7 +42,7 @@ type Exec = (sql: string, params: unknown[], method: Method) => Promise<unknown>
 /** The handles of read transactions, where nothing may be written. */
 export const readOnlyHandles = new WeakSet<Orm>();
 
-export const READ_ONLY = "READ_ONLY_TRANSACTION";
+const READ_ONLY = "READ_ONLY_TRANSACTION";
 // What an embedded replica runs locally inside BEGIN READONLY (libsql's parser: SELECT, WITH ... SELECT).
 const READ_STATEMENT = /^\s*(select|with)\b/i;
 // BEGIN TRANSACTION READONLY: an embedded replica serves it locally; SQLite reads READONLY as a name.
