@@ -1,11 +1,20 @@
 // Balances and settle-up plans, read from the pair ledger (ledger-pairs.ts), which every ledger change keeps exact.
 import { and, eq, isNull, sql } from "drizzle-orm";
 import type { Tx } from "../../../db/client.ts";
-import { agents, expenseShares, expenses, groupMembers, groups, payments } from "../../../db/schema/index.ts";
+import {
+  agents,
+  expenseShares,
+  expenses,
+  groupBalances as groupBalancesTable,
+  groupMembers,
+  groups,
+  ledgerPairsBuilt,
+  payments,
+} from "../../../db/schema/index.ts";
 import type { Counterparty, Payment, Transfer } from "../../contract/ledger.ts";
 import type { AgentRef, GroupSummary } from "../../contract/wire.ts";
 import type { StoredSplit } from "./expense-store.ts";
-import { balancesFromDebts, pairBalances, pairDebts, pairDebtsByGroup } from "./ledger-pairs.ts";
+import { exactly, pairBalances, pairDebts, pairDebtsByGroup } from "./ledger-pairs.ts";
 import { groupWithMembers, memberRefsByGroup, refsOfMembers, refsWithKnown, type GroupRow } from "./membership.ts";
 import { formatAmount, formatBalance, originalOfRow, totalMinor } from "./money.ts";
 import { paymentViews, pendingPayments } from "./payments.ts";
@@ -209,9 +218,21 @@ export async function groupSummaries(
 ): Promise<GroupSummary[]> {
   const memberCount = tx.$count(groupMembers, and(eq(groupMembers.groupId, groups.groupId), isNull(groupMembers.leftAt)));
   const rows = await tx
-    .select({ group_id: groups.groupId, name: groups.name, currency: groups.currency, kind: groups.kind, archived: groups.archived, member_count: memberCount })
+    .select({
+      group_id: groups.groupId,
+      name: groups.name,
+      currency: groups.currency,
+      kind: groups.kind,
+      archived: groups.archived,
+      member_count: memberCount,
+      // The caller's balance, kept beside the pairs (one row), when the group's pair ledger is complete.
+      built: ledgerPairsBuilt.groupId,
+      balance: exactly(groupBalancesTable.balanceMinor),
+    })
     .from(groups)
     .innerJoin(groupMembers, and(eq(groupMembers.groupId, groups.groupId), eq(groupMembers.agentId, agentId), isNull(groupMembers.leftAt)))
+    .leftJoin(ledgerPairsBuilt, eq(ledgerPairsBuilt.groupId, groups.groupId))
+    .leftJoin(groupBalancesTable, and(eq(groupBalancesTable.groupId, groups.groupId), eq(groupBalancesTable.agentId, agentId)))
     .where(
       and(
         includeArchived ? undefined : eq(groups.archived, false),
@@ -222,15 +243,10 @@ export async function groupSummaries(
     )
     .orderBy(groups.createdAt, groups.groupId)
     .limit(page.limit ?? -1);
-  // The clock only stamps when a missing pair ledger was rebuilt; it changes no balance.
-  const debts = await pairDebtsByGroup(
-    tx,
-    new Date(),
-    rows.map((r) => r.group_id),
-  );
   const summaries: GroupSummary[] = [];
   for (const r of rows) {
-    const balance = balancesFromDebts(debts.get(r.group_id)!).get(agentId) ?? 0n;
+    // A group whose pair ledger is not built yet (older than it) has it computed; the clock changes no balance.
+    const balance = r.built ? BigInt(r.balance ?? 0) : ((await groupBalances(tx, r.group_id)).get(agentId) ?? 0n);
     summaries.push({
       group_id: r.group_id,
       name: r.name,
