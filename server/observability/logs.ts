@@ -13,7 +13,25 @@ export interface Logger {
   error(msg: string, fields?: LogFields): void;
 }
 
-export function createLogger(level: LogLevel, write: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): Logger {
+let pending = "";
+const flush = () => {
+  const out = pending;
+  pending = "";
+  if (out) process.stdout.write(out);
+};
+process.on("exit", flush);
+
+/**
+ * Lines to stdout, written together once per turn of the event loop: a busy server writes once per turn, not once
+ * per call (a write per line cost a sixth of a cheap call).
+ */
+function toStdout(line: string): void {
+  if (!pending) setImmediate(flush);
+  pending += `${line}\n`;
+  if (pending.length > 1 << 16) flush();
+}
+
+export function createLogger(level: LogLevel, write: (line: string) => void = toStdout): Logger {
   const min = LOG_LEVELS.indexOf(level);
   const at =
     (lvl: Exclude<LogLevel, "silent">) =>
