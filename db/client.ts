@@ -7,7 +7,7 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { createClient, type Client, type Config } from "@libsql/client";
-import type { SQL } from "drizzle-orm";
+import { type Placeholder, type SQL, sql } from "drizzle-orm";
 import Database from "libsql";
 import { LocalConnection, readOnlyHandles, remoteTransaction, remoteRaw, type Conn, type Orm, type RawSql, type Row, type TxKind } from "./connections.ts";
 
@@ -344,6 +344,14 @@ export function prepared<Q>(build: (tx: Tx) => Q): (tx: Tx) => Q {
     }
     return q;
   };
+}
+
+/**
+ * Insert values that are all placeholders named as their columns, for an insert built once with prepared() and run
+ * once per row: building a many-row insert anew on each call cost more than writing its rows.
+ */
+export function placeholders<K extends string>(columns: readonly K[]): Record<K, Placeholder> {
+  return Object.fromEntries(columns.map((c) => [c, sql.placeholder(c)])) as unknown as Record<K, Placeholder>;
 }
 
 /** Thrown in a read transaction by code that finds it must write after all; the caller runs it again in a write one. */

@@ -1,6 +1,6 @@
 // The one module that writes inbox items; every producer calls deliver() inside its own transaction.
 import { and, asc, desc, eq, gt, inArray, type SQL, sql } from "drizzle-orm";
-import { prepared, requireWrite, type Tx } from "../../db/client.ts";
+import { placeholders, prepared, requireWrite, type Tx } from "../../db/client.ts";
 import { contacts, inboxCounts, inboxCursors, inboxItems } from "../../db/schema/index.ts";
 import { DAY, iso, later } from "../clock.ts";
 import { invalid } from "../errors.ts";
@@ -38,10 +38,29 @@ export async function deliver(tx: Tx, now: Date, d: Delivery): Promise<string | 
   return (await deliverAll(tx, now, [d]))[0] ?? null;
 }
 
-/** deliver() for many recipients at once, in one insert (an expense may tell dozens of members). */
+// One recipient's item, prepared once per connection and run once per recipient.
+const ITEM_COLUMNS = [
+  "itemId",
+  "agentId",
+  "type",
+  "app",
+  "fromAgentId",
+  "summaryMd",
+  "payload",
+  "note",
+  "refs",
+  "requiresAction",
+  "suggestedTools",
+  "createdAt",
+  "expiresAt",
+] as const;
+const insertItem = prepared((tx) => tx.insert(inboxItems).values(placeholders(ITEM_COLUMNS)).prepare());
+
+/** deliver() for many recipients at once (an expense may tell dozens of members). */
 export async function deliverAll(tx: Tx, now: Date, ds: Delivery[]): Promise<(string | null)[]> {
   const ids: (string | null)[] = [];
-  const rows: (typeof inboxItems.$inferInsert)[] = [];
+  const createdAt = iso(now);
+  const expiresAt = later(now, ITEM_LIFETIME_MS);
   for (const d of ds) {
     if (d.from && d.app !== "ledger" && (await hasBlocked(tx, d.to, d.from))) {
       ids.push(null);
@@ -50,7 +69,7 @@ export async function deliverAll(tx: Tx, now: Date, ds: Delivery[]): Promise<(st
     // Time-ordered: a new item's id lands at the end of the item_id index instead of on a random page of it.
     const itemId = Bun.randomUUIDv7();
     ids.push(itemId);
-    rows.push({
+    const item: Record<(typeof ITEM_COLUMNS)[number], unknown> = {
       itemId,
       agentId: d.to,
       type: d.type,
@@ -62,11 +81,11 @@ export async function deliverAll(tx: Tx, now: Date, ds: Delivery[]): Promise<(st
       refs: d.refs ?? {},
       requiresAction: d.requiresAction ?? false,
       suggestedTools: d.suggestedTools ?? [],
-      createdAt: iso(now),
-      expiresAt: later(now, ITEM_LIFETIME_MS),
-    });
+      createdAt,
+      expiresAt,
+    };
+    await insertItem(tx).run(item);
   }
-  if (rows.length) await tx.insert(inboxItems).values(rows);
   return ids;
 }
 
