@@ -23,8 +23,8 @@ try {
   console.log(`get_inbox, all 50 items (since=0)       ${fmt(all)}`);
   const fresh = wrk(`${svc.url}/v1/tools/get_inbox`, { seconds, headers: auth, body: "{}" });
   console.log(`get_inbox, from the client's cursor     ${fmt(fresh)}`);
-  console.log(`\nratio get_inbox(50 items) / hello-world: ${((100 * all.rps) / base.rps).toFixed(1)}% (target >= 40%)`);
-  console.log(`ratio get_inbox(cursor)   / hello-world: ${((100 * fresh.rps) / base.rps).toFixed(1)}%`);
+  console.log(`\nratio get_inbox(50 items) / hello-world: ${((100 * all.rps) / base.rps).toFixed(1)}%`);
+  console.log(`ratio get_inbox(cursor)   / hello-world: ${((100 * fresh.rps) / base.rps).toFixed(1)}% (target >= 12%)`);
 } finally {
   svc.proc.kill();
   hello.kill();
