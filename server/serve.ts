@@ -73,6 +73,9 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     port: config.port,
     // Larger than the 1 MiB body limit so oversized bodies get the error envelope, not a dropped connection.
     maxRequestBodySize: 16 * 1024 * 1024,
+    // Bun closes a kept-alive connection after 10 idle seconds by default; a browser that posts a form on it just
+    // then gets a reset and an error page instead of the answer. Longer than a person pauses on a form.
+    idleTimeout: 120,
     // The address is looked up only by what needs it (rate limits of public calls and pages): it costs a native call.
     fetch: (req, srv) => handle(req, () => srv.requestIP(req)?.address ?? "unknown"),
     error: () =>
