@@ -14,18 +14,23 @@ export interface Logger {
 }
 
 let pending = "";
+let flushesAtExit = false;
 const flush = () => {
   const out = pending;
   pending = "";
   if (out) process.stdout.write(out);
 };
-process.on("exit", flush);
 
 /**
  * Lines to stdout, written together once per turn of the event loop: a busy server writes once per turn, not once
  * per call (a write per line cost a sixth of a cheap call).
  */
 function toStdout(line: string): void {
+  // Registered by the first line, so a command that never logs adds nothing at import.
+  if (!flushesAtExit) {
+    flushesAtExit = true;
+    process.on("exit", flush);
+  }
   if (!pending) setImmediate(flush);
   pending += `${line}\n`;
   if (pending.length > 1 << 16) flush();
