@@ -13,6 +13,7 @@ import expenseSharesByGroup from "./0011_expense_shares_by_group.sql" with { typ
 import inboxCounts from "./0012_inbox_counts.sql" with { type: "text" };
 import paymentCorrections from "./0013_payment_corrections.sql" with { type: "text" };
 import ledgerTotals from "./0014_ledger_totals.sql" with { type: "text" };
+import inboxPendingPartial from "./0015_inbox_pending_partial.sql" with { type: "text" };
 
 export const MIGRATIONS: readonly { id: number; name: string; sql: string }[] = [
   { id: 1, name: "0001_core", sql: core },
@@ -29,4 +30,5 @@ export const MIGRATIONS: readonly { id: number; name: string; sql: string }[] = 
   { id: 12, name: "0012_inbox_counts", sql: inboxCounts },
   { id: 13, name: "0013_payment_corrections", sql: paymentCorrections },
   { id: 14, name: "0014_ledger_totals", sql: ledgerTotals },
+  { id: 15, name: "0015_inbox_pending_partial", sql: inboxPendingPartial },
 ];

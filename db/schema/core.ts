@@ -92,11 +92,11 @@ export const inboxItems = sqliteTable(
   },
   (t) => [
     index("inbox_agent_seq").on(t.agentId, t.dismissed, t.seq),
-    // Read by 0.9 only; kept while 0.9 instances may serve beside this release (0012_inbox_counts.sql).
+    // The list of unseen items from a cursor; also read by 0.9's count (0012_inbox_counts.sql).
     index("inbox_unseen").on(t.agentId, t.seen, t.dismissed, t.seq, t.expiresAt),
-    index("inbox_pending_action").on(t.agentId, t.requiresAction, t.resolved, t.dismissed, t.expiresAt),
+    // Items waiting for a decision: the summary's newest unread asks, and 0.9's count (0015_inbox_pending_partial.sql).
+    index("inbox_pending_action").on(t.agentId, t.seen, t.seq, t.expiresAt).where(sql`${t.requiresAction} = 1 AND ${t.resolved} = 0 AND ${t.dismissed} = 0`),
     index("inbox_agent_expiry").on(t.agentId, t.expiresAt),
-    index("inbox_unread_asks").on(t.agentId, t.seq).where(sql`${t.seen} = 0 AND ${t.dismissed} = 0 AND ${t.requiresAction} = 1 AND ${t.resolved} = 0`),
     index("inbox_unread_news").on(t.agentId, t.seq).where(sql`${t.seen} = 0 AND ${t.dismissed} = 0 AND ${t.requiresAction} = 0`),
   ],
 );

@@ -183,7 +183,7 @@ const newestUnread = (from: SQL, condition: SQL) =>
       .limit(TOP_ITEMS)
       .prepare(),
   );
-const newestAsks = newestUnread(sql`${inboxItems} INDEXED BY inbox_unread_asks`, sql`seen = 0 AND dismissed = 0 AND requires_action = 1 AND resolved = 0`);
+const newestAsks = newestUnread(sql`${inboxItems} INDEXED BY inbox_pending_action`, sql`seen = 0 AND requires_action = 1 AND resolved = 0 AND dismissed = 0`);
 const newestNews = newestUnread(sql`${inboxItems} INDEXED BY inbox_unread_news`, sql`seen = 0 AND dismissed = 0 AND requires_action = 0`);
 
 export interface InboxCounts {

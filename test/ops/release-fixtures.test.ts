@@ -120,6 +120,24 @@ for (const release of releases) {
       expect(plan.plan.invitees.find((i: any) => i.agent.handle === p.plan_invitation.handle).response).toBe("no");
     });
 
+    // During a rolling upgrade 0.9 instances serve beside this build on the migrated database. Their inbox counts
+    // name two indexes with INDEXED BY, which fails outright once an index can no longer serve the query.
+    test("the inbox counts 0.9 instances run still run, and count what a scan counts", async () => {
+      const count0_9 = (index: string) => `
+        SELECT agent_id,
+          (SELECT count(*) FROM inbox_items ${index === "" ? "NOT INDEXED" : "INDEXED BY inbox_unseen"}
+            WHERE agent_id = a.agent_id AND seen = 0 AND dismissed = 0 AND expires_at > ?) AS unread,
+          (SELECT count(*) FROM inbox_items ${index === "" ? "NOT INDEXED" : "INDEXED BY inbox_pending_action"}
+            WHERE agent_id = a.agent_id AND requires_action = 1 AND resolved = 0 AND dismissed = 0 AND expires_at > ?) AS requires_action
+        FROM agents a ORDER BY agent_id`;
+      const at = new Date(facts.now).toISOString();
+      const counts = async (index: string) =>
+        (await s.server.db.raw.execute(count0_9(index), [at, at])).rows.map((r) => [r.agent_id, r.unread, r.requires_action]);
+      const indexed = await counts("indexed");
+      expect(indexed).toEqual(await counts(""));
+      expect(indexed.some(([, , pending]) => Number(pending) > 0)).toBe(true);
+    });
+
     test("the old group invite code and platform invite code still join", async () => {
       const c = facts.invite_codes;
       const joined = await s.ok("join_group", { invite_code: c.group.code }, keyOf(c.group.joiner));
