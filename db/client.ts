@@ -354,6 +354,13 @@ export function placeholders<K extends string>(columns: readonly K[]): Record<K,
   return Object.fromEntries(columns.map((c) => [c, sql.placeholder(c)])) as unknown as Record<K, Placeholder>;
 }
 
+/**
+ * A list bound as one value: `json_each(:name)` over a JSON array (of arrays, for rows), for statements whose rows or
+ * IN list vary in length. Their text is then the same for every length, so they are built and prepared once with
+ * prepared(); a VALUES or IN list would be new SQL, built and prepared again, for each length.
+ */
+export const jsonEach = (name: string): SQL => sql`json_each(${sql.placeholder(name)})`;
+
 /** Thrown in a read transaction by code that finds it must write after all; the caller runs it again in a write one. */
 export class NeedsWrite extends Error {
   override name = "NeedsWrite";

@@ -1,7 +1,7 @@
 // The one place that makes write tools idempotent: a key per agent remembers the call and its answer.
-import { and, eq } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { createHash } from "node:crypto";
-import type { Tx } from "../../db/client.ts";
+import { placeholders, prepared, type Tx } from "../../db/client.ts";
 import { idempotencyRecords } from "../../db/schema/index.ts";
 import { iso } from "../clock.ts";
 import { AppError } from "../errors.ts";
@@ -25,13 +25,23 @@ export function requestHash(tool: string, args: Record<string, unknown>): string
     .digest("hex");
 }
 
-/** The stored answer for a retry, null for a first call; throws when the key was used for another call. */
-export async function lookup(tx: Tx, agentId: string, key: string, hash: string, replay: boolean): Promise<Record<string, unknown> | null> {
-  const rec = await tx
+const record = prepared((tx) =>
+  tx
     .select()
     .from(idempotencyRecords)
-    .where(and(eq(idempotencyRecords.agentId, agentId), eq(idempotencyRecords.key, key)))
-    .get();
+    .where(and(eq(idempotencyRecords.agentId, sql.placeholder("agentId")), eq(idempotencyRecords.key, sql.placeholder("key"))))
+    .prepare(),
+);
+const insertRecord = prepared((tx) =>
+  tx
+    .insert(idempotencyRecords)
+    .values(placeholders(["agentId", "key", "tool", "requestHash", "response", "createdAt"]))
+    .prepare(),
+);
+
+/** The stored answer for a retry, null for a first call; throws when the key was used for another call. */
+export async function lookup(tx: Tx, agentId: string, key: string, hash: string, replay: boolean): Promise<Record<string, unknown> | null> {
+  const rec = await record(tx).get({ agentId, key });
   if (!rec) return null;
   if (rec.requestHash !== hash) {
     throw new AppError("IDEMPOTENCY_KEY_REUSED", "This idempotency_key was already used for a different call.");
@@ -57,7 +67,7 @@ export async function remember(
   response: Record<string, unknown> | null,
   now: Date,
 ): Promise<void> {
-  await tx.insert(idempotencyRecords).values({
+  await insertRecord(tx).run({
     agentId,
     key,
     tool,

@@ -1,6 +1,6 @@
 // get_activity: a group's log of who changed what and when, newest first.
 import { and, desc, eq, lt } from "drizzle-orm";
-import type { Tx } from "../../../db/client.ts";
+import { placeholders, prepared, type Tx } from "../../../db/client.ts";
 import { ledgerActivity } from "../../../db/schema/index.ts";
 import { iso } from "../../clock.ts";
 import { refsByIds } from "../agents.ts";
@@ -39,13 +39,20 @@ export async function listActivity({ tx, actor: { agentId } }: DomainContext, in
   };
 }
 
+const insertEntry = prepared((tx) =>
+  tx
+    .insert(ledgerActivity)
+    .values(placeholders(["groupId", "actorId", "action", "summary", "refs", "createdAt"]))
+    .prepare(),
+);
+
 /** Appends to a group's activity log (get_activity); every ledger change calls this in its transaction. */
 export async function logActivity(
   tx: Tx,
   now: Date,
   a: { groupId: string; actorId: string; action: string; summary: string; refs?: Record<string, string> },
 ): Promise<void> {
-  await tx.insert(ledgerActivity).values({
+  await insertEntry(tx).run({
     groupId: a.groupId,
     actorId: a.actorId,
     action: a.action,

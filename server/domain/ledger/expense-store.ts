@@ -1,7 +1,7 @@
 // The expense store: an expense's state computed from what the caller gives, stored as rows with its shares and
 // history, and read back. Recurring occurrences and the Splitwise import create expenses through it.
-import { and, eq, inArray, isNull } from "drizzle-orm";
-import type { Tx } from "../../../db/client.ts";
+import { and, eq, getTableColumns, inArray, isNull, sql } from "drizzle-orm";
+import { jsonEach, placeholders, prepared, type Tx } from "../../../db/client.ts";
 import { agents, expenseHistory, expenseShares, expenses, groupMembers } from "../../../db/schema/index.ts";
 import { iso } from "../../clock.ts";
 import { invalid } from "../../errors.ts";
@@ -98,13 +98,18 @@ export interface ExpenseInput {
   refs?: Record<string, string>;
 }
 
-/** Current members of a group by handle. */
-export async function membersByHandle(tx: Tx, groupId: string): Promise<Map<string, Member>> {
-  const rows = await tx
+const currentMembers = prepared((tx) =>
+  tx
     .select({ agentId: agents.agentId, handle: agents.handle, displayName: agents.displayName })
     .from(groupMembers)
     .innerJoin(agents, eq(agents.agentId, groupMembers.agentId))
-    .where(and(eq(groupMembers.groupId, groupId), isNull(groupMembers.leftAt)));
+    .where(and(eq(groupMembers.groupId, sql.placeholder("groupId")), isNull(groupMembers.leftAt)))
+    .prepare(),
+);
+
+/** Current members of a group by handle. */
+export async function membersByHandle(tx: Tx, groupId: string): Promise<Map<string, Member>> {
+  const rows = await currentMembers(tx).all({ groupId });
   return new Map(rows.map((r) => [r.handle, r]));
 }
 
@@ -217,8 +222,17 @@ export function newExpenseState(
 
 // ---------- storing ----------
 
+// Rows as [agent_id, paid_minor, share_minor], in the table's column order after the expense and group.
+const insertSharesQuery = prepared((tx) =>
+  tx
+    .insert(expenseShares)
+    .select(sql`SELECT ${sql.placeholder("expenseId")}, ${sql.placeholder("groupId")}, value ->> 0, value ->> 1, value ->> 2 FROM ${jsonEach("rows")}`)
+    .prepare(),
+);
+
 async function insertShares(tx: Tx, expenseId: string, groupId: string, shares: readonly ParticipantShare[]): Promise<void> {
-  await tx.insert(expenseShares).values(shares.map((s) => ({ expenseId, groupId, agentId: s.agentId, paidMinor: s.paidMinor, shareMinor: s.shareMinor })));
+  if (!shares.length) return;
+  await insertSharesQuery(tx).run({ expenseId, groupId, rows: JSON.stringify(shares.map((s) => [s.agentId, s.paidMinor, s.shareMinor])) });
 }
 
 export async function replaceShares(tx: Tx, expenseId: string, groupId: string, shares: readonly ParticipantShare[]): Promise<void> {
@@ -227,6 +241,13 @@ export async function replaceShares(tx: Tx, expenseId: string, groupId: string, 
 }
 
 export type HistoryAction = ExpenseHistoryEntry["action"];
+
+const insertHistory = prepared((tx) =>
+  tx
+    .insert(expenseHistory)
+    .values(placeholders(["expenseId", "version", "action", "changedBy", "changedAt", "snapshot"]))
+    .prepare(),
+);
 
 export async function recordHistory(
   tx: Tx,
@@ -238,8 +259,15 @@ export async function recordHistory(
   state: ExpenseState,
   changed: string[],
 ) {
-  await tx.insert(expenseHistory).values({ expenseId, version, action, changedBy: by, changedAt: at, snapshot: { ...state, changed_fields: changed } });
+  await insertHistory(tx).run({ expenseId, version, action, changedBy: by, changedAt: at, snapshot: { ...state, changed_fields: changed } });
 }
+
+const insertRow = prepared((tx) =>
+  tx
+    .insert(expenses)
+    .values(placeholders(Object.keys(getTableColumns(expenses)) as (keyof ExpenseRow)[]))
+    .prepare(),
+);
 
 /**
  * Stores a computed expense as a new row with its shares, first history entry and activity (`activityNote` is
@@ -263,7 +291,7 @@ export async function insertExpense(tx: Tx, now: Date, group: GroupRow, actor: A
     createdAt: at,
     updatedAt: at,
   };
-  await tx.insert(expenses).values(row);
+  await insertRow(tx).run(row);
   await insertShares(tx, expenseId, group.groupId, state.shares);
   await applyDebts(tx, group.groupId, expenseDebts(state.shares), 1);
   await recordHistory(tx, expenseId, 1, "created", actor.agentId, at, state, []);

@@ -4,7 +4,7 @@
 // older than the table, or a repair) a write transaction rebuilds it; a read transaction computes without storing.
 import { and, eq, inArray, ne, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
-import { isReadOnly, prepared, type Tx } from "../../../db/client.ts";
+import { isReadOnly, jsonEach, prepared, type Tx } from "../../../db/client.ts";
 import { expenseShares, expenses, groupBalances, ledgerPairs, ledgerPairsBuilt, payments } from "../../../db/schema/index.ts";
 import { iso } from "../../clock.ts";
 import { greedyTransfers, type Debt, type ExactTransfer } from "./settle.ts";
@@ -50,16 +50,23 @@ export async function applyDebts(tx: Tx, groupId: string, debts: readonly AgentD
   await addPairs(tx, groupId, netPairs(debts, sign));
 }
 
-/** Adds netted pair rows to a group's pair ledger, each value as exact integer text whatever its size. */
-async function addPairs(tx: Tx, groupId: string, rows: readonly PairRow[]): Promise<void> {
-  if (!rows.length) return;
-  await tx
+// Rows as [low_id, high_id, what low owes as integer text]; WHERE true tells SQLite's parser that ON CONFLICT is
+// the upsert's, not a join's.
+const upsertPairs = prepared((tx) =>
+  tx
     .insert(ledgerPairs)
-    .values(rows.map((r) => ({ groupId, lowId: r.lowId, highId: r.highId, lowOwesMinor: sql`CAST(${r.lowOwes.toString()} AS INTEGER)` })))
+    .select(sql`SELECT ${sql.placeholder("groupId")}, value ->> 0, value ->> 1, CAST(value ->> 2 AS INTEGER) FROM ${jsonEach("rows")} WHERE true`)
     .onConflictDoUpdate({
       target: [ledgerPairs.groupId, ledgerPairs.lowId, ledgerPairs.highId],
       set: { lowOwesMinor: sql`${ledgerPairs.lowOwesMinor} + excluded.low_owes_minor` },
-    });
+    })
+    .prepare(),
+);
+
+/** Adds netted pair rows to a group's pair ledger, each value as exact integer text whatever its size. */
+async function addPairs(tx: Tx, groupId: string, rows: readonly PairRow[]): Promise<void> {
+  if (!rows.length) return;
+  await upsertPairs(tx).run({ groupId, rows: JSON.stringify(rows.map((r) => [r.lowId, r.highId, r.lowOwes.toString()])) });
 }
 
 /** Every debt of a group's live expenses and confirmed payments, recomputed from the ledger (unnetted). */

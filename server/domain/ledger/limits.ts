@@ -4,8 +4,8 @@
 // (get_balances totals and counterparties, my_balance, exports) and every partial sum on the way to them.
 // A change that would take a total past the bound, and raise it, is refused; one that lowers a total always
 // passes, so a total stored past the bound before it existed can still be brought down.
-import { and, eq, inArray, or } from "drizzle-orm";
-import type { Tx } from "../../../db/client.ts";
+import { and, eq, sql } from "drizzle-orm";
+import { jsonEach, prepared, type Tx } from "../../../db/client.ts";
 import { ledgerPairs, ledgerTotals } from "../../../db/schema/index.ts";
 import { conflict } from "../../errors.ts";
 import { exactly, netPairs, pairKey, type AgentDebt } from "./ledger-pairs.ts";
@@ -13,6 +13,27 @@ import type { GroupRow } from "./membership.ts";
 import { formatAmount, MAX_TOTAL_MINOR } from "./money.ts";
 
 const LIMIT = BigInt(MAX_TOTAL_MINOR);
+
+// One row per agent (ledger_totals, kept by triggers) and the pairs a change moves, each by its key.
+const totalsOf = prepared((tx) =>
+  tx
+    .select({ agentId: ledgerTotals.agentId, total: exactly(ledgerTotals.openMinor) })
+    .from(ledgerTotals)
+    .where(and(eq(ledgerTotals.currency, sql.placeholder("currency")), sql`${ledgerTotals.agentId} IN (SELECT value FROM ${jsonEach("ids")})`))
+    .prepare(),
+);
+const pairsOf = prepared((tx) =>
+  tx
+    .select({ lowId: ledgerPairs.lowId, highId: ledgerPairs.highId, lowOwes: exactly(ledgerPairs.lowOwesMinor) })
+    .from(ledgerPairs)
+    .where(
+      and(
+        eq(ledgerPairs.groupId, sql.placeholder("groupId")),
+        sql`(${ledgerPairs.lowId}, ${ledgerPairs.highId}) IN (SELECT value ->> 0, value ->> 1 FROM ${jsonEach("pairs")})`,
+      ),
+    )
+    .prepare(),
+);
 
 /** Refuses (CONFLICT naming the limit) adding `debts` to the group when it would take a total past MAX_TOTAL_MINOR. */
 export async function checkLimits(tx: Tx, group: GroupRow, debts: readonly AgentDebt[]): Promise<void> {
@@ -30,16 +51,9 @@ export async function exceedsLimits(tx: Tx, group: GroupRow, debts: readonly Age
   if (!rows.length) return false;
   const ids = [...new Set(rows.flatMap((r) => [r.lowId, r.highId]))];
   const before = new Map<string, bigint>(ids.map((id) => [id, 0n]));
-  // One row per agent (ledger_totals, kept by triggers) and the pairs this change moves, each by its key.
-  const totals = await tx
-    .select({ agentId: ledgerTotals.agentId, total: exactly(ledgerTotals.openMinor) })
-    .from(ledgerTotals)
-    .where(and(inArray(ledgerTotals.agentId, ids), eq(ledgerTotals.currency, group.currency)));
+  const totals = await totalsOf(tx).all({ currency: group.currency, ids: JSON.stringify(ids) });
   for (const t of totals) before.set(t.agentId, BigInt(t.total));
-  const stored = await tx
-    .select({ lowId: ledgerPairs.lowId, highId: ledgerPairs.highId, lowOwes: exactly(ledgerPairs.lowOwesMinor) })
-    .from(ledgerPairs)
-    .where(or(...rows.map((r) => and(eq(ledgerPairs.groupId, group.groupId), eq(ledgerPairs.lowId, r.lowId), eq(ledgerPairs.highId, r.highId)))));
+  const stored = await pairsOf(tx).all({ groupId: group.groupId, pairs: JSON.stringify(rows.map((r) => [r.lowId, r.highId])) });
   const old = new Map(stored.map((p) => [pairKey(p), BigInt(p.lowOwes)]));
   const after = new Map(before);
   const abs = (n: bigint) => (n < 0n ? -n : n);
