@@ -9,6 +9,7 @@ import { dirname } from "node:path";
 import { createClient, type Client, type Config } from "@libsql/client";
 import { type Placeholder, type SQL, sql } from "drizzle-orm";
 import Database from "libsql";
+import { GroupCommit, Turns } from "./turns.ts";
 import { LocalConnection, readOnlyHandles, remoteTransaction, remoteRaw, type Conn, type Orm, type RawSql, type Row, type TxKind } from "./connections.ts";
 
 export type { Orm, RawSql, Row, TxKind };
@@ -33,7 +34,10 @@ export interface DbOptions {
 export interface Db {
   readonly url: string;
   readonly mode: DbMode;
-  /** Runs fn in one write transaction; writes take turns on the one writer connection. */
+  /**
+   * Runs fn in one write transaction; writes take turns on the one writer connection, and on a local file those
+   * that queue up share one COMMIT (db/turns.ts). fn may run more than once, so it does nothing outside the database.
+   */
   tx<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
   /**
    * Runs fn in one read transaction on a reader connection, so a read never waits behind a write (an embedded
@@ -169,6 +173,7 @@ export async function openDb(opts: DbOptions): Promise<Db> {
     // Checkpoints copy each changed page once per round: rarer rounds (32 MB of WAL) copy a hot index page once
     // for many writes. Shutdown checkpoints the rest (close()).
     writer.db.exec("PRAGMA wal_autocheckpoint = 8000");
+    writer.db.exec("PRAGMA temp_store = MEMORY");
   } catch (err) {
     for (const c of [writer, ...readers]) c.close();
     throw openError(opts.url, undefined, err);
@@ -183,12 +188,14 @@ export async function openDb(opts: DbOptions): Promise<Db> {
       writer.close();
     }
   };
-  return assemble(opts, mode, { writer, readers: readers.length ? readers : [writer] }, closeAll);
+  return assemble(opts, mode, readers.length ? { writer, readers, grouped: writer } : { writer, readers: [writer] }, closeAll);
 }
 
 interface Pool {
   writer: Conn;
   readers: Conn[];
+  /** The local writer, when its writes may share commits (readers of their own, so no read sees an open group). */
+  grouped?: LocalConnection;
 }
 
 /** A remote primary: every transaction is one interactive transaction of the client, reads beside writes. */
@@ -196,24 +203,6 @@ function remotePool(client: Client): Pool {
   const conn = (): Conn => ({ run: (kind, fn) => remoteTransaction(client, kind, fn), raw: remoteRaw(client), close() {} });
   // Distinct handles, so that reads take turns apart from the writes (assemble() shares turns only with the writer).
   return { writer: conn(), readers: Array.from({ length: LOCAL_READERS }, conn) };
-}
-
-/** Turns: a queue per connection, so a transaction has its connection to itself across awaits. */
-class Turns {
-  private tail: Promise<unknown> = Promise.resolve();
-  private busy = 0;
-  take<T>(fn: () => Promise<T>): Promise<T> {
-    this.busy++;
-    const run = this.tail.then(fn).finally(() => this.busy--);
-    this.tail = run.catch(() => undefined);
-    return run;
-  }
-  get load(): number {
-    return this.busy;
-  }
-  drain(): Promise<unknown> {
-    return this.tail;
-  }
 }
 
 function assemble(opts: DbOptions, mode: DbMode, pool: Pool, closeAll: () => void): Db {
@@ -236,12 +225,18 @@ function assemble(opts: DbOptions, mode: DbMode, pool: Pool, closeAll: () => voi
       opts.observeTx?.(performance.now() - started, ok, kind);
     }
   };
-  const exclusive = <T>(fn: (raw: RawSql) => Promise<T>) => writerTurns.take(() => fn(pool.writer.raw));
+  const groups = pool.grouped && new GroupCommit(pool.grouped, writerTurns, opts.observeTx);
+  // Exclusive work runs outside any group: the open one is committed first.
+  const exclusive = <T>(fn: (raw: RawSql) => Promise<T>) =>
+    writerTurns.take(() => {
+      groups?.commit();
+      return fn(pool.writer.raw);
+    });
   let closing: Promise<void> | undefined;
   return {
     url: opts.url,
     mode,
-    tx: (fn) => writerTurns.take(() => timed("write", pool.writer, fn)),
+    tx: (fn) => (groups ? groups.write(fn) : writerTurns.take(() => timed("write", pool.writer, fn))),
     read: (fn) => {
       const [conn, turns] = reader();
       return turns.take(() => timed("read", conn, fn));
@@ -263,6 +258,7 @@ function assemble(opts: DbOptions, mode: DbMode, pool: Pool, closeAll: () => voi
     close() {
       closing ??= (async () => {
         await Promise.all([writerTurns.drain(), ...readerTurns.map((t) => t.drain())]);
+        groups?.commit();
         closeAll();
       })();
       return closing;

@@ -116,9 +116,15 @@ export class LocalConnection implements Conn {
     return s;
   }
 
+  /** Statements run that may have written: group commit asks whether a failed write changed anything. */
+  writesRun = 0;
+
   private exec(sql: string, params: unknown[], method: Method): { rows: unknown } | RunResult {
     const { stmt, reader } = this.statement(sql);
-    if (method === "run" || !reader) return { rowsAffected: stmt.run(params).changes };
+    if (method === "run" || !reader) {
+      this.writesRun++;
+      return { rowsAffected: stmt.run(params).changes };
+    }
     return { rows: method === "get" ? stmt.get(params) : stmt.all(params) };
   }
 
@@ -126,17 +132,36 @@ export class LocalConnection implements Conn {
     this.exec(BEGIN[kind], [], "run");
     try {
       const result = await fn();
-      this.exec("COMMIT", [], "run");
+      this.commit();
       return result;
     } catch (err) {
-      // SQLite may already have rolled back (a full disk, an interrupted statement).
-      if (this.db.inTransaction) this.exec("ROLLBACK", [], "run");
+      this.rollback();
       throw err;
     }
   }
 
   run<T>(kind: TxKind, fn: (tx: Orm) => Promise<T>): Promise<T> {
     return this.transact(kind, () => fn(this.orms[kind]));
+  }
+
+  // Group commit (db/turns.ts) begins and commits the write transaction its writes share itself.
+  /** Whether a transaction is open; false once the connection is closed (the driver would panic). */
+  get inTransaction(): boolean {
+    return this.db.open && this.db.inTransaction;
+  }
+  begin(): void {
+    this.exec(BEGIN.write, [], "run");
+  }
+  /** The handle of a write transaction begun with begin(). */
+  get writeOrm(): Orm {
+    return this.orms.write;
+  }
+  commit(): void {
+    this.exec("COMMIT", [], "run");
+  }
+  /** Rolls back the open transaction, if SQLite has not already (a full disk, an interrupted statement). */
+  rollback(): void {
+    if (this.inTransaction) this.exec("ROLLBACK", [], "run");
   }
 
   close(): void {

@@ -2,7 +2,7 @@
 // ones; a read transaction refuses writes in every mode, and authentication records a read caller's use after it.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDb, scalar, type Db, type TxKind } from "../../db/client.ts";
@@ -86,6 +86,98 @@ describe("connections of a local file: one writer, readers beside it", () => {
       expect(await count(db)).toBe(4);
     } finally {
       await db.close();
+    }
+  });
+});
+
+describe("group commit on a local file", () => {
+  const rows = (db: Db) => db.read((tx) => tx.values<[number]>(sql`SELECT n FROM t ORDER BY n`)).then((r) => r.map(([n]) => n));
+
+  // Commits in the write-ahead log: a frame whose header gives the database's size after it ends a commit.
+  const commitsInWal = (path: string) => {
+    const wal = readFileSync(`${path}-wal`);
+    const frame = 24 + wal.readUInt32BE(8);
+    let commits = 0;
+    for (let at = 32; at + frame <= wal.length; at += frame) if (wal.readUInt32BE(at + 4) !== 0) commits++;
+    return commits;
+  };
+
+  test("writes that queue while one runs share its commit, and each is answered only once that commit is done", async () => {
+    const path = join(dir, "group.db");
+    const db = await openDb({ url: `file:${path}` });
+    try {
+      await db.exclusive((c) => c.execute("CREATE TABLE t (n INTEGER)"));
+      const before = commitsInWal(path);
+      const { promise: hold, resolve: release } = Promise.withResolvers<void>();
+      const first = db.tx(async (tx) => {
+        await tx.run(sql`INSERT INTO t VALUES (1)`);
+        await hold;
+      });
+      const others = [2, 3].map((n) => db.tx((tx) => tx.run(sql`INSERT INTO t VALUES (${n})`)));
+      // Answered means committed: when the first write is answered, a reader already sees the two that joined it.
+      const seenWhenAnswered = first.then(() => rows(db));
+      expect(await rows(db)).toEqual([]);
+      release();
+      expect(await seenWhenAnswered).toEqual([1, 2, 3]);
+      await Promise.all(others);
+      expect(commitsInWal(path) - before).toBe(1);
+    } finally {
+      await db.close();
+    }
+  });
+
+  test("a write that fails is undone alone: the rest of its group commits, each write once", async () => {
+    const db = await openDb({ url: `file:${join(dir, "group-fail.db")}` });
+    try {
+      await db.exclusive((c) => c.execute("CREATE TABLE t (n INTEGER)"));
+      const { promise: hold, resolve: release } = Promise.withResolvers<void>();
+      const runs = new Map<number, number>();
+      const write = (n: number, then?: () => Promise<void>) =>
+        db.tx(async (tx) => {
+          runs.set(n, (runs.get(n) ?? 0) + 1);
+          await tx.run(sql`INSERT INTO t VALUES (${n})`);
+          await then?.();
+        });
+      const results = Promise.allSettled([
+        write(1, () => hold),
+        write(2),
+        // Fails after writing: the group so far is taken back, and writes 1 and 2 run again.
+        write(3, () => Promise.reject(new Error("three fails"))),
+        // Fails having written nothing: the group goes on as it was.
+        db.tx(() => Promise.reject(new Error("four fails"))),
+        write(5),
+      ]);
+      release();
+      expect((await results).map((r) => (r.status === "fulfilled" ? "ok" : (r.reason as Error).message))).toEqual([
+        "ok",
+        "ok",
+        "three fails",
+        "four fails",
+        "ok",
+      ]);
+      expect(await rows(db)).toEqual([1, 2, 5]);
+      expect(Object.fromEntries(runs)).toEqual({ 1: 2, 2: 2, 3: 1, 5: 1 });
+    } finally {
+      await db.close();
+    }
+  });
+
+  test("exclusive work commits the open group first; closing commits what is left", async () => {
+    const path = join(dir, "group-exclusive.db");
+    const db = await openDb({ url: `file:${path}` });
+    await db.exclusive((c) => c.execute("CREATE TABLE t (n INTEGER)"));
+    const write = db.tx((tx) => tx.run(sql`INSERT INTO t VALUES (1)`));
+    // Asked while the write's group is still open: a transaction of its own, which could not begin inside the group.
+    await db.raw.transaction((c) => c.execute("INSERT INTO t VALUES (2)"));
+    await write;
+    const last = db.tx((tx) => tx.run(sql`INSERT INTO t VALUES (3)`));
+    await db.close();
+    await last;
+    const reopened = await openDb({ url: `file:${path}` });
+    try {
+      expect(await rows(reopened)).toEqual([1, 2, 3]);
+    } finally {
+      await reopened.close();
     }
   });
 });
