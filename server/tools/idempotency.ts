@@ -1,10 +1,10 @@
 // The one place that makes write tools idempotent: a key per agent remembers the call and its answer.
 import { and, eq, sql } from "drizzle-orm";
-import { createHash } from "node:crypto";
 import { placeholders, prepared, type Tx } from "../../db/client.ts";
 import { idempotencyRecords } from "../../db/schema/index.ts";
 import { iso } from "../clock.ts";
 import { AppError } from "../errors.ts";
+import { sha256 } from "../auth/secrets.ts";
 
 /** Stable JSON: object keys sorted, so the same arguments always hash the same. */
 function canonical(v: unknown): string {
@@ -20,9 +20,7 @@ function canonical(v: unknown): string {
 
 export function requestHash(tool: string, args: Record<string, unknown>): string {
   const { idempotency_key: _ignored, ...rest } = args;
-  return createHash("sha256")
-    .update(`${tool}\n${canonical(rest)}`)
-    .digest("hex");
+  return sha256(`${tool}\n${canonical(rest)}`);
 }
 
 const record = prepared((tx) =>

@@ -1,6 +1,6 @@
 // Payments between two members: pending until the payee confirms (unless the payee recorded it); only confirmed ones count.
-import { and, eq, inArray, sql } from "drizzle-orm";
-import type { Tx } from "../../../db/client.ts";
+import { and, eq, sql } from "drizzle-orm";
+import { jsonEach, prepared, type Tx } from "../../../db/client.ts";
 import { payments } from "../../../db/schema/index.ts";
 import { iso } from "../../clock.ts";
 import { conflict, invalid, notFound } from "../../errors.ts";
@@ -336,18 +336,25 @@ export async function listPayments(
   };
 }
 
-/** Pending payments of some groups (the ones shown beside balances), oldest first; only those involving `agentId` when given. */
-export async function pendingPayments(tx: Tx, groupIds: string[], agentId?: string): Promise<PaymentRow[]> {
-  if (!groupIds.length) return [];
+// Built once for any number of groups; without an agent (null), every pending payment of the groups.
+const pending = prepared((tx) => {
+  const agent = sql.placeholder("agent");
   return tx
     .select()
     .from(payments)
     .where(
       and(
-        inArray(payments.groupId, groupIds),
+        sql`${payments.groupId} IN (SELECT value FROM ${jsonEach("groups")})`,
         eq(payments.state, "pending"),
-        agentId === undefined ? undefined : sql`(${payments.fromId} = ${agentId} OR ${payments.toId} = ${agentId})`,
+        sql`(${agent} IS NULL OR ${payments.fromId} = ${agent} OR ${payments.toId} = ${agent})`,
       ),
     )
-    .orderBy(sql`payments.rowid`);
+    .orderBy(sql`payments.rowid`)
+    .prepare();
+});
+
+/** Pending payments of some groups (the ones shown beside balances), oldest first; only those involving `agentId` when given. */
+export async function pendingPayments(tx: Tx, groupIds: string[], agentId?: string): Promise<PaymentRow[]> {
+  if (!groupIds.length) return [];
+  return pending(tx).all({ groups: JSON.stringify(groupIds), agent: agentId ?? null });
 }
