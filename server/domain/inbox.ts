@@ -292,11 +292,17 @@ export async function list({ tx, now, actor }: DomainContext<Principal>, opts: L
     const code = actor.graceUntil ? rows.findIndex((r) => r.type === JOIN_CODE_ITEM) : -1;
     return code >= 0 ? rows.slice(0, code) : rows;
   };
-  const { page, next_cursor } = await paginate(
-    limit,
-    async (n) => upToCode(await query.all({ agent: actor.agentId, now: iso(now), client: actor.clientId, since, limit: n })),
-    (last) => String(last.seq),
-  );
+  // Without include_seen only unseen items are listed, and when the counters say none is unread there is none past
+  // any cursor: the most frequent poll, nothing new, reads no page.
+  const before = opts.include_seen ? null : await counts(tx, actor.agentId, now);
+  const { page, next_cursor } =
+    before?.unread === 0
+      ? { page: [], next_cursor: null }
+      : await paginate(
+          limit,
+          async (n) => upToCode(await query.all({ agent: actor.agentId, now: iso(now), client: actor.clientId, since, limit: n })),
+          (last) => String(last.seq),
+        );
   const last = page.at(-1);
   let marked = 0;
   if (fromCursor && last) {
@@ -309,7 +315,7 @@ export async function list({ tx, now, actor }: DomainContext<Principal>, opts: L
       .onConflictDoUpdate({ target: inboxCursors.clientId, set: { seq: sql`max(${inboxCursors.seq}, excluded.seq)` } });
   }
   const items = await toItems(tx, page);
-  const c = await counts(tx, actor.agentId, now);
+  const c = before && !marked ? before : await counts(tx, actor.agentId, now);
   return {
     items,
     digest_md: digest(items, c, fromCursor ? marked : null),

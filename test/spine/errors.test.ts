@@ -95,12 +95,12 @@ describe("the error envelope", () => {
     // Break the database under a tool: the answer is a bare INTERNAL with a request_id.
     const t = await startTestServer();
     const a = await t.register("err-internal");
-    await t.server.db.raw.execute("DROP TABLE inbox_cursors");
+    await t.server.db.raw.execute("DROP TABLE inbox_counts");
     const r = await t.call("get_inbox", {}, a.key);
     expect(r.status).toBe(500);
     expect(r.body.error.code).toBe("INTERNAL");
     expect(r.body.error.message).toBe("Something went wrong on the server.");
-    expect(JSON.stringify(r.body)).not.toContain("inbox_cursors");
+    expect(JSON.stringify(r.body)).not.toContain("inbox_counts");
     await t.stop();
   });
 });
