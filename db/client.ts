@@ -357,6 +357,15 @@ export function placeholders<K extends string>(columns: readonly K[]): Record<K,
  */
 export const jsonEach = (name: string): SQL => sql`json_each(${sql.placeholder(name)})`;
 
+/**
+ * The value bound to a jsonEach placeholder: the list as JSON, its strings well-formed. SQLite decodes the escape of
+ * a lone surrogate into bytes that are not UTF-8, and the driver cannot read such text back (it aborts the process).
+ */
+export function jsonList(values: readonly unknown[]): string {
+  const text = JSON.stringify(values);
+  return /\\ud[89a-f]/i.test(text) ? JSON.stringify(values, (_key, v: unknown) => (typeof v === "string" ? v.toWellFormed() : v)) : text;
+}
+
 /** Thrown in a read transaction by code that finds it must write after all; the caller runs it again in a write one. */
 export class NeedsWrite extends Error {
   override name = "NeedsWrite";

@@ -61,10 +61,13 @@ export async function readLimitedText(req: Request): Promise<string | null> {
   return strictUtf8(await readLimitedBytes(req));
 }
 
+// One decoder for every body: decode() without { stream } keeps no state between calls.
+const strictDecoder = new TextDecoder("utf-8", { fatal: true });
+
 /** Refused, not repaired: a lossy decode would store U+FFFD where the caller sent something else. */
 function strictUtf8(bytes: Uint8Array): string | null {
   try {
-    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    return strictDecoder.decode(bytes);
   } catch {
     return null;
   }
@@ -78,14 +81,14 @@ function utf8(bytes: Uint8Array): string {
 
 /** The JSON object of a request; an absent body is `{}`. Anything else is a VALIDATION_ERROR, never a crash. */
 export async function readJsonBody(req: Request): Promise<unknown> {
-  const length = Number(req.headers.get("content-length") ?? "0");
-  if (length > MAX_BODY_BYTES) {
+  const declared = req.headers.get("content-length");
+  if (Number(declared ?? "0") > MAX_BODY_BYTES) {
     // refused unread: cancelling tells the server not to wait for the rest (it would hold the connection open)
     await req.body?.cancel().catch(() => undefined);
     throw bodyError(`larger than ${MAX_BODY_BYTES} bytes`);
   }
   // A body of known size within the limit is read at once; only a chunked one needs reading piece by piece.
-  const text = utf8(req.headers.has("content-length") ? new Uint8Array(await req.arrayBuffer()) : await readLimitedBytes(req));
+  const text = utf8(declared !== null ? await req.bytes() : await readLimitedBytes(req));
   if (text.trim() === "") return {};
   const type = (req.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
   if (type !== "application/json" && !type.endsWith("+json")) throw bodyError("Content-Type must be application/json");

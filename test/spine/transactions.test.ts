@@ -5,7 +5,7 @@ import { sql } from "drizzle-orm";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openDb, scalar, type Db, type TxKind } from "../../db/client.ts";
+import { jsonList, openDb, scalar, type Db, type TxKind } from "../../db/client.ts";
 import { TOOLS } from "../../server/tools/catalogue.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
 
@@ -178,6 +178,21 @@ describe("group commit on a local file", () => {
       expect(await rows(reopened)).toEqual([1, 2, 3]);
     } finally {
       await reopened.close();
+    }
+  });
+});
+
+describe("lists bound as one JSON value (jsonEach)", () => {
+  test("carry any text: a lone surrogate arrives as U+FFFD, and its row reads back", async () => {
+    const db = await openDb({ url: `file:${join(dir, "json-each.db")}` });
+    try {
+      await db.exclusive((c) => c.execute("CREATE TABLE t (n INTEGER, s TEXT)"));
+      const texts = ["plain", "é ✓ 🎉", "lone \ud800 high", "lone \udc00 low", "a backslash: \\ud800"];
+      await db.raw.execute("INSERT INTO t SELECT key, value FROM json_each(?)", [jsonList(texts)]);
+      const stored = await db.read((tx) => tx.values<[string]>(sql`SELECT s FROM t ORDER BY n`));
+      expect(stored.map(([s]) => s)).toEqual(texts.map((t) => t.toWellFormed()));
+    } finally {
+      await db.close();
     }
   });
 });

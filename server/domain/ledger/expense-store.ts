@@ -1,7 +1,7 @@
 // The expense store: an expense's state computed from what the caller gives, stored as rows with its shares and
 // history, and read back. Recurring occurrences and the Splitwise import create expenses through it.
 import { and, eq, getTableColumns, inArray, isNull, sql } from "drizzle-orm";
-import { jsonEach, placeholders, prepared, type Tx } from "../../../db/client.ts";
+import { jsonEach, jsonList, placeholders, prepared, type Tx } from "../../../db/client.ts";
 import { agents, expenseHistory, expenseShares, expenses, groupMembers } from "../../../db/schema/index.ts";
 import { iso } from "../../clock.ts";
 import { invalid } from "../../errors.ts";
@@ -232,7 +232,7 @@ const insertSharesQuery = prepared((tx) =>
 
 async function insertShares(tx: Tx, expenseId: string, groupId: string, shares: readonly ParticipantShare[]): Promise<void> {
   if (!shares.length) return;
-  await insertSharesQuery(tx).run({ expenseId, groupId, rows: JSON.stringify(shares.map((s) => [s.agentId, s.paidMinor, s.shareMinor])) });
+  await insertSharesQuery(tx).run({ expenseId, groupId, rows: jsonList(shares.map((s) => [s.agentId, s.paidMinor, s.shareMinor])) });
 }
 
 export async function replaceShares(tx: Tx, expenseId: string, groupId: string, shares: readonly ParticipantShare[]): Promise<void> {

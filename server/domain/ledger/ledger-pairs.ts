@@ -4,7 +4,7 @@
 // older than the table, or a repair) a write transaction rebuilds it; a read transaction computes without storing.
 import { and, eq, inArray, ne, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
-import { isReadOnly, jsonEach, prepared, type Tx } from "../../../db/client.ts";
+import { isReadOnly, jsonEach, jsonList, prepared, type Tx } from "../../../db/client.ts";
 import { expenseShares, expenses, groupBalances, ledgerPairs, ledgerPairsBuilt, payments } from "../../../db/schema/index.ts";
 import { iso } from "../../clock.ts";
 import { greedyTransfers, type Debt, type ExactTransfer } from "./settle.ts";
@@ -66,7 +66,7 @@ const upsertPairs = prepared((tx) =>
 /** Adds netted pair rows to a group's pair ledger, each value as exact integer text whatever its size. */
 async function addPairs(tx: Tx, groupId: string, rows: readonly PairRow[]): Promise<void> {
   if (!rows.length) return;
-  await upsertPairs(tx).run({ groupId, rows: JSON.stringify(rows.map((r) => [r.lowId, r.highId, r.lowOwes.toString()])) });
+  await upsertPairs(tx).run({ groupId, rows: jsonList(rows.map((r) => [r.lowId, r.highId, r.lowOwes.toString()])) });
 }
 
 /** Every debt of a group's live expenses and confirmed payments, recomputed from the ledger (unnetted). */

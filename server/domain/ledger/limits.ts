@@ -5,7 +5,7 @@
 // A change that would take a total past the bound, and raise it, is refused; one that lowers a total always
 // passes, so a total stored past the bound before it existed can still be brought down.
 import { and, eq, sql } from "drizzle-orm";
-import { jsonEach, prepared, type Tx } from "../../../db/client.ts";
+import { jsonEach, jsonList, prepared, type Tx } from "../../../db/client.ts";
 import { ledgerPairs, ledgerTotals } from "../../../db/schema/index.ts";
 import { conflict } from "../../errors.ts";
 import { exactly, netPairs, pairKey, type AgentDebt } from "./ledger-pairs.ts";
@@ -51,9 +51,9 @@ export async function exceedsLimits(tx: Tx, group: GroupRow, debts: readonly Age
   if (!rows.length) return false;
   const ids = [...new Set(rows.flatMap((r) => [r.lowId, r.highId]))];
   const before = new Map<string, bigint>(ids.map((id) => [id, 0n]));
-  const totals = await totalsOf(tx).all({ currency: group.currency, ids: JSON.stringify(ids) });
+  const totals = await totalsOf(tx).all({ currency: group.currency, ids: jsonList(ids) });
   for (const t of totals) before.set(t.agentId, BigInt(t.total));
-  const stored = await pairsOf(tx).all({ groupId: group.groupId, pairs: JSON.stringify(rows.map((r) => [r.lowId, r.highId])) });
+  const stored = await pairsOf(tx).all({ groupId: group.groupId, pairs: jsonList(rows.map((r) => [r.lowId, r.highId])) });
   const old = new Map(stored.map((p) => [pairKey(p), BigInt(p.lowOwes)]));
   const after = new Map(before);
   const abs = (n: bigint) => (n < 0n ? -n : n);

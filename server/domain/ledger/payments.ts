@@ -1,6 +1,6 @@
 // Payments between two members: pending until the payee confirms (unless the payee recorded it); only confirmed ones count.
 import { and, eq, sql } from "drizzle-orm";
-import { jsonEach, prepared, type Tx } from "../../../db/client.ts";
+import { jsonEach, jsonList, prepared, type Tx } from "../../../db/client.ts";
 import { payments } from "../../../db/schema/index.ts";
 import { iso } from "../../clock.ts";
 import { conflict, invalid, notFound } from "../../errors.ts";
@@ -356,5 +356,5 @@ const pending = prepared((tx) => {
 /** Pending payments of some groups (the ones shown beside balances), oldest first; only those involving `agentId` when given. */
 export async function pendingPayments(tx: Tx, groupIds: string[], agentId?: string): Promise<PaymentRow[]> {
   if (!groupIds.length) return [];
-  return pending(tx).all({ groups: JSON.stringify(groupIds), agent: agentId ?? null });
+  return pending(tx).all({ groups: jsonList(groupIds), agent: agentId ?? null });
 }
