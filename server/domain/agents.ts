@@ -1,5 +1,5 @@
-import { and, eq, inArray, isNull } from "drizzle-orm";
-import type { Tx } from "../../db/client.ts";
+import { and, eq, inArray, isNull, sql } from "drizzle-orm";
+import { prepared, type Tx } from "../../db/client.ts";
 import { agents } from "../../db/schema/index.ts";
 import type { Agent, AgentRef } from "../contract/wire.ts";
 import type { DomainContext } from "../contract/principal.ts";
@@ -20,8 +20,16 @@ export const toRef = (a: Pick<AgentRow, "agentId" | "handle" | "displayName">): 
   display_name: a.displayName,
 });
 
+const byId = prepared((tx) =>
+  tx
+    .select()
+    .from(agents)
+    .where(eq(agents.agentId, sql.placeholder("agentId")))
+    .prepare(),
+);
+
 export async function agentById(tx: Tx, agentId: string): Promise<AgentRow | undefined> {
-  return tx.select().from(agents).where(eq(agents.agentId, agentId)).get();
+  return byId(tx).get({ agentId });
 }
 
 /** The agent with that handle; a handle joined into another one (retired) is found by no one. */

@@ -1,6 +1,6 @@
 // Balances and settle-up plans, read from the pair ledger (ledger-pairs.ts), which every ledger change keeps exact.
 import { and, eq, isNull, sql } from "drizzle-orm";
-import type { Tx } from "../../../db/client.ts";
+import { prepared, type Tx } from "../../../db/client.ts";
 import {
   agents,
   expenseShares,
@@ -211,38 +211,48 @@ export async function groupBalances(tx: Tx, groupId: string): Promise<Map<string
  * The caller's groups as summaries with the caller's balance in each, oldest first.
  * `page` (list_groups): only groups after `afterGroupId` in that order, at most `limit` of them.
  */
-export async function groupSummaries(
-  { tx, actor: { agentId } }: DomainContext,
-  includeArchived = true,
-  page: { afterGroupId?: string; limit?: number } = {},
-): Promise<GroupSummary[]> {
-  const memberCount = tx.$count(groupMembers, and(eq(groupMembers.groupId, groups.groupId), isNull(groupMembers.leftAt)));
-  const rows = await tx
+// The caller's groups, built once for every page: `after` null starts at the first, `limit` -1 takes all.
+const summaryRows = prepared((tx) => {
+  const agent = sql.placeholder("agentId");
+  const after = sql.placeholder("after");
+  return tx
     .select({
       group_id: groups.groupId,
       name: groups.name,
       currency: groups.currency,
       kind: groups.kind,
       archived: groups.archived,
-      member_count: memberCount,
+      member_count: tx.$count(groupMembers, and(eq(groupMembers.groupId, groups.groupId), isNull(groupMembers.leftAt))),
       // The caller's balance, kept beside the pairs (one row), when the group's pair ledger is complete.
       built: ledgerPairsBuilt.groupId,
       balance: exactly(groupBalancesTable.balanceMinor),
     })
     .from(groups)
-    .innerJoin(groupMembers, and(eq(groupMembers.groupId, groups.groupId), eq(groupMembers.agentId, agentId), isNull(groupMembers.leftAt)))
+    .innerJoin(groupMembers, and(eq(groupMembers.groupId, groups.groupId), eq(groupMembers.agentId, agent), isNull(groupMembers.leftAt)))
     .leftJoin(ledgerPairsBuilt, eq(ledgerPairsBuilt.groupId, groups.groupId))
-    .leftJoin(groupBalancesTable, and(eq(groupBalancesTable.groupId, groups.groupId), eq(groupBalancesTable.agentId, agentId)))
+    .leftJoin(groupBalancesTable, and(eq(groupBalancesTable.groupId, groups.groupId), eq(groupBalancesTable.agentId, agent)))
     .where(
       and(
-        includeArchived ? undefined : eq(groups.archived, false),
-        page.afterGroupId === undefined
-          ? undefined
-          : sql`(${groups.createdAt}, ${groups.groupId}) > (SELECT a.created_at, a.group_id FROM groups a WHERE a.group_id = ${page.afterGroupId})`,
+        sql`(${sql.placeholder("withArchived")} OR ${groups.archived} = 0)`,
+        sql`(${after} IS NULL OR (${groups.createdAt}, ${groups.groupId}) > (SELECT a.created_at, a.group_id FROM groups a WHERE a.group_id = ${after}))`,
       ),
     )
     .orderBy(groups.createdAt, groups.groupId)
-    .limit(page.limit ?? -1);
+    .limit(sql.placeholder("limit"))
+    .prepare();
+});
+
+export async function groupSummaries(
+  { tx, actor: { agentId } }: DomainContext,
+  includeArchived = true,
+  page: { afterGroupId?: string; limit?: number } = {},
+): Promise<GroupSummary[]> {
+  const rows = await summaryRows(tx).all({
+    agentId,
+    withArchived: includeArchived ? 1 : 0,
+    after: page.afterGroupId ?? null,
+    limit: page.limit ?? -1,
+  });
   const summaries: GroupSummary[] = [];
   for (const r of rows) {
     // A group whose pair ledger is not built yet (older than it) has it computed; the clock changes no balance.

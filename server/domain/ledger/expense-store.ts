@@ -1,8 +1,8 @@
 // The expense store: an expense's state computed from what the caller gives, stored as rows with its shares and
 // history, and read back. Recurring occurrences and the Splitwise import create expenses through it.
-import { and, eq, getTableColumns, inArray, isNull, sql } from "drizzle-orm";
+import { eq, getTableColumns, inArray, sql } from "drizzle-orm";
 import { jsonEach, jsonList, placeholders, prepared, type Tx } from "../../../db/client.ts";
-import { agents, expenseHistory, expenseShares, expenses, groupMembers } from "../../../db/schema/index.ts";
+import { agents, expenseHistory, expenseShares, expenses } from "../../../db/schema/index.ts";
 import { iso } from "../../clock.ts";
 import { invalid } from "../../errors.ts";
 import type { Category, ExpenseHistoryEntry, Repeat } from "../../contract/ledger.ts";
@@ -96,21 +96,6 @@ export interface ExpenseInput {
   notes?: string | null;
   repeat?: Repeat;
   refs?: Record<string, string>;
-}
-
-const currentMembers = prepared((tx) =>
-  tx
-    .select({ agentId: agents.agentId, handle: agents.handle, displayName: agents.displayName })
-    .from(groupMembers)
-    .innerJoin(agents, eq(agents.agentId, groupMembers.agentId))
-    .where(and(eq(groupMembers.groupId, sql.placeholder("groupId")), isNull(groupMembers.leftAt)))
-    .prepare(),
-);
-
-/** Current members of a group by handle. */
-export async function membersByHandle(tx: Tx, groupId: string): Promise<Map<string, Member>> {
-  const rows = await currentMembers(tx).all({ groupId });
-  return new Map(rows.map((r) => [r.handle, r]));
 }
 
 export function requireParticipant(members: Map<string, Member>, handle: string, path: string): Member {

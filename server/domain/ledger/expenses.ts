@@ -13,7 +13,7 @@ import { decodeCursor, encodeCursor, paginate } from "../../contract/cursor.ts";
 import type { DomainContext } from "../../contract/principal.ts";
 import { applyDebts, expenseDebts, reversed } from "./ledger-pairs.ts";
 import { checkLimits } from "./limits.ts";
-import { assertWritable, memberGroup, refsOfMembers, requireMember, writableGroupMembers, type GroupRow } from "./membership.ts";
+import { assertWritable, memberGroup, membersByHandle, refsOfMembers, requireMember, writableGroupMembers, type GroupRow } from "./membership.ts";
 import { logActivity } from "./activity.ts";
 import { formatAmount, moneyText } from "./money.ts";
 import { nextOccurrenceAfter } from "./repeat-dates.ts";
@@ -21,7 +21,6 @@ import {
   checkRefs,
   compute,
   insertExpense,
-  membersByHandle,
   newExpenseState,
   recordHistory,
   replaceShares,

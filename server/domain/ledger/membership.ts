@@ -9,15 +9,18 @@ import type { Member } from "./expense-store.ts";
 
 export type GroupRow = typeof groups.$inferSelect;
 
-/** The group if `agentId` is a current member, else undefined. */
-export async function memberGroup(tx: Tx, groupId: string, agentId: string): Promise<GroupRow | undefined> {
-  const row = await tx
+const groupOfMember = prepared((tx) =>
+  tx
     .select({ g: groups })
     .from(groups)
-    .innerJoin(groupMembers, and(eq(groupMembers.groupId, groups.groupId), eq(groupMembers.agentId, agentId), isNull(groupMembers.leftAt)))
-    .where(eq(groups.groupId, groupId))
-    .get();
-  return row?.g;
+    .innerJoin(groupMembers, and(eq(groupMembers.groupId, groups.groupId), eq(groupMembers.agentId, sql.placeholder("agentId")), isNull(groupMembers.leftAt)))
+    .where(eq(groups.groupId, sql.placeholder("groupId")))
+    .prepare(),
+);
+
+/** The group if `agentId` is a current member, else undefined. */
+export async function memberGroup(tx: Tx, groupId: string, agentId: string): Promise<GroupRow | undefined> {
+  return (await groupOfMember(tx).get({ groupId, agentId }))?.g;
 }
 
 /** The group if `agentId` is a current member; anyone else learns nothing (NOT_FOUND). */
@@ -54,6 +57,12 @@ const currentMembers = prepared((tx) =>
     .where(and(eq(groupMembers.groupId, sql.placeholder("groupId")), isNull(groupMembers.leftAt)))
     .prepare(),
 );
+
+/** Current members of a group by handle. */
+export async function membersByHandle(tx: Tx, groupId: string): Promise<Map<string, Member>> {
+  const rows = await currentMembers(tx).all({ groupId });
+  return new Map(rows.map((r) => [r.handle, r]));
+}
 
 /**
  * As requireMember, with the group's current members by handle: what a call that names members (an expense,
@@ -109,12 +118,15 @@ export async function sharesGroup(tx: Tx, a: string, b: string, groupId: string)
   return (await isMember(tx, groupId, a)) && (await isMember(tx, groupId, b));
 }
 
-/** Targeted group invitations waiting for the caller's answer. */
-export async function pendingInvitesCount(tx: Tx, agentId: string): Promise<number> {
-  const row = await tx
+const pendingInvites = prepared((tx) =>
+  tx
     .select({ n: sql<number>`count(*)` })
     .from(groupInvites)
-    .where(and(eq(groupInvites.targetId, agentId), eq(groupInvites.state, "pending")))
-    .get();
-  return Number(row?.n ?? 0);
+    .where(and(eq(groupInvites.targetId, sql.placeholder("agentId")), eq(groupInvites.state, "pending")))
+    .prepare(),
+);
+
+/** Targeted group invitations waiting for the caller's answer. */
+export async function pendingInvitesCount(tx: Tx, agentId: string): Promise<number> {
+  return Number((await pendingInvites(tx).get({ agentId }))?.n ?? 0);
 }

@@ -4,11 +4,11 @@ import type { Tx } from "../../../db/client.ts";
 import { expenses, groups } from "../../../db/schema/index.ts";
 import { agentById } from "../agents.ts";
 import { quoted } from "../untrusted.ts";
-import { insertExpense, membersByHandle, storedState, type ExpenseRow } from "./expense-store.ts";
+import { insertExpense, storedState, type ExpenseRow } from "./expense-store.ts";
 import { tellAdded } from "./expense-views.ts";
 import { expenseDebts } from "./ledger-pairs.ts";
 import { exceedsLimits } from "./limits.ts";
-import type { GroupRow } from "./membership.ts";
+import { membersByHandle, type GroupRow } from "./membership.ts";
 import { logActivity } from "./activity.ts";
 import { nextOccurrenceAfter, today } from "./repeat-dates.ts";
 
