@@ -76,12 +76,17 @@ export function touchDue(lastUsedAt: string | null, now: Date): boolean {
   return !lastUsedAt || Date.parse(lastUsedAt) + LAST_USED_RESOLUTION_MS <= now.getTime();
 }
 
+const touch = prepared((tx) =>
+  tx
+    .update(clients)
+    .set({ lastUsedAt: sql`${sql.placeholder("at")}` })
+    .where(eq(clients.clientId, sql.placeholder("clientId")))
+    .prepare(),
+);
+
 /** Records when a client was last used (when touchDue said so). */
 export async function touchClient(tx: Tx, clientId: string, now: Date): Promise<void> {
-  await tx
-    .update(clients)
-    .set({ lastUsedAt: iso(now) })
-    .where(eq(clients.clientId, clientId));
+  await touch(tx).run({ clientId, at: iso(now) });
 }
 
 /** New key for this client only; the keys it replaces keep working for the grace period. `accountUrl`: where keys are managed. */

@@ -1,5 +1,5 @@
-import { and, eq, inArray, isNull, sql } from "drizzle-orm";
-import { prepared, type Tx } from "../../db/client.ts";
+import { and, eq, isNull, sql } from "drizzle-orm";
+import { jsonEach, jsonList, prepared, type Tx } from "../../db/client.ts";
 import { agents } from "../../db/schema/index.ts";
 import type { Agent, AgentRef } from "../contract/wire.ts";
 import type { DomainContext } from "../contract/principal.ts";
@@ -32,21 +32,30 @@ export async function agentById(tx: Tx, agentId: string): Promise<AgentRow | und
   return byId(tx).get({ agentId });
 }
 
-/** The agent with that handle; a handle joined into another one (retired) is found by no one. */
-export async function agentByHandle(tx: Tx, handle: string): Promise<AgentRow | undefined> {
-  return tx
+const byHandle = prepared((tx) =>
+  tx
     .select()
     .from(agents)
-    .where(and(eq(agents.handle, handle.toLowerCase()), isNull(agents.retiredAt)))
-    .get();
+    .where(and(eq(agents.handle, sql.placeholder("handle")), isNull(agents.retiredAt)))
+    .prepare(),
+);
+
+/** The agent with that handle; a handle joined into another one (retired) is found by no one. */
+export async function agentByHandle(tx: Tx, handle: string): Promise<AgentRow | undefined> {
+  return byHandle(tx).get({ handle: handle.toLowerCase() });
 }
+
+const refsOf = prepared((tx) =>
+  tx
+    .select({ agentId: agents.agentId, handle: agents.handle, displayName: agents.displayName })
+    .from(agents)
+    .where(sql`${agents.agentId} IN (SELECT value FROM ${jsonEach("ids")})`)
+    .prepare(),
+);
 
 export async function refsByIds(tx: Tx, ids: string[]): Promise<Map<string, AgentRef>> {
   if (!ids.length) return new Map();
-  const rows = await tx
-    .select({ agentId: agents.agentId, handle: agents.handle, displayName: agents.displayName })
-    .from(agents)
-    .where(inArray(agents.agentId, [...new Set(ids)]));
+  const rows = await refsOf(tx).all({ ids: jsonList([...new Set(ids)]) });
   return new Map(rows.map((r) => [r.agentId, toRef(r)]));
 }
 

@@ -1,7 +1,7 @@
 import { wordlist } from "@scure/bip39/wordlists/english.js";
-import { and, asc, eq, gt } from "drizzle-orm";
+import { and, asc, eq, gt, sql } from "drizzle-orm";
 import { randomInt } from "node:crypto";
-import type { Tx } from "../../db/client.ts";
+import { placeholders, prepared, type Tx } from "../../db/client.ts";
 import { agents, contactDeclines, contacts } from "../../db/schema/index.ts";
 import { DAY, iso } from "../clock.ts";
 import { AppError, conflict, invalid, notFound } from "../errors.ts";
@@ -45,19 +45,38 @@ export async function rotateContactCode({ tx, actor: { agentId } }: DomainContex
   return code;
 }
 
-async function side(tx: Tx, owner: string, other: string): Promise<Row | undefined> {
-  return tx
+// One side of a contact, read and written by key: built once, the most frequent contact statements.
+const sideQuery = prepared((tx) =>
+  tx
     .select()
     .from(contacts)
-    .where(and(eq(contacts.ownerId, owner), eq(contacts.otherId, other)))
-    .get();
+    .where(and(eq(contacts.ownerId, sql.placeholder("owner")), eq(contacts.otherId, sql.placeholder("other"))))
+    .prepare(),
+);
+const SIDE_COLUMNS = ["ownerId", "otherId", "state", "source", "note", "requestedAt", "respondedAt"] as const;
+const upsertSide = prepared((tx) =>
+  tx
+    .insert(contacts)
+    .values(placeholders(SIDE_COLUMNS))
+    .onConflictDoUpdate({
+      target: [contacts.ownerId, contacts.otherId],
+      set: {
+        state: sql`excluded.state`,
+        source: sql`excluded.source`,
+        note: sql`excluded.note`,
+        requestedAt: sql`excluded.requested_at`,
+        respondedAt: sql`excluded.responded_at`,
+      },
+    })
+    .prepare(),
+);
+
+async function side(tx: Tx, owner: string, other: string): Promise<Row | undefined> {
+  return sideQuery(tx).get({ owner, other });
 }
 
 async function setSide(tx: Tx, row: Row): Promise<void> {
-  await tx
-    .insert(contacts)
-    .values(row)
-    .onConflictDoUpdate({ target: [contacts.ownerId, contacts.otherId], set: row });
+  await upsertSide(tx).run(row);
 }
 
 async function dropSide(tx: Tx, owner: string, other: string): Promise<void> {
@@ -184,12 +203,16 @@ export async function addContact(
   return { status: "requested", contact: await record(tx, outgoing, them) };
 }
 
-async function declinedRecently(tx: Tx, requester: string, targetId: string, now: Date): Promise<boolean> {
-  const row = await tx
+const declineOf = prepared((tx) =>
+  tx
     .select()
     .from(contactDeclines)
-    .where(and(eq(contactDeclines.requesterId, requester), eq(contactDeclines.targetId, targetId)))
-    .get();
+    .where(and(eq(contactDeclines.requesterId, sql.placeholder("requester")), eq(contactDeclines.targetId, sql.placeholder("target"))))
+    .prepare(),
+);
+
+async function declinedRecently(tx: Tx, requester: string, targetId: string, now: Date): Promise<boolean> {
+  const row = await declineOf(tx).get({ requester, target: targetId });
   return row !== undefined && Date.parse(row.declinedAt) + DECLINE_WINDOW_MS > now.getTime();
 }
 

@@ -1,6 +1,6 @@
 // The one module that writes inbox items; every producer calls deliver() inside its own transaction.
 import { and, asc, desc, eq, gt, inArray, type SQL, sql } from "drizzle-orm";
-import { placeholders, prepared, requireWrite, type Tx } from "../../db/client.ts";
+import { jsonEach, jsonList, placeholders, prepared, requireWrite, type Tx } from "../../db/client.ts";
 import { contacts, inboxCounts, inboxCursors, inboxItems } from "../../db/schema/index.ts";
 import { DAY, iso, later } from "../clock.ts";
 import { invalid } from "../errors.ts";
@@ -89,13 +89,16 @@ export async function deliverAll(tx: Tx, now: Date, ds: Delivery[]): Promise<(st
   return ids;
 }
 
-export async function hasBlocked(tx: Tx, blocker: string, blocked: string): Promise<boolean> {
-  const row = await tx
+const blockRow = prepared((tx) =>
+  tx
     .select({ state: contacts.state })
     .from(contacts)
-    .where(and(eq(contacts.ownerId, blocker), eq(contacts.otherId, blocked), eq(contacts.state, "blocked")))
-    .get();
-  return row !== undefined;
+    .where(and(eq(contacts.ownerId, sql.placeholder("blocker")), eq(contacts.otherId, sql.placeholder("blocked")), eq(contacts.state, "blocked")))
+    .prepare(),
+);
+
+export async function hasBlocked(tx: Tx, blocker: string, blocked: string): Promise<boolean> {
+  return (await blockRow(tx).get({ blocker, blocked })) !== undefined;
 }
 
 /**
@@ -125,13 +128,24 @@ export async function withdrawItems(tx: Tx, agentId: string, type: string, refs:
  * Exact for any `since` within ITEM_LIFETIME_MS: no row is deleted before it expires.
  */
 export async function deliveredSince(tx: Tx, to: string, from: string, type: string, since: Date): Promise<number> {
-  const row = await tx
-    .select({ n: sql<number>`count(*)` })
-    .from(inboxItems)
-    .where(and(eq(inboxItems.agentId, to), eq(inboxItems.fromAgentId, from), eq(inboxItems.type, type), gt(inboxItems.createdAt, iso(since))))
-    .get();
+  const row = await deliveredCount(tx).get({ to, from, type, since: iso(since) });
   return Number(row?.n ?? 0);
 }
+
+const deliveredCount = prepared((tx) =>
+  tx
+    .select({ n: sql<number>`count(*)` })
+    .from(inboxItems)
+    .where(
+      and(
+        eq(inboxItems.agentId, sql.placeholder("to")),
+        eq(inboxItems.fromAgentId, sql.placeholder("from")),
+        eq(inboxItems.type, sql.placeholder("type")),
+        gt(inboxItems.createdAt, sql.placeholder("since")),
+      ),
+    )
+    .prepare(),
+);
 
 /** Items of `type` in the inbox of one agent or of several, whose refs contain all of `refs`. */
 function matching(agentId: string | readonly string[], type: string, refs: Record<string, string>) {
@@ -270,6 +284,21 @@ const pageQueries = {
   since: { all: pageQuery(false, true), unseen: pageQuery(false, false) },
 };
 
+const markSeen = prepared((tx) =>
+  tx
+    .update(inboxItems)
+    .set({ seen: true })
+    .where(sql`${inboxItems.seq} IN (SELECT value FROM ${jsonEach("seqs")})`)
+    .prepare(),
+);
+const moveCursor = prepared((tx) =>
+  tx
+    .insert(inboxCursors)
+    .values({ clientId: sql.placeholder("client"), seq: sql.placeholder("seq") })
+    .onConflictDoUpdate({ target: inboxCursors.clientId, set: { seq: sql`max(${inboxCursors.seq}, excluded.seq)` } })
+    .prepare(),
+);
+
 export interface ListOptions {
   since?: string;
   include_seen?: boolean;
@@ -308,11 +337,8 @@ export async function list({ tx, now, actor }: DomainContext<Principal>, opts: L
   if (fromCursor && last) {
     requireWrite(tx);
     const toMark = page.filter((r) => !r.seen).map((r) => r.seq);
-    if (toMark.length) marked = (await tx.update(inboxItems).set({ seen: true }).where(inArray(inboxItems.seq, toMark))).rowsAffected;
-    await tx
-      .insert(inboxCursors)
-      .values({ clientId: actor.clientId, seq: last.seq })
-      .onConflictDoUpdate({ target: inboxCursors.clientId, set: { seq: sql`max(${inboxCursors.seq}, excluded.seq)` } });
+    if (toMark.length) marked = (await markSeen(tx).run({ seqs: jsonList(toMark) })).rowsAffected;
+    await moveCursor(tx).run({ client: actor.clientId, seq: last.seq });
   }
   const items = await toItems(tx, page);
   const c = before && !marked ? before : await counts(tx, actor.agentId, now);
