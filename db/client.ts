@@ -150,6 +150,7 @@ export async function openDb(opts: DbOptions): Promise<Db> {
             readYourWrites: true,
             syncPeriod: opts.syncIntervalSeconds,
           } as Database.Options),
+          true,
         ),
     );
     try {

@@ -70,6 +70,8 @@ async function logsOf(fn: () => Promise<void>): Promise<any[]> {
   process.stdout.write = ((chunk: string | Uint8Array) => (lines.push(String(chunk)), true)) as typeof process.stdout.write;
   try {
     await fn();
+    // Log lines go out once per turn of the event loop (observability/logs.ts): the answer can arrive first.
+    await new Promise((resolve) => setImmediate(resolve));
   } finally {
     process.stdout.write = write;
   }
