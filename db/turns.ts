@@ -70,17 +70,30 @@ export class GroupCommit {
 
   /** Commits the open group now; the caller holds the writer's turn (exclusive work, closing). */
   commit(): void {
-    const group = this.group;
-    this.group = [];
-    if (!this.conn.inTransaction) return;
+    if (!this.conn.inTransaction) {
+      this.group = [];
+      return;
+    }
     try {
       this.conn.commit();
     } catch (err) {
-      this.conn.rollback();
-      for (const w of group) w.fail(err);
+      for (const w of this.takeBack()) w.fail(err);
       return;
     }
+    const group = this.group;
+    this.group = [];
     for (const w of group) w.commit();
+  }
+
+  // Rolls the open transaction back and hands over its group's writes, to run again or to fail: every write is
+  // answered, even when the rollback itself fails (the next write's BEGIN then reports what is wrong).
+  private takeBack(): Write[] {
+    const group = this.group;
+    this.group = [];
+    try {
+      this.conn.rollback();
+    } catch {}
+    return group;
   }
 
   // In the writer's turn: the writes in order, in the open transaction.
@@ -101,9 +114,7 @@ export class GroupCommit {
         w.fail(err);
         // SQLite may have rolled the whole transaction back itself (a full disk, an interrupted statement).
         if (this.conn.inTransaction && this.conn.writesRun === before) continue;
-        this.conn.rollback();
-        todo = [...this.group, ...todo];
-        this.group = [];
+        todo = [...this.takeBack(), ...todo];
       }
     }
     if (this.group.length >= GROUP_MAX_WRITES || performance.now() - this.began >= GROUP_MAX_MS) this.commit();
