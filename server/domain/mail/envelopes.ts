@@ -1,6 +1,6 @@
 // Envelopes: messages from an agent to some of its accepted contacts, grouped in threads.
-import { and, asc, desc, eq, inArray, lt, or, sql } from "drizzle-orm";
-import type { Tx } from "../../../db/client.ts";
+import { and, asc, desc, eq, lt, or, type Placeholder, sql } from "drizzle-orm";
+import { jsonEach, jsonList, placeholders, prepared, type Tx } from "../../../db/client.ts";
 import { envelopeRecipients, envelopes } from "../../../db/schema/index.ts";
 import { iso } from "../../clock.ts";
 import { conflict, invalid, notFound } from "../../errors.ts";
@@ -42,19 +42,44 @@ export interface ListInput {
 const source = (handle: string) => `envelope from @${handle}`;
 
 /** Envelopes the agent sent, or received (a recipient who had blocked the sender never received it). */
-const visibleTo = (agentId: string) =>
+const visibleTo = (agentId: string | Placeholder) =>
   or(
     eq(envelopes.senderId, agentId),
     sql`exists (select 1 from ${envelopeRecipients} r where r.envelope_id = ${envelopes.envelopeId} and r.agent_id = ${agentId} and r.delivered = 1)`,
   );
 
-/** The envelope if the agent may see it; anyone else learns nothing (NOT_FOUND). */
-async function visibleEnvelope(tx: Tx, agentId: string, envelopeId: string): Promise<Row> {
-  const row = await tx
+// What sending and reading one envelope run, built once per connection.
+const envelopeFor = prepared((tx) =>
+  tx
     .select()
     .from(envelopes)
-    .where(and(eq(envelopes.envelopeId, envelopeId), visibleTo(agentId)))
-    .get();
+    .where(and(eq(envelopes.envelopeId, sql.placeholder("envelopeId")), visibleTo(sql.placeholder("agentId"))))
+    .prepare(),
+);
+const insertEnvelope = prepared((tx) =>
+  tx
+    .insert(envelopes)
+    .values(placeholders(["envelopeId", "threadId", "inReplyTo", "senderId", "subject", "bodyMd", "refs", "createdAt"]))
+    .prepare(),
+);
+const insertRecipient = prepared((tx) =>
+  tx
+    .insert(envelopeRecipients)
+    .values(placeholders(["envelopeId", "agentId", "position", "delivered"]))
+    .prepare(),
+);
+const recipientsOf = prepared((tx) =>
+  tx
+    .select()
+    .from(envelopeRecipients)
+    .where(sql`${envelopeRecipients.envelopeId} IN (SELECT value FROM ${jsonEach("ids")})`)
+    .orderBy(asc(envelopeRecipients.position))
+    .prepare(),
+);
+
+/** The envelope if the agent may see it; anyone else learns nothing (NOT_FOUND). */
+async function visibleEnvelope(tx: Tx, agentId: string, envelopeId: string): Promise<Row> {
+  const row = await envelopeFor(tx).get({ envelopeId, agentId });
   if (!row) throw notFound("Envelope");
   return row;
 }
@@ -66,7 +91,7 @@ async function create(
   const { tx, now, actor } = ctx;
   const envelopeId = crypto.randomUUID();
   const threadId = e.threadId ?? envelopeId;
-  await tx.insert(envelopes).values({
+  await insertEnvelope(tx).run({
     envelopeId,
     threadId,
     inReplyTo: e.inReplyTo,
@@ -101,7 +126,7 @@ async function create(
       refs: { envelope_id: envelopeId, thread_id: threadId },
       suggestedTools: ["get_envelope", "reply_envelope"],
     });
-    await tx.insert(envelopeRecipients).values({ envelopeId, agentId: r.agentId, position, delivered: itemId !== null });
+    await insertRecipient(tx).run({ envelopeId, agentId: r.agentId, position, delivered: itemId !== null });
   }
   return getEnvelope(ctx, envelopeId);
 }
@@ -169,16 +194,7 @@ export async function replyEnvelope(ctx: DomainContext, input: ReplyInput): Prom
 
 async function summaries(tx: Tx, viewer: string, rows: Row[]): Promise<EnvelopeSummary[]> {
   if (!rows.length) return [];
-  const recips = await tx
-    .select()
-    .from(envelopeRecipients)
-    .where(
-      inArray(
-        envelopeRecipients.envelopeId,
-        rows.map((r) => r.envelopeId),
-      ),
-    )
-    .orderBy(asc(envelopeRecipients.position));
+  const recips = await recipientsOf(tx).all({ ids: jsonList(rows.map((r) => r.envelopeId)) });
   const agents = await refsByIds(tx, [...rows.map((r) => r.senderId), ...recips.map((r) => r.agentId)]);
   return rows.map((r) => {
     const from = agents.get(r.senderId)!;
