@@ -123,15 +123,6 @@ export async function withdrawItems(tx: Tx, agentId: string, type: string, refs:
     .where(and(matching(agentId, type, refs), notDismissed));
 }
 
-/**
- * How many items of `type` one agent left in another's inbox since `since`, withdrawn or dismissed ones included.
- * Exact for any `since` within ITEM_LIFETIME_MS: no row is deleted before it expires.
- */
-export async function deliveredSince(tx: Tx, to: string, from: string, type: string, since: Date): Promise<number> {
-  const row = await deliveredCount(tx).get({ to, from, type, since: iso(since) });
-  return Number(row?.n ?? 0);
-}
-
 const deliveredCount = prepared((tx) =>
   tx
     .select({ n: sql<number>`count(*)` })
@@ -147,6 +138,15 @@ const deliveredCount = prepared((tx) =>
     .prepare(),
 );
 
+/**
+ * How many items of `type` one agent left in another's inbox since `since`, withdrawn or dismissed ones included.
+ * Exact for any `since` within ITEM_LIFETIME_MS: no row is deleted before it expires.
+ */
+export async function deliveredSince(tx: Tx, to: string, from: string, type: string, since: Date): Promise<number> {
+  const row = await deliveredCount(tx).get({ to, from, type, since: iso(since) });
+  return Number(row?.n ?? 0);
+}
+
 /** Items of `type` in the inbox of one agent or of several, whose refs contain all of `refs`. */
 function matching(agentId: string | readonly string[], type: string, refs: Record<string, string>) {
   const owners = typeof agentId === "string" ? eq(inboxItems.agentId, agentId) : inArray(inboxItems.agentId, [...agentId]);
@@ -155,7 +155,7 @@ function matching(agentId: string | readonly string[], type: string, refs: Recor
 }
 
 // Flags are compared with literals, never bound values: a bound value on a column of a partial index's condition
-// makes SQLite prepare the statement again on every run (0012_inbox_counts.sql has such indexes).
+// makes SQLite prepare the statement again on every run (0012_inbox_counts.sql and 0015 have such indexes).
 const notDismissed = sql`${inboxItems.dismissed} = 0`;
 const unseen = sql`${inboxItems.seen} = 0`;
 const unresolved = sql`${inboxItems.resolved} = 0`;
