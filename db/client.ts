@@ -7,10 +7,23 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { createClient, type Client, type Config } from "@libsql/client";
-import { type Placeholder, type SQL, sql } from "drizzle-orm";
+import { fillPlaceholders, type Placeholder, type SQL, sql } from "drizzle-orm";
+import type { PreparedQueryConfig, SQLitePreparedQuery } from "drizzle-orm/sqlite-core";
 import Database from "libsql";
 import { GroupCommit, Turns } from "./turns.ts";
-import { LocalConnection, readOnlyHandles, remoteTransaction, remoteRaw, type Conn, type Orm, type RawSql, type Row, type TxKind } from "./connections.ts";
+import {
+  LocalConnection,
+  readOnlyHandles,
+  remoteTransaction,
+  remoteRaw,
+  runNow,
+  type Conn,
+  type Orm,
+  type RawSql,
+  type Row,
+  type RunNow,
+  type TxKind,
+} from "./connections.ts";
 
 export type { Orm, RawSql, Row, TxKind };
 /** The handle a transaction gives to domain code; the only way domain code reaches the database. */
@@ -331,16 +344,34 @@ export async function scalar<T = unknown>(tx: Tx, query: SQL): Promise<T | undef
  * keeps the statement. `const q = prepared((tx) => tx.select()...where(eq(t.id, sql.placeholder("id"))).prepare());`
  * then `await q(tx).get({ id })`.
  */
-export function prepared<Q>(build: (tx: Tx) => Q): (tx: Tx) => Q {
+export function prepared<Q extends SQLitePreparedQuery<PreparedQueryConfig>>(build: (tx: Tx) => Q): (tx: Tx) => Q {
   const built = new WeakMap<Tx, Q>();
   return (tx) => {
     let q = built.get(tx);
     if (q === undefined) {
-      q = build(tx);
+      q = runningNow(build(tx), runNow(tx));
       built.set(tx, q);
     }
     return q;
   };
+}
+
+/**
+ * On a local connection, the query's statement runs at once and drizzle only maps its rows: its session would wrap
+ * every run in layers of promises (its query cache, the proxy's callback). add_expense, ~25 statements, gained ~8%.
+ */
+function runningNow<Q extends SQLitePreparedQuery<PreparedQueryConfig>>(q: Q, run: RunNow | undefined): Q {
+  if (!run) return q;
+  const { sql, params } = q.getQuery();
+  const fill = (values?: Record<string, unknown>) => fillPlaceholders(params, values ?? {});
+  const rows = (values: Record<string, unknown> | undefined, method: "get" | "all") => (run(sql, fill(values), method) as { rows: unknown }).rows;
+  const direct: Pick<SQLitePreparedQuery<PreparedQueryConfig>, "get" | "all" | "values" | "run"> = {
+    get: async (values) => q.mapGetResult(rows(values, "get")),
+    all: async (values) => q.mapAllResult(rows(values, "all")),
+    values: async (values) => rows(values, "all"),
+    run: async (values) => run(sql, fill(values), "run"),
+  };
+  return Object.assign(Object.create(q) as Q, direct);
 }
 
 /**

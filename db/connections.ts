@@ -58,10 +58,18 @@ function checkRead(sql: string): void {
   }
 }
 
-function ormOn(exec: Exec, kind: TxKind): Orm {
+/** A local connection's statements run at once, without drizzle's session around each (see prepared()). */
+export type RunNow = (sql: string, params: unknown[], method: Method) => { rows: unknown } | RunResult;
+const runNowOf = new WeakMap<Orm, RunNow>();
+/** How to run a statement on the handle's connection at once; undefined for a remote one (each call awaits). */
+export const runNow = (orm: Orm): RunNow | undefined => runNowOf.get(orm);
+
+/** The drizzle handle of a transaction's kind; runsNow: exec answers at once (a local connection), see prepared(). */
+function ormOn<E extends Exec | RunNow>(exec: E, kind: TxKind, runsNow = false): Orm {
+  const checked = (kind === "read" ? (sql, params, method) => (checkRead(sql), exec(sql, params, method)) : exec) as E;
   // The proxy's declared result is { rows }; a run answers { rowsAffected } instead, as RunResult says.
-  const callback = (kind === "read" ? (sql, params, method) => (checkRead(sql), exec(sql, params, method)) : exec) as AsyncRemoteCallback;
-  const orm = drizzle(callback, { schema }) as unknown as Orm;
+  const orm = drizzle((async (sql, params, method) => checked(sql, params, method)) as AsyncRemoteCallback, { schema }) as unknown as Orm;
+  if (runsNow) runNowOf.set(orm, checked as RunNow);
   if (kind === "read") readOnlyHandles.add(orm);
   return orm;
 }
@@ -94,8 +102,8 @@ export class LocalConnection implements Conn {
     readonly db: Database.Database,
     private readonly replica = false,
   ) {
-    const exec: Exec = async (sql, params, method) => this.exec(sql, params, method);
-    this.orms = { read: ormOn(exec, "read"), write: ormOn(exec, "write") };
+    const exec: RunNow = (sql, params, method) => this.exec(sql, params, method);
+    this.orms = { read: ormOn(exec, "read", true), write: ormOn(exec, "write", true) };
     this.raw = {
       execute: async (statement, args) => {
         const { sql, args: params } = argsOf(statement, args);
