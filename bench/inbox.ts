@@ -1,7 +1,8 @@
-// Authenticated get_inbox (an agent with 50 items) against a bare Bun.serve hello-world, same load generator.
+// Authenticated get_inbox (an agent with 50 items) against a bare Bun.serve hello-world, same load generator; and the
+// cursor poll's statements alone in a bare handler (bench/poll-floor.ts), to show what is svc's own cost.
 // Run: bun run bench/inbox.ts [seconds]
 import { spawn } from "bun";
-import { ensureWrk, fmt, startSvc, tool, waitFor, wrk } from "./load.ts";
+import { ensureWrk, fmt, type LoadResult, startSvc, tool, waitFor, wrk } from "./load.ts";
 
 const seconds = Number(process.argv[2] ?? 10);
 ensureWrk();
@@ -23,8 +24,20 @@ try {
   console.log(`get_inbox, all 50 items (since=0)       ${fmt(all)}`);
   const fresh = wrk(`${svc.url}/v1/tools/get_inbox`, { seconds, headers: auth, body: "{}" });
   console.log(`get_inbox, from the client's cursor     ${fmt(fresh)}`);
-  console.log(`\nratio get_inbox(50 items) / hello-world: ${((100 * all.rps) / base.rps).toFixed(1)}%`);
-  console.log(`ratio get_inbox(cursor)   / hello-world: ${((100 * fresh.rps) / base.rps).toFixed(1)}% (target >= 12%)`);
+  // The same poll's statements alone, on this database, in a bare handler: the floor svc stands on.
+  const floorProc = spawn(["bun", "run", "bench/poll-floor.ts", "18789", `${svc.dir}/svc.db`], { stdout: "ignore", stderr: "inherit" });
+  let floor: LoadResult;
+  try {
+    await waitFor("http://127.0.0.1:18789/", 15_000, { method: "POST", headers: auth, body: "{}" });
+    floor = wrk("http://127.0.0.1:18789/", { seconds, headers: auth, body: "{}" });
+    console.log(`the poll's SQL alone (poll-floor.ts)    ${fmt(floor)}`);
+  } finally {
+    floorProc.kill();
+  }
+  const pct = (rps: number) => `${((100 * rps) / base.rps).toFixed(1)}%`;
+  console.log(`\nratio get_inbox(50 items) / hello-world: ${pct(all.rps)}`);
+  console.log(`ratio get_inbox(cursor)   / hello-world: ${pct(fresh.rps)} (target >= 12%)`);
+  console.log(`ratio poll's SQL alone    / hello-world: ${pct(floor.rps)} (no svc around it: the floor on this machine)`);
 } finally {
   svc.proc.kill();
   hello.kill();

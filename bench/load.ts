@@ -62,11 +62,12 @@ export async function startSvc(port: number, extra: string[] = []): Promise<{ ur
   return { url, proc, dir };
 }
 
-export async function waitFor(url: string, ms = 15_000): Promise<void> {
+/** Waits until `url` answers 2xx (to `init`, a GET by default). */
+export async function waitFor(url: string, ms = 15_000, init?: RequestInit): Promise<void> {
   const until = Date.now() + ms;
   while (Date.now() < until) {
     try {
-      if ((await fetch(url)).ok) return;
+      if ((await fetch(url, init)).ok) return;
     } catch {
       // not listening yet
     }
