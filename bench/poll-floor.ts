@@ -8,6 +8,7 @@ import Database from "libsql";
 const [port, file] = process.argv.slice(2);
 if (!port || !file) throw new Error("usage: bun run bench/poll-floor.ts PORT DB_FILE");
 
+// The text of keyLookup (server/auth/credentials.ts) and countsQuery (server/domain/inbox.ts), as drizzle builds them.
 const KEY_LOOKUP = `SELECT agents.agent_id, agents.handle, agents.display_name, clients.client_id, api_keys.scopes,
     api_keys.expires_at, api_keys.revoked_at, clients.revoked_at, clients.last_used_at
   FROM api_keys JOIN clients ON clients.client_id = api_keys.client_id JOIN agents ON agents.agent_id = clients.agent_id
