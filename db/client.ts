@@ -8,7 +8,7 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { createClient, type Client, type Config } from "@libsql/client";
 import { fillPlaceholders, type Placeholder, type SQL, sql } from "drizzle-orm";
-import type { PreparedQueryConfig, SQLitePreparedQuery } from "drizzle-orm/sqlite-core";
+import type { PreparedQueryConfig, SQLitePreparedQuery, SQLiteTable } from "drizzle-orm/sqlite-core";
 import Database from "libsql";
 import { GroupCommit, Turns } from "./turns.ts";
 import {
@@ -380,6 +380,16 @@ function runningNow<Q extends SQLitePreparedQuery<PreparedQueryConfig>>(q: Q, ru
  */
 export function placeholders<K extends string>(columns: readonly K[]): Record<K, Placeholder> {
   return Object.fromEntries(columns.map((c) => [c, sql.placeholder(c)])) as unknown as Record<K, Placeholder>;
+}
+
+/** A one-row insert of these columns, built and prepared once per connection: `await q(tx).run(row)`. */
+export function preparedInsert<T extends SQLiteTable>(table: T, columns: readonly (keyof T["$inferInsert"] & string)[]) {
+  return prepared((tx) =>
+    tx
+      .insert(table)
+      .values(placeholders(columns) as T["$inferInsert"])
+      .prepare(),
+  );
 }
 
 /**

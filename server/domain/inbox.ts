@@ -1,6 +1,6 @@
 // The one module that writes inbox items; every producer calls deliver() inside its own transaction.
 import { and, asc, desc, eq, gt, inArray, type SQL, sql } from "drizzle-orm";
-import { jsonEach, jsonList, placeholders, prepared, requireWrite, type Tx } from "../../db/client.ts";
+import { jsonEach, jsonList, preparedInsert, prepared, requireWrite, type Tx } from "../../db/client.ts";
 import { contacts, inboxCounts, inboxCursors, inboxItems } from "../../db/schema/index.ts";
 import { DAY, iso, later } from "../clock.ts";
 import { invalid } from "../errors.ts";
@@ -54,7 +54,7 @@ const ITEM_COLUMNS = [
   "createdAt",
   "expiresAt",
 ] as const;
-const insertItem = prepared((tx) => tx.insert(inboxItems).values(placeholders(ITEM_COLUMNS)).prepare());
+const insertItem = preparedInsert(inboxItems, ITEM_COLUMNS);
 
 /** deliver() for many recipients at once (an expense may tell dozens of members). */
 export async function deliverAll(tx: Tx, now: Date, ds: Delivery[]): Promise<(string | null)[]> {

@@ -1,6 +1,6 @@
 // The one place that makes write tools idempotent: a key per agent remembers the call and its answer.
 import { and, eq, sql } from "drizzle-orm";
-import { placeholders, prepared, type Tx } from "../../db/client.ts";
+import { preparedInsert, prepared, type Tx } from "../../db/client.ts";
 import { idempotencyRecords } from "../../db/schema/index.ts";
 import { iso } from "../clock.ts";
 import { AppError } from "../errors.ts";
@@ -30,12 +30,7 @@ const record = prepared((tx) =>
     .where(and(eq(idempotencyRecords.agentId, sql.placeholder("agentId")), eq(idempotencyRecords.key, sql.placeholder("key"))))
     .prepare(),
 );
-const insertRecord = prepared((tx) =>
-  tx
-    .insert(idempotencyRecords)
-    .values(placeholders(["agentId", "key", "tool", "requestHash", "response", "createdAt"]))
-    .prepare(),
-);
+const insertRecord = preparedInsert(idempotencyRecords, ["agentId", "key", "tool", "requestHash", "response", "createdAt"]);
 
 /** The stored answer for a retry, null for a first call; throws when the key was used for another call. */
 export async function lookup(tx: Tx, agentId: string, key: string, hash: string, replay: boolean): Promise<Record<string, unknown> | null> {

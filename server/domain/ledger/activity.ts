@@ -1,6 +1,6 @@
 // get_activity: a group's log of who changed what and when, newest first.
 import { and, desc, eq, lt } from "drizzle-orm";
-import { placeholders, prepared, type Tx } from "../../../db/client.ts";
+import { preparedInsert, type Tx } from "../../../db/client.ts";
 import { ledgerActivity } from "../../../db/schema/index.ts";
 import { iso } from "../../clock.ts";
 import { refsByIds } from "../agents.ts";
@@ -39,12 +39,7 @@ export async function listActivity({ tx, actor: { agentId } }: DomainContext, in
   };
 }
 
-const insertEntry = prepared((tx) =>
-  tx
-    .insert(ledgerActivity)
-    .values(placeholders(["groupId", "actorId", "action", "summary", "refs", "createdAt"]))
-    .prepare(),
-);
+const insertEntry = preparedInsert(ledgerActivity, ["groupId", "actorId", "action", "summary", "refs", "createdAt"]);
 
 /** Appends to a group's activity log (get_activity); every ledger change calls this in its transaction. */
 export async function logActivity(

@@ -1,7 +1,7 @@
 // The expense store: an expense's state computed from what the caller gives, stored as rows with its shares and
 // history, and read back. Recurring occurrences and the Splitwise import create expenses through it.
 import { eq, getTableColumns, inArray, sql } from "drizzle-orm";
-import { jsonEach, jsonList, placeholders, prepared, type Tx } from "../../../db/client.ts";
+import { jsonEach, jsonList, preparedInsert, prepared, type Tx } from "../../../db/client.ts";
 import { agents, expenseHistory, expenseShares, expenses } from "../../../db/schema/index.ts";
 import { iso } from "../../clock.ts";
 import { invalid } from "../../errors.ts";
@@ -227,12 +227,7 @@ export async function replaceShares(tx: Tx, expenseId: string, groupId: string, 
 
 export type HistoryAction = ExpenseHistoryEntry["action"];
 
-const insertHistory = prepared((tx) =>
-  tx
-    .insert(expenseHistory)
-    .values(placeholders(["expenseId", "version", "action", "changedBy", "changedAt", "snapshot"]))
-    .prepare(),
-);
+const insertHistory = preparedInsert(expenseHistory, ["expenseId", "version", "action", "changedBy", "changedAt", "snapshot"]);
 
 export async function recordHistory(
   tx: Tx,
@@ -247,12 +242,7 @@ export async function recordHistory(
   await insertHistory(tx).run({ expenseId, version, action, changedBy: by, changedAt: at, snapshot: { ...state, changed_fields: changed } });
 }
 
-const insertRow = prepared((tx) =>
-  tx
-    .insert(expenses)
-    .values(placeholders(Object.keys(getTableColumns(expenses)) as (keyof ExpenseRow)[]))
-    .prepare(),
-);
+const insertRow = preparedInsert(expenses, Object.keys(getTableColumns(expenses)) as (keyof ExpenseRow)[]);
 
 /**
  * Stores a computed expense as a new row with its shares, first history entry and activity (`activityNote` is

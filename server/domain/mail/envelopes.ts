@@ -1,6 +1,6 @@
 // Envelopes: messages from an agent to some of its accepted contacts, grouped in threads.
 import { and, asc, desc, eq, lt, or, type Placeholder, sql } from "drizzle-orm";
-import { jsonEach, jsonList, placeholders, prepared, type Tx } from "../../../db/client.ts";
+import { jsonEach, jsonList, preparedInsert, prepared, type Tx } from "../../../db/client.ts";
 import { envelopeRecipients, envelopes } from "../../../db/schema/index.ts";
 import { iso } from "../../clock.ts";
 import { conflict, invalid, notFound } from "../../errors.ts";
@@ -56,18 +56,8 @@ const envelopeFor = prepared((tx) =>
     .where(and(eq(envelopes.envelopeId, sql.placeholder("envelopeId")), visibleTo(sql.placeholder("agentId"))))
     .prepare(),
 );
-const insertEnvelope = prepared((tx) =>
-  tx
-    .insert(envelopes)
-    .values(placeholders(["envelopeId", "threadId", "inReplyTo", "senderId", "subject", "bodyMd", "refs", "createdAt"]))
-    .prepare(),
-);
-const insertRecipient = prepared((tx) =>
-  tx
-    .insert(envelopeRecipients)
-    .values(placeholders(["envelopeId", "agentId", "position", "delivered"]))
-    .prepare(),
-);
+const insertEnvelope = preparedInsert(envelopes, ["envelopeId", "threadId", "inReplyTo", "senderId", "subject", "bodyMd", "refs", "createdAt"]);
+const insertRecipient = preparedInsert(envelopeRecipients, ["envelopeId", "agentId", "position", "delivered"]);
 const recipientsOf = prepared((tx) =>
   tx
     .select()
