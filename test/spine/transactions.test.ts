@@ -5,35 +5,47 @@ import { sql } from "drizzle-orm";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { jsonList, openDb, scalar, type Db, type TxKind } from "../../db/client.ts";
+import { jsonList, openDb, scalar, type Db, type DbOptions, type TxKind } from "../../db/client.ts";
 import { TOOLS } from "../../server/tools/catalogue.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "svc-tx-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+/** fn on a new database file in dir holding an empty table t (n INTEGER); the database is closed after. */
+async function withTable(name: string, fn: (db: Db, path: string) => Promise<void>, opts: Omit<DbOptions, "url"> = {}): Promise<void> {
+  const path = join(dir, name);
+  const db = await openDb({ url: `file:${path}`, ...opts });
+  try {
+    await db.exclusive((c) => c.execute("CREATE TABLE t (n INTEGER)"));
+    await fn(db, path);
+  } finally {
+    await db.close();
+  }
+}
+
 describe("Db.read on a local file", () => {
   test("reads, refuses a write (which stores nothing), and the queue goes on; observeTx names the kind", async () => {
     const kinds: [TxKind, boolean][] = [];
-    const db = await openDb({ url: `file:${join(dir, "read.db")}`, observeTx: (_ms, ok, kind) => kinds.push([kind, ok]) });
-    try {
-      await db.exclusive((c) => c.execute("CREATE TABLE t (n INTEGER)"));
-      await db.tx((tx) => tx.run(sql`INSERT INTO t VALUES (1)`));
-      expect(await db.read((tx) => scalar(tx, sql`SELECT count(*) FROM t`))).toBe(1);
-      for (const write of [sql`INSERT INTO t VALUES (2)`, sql`UPDATE t SET n = 3`]) {
-        const err: unknown = await db.read((tx) => tx.run(write)).catch((e: unknown) => e);
-        expect(((err as Error).cause as Error).message).toStartWith("READ_ONLY_TRANSACTION: Invalid write in a read transaction");
-      }
-      expect((await db.exclusive((c) => c.execute("SELECT group_concat(n) AS n FROM t"))).rows[0]!.n).toBe("1");
-      expect(kinds).toEqual([
-        ["write", true],
-        ["read", true],
-        ["read", false],
-        ["read", false],
-      ]);
-    } finally {
-      await db.close();
-    }
+    await withTable(
+      "read.db",
+      async (db) => {
+        await db.tx((tx) => tx.run(sql`INSERT INTO t VALUES (1)`));
+        expect(await db.read((tx) => scalar(tx, sql`SELECT count(*) FROM t`))).toBe(1);
+        for (const write of [sql`INSERT INTO t VALUES (2)`, sql`UPDATE t SET n = 3`]) {
+          const err: unknown = await db.read((tx) => tx.run(write)).catch((e: unknown) => e);
+          expect(((err as Error).cause as Error).message).toStartWith("READ_ONLY_TRANSACTION: Invalid write in a read transaction");
+        }
+        expect((await db.exclusive((c) => c.execute("SELECT group_concat(n) AS n FROM t"))).rows[0]!.n).toBe("1");
+        expect(kinds).toEqual([
+          ["write", true],
+          ["read", true],
+          ["read", false],
+          ["read", false],
+        ]);
+      },
+      { observeTx: (_ms, ok, kind) => kinds.push([kind, ok]) },
+    );
   });
 });
 
@@ -41,9 +53,7 @@ describe("connections of a local file: one writer, readers beside it", () => {
   const count = (db: Db) => db.read((tx) => scalar<number>(tx, sql`SELECT count(*) FROM t`));
 
   test("a read never waits behind a write, and reads what was committed before it began", async () => {
-    const db = await openDb({ url: `file:${join(dir, "readers.db")}` });
-    try {
-      await db.exclusive((c) => c.execute("CREATE TABLE t (n INTEGER)"));
+    await withTable("readers.db", async (db) => {
       const { promise: hold, resolve: release } = Promise.withResolvers<void>();
       const { promise: inserted, resolve: didInsert } = Promise.withResolvers<void>();
       // A write that has inserted and then waits, its transaction open, until the test lets it go.
@@ -57,15 +67,11 @@ describe("connections of a local file: one writer, readers beside it", () => {
       release();
       await writing;
       expect(await count(db)).toBe(1);
-    } finally {
-      await db.close();
-    }
+    });
   });
 
   test("a transaction holds its connection across awaits: another on it waits, nothing interleaves", async () => {
-    const db = await openDb({ url: `file:${join(dir, "turns.db")}` });
-    try {
-      await db.exclusive((c) => c.execute("CREATE TABLE t (n INTEGER)"));
+    await withTable("turns.db", async (db) => {
       const order: string[] = [];
       const write = (n: number) =>
         db.tx(async (tx) => {
@@ -84,9 +90,7 @@ describe("connections of a local file: one writer, readers beside it", () => {
       });
       expect(seen).toEqual([3, 3]);
       expect(await count(db)).toBe(4);
-    } finally {
-      await db.close();
-    }
+    });
   });
 });
 
@@ -103,10 +107,7 @@ describe("group commit on a local file", () => {
   };
 
   test("writes that queue while one runs share its commit, and each is answered only once that commit is done", async () => {
-    const path = join(dir, "group.db");
-    const db = await openDb({ url: `file:${path}` });
-    try {
-      await db.exclusive((c) => c.execute("CREATE TABLE t (n INTEGER)"));
+    await withTable("group.db", async (db, path) => {
       const before = commitsInWal(path);
       const { promise: hold, resolve: release } = Promise.withResolvers<void>();
       const first = db.tx(async (tx) => {
@@ -121,15 +122,11 @@ describe("group commit on a local file", () => {
       expect(await seenWhenAnswered).toEqual([1, 2, 3]);
       await Promise.all(others);
       expect(commitsInWal(path) - before).toBe(1);
-    } finally {
-      await db.close();
-    }
+    });
   });
 
   test("a write that fails is undone alone: the rest of its group commits, each write once", async () => {
-    const db = await openDb({ url: `file:${join(dir, "group-fail.db")}` });
-    try {
-      await db.exclusive((c) => c.execute("CREATE TABLE t (n INTEGER)"));
+    await withTable("group-fail.db", async (db) => {
       const { promise: hold, resolve: release } = Promise.withResolvers<void>();
       const runs = new Map<number, number>();
       const write = (n: number, then?: () => Promise<void>) =>
@@ -157,9 +154,7 @@ describe("group commit on a local file", () => {
       ]);
       expect(await rows(db)).toEqual([1, 2, 5]);
       expect(Object.fromEntries(runs)).toEqual({ 1: 2, 2: 2, 3: 1, 5: 1 });
-    } finally {
-      await db.close();
-    }
+    });
   });
 
   test("exclusive work commits the open group first; closing commits what is left", async () => {
