@@ -96,12 +96,9 @@ export class GroupCommit {
     return group;
   }
 
-  // In the writer's turn: the writes in order, in the open transaction.
-  private async run(writes: Write[]): Promise<void> {
-    let todo = writes;
-    while (todo.length) {
-      const w = todo[0]!;
-      todo = todo.slice(1);
+  // In the writer's turn: the writes in order, in the open transaction (todo is consumed).
+  private async run(todo: Write[]): Promise<void> {
+    for (let w = todo.shift(); w; w = todo.shift()) {
       const before = this.conn.writesRun;
       try {
         if (!this.conn.inTransaction) {
@@ -114,7 +111,7 @@ export class GroupCommit {
         w.fail(err);
         // SQLite may have rolled the whole transaction back itself (a full disk, an interrupted statement).
         if (this.conn.inTransaction && this.conn.writesRun === before) continue;
-        todo = [...this.takeBack(), ...todo];
+        todo.unshift(...this.takeBack());
       }
     }
     if (this.group.length >= GROUP_MAX_WRITES || performance.now() - this.began >= GROUP_MAX_MS) this.commit();
