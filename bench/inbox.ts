@@ -1,10 +1,12 @@
 // Authenticated get_inbox (an agent with 50 items) against a bare Bun.serve hello-world, same load generator; and the
 // cursor poll's statements alone in a bare handler (bench/poll-floor.ts), to show what is svc's own cost.
-// Run: bun run bench/inbox.ts [seconds]
+// Run: bun run bench/inbox.ts [seconds] [rounds]
 import { spawn } from "bun";
-import { ensureWrk, fmt, type LoadResult, startSvc, tool, waitFor, wrk } from "./load.ts";
+import { ensureWrk, fmt, startSvc, tool, waitFor, wrk } from "./load.ts";
 
-const seconds = Number(process.argv[2] ?? 10);
+const seconds = Number(process.argv[2] ?? 6);
+const rounds = Number(process.argv[3] ?? 3);
+const pct = (ratio: number) => `${(100 * ratio).toFixed(1)}%`;
 ensureWrk();
 const svc = await startSvc(18787);
 const hello = spawn(["bun", "run", "bench/hello.ts", "18788"], { stdout: "ignore", stderr: "inherit" });
@@ -17,27 +19,39 @@ try {
     await tool(svc.url, "add_contact", { handle: "bench-reader", note: `hello ${i}`, idempotency_key: `bench-add-${i}` }, other.api_key);
   }
   const auth = { authorization: `Bearer ${me.api_key}`, "content-type": "application/json" };
-  console.log(`svc get_inbox benchmark: 64 connections, ${seconds} s each, wrk on loopback, 2 cores shared with the load generator\n`);
-  const base = wrk("http://127.0.0.1:18788/", { seconds });
-  console.log(`hello-world (Bun.serve)                 ${fmt(base)}`);
-  const all = wrk(`${svc.url}/v1/tools/get_inbox`, { seconds, headers: auth, body: JSON.stringify({ since: "0", include_seen: true, limit: 50 }) });
-  console.log(`get_inbox, all 50 items (since=0)       ${fmt(all)}`);
-  const fresh = wrk(`${svc.url}/v1/tools/get_inbox`, { seconds, headers: auth, body: "{}" });
-  console.log(`get_inbox, from the client's cursor     ${fmt(fresh)}`);
+  console.log(`svc get_inbox benchmark: 64 connections, ${seconds} s each, wrk on loopback, 2 cores shared with the load generator`);
+  console.log(`${rounds} rounds, each between two hello-world runs (the machine's speed drifts within minutes)\n`);
   // The same poll's statements alone, on this database, in a bare handler: the floor svc stands on.
   const floorProc = spawn(["bun", "run", "bench/poll-floor.ts", "18789", `${svc.dir}/svc.db`], { stdout: "ignore", stderr: "inherit" });
-  let floor: LoadResult;
   try {
     await waitFor("http://127.0.0.1:18789/", 15_000, { method: "POST", headers: auth, body: "{}" });
-    floor = wrk("http://127.0.0.1:18789/", { seconds, headers: auth, body: "{}" });
-    console.log(`the poll's SQL alone (poll-floor.ts)    ${fmt(floor)}`);
+    const hello = () => wrk("http://127.0.0.1:18788/", { seconds });
+    const ratios: { all: number; cursor: number; floor: number }[] = [];
+    let before = hello();
+    console.log(`hello-world (Bun.serve)                 ${fmt(before)}`);
+    for (let round = 1; round <= rounds; round++) {
+      const all = wrk(`${svc.url}/v1/tools/get_inbox`, { seconds, headers: auth, body: JSON.stringify({ since: "0", include_seen: true, limit: 50 }) });
+      console.log(`get_inbox, all 50 items (since=0)       ${fmt(all)}`);
+      const fresh = wrk(`${svc.url}/v1/tools/get_inbox`, { seconds, headers: auth, body: "{}" });
+      console.log(`get_inbox, from the client's cursor     ${fmt(fresh)}`);
+      const floor = wrk("http://127.0.0.1:18789/", { seconds, headers: auth, body: "{}" });
+      console.log(`the poll's SQL alone (poll-floor.ts)    ${fmt(floor)}`);
+      const after = hello();
+      console.log(`hello-world (Bun.serve)                 ${fmt(after)}`);
+      const base = (before.rps + after.rps) / 2;
+      const r = { all: all.rps / base, cursor: fresh.rps / base, floor: floor.rps / base };
+      ratios.push(r);
+      console.log(`  round ${round}: cursor ${pct(r.cursor)}, all 50 items ${pct(r.all)}, SQL alone ${pct(r.floor)} of the hello-world around them\n`);
+      before = after;
+    }
+    const median = (k: keyof (typeof ratios)[number]) => pct(ratios.map((r) => r[k]).sort((a, b) => a - b)[Math.floor(ratios.length / 2)]!);
+    console.log(`median of ${rounds} rounds, each against the mean of the hello-world runs before and after it:`);
+    console.log(`ratio get_inbox(50 items) / hello-world: ${median("all")}`);
+    console.log(`ratio get_inbox(cursor)   / hello-world: ${median("cursor")} (target >= 12%)`);
+    console.log(`ratio poll's SQL alone    / hello-world: ${median("floor")} (no svc around it: the floor on this machine)`);
   } finally {
     floorProc.kill();
   }
-  const pct = (rps: number) => `${((100 * rps) / base.rps).toFixed(1)}%`;
-  console.log(`\nratio get_inbox(50 items) / hello-world: ${pct(all.rps)}`);
-  console.log(`ratio get_inbox(cursor)   / hello-world: ${pct(fresh.rps)} (target >= 12%)`);
-  console.log(`ratio poll's SQL alone    / hello-world: ${pct(floor.rps)} (no svc around it: the floor on this machine)`);
 } finally {
   svc.proc.kill();
   hello.kill();
