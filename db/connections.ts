@@ -199,7 +199,9 @@ export async function remoteTransaction<T>(client: Client, kind: TxKind, fn: (tx
     const orm = ormOn(async (sql, params, method) => {
       const rs = await t.execute({ sql, args: params as InValue[] });
       if (method === "run") return { rowsAffected: rs.rowsAffected };
-      return { rows: method === "get" ? rs.rows[0] : rs.rows };
+      // drizzle reads rows as arrays (values() destructures them); the client's rows are array-like, not arrays.
+      const rows = rs.rows.map((r) => Array.from(r as ArrayLike<unknown>));
+      return { rows: method === "get" ? rows[0] : rows };
     }, kind);
     const result = await fn(orm);
     await t.commit();
