@@ -25,6 +25,10 @@ export interface TestServer {
   clock: ManualClock;
   server: RunningServer;
   dir: string;
+  /** The database it runs on: give it to startTestServer to start another instance on the same one. */
+  database: TestDatabase;
+  /** The command-line flags that open that database (--db, and --auth-token for a remote one). */
+  dbFlags: string[];
   /** POST /v1/tools/{tool}; a success is checked against the tool's declared output schema, an error against the envelope. */
   call(tool: string, args?: unknown, key?: string | null, headers?: Record<string, string>): Promise<CallResponse>;
   /** Like call, but fails the test unless the answer is a success; returns `data`. */
@@ -42,13 +46,23 @@ export const walBytes = (dbPath: string) => (existsSync(`${dbPath}-wal`) ? statS
 let counter = 0;
 export const key = () => `idem-${Date.now()}-${++counter}-${Math.random().toString(36).slice(2)}`;
 
+export type TestDatabase = Pick<ServerConfig, "dbUrl" | "authToken" | "syncUrl">;
+
+// Test servers running in this process: a remote database is emptied only for the first of them.
+let running = 0;
+
+/** A test server on a fresh database, or on the one named by overrides.dbUrl as it is (a restart, a second instance). */
 export async function startTestServer(overrides: Partial<ServerConfig> = {}): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), "svc-test-"));
   const clock = new ManualClock(Date.parse("2026-11-22T12:00:00.000Z"));
+  const database: TestDatabase =
+    overrides.dbUrl === undefined
+      ? await testDatabase(`file:${join(dir, "svc.db")}`, running > 0)
+      : { dbUrl: overrides.dbUrl, authToken: overrides.authToken, syncUrl: overrides.syncUrl };
   const server = await startServer({
     host: "127.0.0.1",
     port: 0,
-    ...(await testDatabase(`file:${join(dir, "svc.db")}`)),
+    ...database,
     baseUrl: "",
     inviteOnly: false,
     rateLimit: 100_000,
@@ -56,6 +70,8 @@ export async function startTestServer(overrides: Partial<ServerConfig> = {}): Pr
     clock,
     ...overrides,
   });
+  running++;
+  let stopped = false;
   const url = server.url;
 
   async function call(tool: string, args: unknown = {}, apiKey?: string | null, headers: Record<string, string> = {}): Promise<CallResponse> {
@@ -99,12 +115,17 @@ export async function startTestServer(overrides: Partial<ServerConfig> = {}): Pr
     clock,
     server,
     dir,
+    database,
+    // A replica's file belongs to the server; a command reaches the same data through the primary.
+    dbFlags: ["--db", database.syncUrl ?? database.dbUrl!, ...(database.authToken ? ["--auth-token", database.authToken] : [])],
     call,
     ok,
     register,
     contacts,
     raw: (path, init) => fetch(`${url}${path}`, init),
     async stop() {
+      if (!stopped) running--;
+      stopped = true;
       await server.stop();
       rmSync(dir, { recursive: true, force: true });
     },
@@ -114,18 +135,21 @@ export async function startTestServer(overrides: Partial<ServerConfig> = {}): Pr
 /**
  * The database a test server runs on: a fresh local file, unless the environment names a remote primary
  * (SVC_TEST_DB_URL) or a replica's primary (SVC_TEST_SYNC_URL, with a fresh local replica file), with
- * SVC_TEST_AUTH_TOKEN. A remote database is emptied first, so each server starts as on a new file.
+ * SVC_TEST_AUTH_TOKEN. A remote database is emptied first, so each server starts as on a new file, unless `shared`:
+ * another server of the test still runs on it, and this one joins it as a second instance.
  */
-export async function testDatabase(localUrl: string): Promise<Pick<ServerConfig, "dbUrl" | "authToken" | "syncUrl">> {
+export async function testDatabase(localUrl: string, shared = false): Promise<TestDatabase> {
   const authToken = process.env.SVC_TEST_AUTH_TOKEN || undefined;
   const primary = process.env.SVC_TEST_SYNC_URL || process.env.SVC_TEST_DB_URL;
   if (!primary) return { dbUrl: localUrl };
-  const client = createClient({ url: primary, authToken });
-  try {
-    const tables = await client.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'");
-    await client.migrate(tables.rows.map((r) => `DROP TABLE "${String(r.name)}"`));
-  } finally {
-    client.close();
+  if (!shared) {
+    const client = createClient({ url: primary, authToken });
+    try {
+      const tables = await client.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'");
+      await client.migrate(tables.rows.map((r) => `DROP TABLE "${String(r.name)}"`));
+    } finally {
+      client.close();
+    }
   }
   return process.env.SVC_TEST_SYNC_URL ? { dbUrl: localUrl, syncUrl: primary, authToken } : { dbUrl: primary, authToken };
 }

@@ -614,7 +614,7 @@ describe("signing keys live in the database", () => {
     });
     expect(t.status).toBe(200);
     await first.server.stop();
-    const second = await startTestServer({ baseUrl, dbUrl: `file:${first.dir}/svc.db` });
+    const second = await startTestServer({ baseUrl, ...first.database });
     try {
       const me = await second.call("get_me", {}, t.body.access_token);
       expect(me.status).toBe(200);

@@ -14,7 +14,7 @@ let db: string[];
 beforeAll(async () => {
   await ensureBuilt();
   s = await startTestServer({ inviteOnly: true, clock: new ManualClock() });
-  db = ["--db", `file:${join(s.dir, "svc.db")}`];
+  db = s.dbFlags;
 }, 120_000);
 afterAll(() => s.stop());
 
@@ -36,7 +36,7 @@ describe("svc migrate", () => {
   });
 
   test("SVC_DB names the database too", async () => {
-    const r = await svc(["migrate"], { env: { SVC_DB: db[1]! } });
+    const r = await svc(["migrate"], { env: { SVC_DB: db[1]!, ...(s.database.authToken ? { SVC_AUTH_TOKEN: s.database.authToken } : {}) } });
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("nothing to apply");
   });

@@ -201,16 +201,7 @@ describe("svc import splitwise (the command, against a server's database)", () =
   afterAll(() => s.stop());
 
   const run = (args: string[]) => {
-    const p = Bun.spawnSync([
-      "bun",
-      "run",
-      join(import.meta.dir, "../../cli/main.ts"),
-      "import",
-      "splitwise",
-      ...args,
-      "--db",
-      `file:${join(s.dir, "svc.db")}`,
-    ]);
+    const p = Bun.spawnSync(["bun", "run", join(import.meta.dir, "../../cli/main.ts"), "import", "splitwise", ...args, ...s.dbFlags]);
     return { code: p.exitCode, out: p.stdout.toString(), err: p.stderr.toString() };
   };
 
