@@ -48,16 +48,13 @@ export const key = () => `idem-${Date.now()}-${++counter}-${Math.random().toStri
 
 export type TestDatabase = Pick<ServerConfig, "dbUrl" | "authToken" | "syncUrl">;
 
-// Test servers running in this process: a remote database is emptied only for the first of them.
-let running = 0;
-
 /** A test server on a fresh database, or on the one named by overrides.dbUrl as it is (a restart, a second instance). */
 export async function startTestServer(overrides: Partial<ServerConfig> = {}): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), "svc-test-"));
   const clock = new ManualClock(Date.parse("2026-11-22T12:00:00.000Z"));
   const database: TestDatabase =
     overrides.dbUrl === undefined
-      ? await testDatabase(`file:${join(dir, "svc.db")}`, running > 0)
+      ? await testDatabase(`file:${join(dir, "svc.db")}`)
       : { dbUrl: overrides.dbUrl, authToken: overrides.authToken, syncUrl: overrides.syncUrl };
   const server = await startServer({
     host: "127.0.0.1",
@@ -70,8 +67,6 @@ export async function startTestServer(overrides: Partial<ServerConfig> = {}): Pr
     clock,
     ...overrides,
   });
-  running++;
-  let stopped = false;
   const url = server.url;
 
   async function call(tool: string, args: unknown = {}, apiKey?: string | null, headers: Record<string, string> = {}): Promise<CallResponse> {
@@ -124,8 +119,6 @@ export async function startTestServer(overrides: Partial<ServerConfig> = {}): Pr
     contacts,
     raw: (path, init) => fetch(`${url}${path}`, init),
     async stop() {
-      if (!stopped) running--;
-      stopped = true;
       await server.stop();
       rmSync(dir, { recursive: true, force: true });
     },
@@ -135,21 +128,19 @@ export async function startTestServer(overrides: Partial<ServerConfig> = {}): Pr
 /**
  * The database a test server runs on: a fresh local file, unless the environment names a remote primary
  * (SVC_TEST_DB_URL) or a replica's primary (SVC_TEST_SYNC_URL, with a fresh local replica file), with
- * SVC_TEST_AUTH_TOKEN. A remote database is emptied first, so each server starts as on a new file, unless `shared`:
- * another server of the test still runs on it, and this one joins it as a second instance.
+ * SVC_TEST_AUTH_TOKEN. A remote database is emptied first, so each server starts as on a new file: a server meant to
+ * run beside another on the same database is started with that one's `database`.
  */
-export async function testDatabase(localUrl: string, shared = false): Promise<TestDatabase> {
+export async function testDatabase(localUrl: string): Promise<TestDatabase> {
   const authToken = process.env.SVC_TEST_AUTH_TOKEN || undefined;
   const primary = process.env.SVC_TEST_SYNC_URL || process.env.SVC_TEST_DB_URL;
   if (!primary) return { dbUrl: localUrl };
-  if (!shared) {
-    const client = createClient({ url: primary, authToken });
-    try {
-      const tables = await client.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'");
-      await client.migrate(tables.rows.map((r) => `DROP TABLE "${String(r.name)}"`));
-    } finally {
-      client.close();
-    }
+  const client = createClient({ url: primary, authToken });
+  try {
+    const tables = await client.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'");
+    await client.migrate(tables.rows.map((r) => `DROP TABLE "${String(r.name)}"`));
+  } finally {
+    client.close();
   }
   return process.env.SVC_TEST_SYNC_URL ? { dbUrl: localUrl, syncUrl: primary, authToken } : { dbUrl: primary, authToken };
 }

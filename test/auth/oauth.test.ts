@@ -233,7 +233,8 @@ describe("sign-up from an MCP client", () => {
   });
 
   test("on an invite-only server the new handle needs a platform invite code", async () => {
-    const closed = await startTestServer({ inviteOnly: true });
+    // A second instance on s's database: a remote test database would otherwise be emptied under s.
+    const closed = await startTestServer({ inviteOnly: true, ...s.database });
     try {
       const client = (await registerClient(closed)).body;
       const browser = new PageClient(closed.url);
