@@ -5,7 +5,9 @@ import { sql } from "drizzle-orm";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { jsonList, openDb, scalar, type Db, type DbOptions, type TxKind } from "../../db/client.ts";
+import { createClient } from "@libsql/client";
+import { jsonList, openDb, scalar, type Db, type DbOptions, type Tx, type TxKind } from "../../db/client.ts";
+import { remoteTransaction } from "../../db/connections.ts";
 import { TOOLS } from "../../server/tools/catalogue.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
 
@@ -189,6 +191,28 @@ describe("lists bound as one JSON value (jsonEach)", () => {
     } finally {
       await db.close();
     }
+  });
+});
+
+describe("a remote primary's rows (@libsql/client)", () => {
+  // The client's rows are array-like objects, whether from a server or, as here, from a file: the same code path.
+  test("reach drizzle as a local file's do: values() destructures, get() and all() map each column", async () => {
+    await withTable("remote-rows.db", async (db, path) => {
+      await db.raw.execute("INSERT INTO t VALUES (1), (2)");
+      const client = createClient({ url: `file:${path}` });
+      try {
+        const read = <T>(fn: (tx: Tx) => Promise<T>) => Promise.all([db.read(fn), remoteTransaction(client, "read", fn)]);
+        const [local, remote] = await read(async (tx) => ({
+          values: (await tx.values<[number, string]>(sql`SELECT n, 'x' || n FROM t ORDER BY n`)).map(([n, s]) => `${n}:${s}`),
+          get: await tx.get<[number]>(sql`SELECT n FROM t ORDER BY n DESC`),
+          all: await tx.all<[number]>(sql`SELECT n FROM t ORDER BY n`),
+        }));
+        expect(local).toEqual({ values: ["1:x1", "2:x2"], get: [2], all: [[1], [2]] });
+        expect(remote).toEqual(local);
+      } finally {
+        client.close();
+      }
+    });
   });
 });
 
