@@ -52,20 +52,22 @@ export type TestDatabase = Pick<ServerConfig, "dbUrl" | "authToken" | "syncUrl">
 export async function startTestServer(overrides: Partial<ServerConfig> = {}): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), "svc-test-"));
   const clock = new ManualClock(Date.parse("2026-11-22T12:00:00.000Z"));
+  const localUrl = `file:${join(dir, "svc.db")}`;
   const database: TestDatabase =
     overrides.dbUrl === undefined
-      ? await testDatabase(`file:${join(dir, "svc.db")}`)
-      : { dbUrl: overrides.dbUrl, authToken: overrides.authToken, syncUrl: overrides.syncUrl };
+      ? await testDatabase(localUrl)
+      : // A replica's file is one server's own: another on the same primary keeps a replica of its own.
+        { dbUrl: overrides.syncUrl ? localUrl : overrides.dbUrl, authToken: overrides.authToken, syncUrl: overrides.syncUrl };
   const server = await startServer({
     host: "127.0.0.1",
     port: 0,
-    ...database,
     baseUrl: "",
     inviteOnly: false,
     rateLimit: 100_000,
     publicRateLimit: 100_000,
     clock,
     ...overrides,
+    ...database,
   });
   const url = server.url;
 
