@@ -9,7 +9,7 @@ const rounds = Number(process.argv[3] ?? 3);
 const pct = (ratio: number) => `${(100 * ratio).toFixed(1)}%`;
 ensureWrk();
 const svc = await startSvc(18787);
-const hello = spawn(["bun", "run", "bench/hello.ts", "18788"], { stdout: "ignore", stderr: "inherit" });
+const helloProc = spawn(["bun", "run", "bench/hello.ts", "18788"], { stdout: "ignore", stderr: "inherit" });
 await waitFor("http://127.0.0.1:18788/");
 
 try {
@@ -54,5 +54,5 @@ try {
   }
 } finally {
   svc.proc.kill();
-  hello.kill();
+  helloProc.kill();
 }
