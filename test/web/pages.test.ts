@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { BrowserContext, Page } from "playwright-core";
+import type { BrowserContext, Locator, Page } from "playwright-core";
 import { startTestServer, type Agent, type TestServer } from "../harness.ts";
 import { pkce, registerClient, tokenCall } from "../auth/oauth-helpers.ts";
 import { groupOf } from "../ledger/ledger-fixtures.ts";
@@ -100,12 +100,22 @@ async function audit(name: string): Promise<void> {
   audited.push(name);
 }
 
+/**
+ * Clicks what leads to another page (a link, a form's button) and waits for that page's document: a read made at once
+ * could meet the old page as it goes, and then fails (seen under load).
+ */
+async function follow(target: Locator): Promise<void> {
+  const loaded = page.waitForEvent("domcontentloaded");
+  await target.click();
+  await loaded;
+}
+
 describe("the pages in Chromium", () => {
   test("home, documentation and the not-found page", async () => {
     await page.goto(s.url);
     await expect(page.locator("main pre").first().textContent()).resolves.toContain(`"url": "${s.url}/mcp"`);
     await audit("home");
-    await page.getByRole("link", { name: "Documentation" }).click();
+    await follow(page.getByRole("link", { name: "Documentation" }));
     await audit("docs");
     await page.goto(`${s.url}/docs/tools/add_expense`);
     await audit("docs-tool");
@@ -120,19 +130,19 @@ describe("the pages in Chromium", () => {
     await page.goto(j.enter_url);
     await expect(page.getByLabel("Code shown by your app").inputValue()).resolves.toBe(j.user_code);
     await audit("join-enter-code");
-    await page.getByRole("button", { name: "Continue" }).click();
+    await follow(page.getByRole("button", { name: "Continue" }));
     // Both forms have a handle field; each label points at its own input.
     await expect(page.getByLabel("Your handle").getAttribute("id")).resolves.toBe("f-handle");
     await expect(page.getByLabel("Handle", { exact: true }).getAttribute("id")).resolves.toBe("new-handle");
     await audit("join-signin");
     await page.getByLabel("Your handle").fill("web-alice");
-    await page.getByRole("button", { name: "Send me a code" }).click();
+    await follow(page.getByRole("button", { name: "Send me a code" }));
     await page.getByLabel("One-time code").fill(await inboxCode(s, alice.key));
     await audit("join-code");
-    await page.getByRole("button", { name: "Continue" }).click();
+    await follow(page.getByRole("button", { name: "Continue" }));
     await expect(page.getByRole("heading", { level: 1 }).textContent()).resolves.toBe("Connect Chromium App");
     await audit("join-confirm");
-    await page.getByRole("button", { name: "Connect to @web-alice" }).click();
+    await follow(page.getByRole("button", { name: "Connect to @web-alice" }));
     await expect(page.getByRole("status").textContent()).resolves.toContain("is now connected to @web-alice");
     await audit("join-done");
     const r = await s.ok("finish_join", { poll_token: j.poll_token });
@@ -178,7 +188,7 @@ describe("the pages in Chromium", () => {
     await expect(apps.textContent()).resolves.toContain("Chromium App");
     await expect(apps.getByRole("listitem").filter({ hasText: "Agent that registered the handle" }).textContent()).resolves.toContain("in use");
     await page.getByLabel("Name of the app that will use it").fill("Script on my laptop");
-    await page.getByRole("button", { name: "Create API key" }).click();
+    await follow(page.getByRole("button", { name: "Create API key" }));
     const key = (await page.locator("#new-key").textContent())!;
     expect((await s.ok("get_me", {}, key)).agent.handle).toBe("web-alice");
     await page.goto(`${s.url}/account`);
@@ -215,7 +225,7 @@ describe("the pages in Chromium", () => {
     await s.ok("record_payment", { group_id: g.group_id, to: "web-alice", amount: "10.00" }, bob.key);
     await page.goto(`${s.url}/groups`);
     await audit("groups");
-    await page.getByRole("link", { name: "Lisbon trip" }).click();
+    await follow(page.getByRole("link", { name: "Lisbon trip" }));
     await expect(page.getByRole("heading", { level: 1 }).textContent()).resolves.toBe("Lisbon trip");
     await expect(page.getByRole("img", { name: /^Balances: / }).count()).resolves.toBe(1);
     await expect(page.locator("main").textContent()).resolves.toContain("web-bob owes web-alice 40.00 EUR");
@@ -227,10 +237,10 @@ describe("the pages in Chromium", () => {
     const link = await s.ok("get_settings_link", {}, alice.key);
     await page.goto(link.url);
     await audit("settings-link");
-    await page.getByRole("button", { name: "Open my settings" }).click();
+    await follow(page.getByRole("button", { name: "Open my settings" }));
     await page.getByLabel("Display name").fill("Alice in Chromium");
     await page.getByLabel("About you").fill("Pays for the pizza");
-    await page.getByRole("button", { name: "Save" }).click();
+    await follow(page.getByRole("button", { name: "Save" }));
     await expect(page.getByRole("status").textContent()).resolves.toBe("Saved.");
     await audit("settings");
     expect((await s.ok("get_me", {}, alice.key)).agent).toMatchObject({ display_name: "Alice in Chromium", description: "Pays for the pizza" });
