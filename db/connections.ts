@@ -67,8 +67,9 @@ export const runNow = (orm: Orm): RunNow | undefined => runNowOf.get(orm);
 /** The drizzle handle of a transaction's kind; runsNow: exec answers at once (a local connection), see prepared(). */
 function ormOn<E extends Exec | RunNow>(exec: E, kind: TxKind, runsNow = false): Orm {
   const checked = (kind === "read" ? (sql, params, method) => (checkRead(sql), exec(sql, params, method)) : exec) as E;
-  // The proxy's declared result is { rows }; a run answers { rowsAffected } instead, as RunResult says.
-  const orm = drizzle((async (sql, params, method) => checked(sql, params, method)) as AsyncRemoteCallback, { schema }) as unknown as Orm;
+  // The proxy's declared result is a promise of { rows }: drizzle awaits it, so a local connection's answer is handed
+  // over as it is, and a run answers { rowsAffected } instead, as RunResult says.
+  const orm = drizzle(checked as unknown as AsyncRemoteCallback, { schema }) as unknown as Orm;
   if (runsNow) runNowOf.set(orm, checked as RunNow);
   if (kind === "read") readOnlyHandles.add(orm);
   return orm;
