@@ -40,6 +40,8 @@ export interface DbOptions {
   syncIntervalSeconds?: number;
   /** Bound on reaching a remote primary at open; past it openDb fails instead of hanging. */
   connectTimeoutMs?: number;
+  /** How many processes open it at once (svc serve --workers): only a local file can be shared. */
+  processes?: number;
   /** Called with the duration of every transaction run through tx() or read(), for metrics. */
   observeTx?: (ms: number, ok: boolean, kind: TxKind) => void;
 }
@@ -95,6 +97,16 @@ export function describeUrl(url: string): string {
 
 /** Which mode the options ask for; throws DbOpenError for a combination that cannot work. */
 export function selectMode(opts: DbOptions): DbMode {
+  const mode = modeOf(opts);
+  if ((opts.processes ?? 1) > 1 && (mode !== "local" || localPath(opts.url) === ":memory:")) {
+    throw new DbOpenError(
+      "--workers above 1 needs a local database file (--db file:PATH): a remote database, an embedded replica or :memory: is served by one process.",
+    );
+  }
+  return mode;
+}
+
+function modeOf(opts: DbOptions): DbMode {
   const scheme = schemeOf(opts.url);
   const remote = scheme !== undefined && REMOTE_SCHEMES.includes(scheme);
   if (scheme !== "file:" && !remote) {

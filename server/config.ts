@@ -37,6 +37,8 @@ export interface ServerConfig {
   shutdownTimeoutMs?: number;
   /** An OpenID Connect provider humans may sign in with on the web pages. */
   oidc?: { issuer: string; clientId: string; clientSecret: string };
+  /** svc serve --workers: how many processes serve (this one included) and the command that starts one more. */
+  workers?: { count: number; command: string[] };
   /** How client ID metadata documents are fetched; absent: guardedFetch (server/auth/safe-fetch.ts), the SSRF guard. */
   fetchClientMetadata?: ClientMetadataFetcher;
 }

@@ -1,6 +1,7 @@
 import { openDb, type Db } from "../db/client.ts";
 import { migrate } from "../db/migrate.ts";
 import { createApp } from "./app.ts";
+import { type PrimaryLink, Workers } from "./cluster.ts";
 import type { ServerConfig } from "./config.ts";
 import { JOBS } from "./jobs/index.ts";
 import { storageFault } from "./errors.ts";
@@ -24,8 +25,11 @@ export interface RunningServer {
 
 const SHUTDOWN_TIMEOUT_MS = 10_000;
 
-/** Opens the database, applies pending migrations and listens. */
-export async function startServer(config: ServerConfig): Promise<RunningServer> {
+/**
+ * Opens the database, applies pending migrations and listens; with config.workers, starts the other processes of the
+ * server (server/cluster.ts). A worker (given its link to the primary) neither migrates nor runs jobs.
+ */
+export async function startServer(config: ServerConfig, primary?: PrimaryLink): Promise<RunningServer> {
   const log = createLogger(config.logLevel ?? "silent");
   const metrics = new Metrics();
   const db = await openDb({
@@ -33,14 +37,19 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     authToken: config.authToken,
     syncUrl: config.syncUrl,
     syncIntervalSeconds: config.syncIntervalSeconds,
+    processes: config.workers?.count,
     observeTx: (ms) => metrics.dbTx.observe(ms / 1000),
   });
-  const applied = await migrate(db.raw).catch(async (err) => {
-    await db.close();
-    throw err;
-  });
+  const applied = primary
+    ? []
+    : await migrate(db.raw).catch(async (err) => {
+        await db.close();
+        throw err;
+      });
   if (applied.length) log.info("migrations applied", { migrations: applied.map((m) => m.name).join(",") });
-  const services: Services = { db, config, limiter: new RateLimiter(() => config.clock.now().getTime()) };
+  const workerCount = (config.workers?.count ?? 1) - 1;
+  const several = workerCount > 0 || primary !== undefined;
+  const services: Services = { db, config, limiter: new RateLimiter(() => config.clock.now().getTime(), several), forward: primary?.forward };
   const ops = new Ops(services, log, metrics);
   services.observe = (e) => {
     metrics.recordCall(e);
@@ -68,6 +77,8 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     () => ops.wrote(),
   );
   const handle = createApp(services, ops);
+  // A shared port would also let in another server started on it by mistake: the first process takes it alone first.
+  if (workerCount > 0 && config.port !== 0) Bun.serve({ hostname: config.host, port: config.port, fetch: () => new Response() }).stop(true);
   const server = Bun.serve({
     hostname: config.host,
     port: config.port,
@@ -76,6 +87,8 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     // Bun closes a kept-alive connection after 10 idle seconds by default; a browser that posts a form on it just
     // then gets a reset and an error page instead of the answer. Longer than a person pauses on a form.
     idleTimeout: 120,
+    // The processes of one server share its port; the kernel spreads new connections over them.
+    reusePort: several,
     // The address is looked up only by what needs it (rate limits of public calls and pages): it costs a native call.
     fetch: (req, srv) => handle(req, () => srv.requestIP(req)?.address ?? "unknown"),
     error: () =>
@@ -90,7 +103,22 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
   });
   const port = server.port!;
   if (!config.baseUrl) config.baseUrl = `http://${config.host}:${port}`;
-  if (config.jobIntervalMs) jobs.start(config.jobIntervalMs);
+  // Workers listen on the port this process got (port 0 asks the system for one).
+  config.port = port;
+  let workers: Workers | undefined;
+  if (primary) {
+    primary.shareLimits(services.limiter);
+    primary.ready();
+  } else if (workerCount > 0) {
+    workers = new Workers(services, log, workerCount, config.workers!.command);
+    await workers.start().catch(async (err) => {
+      await workers!.stop();
+      server.stop(true);
+      await db.close();
+      throw err;
+    });
+  }
+  if (config.jobIntervalMs && !primary) jobs.start(config.jobIntervalMs);
   let stopping: Promise<void> | undefined;
   return {
     url: `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`,
@@ -102,6 +130,8 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     stop() {
       stopping ??= (async () => {
         ops.draining = true;
+        // The workers first: their requests in flight may still hand writes to this process.
+        await workers?.stop();
         const limit = config.shutdownTimeoutMs ?? SHUTDOWN_TIMEOUT_MS;
         let timer: ReturnType<typeof setTimeout> | undefined;
         const drained = await Promise.race([server.stop().then(() => true), new Promise<false>((r) => (timer = setTimeout(() => r(false), limit)))]);

@@ -1,6 +1,7 @@
 // What every transport, page and job is handed: the database, the configuration, the rate limiter and the
 // observer of finished calls. A module of its own so that no layer reaches into the pipeline for its types.
 import type { Db } from "../db/client.ts";
+import type { AppError } from "./errors.ts";
 import type { ServerConfig } from "./config.ts";
 import type { RateLimiter } from "./rate-limit.ts";
 
@@ -8,6 +9,8 @@ export interface Services {
   db: Db;
   config: ServerConfig;
   limiter: RateLimiter;
+  /** In a worker of svc serve --workers: how a write tool call reaches the primary, which runs it. */
+  forward?: Forward;
   /** Called once per finished call, for logs and metrics. */
   observe?: (e: CallEvent) => void;
 }
@@ -25,3 +28,30 @@ export interface CallEvent {
   /** A write tool's effects were committed (not a replay, not the sandbox): the database takes writes. */
   wrote?: boolean;
 }
+
+export interface CallMeta {
+  requestId: string;
+  /** The raw bearer token, if any. */
+  token: string | null;
+  /** Idempotency-Key header, if any. */
+  idempotencyKey?: string | null;
+  /** The client's address, looked up only when a limit by address applies. */
+  clientAddress: () => string;
+  /** Validate only: nothing is stored or sent, no credential needed. */
+  sandbox?: boolean;
+  /** A call a worker handed over (server/cluster.ts): its limit was taken there, with these headers. */
+  rateHeaders?: Record<string, string>;
+}
+
+export type CallResult =
+  | { ok: true; data: Record<string, unknown>; headers: Record<string, string>; replayed: boolean }
+  | { ok: false; error: AppError; headers: Record<string, string> };
+
+/** A call a worker of svc serve --workers hands to the first process: the client's address and limit already known. */
+export interface ForwardedCall {
+  name: string;
+  raw: unknown;
+  meta: Omit<CallMeta, "clientAddress"> & { address: string; rateHeaders: Record<string, string> };
+}
+/** How a worker runs a write tool call: on the first process (server/cluster.ts). */
+export type Forward = (call: ForwardedCall) => Promise<CallResult>;

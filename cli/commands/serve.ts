@@ -2,8 +2,9 @@ import { Command, InvalidArgumentError, Option } from "commander";
 import { describeUrl } from "../../db/client.ts";
 import { systemClock } from "../../server/clock.ts";
 import { ConfigError, DEFAULTS, LOG_LEVELS, parseCount, parseDuration, serveConfig, type ServerConfig } from "../../server/config.ts";
+import { connectToPrimary } from "../../server/cluster.ts";
 import { describeCause } from "../../server/errors.ts";
-import { startServer } from "../../server/serve.ts";
+import { startServer, type RunningServer } from "../../server/serve.ts";
 
 export const dbOption = () => new Option("--db <url>", "libSQL database URL, e.g. file:/var/lib/svc/svc.db").env("SVC_DB").default(DEFAULTS.dbUrl);
 export const authTokenOption = () => new Option("--auth-token <token>", "auth token for a remote libSQL or Turso database").env("SVC_AUTH_TOKEN");
@@ -22,84 +23,115 @@ const seconds = flag(parseDuration);
 const int = flag(parseCount);
 
 export function serveCommand(): Command {
-  return new Command("serve")
-    .description("Run the svc server (REST, MCP and the web pages) on a database, applying pending migrations first")
-    .addOption(new Option("--host <host>", "address to listen on").env("SVC_HOST").default(DEFAULTS.host))
-    .addOption(new Option("--port <port>", "port to listen on").env("SVC_PORT").default(DEFAULTS.port).argParser(int))
-    .addOption(dbOption())
-    .addOption(authTokenOption())
-    .addOption(new Option("--base-url <url>", "public URL used in every link the server writes (default: http://HOST:PORT)").env("SVC_BASE_URL"))
-    .addOption(new Option("--invite-only", "require a platform invite code to register (env: SVC_INVITE_ONLY=1)"))
-    .addOption(new Option("--rate-limit <n>", "calls per minute per credential").env("SVC_RATE_LIMIT").default(DEFAULTS.rateLimit).argParser(int))
-    .addOption(
-      new Option("--public-rate-limit <n>", "calls per minute per client address for public tools")
-        .env("SVC_PUBLIC_RATE_LIMIT")
-        .default(DEFAULTS.publicRateLimit)
-        .argParser(int),
-    )
-    .addOption(new Option("--sync-url <url>", "embedded replica: the primary's libsql:// URL; --db is then the replica's local file").env("SVC_SYNC_URL"))
-    .addOption(
-      new Option("--sync-interval <duration>", "embedded replica: also sync in the background this often, e.g. 5s").env("SVC_SYNC_INTERVAL").argParser(seconds),
-    )
-    .addOption(new Option("--metrics-token <token>", "serve Prometheus metrics at /metrics to this bearer token (off without it)").env("SVC_METRICS_TOKEN"))
-    .addOption(
-      new Option("--log-level <level>", "JSON log lines on stdout from this level up").env("SVC_LOG_LEVEL").choices(LOG_LEVELS).default(DEFAULTS.logLevel),
-    )
-    .addOption(
-      new Option("--shutdown-timeout <duration>", "on SIGTERM or SIGINT, wait this long for requests in flight")
-        .env("SVC_SHUTDOWN_TIMEOUT")
-        .default(DEFAULTS.shutdownTimeoutSeconds, `${DEFAULTS.shutdownTimeoutSeconds}s`)
-        .argParser(seconds),
-    )
-    .addOption(new Option("--oidc-issuer <url>", "OpenID Connect provider humans may sign in with on the web pages (issuer URL)").env("SVC_OIDC_ISSUER"))
-    .addOption(new Option("--oidc-client-id <id>", "this server's client id at the OpenID Connect provider").env("SVC_OIDC_CLIENT_ID"))
-    .addOption(new Option("--oidc-client-secret <secret>", "this server's client secret at the OpenID Connect provider").env("SVC_OIDC_CLIENT_SECRET"))
-    .addHelpText(
-      "after",
-      "\nExamples:\n  svc serve --port 8787 --db file:./data/svc.db --base-url https://svc.example.org\n" +
-        "  svc serve --db libsql://svc-you.turso.io --auth-token $TOKEN\n" +
-        "  svc serve --db file:/var/lib/svc/replica.db --sync-url libsql://svc-you.turso.io --auth-token $TOKEN --sync-interval 5s\n",
-    )
-    .action(async (o) => {
-      let config: ServerConfig;
-      try {
-        config = serveConfig(o, systemClock);
-      } catch (err) {
-        if (err instanceof ConfigError) throw new InvalidArgumentError(err.message);
-        throw err;
-      }
-      const server = await startServer(config);
-      server.ops.log.info(`svc listening on ${server.url}`, {
-        url: server.url,
-        database: describeUrl(config.dbUrl),
-        mode: server.db.mode,
-        base_url: config.baseUrl,
-        metrics: Boolean(config.metricsToken),
-      });
-      // A person who started the server (./serve.sh --port 9000) learns how the client commands reach it.
-      if (process.stderr.isTTY) {
-        process.stderr.write(
-          `\nsvc is serving ${config.baseUrl} (database ${describeUrl(config.dbUrl)}).\n` +
-            `In another terminal, point the svc client commands at it, then follow the README:\n  export SVC_URL=${config.baseUrl}\n\n`,
-        );
-      }
-      // A second signal (Ctrl-C pressed twice) must not end the process while it checkpoints and closes the
-      // database; the wait for requests in flight is bounded by --shutdown-timeout.
-      let stopping = false;
-      const stop = (signal: string) => {
-        const log = server.ops.log;
-        if (stopping) return log.warn("already shutting down", { signal });
-        stopping = true;
-        log.info("shutting down", { signal });
-        server.stop().then(
-          () => process.exit(0),
-          (err) => {
-            log.error("shutdown failed", { error: describeCause(err) });
-            process.exit(1);
-          },
-        );
-      };
-      process.on("SIGTERM", () => stop("SIGTERM"));
-      process.on("SIGINT", () => stop("SIGINT"));
-    });
+  return (
+    new Command("serve")
+      .description("Run the svc server (REST, MCP and the web pages) on a database, applying pending migrations first")
+      .addOption(new Option("--host <host>", "address to listen on").env("SVC_HOST").default(DEFAULTS.host))
+      .addOption(new Option("--port <port>", "port to listen on").env("SVC_PORT").default(DEFAULTS.port).argParser(int))
+      .addOption(dbOption())
+      .addOption(authTokenOption())
+      .addOption(new Option("--base-url <url>", "public URL used in every link the server writes (default: http://HOST:PORT)").env("SVC_BASE_URL"))
+      .addOption(new Option("--invite-only", "require a platform invite code to register (env: SVC_INVITE_ONLY=1)"))
+      .addOption(new Option("--rate-limit <n>", "calls per minute per credential").env("SVC_RATE_LIMIT").default(DEFAULTS.rateLimit).argParser(int))
+      .addOption(
+        new Option("--public-rate-limit <n>", "calls per minute per client address for public tools")
+          .env("SVC_PUBLIC_RATE_LIMIT")
+          .default(DEFAULTS.publicRateLimit)
+          .argParser(int),
+      )
+      .addOption(new Option("--sync-url <url>", "embedded replica: the primary's libsql:// URL; --db is then the replica's local file").env("SVC_SYNC_URL"))
+      .addOption(
+        new Option("--sync-interval <duration>", "embedded replica: also sync in the background this often, e.g. 5s")
+          .env("SVC_SYNC_INTERVAL")
+          .argParser(seconds),
+      )
+      .addOption(
+        new Option("--workers <n>", "processes serving the port, on a local database file; the first runs every write and the jobs")
+          .env("SVC_WORKERS")
+          .default(1)
+          .argParser(int),
+      )
+      // How svc serve --workers starts each of the other processes; their settings come from the first.
+      .addOption(new Option("--worker").hideHelp())
+      .addOption(new Option("--metrics-token <token>", "serve Prometheus metrics at /metrics to this bearer token (off without it)").env("SVC_METRICS_TOKEN"))
+      .addOption(
+        new Option("--log-level <level>", "JSON log lines on stdout from this level up").env("SVC_LOG_LEVEL").choices(LOG_LEVELS).default(DEFAULTS.logLevel),
+      )
+      .addOption(
+        new Option("--shutdown-timeout <duration>", "on SIGTERM or SIGINT, wait this long for requests in flight")
+          .env("SVC_SHUTDOWN_TIMEOUT")
+          .default(DEFAULTS.shutdownTimeoutSeconds, `${DEFAULTS.shutdownTimeoutSeconds}s`)
+          .argParser(seconds),
+      )
+      .addOption(new Option("--oidc-issuer <url>", "OpenID Connect provider humans may sign in with on the web pages (issuer URL)").env("SVC_OIDC_ISSUER"))
+      .addOption(new Option("--oidc-client-id <id>", "this server's client id at the OpenID Connect provider").env("SVC_OIDC_CLIENT_ID"))
+      .addOption(new Option("--oidc-client-secret <secret>", "this server's client secret at the OpenID Connect provider").env("SVC_OIDC_CLIENT_SECRET"))
+      .addHelpText(
+        "after",
+        "\nExamples:\n  svc serve --port 8787 --db file:./data/svc.db --base-url https://svc.example.org\n" +
+          "  svc serve --db libsql://svc-you.turso.io --auth-token $TOKEN\n" +
+          "  svc serve --db file:/var/lib/svc/replica.db --sync-url libsql://svc-you.turso.io --auth-token $TOKEN --sync-interval 5s\n",
+      )
+      .action(async (o) => {
+        if (o.worker) {
+          const primary = await connectToPrimary();
+          stopOnSignals(await startServer(primary.config, primary), ["SIGTERM"]);
+          // Ctrl-C reaches every process of the terminal's group: the first one stops the others in order.
+          process.on("SIGINT", () => {});
+          return;
+        }
+        let config: ServerConfig;
+        try {
+          config = serveConfig(o, systemClock);
+        } catch (err) {
+          if (err instanceof ConfigError) throw new InvalidArgumentError(err.message);
+          throw err;
+        }
+        if (o.workers < 1) throw new InvalidArgumentError("--workers must be at least 1");
+        if (o.workers > 1) config.workers = { count: o.workers, command: [...selfCommand(), "serve", "--worker"] };
+        const server = await startServer(config);
+        server.ops.log.info(`svc listening on ${server.url}`, {
+          url: server.url,
+          database: describeUrl(config.dbUrl),
+          mode: server.db.mode,
+          base_url: config.baseUrl,
+          metrics: Boolean(config.metricsToken),
+        });
+        // A person who started the server (./serve.sh --port 9000) learns how the client commands reach it.
+        if (process.stderr.isTTY) {
+          process.stderr.write(
+            `\nsvc is serving ${config.baseUrl} (database ${describeUrl(config.dbUrl)}).\n` +
+              `In another terminal, point the svc client commands at it, then follow the README:\n  export SVC_URL=${config.baseUrl}\n\n`,
+          );
+        }
+        stopOnSignals(server, ["SIGTERM", "SIGINT"]);
+      })
+  );
+}
+
+/**
+ * A second signal (Ctrl-C pressed twice) must not end the process while it checkpoints and closes the database;
+ * the wait for requests in flight is bounded by --shutdown-timeout.
+ */
+function stopOnSignals(server: RunningServer, signals: NodeJS.Signals[]): void {
+  let stopping = false;
+  const stop = (signal: string) => {
+    const log = server.ops.log;
+    if (stopping) return log.warn("already shutting down", { signal });
+    stopping = true;
+    log.info("shutting down", { signal });
+    server.stop().then(
+      () => process.exit(0),
+      (err) => {
+        log.error("shutdown failed", { error: describeCause(err) });
+        process.exit(1);
+      },
+    );
+  };
+  for (const signal of signals) process.on(signal, () => stop(signal));
+}
+
+/** How to run this program again: the compiled executable alone, or bun with the script it runs. */
+function selfCommand(): string[] {
+  return Bun.main.startsWith("/$bunfs/") ? [process.execPath] : [process.execPath, Bun.main];
 }

@@ -1,8 +1,8 @@
 // REST transport: POST /v1/tools/{name} and its aliases, translated to and from invoke().
 import { bearerToken } from "../auth/authenticate.ts";
 import type { AppError } from "../errors.ts";
-import { invoke, type CallResult } from "../tools/invoke.ts";
-import type { Services } from "../services.ts";
+import { invoke } from "../tools/invoke.ts";
+import type { CallResult, Services } from "../services.ts";
 import { errorResponse, json, readJsonBody } from "./http.ts";
 import { bearerChallenge } from "./well-known.ts";
 

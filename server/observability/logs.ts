@@ -15,10 +15,11 @@ export interface Logger {
 
 let pending = "";
 let flushesAtExit = false;
+let sink: (text: string) => void = (text) => process.stdout.write(text);
 const flush = () => {
   const out = pending;
   pending = "";
-  if (out) process.stdout.write(out);
+  if (out) sink(out);
 };
 
 /**
@@ -26,14 +27,27 @@ const flush = () => {
  * per call (a write per line cost a sixth of a cheap call).
  */
 function toStdout(line: string): void {
+  appendLines(`${line}\n`);
+}
+
+/** Whole lines to write with this process's own: a worker's (server/cluster.ts). */
+export function appendLines(text: string): void {
   // Registered by the first line, so a command that never logs adds nothing at import.
   if (!flushesAtExit) {
     flushesAtExit = true;
     process.on("exit", flush);
   }
   if (!pending) setImmediate(flush);
-  pending += `${line}\n`;
+  pending += text;
   if (pending.length > 1 << 16) flush();
+}
+
+/**
+ * Where this process's lines go instead of stdout. The workers of svc serve --workers hand theirs to the first
+ * process: writes of several processes to one pipe may tear lines apart (past PIPE_BUF, or once the pipe is full).
+ */
+export function sendLinesTo(to: (text: string) => void): void {
+  sink = to;
 }
 
 export function createLogger(level: LogLevel, write: (line: string) => void = toStdout): Logger {

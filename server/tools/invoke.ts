@@ -9,27 +9,11 @@ import { summary } from "../domain/inbox.ts";
 import { sha256 } from "../auth/secrets.ts";
 import { AppError, describeCause, storageFault, toAppError, type Issue } from "../errors.ts";
 import { rateLimitHeaders, type RateDecision } from "../rate-limit.ts";
-import type { CallEvent, Services } from "../services.ts";
+import type { CallEvent, CallMeta, CallResult, Services } from "../services.ts";
 import { findTool } from "./catalogue.ts";
 import type { Tool, ToolContext } from "./define.ts";
 import type { Principal } from "../contract/principal.ts";
 import { lookup, remember, requestHash } from "./idempotency.ts";
-
-export interface CallMeta {
-  requestId: string;
-  /** The raw bearer token, if any. */
-  token: string | null;
-  /** Idempotency-Key header, if any. */
-  idempotencyKey?: string | null;
-  /** The client's address, looked up only when a limit by address applies. */
-  clientAddress: () => string;
-  /** Validate only: nothing is stored or sent, no credential needed. */
-  sandbox?: boolean;
-}
-
-export type CallResult =
-  | { ok: true; data: Record<string, unknown>; headers: Record<string, string>; replayed: boolean }
-  | { ok: false; error: AppError; headers: Record<string, string> };
 
 export function zodIssues(err: ZodError): Issue[] {
   return err.issues.map((i) => ({ path: i.path.length ? i.path.join(".") : "(arguments)", message: i.message }));
@@ -94,13 +78,25 @@ export async function invoke(svc: Services, name: string, raw: unknown, meta: Ca
     const authed = !tool.isPublic && !meta.sandbox;
     // Hashed once: the rate limiter's key and the API key lookup both use it.
     const tokenHash = authed && meta.token ? sha256(meta.token) : null;
-    const decision = tokenHash
-      ? svc.limiter.take(`key:${tokenHash}`, "credential", svc.config.rateLimit)
-      : svc.limiter.take(`addr:${meta.clientAddress()}`, "address", svc.config.publicRateLimit);
-    headers = rateLimitHeaders(decision);
-    if (!decision.allowed) {
-      throw rateLimited(decision);
+    if (meta.rateHeaders) headers = meta.rateHeaders;
+    else {
+      const decision = tokenHash
+        ? svc.limiter.take(`key:${tokenHash}`, "credential", svc.config.rateLimit)
+        : svc.limiter.take(`addr:${meta.clientAddress()}`, "address", svc.config.publicRateLimit);
+      headers = rateLimitHeaders(decision);
+      if (!decision.allowed) {
+        throw rateLimited(decision);
+      }
     }
+    // A worker of svc serve --workers writes nothing itself: the primary runs the whole call (and logs it).
+    const forward = svc.forward && !meta.sandbox ? svc.forward : null;
+    const forwarded = () =>
+      forward!({
+        name,
+        raw,
+        meta: { requestId: meta.requestId, token: meta.token, idempotencyKey: meta.idempotencyKey, address: meta.clientAddress(), rateHeaders: headers },
+      });
+    if (forward && tool.writes) return await forwarded();
     if (meta.sandbox) {
       const args = parseArguments(tool, raw, meta.idempotencyKey);
       return finish({ ok: true, data: { valid: true, tool: tool.name, arguments: args, suggested_next: [tool.name] }, headers, replayed: false });
@@ -146,16 +142,17 @@ export async function invoke(svc: Services, name: string, raw: unknown, meta: Ca
     // A read tool runs in a read transaction; one that finds it must write after all (NeedsWrite) runs again in a write one.
     let ranAsRead = !tool.writes;
     const result = await (tool.writes ? svc.db.tx(call) : svc.db.read(call))
-      .catch((err) => {
+      .catch(async (err) => {
         if (!(err instanceof NeedsWrite && tool.writesWhenNeeded)) throw err;
         ranAsRead = false;
-        return svc.db.tx(call);
+        return forward ? { handed: await forwarded() } : await svc.db.tx(call);
       })
       .catch(async (err) => {
         const g = guess;
         if (g && !(err instanceof AppError && err.code === "RATE_LIMITED")) await svc.db.tx((tx) => recordAttempt(tx, now, g, tool.attempts!));
         throw err;
       });
+    if ("handed" in result) return result.handed;
     // A read transaction writes nothing, so a read call's last use is recorded after it, in a small write.
     const used = auth as Authenticated | null;
     if (used?.touchDue && ranAsRead) await svc.db.tx((tx) => recordUse(tx, used, now));

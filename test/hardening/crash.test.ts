@@ -37,11 +37,16 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-describe("crash safety", () => {
+// One process, and svc serve --workers 2: there a write acknowledged by the worker was committed by the first process.
+describe.each([
+  ["one process", []],
+  ["svc serve --workers 2", ["--workers", "2"]],
+])("crash safety, %s", (_name: string, flags: string[]) => {
   test("kill -9 under ~1,000 concurrent writes: acknowledged writes exactly once, retries never duplicate, nothing half done", async () => {
-    const dbPath = join(dir, "svc.db");
-    server = await spawnServer(dbPath);
+    const dbPath = join(dir, `svc${flags.length}.db`);
+    server = await spawnServer(dbPath, flags);
     const file = createClient({ url: `file:${dbPath}` });
+    db?.close();
     db = file;
     let api: Api = restApi(server.url);
 
@@ -106,7 +111,7 @@ describe("crash safety", () => {
     const committedButUnacked = unacked.filter((w) => committedBeforeRetry.has(keyOf(w))).length;
 
     // restart on the same file; retry the unacknowledged writes with their keys, and some acknowledged ones too
-    server = await spawnServer(dbPath);
+    server = await spawnServer(dbPath, flags);
     const second = server;
     api = restApi(second.url);
     const retried = [...unacked, ...acked.slice(0, 50)];
@@ -128,8 +133,9 @@ describe("crash safety", () => {
       const g = await ok(api, "get_group", { group_id: groupId }, clients[c]!.key);
       expect(g.group.members.reduce((sum: number, m: any) => sum + m.balance_minor, 0)).toBe(0);
     }
+    await second.stop();
     console.log(
-      `crash: ${WRITES} writes (${kinds.map((k) => k.tool.name).join(", ")}) from ${CLIENTS} clients; SIGKILL after ${acked.length} acknowledged; ` +
+      `crash${flags.length ? ` (${flags.join(" ")})` : ""}: ${WRITES} writes (${kinds.map((k) => k.tool.name).join(", ")}) from ${CLIENTS} clients; SIGKILL after ${acked.length} acknowledged; ` +
         `${unacked.length} unacknowledged (${committedButUnacked} of them committed before the kill); after retries every write present exactly once`,
     );
   }, 120_000);

@@ -1,0 +1,204 @@
+// svc serve --workers N: N processes serve one port (SO_REUSEPORT: the kernel spreads connections over them) on one
+// local database file. The first, the primary, applies migrations, runs the jobs and every write tool call; the
+// others, the workers, answer reads themselves and hand each write tool call to the primary. Writes from several
+// processes would fight over SQLite's write lock, whose busy wait sleeps (a p99 of seconds under load), and one
+// writer keeps group commit whole. The processes also share their rate limiters' counts, so a limit holds for the
+// server, not for each process.
+import type { Subprocess } from "bun";
+import { systemClock } from "./clock.ts";
+import type { ServerConfig } from "./config.ts";
+import { AppError, type ErrorCode } from "./errors.ts";
+import { appendLines, type Logger, sendLinesTo } from "./observability/logs.ts";
+import type { RateLimiter, Taken } from "./rate-limit.ts";
+import type { CallResult, Forward, ForwardedCall, Services } from "./services.ts";
+import { invoke } from "./tools/invoke.ts";
+
+/** What the primary sends a worker: the settings that are plain data (a worker keeps time by the system clock). */
+export type WorkerConfig = Omit<ServerConfig, "clock" | "fetchClientMetadata" | "workers">;
+
+type WireResult = Exclude<CallResult, { ok: false }> | { ok: false; error: WireError; headers: Record<string, string> };
+interface WireError {
+  code: ErrorCode;
+  message: string;
+  details?: Record<string, unknown>;
+  retryAfter?: number;
+  suggestedAction?: string;
+}
+type ToWorker = { t: "config"; config: WorkerConfig } | { t: "result"; id: number; result: WireResult } | { t: "limits"; taken: Taken };
+type ToPrimary = { t: "ready" } | { t: "call"; id: number; call: ForwardedCall } | { t: "limits"; taken: Taken } | { t: "log"; text: string };
+
+// How often each process sends the others what its rate limiter took: the most a limit can be overrun by is what
+// the other processes let through in this long.
+const SHARE_MS = 20;
+const READY_TIMEOUT_MS = 30_000;
+const RESTART_DELAY_MS = 1_000;
+
+const toWire = (r: CallResult): WireResult =>
+  r.ok
+    ? r
+    : {
+        ok: false,
+        error: {
+          code: r.error.code,
+          message: r.error.message,
+          details: r.error.details,
+          retryAfter: r.error.retryAfter,
+          suggestedAction: r.error.suggestedAction,
+        },
+        headers: r.headers,
+      };
+const fromWire = (r: WireResult): CallResult =>
+  r.ok
+    ? r
+    : { ok: false, error: new AppError(r.error.code, r.error.message, r.error.details, r.error.retryAfter, r.error.suggestedAction), headers: r.headers };
+
+/** Sends what the limiter took to `send`, every SHARE_MS; returns how to stop. */
+function shareLimits(limiter: RateLimiter, send: (taken: Taken) => void): () => void {
+  const timer = setInterval(() => {
+    const taken = limiter.share();
+    if (taken) send(taken);
+  }, SHARE_MS);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
+/** The primary's side: starts the workers, runs their calls, relays their limits, starts a worker again that dies. */
+export class Workers {
+  private procs: (Subprocess | null)[] = [];
+  private stopping = false;
+  private stopSharing = () => {};
+
+  constructor(
+    private readonly svc: Services,
+    private readonly log: Logger,
+    private readonly count: number,
+    /** The command that starts a worker (svc serve --worker). */
+    private readonly command: string[],
+  ) {}
+
+  /** Starts count workers; resolves once each serves. */
+  async start(): Promise<void> {
+    this.stopSharing = shareLimits(this.svc.limiter, (taken) => this.sendAll({ t: "limits", taken }));
+    await Promise.all(Array.from({ length: this.count }, (_, i) => this.spawn(i)));
+  }
+
+  private spawn(slot: number): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`worker ${slot + 1} did not start within ${READY_TIMEOUT_MS / 1000}s`)), READY_TIMEOUT_MS);
+      const proc = Bun.spawn(this.command, {
+        stdout: "inherit",
+        stderr: "inherit",
+        serialization: "json",
+        ipc: (msg: ToPrimary) => {
+          if (msg.t === "ready") {
+            clearTimeout(timer);
+            resolve();
+          } else if (msg.t === "call") {
+            void this.run(msg.call).then((result) => this.send(proc, { t: "result", id: msg.id, result }));
+          } else if (msg.t === "log") {
+            appendLines(msg.text);
+          } else {
+            this.svc.limiter.absorb(msg.taken);
+            for (const other of this.procs) if (other && other !== proc) this.send(other, msg);
+          }
+        },
+        onExit: (_p, code, signal) => {
+          clearTimeout(timer);
+          this.procs[slot] = null;
+          if (this.stopping) return;
+          reject(new Error(`worker ${slot + 1} exited at start (${signal ?? code})`));
+          // A worker that dies is started again: the port keeps its share of connections.
+          this.log.error("worker exited; starting it again", { worker: slot + 1, code, signal });
+          setTimeout(() => {
+            if (!this.stopping) this.spawn(slot).catch((err) => this.log.error("worker did not start", { worker: slot + 1, error: String(err) }));
+          }, RESTART_DELAY_MS);
+        },
+      });
+      this.procs[slot] = proc;
+      this.send(proc, { t: "config", config: workerConfig(this.svc.config) });
+    });
+  }
+
+  private async run(call: ForwardedCall): Promise<WireResult> {
+    const { address, ...meta } = call.meta;
+    return toWire(await invoke(this.svc, call.name, call.raw, { ...meta, clientAddress: () => address }));
+  }
+
+  private send(proc: Subprocess, msg: ToWorker): void {
+    // A worker that is gone misses it; it is started again with fresh counts.
+    if (proc.exitCode === null && proc.signalCode === null) proc.send(msg);
+  }
+
+  private sendAll(msg: ToWorker): void {
+    for (const proc of this.procs) if (proc) this.send(proc, msg);
+  }
+
+  /** Stops the workers (each finishes its requests in flight, whose writes this process still runs). */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.stopSharing();
+    await Promise.all(
+      this.procs.map(async (proc) => {
+        if (!proc) return;
+        proc.kill("SIGTERM");
+        await proc.exited;
+      }),
+    );
+  }
+}
+
+function workerConfig(config: ServerConfig): WorkerConfig {
+  const { clock: _clock, fetchClientMetadata: _fetch, workers: _workers, ...plain } = config;
+  return plain;
+}
+
+/** The worker's side of the link to the primary. */
+export interface PrimaryLink {
+  config: ServerConfig;
+  forward: Forward;
+  /** Shares the worker's limiter with the primary, from now on. */
+  shareLimits(limiter: RateLimiter): void;
+  /** Tells the primary this worker serves. */
+  ready(): void;
+}
+
+/** In a worker: waits for the primary's settings. The worker ends as soon as the primary is gone (even by kill -9). */
+export function connectToPrimary(): Promise<PrimaryLink> {
+  const send = (msg: ToPrimary) => process.send!(msg);
+  if (!process.send) throw new Error("svc serve --worker is started by svc serve --workers, not by hand");
+  const pending = new Map<number, (r: CallResult) => void>();
+  let nextId = 0;
+  let limiter: RateLimiter | undefined;
+  // What the other processes took while this one was starting: the primary serves from the start.
+  const early: Taken[] = [];
+  // Without its primary a worker could not write: its connections go with it.
+  process.on("disconnect", () => process.exit(1));
+  sendLinesTo((text) => send({ t: "log", text }));
+  return new Promise((resolve) => {
+    process.on("message", (msg: ToWorker) => {
+      if (msg.t === "result") {
+        pending.get(msg.id)?.(fromWire(msg.result));
+        pending.delete(msg.id);
+      } else if (msg.t === "limits") {
+        if (limiter) limiter.absorb(msg.taken);
+        else early.push(msg.taken);
+      } else {
+        resolve({
+          config: { ...msg.config, clock: systemClock },
+          forward: (call) =>
+            new Promise((done) => {
+              const id = nextId++;
+              pending.set(id, done);
+              send({ t: "call", id, call });
+            }),
+          shareLimits(l) {
+            limiter = l;
+            for (const taken of early.splice(0)) l.absorb(taken);
+            shareLimits(l, (taken) => send({ t: "limits", taken }));
+          },
+          ready: () => send({ t: "ready" }),
+        });
+      }
+    });
+  });
+}

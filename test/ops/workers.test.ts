@@ -1,0 +1,136 @@
+// svc serve --workers 2 as a real process tree: every call answered by whichever process the kernel hands the
+// connection to, writes run by the first process and seen at once by the others, one rate limit for the server,
+// a worker that dies started again, and no worker left serving once the first process is gone (even by kill -9).
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { spawnServer, type ServerProcess } from "../hardening/spawn-server.ts";
+
+const ROOT = join(import.meta.dir, "../..");
+const dir = mkdtempSync(join(tmpdir(), "svc-workers-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A tool call on a connection of its own, so that calls land on every process of the server. */
+async function call(url: string, tool: string, args: unknown, key?: string): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${url}/v1/tools/${tool}`, {
+    method: "POST",
+    keepalive: false,
+    headers: { "content-type": "application/json", connection: "close", ...(key ? { authorization: `Bearer ${key}` } : {}) },
+    body: JSON.stringify(args),
+  });
+  return { status: res.status, body: await res.json() };
+}
+
+async function ok(url: string, tool: string, args: unknown, key?: string): Promise<any> {
+  const r = await call(url, tool, args, key);
+  if (r.status !== 200) throw new Error(`${tool}: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body.data;
+}
+
+/** The processes the server started, by pid. */
+function workersOf(pid: number): number[] {
+  const out = Bun.spawnSync(["pgrep", "-P", String(pid)])
+    .stdout.toString()
+    .trim();
+  return out ? out.split("\n").map(Number) : [];
+}
+
+async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, ms = 15_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    await Bun.sleep(50);
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+const alive = (pid: number) => existsSync(`/proc/${pid}`) && !/State:\s+Z/.test(Bun.spawnSync(["cat", `/proc/${pid}/status`]).stdout.toString());
+
+describe("svc serve --workers 2", () => {
+  let server: ServerProcess;
+  beforeAll(async () => {
+    server = await spawnServer(join(dir, "svc.db"), ["--workers", "2", "--rate-limit", "30"]);
+  });
+  afterAll(() => server.stop().catch(() => undefined));
+
+  test("writes through any process are seen at once through any other; an inbox poll with items moves the cursor once", async () => {
+    expect(workersOf(server.pid)).toHaveLength(1);
+    const agents = [];
+    for (let i = 0; i < 8; i++)
+      agents.push({ handle: `worker-agent-${i}`, ...(await ok(server.url, "register_agent", { handle: `worker-agent-${i}`, display_name: `W${i}` })) });
+    // Every key works on every connection, right after the write that made it.
+    for (const a of agents) expect((await ok(server.url, "get_me", {}, a.api_key)).agent.handle).toBe(a.handle);
+    const [reader, ...senders] = agents;
+    for (const [i, s] of senders.entries()) {
+      await ok(server.url, "add_contact", { handle: reader!.handle, note: `hi ${i}`, idempotency_key: `worker-key-${i}` }, s.api_key);
+      // A retry on another connection is the same call, answered again, not made twice.
+      await ok(server.url, "add_contact", { handle: reader!.handle, note: `hi ${i}`, idempotency_key: `worker-key-${i}` }, s.api_key);
+    }
+    const first = await ok(server.url, "get_inbox", {}, reader!.api_key);
+    expect(first.items.filter((it: any) => it.type === "contact.request")).toHaveLength(senders.length);
+    for (let i = 0; i < 4; i++) expect((await ok(server.url, "get_inbox", {}, reader!.api_key)).items).toEqual([]);
+  });
+
+  test("one rate limit for the whole server, not one per process", async () => {
+    // Fixed one-minute windows: not across a window's end.
+    if (Date.now() % 60_000 > 50_000) await Bun.sleep(60_000 - (Date.now() % 60_000) + 100);
+    const me = await ok(server.url, "register_agent", { handle: "worker-limited", display_name: "L" });
+    const codes: number[] = [];
+    for (let i = 0; i < 50; i++) {
+      codes.push((await call(server.url, "get_me", {}, me.api_key)).status);
+      // Longer than the processes take to tell each other what they counted.
+      await Bun.sleep(40);
+    }
+    expect(codes.filter((c) => c === 200)).toHaveLength(30);
+    expect(codes.slice(30).every((c) => c === 429)).toBe(true);
+  }, 20_000);
+
+  test("a worker that dies is started again, and the server answers throughout", async () => {
+    const [worker] = workersOf(server.pid);
+    process.kill(worker!, "SIGKILL");
+    const again = await until("a new worker", () => workersOf(server.pid).find((p) => p !== worker));
+    expect(again).not.toBe(worker);
+    for (let i = 0; i < 10; i++) expect((await call(server.url, "get_me", {})).status).toBe(401);
+    expect(server.output()).toContain("worker exited; starting it again");
+  });
+});
+
+test("kill -9 of the first process: its workers end too, and nothing serves the port", async () => {
+  const server = await spawnServer(join(dir, "kill.db"), ["--workers", "3"]);
+  const workers = workersOf(server.pid);
+  expect(workers).toHaveLength(2);
+  await server.kill9();
+  await until("the workers to end", () => (workers.some(alive) ? undefined : true));
+  expect(
+    await fetch(`${server.url}/healthz`).then(
+      () => "answered",
+      () => "refused",
+    ),
+  ).toBe("refused");
+});
+
+test("SIGTERM stops every process and exits 0", async () => {
+  const server = await spawnServer(join(dir, "term.db"), ["--workers", "2"]);
+  // The first process answers before its workers are up; it stops on a signal once it says it listens.
+  await until("the listening line", () => (server.output().includes("svc listening") ? true : undefined));
+  const workers = workersOf(server.pid);
+  expect(workers).toHaveLength(1);
+  await server.stop();
+  expect(server.proc.exitCode).toBe(0);
+  expect(workers.some(alive)).toBe(false);
+});
+
+test("--workers above 1 on a remote database or an embedded replica is refused with one clear line", () => {
+  for (const db of [
+    ["--db", "libsql://db.example.org"],
+    ["--db", `file:${join(dir, "r.db")}`, "--sync-url", "libsql://db.example.org"],
+  ]) {
+    const r = Bun.spawnSync(["bun", "run", "cli/main.ts", "serve", "--workers", "2", ...db], { cwd: ROOT });
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr.toString().trim()).toBe(
+      "svc: --workers above 1 needs a local database file (--db file:PATH): a remote database, an embedded replica or :memory: is served by one process.",
+    );
+  }
+});
