@@ -1,6 +1,6 @@
 // The ledger under a realistic group: 20 members, 10,000 expenses. Prints median and p99 latency of get_balances
 // and add_expense over HTTP, and add_expense throughput with 16 connections against a bare Bun.serve hello-world.
-// Run: bun run bench/ledger.ts [expenses=10000]
+// Run: bun run bench/ledger.ts [expenses=10000] [svc serve flags, e.g. --workers 2]
 import { spawn } from "bun";
 import { eq } from "drizzle-orm";
 import { mkdtempSync } from "node:fs";
@@ -13,6 +13,7 @@ import { membersByHandle } from "../server/domain/ledger/membership.ts";
 import { ensureWrk, fmt, tool, waitFor, wrk } from "./load.ts";
 
 const EXPENSES = Number(process.argv[2] ?? 10_000);
+const SERVE_FLAGS = process.argv.slice(3);
 const MEMBERS = 20;
 const LATENCY_CALLS = 300;
 const SECONDS = 10;
@@ -35,10 +36,13 @@ async function timed(calls: number, fn: (i: number) => Promise<unknown>): Promis
 const dir = mkdtempSync(join(tmpdir(), "svc-bench-ledger-"));
 const dbUrl = `file:${join(dir, "svc.db")}`;
 const url = "http://127.0.0.1:18790";
-const proc = spawn(["bun", "run", "cli/main.ts", "serve", "--port", "18790", "--db", dbUrl, "--rate-limit", "100000000", "--public-rate-limit", "100000000"], {
-  stdout: "ignore",
-  stderr: "inherit",
-});
+const proc = spawn(
+  ["bun", "run", "cli/main.ts", "serve", "--port", "18790", "--db", dbUrl, "--rate-limit", "100000000", "--public-rate-limit", "100000000", ...SERVE_FLAGS],
+  {
+    stdout: "ignore",
+    stderr: "inherit",
+  },
+);
 ensureWrk();
 const helloProc = spawn(["bun", "run", "bench/hello.ts", "18789"], { stdout: "ignore", stderr: "inherit" });
 await waitFor(`${url}/healthz`);

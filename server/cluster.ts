@@ -3,12 +3,13 @@
 // others, the workers, answer reads themselves and hand each write tool call to the primary. Writes from several
 // processes would fight over SQLite's write lock, whose busy wait sleeps (a p99 of seconds under load), and one
 // writer keeps group commit whole. The processes also share their rate limiters' counts, so a limit holds for the
-// server, not for each process.
+// server, not for each process, and their metrics, so /metrics answers for the server whichever process answers it.
 import type { Subprocess } from "bun";
 import { systemClock } from "./clock.ts";
 import type { ServerConfig } from "./config.ts";
 import { AppError, type ErrorCode } from "./errors.ts";
 import { appendLines, type Logger, sendLinesTo } from "./observability/logs.ts";
+import { Metrics, type MetricsState } from "./observability/metrics.ts";
 import type { RateLimiter, Taken } from "./rate-limit.ts";
 import type { CallResult, Forward, ForwardedCall, Services } from "./services.ts";
 import { invoke } from "./tools/invoke.ts";
@@ -24,12 +25,24 @@ interface WireError {
   retryAfter?: number;
   suggestedAction?: string;
 }
-type ToWorker = { t: "config"; config: WorkerConfig } | { t: "result"; id: number; result: WireResult } | { t: "limits"; taken: Taken };
-type ToPrimary = { t: "ready" } | { t: "call"; id: number; call: ForwardedCall } | { t: "limits"; taken: Taken } | { t: "log"; text: string };
+type ToWorker =
+  | { t: "config"; config: WorkerConfig }
+  | { t: "result"; id: number; result: WireResult }
+  | { t: "peers"; id: number; states: MetricsState[] }
+  | { t: "limits"; taken: Taken };
+type ToPrimary =
+  | { t: "ready" }
+  | { t: "call"; id: number; call: ForwardedCall }
+  | { t: "peers"; id: number }
+  | { t: "limits"; taken: Taken }
+  | { t: "metrics"; state: MetricsState }
+  | { t: "log"; text: string };
 
 // How often each process sends the others what its rate limiter took: the most a limit can be overrun by is what
 // the other processes let through in this long.
 const SHARE_MS = 20;
+// How often a worker sends the primary its metrics: a scrape may miss the calls of the last second.
+const METRICS_MS = 1_000;
 const READY_TIMEOUT_MS = 30_000;
 const RESTART_DELAY_MS = 1_000;
 
@@ -52,25 +65,34 @@ const fromWire = (r: WireResult): CallResult =>
     ? r
     : { ok: false, error: new AppError(r.error.code, r.error.message, r.error.details, r.error.retryAfter, r.error.suggestedAction), headers: r.headers };
 
-/** Sends what the limiter took to `send`, every SHARE_MS; returns how to stop. */
-function shareLimits(limiter: RateLimiter, send: (taken: Taken) => void): () => void {
-  const timer = setInterval(() => {
-    const taken = limiter.share();
-    if (taken) send(taken);
-  }, SHARE_MS);
+/** Runs fn every ms (not keeping the process alive); returns how to stop. */
+function every(ms: number, fn: () => void): () => void {
+  const timer = setInterval(fn, ms);
   timer.unref();
   return () => clearInterval(timer);
+}
+
+/** Sends what the limiter took to `send`, every SHARE_MS; returns how to stop. */
+function shareLimits(limiter: RateLimiter, send: (taken: Taken) => void): () => void {
+  return every(SHARE_MS, () => {
+    const taken = limiter.share();
+    if (taken) send(taken);
+  });
 }
 
 /** The primary's side: starts the workers, runs their calls, relays their limits, starts a worker again that dies. */
 export class Workers {
   private procs: (Subprocess | null)[] = [];
+  // The metrics each worker last sent, and those of workers gone (counters only grow, for the server).
+  private states: (MetricsState | undefined)[] = [];
+  private readonly gone = new Metrics();
   private stopping = false;
   private stopSharing = () => {};
 
   constructor(
     private readonly svc: Services,
     private readonly log: Logger,
+    private readonly metrics: Metrics,
     private readonly count: number,
     /** The command that starts a worker (svc serve --worker). */
     private readonly command: string[],
@@ -97,6 +119,10 @@ export class Workers {
             void this.run(msg.call).then((result) => this.send(proc, { t: "result", id: msg.id, result }));
           } else if (msg.t === "log") {
             appendLines(msg.text);
+          } else if (msg.t === "metrics") {
+            this.states[slot] = msg.state;
+          } else if (msg.t === "peers") {
+            this.send(proc, { t: "peers", id: msg.id, states: [this.metrics.state(), ...this.peers(slot)] });
           } else {
             this.svc.limiter.absorb(msg.taken);
             for (const other of this.procs) if (other && other !== proc) this.send(other, msg);
@@ -105,6 +131,9 @@ export class Workers {
         onExit: (_p, code, signal) => {
           clearTimeout(timer);
           this.procs[slot] = null;
+          const last = this.states[slot];
+          if (last) this.gone.add(last);
+          this.states[slot] = undefined;
           if (this.stopping) return;
           reject(new Error(`worker ${slot + 1} exited at start (${signal ?? code})`));
           // A worker that dies is started again: the port keeps its share of connections.
@@ -117,6 +146,11 @@ export class Workers {
       this.procs[slot] = proc;
       this.send(proc, { t: "config", config: workerConfig(this.svc.config) });
     });
+  }
+
+  /** The metrics of the workers (but the one in slot `except`), and of those gone. */
+  peers(except = -1): MetricsState[] {
+    return [...this.states.filter((s, i): s is MetricsState => s !== undefined && i !== except), this.gone.state()];
   }
 
   private async run(call: ForwardedCall): Promise<WireResult> {
@@ -156,8 +190,10 @@ function workerConfig(config: ServerConfig): WorkerConfig {
 export interface PrimaryLink {
   config: ServerConfig;
   forward: Forward;
-  /** Shares the worker's limiter with the primary, from now on. */
-  shareLimits(limiter: RateLimiter): void;
+  /** Shares the worker's rate limits and metrics with the other processes, from now on. */
+  share(limiter: RateLimiter, metrics: Metrics): void;
+  /** The metrics of the server's other processes. */
+  peers(): Promise<MetricsState[]>;
   /** Tells the primary this worker serves. */
   ready(): void;
 }
@@ -166,8 +202,18 @@ export interface PrimaryLink {
 export function connectToPrimary(): Promise<PrimaryLink> {
   const send = (msg: ToPrimary) => process.send!(msg);
   if (!process.send) throw new Error("svc serve --worker is started by svc serve --workers, not by hand");
-  const pending = new Map<number, (r: CallResult) => void>();
+  const pending = new Map<number, (answer: never) => void>();
   let nextId = 0;
+  const ask = <T>(msg: (id: number) => ToPrimary): Promise<T> =>
+    new Promise((done) => {
+      const id = nextId++;
+      pending.set(id, done as (answer: never) => void);
+      send(msg(id));
+    });
+  const answer = (id: number, value: unknown) => {
+    pending.get(id)?.(value as never);
+    pending.delete(id);
+  };
   let limiter: RateLimiter | undefined;
   // What the other processes took while this one was starting: the primary serves from the start.
   const early: Taken[] = [];
@@ -176,26 +222,22 @@ export function connectToPrimary(): Promise<PrimaryLink> {
   sendLinesTo((text) => send({ t: "log", text }));
   return new Promise((resolve) => {
     process.on("message", (msg: ToWorker) => {
-      if (msg.t === "result") {
-        pending.get(msg.id)?.(fromWire(msg.result));
-        pending.delete(msg.id);
-      } else if (msg.t === "limits") {
+      if (msg.t === "result") answer(msg.id, fromWire(msg.result));
+      else if (msg.t === "peers") answer(msg.id, msg.states);
+      else if (msg.t === "limits") {
         if (limiter) limiter.absorb(msg.taken);
         else early.push(msg.taken);
       } else {
         resolve({
           config: { ...msg.config, clock: systemClock },
-          forward: (call) =>
-            new Promise((done) => {
-              const id = nextId++;
-              pending.set(id, done);
-              send({ t: "call", id, call });
-            }),
-          shareLimits(l) {
+          forward: (call) => ask<CallResult>((id) => ({ t: "call", id, call })),
+          share(l, metrics) {
             limiter = l;
             for (const taken of early.splice(0)) l.absorb(taken);
             shareLimits(l, (taken) => send({ t: "limits", taken }));
+            every(METRICS_MS, () => send({ t: "metrics", state: metrics.state() }));
           },
+          peers: () => ask<MetricsState[]>((id) => ({ t: "peers", id })),
           ready: () => send({ t: "ready" }),
         });
       }

@@ -107,10 +107,13 @@ export async function startServer(config: ServerConfig, primary?: PrimaryLink): 
   config.port = port;
   let workers: Workers | undefined;
   if (primary) {
-    primary.shareLimits(services.limiter);
+    primary.share(services.limiter, metrics);
+    ops.peers = primary.peers;
     primary.ready();
   } else if (workerCount > 0) {
-    workers = new Workers(services, log, workerCount, config.workers!.command);
+    const started = new Workers(services, log, metrics, workerCount, config.workers!.command);
+    workers = started;
+    ops.peers = async () => started.peers();
     await workers.start().catch(async (err) => {
       await workers!.stop();
       server.stop(true);

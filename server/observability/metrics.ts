@@ -25,6 +25,12 @@ class Counter {
     if (cur) cur.value += by;
     else this.values.set(k, { labels, value: by });
   }
+  entries(): { labels: Labels; value: number }[] {
+    return [...this.values.values()];
+  }
+  add(entries: { labels: Labels; value: number }[]): void {
+    for (const e of entries) this.inc(e.labels, e.value);
+  }
   render(): string[] {
     return [
       `# HELP ${this.name} ${this.help}`,
@@ -34,8 +40,15 @@ class Counter {
   }
 }
 
+interface HistogramSeries {
+  labels: Labels;
+  counts: number[];
+  sum: number;
+  count: number;
+}
+
 class Histogram {
-  private series = new Map<string, { labels: Labels; counts: number[]; sum: number; count: number }>();
+  private series = new Map<string, HistogramSeries>();
   constructor(
     readonly name: string,
     readonly help: string,
@@ -53,6 +66,20 @@ class Histogram {
     });
     s.sum += value;
     s.count++;
+  }
+  entries(): HistogramSeries[] {
+    return [...this.series.values()];
+  }
+  add(entries: HistogramSeries[]): void {
+    for (const e of entries) {
+      const s = this.series.get(keyOf(e.labels));
+      if (!s) this.series.set(keyOf(e.labels), { ...e, counts: [...e.counts] });
+      else {
+        e.counts.forEach((n, i) => (s.counts[i]! += n));
+        s.sum += e.sum;
+        s.count += e.count;
+      }
+    }
   }
   render(): string[] {
     const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`];
@@ -79,6 +106,9 @@ export interface Snapshot {
   dbPingSeconds: number;
 }
 
+/** The counters and histograms of one process, as plain data: the processes of svc serve --workers add theirs up. */
+export type MetricsState = Record<string, { labels: Labels; value: number }[] | HistogramSeries[]>;
+
 export class Metrics {
   readonly calls = new Counter("svc_tool_calls_total", "Tool calls by tool and result code (OK or the error code).");
   readonly latency = new Histogram("svc_tool_call_duration_seconds", "Time from receiving a tool call to its answer.");
@@ -93,6 +123,23 @@ export class Metrics {
     this.calls.inc({ tool: e.tool, code: e.code });
     this.latency.observe(e.ms / 1000, { tool: e.tool });
     if (e.code === "RATE_LIMITED") this.rateLimited.inc({ tool: e.tool });
+  }
+
+  private kept(): Record<string, Counter | Histogram> {
+    const { calls, latency, rateLimited, dbTx, jobRuns, jobRows, storageFaults } = this;
+    return { calls, latency, rateLimited, dbTx, jobRuns, jobRows, storageFaults };
+  }
+
+  state(): MetricsState {
+    return Object.fromEntries(Object.entries(this.kept()).map(([name, m]) => [name, m.entries()]));
+  }
+
+  /** Adds another process's counts to these. */
+  add(state: MetricsState): void {
+    for (const [name, m] of Object.entries(this.kept())) {
+      const entries = state[name];
+      if (entries) (m.add as (e: typeof entries) => void)(entries);
+    }
   }
 
   render(snap: Snapshot): string {

@@ -8,7 +8,7 @@ import { bearerToken } from "../auth/authenticate.ts";
 import { AppError, describeCause, storageFault } from "../errors.ts";
 import type { Services } from "../services.ts";
 import type { Logger } from "./logs.ts";
-import type { Metrics } from "./metrics.ts";
+import { Metrics, type MetricsState } from "./metrics.ts";
 
 /** A readiness check that takes longer than this counts as a failure: the database is not answering. */
 const READY_TIMEOUT_MS = 2_000;
@@ -18,6 +18,8 @@ export class Ops {
   draining = false;
   /** The SQLite code of the last storage fault (full, I/O error, read-only), until a write commits again. */
   storageFault: string | null = null;
+  /** In a server of several processes (svc serve --workers): the metrics of the others. */
+  peers?: () => Promise<MetricsState[]>;
 
   constructor(
     private readonly svc: Services,
@@ -85,7 +87,7 @@ export class Ops {
     );
     const pingMs = await this.svc.db.ping();
     this.log.debug("metrics scraped", { request_id: requestId, duration_ms: Math.round(performance.now() - started) });
-    const body = this.metrics.render({
+    const body = (await this.serverMetrics()).render({
       inboxUnread: Number(counts?.unread ?? 0),
       inboxRequiresAction: Number(counts?.requiresAction ?? 0),
       dbPingSeconds: pingMs / 1000,
@@ -93,6 +95,14 @@ export class Ops {
     return new Response(body, {
       headers: { "Content-Type": "text/plain; version=0.0.4; charset=utf-8", "X-Request-Id": requestId, "Cache-Control": "no-store" },
     });
+  }
+
+  private async serverMetrics(): Promise<Metrics> {
+    const peers = (await this.peers?.()) ?? [];
+    if (!peers.length) return this.metrics;
+    const total = new Metrics();
+    for (const state of [this.metrics.state(), ...peers]) total.add(state);
+    return total;
   }
 }
 

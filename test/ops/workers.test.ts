@@ -6,6 +6,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { spawnServer, type ServerProcess } from "../hardening/spawn-server.ts";
+import { connectMcp, ERAS, handleFor } from "../mcp/clients.ts";
 
 const ROOT = join(import.meta.dir, "../..");
 const dir = mkdtempSync(join(tmpdir(), "svc-workers-"));
@@ -51,7 +52,7 @@ const alive = (pid: number) => existsSync(`/proc/${pid}`) && !/State:\s+Z/.test(
 describe("svc serve --workers 2", () => {
   let server: ServerProcess;
   beforeAll(async () => {
-    server = await spawnServer(join(dir, "svc.db"), ["--workers", "2", "--rate-limit", "30"]);
+    server = await spawnServer(join(dir, "svc.db"), ["--workers", "2", "--rate-limit", "30", "--metrics-token", "scrape-token"]);
   });
   afterAll(() => server.stop().catch(() => undefined));
 
@@ -73,6 +74,21 @@ describe("svc serve --workers 2", () => {
     for (let i = 0; i < 4; i++) expect((await ok(server.url, "get_inbox", {}, reader!.api_key)).items).toEqual([]);
   });
 
+  test.each(ERAS)("MCP (%s): every request on a connection of its own, writes and reads through any process", async (era) => {
+    const me = await ok(server.url, "register_agent", { handle: handleFor(era, "worker-mcp"), display_name: "Before" });
+    const mcp = await connectMcp(era, `${server.url}/mcp`, { authorization: `Bearer ${me.api_key}`, connection: "close" });
+    try {
+      for (let i = 0; i < 6; i++) {
+        const wrote = await mcp.callTool({ name: "update_me", arguments: { display_name: `Name ${i}`, idempotency_key: crypto.randomUUID() } });
+        expect(wrote.isError ? JSON.stringify(wrote.content) : "ok").toBe("ok");
+        const read = await mcp.callTool({ name: "get_me", arguments: {} });
+        expect(read.structuredContent.agent.display_name).toBe(`Name ${i}`);
+      }
+    } finally {
+      await mcp.close();
+    }
+  });
+
   test("one rate limit for the whole server, not one per process", async () => {
     // Fixed one-minute windows: not across a window's end.
     if (Date.now() % 60_000 > 50_000) await Bun.sleep(60_000 - (Date.now() % 60_000) + 100);
@@ -86,6 +102,19 @@ describe("svc serve --workers 2", () => {
     expect(codes.filter((c) => c === 200)).toHaveLength(30);
     expect(codes.slice(30).every((c) => c === 429)).toBe(true);
   }, 20_000);
+
+  test("/metrics counts the calls of every process, whichever process answers the scrape", async () => {
+    const me = await ok(server.url, "register_agent", { handle: "worker-metered", display_name: "M" });
+    for (let i = 0; i < 12; i++) await ok(server.url, "list_contacts", {}, me.api_key);
+    // Workers send their counts once a second.
+    await Bun.sleep(1_300);
+    const counts = new Set<string>();
+    for (let i = 0; i < 8; i++) {
+      const res = await fetch(`${server.url}/metrics`, { keepalive: false, headers: { authorization: "Bearer scrape-token", connection: "close" } });
+      counts.add(/svc_tool_calls_total\{tool="list_contacts",code="OK"\} (\d+)/.exec(await res.text())?.[1] ?? "none");
+    }
+    expect([...counts]).toEqual(["12"]);
+  });
 
   test("a worker that dies is started again, and the server answers throughout", async () => {
     const [worker] = workersOf(server.pid);
