@@ -1,6 +1,6 @@
 // Authenticated get_inbox (an agent with 50 items) against a bare Bun.serve hello-world, same load generator, from
-// svc serve in one process and with --workers 2 (a second process for reads, the machine's second core); and the
-// cursor poll's statements alone in a bare handler (bench/poll-floor.ts), to show what is svc's own cost.
+// svc serve in one process (--workers 1) and in two (--workers 2, the default on 2 cores: a second process for
+// reads); and the cursor poll's statements alone in a bare handler (bench/poll-floor.ts): svc's own cost per call.
 // Run: bun run bench/inbox.ts [seconds] [rounds]
 import { spawn } from "bun";
 import { ensureWrk, fmt, startSvc, tool, waitFor, wrk } from "./load.ts";
@@ -9,7 +9,7 @@ const seconds = Number(process.argv[2] ?? 6);
 const rounds = Number(process.argv[3] ?? 3);
 const pct = (ratio: number) => `${(100 * ratio).toFixed(1)}%`;
 ensureWrk();
-const svc = await startSvc(18787);
+const svc = await startSvc(18787, ["--workers", "1"]);
 const svc2 = await startSvc(18786, ["--workers", "2"]);
 const helloProc = spawn(["bun", "run", "bench/hello.ts", "18788"], { stdout: "ignore", stderr: "inherit" });
 await waitFor("http://127.0.0.1:18788/");

@@ -1,6 +1,6 @@
 // The ledger under a realistic group: 20 members, 10,000 expenses. Prints median and p99 latency of get_balances
 // and add_expense over HTTP, and add_expense throughput with 16 connections against a bare Bun.serve hello-world.
-// Run: bun run bench/ledger.ts [expenses=10000] [svc serve flags, e.g. --workers 2]
+// Run: bun run bench/ledger.ts [expenses=10000] [svc serve flags, e.g. --workers 1; default: svc serve's own]
 import { spawn } from "bun";
 import { eq } from "drizzle-orm";
 import { mkdtempSync } from "node:fs";
@@ -76,7 +76,7 @@ try {
   }
   await db.close();
   console.log(
-    `svc ledger benchmark: ${MEMBERS} members, ${EXPENSES} expenses (seeded in ${((performance.now() - seedStart) / 1000).toFixed(1)} s), server as a child process, loopback HTTP, 2 shared cores\n`,
+    `svc ledger benchmark: ${MEMBERS} members, ${EXPENSES} expenses (seeded in ${((performance.now() - seedStart) / 1000).toFixed(1)} s), svc serve ${SERVE_FLAGS.join(" ") || "(its defaults)"} as a child process, loopback HTTP, 2 shared cores\n`,
   );
 
   const balances = await timed(LATENCY_CALLS, () => tool(svc.url, "get_balances", { group_id: group.group_id }, owner.key));

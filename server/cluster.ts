@@ -32,6 +32,7 @@ type ToWorker =
   | { t: "limits"; taken: Taken };
 type ToPrimary =
   | { t: "ready" }
+  | { t: "closed" }
   | { t: "call"; id: number; call: ForwardedCall }
   | { t: "peers"; id: number }
   | { t: "limits"; taken: Taken }
@@ -83,6 +84,8 @@ function shareLimits(limiter: RateLimiter, send: (taken: Taken) => void): () => 
 /** The primary's side: starts the workers, runs their calls, relays their limits, starts a worker again that dies. */
 export class Workers {
   private procs: (Subprocess | null)[] = [];
+  // Called when the worker in a slot no longer accepts connections (it said so, or it is gone).
+  private closedWaiters: (() => void)[] = [];
   // The metrics each worker last sent, and those of workers gone (counters only grow, for the server).
   private states: (MetricsState | undefined)[] = [];
   private readonly gone = new Metrics();
@@ -115,6 +118,8 @@ export class Workers {
           if (msg.t === "ready") {
             clearTimeout(timer);
             resolve();
+          } else if (msg.t === "closed") {
+            this.closedWaiters[slot]?.();
           } else if (msg.t === "call") {
             void this.run(msg.call).then((result) => this.send(proc, { t: "result", id: msg.id, result }));
           } else if (msg.t === "log") {
@@ -131,6 +136,7 @@ export class Workers {
         onExit: (_p, code, signal) => {
           clearTimeout(timer);
           this.procs[slot] = null;
+          this.closedWaiters[slot]?.();
           const last = this.states[slot];
           if (last) this.gone.add(last);
           this.states[slot] = undefined;
@@ -167,17 +173,17 @@ export class Workers {
     for (const proc of this.procs) if (proc) this.send(proc, msg);
   }
 
-  /** Stops the workers (each finishes its requests in flight, whose writes this process still runs). */
-  async stop(): Promise<void> {
+  /**
+   * Stops the workers: `closed` once none accepts connections, `exited` once each has answered its requests in
+   * flight (whose writes this process still runs) and ended.
+   */
+  stop(): { closed: Promise<unknown>; exited: Promise<unknown> } {
     this.stopping = true;
     this.stopSharing();
-    await Promise.all(
-      this.procs.map(async (proc) => {
-        if (!proc) return;
-        proc.kill("SIGTERM");
-        await proc.exited;
-      }),
-    );
+    const live = this.procs.flatMap((proc, slot) => (proc ? [{ proc, slot }] : []));
+    const closed = live.map(({ slot }) => new Promise<void>((r) => (this.closedWaiters[slot] = r)));
+    for (const { proc } of live) proc.kill("SIGTERM");
+    return { closed: Promise.all(closed), exited: Promise.all(live.map(({ proc }) => proc.exited)) };
   }
 }
 
@@ -196,6 +202,8 @@ export interface PrimaryLink {
   peers(): Promise<MetricsState[]>;
   /** Tells the primary this worker serves. */
   ready(): void;
+  /** Tells the primary this worker no longer accepts connections (it is stopping). */
+  closed(): void;
 }
 
 /** In a worker: waits for the primary's settings. The worker ends as soon as the primary is gone (even by kill -9). */
@@ -239,6 +247,7 @@ export function connectToPrimary(): Promise<PrimaryLink> {
           },
           peers: () => ask<MetricsState[]>((id) => ({ t: "peers", id })),
           ready: () => send({ t: "ready" }),
+          closed: () => send({ t: "closed" }),
         });
       }
     });

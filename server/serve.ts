@@ -19,8 +19,11 @@ export interface RunningServer {
   services: Services;
   ops: Ops;
   jobs: JobRunner;
-  /** Stops accepting, lets requests in flight finish (bounded), stops the jobs, closes the database. */
-  stop(): Promise<void>;
+  /**
+   * Stops accepting, lets requests in flight finish (bounded), stops the jobs, closes the database. `closed` is called
+   * once no process of the server accepts connections any more.
+   */
+  stop(closed?: () => void): Promise<void>;
 }
 
 const SHUTDOWN_TIMEOUT_MS = 10_000;
@@ -115,7 +118,7 @@ export async function startServer(config: ServerConfig, primary?: PrimaryLink): 
     workers = started;
     ops.peers = async () => started.peers();
     await workers.start().catch(async (err) => {
-      await workers!.stop();
+      await workers!.stop().exited;
       server.stop(true);
       await db.close();
       throw err;
@@ -130,19 +133,25 @@ export async function startServer(config: ServerConfig, primary?: PrimaryLink): 
     services,
     ops,
     jobs,
-    stop() {
+    stop(closed) {
       stopping ??= (async () => {
         ops.draining = true;
-        // The workers first: their requests in flight may still hand writes to this process.
-        await workers?.stop();
+        // Every process stops accepting at once; the database stays open until the workers are gone, since their
+        // requests in flight may still hand writes to this process.
+        const stoppingWorkers = workers?.stop();
+        await stoppingWorkers?.closed;
+        const draining = server.stop(); // the listener closes now; this settles once requests in flight are answered
+        primary?.closed();
+        closed?.();
         const limit = config.shutdownTimeoutMs ?? SHUTDOWN_TIMEOUT_MS;
         let timer: ReturnType<typeof setTimeout> | undefined;
-        const drained = await Promise.race([server.stop().then(() => true), new Promise<false>((r) => (timer = setTimeout(() => r(false), limit)))]);
+        const drained = await Promise.race([draining.then(() => true), new Promise<false>((r) => (timer = setTimeout(() => r(false), limit)))]);
         clearTimeout(timer);
         if (!drained) {
           log.warn("requests still running at the shutdown limit; closing their connections", { limit_ms: limit });
           await server.stop(true);
         }
+        await stoppingWorkers?.exited;
         // A failure here must not keep the database open; the instance row then goes stale on its own.
         await jobs.stop().catch((err) => log.warn("stopping jobs failed", { error: err instanceof Error ? err.message : String(err) }));
         await db.close();

@@ -1,5 +1,6 @@
 import { Command, InvalidArgumentError, Option } from "commander";
-import { describeUrl } from "../../db/client.ts";
+import { availableParallelism } from "node:os";
+import { describeUrl, localFilePath, selectMode } from "../../db/client.ts";
 import { systemClock } from "../../server/clock.ts";
 import { ConfigError, DEFAULTS, LOG_LEVELS, parseCount, parseDuration, serveConfig, type ServerConfig } from "../../server/config.ts";
 import { connectToPrimary } from "../../server/cluster.ts";
@@ -21,6 +22,9 @@ const flag =
   };
 const seconds = flag(parseDuration);
 const int = flag(parseCount);
+
+// More processes than this mostly add memory (~70 MB each): writes all run in the first one.
+const AUTO_WORKERS_MAX = 4;
 
 export function serveCommand(): Command {
   return (
@@ -46,10 +50,13 @@ export function serveCommand(): Command {
           .argParser(seconds),
       )
       .addOption(
-        new Option("--workers <n>", "processes serving the port, on a local database file; the first runs every write and the jobs")
+        new Option(
+          "--workers <n>",
+          `processes serving the port (the first runs every write and the jobs): a number, or auto: one per core, at most ${AUTO_WORKERS_MAX}, on a local database file, else 1`,
+        )
           .env("SVC_WORKERS")
-          .default(1)
-          .argParser(int),
+          .default("auto")
+          .argParser((v) => (v === "auto" ? v : int(v))),
       )
       // How svc serve --workers starts each of the other processes; their settings come from the first.
       .addOption(new Option("--worker").hideHelp())
@@ -75,9 +82,9 @@ export function serveCommand(): Command {
       .action(async (o) => {
         if (o.worker) {
           const primary = await connectToPrimary();
-          stopOnSignals(await startServer(primary.config, primary), ["SIGTERM"]);
           // Ctrl-C reaches every process of the terminal's group: the first one stops the others in order.
           process.on("SIGINT", () => {});
+          await stopOnSignals(startServer(primary.config, primary), ["SIGTERM"]);
           return;
         }
         let config: ServerConfig;
@@ -87,9 +94,10 @@ export function serveCommand(): Command {
           if (err instanceof ConfigError) throw new InvalidArgumentError(err.message);
           throw err;
         }
-        if (o.workers < 1) throw new InvalidArgumentError("--workers must be at least 1");
-        if (o.workers > 1) config.workers = { count: o.workers, command: [...selfCommand(), "serve", "--worker"] };
-        const server = await startServer(config);
+        const workers = o.workers === "auto" ? autoWorkers(config) : (o.workers as number);
+        if (workers < 1) throw new InvalidArgumentError("--workers must be at least 1");
+        if (workers > 1) config.workers = { count: workers, command: [...selfCommand(), "serve", "--worker"] };
+        const server = await stopOnSignals(startServer(config), ["SIGTERM", "SIGINT"]);
         server.ops.log.info(`svc listening on ${server.url}`, {
           url: server.url,
           database: describeUrl(config.dbUrl),
@@ -104,31 +112,53 @@ export function serveCommand(): Command {
               `In another terminal, point the svc client commands at it, then follow the README:\n  export SVC_URL=${config.baseUrl}\n\n`,
           );
         }
-        stopOnSignals(server, ["SIGTERM", "SIGINT"]);
       })
   );
 }
 
 /**
  * A second signal (Ctrl-C pressed twice) must not end the process while it checkpoints and closes the database;
- * the wait for requests in flight is bounded by --shutdown-timeout.
+ * the wait for requests in flight is bounded by --shutdown-timeout. A signal during the start (the first process of
+ * --workers answers while its workers start) stops the server once it has started; a second one ends it at once.
  */
-function stopOnSignals(server: RunningServer, signals: NodeJS.Signals[]): void {
+async function stopOnSignals(starting: Promise<RunningServer>, signals: NodeJS.Signals[]): Promise<RunningServer> {
+  let server: RunningServer | undefined;
+  let early: string | undefined;
   let stopping = false;
   const stop = (signal: string) => {
+    if (!server) {
+      if (early) process.exit(1);
+      early = signal;
+      return;
+    }
     const log = server.ops.log;
     if (stopping) return log.warn("already shutting down", { signal });
     stopping = true;
-    log.info("shutting down", { signal });
-    server.stop().then(
-      () => process.exit(0),
-      (err) => {
-        log.error("shutdown failed", { error: describeCause(err) });
-        process.exit(1);
-      },
-    );
+    server
+      .stop(() => log.info("shutting down", { signal }))
+      .then(
+        () => process.exit(0),
+        (err) => {
+          log.error("shutdown failed", { error: describeCause(err) });
+          process.exit(1);
+        },
+      );
   };
   for (const signal of signals) process.on(signal, () => stop(signal));
+  server = await starting;
+  if (early) stop(early);
+  return server;
+}
+
+/** One process per core on a local file; one on a remote database, an embedded replica or a database in memory. */
+function autoWorkers(config: ServerConfig): number {
+  let local = false;
+  try {
+    local = selectMode({ url: config.dbUrl, authToken: config.authToken, syncUrl: config.syncUrl }) === "local" && localFilePath(config.dbUrl) !== null;
+  } catch {
+    // a bad combination is reported by startServer, with its own message
+  }
+  return local ? Math.min(availableParallelism(), AUTO_WORKERS_MAX) : 1;
 }
 
 /** How to run this program again: the compiled executable alone, or bun with the script it runs. */
