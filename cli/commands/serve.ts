@@ -25,6 +25,12 @@ const int = flag(parseCount);
 
 // More processes than this mostly add memory (~70 MB each): writes all run in the first one.
 const AUTO_WORKERS_MAX = 4;
+const workerCount = (v: string): number | "auto" => {
+  if (v === "auto") return v;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`expected auto or a whole number of at least 1, got "${v}"`);
+  return n;
+};
 
 export function serveCommand(): Command {
   return (
@@ -56,7 +62,7 @@ export function serveCommand(): Command {
         )
           .env("SVC_WORKERS")
           .default("auto")
-          .argParser((v) => (v === "auto" ? v : int(v))),
+          .argParser(workerCount),
       )
       // How svc serve --workers starts each of the other processes; their settings come from the first.
       .addOption(new Option("--worker").hideHelp())
@@ -95,7 +101,6 @@ export function serveCommand(): Command {
           throw err;
         }
         const workers = o.workers === "auto" ? autoWorkers(config) : (o.workers as number);
-        if (workers < 1) throw new InvalidArgumentError("--workers must be at least 1");
         if (workers > 1) config.workers = { count: workers, command: [...selfCommand(), "serve", "--worker"] };
         const server = await stopOnSignals(startServer(config), ["SIGTERM", "SIGINT"]);
         server.ops.log.info(`svc listening on ${server.url}`, {

@@ -150,6 +150,17 @@ test("SIGTERM stops every process and exits 0, even while the workers start", as
   expect(workers.some(alive)).toBe(false);
 });
 
+test("--workers takes auto or a whole number of at least 1, from the flag or SVC_WORKERS", () => {
+  for (const [args, env] of [
+    [["--workers", "0"], {}],
+    [[], { SVC_WORKERS: "many" }],
+  ] as const) {
+    const r = Bun.spawnSync(["bun", "run", "cli/main.ts", "serve", ...args], { cwd: ROOT, env: { ...process.env, ...env } });
+    expect(r.exitCode).not.toBe(0);
+    expect(r.stderr.toString()).toContain("expected auto or a whole number of at least 1");
+  }
+});
+
 test("--workers above 1 on a remote database or an embedded replica is refused with one clear line", () => {
   for (const db of [
     ["--db", "libsql://db.example.org"],
