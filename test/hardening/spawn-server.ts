@@ -8,7 +8,7 @@ export interface ServerProcess {
   proc: Subprocess;
   /** Everything it wrote to stdout and stderr so far. */
   output(): string;
-  /** The server's resident memory in KiB, from /proc/PID/status. */
+  /** The server's resident memory in KiB, from /proc/PID/status: its own and its workers' (svc serve --workers). */
   rssKiB(): number;
   /** SIGKILL: no shutdown of any kind. */
   kill9(): Promise<void>;
@@ -57,7 +57,7 @@ export async function spawnServer(dbPath: string, extra: string[] = []): Promise
     pid: proc.pid,
     proc,
     output: () => seen.text,
-    rssKiB: () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${proc.pid}/status`, "utf8"))?.[1] ?? NaN),
+    rssKiB: () => [proc.pid, ...childrenOf(proc.pid)].reduce((sum, pid) => sum + rssOf(pid), 0),
     async kill9() {
       proc.kill("SIGKILL");
       await proc.exited;
@@ -68,6 +68,9 @@ export async function spawnServer(dbPath: string, extra: string[] = []): Promise
     },
   };
 }
+
+const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? NaN);
+const childrenOf = (pid: number): number[] => readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
 
 /** Appends a stream to `into` until it ends; draining also keeps the child from blocking on a full pipe. */
 async function collect(stream: ReadableStream<Uint8Array>, into: { text: string }): Promise<void> {
