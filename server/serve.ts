@@ -30,9 +30,9 @@ const SHUTDOWN_TIMEOUT_MS = 10_000;
 
 /**
  * Opens the database, applies pending migrations and listens; with config.workers, starts the other processes of the
- * server (server/cluster.ts). A worker (given its link to the primary) neither migrates nor runs jobs.
+ * server (server/cluster.ts). A worker (given its link toPrimary) neither migrates nor runs jobs.
  */
-export async function startServer(config: ServerConfig, primary?: PrimaryLink): Promise<RunningServer> {
+export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink): Promise<RunningServer> {
   const log = createLogger(config.logLevel ?? "silent");
   const metrics = new Metrics();
   const db = await openDb({
@@ -43,7 +43,7 @@ export async function startServer(config: ServerConfig, primary?: PrimaryLink): 
     processes: config.workers?.count,
     observeTx: (ms) => metrics.dbTx.observe(ms / 1000),
   });
-  const applied = primary
+  const applied = toPrimary
     ? []
     : await migrate(db.raw).catch(async (err) => {
         await db.close();
@@ -51,8 +51,8 @@ export async function startServer(config: ServerConfig, primary?: PrimaryLink): 
       });
   if (applied.length) log.info("migrations applied", { migrations: applied.map((m) => m.name).join(",") });
   const workerCount = (config.workers?.count ?? 1) - 1;
-  const several = workerCount > 0 || primary !== undefined;
-  const services: Services = { db, config, limiter: new RateLimiter(() => config.clock.now().getTime(), several), forward: primary?.forward };
+  const several = workerCount > 0 || toPrimary !== undefined;
+  const services: Services = { db, config, limiter: new RateLimiter(() => config.clock.now().getTime(), several), forward: toPrimary?.forward };
   const ops = new Ops(services, log, metrics);
   services.observe = (e) => {
     metrics.recordCall(e);
@@ -109,10 +109,10 @@ export async function startServer(config: ServerConfig, primary?: PrimaryLink): 
   // Workers listen on the port this process got (port 0 asks the system for one).
   config.port = port;
   let workers: Workers | undefined;
-  if (primary) {
-    primary.share(services.limiter, metrics);
-    ops.peers = primary.peers;
-    primary.ready();
+  if (toPrimary) {
+    toPrimary.share(services.limiter, metrics);
+    ops.peers = toPrimary.peers;
+    toPrimary.ready();
   } else if (workerCount > 0) {
     const started = new Workers(services, log, metrics, workerCount, config.workers!.command);
     workers = started;
@@ -124,7 +124,7 @@ export async function startServer(config: ServerConfig, primary?: PrimaryLink): 
       throw err;
     });
   }
-  if (config.jobIntervalMs && !primary) jobs.start(config.jobIntervalMs);
+  if (config.jobIntervalMs && !toPrimary) jobs.start(config.jobIntervalMs);
   let stopping: Promise<void> | undefined;
   return {
     url: `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`,
@@ -141,7 +141,7 @@ export async function startServer(config: ServerConfig, primary?: PrimaryLink): 
         const stoppingWorkers = workers?.stop();
         await stoppingWorkers?.closed;
         const draining = server.stop(); // the listener closes now; this settles once requests in flight are answered
-        primary?.closed();
+        toPrimary?.closed();
         closed?.();
         const limit = config.shutdownTimeoutMs ?? SHUTDOWN_TIMEOUT_MS;
         let timer: ReturnType<typeof setTimeout> | undefined;

@@ -33,92 +33,87 @@ const workerCount = (v: string): number | "auto" => {
 };
 
 export function serveCommand(): Command {
-  return (
-    new Command("serve")
-      .description("Run the svc server (REST, MCP and the web pages) on a database, applying pending migrations first")
-      .addOption(new Option("--host <host>", "address to listen on").env("SVC_HOST").default(DEFAULTS.host))
-      .addOption(new Option("--port <port>", "port to listen on").env("SVC_PORT").default(DEFAULTS.port).argParser(int))
-      .addOption(dbOption())
-      .addOption(authTokenOption())
-      .addOption(new Option("--base-url <url>", "public URL used in every link the server writes (default: http://HOST:PORT)").env("SVC_BASE_URL"))
-      .addOption(new Option("--invite-only", "require a platform invite code to register (env: SVC_INVITE_ONLY=1)"))
-      .addOption(new Option("--rate-limit <n>", "calls per minute per credential").env("SVC_RATE_LIMIT").default(DEFAULTS.rateLimit).argParser(int))
-      .addOption(
-        new Option("--public-rate-limit <n>", "calls per minute per client address for public tools")
-          .env("SVC_PUBLIC_RATE_LIMIT")
-          .default(DEFAULTS.publicRateLimit)
-          .argParser(int),
+  return new Command("serve")
+    .description("Run the svc server (REST, MCP and the web pages) on a database, applying pending migrations first")
+    .addOption(new Option("--host <host>", "address to listen on").env("SVC_HOST").default(DEFAULTS.host))
+    .addOption(new Option("--port <port>", "port to listen on").env("SVC_PORT").default(DEFAULTS.port).argParser(int))
+    .addOption(dbOption())
+    .addOption(authTokenOption())
+    .addOption(new Option("--base-url <url>", "public URL used in every link the server writes (default: http://HOST:PORT)").env("SVC_BASE_URL"))
+    .addOption(new Option("--invite-only", "require a platform invite code to register (env: SVC_INVITE_ONLY=1)"))
+    .addOption(new Option("--rate-limit <n>", "calls per minute per credential").env("SVC_RATE_LIMIT").default(DEFAULTS.rateLimit).argParser(int))
+    .addOption(
+      new Option("--public-rate-limit <n>", "calls per minute per client address for public tools")
+        .env("SVC_PUBLIC_RATE_LIMIT")
+        .default(DEFAULTS.publicRateLimit)
+        .argParser(int),
+    )
+    .addOption(new Option("--sync-url <url>", "embedded replica: the primary's libsql:// URL; --db is then the replica's local file").env("SVC_SYNC_URL"))
+    .addOption(
+      new Option("--sync-interval <duration>", "embedded replica: also sync in the background this often, e.g. 5s").env("SVC_SYNC_INTERVAL").argParser(seconds),
+    )
+    .addOption(
+      new Option(
+        "--workers <n>",
+        `processes serving the port (the first runs every write and the jobs): a number, or auto: one per core, at most ${AUTO_WORKERS_MAX}, on a local database file, else 1`,
       )
-      .addOption(new Option("--sync-url <url>", "embedded replica: the primary's libsql:// URL; --db is then the replica's local file").env("SVC_SYNC_URL"))
-      .addOption(
-        new Option("--sync-interval <duration>", "embedded replica: also sync in the background this often, e.g. 5s")
-          .env("SVC_SYNC_INTERVAL")
-          .argParser(seconds),
-      )
-      .addOption(
-        new Option(
-          "--workers <n>",
-          `processes serving the port (the first runs every write and the jobs): a number, or auto: one per core, at most ${AUTO_WORKERS_MAX}, on a local database file, else 1`,
-        )
-          .env("SVC_WORKERS")
-          .default("auto")
-          .argParser(workerCount),
-      )
-      // How svc serve --workers starts each of the other processes; their settings come from the first.
-      .addOption(new Option("--worker").hideHelp())
-      .addOption(new Option("--metrics-token <token>", "serve Prometheus metrics at /metrics to this bearer token (off without it)").env("SVC_METRICS_TOKEN"))
-      .addOption(
-        new Option("--log-level <level>", "JSON log lines on stdout from this level up").env("SVC_LOG_LEVEL").choices(LOG_LEVELS).default(DEFAULTS.logLevel),
-      )
-      .addOption(
-        new Option("--shutdown-timeout <duration>", "on SIGTERM or SIGINT, wait this long for requests in flight")
-          .env("SVC_SHUTDOWN_TIMEOUT")
-          .default(DEFAULTS.shutdownTimeoutSeconds, `${DEFAULTS.shutdownTimeoutSeconds}s`)
-          .argParser(seconds),
-      )
-      .addOption(new Option("--oidc-issuer <url>", "OpenID Connect provider humans may sign in with on the web pages (issuer URL)").env("SVC_OIDC_ISSUER"))
-      .addOption(new Option("--oidc-client-id <id>", "this server's client id at the OpenID Connect provider").env("SVC_OIDC_CLIENT_ID"))
-      .addOption(new Option("--oidc-client-secret <secret>", "this server's client secret at the OpenID Connect provider").env("SVC_OIDC_CLIENT_SECRET"))
-      .addHelpText(
-        "after",
-        "\nExamples:\n  svc serve --port 8787 --db file:./data/svc.db --base-url https://svc.example.org\n" +
-          "  svc serve --db libsql://svc-you.turso.io --auth-token $TOKEN\n" +
-          "  svc serve --db file:/var/lib/svc/replica.db --sync-url libsql://svc-you.turso.io --auth-token $TOKEN --sync-interval 5s\n",
-      )
-      .action(async (o) => {
-        if (o.worker) {
-          const primary = await connectToPrimary();
-          // Ctrl-C reaches every process of the terminal's group: the first one stops the others in order.
-          process.on("SIGINT", () => {});
-          await stopOnSignals(startServer(primary.config, primary), ["SIGTERM"]);
-          return;
-        }
-        let config: ServerConfig;
-        try {
-          config = serveConfig(o, systemClock);
-        } catch (err) {
-          if (err instanceof ConfigError) throw new InvalidArgumentError(err.message);
-          throw err;
-        }
-        const workers = o.workers === "auto" ? autoWorkers(config) : (o.workers as number);
-        if (workers > 1) config.workers = { count: workers, command: [...selfCommand(), "serve", "--worker"] };
-        const server = await stopOnSignals(startServer(config), ["SIGTERM", "SIGINT"]);
-        server.ops.log.info(`svc listening on ${server.url}`, {
-          url: server.url,
-          database: describeUrl(config.dbUrl),
-          mode: server.db.mode,
-          base_url: config.baseUrl,
-          metrics: Boolean(config.metricsToken),
-        });
-        // A person who started the server (./serve.sh --port 9000) learns how the client commands reach it.
-        if (process.stderr.isTTY) {
-          process.stderr.write(
-            `\nsvc is serving ${config.baseUrl} (database ${describeUrl(config.dbUrl)}).\n` +
-              `In another terminal, point the svc client commands at it, then follow the README:\n  export SVC_URL=${config.baseUrl}\n\n`,
-          );
-        }
-      })
-  );
+        .env("SVC_WORKERS")
+        .default("auto")
+        .argParser(workerCount),
+    )
+    .addOption(new Option("--worker", "how svc serve --workers starts each other process; its settings come from the first").hideHelp())
+    .addOption(new Option("--metrics-token <token>", "serve Prometheus metrics at /metrics to this bearer token (off without it)").env("SVC_METRICS_TOKEN"))
+    .addOption(
+      new Option("--log-level <level>", "JSON log lines on stdout from this level up").env("SVC_LOG_LEVEL").choices(LOG_LEVELS).default(DEFAULTS.logLevel),
+    )
+    .addOption(
+      new Option("--shutdown-timeout <duration>", "on SIGTERM or SIGINT, wait this long for requests in flight")
+        .env("SVC_SHUTDOWN_TIMEOUT")
+        .default(DEFAULTS.shutdownTimeoutSeconds, `${DEFAULTS.shutdownTimeoutSeconds}s`)
+        .argParser(seconds),
+    )
+    .addOption(new Option("--oidc-issuer <url>", "OpenID Connect provider humans may sign in with on the web pages (issuer URL)").env("SVC_OIDC_ISSUER"))
+    .addOption(new Option("--oidc-client-id <id>", "this server's client id at the OpenID Connect provider").env("SVC_OIDC_CLIENT_ID"))
+    .addOption(new Option("--oidc-client-secret <secret>", "this server's client secret at the OpenID Connect provider").env("SVC_OIDC_CLIENT_SECRET"))
+    .addHelpText(
+      "after",
+      "\nExamples:\n  svc serve --port 8787 --db file:./data/svc.db --base-url https://svc.example.org\n" +
+        "  svc serve --db libsql://svc-you.turso.io --auth-token $TOKEN\n" +
+        "  svc serve --db file:/var/lib/svc/replica.db --sync-url libsql://svc-you.turso.io --auth-token $TOKEN --sync-interval 5s\n",
+    )
+    .action(async (o) => {
+      if (o.worker) {
+        const toPrimary = await connectToPrimary();
+        // Ctrl-C reaches every process of the terminal's group: the first one stops the others in order.
+        process.on("SIGINT", () => {});
+        await stopOnSignals(startServer(toPrimary.config, toPrimary), ["SIGTERM"]);
+        return;
+      }
+      let config: ServerConfig;
+      try {
+        config = serveConfig(o, systemClock);
+      } catch (err) {
+        if (err instanceof ConfigError) throw new InvalidArgumentError(err.message);
+        throw err;
+      }
+      const workers = o.workers === "auto" ? autoWorkers(config) : (o.workers as number);
+      if (workers > 1) config.workers = { count: workers, command: [...selfCommand(), "serve", "--worker"] };
+      const server = await stopOnSignals(startServer(config), ["SIGTERM", "SIGINT"]);
+      server.ops.log.info(`svc listening on ${server.url}`, {
+        url: server.url,
+        database: describeUrl(config.dbUrl),
+        mode: server.db.mode,
+        base_url: config.baseUrl,
+        metrics: Boolean(config.metricsToken),
+      });
+      // A person who started the server (./serve.sh --port 9000) learns how the client commands reach it.
+      if (process.stderr.isTTY) {
+        process.stderr.write(
+          `\nsvc is serving ${config.baseUrl} (database ${describeUrl(config.dbUrl)}).\n` +
+            `In another terminal, point the svc client commands at it, then follow the README:\n  export SVC_URL=${config.baseUrl}\n\n`,
+        );
+      }
+    });
 }
 
 /**
