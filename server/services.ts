@@ -1,5 +1,6 @@
-// What every transport, page and job is handed: the database, the configuration, the rate limiter and the
-// observer of finished calls. A module of its own so that no layer reaches into the pipeline for its types.
+// What every transport, page and job is handed: the database, the configuration, the rate limiter, the observer of
+// finished calls and, in a worker of svc serve --workers, the way to the first process; and the types of a call.
+// A module of its own so that no layer reaches into the pipeline for its types.
 import type { Db } from "../db/client.ts";
 import type { AppError } from "./errors.ts";
 import type { ServerConfig } from "./config.ts";
