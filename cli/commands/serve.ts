@@ -25,6 +25,9 @@ const int = flag(parseCount);
 
 // More processes than this mostly add memory (~70 MB each): writes all run in the first one.
 const AUTO_WORKERS_MAX = 4;
+// Only Linux spreads the connections of one port over the processes listening on it (SO_REUSEPORT); on the BSDs
+// and macOS the last process to listen would get them all.
+const SHARES_PORTS = process.platform === "linux";
 const workerCount = (v: string): number | "auto" => {
   if (v === "auto") return v;
   const n = Number(v);
@@ -55,7 +58,7 @@ export function serveCommand(): Command {
     .addOption(
       new Option(
         "--workers <n>",
-        `processes serving the port (the first runs every write and the jobs): a number, or auto: one per core, at most ${AUTO_WORKERS_MAX}, on a local database file, else 1`,
+        `processes serving the port (the first runs every write and the jobs): a number, or auto: one per core, at most ${AUTO_WORKERS_MAX}, on a local database file on Linux, else 1`,
       )
         .env("SVC_WORKERS")
         .default("auto")
@@ -97,6 +100,8 @@ export function serveCommand(): Command {
         throw err;
       }
       const workers = o.workers === "auto" ? autoWorkers(config) : (o.workers as number);
+      if (workers > 1 && !SHARES_PORTS)
+        throw new InvalidArgumentError(`--workers above 1 needs Linux, where processes can share a port; here (${process.platform}) svc serve runs one`);
       if (workers > 1) config.workers = { count: workers, command: [...selfCommand(), "serve", "--worker"] };
       const server = await stopOnSignals(startServer(config), ["SIGTERM", "SIGINT"]);
       server.ops.log.info(`svc listening on ${server.url}`, {
@@ -150,8 +155,9 @@ async function stopOnSignals(starting: Promise<RunningServer>, signals: NodeJS.S
   return server;
 }
 
-/** One process per core on a local file; one on a remote database, an embedded replica or a database in memory. */
+/** One process per core on a local file on Linux; one on a remote database, an embedded replica or a database in memory. */
 function autoWorkers(config: ServerConfig): number {
+  if (!SHARES_PORTS) return 1;
   let local = false;
   try {
     local = selectMode({ url: config.dbUrl, authToken: config.authToken, syncUrl: config.syncUrl }) === "local" && localFilePath(config.dbUrl) !== null;
