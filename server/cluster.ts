@@ -3,13 +3,15 @@
 // others, the workers, answer reads themselves and hand each write tool call to the primary. Writes from several
 // processes would fight over SQLite's write lock, whose busy wait sleeps (a p99 of seconds under load), and one
 // writer keeps group commit whole. The processes also share their rate limiters' counts, so a limit holds for the
-// server, not for each process, and their metrics, so /metrics answers for the server whichever process answers it.
+// server, not for each process, their metrics, so /metrics answers for the server whichever process answers it, and
+// the storage faults they meet, so /readyz does too.
 import type { Subprocess } from "bun";
 import { systemClock } from "./clock.ts";
 import type { ServerConfig } from "./config.ts";
 import { AppError, type ErrorCode } from "./errors.ts";
-import { appendLines, type Logger, sendLinesTo } from "./observability/logs.ts";
+import { appendLines, sendLinesTo } from "./observability/logs.ts";
 import { Metrics, type MetricsState } from "./observability/metrics.ts";
+import type { Ops } from "./observability/ops.ts";
 import type { RateLimiter, Taken } from "./rate-limit.ts";
 import type { CallResult, Forward, ForwardedCall, Services } from "./services.ts";
 import { invoke } from "./tools/invoke.ts";
@@ -29,7 +31,8 @@ type ToWorker =
   | { t: "config"; config: WorkerConfig }
   | { t: "result"; id: number; result: WireResult }
   | { t: "peers"; id: number; states: MetricsState[] }
-  | { t: "limits"; taken: Taken };
+  | { t: "limits"; taken: Taken }
+  | { t: "fault"; code: string | null };
 type ToPrimary =
   | { t: "ready" }
   | { t: "closed" }
@@ -37,6 +40,7 @@ type ToPrimary =
   | { t: "peers"; id: number }
   | { t: "limits"; taken: Taken }
   | { t: "metrics"; state: MetricsState }
+  | { t: "fault"; code: string | null }
   | { t: "log"; text: string };
 
 // How often each process sends the others what its rate limiter took: the most a limit can be overrun by is what
@@ -94,8 +98,7 @@ export class Workers {
 
   constructor(
     private readonly svc: Services,
-    private readonly log: Logger,
-    private readonly metrics: Metrics,
+    private readonly ops: Ops,
     private readonly count: number,
     /** The command that starts a worker (svc serve --worker). */
     private readonly command: string[],
@@ -104,6 +107,7 @@ export class Workers {
   /** Starts count workers; resolves once each serves. */
   async start(): Promise<void> {
     this.stopSharing = shareLimits(this.svc.limiter, (taken) => this.sendAll({ t: "limits", taken }));
+    this.ops.faultChanged = (code) => this.sendAll({ t: "fault", code });
     await Promise.all(Array.from({ length: this.count }, (_, i) => this.spawn(i)));
   }
 
@@ -127,10 +131,13 @@ export class Workers {
           } else if (msg.t === "metrics") {
             this.states[slot] = msg.state;
           } else if (msg.t === "peers") {
-            this.send(proc, { t: "peers", id: msg.id, states: [this.metrics.state(), ...this.peers(slot)] });
+            this.send(proc, { t: "peers", id: msg.id, states: [this.ops.metrics.state(), ...this.peers(slot)] });
+          } else if (msg.t === "fault") {
+            this.ops.faultIs(msg.code);
+            this.sendOthers(proc, msg);
           } else {
             this.svc.limiter.absorb(msg.taken);
-            for (const other of this.procs) if (other && other !== proc) this.send(other, msg);
+            this.sendOthers(proc, msg);
           }
         },
         onExit: (_p, code, signal) => {
@@ -143,9 +150,9 @@ export class Workers {
           if (this.stopping) return;
           reject(new Error(`worker ${slot + 1} exited at start (${signal ?? code})`));
           // A worker that dies is started again: the port keeps its share of connections.
-          this.log.error("worker exited; starting it again", { worker: slot + 1, code, signal });
+          this.ops.log.error("worker exited; starting it again", { worker: slot + 1, code, signal });
           setTimeout(() => {
-            if (!this.stopping) this.spawn(slot).catch((err) => this.log.error("worker did not start", { worker: slot + 1, error: String(err) }));
+            if (!this.stopping) this.spawn(slot).catch((err) => this.ops.log.error("worker did not start", { worker: slot + 1, error: String(err) }));
           }, RESTART_DELAY_MS);
         },
       });
@@ -173,6 +180,10 @@ export class Workers {
     for (const proc of this.procs) if (proc) this.send(proc, msg);
   }
 
+  private sendOthers(from: Subprocess, msg: ToWorker): void {
+    for (const proc of this.procs) if (proc && proc !== from) this.send(proc, msg);
+  }
+
   /**
    * Stops the workers: `closed` once none accepts connections, `exited` once each has answered its requests in
    * flight (whose writes this process still runs) and ended.
@@ -196,8 +207,8 @@ function workerConfig(config: ServerConfig): WorkerConfig {
 export interface PrimaryLink {
   config: ServerConfig;
   forward: Forward;
-  /** Shares the worker's rate limits and metrics with the other processes, from now on. */
-  share(limiter: RateLimiter, metrics: Metrics): void;
+  /** Shares the worker's rate limits, metrics and storage faults with the other processes, from now on. */
+  share(limiter: RateLimiter, ops: Ops): void;
   /** The metrics of the server's other processes. */
   peers(): Promise<MetricsState[]>;
   /** Tells the primary this worker serves. */
@@ -223,6 +234,7 @@ export function connectToPrimary(): Promise<PrimaryLink> {
     pending.delete(id);
   };
   let limiter: RateLimiter | undefined;
+  let ops: Ops | undefined;
   // What the other processes took while this one was starting: the primary serves from the start.
   const early: Taken[] = [];
   // Without its primary a worker could not write: its connections go with it.
@@ -232,6 +244,7 @@ export function connectToPrimary(): Promise<PrimaryLink> {
     process.on("message", (msg: ToWorker) => {
       if (msg.t === "result") answer(msg.id, fromWire(msg.result));
       else if (msg.t === "peers") answer(msg.id, msg.states);
+      else if (msg.t === "fault") ops?.faultIs(msg.code);
       else if (msg.t === "limits") {
         if (limiter) limiter.absorb(msg.taken);
         else early.push(msg.taken);
@@ -239,11 +252,13 @@ export function connectToPrimary(): Promise<PrimaryLink> {
         resolve({
           config: { ...msg.config, clock: systemClock },
           forward: (call) => ask<CallResult>((id) => ({ t: "call", id, call })),
-          share(l, metrics) {
+          share(l, o) {
             limiter = l;
+            ops = o;
             for (const taken of early.splice(0)) l.absorb(taken);
             shareLimits(l, (taken) => send({ t: "limits", taken }));
-            every(METRICS_MS, () => send({ t: "metrics", state: metrics.state() }));
+            every(METRICS_MS, () => send({ t: "metrics", state: o.metrics.state() }));
+            o.faultChanged = (code) => send({ t: "fault", code });
           },
           peers: () => ask<MetricsState[]>((id) => ({ t: "peers", id })),
           ready: () => send({ t: "ready" }),

@@ -110,11 +110,11 @@ export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink)
   config.port = port;
   let workers: Workers | undefined;
   if (toPrimary) {
-    toPrimary.share(services.limiter, metrics);
+    toPrimary.share(services.limiter, ops);
     ops.peers = toPrimary.peers;
     toPrimary.ready();
   } else if (workerCount > 0) {
-    const started = new Workers(services, log, metrics, workerCount, config.workers!.command);
+    const started = new Workers(services, ops, workerCount, config.workers!.command);
     workers = started;
     ops.peers = async () => started.peers();
     await workers.start().catch(async (err) => {

@@ -20,6 +20,8 @@ export class Ops {
   storageFault: string | null = null;
   /** In a server of several processes (svc serve --workers): the metrics of the others. */
   peers?: () => Promise<MetricsState[]>;
+  /** In a server of several processes: tells the others when this one meets a storage fault or sees it end. */
+  faultChanged?: (sqliteCode: string | null) => void;
 
   constructor(
     private readonly svc: Services,
@@ -29,13 +31,20 @@ export class Ops {
 
   /** A write, a job or a request failed on a storage fault: counted, and /readyz is not ready until a write commits. */
   storageFailed(sqliteCode: string): void {
-    this.storageFault = sqliteCode;
     this.metrics.storageFaults.inc({ code: sqliteCode });
+    this.faultIs(sqliteCode, true);
   }
 
   /** A write committed (a write tool's call, a job run, the instance heartbeat): the storage takes writes again. */
   wrote(): void {
-    this.storageFault = null;
+    if (this.storageFault !== null) this.faultIs(null, true);
+  }
+
+  /** The storage fault as this process met it (own) or another process of the server told. */
+  faultIs(sqliteCode: string | null, own = false): void {
+    if (this.storageFault === sqliteCode) return;
+    this.storageFault = sqliteCode;
+    if (own) this.faultChanged?.(sqliteCode);
   }
 
   /** An unexpected error outside a tool call (web pages, OAuth endpoints): logged, and a storage fault noted. */

@@ -7,6 +7,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { spawnServer, type ServerProcess } from "../hardening/spawn-server.ts";
 import { connectMcp, ERAS, handleFor } from "../mcp/clients.ts";
+import { key, startTestServer } from "../harness.ts";
+import { groupOf } from "../ledger/ledger-fixtures.ts";
 
 const ROOT = join(import.meta.dir, "../..");
 const dir = mkdtempSync(join(tmpdir(), "svc-workers-"));
@@ -124,6 +126,42 @@ describe("svc serve --workers 2", () => {
     for (let i = 0; i < 10; i++) expect((await call(server.url, "get_me", {})).status).toBe(401);
     expect(server.output()).toContain("worker exited; starting it again");
   });
+});
+
+test("a storage fault met by the first process is the server's: /readyz is 503 whichever process answers, until a write commits", async () => {
+  // The first process here, in this test, so that its writer can be given a full disk (max_page_count, as in storage.test.ts).
+  const s = await startTestServer({
+    dbUrl: `file:${join(dir, "fault.db")}`,
+    authToken: undefined,
+    syncUrl: undefined,
+    workers: { count: 2, command: [process.execPath, join(ROOT, "cli/main.ts"), "serve", "--worker"] },
+  });
+  try {
+    const [a, b] = [await s.register("fault-a"), await s.register("fault-b")];
+    const { group_id } = await groupOf(s, [a!, b!]);
+    const expense = (i: number) => ({ group_id, description: `dinner ${i} ${"x".repeat(120)}`, amount: "12.34", idempotency_key: key() });
+    const readiness = async () => {
+      const codes = new Set<number>();
+      for (let i = 0; i < 20; i++) codes.add((await fetch(`${s.url}/readyz`, { keepalive: false, headers: { connection: "close" } })).status);
+      return [...codes].sort().join(",");
+    };
+    expect(await readiness()).toBe("200");
+
+    await s.server.db.raw.execute("PRAGMA max_page_count = 1");
+    let refused = 0;
+    for (let i = 0; i < 200 && !refused; i++) if ((await call(s.url, "add_expense", expense(i), a!.key)).status === 503) refused++;
+    expect(refused).toBe(1);
+    // The others hear of it at once; a moment for the message to arrive, then no process may say ready.
+    await Bun.sleep(200);
+    expect(await readiness()).toBe("503");
+
+    await s.server.db.raw.execute("PRAGMA max_page_count = 1073741823");
+    await ok(s.url, "add_expense", expense(-1), a!.key);
+    await Bun.sleep(200);
+    expect(await readiness()).toBe("200");
+  } finally {
+    await s.stop();
+  }
 });
 
 test("kill -9 of the first process: its workers end too, and nothing serves the port", async () => {
