@@ -70,6 +70,21 @@ const fromWire = (r: WireResult): CallResult =>
     ? r
     : { ok: false, error: new AppError(r.error.code, r.error.message, r.error.details, r.error.retryAfter, r.error.suggestedAction), headers: r.headers };
 
+// No tool's arguments nest more than a few levels; a call nested deeper is refused by its schema in any process.
+const MAX_SENT_DEPTH = 64;
+
+/** Whether value nests arrays or objects more than limit levels deep, found without recursion. */
+function nestedDeeperThan(value: unknown, limit: number): boolean {
+  const todo: [unknown, number][] = [[value, 0]];
+  for (let next = todo.pop(); next; next = todo.pop()) {
+    const [v, depth] = next;
+    if (v === null || typeof v !== "object") continue;
+    if (depth >= limit) return true;
+    for (const child of Object.values(v)) todo.push([child, depth + 1]);
+  }
+  return false;
+}
+
 /** Runs fn every ms (not keeping the process alive); returns how to stop. */
 function every(ms: number, fn: () => void): () => void {
   const timer = setInterval(fn, ms);
@@ -251,7 +266,9 @@ export function connectToPrimary(): Promise<PrimaryLink> {
       } else {
         resolve({
           config: { ...msg.config, clock: systemClock },
-          forward: (call) => ask<CallResult>((id) => ({ t: "call", id, call })),
+          // Arguments nested deeper than any tool takes are not sent (JSON's recursion would run out of stack, slowly):
+          // the call runs here, where they are refused as the primary would refuse them.
+          forward: (call) => (nestedDeeperThan(call.raw, MAX_SENT_DEPTH) ? Promise.resolve(null) : ask<CallResult>((id) => ({ t: "call", id, call }))),
           share(l, o) {
             limiter = l;
             ops = o;

@@ -54,5 +54,5 @@ export interface ForwardedCall {
   raw: unknown;
   meta: Omit<CallMeta, "clientAddress"> & { address: string; rateHeaders: Record<string, string> };
 }
-/** How a worker runs a write tool call: on the first process (server/cluster.ts). */
-export type Forward = (call: ForwardedCall) => Promise<CallResult>;
+/** How a worker runs a write tool call: on the first process (server/cluster.ts); null when it cannot be sent there. */
+export type Forward = (call: ForwardedCall) => Promise<CallResult | null>;

@@ -88,7 +88,8 @@ export async function invoke(svc: Services, name: string, raw: unknown, meta: Ca
         throw rateLimited(decision);
       }
     }
-    // A worker of svc serve --workers writes nothing itself: the primary runs the whole call (and logs it).
+    // A worker of svc serve --workers hands every write to the primary, which runs the whole call (and logs it); a
+    // call that cannot be sent there (forward answers null) runs here.
     const forward = svc.forward && !meta.sandbox ? svc.forward : null;
     const forwarded = () =>
       forward!({
@@ -96,7 +97,8 @@ export async function invoke(svc: Services, name: string, raw: unknown, meta: Ca
         raw,
         meta: { requestId: meta.requestId, token: meta.token, idempotencyKey: meta.idempotencyKey, address: meta.clientAddress(), rateHeaders: headers },
       });
-    if (forward && tool.writes) return await forwarded();
+    const handed = forward && tool.writes ? await forwarded() : null;
+    if (handed) return handed;
     if (meta.sandbox) {
       const args = parseArguments(tool, raw, meta.idempotencyKey);
       return finish({ ok: true, data: { valid: true, tool: tool.name, arguments: args, suggested_next: [tool.name] }, headers, replayed: false });
@@ -145,7 +147,8 @@ export async function invoke(svc: Services, name: string, raw: unknown, meta: Ca
       .catch(async (err) => {
         if (!(err instanceof NeedsWrite && tool.writesWhenNeeded)) throw err;
         ranAsRead = false;
-        return forward ? { handed: await forwarded() } : await svc.db.tx(call);
+        const handed = forward ? await forwarded() : null;
+        return handed ? { handed } : await svc.db.tx(call);
       })
       .catch(async (err) => {
         const g = guess;

@@ -55,6 +55,8 @@ describe("svc serve --workers 2", () => {
   let server: ServerProcess;
   beforeAll(async () => {
     server = await spawnServer(join(dir, "svc.db"), ["--workers", "2", "--rate-limit", "30", "--metrics-token", "scrape-token"]);
+    // The first process answers before its worker is up; it says it listens once both are.
+    await until("the listening line", () => (server.output().includes("svc listening") ? true : undefined));
   });
   afterAll(() => server.stop().catch(() => undefined));
 
@@ -89,6 +91,25 @@ describe("svc serve --workers 2", () => {
     } finally {
       await mcp.close();
     }
+  });
+
+  test("bad arguments get the error envelope from every process, even nested too deeply to hand over", async () => {
+    const me = await ok(server.url, "register_agent", { handle: "worker-fuzzed", display_name: "F" });
+    const deep = `${"[".repeat(100_000)}${"]".repeat(100_000)}`;
+    const codes = new Set<string>();
+    // Within the 30 calls a minute this server allows a key.
+    for (let i = 0; i < 9; i++) {
+      for (const body of [deep, `{"display_name": ${deep}}`, '{"display_name": 42}']) {
+        const res = await fetch(`${server.url}/v1/tools/update_me`, {
+          method: "POST",
+          keepalive: false,
+          headers: { "content-type": "application/json", connection: "close", authorization: `Bearer ${me.api_key}` },
+          body,
+        });
+        codes.add(`${res.status} ${((await res.json()) as any).error?.code}`);
+      }
+    }
+    expect([...codes]).toEqual(["400 VALIDATION_ERROR"]);
   });
 
   test("one rate limit for the whole server, not one per process", async () => {
