@@ -125,6 +125,7 @@ export class Metrics {
     if (e.code === "RATE_LIMITED") this.rateLimited.inc({ tool: e.tool });
   }
 
+  // The series counted in this process, in the order /metrics shows them.
   private kept(): Record<string, Counter | Histogram> {
     const { calls, latency, rateLimited, dbTx, jobRuns, jobRows, storageFaults } = this;
     return { calls, latency, rateLimited, dbTx, jobRuns, jobRows, storageFaults };
@@ -145,13 +146,7 @@ export class Metrics {
   render(snap: Snapshot): string {
     return (
       [
-        ...this.calls.render(),
-        ...this.latency.render(),
-        ...this.rateLimited.render(),
-        ...this.dbTx.render(),
-        ...this.jobRuns.render(),
-        ...this.jobRows.render(),
-        ...this.storageFaults.render(),
+        ...Object.values(this.kept()).flatMap((m) => m.render()),
         ...gauge("svc_inbox_items", "Inbox items stored and not dismissed, by state.", [
           [{ state: "unread" }, snap.inboxUnread],
           [{ state: "requires_action" }, snap.inboxRequiresAction],
