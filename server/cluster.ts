@@ -8,7 +8,7 @@
 import type { Subprocess } from "bun";
 import { systemClock } from "./clock.ts";
 import type { ServerConfig } from "./config.ts";
-import { AppError, type ErrorCode } from "./errors.ts";
+import { AppError } from "./errors.ts";
 import { appendLines, sendLinesTo } from "./observability/logs.ts";
 import { Metrics, type MetricsState } from "./observability/metrics.ts";
 import type { Ops } from "./observability/ops.ts";
@@ -19,14 +19,9 @@ import { invoke } from "./tools/invoke.ts";
 /** What the primary sends a worker: the settings that are plain data (a worker keeps time by the system clock). */
 export type WorkerConfig = Omit<ServerConfig, "clock" | "fetchClientMetadata" | "workers">;
 
+// An error crosses as the envelope a client would get (AppError.envelope), and is made an AppError again from it.
+type WireError = ReturnType<AppError["envelope"]>["error"];
 type WireResult = Exclude<CallResult, { ok: false }> | { ok: false; error: WireError; headers: Record<string, string> };
-interface WireError {
-  code: ErrorCode;
-  message: string;
-  details?: Record<string, unknown>;
-  retryAfter?: number;
-  suggestedAction?: string;
-}
 type ToWorker =
   | { t: "config"; config: WorkerConfig }
   | { t: "result"; id: number; result: WireResult }
@@ -51,24 +46,11 @@ const METRICS_MS = 1_000;
 const READY_TIMEOUT_MS = 30_000;
 const RESTART_DELAY_MS = 1_000;
 
-const toWire = (r: CallResult): WireResult =>
-  r.ok
-    ? r
-    : {
-        ok: false,
-        error: {
-          code: r.error.code,
-          message: r.error.message,
-          details: r.error.details,
-          retryAfter: r.error.retryAfter,
-          suggestedAction: r.error.suggestedAction,
-        },
-        headers: r.headers,
-      };
+const toWire = (r: CallResult): WireResult => (r.ok ? r : { ok: false, error: r.error.envelope("").error, headers: r.headers });
 const fromWire = (r: WireResult): CallResult =>
   r.ok
     ? r
-    : { ok: false, error: new AppError(r.error.code, r.error.message, r.error.details, r.error.retryAfter, r.error.suggestedAction), headers: r.headers };
+    : { ok: false, error: new AppError(r.error.code, r.error.message, r.error.details, r.error.retry_after, r.error.suggested_action), headers: r.headers };
 
 // No tool's arguments nest more than a few levels; a call nested deeper is refused by its schema in any process.
 const MAX_SENT_DEPTH = 64;

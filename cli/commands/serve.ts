@@ -1,6 +1,6 @@
 import { Command, InvalidArgumentError, Option } from "commander";
 import { availableParallelism } from "node:os";
-import { describeUrl, localFilePath, selectMode } from "../../db/client.ts";
+import { describeUrl, localFilePath } from "../../db/client.ts";
 import { systemClock } from "../../server/clock.ts";
 import { ConfigError, DEFAULTS, LOG_LEVELS, parseCount, parseDuration, serveConfig, type ServerConfig } from "../../server/config.ts";
 import { connectToPrimary } from "../../server/cluster.ts";
@@ -157,14 +157,8 @@ async function stopOnSignals(starting: Promise<RunningServer>, signals: NodeJS.S
 
 /** One process per core on a local file on Linux; one on a remote database, an embedded replica or a database in memory. */
 function autoWorkers(config: ServerConfig): number {
-  if (!SHARES_PORTS) return 1;
-  let local = false;
-  try {
-    local = selectMode({ url: config.dbUrl, authToken: config.authToken, syncUrl: config.syncUrl }) === "local" && localFilePath(config.dbUrl) !== null;
-  } catch {
-    // a bad combination is reported by startServer, with its own message
-  }
-  return local ? Math.min(availableParallelism(), AUTO_WORKERS_MAX) : 1;
+  const localFile = localFilePath(config.dbUrl) !== null && !config.syncUrl;
+  return SHARES_PORTS && localFile ? Math.min(availableParallelism(), AUTO_WORKERS_MAX) : 1;
 }
 
 /** How to run this program again: the compiled executable alone, or bun with the script it runs. */
