@@ -1,5 +1,7 @@
 import { openDb, type Db } from "../db/client.ts";
 import { migrate } from "../db/migrate.ts";
+import { ensureSigningKey } from "./auth/jwt.ts";
+import { ensureFormKey, readFormKey } from "./web/session.ts";
 import { createApp } from "./app.ts";
 import { type PrimaryLink, Workers } from "./cluster.ts";
 import type { ServerConfig } from "./config.ts";
@@ -50,9 +52,13 @@ export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink)
         throw err;
       });
   if (applied.length) log.info("migrations applied", { migrations: applied.map((m) => m.name).join(",") });
+  // The server's own keys are made here, once, so that no request has to write them (a GET never writes); the
+  // token signing key once the base URL is known, below.
+  if (!toPrimary) await db.tx((tx) => ensureFormKey(tx, config.clock.now()));
+  const formKey = await db.read(readFormKey);
   const workerCount = (config.workers?.count ?? 1) - 1;
   const several = workerCount > 0 || toPrimary !== undefined;
-  const services: Services = { db, config, limiter: new RateLimiter(() => config.clock.now().getTime(), several), forward: toPrimary?.forward };
+  const services: Services = { db, config, formKey, limiter: new RateLimiter(() => config.clock.now().getTime(), several), forward: toPrimary?.forward };
   const ops = new Ops(services, log, metrics);
   services.observe = (e) => {
     metrics.recordCall(e);
@@ -106,6 +112,7 @@ export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink)
   });
   const port = server.port!;
   if (!config.baseUrl) config.baseUrl = `http://${config.host}:${port}`;
+  if (!toPrimary) await db.tx((tx) => ensureSigningKey(tx, config.baseUrl, config.clock.now()));
   // Workers listen on the port this process got (port 0 asks the system for one).
   config.port = port;
   let workers: Workers | undefined;

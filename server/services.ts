@@ -10,6 +10,8 @@ export interface Services {
   db: Db;
   config: ServerConfig;
   limiter: RateLimiter;
+  /** Signs anonymous browsers' CSRF tokens (server/web/session.ts); made once in the database, read at start. */
+  formKey: string;
   /** In a worker of svc serve --workers: how a write tool call reaches the primary, which runs it. */
   forward?: Forward;
   /** Called once per finished call, for logs and metrics. */

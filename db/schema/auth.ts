@@ -26,6 +26,8 @@ export const joinSessions = sqliteTable("join_sessions", {
   expiresAt: text("expires_at").notNull(),
   finishedAt: text("finished_at"),
   keyIssuedAt: text("key_issued_at"),
+  // 0016_web_clients.sql: the web session's client that approved it (an existing handle), which it is obtained through.
+  parentClientId: text("parent_client_id"),
 });
 
 export const webSessions = sqliteTable(
@@ -43,6 +45,9 @@ export const webSessions = sqliteTable(
     expiresAt: text("expires_at").notNull(),
     // 0010_merge_and_client_metadata.sql
     providerLogin: text("provider_login", { mode: "json" }).$type<ProviderLogin>(),
+    // 0016_web_clients.sql: the signed-in browser's client (kind web) and what it may do.
+    clientId: text("client_id"),
+    scopes: text("scopes"),
   },
   (t) => [index("web_sessions_expiry").on(t.expiresAt)],
 );
@@ -58,6 +63,8 @@ export const signinCodes = sqliteTable(
     createdAt: text("created_at").notNull(),
     expiresAt: text("expires_at").notNull(),
     usedAt: text("used_at"),
+    // 0016_web_clients.sql: the first client that read the code, which a session signed in with it is obtained through.
+    readByClientId: text("read_by_client_id"),
   },
   (t) => [index("signin_codes_agent").on(t.agentId, t.createdAt), index("signin_codes_session").on(t.webSessionHash)],
 );
@@ -68,6 +75,9 @@ export const settingsLinks = sqliteTable("settings_links", {
   createdAt: text("created_at").notNull(),
   expiresAt: text("expires_at").notNull(),
   usedAt: text("used_at"),
+  // 0016_web_clients.sql: the client that asked for the link, and its scopes (a settings page never does more).
+  clientId: text("client_id"),
+  scopes: text("scopes"),
 });
 
 export const oauthClients = sqliteTable("oauth_clients", {
@@ -93,6 +103,8 @@ export const oauthCodes = sqliteTable("oauth_codes", {
   expiresAt: text("expires_at").notNull(),
   usedAt: text("used_at"),
   clientId: text("client_id"),
+  // 0016_web_clients.sql: the web session's client that consented.
+  parentClientId: text("parent_client_id"),
 });
 
 export const oauthRefreshTokens = sqliteTable(
@@ -110,6 +122,12 @@ export const oauthRefreshTokens = sqliteTable(
   },
   (t) => [index("oauth_refresh_tokens_client").on(t.clientId)],
 );
+
+export const serverSecrets = sqliteTable("server_secrets", {
+  name: text("name").primaryKey(),
+  secret: text("secret").notNull(),
+  createdAt: text("created_at").notNull(),
+});
 
 export const oauthSigningKeys = sqliteTable("oauth_signing_keys", {
   kid: text("kid").primaryKey(),

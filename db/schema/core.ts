@@ -23,12 +23,14 @@ export const clients = sqliteTable(
     clientId: text("client_id").primaryKey(),
     agentId: text("agent_id").notNull(),
     name: text("name").notNull(),
-    kind: text("kind", { enum: ["api_key", "oauth"] }).notNull(),
+    kind: text("kind", { enum: ["api_key", "oauth", "web"] }).notNull(),
     createdAt: text("created_at").notNull(),
     lastUsedAt: text("last_used_at"),
     revokedAt: text("revoked_at"),
+    // 0016_web_clients.sql: the client this one was obtained through; revoking that one revokes this one.
+    parentClientId: text("parent_client_id"),
   },
-  (t) => [index("clients_agent").on(t.agentId)],
+  (t) => [index("clients_agent").on(t.agentId), index("clients_parent").on(t.parentClientId).where(sql`${t.parentClientId} IS NOT NULL`)],
 );
 
 export const apiKeys = sqliteTable(

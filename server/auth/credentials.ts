@@ -12,18 +12,39 @@ const API_KEY_SCOPES = "svc:read svc:write";
 // last_used_at is a hint for humans; writing it on every call would turn every read into a write.
 const LAST_USED_RESOLUTION_MS = MINUTE;
 
-export async function createClient(tx: Tx, agentId: string, name: string, kind: "api_key" | "oauth", now: Date) {
+export type ClientKind = "api_key" | "oauth" | "web";
+
+/**
+ * A new client of the agent. `parent`: the client it was obtained through (see revokeClient), null when the human
+ * proved the handle by other means (creating it, a provider login).
+ */
+export async function createClient(tx: Tx, agentId: string, name: string, kind: ClientKind, now: Date, parent: string | null = null) {
   const clientId = crypto.randomUUID();
-  await tx.insert(clients).values({ clientId, agentId, name, kind, createdAt: iso(now) });
+  await tx.insert(clients).values({ clientId, agentId, name, kind, createdAt: iso(now), parentClientId: parent });
   return clientId;
 }
 
-/** Issues a key for a client; only its hash is kept, so this is the one moment it can be shown. */
-export async function issueApiKey(tx: Tx, clientId: string, now: Date): Promise<string> {
+/**
+ * Issues a key for a client; only its hash is kept, so this is the one moment it can be shown. `scopes`: those of
+ * the credential it is obtained through, when that holds fewer than a key's full set.
+ */
+export async function issueApiKey(tx: Tx, clientId: string, now: Date, scopes = API_KEY_SCOPES): Promise<string> {
   const key = newSecret("svc");
-  await tx.insert(apiKeys).values({ keyHash: sha256(key), clientId, scopes: API_KEY_SCOPES, createdAt: iso(now) });
+  await tx.insert(apiKeys).values({ keyHash: sha256(key), clientId, scopes: narrowScopes(API_KEY_SCOPES, scopes), createdAt: iso(now) });
   return key;
 }
+
+/** The scopes of `wanted` that `holder` also has: what is obtained through a credential never exceeds it. */
+export function narrowScopes(wanted: string, holder: string): string {
+  const held = new Set(holder.split(" "));
+  return wanted
+    .split(" ")
+    .filter((s) => held.has(s))
+    .join(" ");
+}
+
+/** Whether a credential may read sign-in codes: an API key that can write and is not in its rotation grace. */
+export const readsSigninCodes = (p: Principal) => p.kind === "api_key" && p.scopes.has("svc:write") && !p.graceUntil;
 
 /** A resolved credential; touchDue: its client's last_used_at is due an update, which the caller makes (touchClient). */
 export interface Authenticated {
@@ -123,6 +144,8 @@ export async function listClients({ tx, now, actor }: DomainContext<Actor & { cl
       and(
         eq(clients.agentId, actor.agentId),
         isNull(clients.revokedAt),
+        // A browser whose session expired is no longer connected.
+        sql`(${clients.kind} <> 'web' OR EXISTS (SELECT 1 FROM web_sessions s WHERE s.client_id = ${clients.clientId} AND s.expires_at > ${iso(now)}))`,
         after ? sql`(${clients.createdAt}, ${clients.clientId}) > (${after[0]}, ${after[1]})` : undefined,
       ),
     )
@@ -143,6 +166,7 @@ export async function listClients({ tx, now, actor }: DomainContext<Actor & { cl
       created_at: c.createdAt,
       last_used_at: c.lastUsedAt,
       current: c.clientId === actor.clientId,
+      obtained_through: c.parentClientId,
       old_key_until: graceUntil,
     })),
     next_cursor,
@@ -161,15 +185,29 @@ export async function disconnectClient({ tx, now, actor }: DomainContext<Princip
   await revokeClient(tx, clientId, now);
 }
 
+/**
+ * Revokes a client and every client obtained through it, however deep (a web session signed in with a code it read,
+ * the keys made in that session, ...): what a credential obtained never outlives it. The walk passes through clients
+ * already ended (a browser signed out), so what they obtained ends too.
+ */
 export async function revokeClient(tx: Tx, clientId: string, now: Date) {
+  const family = sql`(WITH RECURSIVE family(id) AS (SELECT ${clientId} UNION SELECT c.client_id FROM clients c JOIN family f ON c.parent_client_id = f.id) SELECT id FROM family)`;
   await tx
     .update(clients)
     .set({ revokedAt: iso(now) })
-    .where(eq(clients.clientId, clientId));
+    .where(and(sql`${clients.clientId} IN ${family}`, isNull(clients.revokedAt)));
   await tx
     .update(apiKeys)
     .set({ revokedAt: iso(now) })
-    .where(and(eq(apiKeys.clientId, clientId), isNull(apiKeys.revokedAt)));
+    .where(and(sql`${apiKeys.clientId} IN ${family}`, isNull(apiKeys.revokedAt)));
+}
+
+/** Ends one client alone (a browser signing out); what it obtained stays, tied to it (revokeClient still reaches it). */
+export async function endClient(tx: Tx, clientId: string, now: Date) {
+  await tx
+    .update(clients)
+    .set({ revokedAt: iso(now) })
+    .where(and(eq(clients.clientId, clientId), isNull(clients.revokedAt)));
 }
 
 /** An operator's emergency stop (svc keys revoke): one client of an agent, or all of them, revoked at once. */

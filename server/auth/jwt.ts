@@ -23,19 +23,27 @@ async function keyOf(kid: string, jwk: string): Promise<CryptoKey> {
   return key;
 }
 
-/** The key that signs for this issuer, made on first use; keys made for another issuer (an old base URL) retire. */
+/**
+ * The key that signs for this issuer, made at start (ensureSigningKey) or on first use. Keys made for another issuer
+ * (an old base URL) retire when this one first signs, so tokens issued before a move keep working until then.
+ */
 async function activeKey(tx: Tx, issuer: string, now: Date): Promise<KeyRow> {
-  const row = await tx
+  await tx
+    .update(oauthSigningKeys)
+    .set({ retiredAt: iso(now) })
+    .where(and(ne(oauthSigningKeys.issuer, issuer), isNull(oauthSigningKeys.retiredAt)));
+  return (await currentKey(tx, issuer)) ?? newKey(tx, issuer, now);
+}
+
+const currentKey = (tx: Tx, issuer: string) =>
+  tx
     .select()
     .from(oauthSigningKeys)
     .where(and(eq(oauthSigningKeys.issuer, issuer), isNull(oauthSigningKeys.retiredAt)))
     .orderBy(desc(oauthSigningKeys.createdAt))
     .get();
-  if (row) return row;
-  await tx
-    .update(oauthSigningKeys)
-    .set({ retiredAt: iso(now) })
-    .where(and(ne(oauthSigningKeys.issuer, issuer), isNull(oauthSigningKeys.retiredAt)));
+
+async function newKey(tx: Tx, issuer: string, now: Date): Promise<KeyRow> {
   const pair = await generateKeyPair(ALG, { extractable: true });
   const kid = crypto.randomUUID();
   const fresh: KeyRow = {
@@ -73,9 +81,13 @@ export async function signAccessToken(tx: Tx, issuer: string, c: AccessClaims, n
     .sign(await keyOf(`${key.kid}:private`, key.privateJwk));
 }
 
-/** The JWK Set clients and resource servers verify tokens with. */
-export async function publicKeys(tx: Tx, issuer: string, now: Date): Promise<{ keys: JWK[] }> {
-  await activeKey(tx, issuer, now);
+/** Makes the issuer's signing key if it has none (at start, so that the JWK Set is only ever read). */
+export async function ensureSigningKey(tx: Tx, issuer: string, now: Date): Promise<void> {
+  if (!(await currentKey(tx, issuer))) await newKey(tx, issuer, now);
+}
+
+/** The JWK Set clients and resource servers verify tokens with. Reads only. */
+export async function publicKeys(tx: Tx, issuer: string): Promise<{ keys: JWK[] }> {
   const rows = await tx
     .select({ jwk: oauthSigningKeys.publicJwk })
     .from(oauthSigningKeys)

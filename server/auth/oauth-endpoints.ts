@@ -83,6 +83,6 @@ export const revoke = (svc: Services, req: Request, address: string) =>
   });
 
 export async function jwks(svc: Services): Promise<Response> {
-  const keys = await svc.db.tx((tx) => publicKeys(tx, svc.config.baseUrl, svc.config.clock.now()));
+  const keys = await svc.db.read((tx) => publicKeys(tx, svc.config.baseUrl));
   return answer(keys, 200, { "Cache-Control": "public, max-age=300" });
 }

@@ -205,12 +205,13 @@ export async function checkAuthorizationRequest(tx: Tx, q: URLSearchParams, base
 }
 
 /** The human approved: a single-use code bound to the client, redirect URI, PKCE challenge and scope. */
-export async function issueCode(tx: Tx, r: AuthorizationRequest, agentId: string, now: Date): Promise<string> {
+export async function issueCode(tx: Tx, r: AuthorizationRequest, agentId: string, parentClientId: string | null, now: Date): Promise<string> {
   const code = newSecret("code");
   await tx.insert(oauthCodes).values({
     codeHash: sha256(code),
     oauthClientId: r.client_id,
     agentId,
+    parentClientId,
     redirectUri: r.redirect_uri,
     codeChallenge: r.code_challenge,
     scope: r.scope,
@@ -304,7 +305,7 @@ async function exchangeCode(tx: Tx, form: URLSearchParams, client: OAuthClientRo
   if (!/^[A-Za-z0-9._~-]{43,128}$/.test(verifier) || pkceChallenge(verifier) !== row.codeChallenge) {
     throw invalidGrant("The code_verifier does not match the code_challenge.");
   }
-  const clientId = await createClient(tx, row.agentId, client.clientName ?? "OAuth app", "oauth", now);
+  const clientId = await createClient(tx, row.agentId, client.clientName ?? "OAuth app", "oauth", now, row.parentClientId);
   await tx
     .update(oauthCodes)
     .set({ usedAt: iso(now), clientId })

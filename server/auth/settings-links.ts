@@ -3,15 +3,24 @@ import { and, eq, gt, isNull } from "drizzle-orm";
 import type { Tx } from "../../db/client.ts";
 import { settingsLinks } from "../../db/schema/index.ts";
 import { MINUTE, iso, later } from "../clock.ts";
+import type { Principal } from "../contract/principal.ts";
 import { newSecret, sha256 } from "./secrets.ts";
 
 export const SETTINGS_LINK_TTL_MS = 10 * MINUTE;
 const TOKEN_PATTERN = /^set_[A-Za-z0-9_-]{43}$/;
 
-export async function createSettingsLink(tx: Tx, agentId: string, baseUrl: string, now: Date) {
+/** A link for the caller's human; the page it opens does no more than `by`, the credential that asked for it. */
+export async function createSettingsLink(tx: Tx, by: Principal, baseUrl: string, now: Date) {
   const token = newSecret("set");
   const expiresAt = later(now, SETTINGS_LINK_TTL_MS);
-  await tx.insert(settingsLinks).values({ tokenHash: sha256(token), agentId, createdAt: iso(now), expiresAt });
+  await tx.insert(settingsLinks).values({
+    tokenHash: sha256(token),
+    agentId: by.agentId,
+    clientId: by.clientId,
+    scopes: [...by.scopes].join(" "),
+    createdAt: iso(now),
+    expiresAt,
+  });
   return { url: `${baseUrl}/settings/link/${token}`, expires_at: expiresAt };
 }
 
@@ -23,13 +32,13 @@ export async function settingsLinkUsable(tx: Tx, token: string, now: Date): Prom
   return (await tx.select({ a: settingsLinks.agentId }).from(settingsLinks).where(live(token, now)).get()) !== undefined;
 }
 
-/** Uses the link up and returns whose it is; null when it is unknown, expired or already used. */
-export async function consumeSettingsLink(tx: Tx, token: string, now: Date): Promise<string | null> {
+/** Uses the link up and returns whose it is and who asked for it; null when it is unknown, expired or already used. */
+export async function consumeSettingsLink(tx: Tx, token: string, now: Date) {
   if (!TOKEN_PATTERN.test(token)) return null;
   const row = await tx
     .update(settingsLinks)
     .set({ usedAt: iso(now) })
     .where(live(token, now))
-    .returning({ agentId: settingsLinks.agentId });
-  return row[0]?.agentId ?? null;
+    .returning({ agentId: settingsLinks.agentId, clientId: settingsLinks.clientId, scopes: settingsLinks.scopes });
+  return row[0] ?? null;
 }

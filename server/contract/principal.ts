@@ -10,7 +10,7 @@ export interface Principal {
   handle: string;
   displayName: string;
   clientId: string;
-  kind: "api_key" | "oauth";
+  kind: "api_key" | "oauth" | "web";
   scopes: ReadonlySet<string>;
   /** An API key replaced by rotate_api_key works only until then (its grace period, for work in flight); else null. */
   graceUntil: string | null;

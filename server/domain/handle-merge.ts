@@ -112,7 +112,7 @@ export async function mergeBlockers(tx: Tx, now: Date, retire: AgentRow): Promis
 export interface MergePreview {
   blockers: string[];
   /** The retired handle's connected clients, which will act as the kept handle. */
-  clients: { name: string; kind: "api_key" | "oauth" }[];
+  clients: { name: string; kind: "api_key" | "oauth" | "web" }[];
   /** Handles whose contact relation with the retired handle ends (accepted, or a request either way). */
   contacts: string[];
 }
@@ -121,7 +121,7 @@ export async function mergePreview(tx: Tx, now: Date, retire: AgentRow): Promise
   const live = await tx
     .select({ name: clients.name, kind: clients.kind })
     .from(clients)
-    .where(and(eq(clients.agentId, retire.agentId), isNull(clients.revokedAt)))
+    .where(and(eq(clients.agentId, retire.agentId), isNull(clients.revokedAt), ne(clients.kind, "web")))
     .orderBy(asc(clients.createdAt));
   const related = await tx
     .select({ handle: agents.handle })
@@ -142,6 +142,11 @@ export async function mergeHandles(tx: Tx, now: Date, keep: AgentRow, retire: Ag
   const blockers = await mergeBlockers(tx, now, retire);
   if (blockers.length) throw conflict(`@${retire.handle} cannot be joined yet: ${blockers.join(" ")}`, { blockers });
   const at = iso(now);
+  // Browsers signed in as the retired handle end with their sessions (below); what they obtained moves with the rest.
+  await tx
+    .update(clients)
+    .set({ revokedAt: at })
+    .where(and(eq(clients.agentId, retire.agentId), isNull(clients.revokedAt), eq(clients.kind, "web")));
   const moved = await tx
     .update(clients)
     .set({ agentId: keep.agentId })

@@ -1,13 +1,14 @@
 // The one module that writes inbox items; every producer calls deliver() inside its own transaction.
-import { and, asc, desc, eq, gt, inArray, type SQL, sql } from "drizzle-orm";
+import { and, asc, desc, eq, gt, inArray, isNull, type SQL, sql } from "drizzle-orm";
 import { jsonEach, jsonList, preparedInsert, prepared, requireWrite, type Tx } from "../../db/client.ts";
-import { contacts, inboxCounts, inboxCursors, inboxItems } from "../../db/schema/index.ts";
+import { contacts, inboxCounts, inboxCursors, inboxItems, signinCodes } from "../../db/schema/index.ts";
 import { DAY, iso, later } from "../clock.ts";
 import { invalid } from "../errors.ts";
 import type { DomainContext, Principal } from "../contract/principal.ts";
 import type { InboxItem, InboxSummary, Untrusted } from "../contract/wire.ts";
 import { refsByIds } from "./agents.ts";
 import { paginate } from "../contract/cursor.ts";
+import { readsSigninCodes } from "../auth/credentials.ts";
 
 export const ITEM_LIFETIME_MS = 30 * DAY;
 export const KEPT_LIFETIME_MS = 365 * DAY;
@@ -340,7 +341,7 @@ export async function list({ tx, now, actor }: DomainContext<Principal>, opts: L
     if (toMark.length) marked = (await markSeen(tx).run({ seqs: jsonList(toMark) })).rowsAffected;
     await moveCursor(tx).run({ client: actor.clientId, seq: last.seq });
   }
-  const items = await toItems(tx, page);
+  const items = await withSigninCodes(tx, actor, await toItems(tx, page));
   const c = before && !marked ? before : await counts(tx, actor.agentId, now);
   return {
     items,
@@ -349,6 +350,37 @@ export async function list({ tx, now, actor }: DomainContext<Principal>, opts: L
     requires_action: c.requires_action,
     next_cursor,
   };
+}
+
+/**
+ * A sign-in code connects a browser to the handle, so only a credential that could connect a client itself reads one:
+ * an API key that can write (readsSigninCodes). Others see that a code was sent, not the code. The first client to
+ * read a live code is remembered: a browser signed in with it is obtained through that client and ends with it.
+ */
+async function withSigninCodes(tx: Tx, actor: Principal, items: InboxItem[]): Promise<InboxItem[]> {
+  const codes = items.filter((i) => i.type === JOIN_CODE_ITEM);
+  if (!codes.length) return items;
+  if (!readsSigninCodes(actor)) {
+    return items.map((i) =>
+      i.type === JOIN_CODE_ITEM
+        ? {
+            ...i,
+            summary_md:
+              "A sign-in code was requested on the web. This credential cannot read sign-in codes (only an API key that may write can); the human can sign in another way.",
+            payload: { ...i.payload, code: null },
+          }
+        : i,
+    );
+  }
+  const unread = codes.flatMap((i) => (!i.resolved && i.refs.code_id ? [i.refs.code_id] : []));
+  if (unread.length) {
+    requireWrite(tx);
+    await tx
+      .update(signinCodes)
+      .set({ readByClientId: actor.clientId })
+      .where(and(sql`${signinCodes.codeId} IN (SELECT value FROM json_each(${jsonList(unread)}))`, isNull(signinCodes.readByClientId)));
+  }
+  return items;
 }
 
 /** An operator's read-only view (svc inbox inspect): the newest live items, seen or not; marks nothing, moves no cursor. */

@@ -94,9 +94,10 @@ async function requirePending(tx: Tx, sessionId: string, now: Date): Promise<Joi
 }
 
 /** The human proved (or created) the handle: the session is connected; the key waits for the next poll. */
-export async function connectJoin(tx: Tx, now: Date, sessionId: string, agentId: string, created: boolean): Promise<JoinRow> {
+/** `parentClientId`: the browser's client that approved it; the new client is obtained through it (null for a new handle). */
+export async function connectJoin(tx: Tx, now: Date, sessionId: string, agentId: string, created: boolean, parentClientId: string | null): Promise<JoinRow> {
   const row = await requirePending(tx, sessionId, now);
-  const patch = { status: "connected" as const, agentId, created, finishedAt: iso(now) };
+  const patch = { status: "connected" as const, agentId, created, finishedAt: iso(now), parentClientId };
   await tx.update(joinSessions).set(patch).where(eq(joinSessions.sessionId, row.sessionId));
   return { ...row, ...patch };
 }
@@ -137,7 +138,7 @@ export async function pollJoin(tx: Tx, now: Date, pollToken: string): Promise<Fi
   let apiKey: string | null = null;
   let joinedGroupId = row.joinedGroupId;
   if (!row.keyIssuedAt) {
-    const clientId = await createClient(tx, agent.agentId, row.clientName, "api_key", now);
+    const clientId = await createClient(tx, agent.agentId, row.clientName, "api_key", now, row.parentClientId);
     apiKey = await issueApiKey(tx, clientId, now);
     joinedGroupId = row.inviteCode ? await joinInvitedGroup({ tx, now, actor: agent }, row.inviteCode) : null;
     await tx

@@ -86,7 +86,8 @@ export async function pendingCode(tx: Tx, now: Date, webSessionHash: string) {
     .get();
 }
 
-export type Verification = { ok: true; agentId: string } | { ok: false; reason: "none" | "wrong"; attemptsLeft: number };
+/** `readBy`: the first client that read the code (see withSigninCodes in inbox.ts), which a sign-in with it is obtained through. */
+export type Verification = { ok: true; agentId: string; readBy: string | null } | { ok: false; reason: "none" | "wrong"; attemptsLeft: number };
 
 /** Checks a typed code; every wrong try is counted in the database and the code dies after MAX_ATTEMPTS. */
 export async function verifySigninCode(tx: Tx, now: Date, webSessionHash: string, typed: string): Promise<Verification> {
@@ -104,5 +105,5 @@ export async function verifySigninCode(tx: Tx, now: Date, webSessionHash: string
     .set({ usedAt: iso(now) })
     .where(eq(signinCodes.codeId, row.codeId));
   await resolveItems(tx, row.agentId, JOIN_CODE_ITEM, { code_id: row.codeId });
-  return { ok: true, agentId: row.agentId };
+  return { ok: true, agentId: row.agentId, readBy: row.readByClientId };
 }

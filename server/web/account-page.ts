@@ -15,19 +15,22 @@ import { signinBlock } from "./signin.ts";
 
 const ClientName = plainText(1, 40);
 const IN_USE_MS = 24 * 60 * 60 * 1000;
-const KIND_TEXT = { api_key: "API key", oauth: "App signed in through this site (OAuth)" } as const;
+const KIND_TEXT = { api_key: "API key", oauth: "App signed in through this site (OAuth)", web: "Browser signed in to these pages" } as const;
 
 export async function renderAccount(c: WebContext, m: Messages & { newKey?: { name: string; key: string } } = {}): Promise<Response> {
   if (!signedIn(c.session)) {
     return page("Your account", html`${alert(m.error)}${notice(m.info)}${await signinBlock(c, "account")}`, { status: m.status });
   }
   const me = (await agentById(c.tx, c.session.agentId))!;
-  // The browser is none of the human's clients, so no row is current; a client used lately is marked in use.
-  const list = (await listClients({ tx: c.tx, now: c.now, actor: me })).clients;
+  // This browser is one of the clients (kind web), marked as such; a client used lately is marked in use.
+  const list = (await listClients({ tx: c.tx, now: c.now, actor: { ...me, clientId: c.session.clientId } })).clients;
+  const names = new Map(list.map((cl) => [cl.client_id, cl.name]));
   const inUse = (at: string | null) => at !== null && c.now.getTime() - Date.parse(at) < IN_USE_MS;
   const cards = list.map(
-    (cl) => html`<li><div><strong>${cl.name}</strong>${inUse(cl.last_used_at) ? html` <span class="badge">in use</span>` : ""}</div>
-<dl><dt>Kind</dt><dd>${KIND_TEXT[cl.kind]}${cl.old_key_until ? html` (the replaced key works until ${formatTime(cl.old_key_until)})` : ""}</dd><dt>Connected</dt><dd>${formatTime(cl.created_at)}</dd><dt>Last used</dt><dd>${formatTime(cl.last_used_at)}</dd></dl>
+    (
+      cl,
+    ) => html`<li><div><strong>${cl.name}</strong>${cl.current ? html` <span class="badge">this browser</span>` : inUse(cl.last_used_at) ? html` <span class="badge">in use</span>` : ""}</div>
+<dl><dt>Kind</dt><dd>${KIND_TEXT[cl.kind]}${cl.old_key_until ? html` (the replaced key works until ${formatTime(cl.old_key_until)})` : ""}</dd>${cl.obtained_through ? html`<dt>Connected through</dt><dd>${names.get(cl.obtained_through) ?? "a client no longer connected"} (it ends with it)</dd>` : ""}<dt>Connected</dt><dd>${formatTime(cl.created_at)}</dd><dt>Last used</dt><dd>${formatTime(cl.last_used_at)}</dd></dl>
 ${form("/account/clients/disconnect", c.session.csrfToken, html`<input type="hidden" name="client_id" value="${cl.client_id}">`, "Disconnect", { secondary: true, ariaLabel: `Disconnect ${cl.name}` })}</li>`,
   );
   const shown = m.newKey
@@ -91,8 +94,9 @@ export async function postCreateKey(c: WebContext): Promise<Response> {
   const name = ClientName.safeParse((c.form.get("name") ?? "").trim());
   if (!name.success)
     return renderAccount(c, { error: "The name must be 1-40 characters, something visible, without control or invisible characters.", status: 400 });
-  const clientId = await createClient(c.tx, c.session.agentId, name.data, "api_key", c.now);
-  const key = await issueApiKey(c.tx, clientId, c.now);
+  // The key is obtained through this browser: it ends with it, and may do no more than it.
+  const clientId = await createClient(c.tx, c.session.agentId, name.data, "api_key", c.now, c.session.clientId);
+  const key = await issueApiKey(c.tx, clientId, c.now, c.session.scopes ?? "");
   return renderAccount(c, { newKey: { name: name.data, key } });
 }
 
@@ -106,5 +110,6 @@ export async function postDisconnect(c: WebContext): Promise<Response> {
     .get();
   if (!mine) return renderAccount(c, { error: "That app is not connected to your handle.", status: 404 });
   await revokeClientAndTokens(c.tx, clientId, c.now);
+  // Disconnecting this very browser (or what it was obtained through) signs it out.
   return seeOther("/account");
 }

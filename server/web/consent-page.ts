@@ -109,7 +109,8 @@ export async function postConsent(c: WebContext): Promise<Response> {
   }
   if (decision !== "approve") return renderConsent(c, { error: "Choose Allow or Deny.", status: 400 });
   if (!signedIn(c.session)) return renderConsent(c, { error: "Sign in first.", status: 401 });
-  const code = await issueCode(c.tx, r, c.session.agentId, c.now);
+  // The grant is obtained through this browser's client, and ends with it (or with what it was obtained through).
+  const code = await issueCode(c.tx, r, c.session.agentId, c.session.clientId, c.now);
   c.session = await updateSession(c.tx, c.session, { oauthRequest: null });
   return seeOther(redirectTo(r.redirect_uri, { code, state: r.state }, c.base));
 }

@@ -97,7 +97,7 @@ export async function postApprove(c: WebContext): Promise<Response> {
   const join = await pendingJoin(c);
   if (join instanceof Response) return join;
   if (!signedIn(c.session)) return renderJoin(c, { error: "Sign in first.", status: 401 });
-  await connectJoin(c.tx, c.now, join.sessionId, c.session.agentId, false);
+  await connectJoin(c.tx, c.now, join.sessionId, c.session.agentId, false, c.session.clientId);
   return seeOther("/join");
 }
 
@@ -113,6 +113,6 @@ export async function postCreate(c: WebContext): Promise<Response> {
   if (join instanceof Response) return join;
   const created = await createHandleFromForm(c);
   if (!("agentId" in created)) return renderJoin(c, created);
-  await connectJoin(c.tx, c.now, join.sessionId, created.agentId, true);
+  await connectJoin(c.tx, c.now, join.sessionId, created.agentId, true, null);
   return seeOther("/join");
 }

@@ -3,6 +3,7 @@
 import { ClientMetadataError, isClientIdUrl, refreshMetadataClient } from "../auth/client-metadata.ts";
 import * as endpoints from "../auth/oauth-endpoints.ts";
 import { startOidc } from "../auth/oidc.ts";
+import { NeedsWrite, type Tx } from "../../db/client.ts";
 import { AppError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import { renderAccount, postCreateKey, postDisconnect } from "./account-page.ts";
@@ -14,7 +15,7 @@ import { renderHome, wantsHtml } from "./home-page.ts";
 import { html, seeOther } from "./html.ts";
 import { postApprove, postCreate, postDeny, postUserCode, renderJoin } from "./join-page.ts";
 import { postMerge, renderMerge } from "./merge-page.ts";
-import { createSession, csrfValid, loadSession, sessionCookie, updateSession } from "./session.ts";
+import { anonymousCookie, csrfValid, mayWrite, openSession, signedIn, updateSession } from "./session.ts";
 import { postSettings, postSettingsLink, renderSettings, renderSettingsLink } from "./settings-page.ts";
 import { applyIdentity, checkCallback, exchangeAtProvider, postSendCode, postSignOut, postVerifyCode } from "./signin.ts";
 
@@ -55,6 +56,9 @@ const POST_PAGES: Record<string, Page> = {
   "/oauth/consent": postConsent,
   "/oauth/signup": postSignup,
 };
+
+/** Forms that act as the signed-in human: a browser signed in through a read-only credential may not send them. */
+const WRITE_PAGES = new Set(["/join/approve", "/account/keys", "/account/clients/disconnect", "/account/merge", "/settings", "/oauth/consent"]);
 
 const WEB_AREAS = ["/join", "/account", "/settings", "/groups", "/docs"];
 
@@ -105,7 +109,7 @@ export async function handleWeb(svc: Services, req: Request, path: string, addre
   if (limited) return limited;
   const form = await readForm(req);
   if (!form) return errorPage("Cannot read the form", "The form could not be read; go back and try again.", 400);
-  return inSession(svc, req, url, form, post);
+  return inSession(svc, req, url, form, post, WRITE_PAGES.has(path));
 }
 
 function rateLimited(svc: Services, address: string): Response | null {
@@ -127,24 +131,35 @@ async function readForm(req: Request): Promise<URLSearchParams | null> {
  * Runs a page in one transaction with the browser's session (a new anonymous one when it has none).
  * A POST whose CSRF token is not the session's is refused before the page runs.
  */
-async function inSession(svc: Services, req: Request, url: URL, form: URLSearchParams | null, run: Page): Promise<Response> {
+async function inSession(svc: Services, req: Request, url: URL, form: URLSearchParams | null, run: Page, writes = false): Promise<Response> {
   const now = svc.config.clock.now();
   const secure = svc.config.baseUrl.startsWith("https://");
   try {
-    const { res, cookies } = await svc.db.tx(async (tx) => {
+    // A GET runs in a read transaction: it never writes (a page that must, such as /oauth/authorize, asks for a write
+    // one and runs again, as a tool does).
+    const run_ = async (tx: Tx) => {
       const cookies: string[] = [];
-      let session = await loadSession(tx, req, now);
-      if (!session) {
+      const { session, newToken } = await openSession(tx, req, now, svc.formKey);
+      if (newToken) {
         if (form) return { res: csrfRefused(), cookies };
-        const fresh = await createSession(tx, now);
-        session = fresh.session;
-        cookies.push(sessionCookie(fresh.token, session.expiresAt, secure, now));
+        cookies.push(anonymousCookie(newToken, secure, now));
       }
       if (form && !csrfValid(session, form)) return { res: csrfRefused(), cookies };
+      if (form && writes && signedIn(session, "settings") && !mayWrite(session)) return { res: readOnlyRefused(), cookies };
       const c: WebContext = { svc, req, url, tx, now, session, cookies, form: form ?? new URLSearchParams(), base: svc.config.baseUrl, secure };
       return { res: await run(c), cookies: c.cookies };
-    });
+    };
+    const { res, cookies } = form
+      ? await svc.db.tx(run_)
+      : await svc.db.read(run_).catch((err) => {
+          if (err instanceof NeedsWrite) return svc.db.tx(run_);
+          throw err;
+        });
     for (const cookie of cookies) res.headers.append("Set-Cookie", cookie);
+    // Every 401 carries the Bearer challenge (interface.md); the page itself shows the browser how to sign in.
+    if (res.status === 401 && !res.headers.has("WWW-Authenticate")) {
+      res.headers.set("WWW-Authenticate", `Bearer realm="svc", resource_metadata="${svc.config.baseUrl}/.well-known/oauth-protected-resource"`);
+    }
     return res;
   } catch (err) {
     if (!(err instanceof AppError)) throw err;
@@ -155,18 +170,27 @@ async function inSession(svc: Services, req: Request, url: URL, form: URLSearchP
   }
 }
 
+const readOnlyRefused = () =>
+  errorPage(
+    "Read-only",
+    "This browser was signed in through a read-only credential, so it can look but not change anything. Sign in on your account page to make changes.",
+    403,
+    html`<p><a href="/account">Your account</a></p>`,
+  );
+
 const csrfRefused = () =>
   errorPage("Form expired", "This form was not sent from this site's page, or the page is too old. Reload the page and try again.", 403);
 
 /**
  * GET /oauth/authorize. A client_id that is a URL has its metadata document fetched (when the stored copy is stale)
- * before the page's transaction; the fetch is made for the request, so it counts against the address like a form.
+ * before the page's transaction.
  */
 async function authorizeRequest(svc: Services, req: Request, url: URL, address: string): Promise<Response> {
+  // The one GET that stores a session (the request waits in it while the human signs in): it counts like a form.
+  const limited = rateLimited(svc, address);
+  if (limited) return limited;
   const clientId = url.searchParams.get("client_id");
   if (clientId && isClientIdUrl(clientId)) {
-    const limited = rateLimited(svc, address);
-    if (limited) return limited;
     try {
       await refreshMetadataClient(svc, clientId);
     } catch (err) {

@@ -5,7 +5,7 @@ import { consumeSettingsLink, settingsLinkUsable } from "../auth/settings-links.
 import { Description, DisplayName } from "../contract/wire.ts";
 import { actingAs, errorPage, type Messages, type WebContext } from "./context.ts";
 import { alert, field, form, html, notice, page, seeOther } from "./html.ts";
-import { sessionCookie, signIn, signedIn } from "./session.ts";
+import { mayWrite, sessionCookie, signIn, signedIn } from "./session.ts";
 
 const SPENT = "This link has expired or was already used. Ask your agent for a new one (get_settings_link).";
 
@@ -21,11 +21,13 @@ ${form("/settings/link", c.session.csrfToken, html`<input type="hidden" name="to
 
 /** POST /settings/link */
 export async function postSettingsLink(c: WebContext): Promise<Response> {
-  const agentId = await consumeSettingsLink(c.tx, c.form.get("token") ?? "", c.now);
-  if (!agentId) return errorPage("Link expired", SPENT, 410);
-  // Someone already fully signed in as this handle keeps that session; anyone else gets a settings-only one.
-  if (!(signedIn(c.session) && c.session.agentId === agentId)) {
-    const { session, token } = await signIn(c.tx, c.session, agentId, "settings", c.now);
+  const link = await consumeSettingsLink(c.tx, c.form.get("token") ?? "", c.now);
+  if (!link) return errorPage("Link expired", SPENT, 410);
+  // Someone already fully signed in as this handle keeps that session; anyone else gets a settings-only one, which
+  // may do no more than the credential that asked for the link.
+  if (!(signedIn(c.session) && c.session.agentId === link.agentId)) {
+    const origin = { parentClientId: link.clientId, scopes: link.scopes ?? undefined };
+    const { session, token } = await signIn(c.tx, c.req, c.session, link.agentId, "settings", origin, c.now);
     c.session = session;
     c.cookies.push(sessionCookie(token, session.expiresAt, c.secure, c.now));
   }
@@ -44,6 +46,14 @@ export async function renderSettings(c: WebContext, m: Messages = {}): Promise<R
   }
   const me = (await agentById(c.tx, c.session.agentId))!;
   const saved = c.url.searchParams.get("saved") === "1" ? "Saved." : undefined;
+  if (!mayWrite(c.session)) {
+    return page(
+      "Your settings",
+      html`<p class="notice" role="status">This link was asked for by a read-only credential, so this page shows your profile but cannot change it. Sign in on <a href="/account">your account page</a> to change it.</p>
+<dl><dt>Handle</dt><dd>@${me.handle}</dd><dt>Display name</dt><dd>${me.displayName}</dd><dt>About you</dt><dd>${me.description ?? ""}</dd></dl>`,
+      { status: m.status },
+    );
+  }
   return page(
     "Your settings",
     html`${alert(m.error)}${notice(m.info ?? saved)}

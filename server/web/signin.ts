@@ -12,7 +12,7 @@ import { Description, DisplayName, Handle, HANDLE_PATTERN } from "../contract/wi
 import type { Services } from "../services.ts";
 import { FLOWS, isFlow, type Flow, type Messages, type WebContext } from "./context.ts";
 import { field, form, html, seeOther, type Markup } from "./html.ts";
-import { sessionCookie, signIn, signOut, updateSession, type WebSession } from "./session.ts";
+import { mayWrite, sessionCookie, signIn, signOut, signedIn, updateSession, type Origin, type WebSession } from "./session.ts";
 
 export type RenderFlow = (c: WebContext, flow: Flow, m: Messages) => Promise<Response>;
 
@@ -81,7 +81,7 @@ export async function postVerifyCode(c: WebContext, render: RenderFlow): Promise
         : "No code is waiting any more (it expired, or had too many wrong tries). Ask for a new one.";
     return render(c, flow, { error, status: 400 });
   }
-  await signInAs(c, result.agentId);
+  await signInAs(c, result.agentId, { parentClientId: result.readBy });
   return seeOther(FLOWS[flow]);
 }
 
@@ -113,7 +113,7 @@ export async function createHandleFromForm(c: WebContext): Promise<{ agentId: st
   if (await handleTaken(c.tx, handle.data)) return { error: "That handle is taken; choose another.", status: 409 };
   if (c.svc.config.inviteOnly) await consumePlatformInvite(c.tx, c.now, c.form.get("platform_invite_code") ?? undefined);
   const agent = await createAgent(c.tx, c.now, { handle: handle.data, display_name: displayName.data, description: description.data || null });
-  await signInAs(c, agent.agentId);
+  await signInAs(c, agent.agentId, { parentClientId: null });
   return { agentId: agent.agentId };
 }
 
@@ -122,9 +122,9 @@ export async function createHandleFromForm(c: WebContext): Promise<{ agentId: st
  * remembers the provider login that vouched for this agent (`login`, or the one just linked), which joining two
  * handles needs.
  */
-export async function signInAs(c: WebContext, agentId: string, login: OidcIdentity | null = null): Promise<void> {
+export async function signInAs(c: WebContext, agentId: string, origin: Origin, login: OidcIdentity | null = null): Promise<void> {
   const pendingIdentity = c.session.oidcIdentity;
-  const { session, token } = await signIn(c.tx, c.session, agentId, "full", c.now);
+  const { session, token } = await signIn(c.tx, c.req, c.session, agentId, "full", origin, c.now);
   c.session = session;
   c.cookies.push(sessionCookie(token, session.expiresAt, c.secure, c.now));
   if (pendingIdentity) await linkIdentity(c.tx, pendingIdentity, agentId, c.now);
@@ -169,8 +169,8 @@ export async function applyIdentity(c: WebContext, identity: OidcIdentity): Prom
   const linked = await agentForIdentity(c.tx, identity);
   if (linked) {
     c.session = await updateSession(c.tx, c.session, { oidcIdentity: null });
-    await signInAs(c, linked, identity);
-  } else if (c.session.agentId && c.session.access === "full") {
+    await signInAs(c, linked, { parentClientId: null }, identity);
+  } else if (signedIn(c.session) && mayWrite(c.session)) {
     await linkIdentity(c.tx, identity, c.session.agentId, c.now);
     c.session = await updateSession(c.tx, c.session, { providerLogin: identity });
   } else {

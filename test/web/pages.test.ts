@@ -188,7 +188,12 @@ describe("the pages in Chromium", () => {
     await page.goto(`${s.url}/account`);
     const apps = page.getByRole("list", { name: "Connected apps" });
     await expect(apps.textContent()).resolves.toContain("Chromium App");
-    await expect(apps.getByRole("listitem").filter({ hasText: "Agent that registered the handle" }).textContent()).resolves.toContain("in use");
+    await expect(
+      apps
+        .getByRole("listitem")
+        .filter({ hasText: /^Agent that registered the handle/ })
+        .textContent(),
+    ).resolves.toContain("in use");
     await page.getByLabel("Name of the app that will use it").fill("Script on my laptop");
     await follow(page.getByRole("button", { name: "Create API key" }));
     const key = (await page.locator("#new-key").textContent())!;

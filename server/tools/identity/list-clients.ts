@@ -6,10 +6,13 @@ import { Cursor, Limit, Timestamp, Uuid } from "../../contract/wire.ts";
 export const Client = z.object({
   client_id: Uuid,
   name: z.string(),
-  kind: z.enum(["api_key", "oauth"]),
+  kind: z.enum(["api_key", "oauth", "web"]).describe("api_key, oauth (an app signed in through OAuth) or web (a browser signed in to the pages)"),
   created_at: Timestamp,
   last_used_at: Timestamp.nullable(),
   current: z.boolean(),
+  obtained_through: Uuid.nullable().describe(
+    "The client this one was obtained through (a browser signed in with a code that client read, a key made in that browser); disconnecting that one ends this one too. Null when the human connected it directly",
+  ),
   old_key_until: Timestamp.nullable().describe(
     "When rotate_api_key replaced this client's key: until when the old key still works (for work in flight only); null when no old key works",
   ),
@@ -19,7 +22,7 @@ export const listClients = defineTool({
   name: "list_clients",
   title: "List my clients",
   description:
-    "Lists every client (agent app) connected to the caller's handle, each with its own credential, oldest first, paged with limit and cursor; `current` marks the caller; `old_key_until` says until when a key replaced by rotate_api_key still works.",
+    "Lists every client (agent app) connected to the caller's handle, each with its own credential, oldest first, paged with limit and cursor; `current` marks the caller; `old_key_until` says until when a key replaced by rotate_api_key still works. Signed-in browsers are clients too (kind web); disconnecting a client also ends every client obtained through it.",
   tags: ["read"],
   input: z.strictObject({ limit: Limit.optional(), cursor: Cursor.optional() }),
   output: z.object({ clients: z.array(Client), next_cursor: z.string().nullable() }),

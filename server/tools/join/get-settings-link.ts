@@ -14,7 +14,7 @@ export const getSettingsLink = defineTool({
   input: EMPTY,
   output: z.object({ url: z.url(), expires_at: Timestamp, message_for_human: z.string() }),
   async run(ctx) {
-    const link = await createSettingsLink(ctx.tx, ctx.actor.agentId, ctx.config.baseUrl, ctx.now);
+    const link = await createSettingsLink(ctx.tx, ctx.actor, ctx.config.baseUrl, ctx.now);
     return {
       ...link,
       message_for_human: `Open ${link.url} to change your display name and description. The link works once, until ${link.expires_at}.`,
