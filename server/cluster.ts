@@ -52,7 +52,9 @@ const fromWire = (r: WireResult): CallResult =>
     ? r
     : { ok: false, error: new AppError(r.error.code, r.error.message, r.error.details, r.error.retry_after, r.error.suggested_action), headers: r.headers };
 
-// No tool's arguments nest more than a few levels; a call nested deeper is refused by its schema in any process.
+// No tool's arguments nest more than a few levels; a call nested deeper is refused by its schema in any process. That
+// holds while no input schema takes free JSON, which test/hardening/boundaries.test.ts checks of every tool. What is
+// sent crosses as parsed: invoke refuses first what JSON would change on the way (server/tools/json-values.ts).
 const MAX_SENT_DEPTH = 64;
 
 /** Whether value nests arrays or objects more than limit levels deep, found without recursion. */

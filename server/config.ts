@@ -1,5 +1,6 @@
 // The server's settings, and the types of what can be injected into it. A leaf: every layer reads it.
 import type { Clock } from "./clock.ts";
+import { parseReservedHandles } from "./contract/handles.ts";
 
 // silent logs nothing: the default of an embedded server (tests); svc serve logs at info.
 export const LOG_LEVELS = ["debug", "info", "warn", "error", "silent"] as const;
@@ -41,6 +42,8 @@ export interface ServerConfig {
   workers?: { count: number; command: string[] };
   /** How client ID metadata documents are fetched; absent: guardedFetch (server/auth/safe-fetch.ts), the SSRF guard. */
   fetchClientMetadata?: ClientMetadataFetcher;
+  /** Handles no one may register, besides server/contract/handles.ts DEFAULT_RESERVED_HANDLES (lowercase). */
+  reservedHandles?: string[];
 }
 
 /** Every default of svc serve, in one place (the flags' help shows them). */
@@ -96,6 +99,8 @@ export interface ServeSettings {
   oidcIssuer?: string;
   oidcClientId?: string;
   oidcClientSecret?: string;
+  /** --reserved-handles: handles separated by commas. */
+  reservedHandles?: string;
 }
 
 /** The server's configuration from svc serve's settings and the environment; the three --oidc-* settings go together. */
@@ -119,5 +124,6 @@ export function serveConfig(o: ServeSettings, clock: Clock, env: Record<string, 
     jobIntervalMs: DEFAULTS.jobIntervalMs,
     shutdownTimeoutMs: o.shutdownTimeout * 1000,
     oidc: oidcGiven ? { issuer: o.oidcIssuer!, clientId: o.oidcClientId!, clientSecret: o.oidcClientSecret! } : undefined,
+    reservedHandles: parseReservedHandles(o.reservedHandles),
   };
 }

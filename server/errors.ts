@@ -83,12 +83,38 @@ export function storageFault(err: unknown): string | null {
   return null;
 }
 
+/** Seconds a caller is asked to wait when the database was busy: another writer held it past the busy timeout. */
+export const BUSY_RETRY_AFTER_S = 1;
+
+// Another connection holds the lock: SQLITE_BUSY and SQLITE_LOCKED (and their extended codes), or a remote
+// database server's message for them, whose code is only its own (SERVER_ERROR).
+const BUSY_CODE = /^SQLITE_(BUSY|LOCKED)(_|$)/;
+const BUSY_MESSAGE = /\bdatabase (table )?is locked\b|\bdatabase is busy\b/i;
+
+/** Whether err, or what it wraps, says the database was busy with another writer (not a storage fault). */
+export function databaseBusy(err: unknown): boolean {
+  for (let e = err, depth = 0; e !== null && typeof e === "object" && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
+    const { extendedCode, code, message } = e as { extendedCode?: unknown; code?: unknown; message?: unknown };
+    for (const c of [extendedCode, code]) if (typeof c === "string" && BUSY_CODE.test(c)) return true;
+    if (typeof message === "string" && BUSY_MESSAGE.test(message)) return true;
+  }
+  return false;
+}
+
 /**
- * Anything that is not an AppError becomes INTERNAL with nothing of the cause leaked, except a storage fault:
- * the caller is told the server cannot store writes now, and that retrying later is safe.
+ * Anything that is not an AppError becomes INTERNAL with nothing of the cause leaked, except a storage fault or a
+ * busy database: the caller is told the server cannot store writes now, and that retrying later is safe.
  */
 export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
+  if (databaseBusy(err)) {
+    return new AppError(
+      "STORAGE_UNAVAILABLE",
+      "The database is busy: another writer held it longer than this call could wait. Nothing of this call was stored.",
+      undefined,
+      BUSY_RETRY_AFTER_S,
+    );
+  }
   if (storageFault(err)) {
     return new AppError(
       "STORAGE_UNAVAILABLE",

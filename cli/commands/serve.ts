@@ -78,6 +78,12 @@ export function serveCommand(): Command {
     .addOption(new Option("--oidc-issuer <url>", "OpenID Connect provider humans may sign in with on the web pages (issuer URL)").env("SVC_OIDC_ISSUER"))
     .addOption(new Option("--oidc-client-id <id>", "this server's client id at the OpenID Connect provider").env("SVC_OIDC_CLIENT_ID"))
     .addOption(new Option("--oidc-client-secret <secret>", "this server's client secret at the OpenID Connect provider").env("SVC_OIDC_CLIENT_SECRET"))
+    .addOption(
+      new Option(
+        "--reserved-handles <list>",
+        "handles no one may register, besides admin, administrator, root, security, support, svc and system (comma-separated)",
+      ).env("SVC_RESERVED_HANDLES"),
+    )
     .addHelpText(
       "after",
       "\nExamples:\n  svc serve --port 8787 --db file:./data/svc.db --base-url https://svc.example.org\n" +

@@ -7,7 +7,7 @@ import { authenticate, bearerToken } from "../auth/authenticate.ts";
 import { AppError } from "../errors.ts";
 import { TOOLS, inputJsonSchema, outputJsonSchema } from "../tools/catalogue.ts";
 import type { Tool } from "../tools/define.ts";
-import { invoke } from "../tools/invoke.ts";
+import { chargeFailedCredential, invoke } from "../tools/invoke.ts";
 import type { Services } from "../services.ts";
 import { VIEWS } from "../views/index.ts";
 import { mcpEndpoint, onToolCall, requestIdOf, rpcError, statelessServer, toolResult, type Era, type Exchange } from "./mcp-common.ts";
@@ -130,11 +130,18 @@ export async function handleMcp(svc: Services, path: string, r: RestRequest): Pr
     headers: {},
     refused: null,
   };
-  // A bearer token that is invalid, expired or revoked is refused whatever the method.
-  const checkToken = async (body: unknown) =>
-    x.token && !(await svc.db.read((tx) => authenticate(tx, x.token!, svc.config.clock.now())))
-      ? refusal(svc, new AppError("UNAUTHENTICATED", "The credential is missing, invalid, expired or revoked."), requestIdOf(body), r.requestId)
-      : null;
+  // A bearer token that is invalid, expired or revoked is refused whatever the method, and spends the address's
+  // public limit as over REST: past it the answer is 429.
+  const checkToken = async (body: unknown) => {
+    if (!x.token || (await svc.db.read((tx) => authenticate(tx, x.token!, svc.config.clock.now())))) return null;
+    const limited = chargeFailedCredential(svc, r.clientAddress());
+    if (limited) {
+      const { error } = limited;
+      const headers = { ...limited.headers, "Retry-After": String(error.retryAfter) };
+      return rpcError(429, `Too many requests: ${error.message}`, requestIdOf(body), headers, error.envelope(r.requestId));
+    }
+    return refusal(svc, new AppError("UNAUTHENTICATED", "The credential is missing, invalid, expired or revoked."), requestIdOf(body), r.requestId);
+  };
   let res = await endpoint(r.req, x, checkToken);
   if (x.refused) {
     await res.body?.cancel();

@@ -1,5 +1,6 @@
 // Joining a handle from another agent: the agent opens a join session and polls it; the human finishes it
 // on the join page (proving the handle, or creating one); the first poll after that hands out the API key once.
+import { isReservedHandle } from "../contract/handles.ts";
 import { eq } from "drizzle-orm";
 import { randomInt } from "node:crypto";
 import type { Tx } from "../../db/client.ts";
@@ -177,8 +178,16 @@ export async function handleTaken(tx: Tx, handle: string): Promise<boolean> {
   return (await tx.select({ id: agents.agentId }).from(agents).where(eq(agents.handle, handle.toLowerCase())).get()) !== undefined;
 }
 
-/** A new identity: by register_agent, or on the join page by a human who had no handle yet. */
-export async function createAgent(tx: Tx, now: Date, input: NewHandle): Promise<AgentRow> {
+/** Refused as a taken one is (CONFLICT): a reserved handle would pass for the service or its staff. */
+export const reservedHandle = (handle: string) =>
+  conflict(`The handle @${handle} is reserved (it could pass for this service or its staff); choose another.`, { reserved: true });
+
+/**
+ * A new identity: by register_agent, or on the join page by a human who had no handle yet. `reserved` is the
+ * operator's list (ServerConfig.reservedHandles), besides the default one.
+ */
+export async function createAgent(tx: Tx, now: Date, input: NewHandle, reserved: readonly string[] = []): Promise<AgentRow> {
+  if (isReservedHandle(input.handle, reserved)) throw reservedHandle(input.handle);
   if (await handleTaken(tx, input.handle)) throw conflict(`The handle @${input.handle} is taken; choose another.`);
   const row: AgentRow = {
     agentId: crypto.randomUUID(),

@@ -14,6 +14,7 @@ import { findTool } from "./catalogue.ts";
 import type { Tool, ToolContext } from "./define.ts";
 import type { Principal } from "../contract/principal.ts";
 import { lookup, remember, requestHash } from "./idempotency.ts";
+import { unkeptValue } from "./json-values.ts";
 
 export function zodIssues(err: ZodError): Issue[] {
   return err.issues.map((i) => ({ path: i.path.length ? i.path.join(".") : "(arguments)", message: i.message }));
@@ -52,6 +53,15 @@ const inGrace = (tool: Tool, until: string) =>
 
 const rateLimited = (d: RateDecision) => new AppError("RATE_LIMITED", "Too many requests.", undefined, d.resetSeconds);
 
+/**
+ * Each made-up token has a bucket of its own, so a credential that fails also spends its address's public limit,
+ * over every transport: the refusal and its headers once that is spent, else null.
+ */
+export function chargeFailedCredential(svc: Services, address: string): { error: AppError; headers: Record<string, string> } | null {
+  const d = svc.limiter.take(`addr:${address}`, "address", svc.config.publicRateLimit);
+  return d.allowed ? null : { error: rateLimited(d), headers: rateLimitHeaders(d) };
+}
+
 function attemptKey(tool: Tool, p: Principal, args: Record<string, unknown>): string | null {
   const g = tool.attempts!.guess(args);
   return g === null ? null : `${tool.name}:${g}:${p.agentId}`;
@@ -88,6 +98,9 @@ export async function invoke(svc: Services, name: string, raw: unknown, meta: Ca
         throw rateLimited(decision);
       }
     }
+    // Before anything reads them, and before they may cross to another process (server/cluster.ts).
+    const unkept = unkeptValue(raw);
+    if (unkept) throw validationError([unkept]);
     // A worker of svc serve --workers hands every write to the primary, which runs the whole call (and logs it); a
     // call that cannot be sent there (forward answers null) runs here.
     const forward = svc.forward && !meta.sandbox ? svc.forward : null;
@@ -162,14 +175,8 @@ export async function invoke(svc: Services, name: string, raw: unknown, meta: Ca
     return finish({ ok: true, data: result.data, replayed: result.replayed, headers }, { wrote: tool.isWrite && !result.replayed });
   } catch (err) {
     let error = toAppError(err);
-    // Each made-up token has a bucket of its own, so failed credentials also spend the address's.
-    if (error.code === "UNAUTHENTICATED" && meta.token) {
-      const d = svc.limiter.take(`addr:${meta.clientAddress()}`, "address", svc.config.publicRateLimit);
-      if (!d.allowed) {
-        headers = rateLimitHeaders(d);
-        error = rateLimited(d);
-      }
-    }
+    const limited = error.code === "UNAUTHENTICATED" && meta.token ? chargeFailedCredential(svc, meta.clientAddress()) : null;
+    if (limited) ({ error, headers } = limited);
     if (error.retryAfter !== undefined) headers = { ...headers, "Retry-After": String(error.retryAfter) };
     return finish({ ok: false, error, headers }, error.status >= 500 ? { cause: describeCause(err), sqliteCode: storageFault(err) ?? undefined } : {});
   }

@@ -5,6 +5,7 @@ import { finishOidc, type OidcFlow, type OidcIdentity } from "../auth/oidc.ts";
 import { pendingCode, sendSigninCode, verifySigninCode, type Purpose } from "../domain/signin-codes.ts";
 import { AppError } from "../errors.ts";
 import { agentById } from "../domain/agents.ts";
+import { isReservedHandle } from "../contract/handles.ts";
 import { createAgent, handleTaken, joinById } from "../domain/join.ts";
 import { consumePlatformInvite } from "../domain/platform-invites.ts";
 import { constantTimeEqual } from "../auth/secrets.ts";
@@ -110,9 +111,15 @@ export async function createHandleFromForm(c: WebContext): Promise<{ agentId: st
   if (!displayName.success)
     return { error: "The display name must be 1-80 characters, something visible, without control or invisible characters.", status: 400 };
   if (!description.success) return { error: "The description must be at most 500 characters.", status: 400 };
+  if (isReservedHandle(handle.data, c.svc.config.reservedHandles)) return { error: "That handle is reserved; choose another.", status: 409 };
   if (await handleTaken(c.tx, handle.data)) return { error: "That handle is taken; choose another.", status: 409 };
   if (c.svc.config.inviteOnly) await consumePlatformInvite(c.tx, c.now, c.form.get("platform_invite_code") ?? undefined);
-  const agent = await createAgent(c.tx, c.now, { handle: handle.data, display_name: displayName.data, description: description.data || null });
+  const agent = await createAgent(
+    c.tx,
+    c.now,
+    { handle: handle.data, display_name: displayName.data, description: description.data || null },
+    c.svc.config.reservedHandles,
+  );
   await signInAs(c, agent.agentId, { parentClientId: null });
   return { agentId: agent.agentId };
 }

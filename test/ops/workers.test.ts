@@ -112,6 +112,25 @@ describe("svc serve --workers 2", () => {
     expect([...codes]).toEqual(["400 VALIDATION_ERROR"]);
   });
 
+  test("arguments cross to the first process as parsed: a non-finite number is refused by every process, and changes nothing", async () => {
+    const me = await ok(server.url, "register_agent", { handle: "worker-finite", display_name: "F", description: "kept" });
+    const answers = new Set<string>();
+    // On connections of their own: the kernel spreads them over both processes (all 12 on one: 1 in 4096).
+    for (let i = 0; i < 12; i++) {
+      const res = await fetch(`${server.url}/v1/tools/update_me`, {
+        method: "POST",
+        keepalive: false,
+        headers: { "content-type": "application/json", connection: "close", authorization: `Bearer ${me.api_key}` },
+        // JSON over IPC would turn Infinity into null, which clears a description.
+        body: `{"description": 1e999, "idempotency_key": "worker-finite-${i}"}`,
+      });
+      const body: any = await res.json();
+      answers.add(`${res.status} ${body.error?.code} ${body.error?.details?.issues?.[0]?.path}`);
+    }
+    expect([...answers]).toEqual(["400 VALIDATION_ERROR description"]);
+    expect((await ok(server.url, "get_me", {}, me.api_key)).agent.description).toBe("kept");
+  });
+
   test("one rate limit for the whole server, not one per process", async () => {
     // Fixed one-minute windows: not across a window's end.
     if (Date.now() % 60_000 > 50_000) await Bun.sleep(60_000 - (Date.now() % 60_000) + 100);

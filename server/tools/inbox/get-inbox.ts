@@ -18,7 +18,8 @@ export const getInbox = defineTool({
   writes: "when-needed", // marks the items it shows as seen and moves the read cursor; a poll with nothing new only reads
   inboxSummary: false,
   input: z.strictObject({
-    since: z.string().regex(/^\d+$/, "must be digits (a cursor)").max(20).optional(),
+    // Any run of digits (the spec's ^\d+$): one past the end reads nothing new. Bounded only against abuse.
+    since: z.string().regex(/^\d+$/, "must be digits (a cursor)").max(1000).optional(),
     include_seen: z.boolean().optional(),
     limit: Limit.optional(),
   }),
