@@ -3,6 +3,10 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { TrustedProxies } from "../../server/client-address.ts";
 import { ConfigError, parseTrustedProxies } from "../../server/config.ts";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { spawnServer } from "../hardening/spawn-server.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
 
 const proxies = new TrustedProxies(["10.0.0.0/8", "127.0.0.1", "fd00::/8", "2001:db8:1::5"]);
@@ -102,3 +106,23 @@ describe("over HTTP: public rate limits per forwarded client", () => {
     expect(await signUp(s, "oxff-b1", "203.0.113.2")).toBe(429);
   });
 });
+
+test("svc serve --workers 2: a call a worker hands to the first process keeps the forwarded client's address", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "svc-xff-"));
+  const server = await spawnServer(join(dir, "svc.db"), ["--workers", "2", "--trusted-proxy", "127.0.0.1", "--public-rate-limit", "1"]);
+  try {
+    const signUp = (handle: string, xff: string) =>
+      fetch(`${server.url}/v1/tools/register_agent`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-forwarded-for": xff },
+        body: JSON.stringify({ handle, display_name: handle }),
+      }).then((r) => r.status);
+    // register_agent writes: from a worker it runs in the first process, which charges the address it is handed.
+    const statuses = [];
+    for (let i = 0; i < 4; i++) statuses.push(await signUp(`wxff-${i}`, `203.0.113.${i + 1}`));
+    expect(statuses).toEqual([200, 200, 200, 200]);
+  } finally {
+    await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}, 60_000);
