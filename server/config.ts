@@ -1,4 +1,5 @@
-// The server's settings, and the types of what can be injected into it. A leaf: every layer reads it.
+// The server's settings, and the types of what can be injected into it. Every layer reads it; it reads only leaves.
+import { TrustedProxies } from "./client-address.ts";
 import type { Clock } from "./clock.ts";
 import { parseReservedHandles } from "./contract/handles.ts";
 
@@ -44,6 +45,12 @@ export interface ServerConfig {
   fetchClientMetadata?: ClientMetadataFetcher;
   /** Handles no one may register, besides server/contract/handles.ts DEFAULT_RESERVED_HANDLES (lowercase). */
   reservedHandles?: string[];
+  /** Reverse proxies (addresses and CIDR ranges) whose X-Forwarded-For / Forwarded headers name the client. */
+  trustedProxies?: string[];
+  /** Seconds a kept-alive connection may stay idle (Bun allows 1 to 255); absent: DEFAULTS.idleTimeoutSeconds. */
+  idleTimeoutSeconds?: number;
+  /** Connections, and requests in flight, per client socket address (trusted proxies exempt); 0: no cap. */
+  maxConnectionsPerAddress?: number;
 }
 
 /** Every default of svc serve, in one place (the flags' help shows them). */
@@ -57,6 +64,8 @@ export const DEFAULTS = {
   shutdownTimeoutSeconds: 10,
   /** Real milliseconds between background job runs of svc serve. */
   jobIntervalMs: 30_000,
+  idleTimeoutSeconds: 30,
+  maxConnectionsPerAddress: 256,
 };
 
 /** A setting that cannot be used; the message says which and what it takes. */
@@ -101,6 +110,9 @@ export interface ServeSettings {
   oidcClientSecret?: string;
   /** --reserved-handles: handles separated by commas. */
   reservedHandles?: string;
+  trustedProxy?: string[];
+  idleTimeout?: number;
+  maxConnectionsPerAddress?: number;
 }
 
 /** The server's configuration from svc serve's settings and the environment; the three --oidc-* settings go together. */
@@ -125,5 +137,29 @@ export function serveConfig(o: ServeSettings, clock: Clock, env: Record<string, 
     shutdownTimeoutMs: o.shutdownTimeout * 1000,
     oidc: oidcGiven ? { issuer: o.oidcIssuer!, clientId: o.oidcClientId!, clientSecret: o.oidcClientSecret! } : undefined,
     reservedHandles: parseReservedHandles(o.reservedHandles),
+    trustedProxies: o.trustedProxy,
+    idleTimeoutSeconds: o.idleTimeout,
+    maxConnectionsPerAddress: o.maxConnectionsPerAddress,
   };
+}
+
+/** `CIDR,...` as its entries, each checked (server/client-address.ts). */
+export function parseTrustedProxies(v: string): string[] {
+  const entries = v
+    .split(",")
+    .map((e) => e.trim())
+    .filter(Boolean);
+  try {
+    new TrustedProxies(entries);
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
+  return entries;
+}
+
+/** An idle timeout as Bun takes it: whole seconds from 1 to 255. */
+export function parseIdleTimeout(v: string): number {
+  const seconds = parseDuration(v);
+  if (!Number.isInteger(seconds) || seconds < 1 || seconds > 255) throw new ConfigError(`expected whole seconds from 1s to 255s, got "${v}"`);
+  return seconds;
 }

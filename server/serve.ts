@@ -3,14 +3,17 @@ import { migrate } from "../db/migrate.ts";
 import { ensureSigningKey } from "./auth/jwt.ts";
 import { ensureFormKey, readFormKey } from "./web/session.ts";
 import { createApp } from "./app.ts";
+import { TrustedProxies } from "./client-address.ts";
 import { type PrimaryLink, Workers } from "./cluster.ts";
-import type { ServerConfig } from "./config.ts";
+import { ConfigError, DEFAULTS, type ServerConfig } from "./config.ts";
+import { type Admission, ConnectionCap, closing, tooManyConnections } from "./connections.ts";
 import { JOBS } from "./jobs/index.ts";
 import { storageFault } from "./errors.ts";
 import { JobRunner } from "./jobs/runner.ts";
 import { createLogger, logCall } from "./observability/logs.ts";
 import { Metrics } from "./observability/metrics.ts";
 import { Ops } from "./observability/ops.ts";
+import { raiseOpenFileLimit } from "./open-files.ts";
 import { RateLimiter } from "./rate-limit.ts";
 import type { Services } from "./services.ts";
 
@@ -21,6 +24,9 @@ export interface RunningServer {
   services: Services;
   ops: Ops;
   jobs: JobRunner;
+  connections: ConnectionCap;
+  /** The limits on open files after start (null where unknown). */
+  openFiles: { soft: number; hard: number } | null;
   /**
    * Stops accepting, lets requests in flight finish (bounded), stops the jobs, closes the database. `closed` is called
    * once no process of the server accepts connections any more.
@@ -35,6 +41,15 @@ const SHUTDOWN_TIMEOUT_MS = 10_000;
  * server (server/cluster.ts). A worker (given its link toPrimary) neither migrates nor runs jobs.
  */
 export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink): Promise<RunningServer> {
+  let trusted: TrustedProxies;
+  try {
+    trusted = new TrustedProxies(config.trustedProxies);
+  } catch (err) {
+    throw new ConfigError(`trusted proxies: ${(err as Error).message}`);
+  }
+  const idleTimeout = config.idleTimeoutSeconds ?? DEFAULTS.idleTimeoutSeconds;
+  const connections = new ConnectionCap(config.maxConnectionsPerAddress ?? DEFAULTS.maxConnectionsPerAddress, idleTimeout * 1000);
+  const openFiles = raiseOpenFileLimit();
   const log = createLogger(config.logLevel ?? "silent");
   const metrics = new Metrics();
   const db = await openDb({
@@ -93,13 +108,27 @@ export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink)
     port: config.port,
     // Larger than the 1 MiB body limit so oversized bodies get the error envelope, not a dropped connection.
     maxRequestBodySize: 16 * 1024 * 1024,
-    // Bun closes a kept-alive connection after 10 idle seconds by default; a browser that posts a form on it just
-    // then gets a reset and an error page instead of the answer. Longer than a person pauses on a form.
-    idleTimeout: 120,
+    // Bun's default of 10 s would reset a browser posting a form on a connection just then; 120 s held each idle
+    // socket so long that one address could take every file descriptor. Proxies should idle out first (docs).
+    idleTimeout,
     // The processes of one server share its port; the kernel spreads new connections over them.
     reusePort: several,
-    // The address is looked up only by what needs it (rate limits of public calls and pages): it costs a native call.
-    fetch: (req, srv) => handle(req, () => srv.requestIP(req)?.address ?? "unknown"),
+    fetch: async (req, srv) => {
+      const peer = srv.requestIP(req);
+      const address = peer?.address ?? "unknown";
+      const port = peer?.port ?? 0;
+      // The proxies' own connections carry everyone's requests: the cap is for the clients behind them.
+      const exempt = trusted.any && trusted.trusts(address);
+      const admission: Admission = exempt ? "keep" : connections.admit(address, port);
+      if (admission === "refuse") return tooManyConnections(connections.cap);
+      try {
+        // Looked up only by what needs it (rate limits of public calls and pages): the forwarding headers are parsed.
+        const res = await handle(req, () => trusted.clientAddress(address, req.headers));
+        return admission === "close" ? closing(res) : res;
+      } finally {
+        if (!exempt) connections.done(address, port, admission);
+      }
+    },
     error: () =>
       new Response(
         JSON.stringify({
@@ -140,6 +169,8 @@ export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink)
     services,
     ops,
     jobs,
+    connections,
+    openFiles,
     stop(closed) {
       stopping ??= (async () => {
         ops.draining = true;

@@ -2,7 +2,17 @@ import { Command, InvalidArgumentError, Option } from "commander";
 import { availableParallelism } from "node:os";
 import { describeUrl, localFilePath } from "../../db/client.ts";
 import { systemClock } from "../../server/clock.ts";
-import { ConfigError, DEFAULTS, LOG_LEVELS, parseCount, parseDuration, serveConfig, type ServerConfig } from "../../server/config.ts";
+import {
+  ConfigError,
+  DEFAULTS,
+  LOG_LEVELS,
+  parseCount,
+  parseDuration,
+  parseIdleTimeout,
+  parseTrustedProxies,
+  serveConfig,
+  type ServerConfig,
+} from "../../server/config.ts";
 import { connectToPrimary } from "../../server/cluster.ts";
 import { describeCause } from "../../server/errors.ts";
 import { startServer, type RunningServer } from "../../server/serve.ts";
@@ -84,6 +94,26 @@ export function serveCommand(): Command {
         "handles no one may register, besides admin, administrator, root, security, support, svc and system (comma-separated)",
       ).env("SVC_RESERVED_HANDLES"),
     )
+    .addOption(
+      new Option(
+        "--trusted-proxy <cidrs>",
+        "reverse proxies (addresses or CIDR ranges, comma-separated) whose X-Forwarded-For or Forwarded header names the client",
+      )
+        .env("SVC_TRUSTED_PROXIES")
+        .argParser(flag(parseTrustedProxies)),
+    )
+    .addOption(
+      new Option("--idle-timeout <duration>", "close a kept-alive connection idle this long (1s to 255s)")
+        .env("SVC_IDLE_TIMEOUT")
+        .default(DEFAULTS.idleTimeoutSeconds, `${DEFAULTS.idleTimeoutSeconds}s`)
+        .argParser(flag(parseIdleTimeout)),
+    )
+    .addOption(
+      new Option("--max-connections-per-address <n>", "connections, and requests in flight, per client address, trusted proxies exempt (0: no cap)")
+        .env("SVC_MAX_CONNECTIONS_PER_ADDRESS")
+        .default(DEFAULTS.maxConnectionsPerAddress)
+        .argParser(int),
+    )
     .addHelpText(
       "after",
       "\nExamples:\n  svc serve --port 8787 --db file:./data/svc.db --base-url https://svc.example.org\n" +
@@ -116,6 +146,11 @@ export function serveCommand(): Command {
         mode: server.db.mode,
         base_url: config.baseUrl,
         metrics: Boolean(config.metricsToken),
+        trusted_proxies: config.trustedProxies?.join(","),
+        idle_timeout_s: config.idleTimeoutSeconds,
+        max_connections_per_address: config.maxConnectionsPerAddress,
+        // What bounds the connections of the process as a whole.
+        open_files: server.openFiles?.soft,
       });
       // A person who started the server (./serve.sh --port 9000) learns how the client commands reach it.
       if (process.stderr.isTTY) {

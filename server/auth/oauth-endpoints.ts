@@ -40,9 +40,13 @@ async function readBody(req: Request, type: "json" | "form"): Promise<unknown> {
   }
 }
 
+const slowDown = (resetSeconds: number) =>
+  answer({ error: "slow_down", error_description: "Too many requests." }, 429, { "Retry-After": String(resetSeconds) });
+
 /**
  * Runs a step in one transaction. An OAuthError is returned, not thrown, from inside it, so what was written
- * before it (a replayed code or refresh token ending its session) is kept.
+ * before it (a replayed code or refresh token ending its session) is kept. The address is charged first; with
+ * `chargeOnFailure` only when the step fails, and then a failure past the limit is answered as the limit.
  */
 async function run(
   svc: Services,
@@ -50,31 +54,53 @@ async function run(
   req: Request,
   type: "json" | "form",
   step: (tx: Tx, body: any, now: Date) => Promise<Response>,
+  chargeOnFailure?: (body: unknown) => boolean,
 ): Promise<Response> {
-  const decision = svc.limiter.take(`oauth:${address}`, "oauth", svc.config.publicRateLimit);
-  if (!decision.allowed) return answer({ error: "slow_down", error_description: "Too many requests." }, 429, { "Retry-After": String(decision.resetSeconds) });
-  try {
-    const body = await readBody(req, type);
-    const now = svc.config.clock.now();
-    return await svc.db.tx(async (tx) => {
-      try {
-        return await step(tx, body, now);
-      } catch (err) {
-        if (err instanceof OAuthError) return failure(err);
-        throw err;
-      }
-    });
-  } catch (err) {
-    if (err instanceof OAuthError) return failure(err);
-    throw err;
+  const take = () => svc.limiter.take(`oauth:${address}`, "oauth", svc.config.publicRateLimit);
+  if (!chargeOnFailure) {
+    const decision = take();
+    if (!decision.allowed) return slowDown(decision.resetSeconds);
   }
+  // Until the body shows the step is one charged only on failure, an unreadable body included.
+  let deferred = chargeOnFailure !== undefined;
+  const res = await (async () => {
+    try {
+      const body = await readBody(req, type);
+      if (deferred && !chargeOnFailure!(body)) {
+        deferred = false;
+        const decision = take();
+        if (!decision.allowed) return slowDown(decision.resetSeconds);
+      }
+      const now = svc.config.clock.now();
+      return await svc.db.tx(async (tx) => {
+        try {
+          return await step(tx, body, now);
+        } catch (err) {
+          if (err instanceof OAuthError) return failure(err);
+          throw err;
+        }
+      });
+    } catch (err) {
+      if (err instanceof OAuthError) return failure(err);
+      throw err;
+    }
+  })();
+  if (deferred && !res.ok) {
+    const decision = take();
+    if (!decision.allowed) return slowDown(decision.resetSeconds);
+  }
+  return res;
 }
 
 export const register = (svc: Services, req: Request, address: string) =>
   run(svc, address, req, "json", async (tx, body, now) => answer(await registerClient(tx, body, now), 201));
 
+// A client refreshing its tokens with a valid refresh token is not held back by others behind the same address (a
+// proxy, a NAT) spending its limit; a guess at a refresh token (256 random bits) still spends it.
+const isRefresh = (form: unknown) => (form as URLSearchParams).get("grant_type") === "refresh_token";
+
 export const token = (svc: Services, req: Request, address: string) =>
-  run(svc, address, req, "form", async (tx, form, now) => answer(await tokenRequest(tx, form, svc.config.baseUrl, now)));
+  run(svc, address, req, "form", async (tx, form, now) => answer(await tokenRequest(tx, form, svc.config.baseUrl, now)), isRefresh);
 
 export const revoke = (svc: Services, req: Request, address: string) =>
   run(svc, address, req, "form", async (tx, form, now) => {
