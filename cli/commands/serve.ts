@@ -2,7 +2,18 @@ import { Command, InvalidArgumentError, Option } from "commander";
 import { availableParallelism } from "node:os";
 import { describeUrl, localFilePath } from "../../db/client.ts";
 import { systemClock } from "../../server/clock.ts";
-import { ConfigError, DEFAULTS, LOG_LEVELS, parseCount, parseDuration, serveConfig, type ServerConfig } from "../../server/config.ts";
+import {
+  ConfigError,
+  DEFAULTS,
+  LOG_LEVELS,
+  parseCount,
+  parseDuration,
+  parseQuota,
+  QUOTA_NAMES,
+  serveConfig,
+  type Quotas,
+  type ServerConfig,
+} from "../../server/config.ts";
 import { connectToPrimary } from "../../server/cluster.ts";
 import { describeCause } from "../../server/errors.ts";
 import { startServer, type RunningServer } from "../../server/serve.ts";
@@ -22,6 +33,10 @@ const flag =
   };
 const seconds = flag(parseDuration);
 const int = flag(parseCount);
+const quota = (v: string, before?: Partial<Quotas>) => flag((x) => parseQuota(x, before))(v);
+const QUOTA_DEFAULTS = Object.entries(QUOTA_NAMES)
+  .map(([name, field]) => `${name}=${DEFAULTS.quotas[field]}`)
+  .join(", ");
 
 // More processes than this mostly add memory (~70 MB each): writes all run in the first one.
 const AUTO_WORKERS_MAX = 4;
@@ -78,6 +93,15 @@ export function serveCommand(): Command {
     .addOption(new Option("--oidc-issuer <url>", "OpenID Connect provider humans may sign in with on the web pages (issuer URL)").env("SVC_OIDC_ISSUER"))
     .addOption(new Option("--oidc-client-id <id>", "this server's client id at the OpenID Connect provider").env("SVC_OIDC_CLIENT_ID"))
     .addOption(new Option("--oidc-client-secret <secret>", "this server's client secret at the OpenID Connect provider").env("SVC_OIDC_CLIENT_SECRET"))
+    .addOption(
+      new Option("--agent-rate-limit <n>", "calls per minute per agent, all its clients together")
+        .env("SVC_AGENT_RATE_LIMIT")
+        .default(DEFAULTS.agentRateLimit)
+        .argParser(int),
+    )
+    .addOption(
+      new Option("--quota <name=value>", `a per-agent quota, repeatable (env SVC_QUOTAS: name=value,name=value); defaults: ${QUOTA_DEFAULTS}`).argParser(quota),
+    )
     .addHelpText(
       "after",
       "\nExamples:\n  svc serve --port 8787 --db file:./data/svc.db --base-url https://svc.example.org\n" +

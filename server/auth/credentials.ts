@@ -12,10 +12,33 @@ const API_KEY_SCOPES = "svc:read svc:write";
 // last_used_at is a hint for humans; writing it on every call would turn every read into a write.
 const LAST_USED_RESOLUTION_MS = MINUTE;
 
-export async function createClient(tx: Tx, agentId: string, name: string, kind: "api_key" | "oauth", now: Date) {
+/**
+ * Every client is made here. An API-key client counts against the agent's cap on live keys (maxKeys, the keys
+ * quota): each key is one more credential to write with. OAuth sessions are not counted: each is a human's consent.
+ */
+export async function createClient(tx: Tx, agentId: string, name: string, kind: "oauth", now: Date): Promise<string>;
+export async function createClient(tx: Tx, agentId: string, name: string, kind: "api_key", now: Date, maxKeys: number): Promise<string>;
+export async function createClient(tx: Tx, agentId: string, name: string, kind: "api_key" | "oauth", now: Date, maxKeys?: number): Promise<string> {
+  if (kind === "api_key") await requireRoomForKey(tx, agentId, maxKeys!);
   const clientId = crypto.randomUUID();
   await tx.insert(clients).values({ clientId, agentId, name, kind, createdAt: iso(now) });
   return clientId;
+}
+
+async function requireRoomForKey(tx: Tx, agentId: string, max: number): Promise<void> {
+  const live = await tx
+    .select({ n: sql<number>`count(*)` })
+    .from(clients)
+    .where(and(eq(clients.agentId, agentId), eq(clients.kind, "api_key"), isNull(clients.revokedAt)))
+    .get();
+  if (live!.n < max) return;
+  throw new AppError(
+    "CONFLICT",
+    `This handle already has ${live!.n} connected API keys, the most it may have (the limit is ${max}).`,
+    { limit: max, live: live!.n },
+    undefined,
+    "Disconnect a key you no longer use first: on the account page (/account), or with disconnect_client (list_clients shows them). rotate_api_key still replaces a key.",
+  );
 }
 
 /** Issues a key for a client; only its hash is kept, so this is the one moment it can be shown. */

@@ -91,7 +91,7 @@ export async function postCreateKey(c: WebContext): Promise<Response> {
   const name = ClientName.safeParse((c.form.get("name") ?? "").trim());
   if (!name.success)
     return renderAccount(c, { error: "The name must be 1-40 characters, something visible, without control or invisible characters.", status: 400 });
-  const clientId = await createClient(c.tx, c.session.agentId, name.data, "api_key", c.now);
+  const clientId = await createClient(c.tx, c.session.agentId, name.data, "api_key", c.now, c.svc.config.quotas.keys);
   const key = await issueApiKey(c.tx, clientId, c.now);
   return renderAccount(c, { newKey: { name: name.data, key } });
 }
