@@ -51,7 +51,34 @@ export interface ServerConfig {
   idleTimeoutSeconds?: number;
   /** Connections, and requests in flight, per client socket address (trusted proxies exempt); 0: no cap. */
   maxConnectionsPerAddress?: number;
+  /** Calls per minute per agent, all its clients (API keys and OAuth sessions) together. */
+  agentRateLimit: number;
+  /** What one agent may hold or write (docs/limits.md, "Quotas per agent"). */
+  quotas: Quotas;
 }
+
+/** Per-agent quotas: a count refuses with CONFLICT, a budget per rolling day with RATE_LIMITED. */
+export interface Quotas {
+  /** Live API-key clients (OAuth sessions are not counted: each is a human's consent). */
+  keys: number;
+  /** UTF-8 bytes of subject and body of the envelopes sent in the last 24 hours. */
+  envelopeBytesPerDay: number;
+  /** Expenses added to one group in the last 24 hours. */
+  expensesPerGroupPerDay: number;
+  /** Groups and direct ledgers the agent is a current member of. */
+  groups: number;
+  /** Plans the agent organises that are not cancelled and not yet over. */
+  openPlans: number;
+}
+
+/** The --quota names, as operators write them, of each field of Quotas. */
+export const QUOTA_NAMES = {
+  keys: "keys",
+  envelope_bytes_per_day: "envelopeBytesPerDay",
+  expenses_per_group_per_day: "expensesPerGroupPerDay",
+  groups: "groups",
+  open_plans: "openPlans",
+} as const satisfies Record<string, keyof Quotas>;
 
 /** Every default of svc serve, in one place (the flags' help shows them). */
 export const DEFAULTS = {
@@ -66,6 +93,14 @@ export const DEFAULTS = {
   jobIntervalMs: 30_000,
   idleTimeoutSeconds: 30,
   maxConnectionsPerAddress: 256,
+  agentRateLimit: 1200,
+  quotas: {
+    keys: 20,
+    envelopeBytesPerDay: 5_000_000,
+    expensesPerGroupPerDay: 2000,
+    groups: 500,
+    openPlans: 200,
+  } as Readonly<Quotas>,
 };
 
 /** A setting that cannot be used; the message says which and what it takes. */
@@ -85,6 +120,22 @@ export function parseCount(v: string): number {
   const n = Number(v);
   if (!Number.isInteger(n) || n < 0) throw new ConfigError(`expected a whole number, got "${v}"`);
   return n;
+}
+
+/** One --quota setting, name=value, added to those before it; names are QUOTA_NAMES' keys. */
+export function parseQuota(v: string, before: Partial<Quotas> = {}): Partial<Quotas> {
+  const m = /^\s*([a-z_]+)\s*=\s*(.*)$/.exec(v);
+  const field = m && Object.hasOwn(QUOTA_NAMES, m[1]!) ? QUOTA_NAMES[m[1] as keyof typeof QUOTA_NAMES] : undefined;
+  if (!m || !field) throw new ConfigError(`expected name=value with a name of ${Object.keys(QUOTA_NAMES).join(", ")}, got "${v}"`);
+  return { ...before, [field]: parseCount(m[2]!) };
+}
+
+/** SVC_QUOTAS: --quota settings separated by commas, e.g. "keys=5,groups=100". */
+export function parseQuotas(v: string): Partial<Quotas> {
+  return v
+    .split(",")
+    .filter((s) => s.trim())
+    .reduce<Partial<Quotas>>((q, s) => parseQuota(s, q), {});
 }
 
 /** Only 1, true, yes or on (any case) turn a switch on. */
@@ -113,6 +164,9 @@ export interface ServeSettings {
   trustedProxy?: string[];
   idleTimeout?: number;
   maxConnectionsPerAddress?: number;
+  agentRateLimit: number;
+  /** --quota settings; each replaces its default. */
+  quota?: Partial<Quotas>;
 }
 
 /** The server's configuration from svc serve's settings and the environment; the three --oidc-* settings go together. */
@@ -140,6 +194,9 @@ export function serveConfig(o: ServeSettings, clock: Clock, env: Record<string, 
     trustedProxies: o.trustedProxy,
     idleTimeoutSeconds: o.idleTimeout,
     maxConnectionsPerAddress: o.maxConnectionsPerAddress,
+    agentRateLimit: o.agentRateLimit,
+    // Flags over SVC_QUOTAS over the defaults, name by name.
+    quotas: { ...DEFAULTS.quotas, ...(env.SVC_QUOTAS ? parseQuotas(env.SVC_QUOTAS) : {}), ...o.quota },
   };
 }
 

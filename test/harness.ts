@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ManualClock } from "../server/clock.ts";
-import type { ServerConfig } from "../server/config.ts";
+import { DEFAULTS, type ServerConfig } from "../server/config.ts";
 import { startServer, type RunningServer } from "../server/serve.ts";
 import { findTool } from "../server/tools/catalogue.ts";
 
@@ -66,6 +66,8 @@ export async function startTestServer(overrides: Partial<ServerConfig> = {}): Pr
     rateLimit: 100_000,
     publicRateLimit: 100_000,
     clock,
+    agentRateLimit: 100_000,
+    quotas: DEFAULTS.quotas,
     ...overrides,
     ...database,
   });

@@ -11,6 +11,9 @@ import {
   parseIdleTimeout,
   parseTrustedProxies,
   serveConfig,
+  parseQuota,
+  QUOTA_NAMES,
+  type Quotas,
   type ServerConfig,
 } from "../../server/config.ts";
 import { connectToPrimary } from "../../server/cluster.ts";
@@ -32,6 +35,10 @@ const flag =
   };
 const seconds = flag(parseDuration);
 const int = flag(parseCount);
+const quota = (v: string, before?: Partial<Quotas>) => flag((x) => parseQuota(x, before))(v);
+const QUOTA_DEFAULTS = Object.entries(QUOTA_NAMES)
+  .map(([name, field]) => `${name}=${DEFAULTS.quotas[field]}`)
+  .join(", ");
 
 // More processes than this mostly add memory (~70 MB each): writes all run in the first one.
 const AUTO_WORKERS_MAX = 4;
@@ -113,6 +120,15 @@ export function serveCommand(): Command {
         .env("SVC_MAX_CONNECTIONS_PER_ADDRESS")
         .default(DEFAULTS.maxConnectionsPerAddress)
         .argParser(int),
+    )
+    .addOption(
+      new Option("--agent-rate-limit <n>", "calls per minute per agent, all its clients together")
+        .env("SVC_AGENT_RATE_LIMIT")
+        .default(DEFAULTS.agentRateLimit)
+        .argParser(int),
+    )
+    .addOption(
+      new Option("--quota <name=value>", `a per-agent quota, repeatable (env SVC_QUOTAS: name=value,name=value); defaults: ${QUOTA_DEFAULTS}`).argParser(quota),
     )
     .addHelpText(
       "after",

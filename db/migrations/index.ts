@@ -15,6 +15,7 @@ import paymentCorrections from "./0013_payment_corrections.sql" with { type: "te
 import ledgerTotals from "./0014_ledger_totals.sql" with { type: "text" };
 import inboxPendingPartial from "./0015_inbox_pending_partial.sql" with { type: "text" };
 import webClients from "./0016_web_clients.sql" with { type: "text" };
+import quotaIndexes from "./0017_quota_indexes.sql" with { type: "text" };
 
 export const MIGRATIONS: readonly { id: number; name: string; sql: string }[] = [
   { id: 1, name: "0001_core", sql: core },
@@ -33,4 +34,5 @@ export const MIGRATIONS: readonly { id: number; name: string; sql: string }[] = 
   { id: 14, name: "0014_ledger_totals", sql: ledgerTotals },
   { id: 15, name: "0015_inbox_pending_partial", sql: inboxPendingPartial },
   { id: 16, name: "0016_web_clients", sql: webClients },
+  { id: 17, name: "0017_quota_indexes", sql: quotaIndexes },
 ];

@@ -83,6 +83,8 @@ export const expenses = sqliteTable(
     index("expenses_group_date").on(t.groupId, sql`${t.date} DESC`, sql`${t.createdAt} DESC`),
     index("expenses_next_occurrence").on(t.nextOccurrence).where(sql`${t.nextOccurrence} IS NOT NULL`),
     uniqueIndex("expenses_occurrence").on(t.recurringOf, t.date).where(sql`${t.recurringOf} IS NOT NULL`),
+    // 0017_quota_indexes.sql
+    index("expenses_creator_group").on(t.createdBy, t.groupId, t.createdAt),
   ],
 );
 

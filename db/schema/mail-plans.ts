@@ -14,7 +14,12 @@ export const envelopes = sqliteTable(
     refs: text("refs", { mode: "json" }).$type<Record<string, string>>().notNull().default({}),
     createdAt: text("created_at").notNull(),
   },
-  (t) => [index("envelopes_sender").on(t.senderId, t.seq), index("envelopes_thread").on(t.threadId, t.seq)],
+  (t) => [
+    index("envelopes_sender").on(t.senderId, t.seq),
+    index("envelopes_thread").on(t.threadId, t.seq),
+    // 0017_quota_indexes.sql
+    index("envelopes_sender_created").on(t.senderId, t.createdAt),
+  ],
 );
 
 export const envelopeRecipients = sqliteTable(

@@ -15,13 +15,43 @@ const LAST_USED_RESOLUTION_MS = MINUTE;
 export type ClientKind = "api_key" | "oauth" | "web";
 
 /**
- * A new client of the agent. `parent`: the client it was obtained through (see revokeClient), null when the human
- * proved the handle by other means (creating it, a provider login).
+ * Every client is made here. `parent`: the client it was obtained through (see revokeClient), null when the human
+ * proved the handle by other means (creating it, a provider login). An API-key client counts against the agent's
+ * cap on live keys (`maxKeys`, the keys quota): each key is one more credential to write with. OAuth sessions and
+ * browsers are not counted: each is a human's consent or sign-in.
  */
-export async function createClient(tx: Tx, agentId: string, name: string, kind: ClientKind, now: Date, parent: string | null = null) {
+export async function createClient(
+  tx: Tx,
+  agentId: string,
+  name: string,
+  kind: ClientKind,
+  now: Date,
+  opts: { parent?: string | null; maxKeys?: number } = {},
+) {
+  if (kind === "api_key") {
+    if (opts.maxKeys === undefined) throw new Error("createClient: an API-key client needs maxKeys");
+    await requireRoomForKey(tx, agentId, opts.maxKeys);
+  }
+  const parent = opts.parent ?? null;
   const clientId = crypto.randomUUID();
   await tx.insert(clients).values({ clientId, agentId, name, kind, createdAt: iso(now), parentClientId: parent });
   return clientId;
+}
+
+async function requireRoomForKey(tx: Tx, agentId: string, max: number): Promise<void> {
+  const live = await tx
+    .select({ n: sql<number>`count(*)` })
+    .from(clients)
+    .where(and(eq(clients.agentId, agentId), eq(clients.kind, "api_key"), isNull(clients.revokedAt)))
+    .get();
+  if (live!.n < max) return;
+  throw new AppError(
+    "CONFLICT",
+    `This handle already has ${live!.n} connected API keys, the most it may have (the limit is ${max}).`,
+    { limit: max, live: live!.n },
+    undefined,
+    "Disconnect a key you no longer use first: on the account page (/account), or with disconnect_client (list_clients shows them). rotate_api_key still replaces a key.",
+  );
 }
 
 /**

@@ -305,7 +305,7 @@ async function exchangeCode(tx: Tx, form: URLSearchParams, client: OAuthClientRo
   if (!/^[A-Za-z0-9._~-]{43,128}$/.test(verifier) || pkceChallenge(verifier) !== row.codeChallenge) {
     throw invalidGrant("The code_verifier does not match the code_challenge.");
   }
-  const clientId = await createClient(tx, row.agentId, client.clientName ?? "OAuth app", "oauth", now, row.parentClientId);
+  const clientId = await createClient(tx, row.agentId, client.clientName ?? "OAuth app", "oauth", now, { parent: row.parentClientId });
   await tx
     .update(oauthCodes)
     .set({ usedAt: iso(now), clientId })

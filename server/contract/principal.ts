@@ -1,5 +1,6 @@
 // Who calls, and what a tool may do: shared by the pipeline, the domain and the pages.
 import type { Tx } from "../../db/client.ts";
+import type { Quotas } from "../config.ts";
 
 export type Tag = "read" | "write" | "destructive";
 export type Scope = "svc:read" | "svc:write";
@@ -30,4 +31,6 @@ export interface DomainContext<A extends Actor = Actor> {
   tx: Tx;
   now: Date;
   actor: A;
+  /** The server's settings: a tool's context has them; without them the per-agent quotas are the defaults. */
+  config?: { quotas: Quotas };
 }

@@ -124,7 +124,7 @@ export interface FinishJoinResult {
  * One poll of a join session. The first poll after the human connected creates the client, issues its key and
  * joins the invite's group, all in this transaction; later polls say connected without the key.
  */
-export async function pollJoin(tx: Tx, now: Date, pollToken: string): Promise<FinishJoinResult> {
+export async function pollJoin(tx: Tx, now: Date, pollToken: string, maxKeys: number): Promise<FinishJoinResult> {
   const row = await tx
     .select()
     .from(joinSessions)
@@ -139,7 +139,7 @@ export async function pollJoin(tx: Tx, now: Date, pollToken: string): Promise<Fi
   let apiKey: string | null = null;
   let joinedGroupId = row.joinedGroupId;
   if (!row.keyIssuedAt) {
-    const clientId = await createClient(tx, agent.agentId, row.clientName, "api_key", now, row.parentClientId);
+    const clientId = await createClient(tx, agent.agentId, row.clientName, "api_key", now, { parent: row.parentClientId, maxKeys });
     apiKey = await issueApiKey(tx, clientId, now);
     joinedGroupId = row.inviteCode ? await joinInvitedGroup({ tx, now, actor: agent }, row.inviteCode) : null;
     await tx

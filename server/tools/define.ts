@@ -18,6 +18,7 @@ export interface ToolContext {
 /** Context of a tool that needs a credential: the pipeline guarantees the caller, so it is a domain context as it is. */
 export interface AuthedContext extends ToolContext, DomainContext<Principal> {
   actor: Principal;
+  config: ServerConfig;
 }
 
 type AnyObject = z.ZodObject<z.ZodRawShape>;

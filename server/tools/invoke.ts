@@ -71,6 +71,8 @@ export async function invoke(svc: Services, name: string, raw: unknown, meta: Ca
   const started = performance.now();
   let headers: Record<string, string> = {};
   let principal: Principal | null = null;
+  let keyDecision: RateDecision | null = null;
+  let agentTaken = false;
   const finish = (r: CallResult, extra: Pick<CallEvent, "cause" | "sqliteCode" | "wrote"> = {}): CallResult => {
     svc.observe?.({
       ...extra,
@@ -93,6 +95,7 @@ export async function invoke(svc: Services, name: string, raw: unknown, meta: Ca
       const decision = tokenHash
         ? svc.limiter.take(`key:${tokenHash}`, "credential", svc.config.rateLimit)
         : svc.limiter.take(`addr:${meta.clientAddress()}`, "address", svc.config.publicRateLimit);
+      if (tokenHash) keyDecision = decision;
       headers = rateLimitHeaders(decision);
       if (!decision.allowed) {
         throw rateLimited(decision);
@@ -126,6 +129,14 @@ export async function invoke(svc: Services, name: string, raw: unknown, meta: Ca
         auth = await authenticate(tx, meta.token!, now, tokenHash!);
         if (!auth) throw new AppError("UNAUTHENTICATED", "The credential is missing, invalid, expired or revoked.");
         principal = auth.principal;
+        // All clients of one agent share a budget too, so more keys do not buy more calls. Taken once per call
+        // (a read that must write runs this again); the headers show whichever limit is closer.
+        if (!agentTaken) {
+          agentTaken = true;
+          const d = svc.limiter.take(`agent:${principal.agentId}`, "agent", svc.config.agentRateLimit);
+          if (!d.allowed || !keyDecision || d.remaining < keyDecision.remaining) headers = rateLimitHeaders(d);
+          if (!d.allowed) throw rateLimited(d);
+        }
         if (!isReadOnly(tx)) await recordUse(tx, auth, now);
         if (!principal.scopes.has(tool.scope)) {
           throw new AppError("FORBIDDEN", `This credential lacks the scope ${tool.scope}.`, { required_scope: tool.scope });

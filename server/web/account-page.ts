@@ -95,7 +95,7 @@ export async function postCreateKey(c: WebContext): Promise<Response> {
   if (!name.success)
     return renderAccount(c, { error: "The name must be 1-40 characters, something visible, without control or invisible characters.", status: 400 });
   // The key is obtained through this browser: it ends with it, and may do no more than it.
-  const clientId = await createClient(c.tx, c.session.agentId, name.data, "api_key", c.now, c.session.clientId);
+  const clientId = await createClient(c.tx, c.session.agentId, name.data, "api_key", c.now, { parent: c.session.clientId, maxKeys: c.svc.config.quotas.keys });
   const key = await issueApiKey(c.tx, clientId, c.now, c.session.scopes ?? "");
   return renderAccount(c, { newKey: { name: name.data, key } });
 }

@@ -159,7 +159,7 @@ export async function signIn(tx: Tx, req: Request, session: WebSession, agentId:
   requireWrite(tx);
   if (session.clientId) await endClient(tx, session.clientId, now);
   const scopes = narrowScopes(FULL_SCOPES, origin.scopes ?? FULL_SCOPES);
-  const clientId = await createClient(tx, agentId, browserName(req), "web", now, origin.parentClientId);
+  const clientId = await createClient(tx, agentId, browserName(req), "web", now, { parent: origin.parentClientId });
   await tx
     .update(clients)
     .set({ lastUsedAt: iso(now) })

@@ -61,7 +61,7 @@ describe("credentials, for every tool", () => {
     // a second client of one agent, revoked through disconnect_client from the first
     const r = await register(s, "ac-revoker");
     const secondKey = await s.server.db.tx(async (tx) =>
-      issueApiKey(tx, await createClient(tx, r.agent_id, "second", "api_key", s.clock.now()), s.clock.now()),
+      issueApiKey(tx, await createClient(tx, r.agent_id, "second", "api_key", s.clock.now(), { maxKeys: 100 }), s.clock.now()),
     );
     expect((await s.call("get_me", {}, secondKey)).status).toBe(200);
     const second = (await ok(s, "list_clients", {}, r.key)).clients.find((c: any) => !c.current);

@@ -21,7 +21,7 @@ async function withRequests(prefix: string, n: number): Promise<Agent> {
 
 async function secondClient(agent: Agent): Promise<string> {
   return s.server.db.tx(async (tx) => {
-    const clientId = await createClient(tx, agent.agent_id, "second", "api_key", s.clock.now());
+    const clientId = await createClient(tx, agent.agent_id, "second", "api_key", s.clock.now(), { maxKeys: 100 });
     return issueApiKey(tx, clientId, s.clock.now());
   });
 }

@@ -46,7 +46,7 @@ describe("API keys and clients", () => {
     const a = await s.register("key-grace");
     const other = await s.server.db.tx(async (tx) => {
       const { createClient } = await import("../../server/auth/credentials.ts");
-      return createClient(tx, a.agent_id, "laptop agent", "api_key", s.clock.now());
+      return createClient(tx, a.agent_id, "laptop agent", "api_key", s.clock.now(), { maxKeys: 100 });
     });
     const before = (await s.ok("list_clients", {}, a.key)).clients;
     expect(before.map((c: any) => c.old_key_until)).toEqual([null, null]);
@@ -121,7 +121,7 @@ describe("API keys and clients", () => {
     // A second client of the same human (what join_network creates), made directly in the database.
     const { createClient, issueApiKey } = await import("../../server/auth/credentials.ts");
     const second = await s.server.db.tx(async (tx) => {
-      const clientId = await createClient(tx, a.agent_id, "laptop agent", "api_key", s.clock.now());
+      const clientId = await createClient(tx, a.agent_id, "laptop agent", "api_key", s.clock.now(), { maxKeys: 100 });
       return { clientId, key: await issueApiKey(tx, clientId, s.clock.now()) };
     });
     const list = (await s.ok("list_clients", {}, a.key)).clients;

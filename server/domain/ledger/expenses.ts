@@ -11,6 +11,7 @@ import { deliver, resolveItems } from "../inbox.ts";
 import { quoted, untrusted } from "../untrusted.ts";
 import { decodeCursor, encodeCursor, paginate } from "../../contract/cursor.ts";
 import type { DomainContext } from "../../contract/principal.ts";
+import { requireExpenseBudget } from "../quotas.ts";
 import { applyDebts, expenseDebts, reversed } from "./ledger-pairs.ts";
 import { checkLimits } from "./limits.ts";
 import { assertWritable, memberGroup, membersByHandle, refsOfMembers, requireMember, writableGroupMembers, type GroupRow } from "./membership.ts";
@@ -51,8 +52,10 @@ async function changeableExpense(tx: Tx, expenseId: string, agentId: string) {
 
 // ---------- the tools' domain ----------
 
-export async function addExpense({ tx, now, actor }: DomainContext, input: ExpenseInput & { group_id: string; description: string }): Promise<Expense> {
+export async function addExpense(ctx: DomainContext, input: ExpenseInput & { group_id: string; description: string }): Promise<Expense> {
+  const { tx, now, actor } = ctx;
   const { group, members } = await writableGroupMembers(tx, input.group_id, actor.agentId);
+  await requireExpenseBudget(ctx, group.groupId);
   const state = newExpenseState(group, members, actor, input, now);
   const row = await insertExpense(tx, now, group, actor, state);
   await tellAdded(tx, now, group, members, actor, row, state);

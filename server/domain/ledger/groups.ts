@@ -5,6 +5,7 @@ import { agents, groupMembers, groups } from "../../../db/schema/index.ts";
 import { iso } from "../../clock.ts";
 import { AppError, conflict, invalid, notFound } from "../../errors.ts";
 import type { DomainContext } from "../../contract/principal.ts";
+import { quotasOf, requireRoomForGroup } from "../quotas.ts";
 import type { Group } from "../../contract/groups.ts";
 import type { AgentRef, GroupSummary } from "../../contract/wire.ts";
 import { agentByHandle, refsByIds, toRef } from "../agents.ts";
@@ -113,7 +114,9 @@ export interface CreateGroupInput {
   description?: string | undefined;
 }
 
-export async function createGroup({ tx, now, actor }: DomainContext, input: CreateGroupInput): Promise<GroupRow> {
+export async function createGroup(ctx: DomainContext, input: CreateGroupInput): Promise<GroupRow> {
+  const { tx, now, actor } = ctx;
+  await requireRoomForGroup(tx, actor.agentId, quotasOf(ctx).groups);
   const row: GroupRow = {
     groupId: crypto.randomUUID(),
     name: input.name,
@@ -286,7 +289,8 @@ export async function removeMember({ tx, now, actor }: DomainContext, groupId: s
  * The one direct ledger between the caller and an accepted contact, created on the first call.
  * Someone who blocked the caller is not put into a new ledger with them; they are added once the block is lifted.
  */
-export async function openDirectLedger({ tx, now, actor }: DomainContext, handle: string, currency: string | undefined) {
+export async function openDirectLedger(ctx: DomainContext, handle: string, currency: string | undefined) {
+  const { tx, now, actor } = ctx;
   const them = await agentByHandle(tx, handle);
   if (!them || them.agentId === actor.agentId || !(await isAcceptedContact(tx, actor.agentId, them.agentId))) {
     throw notFound(`Contact @${handle}`);
@@ -296,6 +300,7 @@ export async function openDirectLedger({ tx, now, actor }: DomainContext, handle
   const created = !g;
   if (!g) {
     if (currency === undefined) throw invalid("currency", "needed to open a new direct ledger (an ISO 4217 code such as EUR)");
+    await requireRoomForGroup(tx, actor.agentId, quotasOf(ctx).groups);
     const handles = [actor.handle, them.handle].sort();
     g = {
       groupId: crypto.randomUUID(),

@@ -12,6 +12,7 @@ import { deliver, hasBlocked, ITEM_LIFETIME_MS, resolveItems } from "../inbox.ts
 import { quoted } from "../untrusted.ts";
 import { addMember, notifyJoined, untrustedName } from "./groups.ts";
 import type { DomainContext } from "../../contract/principal.ts";
+import { quotasOf, requireRoomForGroup } from "../quotas.ts";
 import { isMember, requireWritable, type GroupRow } from "./membership.ts";
 import { logActivity } from "./activity.ts";
 
@@ -210,7 +211,8 @@ async function settleOpenInvites(tx: Tx, groupId: string, agentId: string, now: 
   await resolveItems(tx, agentId, "group.invitation", { group_id: groupId });
 }
 
-async function join(tx: Tx, g: GroupRow, agentId: string, via: "invitation" | "code", inviteId: string, now: Date): Promise<boolean> {
+async function join(tx: Tx, g: GroupRow, agentId: string, via: "invitation" | "code", inviteId: string, now: Date, maxGroups: number): Promise<boolean> {
+  if (!(await isMember(tx, g.groupId, agentId))) await requireRoomForGroup(tx, agentId, maxGroups);
   const joined = await addMember(tx, now, g.groupId, agentId, "member");
   await settleOpenInvites(tx, g.groupId, agentId, now);
   if (!joined) return false;
@@ -229,7 +231,8 @@ async function join(tx: Tx, g: GroupRow, agentId: string, via: "invitation" | "c
 const groupRow = async (tx: Tx, groupId: string) => (await tx.select().from(groups).where(eq(groups.groupId, groupId)).get())!;
 
 /** respond_group_invite: the invitee accepts (joins) or declines; either resolves the inbox item. */
-export async function respondInvite({ tx, now, actor }: DomainContext, inviteId: string, action: "accept" | "decline") {
+export async function respondInvite(ctx: DomainContext, inviteId: string, action: "accept" | "decline") {
+  const { tx, now, actor } = ctx;
   const row = await tx
     .select()
     .from(groupInvites)
@@ -248,7 +251,7 @@ export async function respondInvite({ tx, now, actor }: DomainContext, inviteId:
   if (res.rowsAffected === 0) throw conflict("This invitation was already answered.");
   await resolveItems(tx, actor.agentId, "group.invitation", { invite_id: inviteId });
   if (action === "accept") {
-    await join(tx, g, actor.agentId, "invitation", inviteId, now);
+    await join(tx, g, actor.agentId, "invitation", inviteId, now, quotasOf(ctx).groups);
   } else {
     await logActivity(tx, now, {
       groupId: g.groupId,
@@ -265,7 +268,9 @@ export async function respondInvite({ tx, now, actor }: DomainContext, inviteId:
  * Joins the group of a shareable invite code (join_group, register_agent, join_network). A member already
  * in the group uses up nothing and gets `joined: false`.
  */
-export async function joinByCode({ tx, now, actor: { agentId } }: DomainContext, code: string): Promise<{ groupId: string; joined: boolean }> {
+export async function joinByCode(ctx: DomainContext, code: string): Promise<{ groupId: string; joined: boolean }> {
+  const { tx, now } = ctx;
+  const { agentId } = ctx.actor;
   const row = await tx
     .select()
     .from(groupInvites)
@@ -282,6 +287,6 @@ export async function joinByCode({ tx, now, actor: { agentId } }: DomainContext,
     .set({ uses: sql`${groupInvites.uses} + 1` })
     .where(and(eq(groupInvites.inviteId, row.inviteId), lt(groupInvites.uses, groupInvites.maxUses)));
   if (res.rowsAffected === 0) throw conflict(`This invite code has been used its maximum of ${row.maxUses} times; ask for a new one.`);
-  await join(tx, g, agentId, "code", row.inviteId, now);
+  await join(tx, g, agentId, "code", row.inviteId, now, quotasOf(ctx).groups);
   return { groupId: g.groupId, joined: true };
 }

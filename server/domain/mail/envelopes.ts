@@ -5,6 +5,7 @@ import { envelopeRecipients, envelopes } from "../../../db/schema/index.ts";
 import { iso } from "../../clock.ts";
 import { conflict, invalid, notFound } from "../../errors.ts";
 import type { DomainContext } from "../../contract/principal.ts";
+import { requireEnvelopeBudget } from "../quotas.ts";
 import { SUBJECT_MAX, type Envelope, type EnvelopeSummary } from "../../contract/mail.ts";
 import { agentById, refsByIds, type AgentRow } from "../agents.ts";
 import { acceptedContactsByHandle, isAcceptedContact } from "../contacts.ts";
@@ -81,6 +82,7 @@ async function create(
   const { tx, now, actor } = ctx;
   const envelopeId = crypto.randomUUID();
   const threadId = e.threadId ?? envelopeId;
+  await requireEnvelopeBudget(ctx, Buffer.byteLength(e.subject) + Buffer.byteLength(e.body_md));
   await insertEnvelope(tx).run({
     envelopeId,
     threadId,

@@ -6,6 +6,7 @@ import { expenses, groups, planInvitees, planOptions, plans } from "../../../db/
 import { iso } from "../../clock.ts";
 import { AppError, conflict, invalid, notFound } from "../../errors.ts";
 import type { Actor, DomainContext } from "../../contract/principal.ts";
+import { requireRoomForPlan } from "../quotas.ts";
 import type { Plan, PlanExpense } from "../../contract/plans.ts";
 import { refsByIds, type AgentRow } from "../agents.ts";
 import { acceptedContactsByHandle } from "../contacts.ts";
@@ -203,6 +204,7 @@ export async function createPlan(ctx: DomainContext, input: CreateInput): Promis
     createdAt: at,
     updatedAt: at,
   };
+  await requireRoomForPlan(ctx);
   await tx.insert(plans).values(plan);
   await tx.insert(planOptions).values(options);
   await invite(tx, now, actor, plan, options, to, 0);

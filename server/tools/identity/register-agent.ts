@@ -35,9 +35,10 @@ export const registerAgent = defineTool({
   async run(ctx, input) {
     if (ctx.config.inviteOnly) await consumePlatformInvite(ctx.tx, ctx.now, input.platform_invite_code);
     const row = await createAgent(ctx.tx, ctx.now, input, ctx.config.reservedHandles);
-    const clientId = await createClient(ctx.tx, row.agentId, REGISTRATION_CLIENT, "api_key", ctx.now);
+    const clientId = await createClient(ctx.tx, row.agentId, REGISTRATION_CLIENT, "api_key", ctx.now, { maxKeys: ctx.config.quotas.keys });
     const apiKey = await issueApiKey(ctx.tx, clientId, ctx.now);
-    const joined = input.invite_code === undefined ? undefined : await joinByCode({ tx: ctx.tx, now: ctx.now, actor: row }, input.invite_code);
+    const joined =
+      input.invite_code === undefined ? undefined : await joinByCode({ tx: ctx.tx, now: ctx.now, actor: row, config: ctx.config }, input.invite_code);
     return {
       agent: toAgent(row),
       api_key: apiKey,

@@ -20,6 +20,6 @@ export const finishJoin = defineTool({
     joined_group: GroupSummary.nullable(),
   }),
   async run(ctx, input) {
-    return pollJoin(ctx.tx, ctx.now, input.poll_token);
+    return pollJoin(ctx.tx, ctx.now, input.poll_token, ctx.config.quotas.keys);
   },
 });

@@ -1,0 +1,108 @@
+// Per-agent quotas on what an agent stores, so one agent's flood cannot fill the disk for everyone
+// (docs/limits.md, "Quotas per agent"). A count (groups, open plans) refuses with CONFLICT; a budget per rolling
+// day (envelope bytes, expenses per group) with RATE_LIMITED and retry_after: when enough of it frees.
+// Each check runs in the write's transaction, before it writes, so a refused write stores nothing.
+import { and, eq, gt, isNull, ne, sql } from "drizzle-orm";
+import type { Tx } from "../../db/client.ts";
+import { envelopes, expenses, groupMembers, plans } from "../../db/schema/index.ts";
+import { DAY, iso } from "../clock.ts";
+import { DEFAULTS, type Quotas } from "../config.ts";
+import type { DomainContext } from "../contract/principal.ts";
+import { AppError, conflict } from "../errors.ts";
+
+/** The server's quotas as a tool's context carries them; a context built without them (a page, a job) has the defaults. */
+export const quotasOf = (ctx: DomainContext): Quotas => ctx.config?.quotas ?? DEFAULTS.quotas;
+
+const since = (now: Date) => iso(new Date(now.getTime() - DAY));
+// Seconds until a row written at `at` leaves the rolling day.
+const freedIn = (at: string, now: Date) => Math.max(1, Math.ceil((Date.parse(at) + DAY - now.getTime()) / 1000));
+
+const overBudget = (message: string, details: Record<string, unknown>, retryAfter: number) =>
+  new AppError("RATE_LIMITED", message, details, retryAfter, `Wait retry_after seconds (${retryAfter}), then retry with the same idempotency key.`);
+
+/** Groups and direct ledgers: refuses the agent a new membership at the quota. */
+export async function requireRoomForGroup(tx: Tx, agentId: string, max: number): Promise<void> {
+  const row = await tx
+    .select({ n: sql<number>`count(*)` })
+    .from(groupMembers)
+    .where(and(eq(groupMembers.agentId, agentId), isNull(groupMembers.leftAt)))
+    .get();
+  if (row!.n < max) return;
+  throw conflict(
+    `You are already in ${row!.n} groups and direct ledgers, the most one handle may be in (the limit is ${max}). Leave or archive one you no longer use first.`,
+    {
+      limit: max,
+      groups: row!.n,
+    },
+  );
+}
+
+/** Open plans (not cancelled, not yet over) the agent organises: refuses a new one at the quota. */
+export async function requireRoomForPlan(ctx: DomainContext): Promise<void> {
+  const max = quotasOf(ctx).openPlans;
+  const row = await ctx.tx
+    .select({ n: sql<number>`count(*)` })
+    .from(plans)
+    .where(and(eq(plans.organiserId, ctx.actor.agentId), ne(plans.state, "cancelled"), gt(plans.endsAt, iso(ctx.now))))
+    .get();
+  if (row!.n < max) return;
+  throw conflict(`You already organise ${row!.n} open plans, the most one handle may (the limit is ${max}). Cancel one, or wait until one is over.`, {
+    limit: max,
+    open_plans: row!.n,
+  });
+}
+
+const envelopeBytes = sql<number>`length(CAST(${envelopes.subject} AS BLOB)) + length(CAST(${envelopes.bodyMd} AS BLOB))`;
+
+/** Refuses an envelope of `bytes` (subject and body, UTF-8) that would take the sender past its bytes for the rolling day. */
+export async function requireEnvelopeBudget(ctx: DomainContext, bytes: number): Promise<void> {
+  const { tx, now, actor } = ctx;
+  const max = quotasOf(ctx).envelopeBytesPerDay;
+  const mine = and(eq(envelopes.senderId, actor.agentId), gt(envelopes.createdAt, since(now)));
+  const used = Number(
+    (await tx
+      .select({ n: sql<number>`coalesce(sum(${envelopeBytes}), 0)` })
+      .from(envelopes)
+      .where(mine)
+      .get())!.n,
+  );
+  if (used + bytes <= max) return;
+  const details = { limit_bytes: max, used_bytes: used, envelope_bytes: bytes };
+  if (bytes > max) throw conflict(`This envelope is ${bytes} bytes, more than the ${max} bytes a handle may send in a day.`, details);
+  // The first moment enough of the day's envelopes have aged out: the oldest whose running total covers the excess.
+  const need = used + bytes - max;
+  const running = tx
+    .select({ at: envelopes.createdAt, run: sql<number>`sum(${envelopeBytes}) OVER (ORDER BY ${envelopes.createdAt}, ${envelopes.seq})`.as("run") })
+    .from(envelopes)
+    .where(mine)
+    .as("running");
+  const freed = await tx.select({ at: running.at }).from(running).where(sql`${running.run} >= ${need}`).orderBy(sql`${running.run}`).limit(1).get();
+  throw overBudget(
+    `You have sent ${used} bytes of envelopes in the last 24 hours; this one (${bytes} bytes) would pass the limit of ${max} bytes a day.`,
+    details,
+    freedIn(freed!.at, now),
+  );
+}
+
+/** Refuses the agent's next expense in a group when it already added the quota's number there in the rolling day. */
+export async function requireExpenseBudget(ctx: DomainContext, groupId: string): Promise<void> {
+  const { tx, now, actor } = ctx;
+  const max = quotasOf(ctx).expensesPerGroupPerDay;
+  const mine = and(eq(expenses.createdBy, actor.agentId), eq(expenses.groupId, groupId), gt(expenses.createdAt, since(now)));
+  const n = Number((await tx.select({ n: sql<number>`count(*)` }).from(expenses).where(mine).get())!.n);
+  if (n < max) return;
+  // Room for one more once the (n - max + 1)th oldest of them leaves the day.
+  const oldest = await tx
+    .select({ at: expenses.createdAt })
+    .from(expenses)
+    .where(mine)
+    .orderBy(expenses.createdAt)
+    .limit(1)
+    .offset(n - max)
+    .get();
+  throw overBudget(
+    `You have added ${n} expenses to this group in the last 24 hours, the most one handle may add to one group in a day (the limit is ${max}).`,
+    { limit: max, added: n },
+    freedIn(oldest!.at, now),
+  );
+}
