@@ -14,6 +14,7 @@ import inboxCounts from "./0012_inbox_counts.sql" with { type: "text" };
 import paymentCorrections from "./0013_payment_corrections.sql" with { type: "text" };
 import ledgerTotals from "./0014_ledger_totals.sql" with { type: "text" };
 import inboxPendingPartial from "./0015_inbox_pending_partial.sql" with { type: "text" };
+import exportOrder from "./0016_export_order.sql" with { type: "text" };
 
 export const MIGRATIONS: readonly { id: number; name: string; sql: string }[] = [
   { id: 1, name: "0001_core", sql: core },
@@ -31,4 +32,5 @@ export const MIGRATIONS: readonly { id: number; name: string; sql: string }[] = 
   { id: 13, name: "0013_payment_corrections", sql: paymentCorrections },
   { id: 14, name: "0014_ledger_totals", sql: ledgerTotals },
   { id: 15, name: "0015_inbox_pending_partial", sql: inboxPendingPartial },
+  { id: 16, name: "0016_export_order", sql: exportOrder },
 ];
