@@ -3,18 +3,20 @@
 // Spreadsheets split on "," or ";" (by locale) or tab, whatever the file means: a cell holding any separator, a
 // quote or a line break is quoted, so every reader that honours quotes keeps it whole.
 const NEEDS_QUOTES = /[",;\t\r\n]/;
-// A spreadsheet runs a cell starting with one of these as a formula (OWASP, CSV injection).
-const FORMULA_START = /^[=+\-@\t\r]/;
+// A spreadsheet runs a cell starting with = + - @, tab or CR as a formula (OWASP, CSV injection). A reader that splits
+// on another separator than ours starts a cell after each ";" or tab in our text, where our quotes mean nothing to it:
+// "Taxi;=1+1;" is a cell "=1+1" there. So each place any reader may start a cell gets the guard.
+const FORMULA_AT_CELL_START = /(?<=^|[,;\t\r\n])(?=[=+\-@\t\r])/g;
 // What formatAmount writes: a number, which a spreadsheet must read as one (a refund's "-12.50" included).
 const AMOUNT = /^-?\d+(\.\d+)?$/;
 
 /**
  * One text cell. Every cell but amounts goes through here, whoever wrote its text (members' descriptions and notes,
- * but also ids, handles, categories and states): one starting with = + - @, tab or CR gets a leading ' and quotes.
+ * but also ids, handles, categories and states): a ' goes before each formula start, and a guarded cell is quoted.
  */
 export function csvField(value: string | null): string {
   const text = value ?? "";
-  const guarded = FORMULA_START.test(text) ? `'${text}` : text;
+  const guarded = text.replace(FORMULA_AT_CELL_START, "'");
   return guarded !== text || NEEDS_QUOTES.test(guarded) ? `"${guarded.replaceAll('"', '""')}"` : guarded;
 }
 
