@@ -81,6 +81,8 @@ export const expenses = sqliteTable(
   },
   (t) => [
     index("expenses_group_date").on(t.groupId, sql`${t.date} DESC`, sql`${t.createdAt} DESC`),
+    // 0018_export_order.sql
+    index("expenses_group_export").on(t.groupId, t.date),
     index("expenses_next_occurrence").on(t.nextOccurrence).where(sql`${t.nextOccurrence} IS NOT NULL`),
     uniqueIndex("expenses_occurrence").on(t.recurringOf, t.date).where(sql`${t.recurringOf} IS NOT NULL`),
     // 0017_quota_indexes.sql
@@ -186,7 +188,7 @@ export const payments = sqliteTable(
     voidedBy: text("voided_by"),
     voidedAt: text("voided_at"),
   },
-  (t) => [index("payments_group").on(t.groupId, t.state, sql`${t.createdAt} DESC`)],
+  (t) => [index("payments_group").on(t.groupId, t.state, sql`${t.createdAt} DESC`), index("payments_group_export").on(t.groupId)],
 );
 
 export const ledgerActivity = sqliteTable(

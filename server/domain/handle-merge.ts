@@ -3,8 +3,8 @@
 // the human acts as the kept handle from then on; the retired handle keeps its history (expenses, messages name it)
 // but can no longer sign in, be found, or be registered again. Refused while the retired handle still has things
 // that need it: the page names each one.
-import { and, asc, eq, gt, inArray, isNull, ne, or } from "drizzle-orm";
-import type { Tx } from "../../db/client.ts";
+import { and, asc, eq, gt, inArray, isNull, ne, or, sql } from "drizzle-orm";
+import { jsonList, type Tx } from "../../db/client.ts";
 import {
   agents,
   clients,
@@ -154,12 +154,8 @@ export async function mergeHandles(tx: Tx, now: Date, keep: AgentRow, retire: Ag
     .returning({ clientId: clients.clientId });
   // A moved client reads the kept handle's inbox from its start, not from where it stopped in the other inbox.
   if (moved.length)
-    await tx.delete(inboxCursors).where(
-      inArray(
-        inboxCursors.clientId,
-        moved.map((m) => m.clientId),
-      ),
-    );
+    // The moved clients as one value: an agent's clients have no bound.
+    await tx.delete(inboxCursors).where(sql`${inboxCursors.clientId} IN (SELECT value FROM json_each(${jsonList(moved.map((m) => m.clientId))}))`);
   // An app the human already approved for the retired handle, whose key is not yet handed out, joins the kept one.
   await tx
     .update(joinSessions)

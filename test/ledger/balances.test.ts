@@ -232,6 +232,8 @@ describe("export_group", () => {
     const r = await s.ok("export_group", { group_id: g.group_id, format: "json" }, a!.key);
     expect(r.media_type).toBe("application/json");
     const doc = JSON.parse(r.content.untrusted_content);
+    // Written a batch at a time, it is the text JSON.stringify gives for the whole document.
+    expect(r.content.untrusted_content).toBe(JSON.stringify(doc, null, 2));
     expect(doc.group).toMatchObject({ group_id: g.group_id, currency: "JPY", simplify_debts: true, exported_at: "2026-11-22T12:00:00.000Z" });
     expect(doc.expenses.map((e: any) => e.amount)).toEqual(["3001"]);
     expect(doc.payments).toEqual([]);

@@ -1,8 +1,10 @@
 // The group pages a signed-in human reads (/groups, /groups/{id}, the CSV), and the home page, through real HTTP
 // with a cookie jar: what they show is what the ledger tools answer the same agent.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createClient } from "@libsql/client";
+import { parseCsv } from "../../server/domain/ledger/csv.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
-import { groupWith, type TestGroup } from "../ledger/ledger-fixtures.ts";
+import { groupOf, groupWith, type TestGroup } from "../ledger/ledger-fixtures.ts";
 import { PageClient, signInWithCode } from "./page-client.ts";
 
 let s: TestServer;
@@ -35,6 +37,26 @@ beforeAll(async () => {
   await signInWithCode(s, b, "groups", "gp-alice", alice.key);
 }, 60_000);
 afterAll(() => s.stop());
+
+/** The cells a spreadsheet splitting on `sep` reads, honouring quotes as they all do. */
+function cellsSplitOn(csv: string, sep: string): string[] {
+  const cells: string[] = [];
+  let cell = "";
+  let quoted = false;
+  for (let i = 0; i < csv.length; i++) {
+    const c = csv[i]!;
+    if (quoted) {
+      if (c !== '"') cell += c;
+      else if (csv[i + 1] === '"') cell += csv[++i];
+      else quoted = false;
+    } else if (c === '"' && cell === "") quoted = true;
+    else if (c === sep || c === "\r" || c === "\n") {
+      cells.push(cell);
+      cell = "";
+    } else cell += c;
+  }
+  return cells;
+}
 
 const text = (html: string) => html.replace(/<[^>]+>/g, " ").replace(/\s+/g, " ");
 
@@ -113,6 +135,39 @@ describe("/groups", () => {
     expect(r.headers.get("content-disposition")).toMatch(/^attachment; filename="group-[0-9a-f-]+-\d{4}-\d\d-\d\d\.csv"$/);
     const exported = await s.ok("export_group", { group_id: g.group_id, format: "csv" }, g.by["gp-alice"]!.key);
     expect(await r.text()).toBe(exported.content.untrusted_content);
+  });
+
+  test("a cell a spreadsheet would run as a formula is defused and quoted, in the tool's CSV and the page's", async () => {
+    const alice = g.by["gp-alice"]!;
+    const eve = await s.register("gp-eve", { display_name: "=HYPERLINK(1)" });
+    const f = await groupOf(s, [alice, eve], "EUR", "=cmd|' /C calc'!A0");
+    const typed = ["Taxi;=1+1;", "@SUM(1)", "+1", "-1", "=1+1", "a,b", 'say "hi"'];
+    const ids: string[] = [];
+    for (const description of [...typed, "tab", "cr"]) {
+      const { expense } = await s.ok("add_expense", { group_id: f.group_id, description, amount: "1.00", notes: "=notes" }, eve.key);
+      ids.push(expense.expense_id);
+    }
+    await s.ok("record_payment", { group_id: f.group_id, to: "gp-alice", amount: "1.00", note: "=2+2" }, eve.key);
+    // The API refuses control characters; text stored before that rule (or by an import) may still hold them.
+    const db = createClient({ url: s.database.syncUrl ?? s.database.dbUrl!, authToken: s.database.authToken });
+    try {
+      await db.execute({ sql: "UPDATE expenses SET description = ? WHERE expense_id = ?", args: ["\t=1", ids.at(-2)!] });
+      await db.execute({ sql: "UPDATE expenses SET description = ? WHERE expense_id = ?", args: ["\r=1", ids.at(-1)!] });
+    } finally {
+      db.close();
+    }
+    const tool = (await s.ok("export_group", { group_id: f.group_id, format: "csv" }, alice.key)).content.untrusted_content as string;
+    const r = await fetch(`${s.url}/groups/${f.group_id}/export.csv`, { headers: { cookie: [...b.cookies].map(([k, v]) => `${k}=${v}`).join("; ") } });
+    expect(r.status).toBe(200);
+    expect(await r.text()).toBe(tool);
+    for (const cell of ['"Taxi;\'=1+1;"', '"\'@SUM(1)"', '"\'+1"', '"\'-1"', '"\'=1+1"', '"a,b"', '"say ""hi"""', "\"'\t'=1\"", "\"'\r'=1\"", '"\'=2+2"']) {
+      expect(tool).toContain(`,${cell},`);
+    }
+    const rows = parseCsv(tool).map((x) => x.fields);
+    const descriptions = rows.filter((x) => x[0] === "expense_share").map((x) => x[3]);
+    expect(new Set(descriptions)).toEqual(new Set(["Taxi;'=1+1;", "'@SUM(1)", "'+1", "'-1", "'=1+1", "a,b", 'say "hi"', "'\t'=1", "'\r'=1"]));
+    // Whatever a reader splits on, no cell starts a formula: not a description, a note, a handle or any other.
+    for (const sep of [",", ";", "\t"]) for (const cell of cellsSplitOn(tool, sep)) expect(cell).not.toMatch(/^[=+\-@\t\r]/);
   });
 
   test("a group the human is not in, an unknown id and a malformed one look the same: the 404 page", async () => {

@@ -1,18 +1,33 @@
 // RFC 4180 CSV: written by export_group, read by the Splitwise import.
 
-const NEEDS_QUOTES = /[",\r\n]/;
-// A spreadsheet runs a cell starting with one of these as a formula; other agents' text must not become one.
-const FORMULA_START = /^[=+\-@\t\r]/;
+// Spreadsheets split on "," or ";" (by locale) or tab, whatever the file means: a cell holding any separator, a
+// quote or a line break is quoted, so every reader that honours quotes keeps it whole.
+const NEEDS_QUOTES = /[",;\t\r\n]/;
+// A spreadsheet runs a cell starting with = + - @, tab or CR as a formula (OWASP, CSV injection). A reader that splits
+// on another separator than ours starts a cell after each ";" or tab in our text, where our quotes mean nothing to it:
+// "Taxi;=1+1;" is a cell "=1+1" there. So each place any reader may start a cell gets the guard.
+const FORMULA_AT_CELL_START = /(?<=^|[,;\t\r\n])(?=[=+\-@\t\r])/g;
+// What formatAmount writes: a number, which a spreadsheet must read as one (a refund's "-12.50" included).
+const AMOUNT = /^-?\d+(\.\d+)?$/;
 
-/** One field; text the service did not write itself (`untrustedText`) is defused against spreadsheet formulas. */
-export function csvField(value: string | number | null, untrustedText = false): string {
-  let text = value === null ? "" : String(value);
-  if (untrustedText && FORMULA_START.test(text)) text = `'${text}`;
-  return NEEDS_QUOTES.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+/**
+ * One text cell. Every cell but amounts goes through here, whoever wrote its text (members' descriptions and notes,
+ * but also ids, handles, categories and states): a ' goes before each formula start, and a guarded cell is quoted.
+ */
+export function csvField(value: string | null): string {
+  const text = value ?? "";
+  const guarded = text.replace(FORMULA_AT_CELL_START, "'");
+  return guarded !== text || NEEDS_QUOTES.test(guarded) ? `"${guarded.replaceAll('"', '""')}"` : guarded;
 }
 
-/** Rows joined with CRLF, each line ending with one, as RFC 4180 has it. */
-export const csvLines = (rows: string[][]) => rows.map((r) => `${r.join(",")}\r\n`).join("");
+/** An amount cell: formatAmount's text as it is; anything else is refused, so no text gets past the guard as one. */
+export function csvAmount(text: string): string {
+  if (!AMOUNT.test(text)) throw new TypeError(`csvAmount: not a formatted amount: ${JSON.stringify(text)}`);
+  return text;
+}
+
+/** Cells (already csvField or csvAmount) as one line ending with CRLF, as RFC 4180 has it. */
+export const csvLine = (cells: string[]) => `${cells.join(",")}\r\n`;
 
 /** Parses CSV text (quoted fields, doubled quotes, CRLF or LF); returns rows with the 1-based line each starts on. */
 export function parseCsv(text: string): { line: number; fields: string[] }[] {

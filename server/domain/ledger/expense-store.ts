@@ -1,6 +1,6 @@
 // The expense store: an expense's state computed from what the caller gives, stored as rows with its shares and
 // history, and read back. Recurring occurrences and the Splitwise import create expenses through it.
-import { eq, getTableColumns, inArray, sql } from "drizzle-orm";
+import { eq, getTableColumns, sql } from "drizzle-orm";
 import { jsonEach, jsonList, preparedInsert, prepared, type Tx } from "../../../db/client.ts";
 import { agents, expenseHistory, expenseShares, expenses } from "../../../db/schema/index.ts";
 import { iso } from "../../clock.ts";
@@ -283,20 +283,24 @@ export async function insertExpense(tx: Tx, now: Date, group: GroupRow, actor: A
 
 // ---------- reading ----------
 
+// The shares of a list of expenses (a page, an export batch), the list bound as one value: however long it is.
+const sharesOfList = prepared((tx) =>
+  tx
+    .select({
+      expenseId: expenseShares.expenseId,
+      agentId: expenseShares.agentId,
+      handle: agents.handle,
+      paidMinor: expenseShares.paidMinor,
+      shareMinor: expenseShares.shareMinor,
+    })
+    .from(expenseShares)
+    .innerJoin(agents, eq(agents.agentId, expenseShares.agentId))
+    .where(sql`${expenseShares.expenseId} IN (SELECT value FROM ${jsonEach("ids")})`)
+    .prepare(),
+);
+
 export async function sharesOf(tx: Tx, expenseIds: string[]): Promise<Map<string, ParticipantShare[]>> {
-  const rows = expenseIds.length
-    ? await tx
-        .select({
-          expenseId: expenseShares.expenseId,
-          agentId: expenseShares.agentId,
-          handle: agents.handle,
-          paidMinor: expenseShares.paidMinor,
-          shareMinor: expenseShares.shareMinor,
-        })
-        .from(expenseShares)
-        .innerJoin(agents, eq(agents.agentId, expenseShares.agentId))
-        .where(inArray(expenseShares.expenseId, expenseIds))
-    : [];
+  const rows = expenseIds.length ? await sharesOfList(tx).all({ ids: jsonList(expenseIds) }) : [];
   const byExpense = new Map<string, ParticipantShare[]>();
   for (const { expenseId, ...s } of rows) {
     const list = byExpense.get(expenseId) ?? [];

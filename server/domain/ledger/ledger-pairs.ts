@@ -2,7 +2,7 @@
 // same transaction as every expense and payment, and complete from a group's creation (ledger_pairs_built).
 // Balances and settle-up read it instead of every share of every expense. When the marker is missing (groups
 // older than the table, or a repair) a write transaction rebuilds it; a read transaction computes without storing.
-import { and, eq, inArray, ne, type SQL, sql } from "drizzle-orm";
+import { and, eq, ne, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { isReadOnly, jsonEach, jsonList, prepared, type Tx } from "../../../db/client.ts";
 import { expenseShares, expenses, groupBalances, ledgerPairs, ledgerPairsBuilt, payments } from "../../../db/schema/index.ts";
@@ -122,6 +122,18 @@ export function netPairs(debts: readonly AgentDebt[], sign: 1 | -1 = 1): PairRow
   return [...byPair.values()].filter((p) => p.lowOwes !== 0n);
 }
 
+// The groups (all of an agent's, which have no bound) bound as one value.
+const inGroups = (column: SQLiteColumn) => sql`${column} IN (SELECT value FROM ${jsonEach("groups")})`;
+const builtOf = prepared((tx) => tx.select({ g: ledgerPairsBuilt.groupId }).from(ledgerPairsBuilt).where(inGroups(ledgerPairsBuilt.groupId)).prepare());
+const pairsOfGroups = prepared((tx) =>
+  tx
+    .select({ groupId: ledgerPairs.groupId, lowId: ledgerPairs.lowId, highId: ledgerPairs.highId, lowOwes: exactly(ledgerPairs.lowOwesMinor) })
+    .from(ledgerPairs)
+    .where(and(inGroups(ledgerPairs.groupId), ne(ledgerPairs.lowOwesMinor, 0)))
+    .orderBy(ledgerPairs.groupId, ledgerPairs.lowId, ledgerPairs.highId)
+    .prepare(),
+);
+
 /**
  * Each pair's net debt (non-zero ones) in each of the groups, by group id, read from the pair ledger in one
  * query for them all; a group's is built first if needed. Pairs come in the pair ledger's key order.
@@ -130,17 +142,13 @@ export async function pairDebtsByGroup(tx: Tx, now: Date, groupIds: readonly str
   const byGroup = new Map(groupIds.map((id) => [id, [] as PairDebt[]]));
   if (!groupIds.length) return byGroup;
   const ids = [...byGroup.keys()];
-  const built = await tx.select({ g: ledgerPairsBuilt.groupId }).from(ledgerPairsBuilt).where(inArray(ledgerPairsBuilt.groupId, ids));
+  const built = await builtOf(tx).all({ groups: jsonList(ids) });
   const isBuilt = new Set(built.map((b) => b.g));
   const missing = ids.filter((id) => !isBuilt.has(id));
   // A read transaction writes nothing: there a missing ledger is computed and left unstored, for a write to store.
   const computed = isReadOnly(tx) ? missing : [];
   if (!isReadOnly(tx)) for (const id of missing) await rebuild(tx, id, now);
-  const stored = await tx
-    .select({ groupId: ledgerPairs.groupId, lowId: ledgerPairs.lowId, highId: ledgerPairs.highId, lowOwes: exactly(ledgerPairs.lowOwesMinor) })
-    .from(ledgerPairs)
-    .where(and(inArray(ledgerPairs.groupId, ids), ne(ledgerPairs.lowOwesMinor, 0)))
-    .orderBy(ledgerPairs.groupId, ledgerPairs.lowId, ledgerPairs.highId);
+  const stored = await pairsOfGroups(tx).all({ groups: jsonList(ids) });
   const rows = stored.filter((r) => !computed.includes(r.groupId)).map((r) => ({ ...r, lowOwes: BigInt(r.lowOwes) }));
   for (const id of computed) {
     const pairs = netPairs(await ledgerDebts(tx, id)).sort((a, b) => (pairKey(a) < pairKey(b) ? -1 : 1));

@@ -1,6 +1,6 @@
 // Who belongs to which group, and the balances every other part of the ledger builds on.
-import { and, eq, inArray, isNull, sql } from "drizzle-orm";
-import { prepared, type Tx } from "../../../db/client.ts";
+import { and, eq, isNull, sql } from "drizzle-orm";
+import { jsonEach, jsonList, prepared, type Tx } from "../../../db/client.ts";
 import { agents, groupInvites, groupMembers, groups } from "../../../db/schema/index.ts";
 import { conflict, notFound } from "../../errors.ts";
 import type { AgentRef } from "../../contract/wire.ts";
@@ -91,15 +91,21 @@ export async function refsWithKnown(tx: Tx, ids: string[], known: Map<string, Ag
   return missing.length ? new Map([...known, ...(await refsByIds(tx, missing))]) : known;
 }
 
+// The groups bound as one value: an agent's groups have no bound.
+const membersOfGroups = prepared((tx) =>
+  tx
+    .select({ groupId: groupMembers.groupId, agentId: agents.agentId, handle: agents.handle, displayName: agents.displayName })
+    .from(groupMembers)
+    .innerJoin(agents, eq(agents.agentId, groupMembers.agentId))
+    .where(and(sql`${groupMembers.groupId} IN (SELECT value FROM ${jsonEach("groups")})`, isNull(groupMembers.leftAt)))
+    .prepare(),
+);
+
 /** Current members of each of the groups, as agent refs by agent id, in one query. */
 export async function memberRefsByGroup(tx: Tx, groupIds: readonly string[]): Promise<Map<string, Map<string, AgentRef>>> {
   const byGroup = new Map(groupIds.map((id) => [id, new Map<string, AgentRef>()]));
   if (!groupIds.length) return byGroup;
-  const rows = await tx
-    .select({ groupId: groupMembers.groupId, agentId: agents.agentId, handle: agents.handle, displayName: agents.displayName })
-    .from(groupMembers)
-    .innerJoin(agents, eq(agents.agentId, groupMembers.agentId))
-    .where(and(inArray(groupMembers.groupId, [...byGroup.keys()]), isNull(groupMembers.leftAt)));
+  const rows = await membersOfGroups(tx).all({ groups: jsonList([...byGroup.keys()]) });
   for (const r of rows) byGroup.get(r.groupId)!.set(r.agentId, toRef(r));
   return byGroup;
 }
