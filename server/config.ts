@@ -2,6 +2,9 @@
 import { TrustedProxies } from "./client-address.ts";
 import type { Clock } from "./clock.ts";
 import { parseReservedHandles } from "./contract/handles.ts";
+import type { Quotas } from "./contract/principal.ts";
+
+export type { Quotas };
 
 // silent logs nothing: the default of an embedded server (tests); svc serve logs at info.
 export const LOG_LEVELS = ["debug", "info", "warn", "error", "silent"] as const;
@@ -55,20 +58,6 @@ export interface ServerConfig {
   agentRateLimit: number;
   /** What one agent may hold or write (docs/limits.md, "Quotas per agent"). */
   quotas: Quotas;
-}
-
-/** Per-agent quotas: a count refuses with CONFLICT, a budget per rolling day with RATE_LIMITED. */
-export interface Quotas {
-  /** Live API-key clients (OAuth sessions are not counted: each is a human's consent). */
-  keys: number;
-  /** UTF-8 bytes of subject and body of the envelopes sent in the last 24 hours. */
-  envelopeBytesPerDay: number;
-  /** Expenses added to one group in the last 24 hours. */
-  expensesPerGroupPerDay: number;
-  /** Groups and direct ledgers the agent is a current member of. */
-  groups: number;
-  /** Plans the agent organises that are not cancelled and not yet over. */
-  openPlans: number;
 }
 
 /** The --quota names, as operators write them, of each field of Quotas. */

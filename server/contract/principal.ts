@@ -1,6 +1,5 @@
 // Who calls, and what a tool may do: shared by the pipeline, the domain and the pages.
 import type { Tx } from "../../db/client.ts";
-import type { Quotas } from "../config.ts";
 
 export type Tag = "read" | "write" | "destructive";
 export type Scope = "svc:read" | "svc:write";
@@ -33,4 +32,18 @@ export interface DomainContext<A extends Actor = Actor> {
   actor: A;
   /** The server's settings: a tool's context has them; without them the per-agent quotas are the defaults. */
   config?: { quotas: Quotas };
+}
+
+/** Per-agent quotas: a count refuses with CONFLICT, a budget per rolling day with RATE_LIMITED. */
+export interface Quotas {
+  /** Live API-key clients (OAuth sessions are not counted: each is a human's consent). */
+  keys: number;
+  /** UTF-8 bytes of subject and body of the envelopes sent in the last 24 hours. */
+  envelopeBytesPerDay: number;
+  /** Expenses added to one group in the last 24 hours. */
+  expensesPerGroupPerDay: number;
+  /** Groups and direct ledgers the agent is a current member of. */
+  groups: number;
+  /** Plans the agent organises that are not cancelled and not yet over. */
+  openPlans: number;
 }

@@ -196,7 +196,9 @@ test("any storage fault a driver reports is mapped, through drizzle's wrapping: 
   expect(storageFault(Object.assign(new Error("SQLITE_IOERR: disk I/O error"), { code: "SQLITE_IOERR", extendedCode: "SQLITE_IOERR_SHORT_READ" }))).toBe(
     "SQLITE_IOERR_SHORT_READ",
   );
-  for (const other of [new SqliteError("constraint", "SQLITE_CONSTRAINT_UNIQUE", 2067), new SqliteError("busy", "SQLITE_BUSY", 5), new Error("boom"), "text"]) {
+  // A busy database is STORAGE_UNAVAILABLE too, but not a storage fault (test/hardening/boundaries.test.ts).
+  expect(storageFault(new SqliteError("busy", "SQLITE_BUSY", 5))).toBeNull();
+  for (const other of [new SqliteError("constraint", "SQLITE_CONSTRAINT_UNIQUE", 2067), new Error("boom"), "text"]) {
     expect(toAppError(other).code).toBe("INTERNAL");
   }
 });
