@@ -10,6 +10,7 @@ import { openDb } from "../db/client.ts";
 import { groups } from "../db/schema/index.ts";
 import { insertExpense, newExpenseState } from "../server/domain/ledger/expense-store.ts";
 import { membersByHandle } from "../server/domain/ledger/membership.ts";
+import { UNLIMITED } from "../test/hardening/spawn-server.ts";
 import { ensureWrk, fmt, tool, waitFor, wrk } from "./load.ts";
 
 const EXPENSES = Number(process.argv[2] ?? 10_000);
@@ -36,13 +37,10 @@ async function timed(calls: number, fn: (i: number) => Promise<unknown>): Promis
 const dir = mkdtempSync(join(tmpdir(), "svc-bench-ledger-"));
 const dbUrl = `file:${join(dir, "svc.db")}`;
 const url = "http://127.0.0.1:18790";
-const proc = spawn(
-  ["bun", "run", "cli/main.ts", "serve", "--port", "18790", "--db", dbUrl, "--rate-limit", "100000000", "--public-rate-limit", "100000000", ...SERVE_FLAGS],
-  {
-    stdout: "ignore",
-    stderr: "inherit",
-  },
-);
+const proc = spawn(["bun", "run", "cli/main.ts", "serve", "--port", "18790", "--db", dbUrl, ...UNLIMITED, ...SERVE_FLAGS], {
+  stdout: "ignore",
+  stderr: "inherit",
+});
 ensureWrk();
 const helloProc = spawn(["bun", "run", "bench/hello.ts", "18789"], { stdout: "ignore", stderr: "inherit" });
 await waitFor(`${url}/healthz`);

@@ -3,6 +3,7 @@ import { spawn, spawnSync, type Subprocess } from "bun";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { UNLIMITED } from "../test/hardening/spawn-server.ts";
 
 export interface LoadResult {
   rps: number;
@@ -50,13 +51,10 @@ export function wrk(
 export async function startSvc(port: number, extra: string[] = []): Promise<{ url: string; proc: Subprocess; dir: string }> {
   const dir = mkdtempSync(join(tmpdir(), "svc-bench-db-"));
   const exe = (await Bun.file("bin/svc").exists()) ? ["bin/svc"] : ["bun", "run", "cli/main.ts"];
-  const proc = spawn(
-    [...exe, "serve", "--port", String(port), "--db", `file:${join(dir, "svc.db")}`, "--rate-limit", "100000000", "--public-rate-limit", "100000000", ...extra],
-    {
-      stdout: "ignore",
-      stderr: "inherit",
-    },
-  );
+  const proc = spawn([...exe, "serve", "--port", String(port), "--db", `file:${join(dir, "svc.db")}`, ...UNLIMITED, ...extra], {
+    stdout: "ignore",
+    stderr: "inherit",
+  });
   const url = `http://127.0.0.1:${port}`;
   await waitFor(`${url}/healthz`);
   return { url, proc, dir };

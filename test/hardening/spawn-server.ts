@@ -2,6 +2,15 @@
 import { spawn, type Subprocess } from "bun";
 import { readFileSync } from "node:fs";
 
+/**
+ * svc serve flags that lift every rate limit and quota: load and fuzzing measure the server, not the budgets an agent
+ * has (test/hardening/quotas.test.ts does).
+ */
+export const UNLIMITED = [
+  ...["--rate-limit", "--public-rate-limit", "--agent-rate-limit"].flatMap((flag) => [flag, "100000000"]),
+  ...["keys", "envelope_bytes_per_day", "expenses_per_group_per_day", "groups", "open_plans"].flatMap((q) => ["--quota", `${q}=100000000000`]),
+];
+
 export interface ServerProcess {
   url: string;
   pid: number;
@@ -29,24 +38,11 @@ function freePort(): number {
 /** Starts `bun run cli/main.ts serve` on `dbPath` with no effective rate limit; resolves once /healthz answers. */
 export async function spawnServer(dbPath: string, extra: string[] = []): Promise<ServerProcess> {
   const port = freePort();
-  const proc = spawn(
-    [
-      "bun",
-      "run",
-      "cli/main.ts",
-      "serve",
-      "--port",
-      String(port),
-      "--db",
-      `file:${dbPath}`,
-      "--rate-limit",
-      "100000000",
-      "--public-rate-limit",
-      "100000000",
-      ...extra,
-    ],
-    { cwd: ROOT, stdout: "pipe", stderr: "pipe" },
-  );
+  const proc = spawn(["bun", "run", "cli/main.ts", "serve", "--port", String(port), "--db", `file:${dbPath}`, ...UNLIMITED, ...extra], {
+    cwd: ROOT,
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   const seen = { text: "" };
   void collect(proc.stdout as ReadableStream<Uint8Array>, seen);
   void collect(proc.stderr as ReadableStream<Uint8Array>, seen);
