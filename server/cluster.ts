@@ -4,17 +4,23 @@
 // processes would fight over SQLite's write lock, whose busy wait sleeps (a p99 of seconds under load), and one
 // writer keeps group commit whole. The processes also share their rate limiters' counts, so a limit holds for the
 // server, not for each process, their metrics, so /metrics answers for the server whichever process answers it, and
-// the storage faults they meet, so /readyz does too.
+// the storage faults they meet, so /readyz does too, and their log lines, which the primary writes.
+//
+// How a call crosses: a worker's run (workerRun) is the pipeline's one seam (Services.cluster); what carries the
+// call to the process that writes is a Transport, IPC here (IpcTransport), so that another (HTTP between machines)
+// is one piece more. The rest of this file is the process tree: starting, sharing, stopping.
 import type { Subprocess } from "bun";
+import { NeedsWrite } from "../db/client.ts";
 import { systemClock } from "./clock.ts";
 import type { ServerConfig } from "./config.ts";
 import { AppError } from "./errors.ts";
-import { appendLines, sendLinesTo } from "./observability/logs.ts";
+import { appendLines, Lines } from "./observability/logs.ts";
 import { Metrics, type MetricsState } from "./observability/metrics.ts";
-import type { Ops } from "./observability/ops.ts";
+import type { Ops, Peers } from "./observability/ops.ts";
 import type { RateLimiter, Taken } from "./rate-limit.ts";
-import type { CallResult, Forward, ForwardedCall, Services } from "./services.ts";
-import { invoke } from "./tools/invoke.ts";
+import type { Call, CallMeta, CallResult, Cluster, Services } from "./services.ts";
+import { findTool } from "./tools/catalogue.ts";
+import { run } from "./tools/invoke.ts";
 
 /** What the primary sends a worker: the settings that are plain data (a worker keeps time by the system clock). */
 export type WorkerConfig = Omit<ServerConfig, "clock" | "fetchClientMetadata" | "workers">;
@@ -22,6 +28,8 @@ export type WorkerConfig = Omit<ServerConfig, "clock" | "fetchClientMetadata" | 
 // An error crosses as the envelope a client would get (AppError.envelope), and is made an AppError again from it.
 type WireError = ReturnType<AppError["envelope"]>["error"];
 type WireResult = Exclude<CallResult, { ok: false }> | { ok: false; error: WireError; headers: Record<string, string> };
+/** A call as it crosses: the client's address looked up, no sandbox (a dry run runs where it arrives). */
+type SentCall = Omit<Call, "meta"> & { meta: Omit<CallMeta, "clientAddress" | "sandbox"> & { address: string } };
 type ToWorker =
   | { t: "config"; config: WorkerConfig }
   | { t: "result"; id: number; result: WireResult }
@@ -31,7 +39,7 @@ type ToWorker =
 type ToPrimary =
   | { t: "ready" }
   | { t: "closed" }
-  | { t: "call"; id: number; call: ForwardedCall }
+  | { t: "call"; id: number; call: SentCall }
   | { t: "peers"; id: number }
   | { t: "limits"; taken: Taken }
   | { t: "metrics"; state: MetricsState }
@@ -69,6 +77,56 @@ function nestedDeeperThan(value: unknown, limit: number): boolean {
   return false;
 }
 
+/**
+ * How a call that must write reaches the process that writes, and its answer comes back as if run here; null when
+ * it cannot be sent (then it runs here).
+ */
+export interface Transport {
+  send(call: Call): Promise<CallResult | null>;
+}
+
+/**
+ * A worker's run: a call whose tool writes runs on the primary; any other here, in a read transaction, and one that
+ * finds it must write (an inbox poll with items) is sent once, and run there as a write at once.
+ */
+export function workerRun(transport: Transport): NonNullable<Cluster["run"]> {
+  return async (svc, call) => {
+    const tool = findTool(call.name)!;
+    if (!tool.writes) {
+      try {
+        return await run(svc, call, tool, tool.writesWhenNeeded ? "read only" : "read");
+      } catch (err) {
+        if (!(err instanceof NeedsWrite)) throw err;
+      }
+    }
+    return (await transport.send(call)) ?? run(svc, call, tool, "write");
+  };
+}
+
+/** The primary's side of a sent call: it runs as a write (a read that found it must write is not read again). */
+function runSent(svc: Services, sent: SentCall): Promise<CallResult> {
+  const { address, ...meta } = sent.meta;
+  return run(svc, { ...sent, meta: { ...meta, clientAddress: () => address } }, findTool(sent.name)!, "write");
+}
+
+/** IPC to the primary, with JSON on the way: errors cross as their envelope. */
+class IpcTransport implements Transport {
+  constructor(private readonly ask: (call: SentCall) => Promise<WireResult>) {}
+
+  async send(call: Call): Promise<CallResult | null> {
+    // Arguments nested deeper than any tool takes are not sent (JSON's recursion would run out of stack, slowly):
+    // the call runs here, where they are refused as the primary would refuse them.
+    if (nestedDeeperThan(call.raw, MAX_SENT_DEPTH)) return null;
+    const { clientAddress, sandbox: _sandbox, ...meta } = call.meta;
+    return fromWire(await this.ask({ ...call, meta: { ...meta, address: clientAddress() } }));
+  }
+}
+
+/** One process of a server of several: what serve.ts starts once it listens, and what Ops reads. */
+export interface Member extends Cluster, Peers {
+  start(svc: Services, ops: Ops): Promise<void>;
+}
+
 /** Runs fn every ms (not keeping the process alive); returns how to stop. */
 function every(ms: number, fn: () => void): () => void {
   const timer = setInterval(fn, ms);
@@ -85,7 +143,9 @@ function shareLimits(limiter: RateLimiter, send: (taken: Taken) => void): () => 
 }
 
 /** The primary's side: starts the workers, runs their calls, relays their limits, starts a worker again that dies. */
-export class Workers {
+export class Workers implements Member {
+  private svc!: Services;
+  private ops!: Ops;
   private procs: (Subprocess | null)[] = [];
   // Called when the worker in a slot no longer accepts connections (it said so, or it is gone).
   private closedWaiters: (() => void)[] = [];
@@ -96,17 +156,16 @@ export class Workers {
   private stopSharing = () => {};
 
   constructor(
-    private readonly svc: Services,
-    private readonly ops: Ops,
     private readonly count: number,
     /** The command that starts a worker (svc serve --worker). */
     private readonly command: string[],
   ) {}
 
   /** Starts count workers; resolves once each serves. */
-  async start(): Promise<void> {
-    this.stopSharing = shareLimits(this.svc.limiter, (taken) => this.sendAll({ t: "limits", taken }));
-    this.ops.faultChanged = (code) => this.sendAll({ t: "fault", code });
+  async start(svc: Services, ops: Ops): Promise<void> {
+    this.svc = svc;
+    this.ops = ops;
+    this.stopSharing = shareLimits(svc.limiter, (taken) => this.sendAll({ t: "limits", taken }));
     await Promise.all(Array.from({ length: this.count }, (_, i) => this.spawn(i)));
   }
 
@@ -124,13 +183,13 @@ export class Workers {
           } else if (msg.t === "closed") {
             this.closedWaiters[slot]?.();
           } else if (msg.t === "call") {
-            void this.run(msg.call).then((result) => this.send(proc, { t: "result", id: msg.id, result }));
+            void runSent(this.svc, msg.call).then((result) => this.send(proc, { t: "result", id: msg.id, result: toWire(result) }));
           } else if (msg.t === "log") {
             appendLines(msg.text);
           } else if (msg.t === "metrics") {
             this.states[slot] = msg.state;
           } else if (msg.t === "peers") {
-            this.send(proc, { t: "peers", id: msg.id, states: [this.ops.metrics.state(), ...this.peers(slot)] });
+            this.send(proc, { t: "peers", id: msg.id, states: [this.ops.metrics.state(), ...this.workerMetrics(slot)] });
           } else if (msg.t === "fault") {
             this.ops.faultIs(msg.code);
             this.sendOthers(proc, msg);
@@ -160,14 +219,17 @@ export class Workers {
     });
   }
 
-  /** The metrics of the workers (but the one in slot `except`), and of those gone. */
-  peers(except = -1): MetricsState[] {
-    return [...this.states.filter((s, i): s is MetricsState => s !== undefined && i !== except), this.gone.state()];
+  async metrics(): Promise<MetricsState[]> {
+    return this.workerMetrics();
   }
 
-  private async run(call: ForwardedCall): Promise<WireResult> {
-    const { address, ...meta } = call.meta;
-    return toWire(await invoke(this.svc, call.name, call.raw, { ...meta, clientAddress: () => address }));
+  faultChanged(code: string | null): void {
+    this.sendAll({ t: "fault", code });
+  }
+
+  /** The metrics of the workers (but the one in slot `except`), and of those gone. */
+  private workerMetrics(except = -1): MetricsState[] {
+    return [...this.states.filter((s, i): s is MetricsState => s !== undefined && i !== except), this.gone.state()];
   }
 
   private send(proc: Subprocess, msg: ToWorker): void {
@@ -203,15 +265,10 @@ function workerConfig(config: ServerConfig): WorkerConfig {
 }
 
 /** The worker's side of the link to the primary. */
-export interface PrimaryLink {
+export interface PrimaryLink extends Member {
   config: ServerConfig;
-  forward: Forward;
-  /** Shares the worker's rate limits, metrics and storage faults with the other processes, from now on. */
-  share(limiter: RateLimiter, ops: Ops): void;
-  /** The metrics of the server's other processes. */
-  peers(): Promise<MetricsState[]>;
-  /** Tells the primary this worker serves. */
-  ready(): void;
+  /** Where this worker's log lines go: the primary writes them with its own. */
+  writeLine(line: string): void;
   /** Tells the primary this worker no longer accepts connections (it is stopping). */
   closed(): void;
 }
@@ -236,12 +293,13 @@ export function connectToPrimary(): Promise<PrimaryLink> {
   let ops: Ops | undefined;
   // What the other processes took while this one was starting: the primary serves from the start.
   const early: Taken[] = [];
+  // Writes of several processes to one pipe may tear lines apart (past PIPE_BUF, or once the pipe is full).
+  const lines = new Lines((text) => send({ t: "log", text }));
   // Without its primary a worker could not write: its connections go with it.
   process.on("disconnect", () => process.exit(1));
-  sendLinesTo((text) => send({ t: "log", text }));
   return new Promise((resolve) => {
     process.on("message", (msg: ToWorker) => {
-      if (msg.t === "result") answer(msg.id, fromWire(msg.result));
+      if (msg.t === "result") answer(msg.id, msg.result);
       else if (msg.t === "peers") answer(msg.id, msg.states);
       else if (msg.t === "fault") ops?.faultIs(msg.code);
       else if (msg.t === "limits") {
@@ -250,19 +308,18 @@ export function connectToPrimary(): Promise<PrimaryLink> {
       } else {
         resolve({
           config: { ...msg.config, clock: systemClock },
-          // Arguments nested deeper than any tool takes are not sent (JSON's recursion would run out of stack, slowly):
-          // the call runs here, where they are refused as the primary would refuse them.
-          forward: (call) => (nestedDeeperThan(call.raw, MAX_SENT_DEPTH) ? Promise.resolve(null) : ask<CallResult>((id) => ({ t: "call", id, call }))),
-          share(l, o) {
-            limiter = l;
+          run: workerRun(new IpcTransport((call) => ask<WireResult>((id) => ({ t: "call", id, call })))),
+          async start(svc, o) {
+            limiter = svc.limiter;
             ops = o;
-            for (const taken of early.splice(0)) l.absorb(taken);
-            shareLimits(l, (taken) => send({ t: "limits", taken }));
+            for (const taken of early.splice(0)) limiter.absorb(taken);
+            shareLimits(limiter, (taken) => send({ t: "limits", taken }));
             every(METRICS_MS, () => send({ t: "metrics", state: o.metrics.state() }));
-            o.faultChanged = (code) => send({ t: "fault", code });
+            send({ t: "ready" });
           },
-          peers: () => ask<MetricsState[]>((id) => ({ t: "peers", id })),
-          ready: () => send({ t: "ready" }),
+          metrics: () => ask<MetricsState[]>((id) => ({ t: "peers", id })),
+          faultChanged: (code) => send({ t: "fault", code }),
+          writeLine: (line) => lines.append(`${line}\n`),
           closed: () => send({ t: "closed" }),
         });
       }

@@ -4,7 +4,7 @@ import { ensureSigningKey } from "./auth/jwt.ts";
 import { ensureFormKey, readFormKey } from "./web/session.ts";
 import { createApp } from "./app.ts";
 import { TrustedProxies } from "./client-address.ts";
-import { type PrimaryLink, Workers } from "./cluster.ts";
+import { type Member, type PrimaryLink, Workers } from "./cluster.ts";
 import { ConfigError, DEFAULTS, type ServerConfig } from "./config.ts";
 import { type Admission, ConnectionCap, closing, tooManyConnections } from "./connections.ts";
 import { JOBS } from "./jobs/index.ts";
@@ -50,7 +50,10 @@ export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink)
   const idleTimeout = config.idleTimeoutSeconds ?? DEFAULTS.idleTimeoutSeconds;
   const connections = new ConnectionCap(config.maxConnectionsPerAddress ?? DEFAULTS.maxConnectionsPerAddress, idleTimeout * 1000);
   const openFiles = raiseOpenFileLimit();
-  const log = createLogger(config.logLevel ?? "silent");
+  const workerCount = (config.workers?.count ?? 1) - 1;
+  // This process's part in a server of several: the primary starts the workers, a worker links to the primary.
+  const cluster: Member | undefined = toPrimary ?? (workerCount > 0 ? new Workers(workerCount, config.workers!.command) : undefined);
+  const log = createLogger(config.logLevel ?? "silent", toPrimary?.writeLine);
   const metrics = new Metrics();
   const db = await openDb({
     url: config.dbUrl,
@@ -71,10 +74,9 @@ export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink)
   // token signing key once the base URL is known, below.
   if (!toPrimary) await db.tx((tx) => ensureFormKey(tx, config.clock.now()));
   const formKey = await db.read(readFormKey);
-  const workerCount = (config.workers?.count ?? 1) - 1;
-  const several = workerCount > 0 || toPrimary !== undefined;
-  const services: Services = { db, config, formKey, limiter: new RateLimiter(() => config.clock.now().getTime(), several), forward: toPrimary?.forward };
-  const ops = new Ops(services, log, metrics);
+  const several = cluster !== undefined;
+  const services: Services = { db, config, formKey, limiter: new RateLimiter(() => config.clock.now().getTime(), several), cluster };
+  const ops = new Ops(services, log, metrics, cluster);
   services.observe = (e) => {
     metrics.recordCall(e);
     logCall(log, e);
@@ -144,22 +146,13 @@ export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink)
   if (!toPrimary) await db.tx((tx) => ensureSigningKey(tx, config.baseUrl, config.clock.now()));
   // Workers listen on the port this process got (port 0 asks the system for one).
   config.port = port;
-  let workers: Workers | undefined;
-  if (toPrimary) {
-    toPrimary.share(services.limiter, ops);
-    ops.peers = toPrimary.peers;
-    toPrimary.ready();
-  } else if (workerCount > 0) {
-    const started = new Workers(services, ops, workerCount, config.workers!.command);
-    workers = started;
-    ops.peers = async () => started.peers();
-    await workers.start().catch(async (err) => {
-      await workers!.stop().exited;
-      server.stop(true);
-      await db.close();
-      throw err;
-    });
-  }
+  const workers = cluster instanceof Workers ? cluster : undefined;
+  await cluster?.start(services, ops).catch(async (err) => {
+    await workers?.stop().exited;
+    server.stop(true);
+    await db.close();
+    throw err;
+  });
   if (config.jobIntervalMs && !toPrimary) jobs.start(config.jobIntervalMs);
   let stopping: Promise<void> | undefined;
   return {

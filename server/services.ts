@@ -1,5 +1,5 @@
 // What every transport, page and job is handed: the database, the configuration, the rate limiter, the observer of
-// finished calls and, in a worker of svc serve --workers, the way to the first process; and the types of a call.
+// finished calls and, in a server of several processes, its cluster; and the types of a call.
 // A module of its own so that no layer reaches into the pipeline for its types.
 import type { Db } from "../db/client.ts";
 import type { AppError } from "./errors.ts";
@@ -12,8 +12,8 @@ export interface Services {
   limiter: RateLimiter;
   /** Signs anonymous browsers' CSRF tokens (server/web/session.ts); made once in the database, read at start. */
   formKey: string;
-  /** In a worker of svc serve --workers: how a write tool call reaches the primary, which runs it. */
-  forward?: Forward;
+  /** In a server of several processes (svc serve --workers, server/cluster.ts): what they share. */
+  cluster?: Cluster;
   /** Called once per finished call, for logs and metrics. */
   observe?: (e: CallEvent) => void;
 }
@@ -42,19 +42,35 @@ export interface CallMeta {
   clientAddress: () => string;
   /** Validate only: nothing is stored or sent, no credential needed. */
   sandbox?: boolean;
-  /** A call a worker handed over (server/cluster.ts): its limit was taken there, with these headers. */
-  rateHeaders?: Record<string, string>;
 }
 
 export type CallResult =
   | { ok: true; data: Record<string, unknown>; headers: Record<string, string>; replayed: boolean }
   | { ok: false; error: AppError; headers: Record<string, string> };
 
-/** A call a worker of svc serve --workers hands to the first process: the client's address and limit already known. */
-export interface ForwardedCall {
+/**
+ * A call as the pipeline (server/tools/invoke.ts) has taken it so far: found, rate limited, its values checked. Plain
+ * data but for meta.clientAddress, so that it can be continued in another process (Cluster.run).
+ */
+export interface Call {
   name: string;
   raw: unknown;
-  meta: Omit<CallMeta, "clientAddress"> & { address: string; rateHeaders: Record<string, string> };
+  meta: CallMeta;
+  /** Hashed once: the rate limiter's key and the API key lookup both use it (null without a credential). */
+  tokenHash: string | null;
+  /** The RateLimit headers of the tighter limit taken so far. */
+  headers: Record<string, string>;
+  /** What the credential's limit left, to compare with the agent's (null: none taken). */
+  keyRemaining: number | null;
+  /** The agent's limit is taken once per call, however many transactions or processes it runs in. */
+  agentTaken: boolean;
 }
-/** How a worker runs a write tool call: on the first process (server/cluster.ts); null when it cannot be sent there. */
-export type Forward = (call: ForwardedCall) => Promise<CallResult | null>;
+
+/**
+ * The processes of one server as the pipeline sees them. Absent, or without run, a call runs where it arrived; a
+ * worker's run sends one that must write to the process that writes. (Sharing limits, metrics, faults and logs is
+ * wired in server/serve.ts; their types live with them, which this module may not import.)
+ */
+export interface Cluster {
+  run?(svc: Services, call: Call): Promise<CallResult>;
+}

@@ -13,42 +13,43 @@ export interface Logger {
   error(msg: string, fields?: LogFields): void;
 }
 
-let pending = "";
-let flushesAtExit = false;
-let sink: (text: string) => void = (text) => process.stdout.write(text);
-const flush = () => {
-  const out = pending;
-  pending = "";
-  if (out) sink(out);
-};
-
 /**
- * Lines to stdout, written together once per turn of the event loop: a busy server writes once per turn, not once
- * per call (a write per line cost a sixth of a cheap call).
+ * Lines written together once per turn of the event loop: a busy server writes once per turn, not once per call (a
+ * write per line cost a sixth of a cheap call).
  */
-function toStdout(line: string): void {
-  appendLines(`${line}\n`);
-}
+export class Lines {
+  private pending = "";
+  private flushesAtExit = false;
 
-/** Whole lines to write with this process's own: a worker's (server/cluster.ts). */
-export function appendLines(text: string): void {
-  // Registered by the first line, so a command that never logs adds nothing at import.
-  if (!flushesAtExit) {
-    flushesAtExit = true;
-    process.on("exit", flush);
+  constructor(private readonly sink: (text: string) => void) {}
+
+  /** Whole lines, each ending in a newline. */
+  append(text: string): void {
+    // Registered by the first line, so a command that never logs adds nothing at import.
+    if (!this.flushesAtExit) {
+      this.flushesAtExit = true;
+      process.on("exit", this.flush);
+    }
+    if (!this.pending) setImmediate(this.flush);
+    this.pending += text;
+    if (this.pending.length > 1 << 16) this.flush();
   }
-  if (!pending) setImmediate(flush);
-  pending += text;
-  if (pending.length > 1 << 16) flush();
+
+  private readonly flush = () => {
+    const out = this.pending;
+    this.pending = "";
+    if (out) this.sink(out);
+  };
 }
 
-/**
- * Where this process's lines go instead of stdout. The workers of svc serve --workers hand theirs to the first
- * process: writes of several processes to one pipe may tear lines apart (past PIPE_BUF, or once the pipe is full).
- */
-export function sendLinesTo(to: (text: string) => void): void {
-  sink = to;
+const stdout = new Lines((text) => process.stdout.write(text));
+
+/** Whole lines to write to this process's stdout: its own, and those of the workers of svc serve --workers. */
+export function appendLines(text: string): void {
+  stdout.append(text);
 }
+
+const toStdout = (line: string) => appendLines(`${line}\n`);
 
 export function createLogger(level: LogLevel, write: (line: string) => void = toStdout): Logger {
   const min = LOG_LEVELS.indexOf(level);

@@ -13,20 +13,26 @@ import { Metrics, type MetricsState } from "./metrics.ts";
 /** A readiness check that takes longer than this counts as a failure: the database is not answering. */
 const READY_TIMEOUT_MS = 2_000;
 
+/** The other processes of the server, as readiness and metrics need them (server/cluster.ts). */
+export interface Peers {
+  /** Their metrics. */
+  metrics(): Promise<MetricsState[]>;
+  /** Tells them this process met a storage fault, or saw it end. */
+  faultChanged(sqliteCode: string | null): void;
+}
+
 export class Ops {
   /** Set when shutdown begins, so load balancers stop sending traffic before the listener closes. */
   draining = false;
   /** The SQLite code of the last storage fault (full, I/O error, read-only), until a write commits again. */
   storageFault: string | null = null;
-  /** In a server of several processes (svc serve --workers): the metrics of the others. */
-  peers?: () => Promise<MetricsState[]>;
-  /** In a server of several processes: tells the others when this one meets a storage fault or sees it end. */
-  faultChanged?: (sqliteCode: string | null) => void;
 
   constructor(
     private readonly svc: Services,
     readonly log: Logger,
     readonly metrics: Metrics,
+    /** In a server of several processes (svc serve --workers): the others, whose metrics and faults are the server's. */
+    private readonly peers?: Peers,
   ) {}
 
   /** A write, a job or a request failed on a storage fault: counted, and /readyz is not ready until a write commits. */
@@ -44,7 +50,7 @@ export class Ops {
   faultIs(sqliteCode: string | null, own = false): void {
     if (this.storageFault === sqliteCode) return;
     this.storageFault = sqliteCode;
-    if (own) this.faultChanged?.(sqliteCode);
+    if (own) this.peers?.faultChanged(sqliteCode);
   }
 
   /** An unexpected error outside a tool call (web pages, OAuth endpoints): logged, and a storage fault noted. */
@@ -107,7 +113,7 @@ export class Ops {
   }
 
   private async serverMetrics(): Promise<Metrics> {
-    const peers = (await this.peers?.()) ?? [];
+    const peers = (await this.peers?.metrics()) ?? [];
     if (!peers.length) return this.metrics;
     const total = new Metrics();
     for (const state of [this.metrics.state(), ...peers]) total.add(state);

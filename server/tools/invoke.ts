@@ -1,6 +1,8 @@
-// THE pipeline every transport calls: limit -> authenticate -> scope -> validate -> idempotency
-// -> run in one transaction -> check the answer -> envelope data. Transports only translate.
-// A tool that writes runs in a write transaction; any other in a read one (local on an embedded replica).
+// THE pipeline every transport calls, read top to bottom: rate limit -> check the values -> [where it runs] ->
+// one transaction: authenticate -> the agent's limit -> scope -> validate -> idempotency -> run -> check the answer
+// -> remember -> inbox summary; then the envelope data. Transports only translate.
+// A tool that writes runs in a write transaction; any other in a read one (local on an embedded replica), and in a
+// write one after all if it finds it must write (NeedsWrite).
 import type { ZodError } from "zod";
 import { isReadOnly, NeedsWrite, type Tx } from "../../db/client.ts";
 import { authenticate, recordUse, type Authenticated } from "../auth/authenticate.ts";
@@ -9,7 +11,7 @@ import { summary } from "../domain/inbox.ts";
 import { sha256 } from "../auth/secrets.ts";
 import { AppError, describeCause, storageFault, toAppError, type Issue } from "../errors.ts";
 import { rateLimitHeaders, type RateDecision } from "../rate-limit.ts";
-import type { CallEvent, CallMeta, CallResult, Services } from "../services.ts";
+import type { Call, CallEvent, CallMeta, CallResult, Services } from "../services.ts";
 import { findTool } from "./catalogue.ts";
 import type { Tool, ToolContext } from "./define.ts";
 import type { Principal } from "../contract/principal.ts";
@@ -67,128 +69,184 @@ function attemptKey(tool: Tool, p: Principal, args: Record<string, unknown>): st
   return g === null ? null : `${tool.name}:${g}:${p.agentId}`;
 }
 
+/** The one entry of every transport. A call is admitted here, then runs where the server runs it (Services.cluster). */
 export async function invoke(svc: Services, name: string, raw: unknown, meta: CallMeta): Promise<CallResult> {
-  const started = performance.now();
-  let headers: Record<string, string> = {};
-  let principal: Principal | null = null;
-  let keyDecision: RateDecision | null = null;
-  let agentTaken = false;
-  const finish = (r: CallResult, extra: Pick<CallEvent, "cause" | "sqliteCode" | "wrote"> = {}): CallResult => {
-    svc.observe?.({
-      ...extra,
-      tool: name,
-      requestId: meta.requestId,
-      agentId: principal?.agentId ?? null,
-      code: r.ok ? "OK" : r.error.code,
-      ms: performance.now() - started,
-    });
-    return r;
-  };
+  const call: Call = { name, raw, meta, tokenHash: null, headers: {}, keyRemaining: null, agentTaken: false };
+  const seen: Seen = { call, started: performance.now(), principal: null };
   try {
-    const tool = findTool(name);
-    if (!tool) throw new AppError("NOT_FOUND", `There is no tool named '${name}'.`, undefined, undefined, "GET /v1/tools lists every tool.");
-    const authed = !tool.isPublic && !meta.sandbox;
-    // Hashed once: the rate limiter's key and the API key lookup both use it.
-    const tokenHash = authed && meta.token ? sha256(meta.token) : null;
-    if (meta.rateHeaders) headers = meta.rateHeaders;
-    else {
-      const decision = tokenHash
-        ? svc.limiter.take(`key:${tokenHash}`, "credential", svc.config.rateLimit)
-        : svc.limiter.take(`addr:${meta.clientAddress()}`, "address", svc.config.publicRateLimit);
-      if (tokenHash) keyDecision = decision;
-      headers = rateLimitHeaders(decision);
-      if (!decision.allowed) {
-        throw rateLimited(decision);
-      }
-    }
-    // Before anything reads them, and before they may cross to another process (server/cluster.ts).
+    const tool = toolNamed(name);
+    limit(svc, call, tool);
+    // Before anything reads them, or they are sent on: JSON would change them on the way.
     const unkept = unkeptValue(raw);
     if (unkept) throw validationError([unkept]);
-    // A worker of svc serve --workers hands every write to the primary, which runs the whole call (and logs it); a
-    // call that cannot be sent there (forward answers null) runs here.
-    const forward = svc.forward && !meta.sandbox ? svc.forward : null;
-    const forwarded = () =>
-      forward!({
-        name,
-        raw,
-        meta: { requestId: meta.requestId, token: meta.token, idempotencyKey: meta.idempotencyKey, address: meta.clientAddress(), rateHeaders: headers },
-      });
-    const handed = forward && tool.writes ? await forwarded() : null;
-    if (handed) return handed;
-    if (meta.sandbox) {
-      const args = parseArguments(tool, raw, meta.idempotencyKey);
-      return finish({ ok: true, data: { valid: true, tool: tool.name, arguments: args, suggested_next: [tool.name] }, headers, replayed: false });
-    }
-    if (authed && !meta.token) throw new AppError("UNAUTHENTICATED", "This tool needs a credential.");
-    const now = svc.config.clock.now();
-    // A failed guess rolls its transaction back, so it is counted again in one of its own.
-    let guess: string | null = null;
-    let auth: Authenticated | null = null;
-    const call = async (tx: Tx) => {
-      if (authed) {
-        auth = await authenticate(tx, meta.token!, now, tokenHash!);
-        if (!auth) throw new AppError("UNAUTHENTICATED", "The credential is missing, invalid, expired or revoked.");
-        principal = auth.principal;
-        // All clients of one agent share a budget too, so more keys do not buy more calls. Taken once per call
-        // (a read that must write runs this again); the headers show whichever limit is closer.
-        if (!agentTaken) {
-          agentTaken = true;
-          const d = svc.limiter.take(`agent:${principal.agentId}`, "agent", svc.config.agentRateLimit);
-          if (!d.allowed || !keyDecision || d.remaining < keyDecision.remaining) headers = rateLimitHeaders(d);
-          if (!d.allowed) throw rateLimited(d);
-        }
-        if (!isReadOnly(tx)) await recordUse(tx, auth, now);
-        if (!principal.scopes.has(tool.scope)) {
-          throw new AppError("FORBIDDEN", `This credential lacks the scope ${tool.scope}.`, { required_scope: tool.scope });
-        }
-      }
-      const args = parseArguments(tool, raw, meta.idempotencyKey);
-      const key = tool.idempotent && principal ? (args.idempotency_key as string) : null;
-      const hash = key ? requestHash(tool.name, args) : "";
-      const stored = key ? await lookup(tx, principal!.agentId, key, hash, tool.replay) : null;
-      let data: Record<string, unknown>;
-      if (stored) {
-        data = stored;
-      } else {
-        // After the lookup: a retry of a call made before the rotation still gets its stored answer.
-        if (tool.refusedInGrace && principal?.graceUntil) throw inGrace(tool, principal.graceUntil);
-        guess = tool.attempts && principal ? attemptKey(tool, principal, args) : null;
-        if (guess) await checkAttempts(tx, now, guess, tool.attempts!);
-        const ctx: ToolContext = { tx, now, config: svc.config, requestId: meta.requestId, actor: principal };
-        const answer = await tool.run(ctx, args);
-        const checked = tool.output.safeParse(answer);
-        if (!checked.success) throw new Error(`${tool.name} answered outside its output schema: ${checked.error.message}`);
-        data = checked.data as Record<string, unknown>;
-        if (key) await remember(tx, principal!.agentId, key, tool.name, hash, tool.replay ? data : null, now);
-        if (guess) await recordAttempt(tx, now, guess, tool.attempts!);
-      }
-      if (tool.inboxSummary && principal) data.inbox = await summary({ tx, now, actor: principal });
-      return { data, replayed: stored !== null };
-    };
-    // A read tool runs in a read transaction; one that finds it must write after all (NeedsWrite) runs again in a write one.
-    let ranAsRead = !tool.writes;
-    const result = await (tool.writes ? svc.db.tx(call) : svc.db.read(call))
-      .catch(async (err) => {
-        if (!(err instanceof NeedsWrite && tool.writesWhenNeeded)) throw err;
-        ranAsRead = false;
-        const handed = forward ? await forwarded() : null;
-        return handed ? { handed } : await svc.db.tx(call);
-      })
-      .catch(async (err) => {
-        const g = guess;
-        if (g && !(err instanceof AppError && err.code === "RATE_LIMITED")) await svc.db.tx((tx) => recordAttempt(tx, now, g, tool.attempts!));
-        throw err;
-      });
-    if ("handed" in result) return result.handed;
-    // A read transaction writes nothing, so a read call's last use is recorded after it, in a small write.
-    const used = auth as Authenticated | null;
-    if (used?.touchDue && ranAsRead) await svc.db.tx((tx) => recordUse(tx, used, now));
-    return finish({ ok: true, data: result.data, replayed: result.replayed, headers }, { wrote: tool.isWrite && !result.replayed });
+    if (meta.sandbox) return finished(svc, seen, dryRun(tool, call));
+    return await (svc.cluster?.run?.(svc, call) ?? run(svc, call, tool));
   } catch (err) {
-    let error = toAppError(err);
-    const limited = error.code === "UNAUTHENTICATED" && meta.token ? chargeFailedCredential(svc, meta.clientAddress()) : null;
-    if (limited) ({ error, headers } = limited);
-    if (error.retryAfter !== undefined) headers = { ...headers, "Retry-After": String(error.retryAfter) };
-    return finish({ ok: false, error, headers }, error.status >= 500 ? { cause: describeCause(err), sqliteCode: storageFault(err) ?? undefined } : {});
+    return failed(svc, seen, err);
   }
+}
+
+/**
+ * Which transaction a call runs in: a write one; a read one, run again as a write one if the tool finds it must
+ * write; or a read one that leaves NeedsWrite to the caller, to run the call as a write elsewhere.
+ */
+export type TxChoice = "write" | "read" | "read only";
+
+/** Runs a call invoke admitted, in this process: one transaction, the last use of a read's client, the envelope data. */
+export async function run(svc: Services, call: Call, tool = toolNamed(call.name), choice: TxChoice = tool.writes ? "write" : "read"): Promise<CallResult> {
+  const r: Running = { call, tool, started: performance.now(), now: svc.config.clock.now(), principal: null, auth: null, guess: null };
+  try {
+    if (needsCredential(tool, call.meta) && !call.meta.token) throw new AppError("UNAUTHENTICATED", "This tool needs a credential.");
+    const answer = await transaction(svc, r, choice).catch((err) => countFailedGuess(svc, r, err));
+    // A read transaction writes nothing, so a read call's last use is recorded after it, in a small write.
+    const used = r.auth;
+    if (used?.touchDue && answer.ranAsRead) await svc.db.tx((tx) => recordUse(tx, used, r.now));
+    return finished(svc, r, { ok: true, data: answer.data, replayed: answer.replayed, headers: call.headers }, { wrote: tool.isWrite && !answer.replayed });
+  } catch (err) {
+    if (err instanceof NeedsWrite && choice === "read only") throw err;
+    return failed(svc, r, err);
+  }
+}
+
+/** What a finished call is observed with. */
+interface Seen {
+  call: Call;
+  started: number;
+  principal: Principal | null;
+}
+
+/** A call running in this process: what its transaction found out. */
+interface Running extends Seen {
+  tool: Tool;
+  now: Date;
+  auth: Authenticated | null;
+  /** The attempt key of a call that guesses at a secret (Tool.attempts). */
+  guess: string | null;
+}
+
+interface Answer {
+  data: Record<string, unknown>;
+  replayed: boolean;
+  ranAsRead: boolean;
+}
+
+function toolNamed(name: string): Tool {
+  const tool = findTool(name);
+  if (!tool) throw new AppError("NOT_FOUND", `There is no tool named '${name}'.`, undefined, undefined, "GET /v1/tools lists every tool.");
+  return tool;
+}
+
+const needsCredential = (tool: Tool, meta: CallMeta) => !tool.isPublic && !meta.sandbox;
+
+/** The caller's limit: by credential, or by client address for a call without one (public tools, the sandbox). */
+function limit(svc: Services, call: Call, tool: Tool): void {
+  const token = needsCredential(tool, call.meta) ? call.meta.token : null;
+  call.tokenHash = token ? sha256(token) : null;
+  const d = call.tokenHash
+    ? svc.limiter.take(`key:${call.tokenHash}`, "credential", svc.config.rateLimit)
+    : svc.limiter.take(`addr:${call.meta.clientAddress()}`, "address", svc.config.publicRateLimit);
+  if (call.tokenHash) call.keyRemaining = d.remaining;
+  call.headers = rateLimitHeaders(d);
+  if (!d.allowed) throw rateLimited(d);
+}
+
+/** All clients of one agent share a budget too, so more keys do not buy more calls; the headers show the closer limit. */
+function limitAgent(svc: Services, call: Call, agentId: string): void {
+  if (call.agentTaken) return;
+  call.agentTaken = true;
+  const d = svc.limiter.take(`agent:${agentId}`, "agent", svc.config.agentRateLimit);
+  if (!d.allowed || call.keyRemaining === null || d.remaining < call.keyRemaining) call.headers = rateLimitHeaders(d);
+  if (!d.allowed) throw rateLimited(d);
+}
+
+function dryRun(tool: Tool, call: Call): CallResult {
+  const args = parseArguments(tool, call.raw, call.meta.idempotencyKey);
+  return { ok: true, data: { valid: true, tool: tool.name, arguments: args, suggested_next: [tool.name] }, headers: call.headers, replayed: false };
+}
+
+async function transaction(svc: Services, r: Running, choice: TxChoice): Promise<Answer> {
+  const steps = (tx: Tx) => inTransaction(svc, r, tx);
+  if (choice === "write") return { ...(await svc.db.tx(steps)), ranAsRead: false };
+  try {
+    return { ...(await svc.db.read(steps)), ranAsRead: true };
+  } catch (err) {
+    if (!(err instanceof NeedsWrite && r.tool.writesWhenNeeded && choice === "read")) throw err;
+    return { ...(await svc.db.tx(steps)), ranAsRead: false };
+  }
+}
+
+/** The steps that need the database, in the call's one transaction. */
+async function inTransaction(svc: Services, r: Running, tx: Tx): Promise<Omit<Answer, "ranAsRead">> {
+  const { tool, call } = r;
+  if (needsCredential(tool, call.meta)) await authenticateIn(svc, r, tx);
+  const args = parseArguments(tool, call.raw, call.meta.idempotencyKey);
+  const key = tool.idempotent && r.principal ? (args.idempotency_key as string) : null;
+  const hash = key ? requestHash(tool.name, args) : "";
+  const stored = key ? await lookup(tx, r.principal!.agentId, key, hash, tool.replay) : null;
+  const data = stored ?? (await runTool(svc, r, tx, args));
+  if (key && !stored) await remember(tx, r.principal!.agentId, key, tool.name, hash, tool.replay ? data : null, r.now);
+  if (tool.inboxSummary && r.principal) data.inbox = await summary({ tx, now: r.now, actor: r.principal });
+  return { data, replayed: stored !== null };
+}
+
+/** The credential, the agent's limit, the client's last use (in a write transaction) and the tool's scope. */
+async function authenticateIn(svc: Services, r: Running, tx: Tx): Promise<void> {
+  const auth = await authenticate(tx, r.call.meta.token!, r.now, r.call.tokenHash!);
+  if (!auth) throw new AppError("UNAUTHENTICATED", "The credential is missing, invalid, expired or revoked.");
+  r.auth = auth;
+  r.principal = auth.principal;
+  limitAgent(svc, r.call, auth.principal.agentId);
+  if (!isReadOnly(tx)) await recordUse(tx, auth, r.now);
+  if (!auth.principal.scopes.has(r.tool.scope)) {
+    throw new AppError("FORBIDDEN", `This credential lacks the scope ${r.tool.scope}.`, { required_scope: r.tool.scope });
+  }
+}
+
+/** The tool itself, once no stored answer replays it: its answer checked against its output schema. */
+async function runTool(svc: Services, r: Running, tx: Tx, args: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const { tool, principal, now } = r;
+  // After the lookup: a retry of a call made before the rotation still gets its stored answer.
+  if (tool.refusedInGrace && principal?.graceUntil) throw inGrace(tool, principal.graceUntil);
+  r.guess = tool.attempts && principal ? attemptKey(tool, principal, args) : null;
+  if (r.guess) await checkAttempts(tx, now, r.guess, tool.attempts!);
+  const ctx: ToolContext = { tx, now, config: svc.config, requestId: r.call.meta.requestId, actor: principal };
+  const checked = tool.output.safeParse(await tool.run(ctx, args));
+  if (!checked.success) throw new Error(`${tool.name} answered outside its output schema: ${checked.error.message}`);
+  if (r.guess) await recordAttempt(tx, now, r.guess, tool.attempts!);
+  return checked.data as Record<string, unknown>;
+}
+
+/** A failed guess rolls its transaction back, so it is counted again in one of its own. */
+async function countFailedGuess(svc: Services, r: Running, err: unknown): Promise<never> {
+  const g = r.guess;
+  const notAFailure = err instanceof NeedsWrite || (err instanceof AppError && err.code === "RATE_LIMITED");
+  if (g && !notAFailure) await svc.db.tx((tx) => recordAttempt(tx, r.now, g, r.tool.attempts!));
+  throw err;
+}
+
+function failed(svc: Services, seen: Seen, err: unknown): CallResult {
+  let error = toAppError(err);
+  let headers = seen.call.headers;
+  const meta = seen.call.meta;
+  const limited = error.code === "UNAUTHENTICATED" && meta.token ? chargeFailedCredential(svc, meta.clientAddress()) : null;
+  if (limited) ({ error, headers } = limited);
+  if (error.retryAfter !== undefined) headers = { ...headers, "Retry-After": String(error.retryAfter) };
+  return finished(
+    svc,
+    seen,
+    { ok: false, error, headers },
+    error.status >= 500 ? { cause: describeCause(err), sqliteCode: storageFault(err) ?? undefined } : {},
+  );
+}
+
+function finished(svc: Services, seen: Seen, r: CallResult, extra: Pick<CallEvent, "cause" | "sqliteCode" | "wrote"> = {}): CallResult {
+  svc.observe?.({
+    ...extra,
+    tool: seen.call.name,
+    requestId: seen.call.meta.requestId,
+    agentId: seen.principal?.agentId ?? null,
+    code: r.ok ? "OK" : r.error.code,
+    ms: performance.now() - seen.started,
+  });
+  return r;
 }
