@@ -1,9 +1,9 @@
 // The explicit list of every tool, in the order clients see it: REST, MCP, OpenAPI, docs and the CLI all read it
 // from here. One list, tool by tool: an area has no index of its own that could drift from it.
 import { createHash } from "node:crypto";
-import { exampleArguments, madeUpIn } from "./examples.ts";
 import type { Tool } from "./define.ts";
 import { toolJsonSchema } from "./json-schema.ts";
+import { madeUpIn } from "./made-up.ts";
 import { disconnectClient } from "./identity/disconnect-client.ts";
 import { getMe } from "./identity/get-me.ts";
 import { listClients } from "./identity/list-clients.ts";
@@ -138,7 +138,7 @@ export function describeTool(t: Tool) {
     idempotent: t.idempotent,
     input_schema: inputJsonSchema(t),
     output_schema: outputJsonSchema(t),
-    example: { arguments: exampleArguments(t), made_up: madeUpIn(exampleArguments(t)) },
+    example: { arguments: t.example, made_up: madeUpIn(t.example) },
   };
 }
 

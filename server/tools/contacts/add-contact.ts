@@ -32,6 +32,7 @@ export const addContact = defineTool({
     status: z.enum(["requested", "accepted", "already_contacts"]),
     contact: ContactRecord.nullable(),
   }),
+  example: { handle: "bob", note: "Hi Bob, it's Alice from the climbing club." },
   async run(ctx, input) {
     const res = await add(ctx, input, sharesGroup);
     return { ...res, suggested_next: res.status === "requested" ? ["list_contacts", "get_inbox"] : ["send_envelope", "open_direct_ledger"] };

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { addExpense as add } from "../../domain/ledger/expenses.ts";
 import { defineTool } from "../define.ts";
+import { madeUp } from "../made-up.ts";
 import { Uuid } from "../../contract/wire.ts";
 import { Expense, expenseFields } from "../../contract/ledger.ts";
 
@@ -12,6 +13,23 @@ export const addExpense = defineTool({
   tags: ["write"],
   input: z.strictObject({ group_id: Uuid, ...expenseFields }),
   output: z.object({ expense: Expense }),
+  example: {
+    group_id: madeUp("group_id"),
+    description: "Dinner at Rosa's",
+    amount: "60.00",
+    category: "food",
+    paid_by: [
+      { handle: "alice", amount: "40.00" },
+      { handle: "bob", amount: "20.00" },
+    ],
+    split: {
+      mode: "shares",
+      among: [
+        { handle: "alice", value: 2 },
+        { handle: "bob", value: 1 },
+      ],
+    },
+  },
   async run(ctx, input) {
     return { expense: await add(ctx, input), suggested_next: ["get_balances", "list_expenses"] };
   },

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { exportGroup as exportLedger } from "../../domain/ledger/export.ts";
 import { defineTool } from "../define.ts";
+import { madeUp } from "../made-up.ts";
 import { Untrusted, Uuid } from "../../contract/wire.ts";
 
 export const exportGroup = defineTool({
@@ -11,6 +12,7 @@ export const exportGroup = defineTool({
   tags: ["read"],
   input: z.strictObject({ group_id: Uuid, format: z.enum(["csv", "json"]) }),
   output: z.object({ format: z.enum(["csv", "json"]), filename: z.string(), media_type: z.string(), content: Untrusted }),
+  example: { group_id: madeUp("group_id"), format: "csv" },
   async run(ctx, input) {
     return { ...(await exportLedger(ctx, input.group_id, input.format)), suggested_next: ["get_balances"] };
   },

@@ -4,6 +4,7 @@ import { EXACT_LIMIT } from "../../domain/ledger/settle.ts";
 import { invalid } from "../../errors.ts";
 import { BALANCES_VIEW } from "../../views/index.ts";
 import { defineTool } from "../define.ts";
+import { madeUp } from "../made-up.ts";
 import { Uuid } from "../../contract/wire.ts";
 import { Counterparty, CurrencyBreakdown, MemberBalance, Payment, Transfer } from "../../contract/ledger.ts";
 
@@ -34,6 +35,7 @@ export const getBalances = defineTool({
     totals: z.array(z.object({ currency: z.string(), balance_minor: z.number().int(), balance: z.string() })).optional(),
     pending_payments: z.array(Payment),
   }),
+  example: { group_id: madeUp("group_id") },
   async run(ctx, input) {
     if (input.group_id === undefined && input.by_currency) throw invalid("by_currency", "give group_id with by_currency");
     const data = input.group_id === undefined ? await counterpartyBalances(ctx) : await groupBalanceView(ctx, input.group_id, input.by_currency ?? false);

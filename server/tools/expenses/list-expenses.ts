@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { listExpenses as list } from "../../domain/ledger/expenses.ts";
 import { defineTool } from "../define.ts";
+import { madeUp } from "../made-up.ts";
 import { Cursor, Handle, Limit, Uuid } from "../../contract/wire.ts";
 import { DateOnly, Expense } from "../../contract/ledger.ts";
 
@@ -20,6 +21,7 @@ export const listExpenses = defineTool({
     include_deleted: z.boolean().optional(),
   }),
   output: z.object({ expenses: z.array(Expense), next_cursor: z.string().nullable() }),
+  example: { group_id: madeUp("group_id"), involving: "bob", limit: 10 },
   async run(ctx, input) {
     return { ...(await list(ctx, input)), suggested_next: ["get_expense", "get_balances"] };
   },

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { recordPayment as record } from "../../domain/ledger/payments.ts";
 import { defineTool } from "../define.ts";
+import { madeUp } from "../made-up.ts";
 import { Handle, Uuid } from "../../contract/wire.ts";
 import { amountFields, CurrencyInput, ExchangeRate, Notes, Payment } from "../../contract/ledger.ts";
 
@@ -29,6 +30,7 @@ export const recordPayment = defineTool({
         "Set when the payment is more than the payer owed the payee in this group before it (the larger of the settle-up transfer between them and their own debt), in the group's currency; null otherwise (absent only in an answer stored by svc 0.9.0 and replayed)",
       ),
   }),
+  example: { group_id: madeUp("group_id"), to: "alice", amount: "20.00", note: "Bank transfer" },
   async run(ctx, input) {
     return { ...(await record(ctx, input)), suggested_next: ["get_balances", "list_payments"] };
   },

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { respondExpense as respond } from "../../domain/ledger/expenses.ts";
 import { defineTool } from "../define.ts";
+import { madeUp } from "../made-up.ts";
 import { plainText, Uuid } from "../../contract/wire.ts";
 import { Expense } from "../../contract/ledger.ts";
 
@@ -12,6 +13,7 @@ export const respondExpense = defineTool({
   tags: ["write"],
   input: z.strictObject({ expense_id: Uuid, action: z.enum(["confirm", "dispute"]), reason: plainText(1, 500).optional() }),
   output: z.object({ expense: Expense }),
+  example: { expense_id: madeUp("expense_id"), action: "dispute", reason: "I only had a starter; my share is 15.00." },
   async run(ctx, input) {
     const expense = await respond(ctx, input);
     return { expense, suggested_next: input.action === "confirm" ? ["get_balances", "get_inbox"] : ["get_expense", "get_inbox"] };

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { respondPayment as respond } from "../../domain/ledger/payments.ts";
 import { defineTool } from "../define.ts";
+import { madeUp } from "../made-up.ts";
 import { Uuid } from "../../contract/wire.ts";
 import { Payment } from "../../contract/ledger.ts";
 
@@ -12,6 +13,7 @@ export const respondPayment = defineTool({
   tags: ["write"],
   input: z.strictObject({ payment_id: Uuid, action: z.enum(["confirm", "reject", "void"]) }),
   output: z.object({ payment: Payment }),
+  example: { payment_id: madeUp("payment_id"), action: "confirm" },
   async run(ctx, input) {
     return { payment: await respond(ctx, input), suggested_next: ["get_balances"] };
   },

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { updateExpense as update } from "../../domain/ledger/expenses.ts";
 import { defineTool } from "../define.ts";
+import { madeUp } from "../made-up.ts";
 import { plainText, Uuid } from "../../contract/wire.ts";
 import { Expense, expenseFields, Notes } from "../../contract/ledger.ts";
 
@@ -23,6 +24,7 @@ export const updateExpense = defineTool({
       if (!fields.length) ctx.addIssue({ code: "custom", path: [], message: "give at least one field to change" });
     }),
   output: z.object({ expense: Expense, changed_fields: z.array(z.string()) }),
+  example: { expense_id: madeUp("expense_id"), expected_version: 1, description: "Dinner at Rosa's, tip included", notes: "Receipt in the shared folder." },
   async run(ctx, input) {
     return { ...(await update(ctx, input)), suggested_next: ["get_expense", "get_balances"] };
   },

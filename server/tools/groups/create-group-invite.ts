@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { createInvite } from "../../domain/ledger/invites.ts";
 import { defineTool } from "../define.ts";
+import { madeUp } from "../made-up.ts";
 import { Handle, Uuid } from "../../contract/wire.ts";
 import { Invite } from "../../contract/groups.ts";
 
@@ -24,6 +25,7 @@ export const createGroupInvite = defineTool({
       }
     }),
   output: z.object({ invite: Invite, message: z.string() }),
+  example: { group_id: madeUp("group_id"), max_uses: 5 },
   async run(ctx, input) {
     const res = await createInvite(ctx, input);
     return { ...res, suggested_next: ["get_group"] };

@@ -18,6 +18,7 @@ export const createGroup = defineTool({
     members: z.array(Handle).max(50).optional(),
   }),
   output: z.object({ group: Group, invites: z.array(Invite) }),
+  example: { name: "Lisbon trip", currency: "EUR", members: ["bob"] },
   async run(ctx, input) {
     const g = await create(ctx, input);
     const invites = await inviteContacts(ctx, g, input.members ?? []);

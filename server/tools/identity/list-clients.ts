@@ -26,6 +26,7 @@ export const listClients = defineTool({
   tags: ["read"],
   input: z.strictObject({ limit: Limit.optional(), cursor: Cursor.optional() }),
   output: z.object({ clients: z.array(Client), next_cursor: z.string().nullable() }),
+  example: { limit: 10 },
   async run(ctx, input) {
     return { ...(await list(ctx, { limit: input.limit ?? 50, cursor: input.cursor })), suggested_next: ["disconnect_client"] };
   },

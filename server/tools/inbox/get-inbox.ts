@@ -30,6 +30,7 @@ export const getInbox = defineTool({
     requires_action: z.number().int(),
     next_cursor: z.string().nullable(),
   }),
+  example: { include_seen: true, limit: 20 },
   async run(ctx, input) {
     const res = await list(ctx, input);
     const tools = [...new Set(res.items.filter((i) => i.requires_action && !i.resolved).flatMap((i) => i.suggested_tools))];

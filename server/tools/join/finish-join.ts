@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { pollJoin } from "../../domain/join.ts";
 import { defineTool } from "../define.ts";
+import { madeUp } from "../made-up.ts";
 import { Agent, GroupSummary } from "../../contract/wire.ts";
 
 export const finishJoin = defineTool({
@@ -19,6 +20,7 @@ export const finishJoin = defineTool({
     api_key: z.string().nullable(),
     joined_group: GroupSummary.nullable(),
   }),
+  example: { poll_token: madeUp("poll_token") },
   async run(ctx, input) {
     return pollJoin(ctx.tx, ctx.now, input.poll_token, ctx.config.quotas.keys);
   },

@@ -25,6 +25,7 @@ export const joinNetwork = defineTool({
     interval_seconds: z.number().int(),
     message_for_human: z.string(),
   }),
+  example: { client_name: "Claude Desktop", suggested_handle: "alice" },
   async run(ctx, input) {
     return { ...(await startJoin(ctx.tx, ctx.now, input, ctx.config.baseUrl)), suggested_next: ["finish_join"] };
   },

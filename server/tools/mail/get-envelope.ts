@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { getEnvelope as get } from "../../domain/mail/envelopes.ts";
 import { defineTool } from "../define.ts";
+import { madeUp } from "../made-up.ts";
 import { Uuid } from "../../contract/wire.ts";
 import { Envelope } from "../../contract/mail.ts";
 
@@ -12,6 +13,7 @@ export const getEnvelope = defineTool({
   tags: ["read"],
   input: z.strictObject({ envelope_id: Uuid }),
   output: z.object({ envelope: Envelope }),
+  example: { envelope_id: madeUp("envelope_id") },
   async run(ctx, input) {
     const envelope = await get(ctx, input.envelope_id);
     return { envelope, suggested_next: ["reply_envelope", "list_envelopes"] };

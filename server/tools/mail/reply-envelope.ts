@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { replyEnvelope as reply } from "../../domain/mail/envelopes.ts";
 import { defineTool } from "../define.ts";
+import { madeUp } from "../made-up.ts";
 import { Uuid } from "../../contract/wire.ts";
 import { RefsInput } from "../../contract/wire.ts";
 import { BodyMd, Envelope, Subject } from "../../contract/mail.ts";
@@ -19,6 +20,7 @@ export const replyEnvelope = defineTool({
     refs: RefsInput.optional(),
   }),
   output: z.object({ envelope: Envelope }),
+  example: { envelope_id: madeUp("envelope_id"), body_md: "8 works for me. See you there!" },
   async run(ctx, input) {
     const envelope = await reply(ctx, input);
     return { envelope, suggested_next: ["list_envelopes"] };

@@ -20,6 +20,7 @@ export const sendEnvelope = defineTool({
     in_reply_to: Uuid.optional(),
   }),
   output: z.object({ envelope: Envelope }),
+  example: { to: ["bob"], subject: "Dinner on Friday?", body_md: "Shall we meet at 8 at Rosa's? Menu: https://example.com/rosa" },
   async run(ctx, input) {
     const envelope = await send(ctx, input);
     return { envelope, suggested_next: ["list_envelopes"] };

@@ -19,6 +19,14 @@ export const createPlan = defineTool({
     respond_by: DateTimeInput.optional(),
   }),
   output: z.object({ plan: Plan }),
+  example: {
+    title: "Dinner on Friday",
+    options: [
+      { starts_at: "2026-12-04T19:00:00Z", place: "Tasca do Chico" },
+      { starts_at: "2026-12-05T19:00:00Z", place: "Tasca do Chico" },
+    ],
+    invitees: ["bob", "carol"],
+  },
   async run(ctx, input) {
     const plan = await create(ctx, input);
     return { plan, suggested_next: ["get_plan", "list_plans"] };

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { getPlan as get } from "../../domain/plans/plans.ts";
 import { defineTool } from "../define.ts";
+import { madeUp } from "../made-up.ts";
 import { Uuid } from "../../contract/wire.ts";
 import { Plan, PlanExpense } from "../../contract/plans.ts";
 
@@ -12,6 +13,7 @@ export const getPlan = defineTool({
   tags: ["read"],
   input: z.strictObject({ plan_id: Uuid }),
   output: z.object({ plan: Plan, expenses: z.array(PlanExpense) }),
+  example: { plan_id: madeUp("plan_id") },
   async run(ctx, input) {
     const res = await get(ctx, input.plan_id);
     const next = res.plan.state === "cancelled" ? ["list_plans"] : res.plan.my_role === "organiser" ? ["update_plan", "cancel_plan"] : ["respond_plan"];

@@ -17,6 +17,7 @@ export const listPlans = defineTool({
     cursor: Cursor.optional(),
   }),
   output: z.object({ plans: z.array(Plan), next_cursor: z.string().nullable() }),
+  example: { when: "upcoming" },
   async run(ctx, input) {
     const res = await list(ctx, input);
     return { ...res, suggested_next: res.plans.length ? ["get_plan", "create_plan"] : ["create_plan"] };

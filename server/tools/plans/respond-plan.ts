@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { respondPlan as respond } from "../../domain/plans/plans.ts";
 import { defineTool } from "../define.ts";
+import { madeUp } from "../made-up.ts";
 import { Uuid } from "../../contract/wire.ts";
 import { Plan, RESPONSES } from "../../contract/plans.ts";
 
@@ -16,6 +17,7 @@ export const respondPlan = defineTool({
     option_ids: z.array(Uuid).max(10).optional(),
   }),
   output: z.object({ plan: Plan }),
+  example: { plan_id: madeUp("plan_id"), response: "yes", option_ids: [madeUp("option_id")] },
   async run(ctx, input) {
     const plan = await respond(ctx, input);
     return { plan, suggested_next: ["get_plan", "list_plans"] };

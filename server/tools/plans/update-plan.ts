@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { updatePlan as update } from "../../domain/plans/plans.ts";
 import { defineTool } from "../define.ts";
+import { madeUp } from "../made-up.ts";
 import { Handle, Uuid } from "../../contract/wire.ts";
 import { DateTimeInput, Invitees, OptionUpdate, Options, Plan, PlanDescription, PlanTitle } from "../../contract/plans.ts";
 
@@ -21,6 +22,7 @@ export const updatePlan = defineTool({
     choose_option_id: Uuid.optional(),
   }),
   output: z.object({ plan: Plan }),
+  example: { plan_id: madeUp("plan_id"), choose_option_id: madeUp("option_id") },
   async run(ctx, input) {
     const plan = await update(ctx, input);
     return { plan, suggested_next: ["get_plan"] };
