@@ -78,7 +78,8 @@ export function defineTool<I extends AnyObject, O extends AnyObject, P extends b
   return {
     name: spec.name,
     title: spec.title,
-    description: spec.description + (spec.refusedInGrace ? GRACE_RULE : "") + (idempotent && spec.replay !== false ? IDEMPOTENCY_RULE : ""),
+    // trimEnd: a long description lives in a sibling .md file, which ends with a newline.
+    description: spec.description.trimEnd() + (spec.refusedInGrace ? GRACE_RULE : "") + (idempotent && spec.replay !== false ? IDEMPOTENCY_RULE : ""),
     tags: spec.tags,
     isPublic,
     isWrite,

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { updateExpense as update } from "../../domain/ledger/expenses.ts";
 import { defineTool } from "../define.ts";
+import description from "./update-expense.description.md" with { type: "text" };
 import { madeUp } from "../made-up.ts";
 import { plainText, Uuid } from "../../contract/wire.ts";
 import { Expense, expenseFields, Notes } from "../../contract/ledger.ts";
@@ -8,8 +9,7 @@ import { Expense, expenseFields, Notes } from "../../contract/ledger.ts";
 export const updateExpense = defineTool({
   name: "update_expense",
   title: "Change an expense",
-  description:
-    "Changes any fields of an expense (same rules as add_expense); fields left out keep their value, shares are computed again. Needs expected_version, the version you read: when someone changed it since, the answer is CONFLICT with details.current_version; read it again. Each change makes a new version in its history and answers any dispute of the old one. A single payer keeps paying the whole new amount; several payers, exact splits and a new currency must be given again. Participants get ledger.expense_updated (new participants ledger.expense_added). notes: null clears them.",
+  description,
   tags: ["write"],
   input: z
     .strictObject({
