@@ -9,7 +9,7 @@ import overview from "../../docs/overview.md" with { type: "text" };
 import { ERROR_CODES, type ErrorCode } from "../errors.ts";
 import { TOOLS, describeTool, findTool } from "../tools/catalogue.ts";
 import type { Tool } from "../tools/define.ts";
-import { exampleAnswer, exampleArguments } from "../tools/examples.ts";
+import { exampleAnswer } from "../tools/example-answer.ts";
 
 export interface DocPage {
   uri: string;
@@ -64,7 +64,7 @@ const firstSentence = (text: string) => text.split(/(?<=\.)\s/)[0]!;
 
 export function toolPage(t: Tool, baseUrl: string): DocPage {
   const d = describeTool(t);
-  const args = exampleArguments(t);
+  const args = t.example;
   const credential = t.isPublic ? "none (public tool)" : `\`Authorization: Bearer <API_KEY or access token>\` with scope \`${t.scope}\``;
   const markdown = [
     `# ${t.name}: ${t.title}`,
@@ -202,7 +202,7 @@ export function toolDoc(name: string, baseUrl: string) {
     idempotent: t.idempotent,
     input_schema: d.input_schema,
     output_schema: d.output_schema,
-    example: { arguments: exampleArguments(t), answer: exampleAnswer(t) },
+    example: { arguments: t.example, answer: exampleAnswer(t) },
     errors: toolErrors(t),
     markdown: findPage(baseUrl, toolUri(t.name))!.markdown,
   };

@@ -1,6 +1,15 @@
-// The explicit list of every tool; REST, MCP, OpenAPI, docs and the CLI all read it from here.
+// The explicit list of every tool, in the order clients see it: REST, MCP, OpenAPI, docs and the CLI all read it
+// from here. One list, tool by tool: an area has no index of its own that could drift from it.
 import { createHash } from "node:crypto";
-import { exampleArguments, madeUpIn } from "./examples.ts";
+import type { Tool } from "./define.ts";
+import { toolJsonSchema } from "./json-schema.ts";
+import { madeUpIn } from "./made-up.ts";
+import { disconnectClient } from "./identity/disconnect-client.ts";
+import { getMe } from "./identity/get-me.ts";
+import { listClients } from "./identity/list-clients.ts";
+import { registerAgent } from "./identity/register-agent.ts";
+import { rotateApiKey } from "./identity/rotate-api-key.ts";
+import { updateMe } from "./identity/update-me.ts";
 import { addContact } from "./contacts/add-contact.ts";
 import { blockContact } from "./contacts/block-contact.ts";
 import { getContactCode } from "./contacts/get-contact-code.ts";
@@ -8,21 +17,45 @@ import { listContacts } from "./contacts/list-contacts.ts";
 import { removeContact } from "./contacts/remove-contact.ts";
 import { respondContactRequest } from "./contacts/respond-contact-request.ts";
 import { rotateContactCode } from "./contacts/rotate-contact-code.ts";
-import type { Tool } from "./define.ts";
-import { disconnectClient } from "./identity/disconnect-client.ts";
-import { getMe } from "./identity/get-me.ts";
-import { listClients } from "./identity/list-clients.ts";
-import { registerAgent } from "./identity/register-agent.ts";
-import { rotateApiKey } from "./identity/rotate-api-key.ts";
-import { updateMe } from "./identity/update-me.ts";
 import { ackInbox } from "./inbox/ack-inbox.ts";
 import { getInbox } from "./inbox/get-inbox.ts";
-import { toolJsonSchema } from "./json-schema.ts";
-import { EXPENSE_TOOLS } from "./expenses/index.ts";
-import { GROUP_TOOLS } from "./groups/index.ts";
-import { JOIN_TOOLS } from "./join/index.ts";
-import { MAIL_TOOLS } from "./mail/index.ts";
-import { PLAN_TOOLS } from "./plans/index.ts";
+import { joinNetwork } from "./join/join-network.ts";
+import { finishJoin } from "./join/finish-join.ts";
+import { getSettingsLink } from "./join/get-settings-link.ts";
+import { createGroup } from "./groups/create-group.ts";
+import { listGroups } from "./groups/list-groups.ts";
+import { getGroup } from "./groups/get-group.ts";
+import { updateGroup } from "./groups/update-group.ts";
+import { archiveGroup } from "./groups/archive-group.ts";
+import { createGroupInvite } from "./groups/create-group-invite.ts";
+import { respondGroupInvite } from "./groups/respond-group-invite.ts";
+import { joinGroup } from "./groups/join-group.ts";
+import { leaveGroup } from "./groups/leave-group.ts";
+import { removeGroupMember } from "./groups/remove-group-member.ts";
+import { openDirectLedger } from "./groups/open-direct-ledger.ts";
+import { addExpense } from "./expenses/add-expense.ts";
+import { listExpenses } from "./expenses/list-expenses.ts";
+import { getExpense } from "./expenses/get-expense.ts";
+import { updateExpense } from "./expenses/update-expense.ts";
+import { deleteExpense } from "./expenses/delete-expense.ts";
+import { restoreExpense } from "./expenses/restore-expense.ts";
+import { respondExpense } from "./expenses/respond-expense.ts";
+import { recordPayment } from "./expenses/record-payment.ts";
+import { respondPayment } from "./expenses/respond-payment.ts";
+import { listPayments } from "./expenses/list-payments.ts";
+import { getBalances } from "./expenses/get-balances.ts";
+import { getActivity } from "./expenses/get-activity.ts";
+import { exportGroup } from "./expenses/export-group.ts";
+import { sendEnvelope } from "./mail/send-envelope.ts";
+import { getEnvelope } from "./mail/get-envelope.ts";
+import { replyEnvelope } from "./mail/reply-envelope.ts";
+import { listEnvelopes } from "./mail/list-envelopes.ts";
+import { createPlan } from "./plans/create-plan.ts";
+import { getPlan } from "./plans/get-plan.ts";
+import { listPlans } from "./plans/list-plans.ts";
+import { respondPlan } from "./plans/respond-plan.ts";
+import { updatePlan } from "./plans/update-plan.ts";
+import { cancelPlan } from "./plans/cancel-plan.ts";
 
 export const TOOLS: readonly Tool[] = [
   // identity and clients
@@ -43,11 +76,48 @@ export const TOOLS: readonly Tool[] = [
   // inbox
   getInbox,
   ackInbox,
-  ...JOIN_TOOLS,
-  ...GROUP_TOOLS,
-  ...EXPENSE_TOOLS,
-  ...MAIL_TOOLS,
-  ...PLAN_TOOLS,
+  // joining an existing handle from another agent, and the human's settings link
+  joinNetwork,
+  finishJoin,
+  getSettingsLink,
+  // groups and invitations (the ledger's membership side)
+  createGroup,
+  listGroups,
+  getGroup,
+  updateGroup,
+  archiveGroup,
+  createGroupInvite,
+  respondGroupInvite,
+  joinGroup,
+  leaveGroup,
+  removeGroupMember,
+  openDirectLedger,
+  // expenses, payments, balances and history
+  addExpense,
+  listExpenses,
+  getExpense,
+  updateExpense,
+  deleteExpense,
+  restoreExpense,
+  respondExpense,
+  recordPayment,
+  respondPayment,
+  listPayments,
+  getBalances,
+  getActivity,
+  exportGroup,
+  // envelopes: agent mail
+  sendEnvelope,
+  getEnvelope,
+  replyEnvelope,
+  listEnvelopes,
+  // plans: things to do together
+  createPlan,
+  getPlan,
+  listPlans,
+  respondPlan,
+  updatePlan,
+  cancelPlan,
 ];
 
 const byName = new Map(TOOLS.map((t) => [t.name, t]));
@@ -68,7 +138,7 @@ export function describeTool(t: Tool) {
     idempotent: t.idempotent,
     input_schema: inputJsonSchema(t),
     output_schema: outputJsonSchema(t),
-    example: { arguments: exampleArguments(t), made_up: madeUpIn(exampleArguments(t)) },
+    example: { arguments: t.example, made_up: madeUpIn(t.example) },
   };
 }
 

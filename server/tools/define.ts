@@ -5,6 +5,7 @@ import type { AttemptLimit } from "../domain/attempts.ts";
 import type { View } from "../views/index.ts";
 import type { DomainContext, Principal, Scope, Tag } from "../contract/principal.ts";
 import { IdempotencyKey, InboxSummary } from "../contract/wire.ts";
+import { EXAMPLE_IDEMPOTENCY_KEY } from "./made-up.ts";
 
 export interface ToolContext {
   tx: Tx;
@@ -53,6 +54,11 @@ interface ToolSpec<I extends AnyObject, O extends AnyObject, P extends boolean> 
   view?: View;
   input: I;
   output: O;
+  /**
+   * A call a person would make (nested arguments included), typed by the input so that a wrong one fails the type
+   * check; shown by GET /v1/tools, the docs and `svc tools NAME`, and run by test/cli/examples.test.ts.
+   */
+  example: z.input<I>;
   run(ctx: P extends true ? ToolContext : AuthedContext, input: z.output<I>): Promise<z.input<O>>;
 }
 
@@ -72,7 +78,8 @@ export function defineTool<I extends AnyObject, O extends AnyObject, P extends b
   return {
     name: spec.name,
     title: spec.title,
-    description: spec.description + (spec.refusedInGrace ? GRACE_RULE : "") + (idempotent && spec.replay !== false ? IDEMPOTENCY_RULE : ""),
+    // trimEnd: a long description lives in a sibling .md file, which ends with a newline.
+    description: spec.description.trimEnd() + (spec.refusedInGrace ? GRACE_RULE : "") + (idempotent && spec.replay !== false ? IDEMPOTENCY_RULE : ""),
     tags: spec.tags,
     isPublic,
     isWrite,
@@ -86,6 +93,8 @@ export function defineTool<I extends AnyObject, O extends AnyObject, P extends b
     attempts: spec.attempts as (AttemptLimit & { guess(input: Record<string, unknown>): string | null }) | undefined,
     scope: (isWrite ? "svc:write" : "svc:read") as Scope,
     view: spec.view ?? null,
+    /** The example call as a REST body (or MCP arguments), with an idempotency_key when the tool takes one. */
+    example: (idempotent ? { ...spec.example, idempotency_key: EXAMPLE_IDEMPOTENCY_KEY } : spec.example) as Record<string, unknown>,
     input: input as AnyObject,
     output: output as AnyObject,
     run: spec.run as unknown as (ctx: ToolContext, input: Record<string, unknown>) => Promise<Record<string, unknown>>,

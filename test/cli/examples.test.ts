@@ -1,8 +1,8 @@
 // Every tool's example, exactly as `svc tools NAME` prints it on a terminal, pasted into bash and run against a
 // server, in an order where each finds what it needs (alice's contacts, a group, an expense, a plan...). The
-// made-up ids of server/tools/examples.ts are replaced by the real ones, as the example tells a person to do.
+// made-up ids of server/tools/made-up.ts are replaced by the real ones, as the example tells a person to do.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { MADE_UP } from "../../server/tools/examples.ts";
+import { MADE_UP } from "../../server/tools/made-up.ts";
 import { TOOLS } from "../../server/tools/catalogue.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
 import { PageClient, signInWithCode } from "../web/page-client.ts";

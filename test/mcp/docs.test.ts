@@ -1,6 +1,6 @@
 // The read-only documentation server at /mcp/docs, read with the SDK clients of both eras and no credential.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { exampleAnswer, exampleArguments } from "../../server/tools/examples.ts";
+import { exampleAnswer } from "../../server/tools/example-answer.ts";
 import { ERROR_CODES } from "../../server/errors.ts";
 import { TOOLS, findTool, inputJsonSchema, outputJsonSchema } from "../../server/tools/catalogue.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
@@ -232,7 +232,7 @@ test("every tool's derived example call is accepted by the live sandbox and its 
     const res = await s.raw(`/v1/sandbox/tools/${t.name}`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify(exampleArguments(t)),
+      body: JSON.stringify(t.example),
     });
     expect({ tool: t.name, status: res.status }).toEqual({ tool: t.name, status: 200 });
     const answer = t.output.safeParse(exampleAnswer(t));

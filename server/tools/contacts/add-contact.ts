@@ -3,13 +3,13 @@ import { HOUR } from "../../clock.ts";
 import { addContact as add } from "../../domain/contacts.ts";
 import { sharesGroup } from "../../domain/ledger/membership.ts";
 import { defineTool } from "../define.ts";
+import description from "./add-contact.description.md" with { type: "text" };
 import { ContactRecord, Handle, Uuid } from "../../contract/wire.ts";
 
 export const addContact = defineTool({
   name: "add_contact",
   title: "Add a contact",
-  description:
-    "Sends a contact request, or accepts one the target already sent. Name the target with exactly one of: handle; code (their contact code); or handle plus via_group_id (a group you both belong to). Rules: your human must approve before you call this, and you may only use a handle or code given verbatim by your human or taken from list_contacts. An optional note (up to 500 chars accepted, at most 140 kept, links removed) reaches the target as untrusted text. Adding an agent you blocked unblocks it and sends a new request. A request cancelled with remove_contact disappears from the target's inbox; at most 3 requests to the same agent reach it in 30 days (later ones answer requested but are not delivered, as after a decline). Calls by code are limited to 20 an hour per agent (RATE_LIMITED past that).",
+  description,
   tags: ["write"],
   // Contact codes are secrets: a few tries an hour per agent, counted on every instance.
   attempts: { limit: 20, windowMs: HOUR, guess: (input) => (input.code === undefined ? null : "code") },
@@ -32,6 +32,7 @@ export const addContact = defineTool({
     status: z.enum(["requested", "accepted", "already_contacts"]),
     contact: ContactRecord.nullable(),
   }),
+  example: { handle: "bob", note: "Hi Bob, it's Alice from the climbing club." },
   async run(ctx, input) {
     const res = await add(ctx, input, sharesGroup);
     return { ...res, suggested_next: res.status === "requested" ? ["list_contacts", "get_inbox"] : ["send_envelope", "open_direct_ledger"] };

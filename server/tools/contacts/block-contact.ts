@@ -11,6 +11,7 @@ export const blockContact = defineTool({
   tags: ["write", "destructive"],
   input: z.strictObject({ handle: Handle }),
   output: z.object({ blocked: z.boolean() }),
+  example: { handle: "mallory" },
   async run(ctx, input) {
     return { blocked: await block(ctx, input.handle), suggested_next: ["list_contacts"] };
   },

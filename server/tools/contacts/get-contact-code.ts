@@ -12,6 +12,7 @@ export const getContactCode = defineTool({
   writes: true, // creates the code the first time it is asked for
   input: EMPTY,
   output: z.object({ code: z.string(), message: z.string() }),
+  example: {},
   async run(ctx) {
     const code = await contactCode(ctx);
     return {

@@ -15,6 +15,7 @@ export const listContacts = defineTool({
     cursor: Cursor.optional(),
   }),
   output: z.object({ contacts: z.array(ContactRecord), next_cursor: z.string().nullable() }),
+  example: { state: "accepted" },
   async run(ctx, input) {
     const res = await list(ctx, input.state ?? "accepted", input.limit ?? 50, input.cursor);
     return { ...res, suggested_next: ["add_contact", "respond_contact_request"] };

@@ -11,6 +11,7 @@ export const removeContact = defineTool({
   tags: ["write", "destructive"],
   input: z.strictObject({ handle: Handle }),
   output: z.object({ removed: z.boolean() }),
+  example: { handle: "carol" },
   async run(ctx, input) {
     return { removed: await remove(ctx, input.handle), suggested_next: ["list_contacts"] };
   },

@@ -11,6 +11,7 @@ export const respondContactRequest = defineTool({
   tags: ["write"],
   input: z.strictObject({ handle: Handle, action: z.enum(["accept", "decline", "block"]) }),
   output: z.object({ contact: ContactRecord.nullable() }),
+  example: { handle: "alice", action: "accept" },
   async run(ctx, input) {
     const contact = await respond(ctx, input.handle, input.action);
     return { contact, suggested_next: input.action === "accept" ? ["send_envelope", "open_direct_ledger"] : ["get_inbox"] };

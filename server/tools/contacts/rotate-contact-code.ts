@@ -10,6 +10,7 @@ export const rotateContactCode = defineTool({
   tags: ["write"],
   input: EMPTY,
   output: z.object({ code: z.string() }),
+  example: {},
   async run(ctx) {
     return { code: await rotate(ctx), suggested_next: ["get_contact_code"] };
   },

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { setDeleted } from "../../domain/ledger/expenses.ts";
 import { defineTool } from "../define.ts";
+import { madeUp } from "../made-up.ts";
 import { Uuid } from "../../contract/wire.ts";
 import { Expense } from "../../contract/ledger.ts";
 
@@ -12,6 +13,7 @@ export const deleteExpense = defineTool({
   tags: ["write", "destructive"],
   input: z.strictObject({ expense_id: Uuid }),
   output: z.object({ expense: Expense }),
+  example: { expense_id: madeUp("expense_id") },
   async run(ctx, input) {
     return { expense: await setDeleted(ctx, input.expense_id, true), suggested_next: ["restore_expense", "get_balances"] };
   },

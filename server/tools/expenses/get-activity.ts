@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { listActivity } from "../../domain/ledger/activity.ts";
 import { defineTool } from "../define.ts";
+import { madeUp } from "../made-up.ts";
 import { Cursor, Limit, Uuid } from "../../contract/wire.ts";
 import { ActivityEntry } from "../../contract/ledger.ts";
 
@@ -12,6 +13,7 @@ export const getActivity = defineTool({
   tags: ["read"],
   input: z.strictObject({ group_id: Uuid, limit: Limit.optional(), cursor: Cursor.optional() }),
   output: z.object({ entries: z.array(ActivityEntry), next_cursor: z.string().nullable() }),
+  example: { group_id: madeUp("group_id"), limit: 20 },
   async run(ctx, input) {
     return { ...(await listActivity(ctx, input)), suggested_next: ["get_expense", "get_balances"] };
   },

@@ -4,13 +4,16 @@ import { EXACT_LIMIT } from "../../domain/ledger/settle.ts";
 import { invalid } from "../../errors.ts";
 import { BALANCES_VIEW } from "../../views/index.ts";
 import { defineTool } from "../define.ts";
+import description from "./get-balances.description.md" with { type: "text" };
+import { madeUp } from "../made-up.ts";
 import { Uuid } from "../../contract/wire.ts";
 import { Counterparty, CurrencyBreakdown, MemberBalance, Payment, Transfer } from "../../contract/ledger.ts";
 
 export const getBalances = defineTool({
   name: "get_balances",
   title: "Get balances and how to settle up",
-  description: `Balances and how to settle up. With group_id: each member's balance (positive: the others owe them; the balances sum to zero), pending payments (not counted until confirmed) and settle_up, the transfers that settle the group. When the group simplifies debts these are the fewest transfers possible, every one from someone who owes to someone owed (settle_up_method exact); with more than ${EXACT_LIMIT} members left to settle after pairing equal and opposite balances they come from a greedy plan that may use a few more (settle_up_method greedy). When it does not, each pair settles its own debts (settle_up_method pairwise). With by_currency true, also by_currency: per currency the amounts were given in, what each member paid, owes and paid or received in payments, with their net both in that currency and converted into the group's (the converted nets add up to the balance). Without group_id: your net with each counterparty per currency across all your groups (positive: they owe you), your total per currency and your pending payments.`,
+  // The limit lives in the domain, so the text names it and takes the value from there.
+  description: description.replace("{EXACT_LIMIT}", String(EXACT_LIMIT)),
   tags: ["read"],
   view: BALANCES_VIEW,
   input: z.strictObject({
@@ -34,6 +37,7 @@ export const getBalances = defineTool({
     totals: z.array(z.object({ currency: z.string(), balance_minor: z.number().int(), balance: z.string() })).optional(),
     pending_payments: z.array(Payment),
   }),
+  example: { group_id: madeUp("group_id") },
   async run(ctx, input) {
     if (input.group_id === undefined && input.by_currency) throw invalid("by_currency", "give group_id with by_currency");
     const data = input.group_id === undefined ? await counterpartyBalances(ctx) : await groupBalanceView(ctx, input.group_id, input.by_currency ?? false);

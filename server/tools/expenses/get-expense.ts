@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { getExpense as get } from "../../domain/ledger/expenses.ts";
 import { defineTool } from "../define.ts";
+import { madeUp } from "../made-up.ts";
 import { Uuid } from "../../contract/wire.ts";
 import { Expense, ExpenseHistoryEntry } from "../../contract/ledger.ts";
 
@@ -12,6 +13,7 @@ export const getExpense = defineTool({
   tags: ["read"],
   input: z.strictObject({ expense_id: Uuid }),
   output: z.object({ expense: Expense, history: z.array(ExpenseHistoryEntry) }),
+  example: { expense_id: madeUp("expense_id") },
   async run(ctx, input) {
     return { ...(await get(ctx, input.expense_id)), suggested_next: ["update_expense", "respond_expense"] };
   },

@@ -1,14 +1,15 @@
 import { z } from "zod";
 import { listExpenses as list } from "../../domain/ledger/expenses.ts";
 import { defineTool } from "../define.ts";
+import description from "./list-expenses.description.md" with { type: "text" };
+import { madeUp } from "../made-up.ts";
 import { Cursor, Handle, Limit, Uuid } from "../../contract/wire.ts";
 import { DateOnly, Expense } from "../../contract/ledger.ts";
 
 export const listExpenses = defineTool({
   name: "list_expenses",
   title: "List a group's expenses",
-  description:
-    "Lists a group's expenses, newest first (by date, then by when they were added), paged with limit and cursor. Filters: since_date and until_date (inclusive, YYYY-MM-DD), involving (a handle that paid or shares it), include_deleted. Descriptions and notes are other members' text, returned as untrusted_content.",
+  description,
   tags: ["read"],
   input: z.strictObject({
     group_id: Uuid,
@@ -20,6 +21,7 @@ export const listExpenses = defineTool({
     include_deleted: z.boolean().optional(),
   }),
   output: z.object({ expenses: z.array(Expense), next_cursor: z.string().nullable() }),
+  example: { group_id: madeUp("group_id"), involving: "bob", limit: 10 },
   async run(ctx, input) {
     return { ...(await list(ctx, input)), suggested_next: ["get_expense", "get_balances"] };
   },

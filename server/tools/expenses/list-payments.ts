@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { listPayments as list } from "../../domain/ledger/payments.ts";
 import { defineTool } from "../define.ts";
+import { madeUp } from "../made-up.ts";
 import { Cursor, Limit, Uuid } from "../../contract/wire.ts";
 import { Payment, PAYMENT_STATES } from "../../contract/ledger.ts";
 
@@ -17,6 +18,7 @@ export const listPayments = defineTool({
     cursor: Cursor.optional(),
   }),
   output: z.object({ payments: z.array(Payment), next_cursor: z.string().nullable() }),
+  example: { group_id: madeUp("group_id"), state: "pending" },
   async run(ctx, input) {
     return { ...(await list(ctx, input)), suggested_next: ["respond_payment", "get_balances"] };
   },

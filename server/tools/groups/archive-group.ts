@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { archiveGroup as archive, groupView } from "../../domain/ledger/groups.ts";
 import { defineTool } from "../define.ts";
+import { madeUp } from "../made-up.ts";
 import { Uuid } from "../../contract/wire.ts";
 import { Group } from "../../contract/groups.ts";
 
@@ -12,6 +13,7 @@ export const archiveGroup = defineTool({
   tags: ["write"],
   input: z.strictObject({ group_id: Uuid, archived: z.boolean() }),
   output: z.object({ group: Group }),
+  example: { group_id: madeUp("group_id"), archived: true },
   async run(ctx, input) {
     await archive(ctx, input.group_id, input.archived);
     return { group: await groupView(ctx.tx, input.group_id, ctx.actor.agentId), suggested_next: ["list_groups"] };

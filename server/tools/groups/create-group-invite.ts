@@ -1,14 +1,15 @@
 import { z } from "zod";
 import { createInvite } from "../../domain/ledger/invites.ts";
 import { defineTool } from "../define.ts";
+import description from "./create-group-invite.description.md" with { type: "text" };
+import { madeUp } from "../made-up.ts";
 import { Handle, Uuid } from "../../contract/wire.ts";
 import { Invite } from "../../contract/groups.ts";
 
 export const createGroupInvite = defineTool({
   name: "create_group_invite",
   title: "Invite someone to a group",
-  description:
-    "With handle (an accepted contact, or a member of another group you belong to): a targeted invitation that lands in their inbox for them to accept or decline. Without handle: a shareable invite_code (usable with join_group, register_agent and join_network) that works until expires_at (RFC 3339; default 7 days, at most 365) for max_uses people (1-1000, default 10); message is ready to forward. Ask your human before inviting anyone. Not for direct ledgers or archived groups (CONFLICT).",
+  description,
   tags: ["write"],
   input: z
     .strictObject({
@@ -24,6 +25,7 @@ export const createGroupInvite = defineTool({
       }
     }),
   output: z.object({ invite: Invite, message: z.string() }),
+  example: { group_id: madeUp("group_id"), max_uses: 5 },
   async run(ctx, input) {
     const res = await createInvite(ctx, input);
     return { ...res, suggested_next: ["get_group"] };

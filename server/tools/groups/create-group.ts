@@ -2,14 +2,14 @@ import { z } from "zod";
 import { createGroup as create, groupView } from "../../domain/ledger/groups.ts";
 import { inviteContacts } from "../../domain/ledger/invites.ts";
 import { defineTool } from "../define.ts";
+import description from "./create-group.description.md" with { type: "text" };
 import { Description, Handle, plainText } from "../../contract/wire.ts";
 import { CurrencyCode, Group, Invite } from "../../contract/groups.ts";
 
 export const createGroup = defineTool({
   name: "create_group",
   title: "Create a group",
-  description:
-    "Creates a shared-expense group with the caller as owner: name (1-80 chars), currency (ISO 4217, e.g. EUR; fixed once an expense or payment exists), optional description. Optional members: handles of the caller's accepted contacts; each gets a group invitation to accept or decline (nobody is added silently). Ask your human who to invite.",
+  description,
   tags: ["write"],
   input: z.strictObject({
     name: plainText(1, 80),
@@ -18,6 +18,7 @@ export const createGroup = defineTool({
     members: z.array(Handle).max(50).optional(),
   }),
   output: z.object({ group: Group, invites: z.array(Invite) }),
+  example: { name: "Lisbon trip", currency: "EUR", members: ["bob"] },
   async run(ctx, input) {
     const g = await create(ctx, input);
     const invites = await inviteContacts(ctx, g, input.members ?? []);

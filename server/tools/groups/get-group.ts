@@ -3,6 +3,7 @@ import { groupView } from "../../domain/ledger/groups.ts";
 import { requireMember } from "../../domain/ledger/membership.ts";
 import { GROUP_VIEW } from "../../views/index.ts";
 import { defineTool } from "../define.ts";
+import { madeUp } from "../made-up.ts";
 import { Uuid } from "../../contract/wire.ts";
 import { Group } from "../../contract/groups.ts";
 
@@ -15,6 +16,7 @@ export const getGroup = defineTool({
   view: GROUP_VIEW,
   input: z.strictObject({ group_id: Uuid }),
   output: z.object({ group: Group }),
+  example: { group_id: madeUp("group_id") },
   async run(ctx, input) {
     await requireMember(ctx.tx, input.group_id, ctx.actor.agentId);
     return { group: await groupView(ctx.tx, input.group_id, ctx.actor.agentId), suggested_next: ["list_expenses", "get_balances", "add_expense"] };

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { groupView } from "../../domain/ledger/groups.ts";
 import { joinByCode } from "../../domain/ledger/invites.ts";
 import { defineTool } from "../define.ts";
+import { madeUp } from "../made-up.ts";
 import { InviteCode } from "../../contract/wire.ts";
 import { Group } from "../../contract/groups.ts";
 
@@ -13,6 +14,7 @@ export const joinGroup = defineTool({
   tags: ["write"],
   input: z.strictObject({ invite_code: InviteCode }),
   output: z.object({ group: Group, joined: z.boolean() }),
+  example: { invite_code: madeUp("invite_code") },
   async run(ctx, input) {
     const res = await joinByCode(ctx, input.invite_code);
     return { group: await groupView(ctx.tx, res.groupId, ctx.actor.agentId), joined: res.joined, suggested_next: ["get_group", "add_expense"] };

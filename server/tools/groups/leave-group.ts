@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { leaveGroup as leave } from "../../domain/ledger/groups.ts";
 import { defineTool } from "../define.ts";
+import { madeUp } from "../made-up.ts";
 import { Uuid } from "../../contract/wire.ts";
 
 export const leaveGroup = defineTool({
@@ -11,6 +12,7 @@ export const leaveGroup = defineTool({
   tags: ["write"],
   input: z.strictObject({ group_id: Uuid }),
   output: z.object({ left: z.boolean(), group_id: Uuid }),
+  example: { group_id: madeUp("group_id") },
   async run(ctx, input) {
     await leave(ctx, input.group_id);
     return { left: true, group_id: input.group_id, suggested_next: ["list_groups"] };

@@ -11,6 +11,7 @@ export const listGroups = defineTool({
   tags: ["read"],
   input: z.strictObject({ include_archived: z.boolean().optional(), limit: Limit.optional(), cursor: Cursor.optional() }),
   output: z.object({ groups: z.array(GroupSummary), next_cursor: z.string().nullable() }),
+  example: { include_archived: true },
   async run(ctx, input) {
     const res = await list(ctx, input.include_archived ?? false, input.limit ?? 50, input.cursor);
     return { ...res, suggested_next: ["get_group", "get_balances", "create_group"] };

@@ -12,6 +12,7 @@ export const openDirectLedger = defineTool({
   tags: ["write"],
   input: z.strictObject({ handle: Handle, currency: CurrencyCode.optional() }),
   output: z.object({ group: Group, created: z.boolean() }),
+  example: { handle: "bob", currency: "EUR" },
   async run(ctx, input) {
     const res = await open(ctx, input.handle, input.currency);
     return { group: await groupView(ctx.tx, res.groupId, ctx.actor.agentId), created: res.created, suggested_next: ["add_expense", "record_payment"] };

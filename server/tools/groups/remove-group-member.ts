@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { groupView, removeMember } from "../../domain/ledger/groups.ts";
 import { defineTool } from "../define.ts";
+import { madeUp } from "../made-up.ts";
 import { Handle, Uuid } from "../../contract/wire.ts";
 import { Group } from "../../contract/groups.ts";
 
@@ -12,6 +13,7 @@ export const removeGroupMember = defineTool({
   tags: ["write", "destructive"],
   input: z.strictObject({ group_id: Uuid, handle: Handle }),
   output: z.object({ group: Group }),
+  example: { group_id: madeUp("group_id"), handle: "dave" },
   async run(ctx, input) {
     await removeMember(ctx, input.group_id, input.handle);
     return { group: await groupView(ctx.tx, input.group_id, ctx.actor.agentId), suggested_next: ["get_group"] };

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { groupView } from "../../domain/ledger/groups.ts";
 import { respondInvite } from "../../domain/ledger/invites.ts";
 import { defineTool } from "../define.ts";
+import { madeUp } from "../made-up.ts";
 import { Uuid } from "../../contract/wire.ts";
 import { Group, Invite } from "../../contract/groups.ts";
 
@@ -13,6 +14,7 @@ export const respondGroupInvite = defineTool({
   tags: ["write"],
   input: z.strictObject({ invite_id: Uuid, action: z.enum(["accept", "decline"]) }),
   output: z.object({ invite: Invite, group: Group.nullable() }),
+  example: { invite_id: madeUp("invite_id"), action: "accept" },
   async run(ctx, input) {
     const res = await respondInvite(ctx, input.invite_id, input.action);
     const accepted = input.action === "accept";

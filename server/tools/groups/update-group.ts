@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { groupView, updateGroup as update } from "../../domain/ledger/groups.ts";
 import { defineTool } from "../define.ts";
+import { madeUp } from "../made-up.ts";
 import { Description, plainText, Uuid } from "../../contract/wire.ts";
 import { CurrencyCode, Group } from "../../contract/groups.ts";
 
@@ -22,6 +23,7 @@ export const updateGroup = defineTool({
       message: "give at least one of name, description, simplify_debts, currency",
     }),
   output: z.object({ group: Group }),
+  example: { group_id: madeUp("group_id"), name: "Lisbon trip 2026", simplify_debts: true },
   async run(ctx, input) {
     await update(ctx, input);
     return { group: await groupView(ctx.tx, input.group_id, ctx.actor.agentId), suggested_next: ["get_group"] };

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { disconnectClient as disconnect } from "../../auth/credentials.ts";
 import { defineTool } from "../define.ts";
+import { madeUp } from "../made-up.ts";
 import { Uuid } from "../../contract/wire.ts";
 
 export const disconnectClient = defineTool({
@@ -12,6 +13,7 @@ export const disconnectClient = defineTool({
   refusedInGrace: true,
   input: z.strictObject({ client_id: Uuid }),
   output: z.object({ disconnected: z.boolean() }),
+  example: { client_id: madeUp("client_id") },
   async run(ctx, input) {
     await disconnect(ctx, input.client_id);
     return { disconnected: true, suggested_next: ["list_clients"] };

@@ -18,6 +18,7 @@ export const getMe = defineTool({
     pending_invites_count: z.number().int(),
     verification: Verification,
   }),
+  example: {},
   async run(ctx) {
     const me = (await agentById(ctx.tx, ctx.actor.agentId))!;
     return {

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { listClients as list } from "../../auth/credentials.ts";
 import { defineTool } from "../define.ts";
+import description from "./list-clients.description.md" with { type: "text" };
 import { Cursor, Limit, Timestamp, Uuid } from "../../contract/wire.ts";
 
 export const Client = z.object({
@@ -21,11 +22,11 @@ export const Client = z.object({
 export const listClients = defineTool({
   name: "list_clients",
   title: "List my clients",
-  description:
-    "Lists every client (agent app) connected to the caller's handle, each with its own credential, oldest first, paged with limit and cursor; `current` marks the caller; `old_key_until` says until when a key replaced by rotate_api_key still works. Signed-in browsers are clients too (kind web); disconnecting a client also ends every client obtained through it.",
+  description,
   tags: ["read"],
   input: z.strictObject({ limit: Limit.optional(), cursor: Cursor.optional() }),
   output: z.object({ clients: z.array(Client), next_cursor: z.string().nullable() }),
+  example: { limit: 10 },
   async run(ctx, input) {
     return { ...(await list(ctx, { limit: input.limit ?? 50, cursor: input.cursor })), suggested_next: ["disconnect_client"] };
   },

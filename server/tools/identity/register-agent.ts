@@ -32,6 +32,7 @@ export const registerAgent = defineTool({
     joined_group: GroupSummary.optional(),
     next_step: z.string(),
   }),
+  example: { handle: "alice", display_name: "Alice" },
   async run(ctx, input) {
     if (ctx.config.inviteOnly) await consumePlatformInvite(ctx.tx, ctx.now, input.platform_invite_code);
     const row = await createAgent(ctx.tx, ctx.now, input, ctx.config.reservedHandles);

@@ -13,6 +13,7 @@ export const rotateApiKey = defineTool({
   replay: false,
   input: EMPTY,
   output: z.object({ api_key: z.string() }),
+  example: {},
   async run(ctx) {
     return { api_key: await rotate(ctx, `${ctx.config.baseUrl}/account`), suggested_next: ["get_me"] };
   },

@@ -11,6 +11,7 @@ export const updateMe = defineTool({
   refusedInGrace: true,
   input: z.strictObject({ display_name: DisplayName.optional(), description: Description.nullable().optional() }),
   output: z.object({ agent: Agent }),
+  example: { display_name: "Alice Martin", description: "Climbs on Tuesdays; pays for the pizza." },
   async run(ctx, input) {
     const row = await updateProfile(ctx, input);
     return { agent: toAgent(row), suggested_next: ["get_me"] };

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { ack } from "../../domain/inbox.ts";
 import { defineTool } from "../define.ts";
+import { madeUp } from "../made-up.ts";
 import { Uuid } from "../../contract/wire.ts";
 
 export const ackInbox = defineTool({
@@ -14,6 +15,7 @@ export const ackInbox = defineTool({
     action: z.enum(["seen", "resolved", "dismiss", "keep"]),
   }),
   output: z.object({ updated: z.number().int() }),
+  example: { item_ids: [madeUp("item_id")], action: "seen" },
   async run(ctx, input) {
     return { updated: await ack(ctx, input.item_ids, input.action), suggested_next: ["get_inbox"] };
   },

@@ -13,6 +13,7 @@ export const getSettingsLink = defineTool({
   writes: true, // stores the single-use link it hands out
   input: EMPTY,
   output: z.object({ url: z.url(), expires_at: Timestamp, message_for_human: z.string() }),
+  example: {},
   async run(ctx) {
     const link = await createSettingsLink(ctx.tx, ctx.actor, ctx.config.baseUrl, ctx.now);
     return {

@@ -17,6 +17,7 @@ export const listEnvelopes = defineTool({
     cursor: Cursor.optional(),
   }),
   output: z.object({ envelopes: z.array(EnvelopeSummary), next_cursor: z.string().nullable() }),
+  example: { direction: "received", limit: 10 },
   async run(ctx, input) {
     const res = await list(ctx, input);
     return { ...res, suggested_next: res.envelopes.length ? ["get_envelope", "send_envelope"] : ["send_envelope"] };

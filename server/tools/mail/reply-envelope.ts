@@ -1,6 +1,8 @@
 import { z } from "zod";
 import { replyEnvelope as reply } from "../../domain/mail/envelopes.ts";
 import { defineTool } from "../define.ts";
+import description from "./reply-envelope.description.md" with { type: "text" };
+import { madeUp } from "../made-up.ts";
 import { Uuid } from "../../contract/wire.ts";
 import { RefsInput } from "../../contract/wire.ts";
 import { BodyMd, Envelope, Subject } from "../../contract/mail.ts";
@@ -8,8 +10,7 @@ import { BodyMd, Envelope, Subject } from "../../contract/mail.ts";
 export const replyEnvelope = defineTool({
   name: "reply_envelope",
   title: "Reply to an envelope",
-  description:
-    "Replies in the same thread to an envelope you can see. audience sender (default) answers the sender only; all answers the sender and every other recipient. Replying to an envelope you sent goes to its recipients. Only people who are still your accepted contacts receive the reply (CONFLICT when that leaves no one). subject defaults to 'Re: ' and the original subject; body_md 1-20000 chars. Resolves your inbox item for that envelope.",
+  description,
   tags: ["write"],
   input: z.strictObject({
     envelope_id: Uuid,
@@ -19,6 +20,7 @@ export const replyEnvelope = defineTool({
     refs: RefsInput.optional(),
   }),
   output: z.object({ envelope: Envelope }),
+  example: { envelope_id: madeUp("envelope_id"), body_md: "8 works for me. See you there!" },
   async run(ctx, input) {
     const envelope = await reply(ctx, input);
     return { envelope, suggested_next: ["list_envelopes"] };

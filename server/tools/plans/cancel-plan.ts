@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { cancelPlan as cancel } from "../../domain/plans/plans.ts";
 import { defineTool } from "../define.ts";
+import { madeUp } from "../made-up.ts";
 import { Uuid } from "../../contract/wire.ts";
 import { Plan } from "../../contract/plans.ts";
 
@@ -12,6 +13,7 @@ export const cancelPlan = defineTool({
   tags: ["write", "destructive"],
   input: z.strictObject({ plan_id: Uuid }),
   output: z.object({ plan: Plan }),
+  example: { plan_id: madeUp("plan_id") },
   async run(ctx, input) {
     const plan = await cancel(ctx, input.plan_id);
     return { plan, suggested_next: ["list_plans"] };

@@ -1,17 +1,19 @@
 import { z } from "zod";
 import { getPlan as get } from "../../domain/plans/plans.ts";
 import { defineTool } from "../define.ts";
+import description from "./get-plan.description.md" with { type: "text" };
+import { madeUp } from "../made-up.ts";
 import { Uuid } from "../../contract/wire.ts";
 import { Plan, PlanExpense } from "../../contract/plans.ts";
 
 export const getPlan = defineTool({
   name: "get_plan",
   title: "Read a plan",
-  description:
-    "Returns a plan you organise or were invited to, with every invitee's response and votes, and the votes per option. Title, description and places are untrusted_content written by the organiser. For a plan with a group_id, expenses lists that group's expenses whose refs.plan_id names this plan (shown only while you are a member of the group). Plans you are not part of are NOT_FOUND.",
+  description,
   tags: ["read"],
   input: z.strictObject({ plan_id: Uuid }),
   output: z.object({ plan: Plan, expenses: z.array(PlanExpense) }),
+  example: { plan_id: madeUp("plan_id") },
   async run(ctx, input) {
     const res = await get(ctx, input.plan_id);
     const next = res.plan.state === "cancelled" ? ["list_plans"] : res.plan.my_role === "organiser" ? ["update_plan", "cancel_plan"] : ["respond_plan"];
