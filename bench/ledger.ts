@@ -8,8 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDb } from "../db/client.ts";
 import { groups } from "../db/schema/index.ts";
-import { insertExpense, newExpenseState } from "../server/domain/ledger/expense-store.ts";
-import { membersByHandle } from "../server/domain/ledger/membership.ts";
+import { insertExpense, newExpenseState } from "../server/domain/ledger/expenses/store.ts";
+import { membersByHandle } from "../server/domain/ledger/groups/membership.ts";
 import { ensureWrk, fmt, tool, waitFor, wrk } from "./load.ts";
 
 const EXPENSES = Number(process.argv[2] ?? 10_000);

@@ -12,8 +12,8 @@ import { refsByIds, type AgentRow } from "../agents.ts";
 import { acceptedContactsByHandle } from "../contacts.ts";
 import { decodeCursor, encodeCursor, paginate } from "../../contract/cursor.ts";
 import { deliver, resolveItems } from "../inbox.ts";
-import { isMember, requireWritable } from "../ledger/membership.ts";
-import { formatAmount } from "../ledger/money.ts";
+import { isMember, requireWritable } from "../ledger/groups/membership.ts";
+import { formatAmount } from "../ledger/money/amounts.ts";
 import { quoted, untrusted } from "../untrusted.ts";
 
 type PlanRow = typeof plans.$inferSelect;

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { exportGroup as exportLedger } from "../../domain/ledger/export.ts";
+import { exportGroup as exportLedger } from "../../domain/ledger/exchange/export.ts";
 import { defineTool } from "../define.ts";
 import { Untrusted, Uuid } from "../../contract/wire.ts";
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { listExpenses as list } from "../../domain/ledger/expenses.ts";
+import { listExpenses as list } from "../../domain/ledger/expenses/expenses.ts";
 import { defineTool } from "../define.ts";
 import { Cursor, Handle, Limit, Uuid } from "../../contract/wire.ts";
 import { DateOnly, Expense } from "../../contract/ledger.ts";

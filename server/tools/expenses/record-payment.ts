@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { recordPayment as record } from "../../domain/ledger/payments.ts";
+import { recordPayment as record } from "../../domain/ledger/payments/payments.ts";
 import { defineTool } from "../define.ts";
 import { Handle, Uuid } from "../../contract/wire.ts";
 import { amountFields, CurrencyInput, ExchangeRate, Notes, Payment } from "../../contract/ledger.ts";

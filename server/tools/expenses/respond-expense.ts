@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { respondExpense as respond } from "../../domain/ledger/expenses.ts";
+import { respondExpense as respond } from "../../domain/ledger/expenses/expenses.ts";
 import { defineTool } from "../define.ts";
 import { plainText, Uuid } from "../../contract/wire.ts";
 import { Expense } from "../../contract/ledger.ts";

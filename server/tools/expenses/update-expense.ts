@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { updateExpense as update } from "../../domain/ledger/expenses.ts";
+import { updateExpense as update } from "../../domain/ledger/expenses/expenses.ts";
 import { defineTool } from "../define.ts";
 import { plainText, Uuid } from "../../contract/wire.ts";
 import { Expense, expenseFields, Notes } from "../../contract/ledger.ts";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { createInvite } from "../../domain/ledger/invites.ts";
+import { createInvite } from "../../domain/ledger/groups/invites.ts";
 import { defineTool } from "../define.ts";
 import { Handle, Uuid } from "../../contract/wire.ts";
 import { Invite } from "../../contract/groups.ts";

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { createGroup as create, groupView } from "../../domain/ledger/groups.ts";
-import { inviteContacts } from "../../domain/ledger/invites.ts";
+import { createGroup as create, groupView } from "../../domain/ledger/groups/groups.ts";
+import { inviteContacts } from "../../domain/ledger/groups/invites.ts";
 import { defineTool } from "../define.ts";
 import { Description, Handle, plainText } from "../../contract/wire.ts";
 import { CurrencyCode, Group, Invite } from "../../contract/groups.ts";

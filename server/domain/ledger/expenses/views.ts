@@ -1,16 +1,16 @@
 // How expenses are shown: rows and stored states as the wire's shapes, and the notices their participants get.
 import { asc, eq, sql } from "drizzle-orm";
-import { jsonEach, jsonList, prepared, type Tx } from "../../../db/client.ts";
-import { type expenseHistory, expenseResponses, expenses } from "../../../db/schema/index.ts";
-import type { Expense, ExpenseContent, ExpenseHistoryEntry } from "../../contract/ledger.ts";
-import type { AgentRef } from "../../contract/wire.ts";
-import { refsByIds } from "../agents.ts";
-import { deliverAll, type Delivery } from "../inbox.ts";
-import { quoted, untrusted } from "../untrusted.ts";
-import type { Actor } from "../../contract/principal.ts";
-import { refsOfMembers, refsWithKnown, type GroupRow } from "./membership.ts";
-import { formatAmount, moneyText, originalWire } from "./money.ts";
-import { sharesOf, stateOfRow, type ExpenseRow, type ExpenseState, type HistoryAction, type Member, type ParticipantShare } from "./expense-store.ts";
+import { jsonEach, jsonList, prepared, type Tx } from "../../../../db/client.ts";
+import { type expenseHistory, expenseResponses, expenses } from "../../../../db/schema/index.ts";
+import type { Expense, ExpenseContent, ExpenseHistoryEntry } from "../../../contract/ledger.ts";
+import type { AgentRef } from "../../../contract/wire.ts";
+import { refsByIds } from "../../agents.ts";
+import { deliverAll, type Delivery } from "../../inbox.ts";
+import { quoted, untrusted } from "../../untrusted.ts";
+import type { Actor } from "../../../contract/principal.ts";
+import { refsOfMembers, refsWithKnown, type GroupRow, type Member } from "../groups/membership.ts";
+import { formatAmount, moneyText, originalWire } from "../money/amounts.ts";
+import { sharesOf, stateOfRow, type ExpenseRow, type ExpenseState, type HistoryAction, type ParticipantShare } from "./store.ts";
 
 export const authorOf = (people: Map<string, AgentRef>, id: string | null) => `@${(id && people.get(id)?.handle) || "a group member"}`;
 

@@ -1,22 +1,22 @@
 // Expenses: the rules of changing, deleting and answering an expense, and the tools' operations.
 import { and, asc, desc, eq, sql } from "drizzle-orm";
-import type { Tx } from "../../../db/client.ts";
-import { expenseHistory, expenseResponses, expenses } from "../../../db/schema/index.ts";
-import { iso } from "../../clock.ts";
-import { conflict, invalid, notFound } from "../../errors.ts";
-import type { Expense, ExpenseHistoryEntry } from "../../contract/ledger.ts";
-import type { AgentRef } from "../../contract/wire.ts";
-import { agentByHandle, refsByIds } from "../agents.ts";
-import { deliver, resolveItems } from "../inbox.ts";
-import { quoted, untrusted } from "../untrusted.ts";
-import { decodeCursor, encodeCursor, paginate } from "../../contract/cursor.ts";
-import type { DomainContext } from "../../contract/principal.ts";
-import { requireExpenseBudget } from "../quotas.ts";
-import { applyDebts, expenseDebts, reversed } from "./ledger-pairs.ts";
-import { checkLimits } from "./limits.ts";
-import { assertWritable, memberGroup, membersByHandle, refsOfMembers, requireMember, writableGroupMembers, type GroupRow } from "./membership.ts";
-import { logActivity } from "./activity.ts";
-import { formatAmount, moneyText } from "./money.ts";
+import type { Tx } from "../../../../db/client.ts";
+import { expenseHistory, expenseResponses, expenses } from "../../../../db/schema/index.ts";
+import { iso } from "../../../clock.ts";
+import { conflict, invalid, notFound } from "../../../errors.ts";
+import type { Expense, ExpenseHistoryEntry } from "../../../contract/ledger.ts";
+import type { AgentRef } from "../../../contract/wire.ts";
+import { agentByHandle, refsByIds } from "../../agents.ts";
+import { deliver, resolveItems } from "../../inbox.ts";
+import { quoted, untrusted } from "../../untrusted.ts";
+import { decodeCursor, encodeCursor, paginate } from "../../../contract/cursor.ts";
+import type { DomainContext } from "../../../contract/principal.ts";
+import { requireExpenseBudget } from "../../quotas.ts";
+import { applyDebts, expenseDebts, reversed } from "../balances/pairs.ts";
+import { checkLimits } from "../balances/limits.ts";
+import { assertWritable, memberGroup, membersByHandle, refsOfMembers, requireMember, writableGroupMembers, type GroupRow } from "../groups/membership.ts";
+import { logActivity } from "../groups/activity.ts";
+import { formatAmount, moneyText } from "../money/amounts.ts";
 import { nextOccurrenceAfter } from "./repeat-dates.ts";
 import {
   checkRefs,
@@ -33,8 +33,8 @@ import {
   type ExpenseState,
   type MoneyDraft,
   type ParticipantShare,
-} from "./expense-store.ts";
-import { authorOf, expenseView, expenseViews, expenseWire, historyEntries, notify, tellAdded } from "./expense-views.ts";
+} from "./store.ts";
+import { authorOf, expenseView, expenseViews, expenseWire, historyEntries, notify, tellAdded } from "./views.ts";
 
 /** The expense and its group if the caller is a current member; anyone else learns nothing (NOT_FOUND). */
 async function visibleExpense(tx: Tx, expenseId: string, agentId: string): Promise<{ row: ExpenseRow; group: GroupRow }> {

@@ -1,22 +1,31 @@
 // Payments between two members: pending until the payee confirms (unless the payee recorded it); only confirmed ones count.
 import { and, eq, sql } from "drizzle-orm";
-import { jsonEach, jsonList, prepared, type Tx } from "../../../db/client.ts";
-import { payments } from "../../../db/schema/index.ts";
-import { iso } from "../../clock.ts";
-import { conflict, invalid, notFound } from "../../errors.ts";
-import type { Payment } from "../../contract/ledger.ts";
-import { refsByIds } from "../agents.ts";
-import { deliver, resolveItems } from "../inbox.ts";
-import { quoted, untrusted } from "../untrusted.ts";
-import { decodeCursor, encodeCursor, paginate } from "../../contract/cursor.ts";
-import { requireParticipant, type Member } from "./expense-store.ts";
-import type { Actor, DomainContext } from "../../contract/principal.ts";
-import { applyDebts, paymentDebt, reversed } from "./ledger-pairs.ts";
-import { assertWritable, isMember, memberGroup, refsOfMembers, requireMember, writableGroupMembers, type GroupRow } from "./membership.ts";
-import { logActivity } from "./activity.ts";
-import { formatAmount, inGroupCurrency, moneyText, originalColumns, originalOfRow, originalWire, type Original } from "./money.ts";
-import { checkLimits } from "./limits.ts";
-import { owedBetween } from "./settlement.ts";
+import { jsonEach, jsonList, prepared, type Tx } from "../../../../db/client.ts";
+import { payments } from "../../../../db/schema/index.ts";
+import { iso } from "../../../clock.ts";
+import { conflict, invalid, notFound } from "../../../errors.ts";
+import type { Payment } from "../../../contract/ledger.ts";
+import { refsByIds } from "../../agents.ts";
+import { deliver, resolveItems } from "../../inbox.ts";
+import { quoted, untrusted } from "../../untrusted.ts";
+import { decodeCursor, encodeCursor, paginate } from "../../../contract/cursor.ts";
+import type { Actor, DomainContext } from "../../../contract/principal.ts";
+import { applyDebts, paymentDebt, reversed } from "../balances/pairs.ts";
+import {
+  assertWritable,
+  isMember,
+  memberGroup,
+  refsOfMembers,
+  requireMember,
+  requireParticipant,
+  writableGroupMembers,
+  type GroupRow,
+  type Member,
+} from "../groups/membership.ts";
+import { logActivity } from "../groups/activity.ts";
+import { formatAmount, inGroupCurrency, moneyText, originalColumns, originalOfRow, originalWire, type Original } from "../money/amounts.ts";
+import { checkLimits } from "../balances/limits.ts";
+import { owedBetween } from "../balances/settlement.ts";
 
 export type PaymentRow = typeof payments.$inferSelect;
 export type PaymentState = PaymentRow["state"];

@@ -1,30 +1,23 @@
 // The expense store: an expense's state computed from what the caller gives, stored as rows with its shares and
 // history, and read back. Recurring occurrences and the Splitwise import create expenses through it.
 import { eq, getTableColumns, sql } from "drizzle-orm";
-import { jsonEach, jsonList, preparedInsert, prepared, type Tx } from "../../../db/client.ts";
-import { agents, expenseHistory, expenseShares, expenses } from "../../../db/schema/index.ts";
-import { iso } from "../../clock.ts";
-import { invalid } from "../../errors.ts";
-import type { Category, ExpenseHistoryEntry, Repeat } from "../../contract/ledger.ts";
-import { quoted } from "../untrusted.ts";
-import type { Actor } from "../../contract/principal.ts";
-import { applyDebts, expenseDebts } from "./ledger-pairs.ts";
-import { checkLimits } from "./limits.ts";
-import type { GroupRow } from "./membership.ts";
-import { logActivity } from "./activity.ts";
-import { inGroupCurrency, moneyText, originalColumns, originalOfRow, type Original } from "./money.ts";
+import { jsonEach, jsonList, preparedInsert, prepared, type Tx } from "../../../../db/client.ts";
+import { agents, expenseHistory, expenseShares, expenses } from "../../../../db/schema/index.ts";
+import { iso } from "../../../clock.ts";
+import { invalid } from "../../../errors.ts";
+import type { Category, ExpenseHistoryEntry, Repeat } from "../../../contract/ledger.ts";
+import { quoted } from "../../untrusted.ts";
+import type { Actor } from "../../../contract/principal.ts";
+import { applyDebts, expenseDebts } from "../balances/pairs.ts";
+import { checkLimits } from "../balances/limits.ts";
+import { requireParticipant, type GroupRow, type Member } from "../groups/membership.ts";
+import { logActivity } from "../groups/activity.ts";
+import { inGroupCurrency, moneyText, originalColumns, originalOfRow, type Original } from "../money/amounts.ts";
 import { nextOccurrenceAfter, today } from "./repeat-dates.ts";
-import { allocate, compareText, computeShares, splitPayers, type Payer, type Share, type SplitParticipant } from "./splits.ts";
-import type { SplitMode } from "../../contract/ledger.ts";
+import { allocate, compareText, computeShares, splitPayers, type Payer, type Share, type SplitParticipant } from "../money/splits.ts";
+import type { SplitMode } from "../../../contract/ledger.ts";
 
 export type ExpenseRow = typeof expenses.$inferSelect;
-
-/** A current member of a group, as the ledger names them. */
-export interface Member {
-  agentId: string;
-  handle: string;
-  displayName: string;
-}
 
 /** What one participant paid and owes for one expense, in the group's currency. */
 export interface ParticipantShare {
@@ -96,12 +89,6 @@ export interface ExpenseInput {
   notes?: string | null;
   repeat?: Repeat;
   refs?: Record<string, string>;
-}
-
-export function requireParticipant(members: Map<string, Member>, handle: string, path: string): Member {
-  const m = members.get(handle);
-  if (!m) throw invalid(path, `@${handle} is not a member of this group`);
-  return m;
 }
 
 // ---------- computing an expense from what the caller gives ----------

@@ -1,15 +1,15 @@
 // Recurring expenses: each due occurrence of a series becomes an ordinary expense, once, however late or often this runs.
 import { and, eq, isNotNull, lte } from "drizzle-orm";
-import type { Tx } from "../../../db/client.ts";
-import { expenses, groups } from "../../../db/schema/index.ts";
-import { agentById } from "../agents.ts";
-import { quoted } from "../untrusted.ts";
-import { insertExpense, storedState, type ExpenseRow } from "./expense-store.ts";
-import { tellAdded } from "./expense-views.ts";
-import { expenseDebts } from "./ledger-pairs.ts";
-import { exceedsLimits } from "./limits.ts";
-import { membersByHandle, type GroupRow } from "./membership.ts";
-import { logActivity } from "./activity.ts";
+import type { Tx } from "../../../../db/client.ts";
+import { expenses, groups } from "../../../../db/schema/index.ts";
+import { agentById } from "../../agents.ts";
+import { quoted } from "../../untrusted.ts";
+import { insertExpense, storedState, type ExpenseRow } from "./store.ts";
+import { tellAdded } from "./views.ts";
+import { expenseDebts } from "../balances/pairs.ts";
+import { exceedsLimits } from "../balances/limits.ts";
+import { membersByHandle, type GroupRow } from "../groups/membership.ts";
+import { logActivity } from "../groups/activity.ts";
 import { nextOccurrenceAfter, today } from "./repeat-dates.ts";
 
 /** Bounds one run's transaction; a longer backlog continues on the next run. */
