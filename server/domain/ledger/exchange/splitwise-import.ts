@@ -11,7 +11,7 @@ import { DateOnly, type Category } from "../../../contract/ledger.ts";
 import { agentById } from "../../agents.ts";
 import { currencyExponent } from "../../../contract/currencies.ts";
 import { parseCsv } from "./csv.ts";
-import { insertExpense, newExpenseState } from "../expenses/store.ts";
+import { createExpense, newExpenseState } from "../expenses/store.ts";
 import { membersByHandle } from "../groups/membership.ts";
 import { logActivity } from "../groups/activity.ts";
 import { convert, formatAmount, inGroupCurrency, moneyText, parseDecimal } from "../money/amounts.ts";
@@ -406,7 +406,7 @@ export async function importSplitwise(
         },
         now,
       );
-      await insertExpense(tx, now, group, actor, state, " (imported from Splitwise)");
+      await createExpense(tx, now, group, actor, state, " (imported from Splitwise)");
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
       problems.push(`line ${e.line}: ${err.message}`);

@@ -1,16 +1,14 @@
-// How expenses are shown: rows and stored states as the wire's shapes, and the notices their participants get.
+// How expenses are shown: rows, stored states and history as the wire's shapes.
 import { asc, eq, sql } from "drizzle-orm";
 import { jsonEach, jsonList, prepared, type Tx } from "../../../../db/client.ts";
 import { type expenseHistory, expenseResponses, expenses } from "../../../../db/schema/index.ts";
 import type { Expense, ExpenseContent, ExpenseHistoryEntry } from "../../../contract/ledger.ts";
 import type { AgentRef } from "../../../contract/wire.ts";
 import { refsByIds } from "../../agents.ts";
-import { deliverAll, type Delivery } from "../../inbox.ts";
-import { quoted, untrusted } from "../../untrusted.ts";
-import type { Actor } from "../../../contract/principal.ts";
-import { refsOfMembers, refsWithKnown, type GroupRow, type Member } from "../groups/membership.ts";
-import { formatAmount, moneyText, originalWire } from "../money/amounts.ts";
-import { sharesOf, stateOfRow, type ExpenseRow, type ExpenseState, type HistoryAction, type ParticipantShare } from "./store.ts";
+import { untrusted } from "../../untrusted.ts";
+import type { GroupRow } from "../groups/membership.ts";
+import { formatAmount, originalWire } from "../money/amounts.ts";
+import { sharesOf, stateOfRow, stateOfSnapshot, type ExpenseRow, type ExpenseState, type HistoryAction, type ParticipantShare } from "./store.ts";
 
 export const authorOf = (people: Map<string, AgentRef>, id: string | null) => `@${(id && people.get(id)?.handle) || "a group member"}`;
 
@@ -92,90 +90,17 @@ type HistoryRow = typeof expenseHistory.$inferSelect;
 
 /** get_expense's history: each stored version as the wire shows it, with who changed what. */
 export async function historyEntries(tx: Tx, group: GroupRow, entries: HistoryRow[]): Promise<ExpenseHistoryEntry[]> {
-  const snapshots = entries.map((e) => e.snapshot as unknown as ExpenseState & { changed_fields: string[] });
-  const people = await refsByIds(tx, [...entries.map((e) => e.changedBy), ...snapshots.flatMap((s) => [s.descriptionBy, ...(s.notesBy ? [s.notesBy] : [])])]);
+  const snapshots = entries.map((e) => stateOfSnapshot(e.snapshot));
+  const people = await refsByIds(tx, [
+    ...entries.map((e) => e.changedBy),
+    ...snapshots.flatMap(({ state: s }) => [s.descriptionBy, ...(s.notesBy ? [s.notesBy] : [])]),
+  ]);
   return entries.map((e, i) => ({
     version: e.version,
     action: e.action as HistoryAction,
     changed_by: people.get(e.changedBy)!,
     changed_at: e.changedAt,
-    changed_fields: snapshots[i]!.changed_fields,
-    expense: contentWire(snapshots[i]!, group.currency, people),
+    changed_fields: snapshots[i]!.changed,
+    expense: contentWire(snapshots[i]!.state, group.currency, people),
   }));
-}
-
-// ---------- telling participants ----------
-
-type ExpenseItemType = "ledger.expense_added" | "ledger.expense_updated" | "ledger.expense_deleted";
-
-export async function notify(
-  tx: Tx,
-  now: Date,
-  group: GroupRow,
-  actor: Actor,
-  expenseId: string,
-  version: number,
-  s: ExpenseState,
-  recipients: ParticipantShare[],
-  type: ExpenseItemType,
-  extra: Record<string, unknown> = {},
-  known: Map<string, AgentRef> = new Map(),
-): Promise<void> {
-  if (!recipients.length) return;
-  const people = await refsWithKnown(tx, [s.descriptionBy, ...(s.notesBy ? [s.notesBy] : [])], known);
-  const what = `${quoted(s.description)} (${moneyText(s.amountMinor, group.currency)})`;
-  const where = `in ${quoted(group.name, 40)}`;
-  const deliveries = recipients.map((r): Delivery => {
-    const share = moneyText(r.shareMinor, group.currency);
-    const summaryMd =
-      type === "ledger.expense_added"
-        ? `@${actor.handle} added ${what} ${where}; your share is ${share}. Ask your human, then confirm or dispute it with respond_expense.`
-        : type === "ledger.expense_deleted"
-          ? `@${actor.handle} deleted ${what} ${where}; it no longer counts in the balances.`
-          : extra.change === "restored"
-            ? `@${actor.handle} restored ${what} ${where}; your share is ${share} again.`
-            : `@${actor.handle} changed ${what} ${where} (${(extra.changed_fields as string[]).join(", ")}); your share is now ${share}.`;
-    return {
-      to: r.agentId,
-      type,
-      app: "ledger",
-      from: actor.agentId,
-      summaryMd,
-      payload: {
-        group_id: group.groupId,
-        expense_id: expenseId,
-        version,
-        description: untrusted(s.description, `expense description written by ${authorOf(people, s.descriptionBy)}`),
-        amount_minor: s.amountMinor,
-        amount: formatAmount(s.amountMinor, group.currency),
-        currency: group.currency,
-        date: s.date,
-        your_share_minor: r.shareMinor,
-        your_share: formatAmount(r.shareMinor, group.currency),
-        you_paid_minor: r.paidMinor,
-        you_paid: formatAmount(r.paidMinor, group.currency),
-        ...extra,
-      },
-      note: s.notes === null ? null : untrusted(s.notes, `expense notes written by ${authorOf(people, s.notesBy)}`),
-      refs: { group_id: group.groupId, expense_id: expenseId },
-      requiresAction: type === "ledger.expense_added",
-      suggestedTools:
-        type === "ledger.expense_added" ? ["respond_expense"] : type === "ledger.expense_deleted" ? ["get_balances"] : ["get_expense", "respond_expense"],
-    };
-  });
-  await deliverAll(tx, now, deliveries);
-}
-
-/** Tells the other participants of a new expense (ledger.expense_added); `members` names the authors without reading them again. */
-export async function tellAdded(
-  tx: Tx,
-  now: Date,
-  group: GroupRow,
-  members: Map<string, Member>,
-  actor: Actor,
-  row: ExpenseRow,
-  state: ExpenseState,
-): Promise<void> {
-  const others = state.shares.filter((s) => s.agentId !== actor.agentId);
-  await notify(tx, now, group, actor, row.expenseId, 1, state, others, "ledger.expense_added", {}, refsOfMembers(members));
 }
