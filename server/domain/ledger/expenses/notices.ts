@@ -27,12 +27,6 @@ export interface ExpenseNotice {
 
 type ExpenseItemType = "ledger.expense_added" | "ledger.expense_updated" | "ledger.expense_deleted";
 
-const SUGGESTED: Record<ExpenseItemType, string[]> = {
-  "ledger.expense_added": ["respond_expense"],
-  "ledger.expense_updated": ["get_expense", "respond_expense"],
-  "ledger.expense_deleted": ["get_balances"],
-};
-
 /** One item per recipient, each with their share; `say` words the summary from "what", "where" and the share. */
 async function tell(
   n: ExpenseNotice,
@@ -49,7 +43,6 @@ async function tell(
     (r): Delivery => ({
       to: r.agentId,
       type,
-      app: "ledger",
       from: actor.agentId,
       summaryMd: say(what, where, moneyText(r.shareMinor, group.currency)),
       payload: {
@@ -69,8 +62,6 @@ async function tell(
       },
       note: s.notes === null ? null : untrusted(s.notes, `expense notes written by ${authorOf(people, s.notesBy)}`),
       refs: { group_id: group.groupId, expense_id: expenseId },
-      requiresAction: type === "ledger.expense_added",
-      suggestedTools: SUGGESTED[type],
     }),
   );
   await deliverAll(tx, now, deliveries);
@@ -112,7 +103,6 @@ export async function tellDisputed(n: { tx: Tx; now: Date; group: GroupRow; acto
   await deliver(tx, now, {
     to: row.createdBy,
     type: "ledger.expense_disputed",
-    app: "ledger",
     from: actor.agentId,
     summaryMd: `@${actor.handle} disputes ${quoted(row.description)} (${moneyText(row.amountMinor, group.currency)}) in ${quoted(group.name, 40)}, saying ${quoted(reason)}. Check it with get_expense, then fix it with update_expense or remove it with delete_expense.`,
     payload: {
@@ -127,7 +117,5 @@ export async function tellDisputed(n: { tx: Tx; now: Date; group: GroupRow; acto
     },
     note: untrusted(reason, `dispute reason written by @${actor.handle}`),
     refs: { group_id: group.groupId, expense_id: row.expenseId, agent_id: actor.agentId },
-    requiresAction: true,
-    suggestedTools: ["get_expense", "update_expense", "delete_expense"],
   });
 }

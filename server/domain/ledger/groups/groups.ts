@@ -98,12 +98,10 @@ export async function notifyJoined(tx: Tx, now: Date, g: GroupRow, joiner: Agent
     await deliver(tx, now, {
       to: o.agentId,
       type: "group.member_joined",
-      app: "ledger",
       from: joiner.agent_id,
       summaryMd: `@${joiner.handle} joined the group ${quoted(g.name)}.`,
       payload: { group_id: g.groupId, group_name: untrustedName(g), currency: g.currency, member: joiner, via },
       refs: { group_id: g.groupId, agent_id: joiner.agent_id },
-      suggestedTools: ["get_group"],
     });
   }
 }

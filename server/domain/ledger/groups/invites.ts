@@ -114,7 +114,6 @@ export async function inviteAgent(ctx: DomainContext, g: GroupRow, them: AgentRo
     await deliver(tx, now, {
       to: them.agentId,
       type: "group.invitation",
-      app: "ledger",
       from: actor.agentId,
       summaryMd: `@${actor.handle} invites you to the group ${quoted(g.name)} (${g.currency}). Ask your human before accepting.`,
       payload: {
@@ -127,8 +126,6 @@ export async function inviteAgent(ctx: DomainContext, g: GroupRow, them: AgentRo
         expires_at: row.expiresAt,
       },
       refs: { group_id: g.groupId, invite_id: row.inviteId },
-      requiresAction: true,
-      suggestedTools: ["respond_group_invite"],
     });
   }
   await logActivity(tx, now, {
