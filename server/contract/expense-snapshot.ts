@@ -51,31 +51,25 @@ export const ExpenseSnapshotV0 = z.object({
   changed_fields: z.array(z.string()),
 });
 
-function fromV0(s: z.infer<typeof ExpenseSnapshotV0>): ExpenseSnapshot {
+/** A version 0 snapshot as the latest: the mapping from 0.9's field names. */
+export function upgradeExpenseSnapshotV0(s: z.infer<typeof ExpenseSnapshotV0>): ExpenseSnapshot {
+  // Fields named alike pass through; the others are named one by one.
+  const { descriptionBy, amountMinor, original, paidBy, shares, notesBy, recurringOf, ...alike } = s;
   return {
     v: 1,
-    description: s.description,
-    description_by: s.descriptionBy,
-    amount_minor: s.amountMinor,
-    original: s.original && { currency: s.original.currency, amount_minor: s.original.amountMinor, exchange_rate: s.original.exchangeRate },
-    date: s.date,
-    category: s.category,
-    paid_by: s.paidBy,
-    split: s.split,
-    shares: s.shares.map((p) => ({ agent_id: p.agentId, handle: p.handle, paid_minor: p.paidMinor, share_minor: p.shareMinor })),
-    notes: s.notes,
-    notes_by: s.notesBy,
-    repeat: s.repeat,
-    refs: s.refs,
-    recurring_of: s.recurringOf,
-    deleted: s.deleted,
-    state: s.state,
-    changed_fields: s.changed_fields,
+    ...alike,
+    description_by: descriptionBy,
+    amount_minor: amountMinor,
+    original: original && { currency: original.currency, amount_minor: original.amountMinor, exchange_rate: original.exchangeRate },
+    paid_by: paidBy,
+    shares: shares.map((p) => ({ agent_id: p.agentId, handle: p.handle, paid_minor: p.paidMinor, share_minor: p.shareMinor })),
+    notes_by: notesBy,
+    recurring_of: recurringOf,
   };
 }
 
 /** A stored snapshot of any version, as the latest. */
 export function readExpenseSnapshot(stored: unknown): ExpenseSnapshot {
   const v = (stored as { v?: unknown } | null)?.v;
-  return v === undefined ? fromV0(ExpenseSnapshotV0.parse(stored)) : ExpenseSnapshotV1.parse(stored);
+  return v === undefined ? upgradeExpenseSnapshotV0(ExpenseSnapshotV0.parse(stored)) : ExpenseSnapshotV1.parse(stored);
 }

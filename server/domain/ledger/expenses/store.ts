@@ -7,7 +7,7 @@ import { agents, expenseHistory, expenseShares, expenses } from "../../../../db/
 import { iso } from "../../../clock.ts";
 import { invalid } from "../../../errors.ts";
 import type { Category, ExpenseHistoryEntry, Repeat } from "../../../contract/ledger.ts";
-import { readExpenseSnapshot, type ExpenseSnapshot } from "../../../contract/expense-snapshot.ts";
+import { readExpenseSnapshot, upgradeExpenseSnapshotV0, type ExpenseSnapshot } from "../../../contract/expense-snapshot.ts";
 import { quoted } from "../../untrusted.ts";
 import type { Actor } from "../../../contract/principal.ts";
 import { applyDebts, expenseDebts, reversed } from "../balances/pairs.ts";
@@ -372,54 +372,28 @@ export async function setDeleted(
 
 // ---------- history snapshots ----------
 
-/** A state as expense_history stores it: the contract's latest snapshot version, not the domain's own shape. */
-function toSnapshot(s: ExpenseState, changed: string[]): ExpenseSnapshot {
-  return {
-    v: 1,
-    description: s.description,
-    description_by: s.descriptionBy,
-    amount_minor: s.amountMinor,
-    original: s.original && { currency: s.original.currency, amount_minor: s.original.amountMinor, exchange_rate: s.original.exchangeRate },
-    date: s.date,
-    category: s.category,
-    paid_by: s.paidBy,
-    split: s.split,
-    shares: s.shares.map((p) => ({ agent_id: p.agentId, handle: p.handle, paid_minor: p.paidMinor, share_minor: p.shareMinor })),
-    notes: s.notes,
-    notes_by: s.notesBy,
-    repeat: s.repeat,
-    refs: s.refs,
-    recurring_of: s.recurringOf,
-    deleted: s.deleted,
-    state: s.state,
-    changed_fields: changed,
-  };
-}
+/**
+ * A state as expense_history stores it: the contract's latest version. ExpenseState still has version 0's fields, so
+ * the upgrade from it writes them; renaming one stops this compiling until it gets its own mapping, so the stored
+ * shape never follows the domain's by accident.
+ */
+const toSnapshot = (s: ExpenseState, changed: string[]): ExpenseSnapshot => upgradeExpenseSnapshotV0({ ...s, changed_fields: changed });
 
 /** A stored history snapshot of any version as a state, with the fields its version changed. */
 export function stateOfSnapshot(stored: unknown): { state: ExpenseState; changed: string[] } {
-  const s = readExpenseSnapshot(stored);
-  return {
-    state: {
-      description: s.description,
-      descriptionBy: s.description_by,
-      amountMinor: s.amount_minor,
-      original: s.original && { currency: s.original.currency, amountMinor: s.original.amount_minor, exchangeRate: s.original.exchange_rate },
-      date: s.date,
-      category: s.category,
-      paidBy: s.paid_by,
-      split: s.split,
-      shares: s.shares.map((p) => ({ agentId: p.agent_id, handle: p.handle, paidMinor: p.paid_minor, shareMinor: p.share_minor })),
-      notes: s.notes,
-      notesBy: s.notes_by,
-      repeat: s.repeat,
-      refs: s.refs,
-      recurringOf: s.recurring_of,
-      deleted: s.deleted,
-      state: s.state,
-    },
-    changed: s.changed_fields,
+  // Fields named alike pass through; the others are named one by one.
+  const { v: _, description_by, amount_minor, original, paid_by, shares, notes_by, recurring_of, changed_fields, ...alike } = readExpenseSnapshot(stored);
+  const state: ExpenseState = {
+    ...alike,
+    descriptionBy: description_by,
+    amountMinor: amount_minor,
+    original: original && { currency: original.currency, amountMinor: original.amount_minor, exchangeRate: original.exchange_rate },
+    paidBy: paid_by,
+    shares: shares.map((p) => ({ agentId: p.agent_id, handle: p.handle, paidMinor: p.paid_minor, shareMinor: p.share_minor })),
+    notesBy: notes_by,
+    recurringOf: recurring_of,
   };
+  return { state, changed: changed_fields };
 }
 
 // ---------- reading ----------
