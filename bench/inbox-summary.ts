@@ -22,7 +22,8 @@ try {
     for (let done = 0; done < a.unread; ) {
       const batch: Delivery[] = [];
       for (; batch.length < 1000 && done < a.unread; done++) {
-        batch.push({ to: a.agentId, type: "ledger.expense_added", app: "ledger", from: null, summaryMd: `Item ${done}`, requiresAction: done % 10 === 0 });
+        // One in ten requires action: the type says so (INBOX_TYPES).
+        batch.push({ to: a.agentId, type: done % 10 === 0 ? "ledger.expense_added" : "ledger.expense_updated", from: null, summaryMd: `Item ${done}` });
       }
       await db.tx((tx) => deliverAll(tx, now, batch));
     }

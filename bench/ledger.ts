@@ -8,8 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDb } from "../db/client.ts";
 import { groups } from "../db/schema/index.ts";
-import { insertExpense, newExpenseState } from "../server/domain/ledger/expense-store.ts";
-import { membersByHandle } from "../server/domain/ledger/membership.ts";
+import { createExpense, newExpenseState } from "../server/domain/ledger/expenses/store.ts";
+import { membersByHandle } from "../server/domain/ledger/groups/membership.ts";
 import { UNLIMITED } from "../test/hardening/spawn-server.ts";
 import { ensureWrk, fmt, tool, waitFor, wrk } from "./load.ts";
 
@@ -68,7 +68,7 @@ try {
       for (let i = 0; i < 500 && done < EXPENSES; i++, done++) {
         const payer = members[done % MEMBERS]!;
         const state = newExpenseState(g, byHandle, payer, { description: `Seeded ${done}`, amount_minor: 1000 + (done % 9000) }, now);
-        await insertExpense(tx, now, g, payer, state);
+        await createExpense(tx, now, g, payer, state);
       }
     });
   }

@@ -1,8 +1,10 @@
-// The fewest-transfers search (server/domain/ledger/settle.ts) at its largest exact size: EXACT_LIMIT members left
+// The fewest-transfers search (server/domain/ledger/money/fewest-transfers.ts) at its largest exact size: EXACT_LIMIT members left
 // after pairing, with no zero-sum subset but the whole group (the search's worst case, as many transfers as it gets),
 // and, for scale, the same group one member larger (greedy) and a typical 8-member group. Prints median and worst times.
 // Run: bun run bench/settle.ts [runs=50]
-import { EXACT_LIMIT, greedyTransfers, settleUp, type MemberBalance } from "../server/domain/ledger/settle.ts";
+import { EXACT_LIMIT, greedyTransfers, settlePlan } from "../server/domain/ledger/money/fewest-transfers.ts";
+
+type MemberBalance = { handle: string; balance_minor: number };
 
 const RUNS = Number(process.argv[2] ?? 50);
 
@@ -26,9 +28,9 @@ function time(label: string, make: (run: number) => MemberBalance[]): void {
   let greedy = 0;
   let method = "";
   for (let run = 0; run < RUNS; run++) {
-    const balances = make(run);
+    const balances = new Map(make(run).map((b) => [b.handle, BigInt(b.balance_minor)]));
     const start = performance.now();
-    const plan = settleUp(balances, true);
+    const plan = settlePlan(balances, true);
     times.push(performance.now() - start);
     transfers += plan.transfers.length;
     greedy += greedyTransfers(balances).length;
@@ -41,7 +43,7 @@ function time(label: string, make: (run: number) => MemberBalance[]): void {
   );
 }
 
-console.log(`settleUp, simplified, ${RUNS} runs each (first runs include JIT warm-up)\n`);
+console.log(`settlePlan, simplified, ${RUNS} runs each (first runs include JIT warm-up)\n`);
 time(`${EXACT_LIMIT} members, worst case (largest exact)`, () => worstCase(EXACT_LIMIT));
 time(`${EXACT_LIMIT + 1} members, worst case (greedy beyond)`, () => worstCase(EXACT_LIMIT + 1));
 time(`${EXACT_LIMIT} members, trip amounts`, (run) => trip(EXACT_LIMIT, run + 1));

@@ -1,7 +1,7 @@
 import { Command, InvalidArgumentError, Option } from "commander";
 import { readFileSync } from "node:fs";
 import { systemClock } from "../../server/clock.ts";
-import { importSplitwise, parseNameMap, parseRate, type ImportResult } from "../../server/domain/ledger/splitwise-import.ts";
+import { importSplitwise, parseNameMap, parseRate, type ImportResult } from "../../server/domain/ledger/exchange/splitwise-import.ts";
 import { AppError } from "../../server/errors.ts";
 import { withAdminDb, withDbOptions } from "../admin-db.ts";
 import { CliError, EXIT, EXIT_CODES_HELP, action, emit, example, exitCodeFor, usageExits } from "../output.ts";

@@ -6,6 +6,7 @@ import ledger from "../../docs/ledger.md" with { type: "text" };
 import limits from "../../docs/limits.md" with { type: "text" };
 import mcp from "../../docs/mcp.md" with { type: "text" };
 import overview from "../../docs/overview.md" with { type: "text" };
+import { inboxTypesTable } from "../contract/inbox-types.ts";
 import { ERROR_CODES, type ErrorCode } from "../errors.ts";
 import { TOOLS, describeTool, findTool } from "../tools/catalogue.ts";
 import type { Tool } from "../tools/define.ts";
@@ -154,7 +155,8 @@ const folderPage = (name: string, title: string, description: string, markdown: 
   name,
   title,
   description,
-  markdown: markdown.replaceAll("{base_url}", baseUrl),
+  // The inbox types table comes from the registry deliver() reads, so the page cannot drift from the items.
+  markdown: markdown.replaceAll("{base_url}", baseUrl).replace("{inbox_types_table}", () => inboxTypesTable()),
 });
 
 let cache: { baseUrl: string; pages: DocPage[] } | undefined;

@@ -191,14 +191,11 @@ export async function addContact(
   await deliver(tx, now, {
     to: them.agentId,
     type: "contact.request",
-    app: "network",
     from: actor.agentId,
     summaryMd: `@${actor.handle} asks to become your contact${note ? `, with a note: ${quoted(note)}` : ""}. Ask your human before accepting.`,
     payload: { handle: actor.handle, source },
     note: note === null ? null : untrusted(note, `contact request note from @${actor.handle}`),
     refs: { agent_id: actor.agentId, handle: actor.handle },
-    requiresAction: true,
-    suggestedTools: ["respond_contact_request", "block_contact"],
   });
   return { status: "requested", contact: await record(tx, outgoing, them) };
 }
@@ -224,12 +221,10 @@ async function notifyAccepted(tx: Tx, now: Date, actor: Actor, to: string) {
   await deliver(tx, now, {
     to,
     type: "contact.accepted",
-    app: "network",
     from: actor.agentId,
     summaryMd: `@${actor.handle} accepted your contact request.`,
     payload: { handle: actor.handle },
     refs: { agent_id: actor.agentId, handle: actor.handle },
-    suggestedTools: ["send_envelope", "open_direct_ledger"],
   });
 }
 

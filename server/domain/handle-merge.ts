@@ -24,9 +24,9 @@ import {
 import { iso } from "../clock.ts";
 import { conflict } from "../errors.ts";
 import { refsByIds, type AgentRow } from "./agents.ts";
-import { archiveGroup } from "./ledger/groups.ts";
-import { groupBalances } from "./ledger/balances.ts";
-import { formatAmount, formatBalance } from "./ledger/money.ts";
+import { archiveGroup } from "./ledger/groups/groups.ts";
+import { groupBalances } from "./ledger/balances/balances.ts";
+import { formatAmount, formatBalance } from "./ledger/money/amounts.ts";
 
 /** Other live handles with a login at `issuer` whose e-mail the provider verified as `email`. */
 export async function handlesWithVerifiedEmail(tx: Tx, issuer: string, email: string, exceptAgentId: string): Promise<AgentRow[]> {

@@ -8,27 +8,25 @@ import type { DomainContext, Principal } from "../contract/principal.ts";
 import type { InboxItem, InboxSummary, Untrusted } from "../contract/wire.ts";
 import { refsByIds } from "./agents.ts";
 import { paginate } from "../contract/cursor.ts";
+import { INBOX_TYPES, type InboxType } from "../contract/inbox-types.ts";
 import { readsSigninCodes } from "../auth/credentials.ts";
 
 export const ITEM_LIFETIME_MS = 30 * DAY;
 export const KEPT_LIFETIME_MS = 365 * DAY;
 const TOP_ITEMS = 3;
 
-export type App = "network" | "mail" | "ledger" | "plans";
 /** A sign-in code for the human: whoever reads it can connect a new client to the handle. */
-export const JOIN_CODE_ITEM = "auth.join_code";
+export const JOIN_CODE_ITEM = "auth.join_code" satisfies InboxType;
 
+/** One item for one agent; its app, requires_action and suggested_tools come from INBOX_TYPES by its type. */
 export interface Delivery {
   to: string;
-  type: string;
-  app: App;
+  type: InboxType;
   from: string | null;
   summaryMd: string;
   payload?: Record<string, unknown>;
   note?: Untrusted | null;
   refs?: Record<string, string>;
-  requiresAction?: boolean;
-  suggestedTools?: string[];
 }
 
 /**
@@ -63,7 +61,8 @@ export async function deliverAll(tx: Tx, now: Date, ds: Delivery[]): Promise<(st
   const createdAt = iso(now);
   const expiresAt = later(now, ITEM_LIFETIME_MS);
   for (const d of ds) {
-    if (d.from && d.app !== "ledger" && (await hasBlocked(tx, d.to, d.from))) {
+    const { app, requiresAction, suggestedTools } = INBOX_TYPES[d.type];
+    if (d.from && app !== "ledger" && (await hasBlocked(tx, d.to, d.from))) {
       ids.push(null);
       continue;
     }
@@ -74,14 +73,14 @@ export async function deliverAll(tx: Tx, now: Date, ds: Delivery[]): Promise<(st
       itemId,
       agentId: d.to,
       type: d.type,
-      app: d.app,
+      app,
       fromAgentId: d.from,
       summaryMd: d.summaryMd,
       payload: d.payload ?? {},
       note: d.note ?? null,
       refs: d.refs ?? {},
-      requiresAction: d.requiresAction ?? false,
-      suggestedTools: d.suggestedTools ?? [],
+      requiresAction,
+      suggestedTools,
       createdAt,
       expiresAt,
     };
@@ -106,7 +105,7 @@ export async function hasBlocked(tx: Tx, blocker: string, blocked: string): Prom
  * Acting with a suggested tool resolves the items it answers: those of `type` whose refs contain all of `refs`,
  * in the inbox of one agent or of several at once.
  */
-export async function resolveItems(tx: Tx, agentId: string | readonly string[], type: string, refs: Record<string, string>): Promise<void> {
+export async function resolveItems(tx: Tx, agentId: string | readonly string[], type: InboxType, refs: Record<string, string>): Promise<void> {
   await tx
     .update(inboxItems)
     .set({ resolved: true })
@@ -117,7 +116,7 @@ export async function resolveItems(tx: Tx, agentId: string | readonly string[], 
  * Items whose cause was taken back (a withdrawn contact request) leave the inbox: not listed, not counted, in no
  * digest. The rows stay until they expire, so deliveredSince still counts them.
  */
-export async function withdrawItems(tx: Tx, agentId: string, type: string, refs: Record<string, string>): Promise<void> {
+export async function withdrawItems(tx: Tx, agentId: string, type: InboxType, refs: Record<string, string>): Promise<void> {
   await tx
     .update(inboxItems)
     .set({ dismissed: true })
@@ -143,13 +142,13 @@ const deliveredCount = prepared((tx) =>
  * How many items of `type` one agent left in another's inbox since `since`, withdrawn or dismissed ones included.
  * Exact for any `since` within ITEM_LIFETIME_MS: no row is deleted before it expires.
  */
-export async function deliveredSince(tx: Tx, to: string, from: string, type: string, since: Date): Promise<number> {
+export async function deliveredSince(tx: Tx, to: string, from: string, type: InboxType, since: Date): Promise<number> {
   const row = await deliveredCount(tx).get({ to, from, type, since: iso(since) });
   return Number(row?.n ?? 0);
 }
 
 /** Items of `type` in the inbox of one agent or of several, whose refs contain all of `refs`. */
-function matching(agentId: string | readonly string[], type: string, refs: Record<string, string>) {
+function matching(agentId: string | readonly string[], type: InboxType, refs: Record<string, string>) {
   const owners = typeof agentId === "string" ? eq(inboxItems.agentId, agentId) : inArray(inboxItems.agentId, [...agentId]);
   const conds = Object.entries(refs).map(([k, v]) => sql`json_extract(${inboxItems.refs}, ${"$." + k}) = ${v}`);
   return and(owners, eq(inboxItems.type, type), ...conds);

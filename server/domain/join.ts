@@ -11,8 +11,8 @@ import type { Agent, GroupSummary } from "../contract/wire.ts";
 import { agentById, toAgent, type AgentRow } from "./agents.ts";
 import { newContactCode } from "./contacts.ts";
 import { createClient, issueApiKey } from "../auth/credentials.ts";
-import { groupView, toSummary } from "./ledger/groups.ts";
-import { joinByCode } from "./ledger/invites.ts";
+import { groupView, toSummary } from "./ledger/groups/groups.ts";
+import { joinByCode } from "./ledger/groups/invites.ts";
 import { newSecret, sha256 } from "../auth/secrets.ts";
 import type { DomainContext } from "../contract/principal.ts";
 

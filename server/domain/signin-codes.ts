@@ -53,7 +53,6 @@ export async function sendSigninCode(tx: Tx, now: Date, webSessionHash: string, 
   await deliver(tx, now, {
     to: agent.agentId,
     type: JOIN_CODE_ITEM,
-    app: "network",
     from: null,
     summaryMd: `Sign-in code requested on the web ${describe(purpose)}. Give payload.code to your human only if they are signing in right now; if not, ignore it.`,
     payload: {
@@ -63,8 +62,6 @@ export async function sendSigninCode(tx: Tx, now: Date, webSessionHash: string, 
       expires_at: expiresAt,
     },
     refs: { code_id: codeId },
-    requiresAction: true,
-    suggestedTools: ["ack_inbox"],
   });
   return agent;
 }

@@ -1,5 +1,5 @@
 import { MINUTE } from "../clock.ts";
-import { createDueOccurrences } from "../domain/ledger/recurring.ts";
+import { createDueOccurrences } from "../domain/ledger/expenses/recurring.ts";
 import type { Job } from "./index.ts";
 
 /** Adds the due occurrences of recurring expenses; running it late or twice makes each occurrence once. */

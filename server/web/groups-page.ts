@@ -2,12 +2,12 @@
 // script), how to settle up, what waits for confirmation, recent expenses and payments, and a CSV export.
 // Read-only: actions stay with the agents. Every read is the domain function the read tools use, as the signed-in
 // agent, so a group the human is not in is NOT_FOUND, shown as the same 404 page as any unknown address.
-import { groupBalanceView } from "../domain/ledger/balances.ts";
-import { listExpenses } from "../domain/ledger/expenses.ts";
-import { csvBatch, csvHeader, EXPORT_START, exportFile, ledgerBatch, type ExportCursor } from "../domain/ledger/export.ts";
-import { groupView, listGroups } from "../domain/ledger/groups.ts";
-import { requireMember } from "../domain/ledger/membership.ts";
-import { listPayments } from "../domain/ledger/payments.ts";
+import { groupBalanceView } from "../domain/ledger/balances/balances.ts";
+import { listExpenses } from "../domain/ledger/expenses/expenses.ts";
+import { csvBatch, csvHeader, EXPORT_START, exportFile, ledgerBatch, type ExportCursor } from "../domain/ledger/exchange/export.ts";
+import { groupView, listGroups } from "../domain/ledger/groups/groups.ts";
+import { requireMember } from "../domain/ledger/groups/membership.ts";
+import { listPayments } from "../domain/ledger/payments/payments.ts";
 import { balanceSentence, paymentSentence, SETTLE_UP_NOTE, transferSentence } from "../domain/ledger/wording.ts";
 import type { Expense } from "../contract/ledger.ts";
 import { Uuid } from "../contract/wire.ts";

@@ -4,8 +4,8 @@
 // 100,000 of them would take most of an hour on a small machine.
 import { createClient } from "@libsql/client";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { CSV_HEADER } from "../../server/domain/ledger/export.ts";
-import { parseCsv } from "../../server/domain/ledger/csv.ts";
+import { CSV_HEADER } from "../../server/domain/ledger/exchange/export.ts";
+import { parseCsv } from "../../server/domain/ledger/exchange/csv.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
 import { groupWith, type TestGroup } from "../ledger/ledger-fixtures.ts";
 import { PageClient, signInWithCode } from "../web/page-client.ts";

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { ledgerPairsBuilt } from "../../db/schema/index.ts";
-import { CSV_HEADER } from "../../server/domain/ledger/export.ts";
-import { parseCsv } from "../../server/domain/ledger/csv.ts";
+import { CSV_HEADER } from "../../server/domain/ledger/exchange/export.ts";
+import { parseCsv } from "../../server/domain/ledger/exchange/csv.ts";
 import { startTestServer, type Agent, type TestServer } from "../harness.ts";
 import { balancesOf, failure, groupOf, groupWith } from "./ledger-fixtures.ts";
 

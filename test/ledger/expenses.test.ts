@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { DAY } from "../../server/clock.ts";
-import { createDueOccurrences } from "../../server/domain/ledger/recurring.ts";
+import { createDueOccurrences } from "../../server/domain/ledger/expenses/recurring.ts";
 import { JOBS } from "../../server/jobs/index.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
 import { balancesOf, failure, groupWith, inboxItems, type TestGroup } from "./ledger-fixtures.ts";

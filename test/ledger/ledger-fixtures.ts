@@ -53,7 +53,7 @@ export async function failure(s: TestServer, tool: string, args: Record<string, 
 }
 
 /**
- * The fewest transfers by brute force, independent of settle.ts: someone with a balance left settles with each
+ * The fewest transfers by brute force, independent of fewest-transfers.ts: someone with a balance left settles with each
  * member of the opposite sign in turn (some optimal plan settles someone fully in each transfer).
  */
 export function bruteForceFewest(values: number[]): number {

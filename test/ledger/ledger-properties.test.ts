@@ -4,7 +4,7 @@
 // up to them, and the settle-up plan zeroes them (in exactly the fewest transfers when debts are simplified).
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import fc from "fast-check";
-import { formatAmount } from "../../server/domain/ledger/money.ts";
+import { formatAmount } from "../../server/domain/ledger/money/amounts.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
 import { bruteForceFewest, groupWith, type TestGroup } from "./ledger-fixtures.ts";
 

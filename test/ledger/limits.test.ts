@@ -4,8 +4,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import fc from "fast-check";
-import { createDueOccurrences } from "../../server/domain/ledger/recurring.ts";
-import { formatAmount, MAX_TOTAL_MINOR } from "../../server/domain/ledger/money.ts";
+import { createDueOccurrences } from "../../server/domain/ledger/expenses/recurring.ts";
+import { formatAmount, MAX_TOTAL_MINOR } from "../../server/domain/ledger/money/amounts.ts";
 import { MAX_MINOR } from "../../server/contract/ledger.ts";
 import { startTestServer, type Agent, type TestServer } from "../harness.ts";
 import { balancesOf, groupOf, type TestGroup } from "./ledger-fixtures.ts";

@@ -2,11 +2,12 @@ import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { AppError } from "../../server/errors.ts";
 import { CURRENCY_CODES, currencyExponent, isCurrency } from "../../server/contract/currencies.ts";
-import { checkMinor, convert, formatAmount, formatBalance, parseAmount, resolveAmount } from "../../server/domain/ledger/money.ts";
+import { checkMinor, convert, formatAmount, formatBalance, parseAmount, resolveAmount } from "../../server/domain/ledger/money/amounts.ts";
 import { MAX_MINOR } from "../../server/contract/ledger.ts";
-import { computeShares, splitPayers, type SplitParticipant } from "../../server/domain/ledger/splits.ts";
+import { computeShares, splitPayers, type SplitParticipant } from "../../server/domain/ledger/money/splits.ts";
 import type { SplitMode } from "../../server/contract/ledger.ts";
-import { EXACT_LIMIT, greedyTransfers, settleUp, type Debt, type Transfer } from "../../server/domain/ledger/settle.ts";
+import { EXACT_LIMIT } from "../../server/domain/ledger/money/fewest-transfers.ts";
+import { greedyTransfers, settleUp, type Transfer } from "./settle-up.ts";
 import { bruteForceFewest } from "./ledger-fixtures.ts";
 
 const RUNS = { numRuns: 500 };
@@ -680,7 +681,7 @@ describe("settleUp", () => {
   });
 
   test("pairwise example: each pair netted", () => {
-    const debts: Debt[] = [
+    const debts: Transfer[] = [
       { from: "bob", to: "alice", amount_minor: 3000 },
       { from: "alice", to: "bob", amount_minor: 1000 },
       { from: "carol", to: "bob", amount_minor: 500 },

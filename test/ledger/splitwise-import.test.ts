@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { parseCsv } from "../../server/domain/ledger/csv.ts";
-import { parseNameMap, parseRate, parseSplitwise, type SplitwiseExpense } from "../../server/domain/ledger/splitwise-import.ts";
+import { parseCsv } from "../../server/domain/ledger/exchange/csv.ts";
+import { parseNameMap, parseRate, parseSplitwise, type SplitwiseExpense } from "../../server/domain/ledger/exchange/splitwise-import.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
 import { balancesOf, groupWith } from "./ledger-fixtures.ts";
 

@@ -5,6 +5,7 @@ import { ERROR_CODES } from "../../server/errors.ts";
 import { TOOLS, findTool, inputJsonSchema, outputJsonSchema } from "../../server/tools/catalogue.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
 import { ERAS, connectMcp, postRpc, type McpClient } from "./clients.ts";
+import { INBOX_TYPES } from "../../server/contract/inbox-types.ts";
 
 // The inbox item types the catalogue (shared/spec/catalogue.md) names.
 const ITEM_TYPES = [
@@ -119,6 +120,9 @@ describe.each(ERAS)("a %s client", (era) => {
         .split("\n")
         .filter((l) => l.startsWith("### "))
         .join(" ");
+      // The registry deliver() reads holds exactly the catalogue's types, and the page's table is rendered from it.
+      expect(Object.keys(INBOX_TYPES).sort()).toEqual([...ITEM_TYPES].sort());
+      expect(text).not.toContain("{inbox_types_table}");
       for (const type of ITEM_TYPES) {
         expect(text).toContain(`| \`${type}\` |`);
         expect({ type, payload: payloadHeadings.includes(type) }).toEqual({ type, payload: true });

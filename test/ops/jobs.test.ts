@@ -44,7 +44,7 @@ describe("background jobs", () => {
   test("inbox items are deleted after 30 days; a kept envelope stays a year; a second run removes nothing more", async () => {
     const [a, b] = await s.contacts("job-in-a", "job-in-b");
     const envelopeId = await s.server.db.tx((tx) =>
-      deliver(tx, s.clock.now(), { to: b.agent_id, type: "mail.envelope", app: "mail", from: a.agent_id, summaryMd: "An envelope" }),
+      deliver(tx, s.clock.now(), { to: b.agent_id, type: "mail.envelope", from: a.agent_id, summaryMd: "An envelope" }),
     );
     await s.ok("ack_inbox", { item_ids: [envelopeId], action: "keep" }, b.key);
     const before = await storedItems(b.agent_id);

@@ -138,6 +138,33 @@ for (const release of releases) {
       expect(indexed.some(([, , pending]) => Number(pending) > 0)).toBe(true);
     });
 
+    // expense_history keeps each version's snapshot for ever, in the shape of the release that wrote it (0.9: the
+    // domain's state of then, without a version number): get_expense reads every one, beside those written now.
+    test("expense history the release wrote (created, updated, deleted, restored) reads as it did, beside a version written now", async () => {
+      const stored = await s.server.db.raw.execute("SELECT action, snapshot FROM expense_history");
+      expect(new Set(stored.rows.map((r) => r.action))).toEqual(new Set(["created", "updated", "deleted", "restored"]));
+      if (release === "0.9.0") expect(stored.rows.every((r) => JSON.parse(String(r.snapshot)).v === undefined)).toBe(true);
+      const reads = facts.reads.filter((r: any) => r.tool === "get_expense" && r.data.history.length > 1);
+      expect(reads.length).toBeGreaterThan(0);
+      for (const r of reads) {
+        const then = withoutProse(r.data);
+        const now = await s.ok("get_expense", r.args, keyOf(r.handle));
+        expect(now.history).toMatchObject(then.history);
+        if (now.expense.deleted) continue;
+        const changed = await s.ok(
+          "update_expense",
+          { expense_id: r.args.expense_id, expected_version: now.expense.version, notes: "read after the upgrade" },
+          keyOf(r.handle),
+        );
+        expect(changed.changed_fields).toEqual(["notes"]);
+        const after = await s.ok("get_expense", r.args, keyOf(r.handle));
+        expect(after.history.slice(0, -1)).toMatchObject(then.history);
+        expect(after.history.at(-1)).toMatchObject({ version: now.expense.version + 1, action: "updated", changed_fields: ["notes"] });
+      }
+      const written = await s.server.db.raw.execute("SELECT snapshot FROM expense_history");
+      expect(written.rows.some((r) => JSON.parse(String(r.snapshot)).v === 1)).toBe(true);
+    });
+
     test("the old group invite code and platform invite code still join", async () => {
       const c = facts.invite_codes;
       const joined = await s.ok("join_group", { invite_code: c.group.code }, keyOf(c.group.joiner));

@@ -2,7 +2,7 @@
 // with a cookie jar: what they show is what the ledger tools answer the same agent.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createClient } from "@libsql/client";
-import { parseCsv } from "../../server/domain/ledger/csv.ts";
+import { parseCsv } from "../../server/domain/ledger/exchange/csv.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
 import { groupOf, groupWith, type TestGroup } from "../ledger/ledger-fixtures.ts";
 import { PageClient, signInWithCode } from "./page-client.ts";

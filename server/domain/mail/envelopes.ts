@@ -102,7 +102,6 @@ async function create(
     const itemId = await deliver(tx, now, {
       to: r.agentId,
       type: "mail.envelope",
-      app: "mail",
       from: actor.agentId,
       summaryMd:
         `@${actor.handle} ${what}: subject ${quoted(e.subject)}.` +
@@ -116,7 +115,6 @@ async function create(
         link_warnings: linkWarnings,
       },
       refs: { envelope_id: envelopeId, thread_id: threadId },
-      suggestedTools: ["get_envelope", "reply_envelope"],
     });
     await insertRecipient(tx).run({ envelopeId, agentId: r.agentId, position, delivered: itemId !== null });
   }

@@ -12,8 +12,8 @@ import { refsByIds, type AgentRow } from "../agents.ts";
 import { acceptedContactsByHandle } from "../contacts.ts";
 import { decodeCursor, encodeCursor, paginate } from "../../contract/cursor.ts";
 import { deliver, resolveItems } from "../inbox.ts";
-import { isMember, requireWritable } from "../ledger/membership.ts";
-import { formatAmount } from "../ledger/money.ts";
+import { isMember, requireWritable } from "../ledger/groups/membership.ts";
+import { formatAmount } from "../ledger/money/amounts.ts";
 import { quoted, untrusted } from "../untrusted.ts";
 
 type PlanRow = typeof plans.$inferSelect;
@@ -148,7 +148,6 @@ async function invite(tx: Tx, now: Date, actor: Actor, plan: PlanRow, options: O
     const itemId = await deliver(tx, now, {
       to: a.agentId,
       type: "plan.invitation",
-      app: "plans",
       from: actor.agentId,
       summaryMd:
         `@${actor.handle} invites you to a plan: ${quoted(plan.title)}, ${options.length} option${options.length === 1 ? "" : "s"}` +
@@ -162,8 +161,6 @@ async function invite(tx: Tx, now: Date, actor: Actor, plan: PlanRow, options: O
         group_id: plan.groupId,
       },
       refs: { plan_id: plan.planId, ...(plan.groupId ? { group_id: plan.groupId } : {}) },
-      requiresAction: true,
-      suggestedTools: ["respond_plan"],
     });
     await tx.insert(planInvitees).values({
       planId: plan.planId,
@@ -338,12 +335,10 @@ export async function respondPlan({ tx, now, actor }: DomainContext, input: { pl
   await deliver(tx, now, {
     to: plan.organiserId,
     type: "plan.response",
-    app: "plans",
     from: actor.agentId,
     summaryMd: `@${actor.handle} answered ${input.response} to your plan ${quoted(plan.title)}${votes}.`,
     payload: { handle: actor.handle, response: input.response, option_ids: optionIds, title: untrusted(plan.title, source(organiser.handle)) },
     refs: { plan_id: plan.planId },
-    suggestedTools: ["get_plan", "update_plan"],
   });
   return (await views(tx, actor.agentId, [await visiblePlan(tx, actor.agentId, plan.planId)]))[0]!;
 }
@@ -412,13 +407,11 @@ async function tellCancelled(tx: Tx, now: Date, actor: Actor, plan: PlanRow, to:
   await deliver(tx, now, {
     to,
     type: "plan.cancelled",
-    app: "plans",
     from: actor.agentId,
     summaryMd:
       reason === "cancelled" ? `@${actor.handle} cancelled the plan ${quoted(plan.title)}.` : `@${actor.handle} took you off the plan ${quoted(plan.title)}.`,
     payload: { title: untrusted(plan.title, source(actor.handle)), reason },
     refs: { plan_id: plan.planId },
-    suggestedTools: ["get_plan"],
   });
 }
 
@@ -476,12 +469,10 @@ export async function updatePlan(ctx: DomainContext, input: UpdateInput): Promis
     await deliver(tx, now, {
       to: i.agentId,
       type: "plan.changed",
-      app: "plans",
       from: actor.agentId,
       summaryMd: summary,
       payload: { title: untrusted(next.title, src), changes, state: next.state, chosen_option: chosen ? optionView(chosen, src) : null },
       refs: { plan_id: plan.planId },
-      suggestedTools: ["get_plan", "respond_plan"],
     });
   }
   for (const i of removed) if (i.delivered) await tellCancelled(tx, now, actor, next, i.agentId, "uninvited");

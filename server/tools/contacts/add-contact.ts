@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { HOUR } from "../../clock.ts";
 import { addContact as add } from "../../domain/contacts.ts";
-import { sharesGroup } from "../../domain/ledger/membership.ts";
+import { sharesGroup } from "../../domain/ledger/groups/membership.ts";
 import { defineTool } from "../define.ts";
 import description from "./add-contact.description.md" with { type: "text" };
 import { ContactRecord, Handle, Uuid } from "../../contract/wire.ts";

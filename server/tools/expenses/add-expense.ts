@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { addExpense as add } from "../../domain/ledger/expenses.ts";
+import { addExpense as add } from "../../domain/ledger/expenses/expenses.ts";
 import { defineTool } from "../define.ts";
 import description from "./add-expense.description.md" with { type: "text" };
 import { madeUp } from "../made-up.ts";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { exportGroup as exportLedger } from "../../domain/ledger/export.ts";
+import { exportGroup as exportLedger } from "../../domain/ledger/exchange/export.ts";
 import { defineTool } from "../define.ts";
 import description from "./export-group.description.md" with { type: "text" };
 import { madeUp } from "../made-up.ts";

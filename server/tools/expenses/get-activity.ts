@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { listActivity } from "../../domain/ledger/activity.ts";
+import { listActivity } from "../../domain/ledger/groups/activity.ts";
 import { defineTool } from "../define.ts";
 import { madeUp } from "../made-up.ts";
 import { Cursor, Limit, Uuid } from "../../contract/wire.ts";

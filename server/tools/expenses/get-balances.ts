@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { counterpartyBalances, groupBalanceView } from "../../domain/ledger/balances.ts";
-import { EXACT_LIMIT } from "../../domain/ledger/settle.ts";
+import { counterpartyBalances, groupBalanceView } from "../../domain/ledger/balances/balances.ts";
+import { EXACT_LIMIT } from "../../domain/ledger/money/fewest-transfers.ts";
 import { invalid } from "../../errors.ts";
 import { BALANCES_VIEW } from "../../views/index.ts";
 import { defineTool } from "../define.ts";

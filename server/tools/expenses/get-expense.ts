@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { getExpense as get } from "../../domain/ledger/expenses.ts";
+import { getExpense as get } from "../../domain/ledger/expenses/expenses.ts";
 import { defineTool } from "../define.ts";
 import { madeUp } from "../made-up.ts";
 import { Uuid } from "../../contract/wire.ts";

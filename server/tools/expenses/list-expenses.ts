@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { listExpenses as list } from "../../domain/ledger/expenses.ts";
+import { listExpenses as list } from "../../domain/ledger/expenses/expenses.ts";
 import { defineTool } from "../define.ts";
 import description from "./list-expenses.description.md" with { type: "text" };
 import { madeUp } from "../made-up.ts";

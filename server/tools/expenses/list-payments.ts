@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { listPayments as list } from "../../domain/ledger/payments.ts";
+import { listPayments as list } from "../../domain/ledger/payments/payments.ts";
 import { defineTool } from "../define.ts";
 import { madeUp } from "../made-up.ts";
 import { Cursor, Limit, Uuid } from "../../contract/wire.ts";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { recordPayment as record } from "../../domain/ledger/payments.ts";
+import { recordPayment as record } from "../../domain/ledger/payments/payments.ts";
 import { defineTool } from "../define.ts";
 import description from "./record-payment.description.md" with { type: "text" };
 import { madeUp } from "../made-up.ts";

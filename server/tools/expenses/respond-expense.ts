@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { respondExpense as respond } from "../../domain/ledger/expenses.ts";
+import { respondExpense as respond } from "../../domain/ledger/expenses/expenses.ts";
 import { defineTool } from "../define.ts";
 import description from "./respond-expense.description.md" with { type: "text" };
 import { madeUp } from "../made-up.ts";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { respondPayment as respond } from "../../domain/ledger/payments.ts";
+import { respondPayment as respond } from "../../domain/ledger/payments/payments.ts";
 import { defineTool } from "../define.ts";
 import description from "./respond-payment.description.md" with { type: "text" };
 import { madeUp } from "../made-up.ts";

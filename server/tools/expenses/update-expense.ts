@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { updateExpense as update } from "../../domain/ledger/expenses.ts";
+import { updateExpense as update } from "../../domain/ledger/expenses/expenses.ts";
 import { defineTool } from "../define.ts";
 import description from "./update-expense.description.md" with { type: "text" };
 import { madeUp } from "../made-up.ts";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { archiveGroup as archive, groupView } from "../../domain/ledger/groups.ts";
+import { archiveGroup as archive, groupView } from "../../domain/ledger/groups/groups.ts";
 import { defineTool } from "../define.ts";
 import { madeUp } from "../made-up.ts";
 import { Uuid } from "../../contract/wire.ts";

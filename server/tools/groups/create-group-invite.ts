@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { createInvite } from "../../domain/ledger/invites.ts";
+import { createInvite } from "../../domain/ledger/groups/invites.ts";
 import { defineTool } from "../define.ts";
 import description from "./create-group-invite.description.md" with { type: "text" };
 import { madeUp } from "../made-up.ts";

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { createGroup as create, groupView } from "../../domain/ledger/groups.ts";
-import { inviteContacts } from "../../domain/ledger/invites.ts";
+import { createGroup as create, groupView } from "../../domain/ledger/groups/groups.ts";
+import { inviteContacts } from "../../domain/ledger/groups/invites.ts";
 import { defineTool } from "../define.ts";
 import description from "./create-group.description.md" with { type: "text" };
 import { Description, Handle, plainText } from "../../contract/wire.ts";

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { groupView } from "../../domain/ledger/groups.ts";
-import { requireMember } from "../../domain/ledger/membership.ts";
+import { groupView } from "../../domain/ledger/groups/groups.ts";
+import { requireMember } from "../../domain/ledger/groups/membership.ts";
 import { GROUP_VIEW } from "../../views/index.ts";
 import { defineTool } from "../define.ts";
 import { madeUp } from "../made-up.ts";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { leaveGroup as leave } from "../../domain/ledger/groups.ts";
+import { leaveGroup as leave } from "../../domain/ledger/groups/groups.ts";
 import { defineTool } from "../define.ts";
 import { madeUp } from "../made-up.ts";
 import { Uuid } from "../../contract/wire.ts";

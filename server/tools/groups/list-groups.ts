@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { listGroups as list } from "../../domain/ledger/groups.ts";
+import { listGroups as list } from "../../domain/ledger/groups/groups.ts";
 import { defineTool } from "../define.ts";
 import { Cursor, GroupSummary, Limit } from "../../contract/wire.ts";
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { groupView, openDirectLedger as open } from "../../domain/ledger/groups.ts";
+import { groupView, openDirectLedger as open } from "../../domain/ledger/groups/groups.ts";
 import { defineTool } from "../define.ts";
 import { Handle } from "../../contract/wire.ts";
 import { CurrencyCode, Group } from "../../contract/groups.ts";

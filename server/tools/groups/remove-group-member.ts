@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { groupView, removeMember } from "../../domain/ledger/groups.ts";
+import { groupView, removeMember } from "../../domain/ledger/groups/groups.ts";
 import { defineTool } from "../define.ts";
 import { madeUp } from "../made-up.ts";
 import { Handle, Uuid } from "../../contract/wire.ts";

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { groupView } from "../../domain/ledger/groups.ts";
-import { respondInvite } from "../../domain/ledger/invites.ts";
+import { groupView } from "../../domain/ledger/groups/groups.ts";
+import { respondInvite } from "../../domain/ledger/groups/invites.ts";
 import { defineTool } from "../define.ts";
 import { madeUp } from "../made-up.ts";
 import { Uuid } from "../../contract/wire.ts";

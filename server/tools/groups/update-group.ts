@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { groupView, updateGroup as update } from "../../domain/ledger/groups.ts";
+import { groupView, updateGroup as update } from "../../domain/ledger/groups/groups.ts";
 import { defineTool } from "../define.ts";
 import { madeUp } from "../made-up.ts";
 import { Description, plainText, Uuid } from "../../contract/wire.ts";

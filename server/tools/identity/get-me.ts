@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { agentById, toAgent } from "../../domain/agents.ts";
-import { pendingInvitesCount } from "../../domain/ledger/membership.ts";
-import { groupSummaries } from "../../domain/ledger/balances.ts";
+import { pendingInvitesCount } from "../../domain/ledger/groups/membership.ts";
+import { groupSummaries } from "../../domain/ledger/balances/balances.ts";
 import { defineTool } from "../define.ts";
 import { Agent, EMPTY, GroupSummary, Verification } from "../../contract/wire.ts";
 

@@ -3,8 +3,8 @@ import { toAgent } from "../../domain/agents.ts";
 import { createClient, issueApiKey } from "../../auth/credentials.ts";
 import { createAgent } from "../../domain/join.ts";
 import { consumePlatformInvite } from "../../domain/platform-invites.ts";
-import { groupView, toSummary } from "../../domain/ledger/groups.ts";
-import { joinByCode } from "../../domain/ledger/invites.ts";
+import { groupView, toSummary } from "../../domain/ledger/groups/groups.ts";
+import { joinByCode } from "../../domain/ledger/groups/invites.ts";
 import { defineTool } from "../define.ts";
 import { Agent, Description, DisplayName, GroupSummary, Handle, InviteCode, plainText } from "../../contract/wire.ts";
 

@@ -4,21 +4,21 @@
 // The whole file is checked first and imported in one transaction, or not at all.
 import { and, eq, sql } from "drizzle-orm";
 import { createHash } from "node:crypto";
-import type { Tx } from "../../../db/client.ts";
-import { groups, ledgerActivity } from "../../../db/schema/index.ts";
-import { AppError, conflict, invalid, notFound } from "../../errors.ts";
-import { DateOnly, type Category } from "../../contract/ledger.ts";
-import { agentById } from "../agents.ts";
-import { currencyExponent } from "../../contract/currencies.ts";
+import type { Tx } from "../../../../db/client.ts";
+import { groups, ledgerActivity } from "../../../../db/schema/index.ts";
+import { AppError, conflict, invalid, notFound } from "../../../errors.ts";
+import { DateOnly, type Category } from "../../../contract/ledger.ts";
+import { agentById } from "../../agents.ts";
+import { currencyExponent } from "../../../contract/currencies.ts";
 import { parseCsv } from "./csv.ts";
-import { insertExpense, newExpenseState } from "./expense-store.ts";
-import { membersByHandle } from "./membership.ts";
-import { logActivity } from "./activity.ts";
-import { convert, formatAmount, inGroupCurrency, moneyText, parseDecimal } from "./money.ts";
-import { MAX_MINOR } from "../../contract/ledger.ts";
-import { insertPayment } from "./payments.ts";
-import { allocate, compareText } from "./splits.ts";
-import { CONTROL } from "../../contract/text.ts";
+import { createExpense, newExpenseState } from "../expenses/store.ts";
+import { membersByHandle } from "../groups/membership.ts";
+import { logActivity } from "../groups/activity.ts";
+import { convert, formatAmount, inGroupCurrency, moneyText, parseDecimal } from "../money/amounts.ts";
+import { MAX_MINOR } from "../../../contract/ledger.ts";
+import { insertPayment } from "../payments/payments.ts";
+import { allocate, compareText } from "../money/splits.ts";
+import { CONTROL } from "../../../contract/text.ts";
 
 const FIXED_COLUMNS = ["date", "description", "category", "cost", "currency"];
 
@@ -406,7 +406,7 @@ export async function importSplitwise(
         },
         now,
       );
-      await insertExpense(tx, now, group, actor, state, " (imported from Splitwise)");
+      await createExpense(tx, now, group, actor, state, " (imported from Splitwise)");
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
       problems.push(`line ${e.line}: ${err.message}`);

@@ -1,10 +1,10 @@
-import { invalid } from "../../errors.ts";
-import { currencyExponent } from "../../contract/currencies.ts";
-import { MAX_DIGITS, MAX_MINOR } from "../../contract/ledger.ts";
+import { invalid } from "../../../errors.ts";
+import { currencyExponent } from "../../../contract/currencies.ts";
+import { MAX_DIGITS, MAX_MINOR } from "../../../contract/ledger.ts";
 
 /**
  * The most the ledger's totals may reach, in minor units: 2^53 - 1, so that each is exact as a JSON number.
- * Bounded (limits.ts): an agent's open debts and credits in one currency across all their groups; every balance,
+ * Bounded (balances/limits.ts): an agent's open debts and credits in one currency across all their groups; every balance,
  * settle-up transfer and sum of them shown is at most that.
  */
 export const MAX_TOTAL_MINOR = Number.MAX_SAFE_INTEGER;

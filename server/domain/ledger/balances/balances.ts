@@ -1,6 +1,6 @@
-// Balances and settle-up plans, read from the pair ledger (ledger-pairs.ts), which every ledger change keeps exact.
+// Balances and settle-up plans, read from the pair ledger (pairs.ts), which every ledger change keeps exact.
 import { and, eq, isNull, sql } from "drizzle-orm";
-import { prepared, type Tx } from "../../../db/client.ts";
+import { prepared, type Tx } from "../../../../db/client.ts";
 import {
   agents,
   expenseShares,
@@ -10,17 +10,17 @@ import {
   groups,
   ledgerPairsBuilt,
   payments,
-} from "../../../db/schema/index.ts";
-import type { Counterparty, Payment, Transfer } from "../../contract/ledger.ts";
-import type { AgentRef, GroupSummary } from "../../contract/wire.ts";
-import type { StoredSplit } from "./expense-store.ts";
-import { exactly, pairBalances, pairDebts, pairDebtsByGroup } from "./ledger-pairs.ts";
-import { groupWithMembers, memberRefsByGroup, refsOfMembers, refsWithKnown, type GroupRow } from "./membership.ts";
-import { formatAmount, formatBalance, originalOfRow, totalMinor } from "./money.ts";
-import { paymentViews, pendingPayments } from "./payments.ts";
+} from "../../../../db/schema/index.ts";
+import type { Counterparty, Payment, Transfer } from "../../../contract/ledger.ts";
+import type { AgentRef, GroupSummary } from "../../../contract/wire.ts";
+import type { StoredSplit } from "../expenses/store.ts";
+import { exactly, pairBalances, pairDebts, pairDebtsByGroup } from "./pairs.ts";
+import { groupWithMembers, memberRefsByGroup, refsOfMembers, refsWithKnown, type GroupRow } from "../groups/membership.ts";
+import { formatAmount, formatBalance, originalOfRow, totalMinor } from "../money/amounts.ts";
+import { paymentViews, pendingPayments } from "../payments/payments.ts";
 import { settlement, simplifiedSettlement } from "./settlement.ts";
-import { compareText, computeShares } from "./splits.ts";
-import type { DomainContext } from "../../contract/principal.ts";
+import { compareText, computeShares } from "../money/splits.ts";
+import type { DomainContext } from "../../../contract/principal.ts";
 
 /** A group's balances, pending payments and settle-up plan; with `byCurrency`, also what each member paid and owes per currency. */
 export async function groupBalanceView({ tx, now, actor: { agentId } }: DomainContext, groupId: string, byCurrency = false) {
@@ -199,7 +199,7 @@ async function currencyBreakdown(tx: Tx, group: GroupRow, known: Map<string, Age
 
 /**
  * Each agent's balance in a group, in minor units: what they paid minus their shares of live expenses, plus
- * confirmed payments made minus received. Read from the members' balances the pair ledger keeps (ledger-pairs.ts),
+ * confirmed payments made minus received. Read from the members' balances the pair ledger keeps (pairs.ts),
  * in the same transaction as every change: one row per member; they sum to zero by construction.
  */
 export async function groupBalances(tx: Tx, groupId: string): Promise<Map<string, bigint>> {

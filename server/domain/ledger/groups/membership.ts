@@ -1,13 +1,26 @@
-// Who belongs to which group, and the balances every other part of the ledger builds on.
+// Who belongs to which group: the membership checks and member lists every other part of the ledger starts from.
 import { and, eq, isNull, sql } from "drizzle-orm";
-import { jsonEach, jsonList, prepared, type Tx } from "../../../db/client.ts";
-import { agents, groupInvites, groupMembers, groups } from "../../../db/schema/index.ts";
-import { conflict, notFound } from "../../errors.ts";
-import type { AgentRef } from "../../contract/wire.ts";
-import { refsByIds, toRef } from "../agents.ts";
-import type { Member } from "./expense-store.ts";
+import { jsonEach, jsonList, prepared, type Tx } from "../../../../db/client.ts";
+import { agents, groupInvites, groupMembers, groups } from "../../../../db/schema/index.ts";
+import { conflict, invalid, notFound } from "../../../errors.ts";
+import type { AgentRef } from "../../../contract/wire.ts";
+import { refsByIds, toRef } from "../../agents.ts";
 
 export type GroupRow = typeof groups.$inferSelect;
+
+/** A current member of a group, as the ledger names them. */
+export interface Member {
+  agentId: string;
+  handle: string;
+  displayName: string;
+}
+
+/** The current member with that handle; anyone else is refused at `path` (INVALID). */
+export function requireParticipant(members: Map<string, Member>, handle: string, path: string): Member {
+  const m = members.get(handle);
+  if (!m) throw invalid(path, `@${handle} is not a member of this group`);
+  return m;
+}
 
 const groupOfMember = prepared((tx) =>
   tx

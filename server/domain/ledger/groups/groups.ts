@@ -1,23 +1,23 @@
 // Groups: creating, reading, changing, archiving, leaving, removing members, and direct ledgers.
 import { and, asc, eq, isNull, sql } from "drizzle-orm";
-import { scalar, type Tx } from "../../../db/client.ts";
-import { agents, groupMembers, groups } from "../../../db/schema/index.ts";
-import { iso } from "../../clock.ts";
-import { AppError, conflict, invalid, notFound } from "../../errors.ts";
-import type { DomainContext } from "../../contract/principal.ts";
-import { quotasOf, requireRoomForGroup } from "../quotas.ts";
-import type { Group } from "../../contract/groups.ts";
-import type { AgentRef, GroupSummary } from "../../contract/wire.ts";
-import { agentByHandle, refsByIds, toRef } from "../agents.ts";
-import { isAcceptedContact } from "../contacts.ts";
-import { deliver, hasBlocked } from "../inbox.ts";
-import { quoted, untrusted } from "../untrusted.ts";
-import { markBuilt } from "./ledger-pairs.ts";
+import { scalar, type Tx } from "../../../../db/client.ts";
+import { agents, groupMembers, groups } from "../../../../db/schema/index.ts";
+import { iso } from "../../../clock.ts";
+import { AppError, conflict, invalid, notFound } from "../../../errors.ts";
+import type { DomainContext } from "../../../contract/principal.ts";
+import { quotasOf, requireRoomForGroup } from "../../quotas.ts";
+import type { Group } from "../../../contract/groups.ts";
+import type { AgentRef, GroupSummary } from "../../../contract/wire.ts";
+import { agentByHandle, refsByIds, toRef } from "../../agents.ts";
+import { isAcceptedContact } from "../../contacts.ts";
+import { deliver, hasBlocked } from "../../inbox.ts";
+import { quoted, untrusted } from "../../untrusted.ts";
+import { markBuilt } from "../balances/pairs.ts";
 import { requireMember, requireWritable, type GroupRow } from "./membership.ts";
 import { logActivity } from "./activity.ts";
-import { groupBalances, groupSummaries } from "./balances.ts";
-import { formatBalance, totalMinor } from "./money.ts";
-import { decodeCursor, encodeCursor, paginate } from "../../contract/cursor.ts";
+import { groupBalances, groupSummaries } from "../balances/balances.ts";
+import { formatBalance, totalMinor } from "../money/amounts.ts";
+import { decodeCursor, encodeCursor, paginate } from "../../../contract/cursor.ts";
 
 /** The group as a member sees it: summary, settings, current members with their balances. */
 export async function groupView(tx: Tx, groupId: string, viewerId: string): Promise<Group> {
@@ -98,12 +98,10 @@ export async function notifyJoined(tx: Tx, now: Date, g: GroupRow, joiner: Agent
     await deliver(tx, now, {
       to: o.agentId,
       type: "group.member_joined",
-      app: "ledger",
       from: joiner.agent_id,
       summaryMd: `@${joiner.handle} joined the group ${quoted(g.name)}.`,
       payload: { group_id: g.groupId, group_name: untrustedName(g), currency: g.currency, member: joiner, via },
       refs: { group_id: g.groupId, agent_id: joiner.agent_id },
-      suggestedTools: ["get_group"],
     });
   }
 }

@@ -1,40 +1,36 @@
 // Expenses: the rules of changing, deleting and answering an expense, and the tools' operations.
 import { and, asc, desc, eq, sql } from "drizzle-orm";
-import type { Tx } from "../../../db/client.ts";
-import { expenseHistory, expenseResponses, expenses } from "../../../db/schema/index.ts";
-import { iso } from "../../clock.ts";
-import { conflict, invalid, notFound } from "../../errors.ts";
-import type { Expense, ExpenseHistoryEntry } from "../../contract/ledger.ts";
-import type { AgentRef } from "../../contract/wire.ts";
-import { agentByHandle, refsByIds } from "../agents.ts";
-import { deliver, resolveItems } from "../inbox.ts";
-import { quoted, untrusted } from "../untrusted.ts";
-import { decodeCursor, encodeCursor, paginate } from "../../contract/cursor.ts";
-import type { DomainContext } from "../../contract/principal.ts";
-import { requireExpenseBudget } from "../quotas.ts";
-import { applyDebts, expenseDebts, reversed } from "./ledger-pairs.ts";
-import { checkLimits } from "./limits.ts";
-import { assertWritable, memberGroup, membersByHandle, refsOfMembers, requireMember, writableGroupMembers, type GroupRow } from "./membership.ts";
-import { logActivity } from "./activity.ts";
-import { formatAmount, moneyText } from "./money.ts";
-import { nextOccurrenceAfter } from "./repeat-dates.ts";
+import type { Tx } from "../../../../db/client.ts";
+import { expenseHistory, expenseResponses, expenses } from "../../../../db/schema/index.ts";
+import { iso } from "../../../clock.ts";
+import { conflict, invalid, notFound } from "../../../errors.ts";
+import type { Expense, ExpenseHistoryEntry } from "../../../contract/ledger.ts";
+import type { AgentRef } from "../../../contract/wire.ts";
+import { agentByHandle } from "../../agents.ts";
+import { resolveItems } from "../../inbox.ts";
+import { quoted } from "../../untrusted.ts";
+import { decodeCursor, encodeCursor, paginate } from "../../../contract/cursor.ts";
+import type { DomainContext } from "../../../contract/principal.ts";
+import { requireExpenseBudget } from "../../quotas.ts";
+import { assertWritable, memberGroup, membersByHandle, refsOfMembers, requireMember, writableGroupMembers, type GroupRow } from "../groups/membership.ts";
+import { logActivity } from "../groups/activity.ts";
 import {
   checkRefs,
   compute,
-  insertExpense,
+  createExpense,
   newExpenseState,
-  recordHistory,
-  replaceShares,
+  replaceVersion,
+  setDeleted as setDeletedVersion,
   sharesOf,
-  stateColumns,
   storedState,
   type ExpenseInput,
   type ExpenseRow,
   type ExpenseState,
   type MoneyDraft,
   type ParticipantShare,
-} from "./expense-store.ts";
-import { authorOf, expenseView, expenseViews, expenseWire, historyEntries, notify, tellAdded } from "./expense-views.ts";
+} from "./store.ts";
+import { tellAdded, tellDeleted, tellDisputed, tellRestored, tellUpdated } from "./notices.ts";
+import { expenseView, expenseViews, expenseWire, historyEntries } from "./views.ts";
 
 /** The expense and its group if the caller is a current member; anyone else learns nothing (NOT_FOUND). */
 async function visibleExpense(tx: Tx, expenseId: string, agentId: string): Promise<{ row: ExpenseRow; group: GroupRow }> {
@@ -57,8 +53,9 @@ export async function addExpense(ctx: DomainContext, input: ExpenseInput & { gro
   const { group, members } = await writableGroupMembers(tx, input.group_id, actor.agentId);
   await requireExpenseBudget(ctx, group.groupId);
   const state = newExpenseState(group, members, actor, input, now);
-  const row = await insertExpense(tx, now, group, actor, state);
-  await tellAdded(tx, now, group, members, actor, row, state);
+  const row = await createExpense(tx, now, group, actor, state);
+  const recipients = state.shares.filter((s) => s.agentId !== actor.agentId);
+  await tellAdded({ tx, now, group, actor, expenseId: row.expenseId, version: 1, state, recipients, known: refsOfMembers(members) });
   // Just written, by a member, with no responses yet: nothing to read back.
   return expenseWire(row, state.shares, [], refsOfMembers(members), group.currency);
 }
@@ -189,51 +186,15 @@ export async function updateExpense(
   if (!changed.length) return { expense: (await expenseViews(tx, group, [row]))[0]!, changed_fields: [] };
   if (changed.includes("description")) after.descriptionBy = actor.agentId;
   if (changed.includes("notes")) after.notesBy = after.notes === null ? null : actor.agentId;
-  // The old version leaves the balances and the new one comes in, judged as one change.
-  await checkLimits(tx, group, [...reversed(expenseDebts(before.shares)), ...expenseDebts(after.shares)]);
   // A change answers any dispute of the old version: the participants judge the new one.
   after.state = "active";
-  const version = row.version + 1;
-  const at = iso(now);
-  await tx
-    .update(expenses)
-    .set({
-      ...stateColumns(after),
-      nextOccurrence: changed.includes("repeat") || changed.includes("date") ? await nextAfterGenerated(tx, row.expenseId, after) : row.nextOccurrence,
-      state: after.state,
-      version,
-      updatedAt: at,
-    })
-    .where(eq(expenses.expenseId, row.expenseId));
-  await replaceShares(tx, row.expenseId, group.groupId, after.shares);
-  await applyDebts(tx, group.groupId, expenseDebts(before.shares), -1);
-  await applyDebts(tx, group.groupId, expenseDebts(after.shares), 1);
-  await recordHistory(tx, row.expenseId, version, "updated", actor.agentId, at, after, changed);
-  await logActivity(tx, now, {
-    groupId: group.groupId,
-    actorId: actor.agentId,
-    action: "expense_updated",
-    summary: `@${actor.handle} changed ${quoted(after.description)}: ${changed.join(", ")}`,
-    refs: { expense_id: row.expenseId },
-  });
+  const version = await replaceVersion(tx, now, { group, actor, row, before, after, changed });
   await resolveItems(tx, row.createdBy, "ledger.expense_disputed", { expense_id: row.expenseId });
   const was = new Set(before.shares.map((s) => s.agentId));
   const is = new Set(after.shares.map((s) => s.agentId));
   const others = (list: ParticipantShare[]) => list.filter((s) => s.agentId !== actor.agentId);
-  const known = refsOfMembers(members);
-  await notify(
-    tx,
-    now,
-    group,
-    actor,
-    row.expenseId,
-    version,
-    after,
-    others(after.shares.filter((s) => !was.has(s.agentId))),
-    "ledger.expense_added",
-    {},
-    known,
-  );
+  const notice = { tx, now, group, actor, expenseId: row.expenseId, version, state: after, known: refsOfMembers(members) };
+  await tellAdded({ ...notice, recipients: others(after.shares.filter((s) => !was.has(s.agentId))) });
   const dropped = others(before.shares.filter((s) => !is.has(s.agentId)));
   if (dropped.length)
     await resolveItems(
@@ -244,19 +205,8 @@ export async function updateExpense(
     );
   // Those still in it see their new share; those dropped from it see a share of zero.
   const told = [...others(after.shares.filter((s) => was.has(s.agentId))), ...dropped.map((s) => ({ ...s, paidMinor: 0, shareMinor: 0 }))];
-  await notify(tx, now, group, actor, row.expenseId, version, after, told, "ledger.expense_updated", { changed_fields: changed }, known);
+  await tellUpdated({ ...notice, recipients: told, changedFields: changed });
   return { expense: await expenseView(tx, group, row.expenseId), changed_fields: changed };
-}
-
-/** A series' next date after its start and after every occurrence already made. */
-async function nextAfterGenerated(tx: Tx, expenseId: string, s: ExpenseState): Promise<string | null> {
-  const made = await tx
-    .select({ last: sql<string | null>`max(${expenses.date})` })
-    .from(expenses)
-    .where(eq(expenses.recurringOf, expenseId))
-    .get();
-  const last = made?.last && made.last > s.date ? made.last : s.date;
-  return nextOccurrenceAfter(s.date, s.repeat, last);
 }
 
 /** Soft delete (deleted true) or restore (false): the expense leaves or rejoins the balances; a new version either way. */
@@ -273,22 +223,17 @@ export async function setDeleted({ tx, now, actor }: DomainContext, expenseId: s
     if (gone) throw conflict(`@${gone.handle} is no longer a member of the group, so the expense cannot count in its balances again.`);
     known = refsOfMembers(members);
   }
-  // Taking an expense out can raise a total as well as putting it back: it may have offset other debts.
-  await checkLimits(tx, group, deleted ? reversed(expenseDebts(state.shares)) : expenseDebts(state.shares));
-  const version = row.version + 1;
-  const at = iso(now);
-  await tx.update(expenses).set({ deleted, version, updatedAt: at }).where(eq(expenses.expenseId, row.expenseId));
-  await applyDebts(tx, group.groupId, expenseDebts(state.shares), deleted ? -1 : 1);
-  const after = { ...state, deleted };
-  await recordHistory(tx, row.expenseId, version, deleted ? "deleted" : "restored", actor.agentId, at, after, ["deleted"]);
-  await logActivity(tx, now, {
-    groupId: group.groupId,
-    actorId: actor.agentId,
-    action: deleted ? "expense_deleted" : "expense_restored",
-    summary: `@${actor.handle} ${deleted ? "deleted" : "restored"} ${quoted(after.description)} (${moneyText(after.amountMinor, group.currency)})`,
-    refs: { expense_id: row.expenseId },
-  });
-  const others = state.shares.filter((s) => s.agentId !== actor.agentId);
+  const { version, after } = await setDeletedVersion(tx, now, { group, actor, row, state, deleted });
+  const notice = {
+    tx,
+    now,
+    group,
+    actor,
+    expenseId: row.expenseId,
+    version,
+    state: after,
+    recipients: state.shares.filter((s) => s.agentId !== actor.agentId),
+  };
   if (deleted) {
     // Nothing is left to confirm or to fix.
     await resolveItems(
@@ -298,21 +243,9 @@ export async function setDeleted({ tx, now, actor }: DomainContext, expenseId: s
       { expense_id: row.expenseId },
     );
     await resolveItems(tx, row.createdBy, "ledger.expense_disputed", { expense_id: row.expenseId });
-    await notify(tx, now, group, actor, row.expenseId, version, after, others, "ledger.expense_deleted");
+    await tellDeleted(notice);
   } else {
-    await notify(
-      tx,
-      now,
-      group,
-      actor,
-      row.expenseId,
-      version,
-      after,
-      others,
-      "ledger.expense_updated",
-      { changed_fields: ["deleted"], change: "restored" },
-      known,
-    );
+    await tellRestored({ ...notice, known });
   }
   return expenseView(tx, group, row.expenseId);
 }
@@ -357,30 +290,7 @@ export async function respondExpense(
   if (input.action === "confirm") {
     await resolveItems(tx, row.createdBy, "ledger.expense_disputed", { expense_id: row.expenseId, agent_id: actor.agentId });
   } else if (row.createdBy !== actor.agentId) {
-    await deliver(tx, now, {
-      to: row.createdBy,
-      type: "ledger.expense_disputed",
-      app: "ledger",
-      from: actor.agentId,
-      summaryMd: `@${actor.handle} disputes ${quoted(row.description)} (${moneyText(row.amountMinor, group.currency)}) in ${quoted(group.name, 40)}, saying ${quoted(reason!)}. Check it with get_expense, then fix it with update_expense or remove it with delete_expense.`,
-      payload: {
-        group_id: group.groupId,
-        expense_id: row.expenseId,
-        version: row.version,
-        description: untrusted(
-          row.description,
-          `expense description written by ${authorOf(await refsByIds(tx, [row.descriptionBy ?? row.createdBy]), row.descriptionBy ?? row.createdBy)}`,
-        ),
-        amount_minor: row.amountMinor,
-        amount: formatAmount(row.amountMinor, group.currency),
-        currency: group.currency,
-        disputed_by: actor.handle,
-      },
-      note: untrusted(reason!, `dispute reason written by @${actor.handle}`),
-      refs: { group_id: group.groupId, expense_id: row.expenseId, agent_id: actor.agentId },
-      requiresAction: true,
-      suggestedTools: ["get_expense", "update_expense", "delete_expense"],
-    });
+    await tellDisputed({ tx, now, group, actor, row, reason: reason! });
   }
   return expenseView(tx, group, row.expenseId);
 }

@@ -1,21 +1,18 @@
 /**
- * Settle-up plans for one group in one currency.
+ * Settle-up plans for one group in one currency, on exact integers (the ledger's stored totals need not fit a double).
  *
- *   settleUp(balances, true)           simplify_debts on: the fewest transfers (exact up to EXACT_LIMIT members)
- *   settleUp(balances, false, debts)   simplify_debts off: the raw debts netted per pair
- *   greedyTransfers(balances)          greedy min-cash-flow alone (the stored debts of one expense)
- *   settleExact(ledger, ...)           settleUp on bigint amounts, for totals read from storage (any size)
+ *   settlePlan(balances, true)          simplify_debts on: the fewest transfers (exact up to EXACT_LIMIT members)
+ *   settlePlan(balances, false, debts)  simplify_debts off: the raw debts netted per pair
+ *   greedyTransfers(balances)           greedy min-cash-flow alone (the stored debts of one expense)
  *
- * - `balances`: every member's net balance in minor units; positive means others owe that
+ * - `balances`: every member's net balance in minor units, by handle or agent id; positive means others owe that
  *   member. They must sum to exactly zero.
- * - `debts` (pairwise mode only): raw debts `{from, to, amount_minor}`, read "from owes to",
- *   in any order and any number per pair: typically one per share of each expense towards
- *   its payer(s), and one per confirmed payment from payee to payer (a payment reduces
- *   what the payer owes). Self-debts (from === to) and zero amounts are ignored. Their net
- *   per member must equal `balances`, so both modes settle the same group state.
- * - Returns transfers `{from, to, amount_minor}`: `from` pays `to`, amount > 0. Paying them
- *   all brings every balance to zero. Simplified: largest amount first, then by `from`, then `to`.
- *   Pairwise: at most one per pair, sorted by `from`, then `to`.
+ * - `debts` (pairwise mode only): raw debts, read "from owes to", in any order and any number per pair: typically
+ *   one per share of each expense towards its payer(s), and one per confirmed payment from payee to payer (a
+ *   payment reduces what the payer owes). Self-debts (from === to) and zero amounts are ignored. Their net per
+ *   member must equal `balances`, so both modes settle the same group state.
+ * - Returns transfers as debts: `from` pays `to`, amount > 0. Paying them all brings every balance to zero.
+ *   Simplified: largest amount first, then by `from`, then `to`. Pairwise: at most one per pair, sorted by `from`, then `to`.
  *
  * The fewest transfers: n non-zero members that can be split into k disjoint groups each summing to zero
  * settle in n - k transfers (k - 1 per group of k, and no fewer). So the minimum is n minus the largest number
@@ -28,67 +25,48 @@
  * plain Error: they come from stored data, so they are server bugs, not bad user input.
  */
 
-export interface MemberBalance {
-  handle: string;
-  balance_minor: number;
-}
-
-export interface Transfer {
-  from: string;
-  to: string;
-  amount_minor: number;
-}
-
-export type Debt = Transfer;
-
-/** How a plan was made: the exact fewest transfers, greedy (too many members for the exact search), or each pair's own. */
-export type SettleMethod = "exact" | "greedy" | "pairwise";
-
-export interface SettlePlan {
-  transfers: Transfer[];
-  method: SettleMethod;
-}
-
-/** A transfer or debt in exact integers: the ledger's stored totals are read this way (they need not fit a double). */
-export interface ExactTransfer {
+/** The ledger's one debt: `from` owes (or, in a plan, pays) `to` `amount` minor units, exactly. */
+export interface Debt {
   from: string;
   to: string;
   amount: bigint;
 }
 
-export interface ExactPlan {
-  transfers: ExactTransfer[];
+/** How a plan was made: the exact fewest transfers, greedy (too many members for the exact search), or each pair's own. */
+export type SettleMethod = "exact" | "greedy" | "pairwise";
+
+export interface SettlePlan {
+  transfers: Debt[];
   method: SettleMethod;
 }
 
 /** Members left after pairing equal opposite balances, up to which the fewest transfers are searched exactly (2^n subsets). */
 export const EXACT_LIMIT = 18;
 
-export function settleUp(balances: readonly MemberBalance[], simplify: boolean, debts: readonly Debt[] = []): SettlePlan {
-  const exact = debts.map((d) => ({ from: d.from, to: d.to, amount: checkAmount(d.amount_minor, `debt ${d.from} -> ${d.to}`) }));
-  const { transfers, method } = settleExact(readBalances(balances), simplify, exact);
-  return { transfers: transfers.map(toNumbers), method };
-}
-
-/** settleUp on exact integers: `ledger` by handle (summing to zero), `debts` non-negative. */
-export function settleExact(ledger: ReadonlyMap<string, bigint>, simplify: boolean, debts: readonly ExactTransfer[] = []): ExactPlan {
-  let sum = 0n;
-  for (const b of ledger.values()) sum += b;
-  if (sum !== 0n) throw new Error(`settleUp: balances sum to ${sum}, not zero`);
-  if (simplify) return fewestTransfers(ledger);
+/** The transfers that settle `balances` (summing to zero); `debts` (non-negative) only when not simplifying. */
+export function settlePlan(balances: ReadonlyMap<string, bigint>, simplify: boolean, debts: readonly Debt[] = []): SettlePlan {
+  assertZeroSum(balances);
+  if (simplify) return fewestTransfers(balances);
   const transfers = netPairwise(debts);
-  assertMatches(transfers, ledger);
+  assertMatches(transfers, balances);
   return { transfers, method: "pairwise" };
 }
 
 /** Greedy min-cash-flow over balances summing to zero: at most n - 1 transfers, in the order found. */
-export function greedyTransfers(balances: readonly MemberBalance[]): Transfer[] {
-  return greedy(readBalances(balances)).map(toNumbers);
+export function greedyTransfers(balances: ReadonlyMap<string, bigint>): Debt[] {
+  assertZeroSum(balances);
+  return greedy(new Map(balances));
 }
 
-function fewestTransfers(ledger: ReadonlyMap<string, bigint>): ExactPlan {
+function assertZeroSum(balances: ReadonlyMap<string, bigint>): void {
+  let sum = 0n;
+  for (const b of balances.values()) sum += b;
+  if (sum !== 0n) throw new Error(`settle: balances sum to ${sum}, not zero`);
+}
+
+function fewestTransfers(ledger: ReadonlyMap<string, bigint>): SettlePlan {
   const members = [...ledger].filter(([, b]) => b !== 0n).sort(([a], [b]) => compare(a, b));
-  const transfers: ExactTransfer[] = [];
+  const transfers: Debt[] = [];
   // Equal and opposite balances settle each other in one transfer, paired in handle order.
   const creditors = new Map<bigint, string[]>();
   for (const [handle, b] of members) if (b > 0n) creditors.set(b, [...(creditors.get(b) ?? []), handle]);
@@ -164,8 +142,8 @@ function zeroSumGroups(values: readonly bigint[]): number[][] {
 }
 
 /** Greedy min-cash-flow: the largest debtor pays the largest creditor until all are zero. */
-function greedy(ledger: Map<string, bigint>): ExactTransfer[] {
-  const transfers: ExactTransfer[] = [];
+function greedy(ledger: Map<string, bigint>): Debt[] {
+  const transfers: Debt[] = [];
   for (;;) {
     const creditor = pick(ledger, (a, b) => a > b);
     const debtor = pick(ledger, (a, b) => a < b);
@@ -197,10 +175,10 @@ function pick(ledger: Map<string, bigint>, better: (a: bigint, b: bigint) => boo
 }
 
 /** Nets raw debts per unordered pair; the side that owes more pays the difference. */
-function netPairwise(debts: readonly ExactTransfer[]): ExactTransfer[] {
+function netPairwise(debts: readonly Debt[]): Debt[] {
   const net = new Map<string, { low: string; high: string; lowOwes: bigint }>();
   for (const d of debts) {
-    if (d.amount < 0n) throw new Error(`settleUp: debt ${d.from} -> ${d.to} has an invalid amount ${d.amount}`);
+    if (d.amount < 0n) throw new Error(`settle: debt ${d.from} -> ${d.to} has an invalid amount ${d.amount}`);
     if (d.from === d.to || d.amount === 0n) continue;
     const [low, high] = d.from < d.to ? [d.from, d.to] : [d.to, d.from];
     const key = JSON.stringify([low, high]);
@@ -208,7 +186,7 @@ function netPairwise(debts: readonly ExactTransfer[]): ExactTransfer[] {
     entry.lowOwes += d.from === low ? d.amount : -d.amount;
     net.set(key, entry);
   }
-  const transfers: ExactTransfer[] = [];
+  const transfers: Debt[] = [];
   for (const { low, high, lowOwes } of net.values()) {
     if (lowOwes > 0n) transfers.push({ from: low, to: high, amount: lowOwes });
     if (lowOwes < 0n) transfers.push({ from: high, to: low, amount: -lowOwes });
@@ -216,23 +194,7 @@ function netPairwise(debts: readonly ExactTransfer[]): ExactTransfer[] {
   return transfers.sort((a, b) => compare(a.from, b.from) || compare(a.to, b.to));
 }
 
-/** Safe-integer balances as exact ones, summing to zero. */
-function readBalances(balances: readonly MemberBalance[]): Map<string, bigint> {
-  const ledger = new Map<string, bigint>();
-  let sum = 0n;
-  for (const b of balances) {
-    if (ledger.has(b.handle)) throw new Error(`settleUp: ${b.handle} is listed twice`);
-    if (!Number.isSafeInteger(b.balance_minor)) throw new Error(`settleUp: balance of ${b.handle} is not a safe integer`);
-    ledger.set(b.handle, BigInt(b.balance_minor));
-    sum += BigInt(b.balance_minor);
-  }
-  if (sum !== 0n) throw new Error(`settleUp: balances sum to ${sum}, not zero`);
-  return ledger;
-}
-
-const toNumbers = (t: ExactTransfer): Transfer => ({ from: t.from, to: t.to, amount_minor: toSafe(t.amount) });
-
-function assertMatches(transfers: readonly ExactTransfer[], ledger: ReadonlyMap<string, bigint>): void {
+function assertMatches(transfers: readonly Debt[], ledger: ReadonlyMap<string, bigint>): void {
   const fromDebts = new Map<string, bigint>();
   const add = (handle: string, delta: bigint) => fromDebts.set(handle, (fromDebts.get(handle) ?? 0n) + delta);
   for (const t of transfers) {
@@ -241,19 +203,9 @@ function assertMatches(transfers: readonly ExactTransfer[], ledger: ReadonlyMap<
   }
   for (const handle of new Set([...ledger.keys(), ...fromDebts.keys()])) {
     if ((ledger.get(handle) ?? 0n) !== (fromDebts.get(handle) ?? 0n)) {
-      throw new Error(`settleUp: pairwise debts do not match the balance of ${handle}`);
+      throw new Error(`settle: pairwise debts do not match the balance of ${handle}`);
     }
   }
-}
-
-function checkAmount(n: number, what: string): bigint {
-  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`settleUp: ${what} has an invalid amount ${n}`);
-  return BigInt(n);
-}
-
-function toSafe(n: bigint): number {
-  if (n > BigInt(Number.MAX_SAFE_INTEGER)) throw new Error("settleUp: amount exceeds a safe integer");
-  return Number(n);
 }
 
 function compare(a: string, b: string): number {

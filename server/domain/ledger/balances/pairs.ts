@@ -4,15 +4,10 @@
 // older than the table, or a repair) a write transaction rebuilds it; a read transaction computes without storing.
 import { and, eq, ne, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
-import { isReadOnly, jsonEach, jsonList, prepared, type Tx } from "../../../db/client.ts";
-import { expenseShares, expenses, groupBalances, ledgerPairs, ledgerPairsBuilt, payments } from "../../../db/schema/index.ts";
-import { iso } from "../../clock.ts";
-import { greedyTransfers, type Debt, type ExactTransfer } from "./settle.ts";
-
-/** A debt between two agents by id: `from` owes `to`. */
-export type AgentDebt = Debt;
-/** A pair's net debt as the pair ledger holds it, exactly: stored totals are read as bigint, never as a double. */
-export type PairDebt = ExactTransfer;
+import { isReadOnly, jsonEach, jsonList, prepared, type Tx } from "../../../../db/client.ts";
+import { expenseShares, expenses, groupBalances, ledgerPairs, ledgerPairsBuilt, payments } from "../../../../db/schema/index.ts";
+import { iso } from "../../../clock.ts";
+import { greedyTransfers, type Debt } from "../money/fewest-transfers.ts";
 
 /** One pair's row: what low owes high (negative: high owes low). */
 export interface PairRow {
@@ -31,22 +26,22 @@ export const exactly = (value: SQLiteColumn | SQL) => sql<string>`CAST(CAST(${va
  * each other participant's share). Deterministic, so removing an expense removes exactly what adding it added;
  * always the greedy plan, so the pairs stored by earlier versions stay exactly what removing an expense takes away.
  */
-export function expenseDebts(shares: readonly { agentId: string; paidMinor: number; shareMinor: number }[]): AgentDebt[] {
-  return greedyTransfers(shares.map((s) => ({ handle: s.agentId, balance_minor: s.paidMinor - s.shareMinor })));
+export function expenseDebts(shares: readonly { agentId: string; paidMinor: number; shareMinor: number }[]): Debt[] {
+  return greedyTransfers(new Map(shares.map((s) => [s.agentId, BigInt(s.paidMinor - s.shareMinor)])));
 }
 
 /** A confirmed payment from payer to payee: the payee now owes it back (it cancels the payer's debt). */
-export const paymentDebt = (p: { fromId: string; toId: string; amountMinor: number }): AgentDebt => ({
+export const paymentDebt = (p: { fromId: string; toId: string; amountMinor: number }): Debt => ({
   from: p.toId,
   to: p.fromId,
-  amount_minor: p.amountMinor,
+  amount: BigInt(p.amountMinor),
 });
 
 /** The debts as they were: each one reversed (removing debts is adding these). */
-export const reversed = (debts: readonly AgentDebt[]): AgentDebt[] => debts.map((d) => ({ from: d.to, to: d.from, amount_minor: d.amount_minor }));
+export const reversed = (debts: readonly Debt[]): Debt[] => debts.map((d) => ({ from: d.to, to: d.from, amount: d.amount }));
 
 /** Adds (sign 1) or removes (sign -1) debts from a group's pair ledger; what could pass the limit is checked first (limits.ts). */
-export async function applyDebts(tx: Tx, groupId: string, debts: readonly AgentDebt[], sign: 1 | -1): Promise<void> {
+export async function applyDebts(tx: Tx, groupId: string, debts: readonly Debt[], sign: 1 | -1): Promise<void> {
   await addPairs(tx, groupId, netPairs(debts, sign));
 }
 
@@ -70,14 +65,14 @@ async function addPairs(tx: Tx, groupId: string, rows: readonly PairRow[]): Prom
 }
 
 /** Every debt of a group's live expenses and confirmed payments, recomputed from the ledger (unnetted). */
-async function ledgerDebts(tx: Tx, groupId: string): Promise<AgentDebt[]> {
+async function ledgerDebts(tx: Tx, groupId: string): Promise<Debt[]> {
   const shares = await tx
     .select({ expenseId: expenseShares.expenseId, agentId: expenseShares.agentId, paidMinor: expenseShares.paidMinor, shareMinor: expenseShares.shareMinor })
     .from(expenseShares)
     .innerJoin(expenses, eq(expenses.expenseId, expenseShares.expenseId))
     .where(and(eq(expenseShares.groupId, groupId), eq(expenses.deleted, false)))
     .orderBy(expenseShares.expenseId);
-  const debts: AgentDebt[] = [];
+  const debts: Debt[] = [];
   for (let i = 0; i < shares.length; ) {
     const id = shares[i]!.expenseId;
     let end = i;
@@ -110,13 +105,13 @@ export async function markBuilt(tx: Tx, now: Date, groupId: string): Promise<voi
 }
 
 /** What debts (times sign) net to per pair, low id first: what low owes high; pairs that net to zero are left out. */
-export function netPairs(debts: readonly AgentDebt[], sign: 1 | -1 = 1): PairRow[] {
+export function netPairs(debts: readonly Debt[], sign: 1 | -1 = 1): PairRow[] {
   const byPair = new Map<string, PairRow>();
   for (const d of debts) {
-    if (d.from === d.to || d.amount_minor === 0) continue;
+    if (d.from === d.to || d.amount === 0n) continue;
     const [lowId, highId] = d.from < d.to ? [d.from, d.to] : [d.to, d.from];
     const entry = byPair.get(pairKey({ lowId, highId })) ?? { lowId, highId, lowOwes: 0n };
-    entry.lowOwes += BigInt(sign * (d.from === lowId ? d.amount_minor : -d.amount_minor));
+    entry.lowOwes += BigInt(sign) * (d.from === lowId ? d.amount : -d.amount);
     byPair.set(pairKey(entry), entry);
   }
   return [...byPair.values()].filter((p) => p.lowOwes !== 0n);
@@ -138,8 +133,8 @@ const pairsOfGroups = prepared((tx) =>
  * Each pair's net debt (non-zero ones) in each of the groups, by group id, read from the pair ledger in one
  * query for them all; a group's is built first if needed. Pairs come in the pair ledger's key order.
  */
-export async function pairDebtsByGroup(tx: Tx, now: Date, groupIds: readonly string[]): Promise<Map<string, PairDebt[]>> {
-  const byGroup = new Map(groupIds.map((id) => [id, [] as PairDebt[]]));
+export async function pairDebtsByGroup(tx: Tx, now: Date, groupIds: readonly string[]): Promise<Map<string, Debt[]>> {
+  const byGroup = new Map(groupIds.map((id) => [id, [] as Debt[]]));
   if (!groupIds.length) return byGroup;
   const ids = [...byGroup.keys()];
   const built = await builtOf(tx).all({ groups: jsonList(ids) });
@@ -175,11 +170,11 @@ const groupBuilt = prepared((tx) =>
     .prepare(),
 );
 
-const asDebt = (r: PairRow): PairDebt =>
+const asDebt = (r: PairRow): Debt =>
   r.lowOwes > 0n ? { from: r.lowId, to: r.highId, amount: r.lowOwes } : { from: r.highId, to: r.lowId, amount: -r.lowOwes };
 
 /** Each pair's net debt in a group (non-zero ones), read from the pair ledger, built first if needed. */
-export async function pairDebts(tx: Tx, now: Date, groupId: string): Promise<PairDebt[]> {
+export async function pairDebts(tx: Tx, now: Date, groupId: string): Promise<Debt[]> {
   if (!(await groupBuilt(tx).get({ groupId }))) return (await pairDebtsByGroup(tx, now, [groupId])).get(groupId)!;
   // Rows as drizzle's values (low_id, high_id, low_owes_minor as text): a group has a pair for every two members,
   // and mapping each row to an object costs more than reading it.
@@ -204,7 +199,7 @@ export async function pairBalances(tx: Tx, now: Date, groupId: string): Promise<
 }
 
 /** Each agent's balance from pair debts (positive: the others owe them), exactly; sums to zero by construction. */
-export function balancesFromDebts(debts: readonly PairDebt[]): Map<string, bigint> {
+export function balancesFromDebts(debts: readonly Debt[]): Map<string, bigint> {
   const balances = new Map<string, bigint>();
   for (const d of debts) {
     balances.set(d.to, (balances.get(d.to) ?? 0n) + d.amount);

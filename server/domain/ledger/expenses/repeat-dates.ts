@@ -1,5 +1,5 @@
 // Dates of a recurring expense's occurrences, on plain calendar dates (YYYY-MM-DD, UTC).
-import type { Repeat } from "../../contract/ledger.ts";
+import type { Repeat } from "../../../contract/ledger.ts";
 
 const DAY_MS = 86_400_000;
 

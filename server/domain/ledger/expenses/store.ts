@@ -1,30 +1,25 @@
-// The expense store: an expense's state computed from what the caller gives, stored as rows with its shares and
-// history, and read back. Recurring occurrences and the Splitwise import create expenses through it.
+// The expense store: an expense's state computed from what the caller gives, and its one write path (create, replace
+// a version, set deleted) that keeps the row and every table derived from it (shares, pair ledger, history, activity)
+// together; read back. Tools, recurring occurrences and the Splitwise import all write through it.
 import { eq, getTableColumns, sql } from "drizzle-orm";
-import { jsonEach, jsonList, preparedInsert, prepared, type Tx } from "../../../db/client.ts";
-import { agents, expenseHistory, expenseShares, expenses } from "../../../db/schema/index.ts";
-import { iso } from "../../clock.ts";
-import { invalid } from "../../errors.ts";
-import type { Category, ExpenseHistoryEntry, Repeat } from "../../contract/ledger.ts";
-import { quoted } from "../untrusted.ts";
-import type { Actor } from "../../contract/principal.ts";
-import { applyDebts, expenseDebts } from "./ledger-pairs.ts";
-import { checkLimits } from "./limits.ts";
-import type { GroupRow } from "./membership.ts";
-import { logActivity } from "./activity.ts";
-import { inGroupCurrency, moneyText, originalColumns, originalOfRow, type Original } from "./money.ts";
+import { jsonEach, jsonList, preparedInsert, prepared, type Tx } from "../../../../db/client.ts";
+import { agents, expenseHistory, expenseShares, expenses } from "../../../../db/schema/index.ts";
+import { iso } from "../../../clock.ts";
+import { invalid } from "../../../errors.ts";
+import type { Category, ExpenseHistoryEntry, Repeat } from "../../../contract/ledger.ts";
+import { readExpenseSnapshot, upgradeExpenseSnapshotV0, type ExpenseSnapshot } from "../../../contract/expense-snapshot.ts";
+import { quoted } from "../../untrusted.ts";
+import type { Actor } from "../../../contract/principal.ts";
+import { applyDebts, expenseDebts, reversed } from "../balances/pairs.ts";
+import { checkLimits } from "../balances/limits.ts";
+import { requireParticipant, type GroupRow, type Member } from "../groups/membership.ts";
+import { logActivity } from "../groups/activity.ts";
+import { inGroupCurrency, moneyText, originalColumns, originalOfRow, type Original } from "../money/amounts.ts";
 import { nextOccurrenceAfter, today } from "./repeat-dates.ts";
-import { allocate, compareText, computeShares, splitPayers, type Payer, type Share, type SplitParticipant } from "./splits.ts";
-import type { SplitMode } from "../../contract/ledger.ts";
+import { allocate, compareText, computeShares, splitPayers, type Payer, type Share, type SplitParticipant } from "../money/splits.ts";
+import type { SplitMode } from "../../../contract/ledger.ts";
 
 export type ExpenseRow = typeof expenses.$inferSelect;
-
-/** A current member of a group, as the ledger names them. */
-export interface Member {
-  agentId: string;
-  handle: string;
-  displayName: string;
-}
 
 /** What one participant paid and owes for one expense, in the group's currency. */
 export interface ParticipantShare {
@@ -96,12 +91,6 @@ export interface ExpenseInput {
   notes?: string | null;
   repeat?: Repeat;
   refs?: Record<string, string>;
-}
-
-export function requireParticipant(members: Map<string, Member>, handle: string, path: string): Member {
-  const m = members.get(handle);
-  if (!m) throw invalid(path, `@${handle} is not a member of this group`);
-  return m;
 }
 
 // ---------- computing an expense from what the caller gives ----------
@@ -229,56 +218,182 @@ export type HistoryAction = ExpenseHistoryEntry["action"];
 
 const insertHistory = preparedInsert(expenseHistory, ["expenseId", "version", "action", "changedBy", "changedAt", "snapshot"]);
 
-export async function recordHistory(
-  tx: Tx,
-  expenseId: string,
-  version: number,
-  action: HistoryAction,
-  by: string,
-  at: string,
-  state: ExpenseState,
-  changed: string[],
-) {
-  await insertHistory(tx).run({ expenseId, version, action, changedBy: by, changedAt: at, snapshot: { ...state, changed_fields: changed } });
-}
-
 const insertRow = preparedInsert(expenses, Object.keys(getTableColumns(expenses)) as (keyof ExpenseRow)[]);
 
+/** One version of an expense: what it was (null: new), what it is now, and how to say so in the activity log. */
+interface Version {
+  group: GroupRow;
+  actor: Actor;
+  expenseId: string;
+  version: number;
+  before: ExpenseState | null;
+  after: ExpenseState;
+  action: HistoryAction;
+  changed: string[];
+  activity: { action: string; summary: string };
+}
+
+/** The debts an expense state puts in the balances: none while deleted. */
+const counted = (s: ExpenseState | null) => (s && !s.deleted ? expenseDebts(s.shares) : []);
+
 /**
- * Stores a computed expense as a new row with its shares, first history entry and activity (`activityNote` is
- * appended to its summary, e.g. " (recurring)"); telling the participants is the caller's (expense-views.ts tellAdded).
- * Returns the row as a read would give it back.
+ * Writes a version: the limits are judged first, then `writeRow` stores the expense's own row, and the tables
+ * derived from it (shares, pair ledger, history, activity) follow from before and after here, and only here,
+ * so a new derived table is one edit.
  */
-export async function insertExpense(tx: Tx, now: Date, group: GroupRow, actor: Actor, state: ExpenseState, activityNote = ""): Promise<ExpenseRow> {
-  await checkLimits(tx, group, expenseDebts(state.shares));
-  const expenseId = crypto.randomUUID();
+async function writeVersion(tx: Tx, now: Date, v: Version, writeRow: (at: string) => Promise<void>): Promise<void> {
+  // The old version leaves the balances and the new one comes in, judged as one change (taking an expense out can
+  // raise a total too: it may have offset other debts).
+  await checkLimits(tx, v.group, [...reversed(counted(v.before)), ...counted(v.after)]);
   const at = iso(now);
-  const row: ExpenseRow = {
+  await writeRow(at);
+  if (!v.before) await insertShares(tx, v.expenseId, v.group.groupId, v.after.shares);
+  else if (JSON.stringify(v.before.shares) !== JSON.stringify(v.after.shares)) await replaceShares(tx, v.expenseId, v.group.groupId, v.after.shares);
+  await applyDebts(tx, v.group.groupId, counted(v.before), -1);
+  await applyDebts(tx, v.group.groupId, counted(v.after), 1);
+  await insertHistory(tx).run({
+    expenseId: v.expenseId,
+    version: v.version,
+    action: v.action,
+    changedBy: v.actor.agentId,
+    changedAt: at,
+    snapshot: toSnapshot(v.after, v.changed),
+  });
+  await logActivity(tx, now, { groupId: v.group.groupId, actorId: v.actor.agentId, ...v.activity, refs: { expense_id: v.expenseId } });
+}
+
+/**
+ * Stores a computed expense as a new row at version 1 (`activityNote` is appended to its activity summary, e.g.
+ * " (recurring)"); telling the participants is the caller's (notices.ts tellAdded). Returns the row as a read
+ * would give it back.
+ */
+export async function createExpense(tx: Tx, now: Date, group: GroupRow, actor: Actor, state: ExpenseState, activityNote = ""): Promise<ExpenseRow> {
+  const expenseId = crypto.randomUUID();
+  const summary = `@${actor.handle} added ${quoted(state.description)}: ${moneyText(state.amountMinor, group.currency)}, paid by ${state.paidBy.map((p) => `@${p.handle}`).join(", ")}, split ${state.split.mode} among ${state.split.among.length}${activityNote}`;
+  let row: ExpenseRow | undefined;
+  const version: Version = {
+    group,
+    actor,
     expenseId,
-    groupId: group.groupId,
-    ...stateColumns(state),
-    nextOccurrence: nextOccurrenceAfter(state.date, state.repeat, state.date),
-    recurringOf: state.recurringOf,
-    state: "active",
-    deleted: false,
     version: 1,
-    createdBy: actor.agentId,
-    createdAt: at,
-    updatedAt: at,
+    before: null,
+    after: state,
+    action: "created",
+    changed: [],
+    activity: { action: "expense_added", summary },
   };
-  await insertRow(tx).run(row);
-  await insertShares(tx, expenseId, group.groupId, state.shares);
-  await applyDebts(tx, group.groupId, expenseDebts(state.shares), 1);
-  await recordHistory(tx, expenseId, 1, "created", actor.agentId, at, state, []);
-  await logActivity(tx, now, {
-    groupId: group.groupId,
-    actorId: actor.agentId,
-    action: "expense_added",
-    summary: `@${actor.handle} added ${quoted(state.description)}: ${moneyText(state.amountMinor, group.currency)}, paid by ${state.paidBy.map((p) => `@${p.handle}`).join(", ")}, split ${state.split.mode} among ${state.split.among.length}${activityNote}`,
-    refs: { expense_id: expenseId },
+  await writeVersion(tx, now, version, async (at) => {
+    row = {
+      expenseId,
+      groupId: group.groupId,
+      ...stateColumns(state),
+      nextOccurrence: nextOccurrenceAfter(state.date, state.repeat, state.date),
+      recurringOf: state.recurringOf,
+      state: "active",
+      deleted: false,
+      version: 1,
+      createdBy: actor.agentId,
+      createdAt: at,
+      updatedAt: at,
+    };
+    await insertRow(tx).run(row);
   });
   // SQLite keeps text as UTF-8, where a lone surrogate becomes U+FFFD (JSON columns escape it and keep it).
-  return { ...row, description: row.description.toWellFormed(), notes: row.notes?.toWellFormed() ?? null };
+  return { ...row!, description: row!.description.toWellFormed(), notes: row!.notes?.toWellFormed() ?? null };
+}
+
+/** A series' next date after its start and after every occurrence already made. */
+async function nextAfterGenerated(tx: Tx, expenseId: string, s: ExpenseState): Promise<string | null> {
+  const made = await tx
+    .select({ last: sql<string | null>`max(${expenses.date})` })
+    .from(expenses)
+    .where(eq(expenses.recurringOf, expenseId))
+    .get();
+  const last = made?.last && made.last > s.date ? made.last : s.date;
+  return nextOccurrenceAfter(s.date, s.repeat, last);
+}
+
+/** update_expense's write: `after` replaces `before` (the stored state of `row`) as the next version. */
+export async function replaceVersion(
+  tx: Tx,
+  now: Date,
+  c: { group: GroupRow; actor: Actor; row: ExpenseRow; before: ExpenseState; after: ExpenseState; changed: string[] },
+): Promise<number> {
+  const { group, actor, row, before, after, changed } = c;
+  const version = row.version + 1;
+  const summary = `@${actor.handle} changed ${quoted(after.description)}: ${changed.join(", ")}`;
+  await writeVersion(
+    tx,
+    now,
+    { group, actor, expenseId: row.expenseId, version, before, after, action: "updated", changed, activity: { action: "expense_updated", summary } },
+    async (updatedAt) => {
+      const moved = changed.includes("repeat") || changed.includes("date");
+      const nextOccurrence = moved ? await nextAfterGenerated(tx, row.expenseId, after) : row.nextOccurrence;
+      await tx
+        .update(expenses)
+        .set({ ...stateColumns(after), nextOccurrence, state: after.state, version, updatedAt })
+        .where(eq(expenses.expenseId, row.expenseId));
+    },
+  );
+  return version;
+}
+
+/** delete_expense (deleted true) and restore_expense (false): the next version, out of or back in the balances. */
+export async function setDeleted(
+  tx: Tx,
+  now: Date,
+  c: { group: GroupRow; actor: Actor; row: ExpenseRow; state: ExpenseState; deleted: boolean },
+): Promise<{ version: number; after: ExpenseState }> {
+  const { row, deleted } = c;
+  const after = { ...c.state, deleted };
+  const version = row.version + 1;
+  const verb = deleted ? "deleted" : "restored";
+  const summary = `@${c.actor.handle} ${verb} ${quoted(after.description)} (${moneyText(after.amountMinor, c.group.currency)})`;
+  await writeVersion(
+    tx,
+    now,
+    {
+      group: c.group,
+      actor: c.actor,
+      expenseId: row.expenseId,
+      version,
+      before: c.state,
+      after,
+      action: verb,
+      changed: ["deleted"],
+      activity: { action: `expense_${verb}`, summary },
+    },
+    async (updatedAt) => {
+      await tx.update(expenses).set({ deleted, version, updatedAt }).where(eq(expenses.expenseId, row.expenseId));
+    },
+  );
+  return { version, after };
+}
+
+// ---------- history snapshots ----------
+
+/**
+ * A state as expense_history stores it: the contract's latest version. ExpenseState still has version 0's fields, so
+ * the upgrade from it writes them; renaming one stops this compiling until it gets its own mapping, so the stored
+ * shape never follows the domain's by accident.
+ */
+const toSnapshot = (s: ExpenseState, changed: string[]): ExpenseSnapshot => upgradeExpenseSnapshotV0({ ...s, changed_fields: changed });
+
+/** A stored history snapshot of any version as a state, with the fields its version changed. */
+export function stateOfSnapshot(stored: unknown): { state: ExpenseState; changed: string[] } {
+  // Fields named alike pass through; the others are named one by one.
+  const { v: _, description_by, amount_minor, original, paid_by, shares, notes_by, recurring_of, changed_fields, ...alike } = readExpenseSnapshot(stored);
+  const state: ExpenseState = {
+    ...alike,
+    descriptionBy: description_by,
+    amountMinor: amount_minor,
+    original: original && { currency: original.currency, amountMinor: original.amount_minor, exchangeRate: original.exchange_rate },
+    paidBy: paid_by,
+    shares: shares.map((p) => ({ agentId: p.agent_id, handle: p.handle, paidMinor: p.paid_minor, shareMinor: p.share_minor })),
+    notesBy: notes_by,
+    recurringOf: recurring_of,
+  };
+  return { state, changed: changed_fields };
 }
 
 // ---------- reading ----------

@@ -1,18 +1,18 @@
 // Group invitations: targeted ones (one named agent answers) and shareable codes (anyone holding one joins).
 import { and, eq, gt, lt, sql } from "drizzle-orm";
 import { randomInt } from "node:crypto";
-import { scalar, type Tx } from "../../../db/client.ts";
-import { groupInvites, groups } from "../../../db/schema/index.ts";
-import { DAY, iso, later } from "../../clock.ts";
-import { conflict, invalid, notFound } from "../../errors.ts";
-import type { Invite } from "../../contract/groups.ts";
-import { agentByHandle, agentById, refsByIds, toRef, type AgentRow } from "../agents.ts";
-import { isAcceptedContact } from "../contacts.ts";
-import { deliver, hasBlocked, ITEM_LIFETIME_MS, resolveItems } from "../inbox.ts";
-import { quoted } from "../untrusted.ts";
+import { scalar, type Tx } from "../../../../db/client.ts";
+import { groupInvites, groups } from "../../../../db/schema/index.ts";
+import { DAY, iso, later } from "../../../clock.ts";
+import { conflict, invalid, notFound } from "../../../errors.ts";
+import type { Invite } from "../../../contract/groups.ts";
+import { agentByHandle, agentById, refsByIds, toRef, type AgentRow } from "../../agents.ts";
+import { isAcceptedContact } from "../../contacts.ts";
+import { deliver, hasBlocked, ITEM_LIFETIME_MS, resolveItems } from "../../inbox.ts";
+import { quoted } from "../../untrusted.ts";
 import { addMember, notifyJoined, untrustedName } from "./groups.ts";
-import type { DomainContext } from "../../contract/principal.ts";
-import { quotasOf, requireRoomForGroup } from "../quotas.ts";
+import type { DomainContext } from "../../../contract/principal.ts";
+import { quotasOf, requireRoomForGroup } from "../../quotas.ts";
 import { isMember, requireWritable, type GroupRow } from "./membership.ts";
 import { logActivity } from "./activity.ts";
 
@@ -114,7 +114,6 @@ export async function inviteAgent(ctx: DomainContext, g: GroupRow, them: AgentRo
     await deliver(tx, now, {
       to: them.agentId,
       type: "group.invitation",
-      app: "ledger",
       from: actor.agentId,
       summaryMd: `@${actor.handle} invites you to the group ${quoted(g.name)} (${g.currency}). Ask your human before accepting.`,
       payload: {
@@ -127,8 +126,6 @@ export async function inviteAgent(ctx: DomainContext, g: GroupRow, them: AgentRo
         expires_at: row.expiresAt,
       },
       refs: { group_id: g.groupId, invite_id: row.inviteId },
-      requiresAction: true,
-      suggestedTools: ["respond_group_invite"],
     });
   }
   await logActivity(tx, now, {

@@ -1,15 +1,15 @@
 // Recurring expenses: each due occurrence of a series becomes an ordinary expense, once, however late or often this runs.
 import { and, eq, isNotNull, lte } from "drizzle-orm";
-import type { Tx } from "../../../db/client.ts";
-import { expenses, groups } from "../../../db/schema/index.ts";
-import { agentById } from "../agents.ts";
-import { quoted } from "../untrusted.ts";
-import { insertExpense, storedState, type ExpenseRow } from "./expense-store.ts";
-import { tellAdded } from "./expense-views.ts";
-import { expenseDebts } from "./ledger-pairs.ts";
-import { exceedsLimits } from "./limits.ts";
-import { membersByHandle, type GroupRow } from "./membership.ts";
-import { logActivity } from "./activity.ts";
+import type { Tx } from "../../../../db/client.ts";
+import { expenses, groups } from "../../../../db/schema/index.ts";
+import { agentById } from "../../agents.ts";
+import { quoted } from "../../untrusted.ts";
+import { createExpense, storedState, type ExpenseRow } from "./store.ts";
+import { tellAdded } from "./notices.ts";
+import { expenseDebts } from "../balances/pairs.ts";
+import { exceedsLimits } from "../balances/limits.ts";
+import { membersByHandle, refsOfMembers, type GroupRow } from "../groups/membership.ts";
+import { logActivity } from "../groups/activity.ts";
 import { nextOccurrenceAfter, today } from "./repeat-dates.ts";
 
 /** Bounds one run's transaction; a longer backlog continues on the next run. */
@@ -73,8 +73,9 @@ async function catchUp(tx: Tx, now: Date, group: GroupRow, series: ExpenseRow, d
       await stop("the next one would take a total of the ledger past its limit");
       return made;
     }
-    const row = await insertExpense(tx, now, group, actor, occurrence, " (recurring)");
-    await tellAdded(tx, now, group, members, actor, row, occurrence);
+    const row = await createExpense(tx, now, group, actor, occurrence, " (recurring)");
+    const recipients = occurrence.shares.filter((s) => s.agentId !== actor.agentId);
+    await tellAdded({ tx, now, group, actor, expenseId: row.expenseId, version: 1, state: occurrence, recipients, known: refsOfMembers(members) });
     made++;
   }
   await tx.update(expenses).set({ nextOccurrence: date }).where(eq(expenses.expenseId, series.expenseId));

@@ -1,22 +1,31 @@
 // Payments between two members: pending until the payee confirms (unless the payee recorded it); only confirmed ones count.
 import { and, eq, sql } from "drizzle-orm";
-import { jsonEach, jsonList, prepared, type Tx } from "../../../db/client.ts";
-import { payments } from "../../../db/schema/index.ts";
-import { iso } from "../../clock.ts";
-import { conflict, invalid, notFound } from "../../errors.ts";
-import type { Payment } from "../../contract/ledger.ts";
-import { refsByIds } from "../agents.ts";
-import { deliver, resolveItems } from "../inbox.ts";
-import { quoted, untrusted } from "../untrusted.ts";
-import { decodeCursor, encodeCursor, paginate } from "../../contract/cursor.ts";
-import { requireParticipant, type Member } from "./expense-store.ts";
-import type { Actor, DomainContext } from "../../contract/principal.ts";
-import { applyDebts, paymentDebt, reversed } from "./ledger-pairs.ts";
-import { assertWritable, isMember, memberGroup, refsOfMembers, requireMember, writableGroupMembers, type GroupRow } from "./membership.ts";
-import { logActivity } from "./activity.ts";
-import { formatAmount, inGroupCurrency, moneyText, originalColumns, originalOfRow, originalWire, type Original } from "./money.ts";
-import { checkLimits } from "./limits.ts";
-import { owedBetween } from "./settlement.ts";
+import { jsonEach, jsonList, prepared, type Tx } from "../../../../db/client.ts";
+import { payments } from "../../../../db/schema/index.ts";
+import { iso } from "../../../clock.ts";
+import { conflict, invalid, notFound } from "../../../errors.ts";
+import type { Payment } from "../../../contract/ledger.ts";
+import { refsByIds } from "../../agents.ts";
+import { deliver, resolveItems } from "../../inbox.ts";
+import { quoted, untrusted } from "../../untrusted.ts";
+import { decodeCursor, encodeCursor, paginate } from "../../../contract/cursor.ts";
+import type { Actor, DomainContext } from "../../../contract/principal.ts";
+import { applyDebts, paymentDebt, reversed } from "../balances/pairs.ts";
+import {
+  assertWritable,
+  isMember,
+  memberGroup,
+  refsOfMembers,
+  requireMember,
+  requireParticipant,
+  writableGroupMembers,
+  type GroupRow,
+  type Member,
+} from "../groups/membership.ts";
+import { logActivity } from "../groups/activity.ts";
+import { formatAmount, inGroupCurrency, moneyText, originalColumns, originalOfRow, originalWire, type Original } from "../money/amounts.ts";
+import { checkLimits } from "../balances/limits.ts";
+import { owedBetween } from "../balances/settlement.ts";
 
 export type PaymentRow = typeof payments.$inferSelect;
 export type PaymentState = PaymentRow["state"];
@@ -155,26 +164,21 @@ export async function recordPayment(
     await deliver(tx, now, {
       to: to.agentId,
       type: "ledger.payment_to_confirm",
-      app: "ledger",
       from: actor.agentId,
       summaryMd: `@${from.handle} says they paid you ${amount} ${where}.${beyond} Confirm with respond_payment once your human has received it, or reject it.`,
       payload,
       note,
       refs: { group_id: group.groupId, payment_id: row.paymentId },
-      requiresAction: true,
-      suggestedTools: ["respond_payment"],
     });
   } else {
     await deliver(tx, now, {
       to: from.agentId,
       type: "ledger.payment_confirmed",
-      app: "ledger",
       from: actor.agentId,
       summaryMd: `@${to.handle} recorded your payment of ${amount} ${where}; it counts in the balances.`,
       payload,
       note,
       refs: { group_id: group.groupId, payment_id: row.paymentId },
-      suggestedTools: ["get_balances"],
     });
   }
   return { payment: await viewOne(tx, row, group), overpayment };
@@ -234,7 +238,6 @@ export async function respondPayment(
   await deliver(tx, now, {
     to: row.fromId,
     type: state === "confirmed" ? "ledger.payment_confirmed" : "ledger.payment_rejected",
-    app: "ledger",
     from: actor.agentId,
     summaryMd:
       state === "confirmed"
@@ -242,7 +245,6 @@ export async function respondPayment(
         : `@${actor.handle} rejected your payment of ${amount} in ${quoted(group.name, 40)}; it does not count. Ask your human what happened.`,
     payload: paymentPayload(updated, group, payer, actor.handle),
     refs: { group_id: group.groupId, payment_id: row.paymentId },
-    suggestedTools: state === "confirmed" ? ["get_balances"] : ["list_payments", "record_payment"],
   });
   return viewOne(tx, updated, group);
 }
@@ -282,7 +284,6 @@ async function voidPayment(tx: Tx, actor: Actor, row: PaymentRow, group: GroupRo
   await deliver(tx, now, {
     to: otherId,
     type: "ledger.payment_voided",
-    app: "ledger",
     from: actor.agentId,
     summaryMd:
       row.state === "confirmed"
@@ -290,7 +291,6 @@ async function voidPayment(tx: Tx, actor: Actor, row: PaymentRow, group: GroupRo
         : `@${actor.handle} voided the pending payment of ${amount} from @${payer} to @${payee} in ${quoted(group.name, 40)}; there is nothing to confirm.`,
     payload: { ...paymentPayload(updated, group, payer, payee), voided_by: actor.handle, was: row.state },
     refs: { group_id: group.groupId, payment_id: row.paymentId },
-    suggestedTools: ["get_balances", "list_payments"],
   });
   return viewOne(tx, updated, group);
 }

@@ -1,12 +1,12 @@
 // get_activity: a group's log of who changed what and when, newest first.
 import { and, desc, eq, lt } from "drizzle-orm";
-import { preparedInsert, type Tx } from "../../../db/client.ts";
-import { ledgerActivity } from "../../../db/schema/index.ts";
-import { iso } from "../../clock.ts";
-import { refsByIds } from "../agents.ts";
-import { decodeCursor, encodeCursor, paginate } from "../../contract/cursor.ts";
+import { preparedInsert, type Tx } from "../../../../db/client.ts";
+import { ledgerActivity } from "../../../../db/schema/index.ts";
+import { iso } from "../../../clock.ts";
+import { refsByIds } from "../../agents.ts";
+import { decodeCursor, encodeCursor, paginate } from "../../../contract/cursor.ts";
 import { requireMember } from "./membership.ts";
-import type { DomainContext } from "../../contract/principal.ts";
+import type { DomainContext } from "../../../contract/principal.ts";
 
 export async function listActivity({ tx, actor: { agentId } }: DomainContext, input: { group_id: string; limit?: number; cursor?: string }) {
   await requireMember(tx, input.group_id, agentId);

@@ -5,12 +5,13 @@
 // A change that would take a total past the bound, and raise it, is refused; one that lowers a total always
 // passes, so a total stored past the bound before it existed can still be brought down.
 import { and, eq, sql } from "drizzle-orm";
-import { jsonEach, jsonList, prepared, type Tx } from "../../../db/client.ts";
-import { ledgerPairs, ledgerTotals } from "../../../db/schema/index.ts";
-import { conflict } from "../../errors.ts";
-import { exactly, netPairs, pairKey, type AgentDebt } from "./ledger-pairs.ts";
-import type { GroupRow } from "./membership.ts";
-import { formatAmount, MAX_TOTAL_MINOR } from "./money.ts";
+import { jsonEach, jsonList, prepared, type Tx } from "../../../../db/client.ts";
+import { ledgerPairs, ledgerTotals } from "../../../../db/schema/index.ts";
+import { conflict } from "../../../errors.ts";
+import { exactly, netPairs, pairKey } from "./pairs.ts";
+import type { Debt } from "../money/fewest-transfers.ts";
+import type { GroupRow } from "../groups/membership.ts";
+import { formatAmount, MAX_TOTAL_MINOR } from "../money/amounts.ts";
 
 const LIMIT = BigInt(MAX_TOTAL_MINOR);
 
@@ -36,7 +37,7 @@ const pairsOf = prepared((tx) =>
 );
 
 /** Refuses (CONFLICT naming the limit) adding `debts` to the group when it would take a total past MAX_TOTAL_MINOR. */
-export async function checkLimits(tx: Tx, group: GroupRow, debts: readonly AgentDebt[]): Promise<void> {
+export async function checkLimits(tx: Tx, group: GroupRow, debts: readonly Debt[]): Promise<void> {
   if (!(await exceedsLimits(tx, group, debts))) return;
   const limit = `${formatAmount(MAX_TOTAL_MINOR, group.currency)} ${group.currency}`;
   throw conflict(
@@ -46,7 +47,7 @@ export async function checkLimits(tx: Tx, group: GroupRow, debts: readonly Agent
 }
 
 /** Whether adding `debts` (removals reversed) to the group would take anyone they involve past the limit, and higher. */
-export async function exceedsLimits(tx: Tx, group: GroupRow, debts: readonly AgentDebt[]): Promise<boolean> {
+export async function exceedsLimits(tx: Tx, group: GroupRow, debts: readonly Debt[]): Promise<boolean> {
   const rows = netPairs(debts);
   if (!rows.length) return false;
   const ids = [...new Set(rows.flatMap((r) => [r.lowId, r.highId]))];

@@ -2,18 +2,18 @@
 // A group has no bound on its expenses, so the ledger is read in batches of BATCH rows, each after the last row of
 // the one before: every query binds a few values, and no more than one batch of views is held at a time.
 import { and, asc, eq, sql } from "drizzle-orm";
-import { prepared, type Tx } from "../../../db/client.ts";
-import { expenses, payments } from "../../../db/schema/index.ts";
-import { iso } from "../../clock.ts";
-import type { Expense, Payment } from "../../contract/ledger.ts";
-import { untrusted } from "../untrusted.ts";
-import { groupBalanceView } from "./balances.ts";
+import { prepared, type Tx } from "../../../../db/client.ts";
+import { expenses, payments } from "../../../../db/schema/index.ts";
+import { iso } from "../../../clock.ts";
+import type { Expense, Payment } from "../../../contract/ledger.ts";
+import { untrusted } from "../../untrusted.ts";
+import { groupBalanceView } from "../balances/balances.ts";
 import { csvAmount, csvField, csvLine } from "./csv.ts";
-import { expenseViews } from "./expense-views.ts";
-import { requireMember, type GroupRow } from "./membership.ts";
-import { formatAmount } from "./money.ts";
-import { paymentViews } from "./payments.ts";
-import type { DomainContext } from "../../contract/principal.ts";
+import { expenseViews } from "../expenses/views.ts";
+import { requireMember, type GroupRow } from "../groups/membership.ts";
+import { formatAmount } from "../money/amounts.ts";
+import { paymentViews } from "../payments/payments.ts";
+import type { DomainContext } from "../../../contract/principal.ts";
 
 export const CSV_HEADER = ["record", "id", "date", "description", "category", "currency", "amount", "participant", "paid", "share", "from", "to", "state"];
 

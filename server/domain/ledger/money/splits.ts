@@ -1,7 +1,7 @@
-import { invalid } from "../../errors.ts";
-import { currencyExponent } from "../../contract/currencies.ts";
-import { SPLIT_MODES, type SplitMode } from "../../contract/ledger.ts";
-import { checkMinor, formatAmount, parseDecimal, resolveAmount, type AmountInput } from "./money.ts";
+import { invalid } from "../../../errors.ts";
+import { currencyExponent } from "../../../contract/currencies.ts";
+import { SPLIT_MODES, type SplitMode } from "../../../contract/ledger.ts";
+import { checkMinor, formatAmount, parseDecimal, resolveAmount, type AmountInput } from "./amounts.ts";
 
 export interface SplitParticipant {
   handle: string;

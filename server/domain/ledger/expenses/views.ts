@@ -1,0 +1,106 @@
+// How expenses are shown: rows, stored states and history as the wire's shapes.
+import { asc, eq, sql } from "drizzle-orm";
+import { jsonEach, jsonList, prepared, type Tx } from "../../../../db/client.ts";
+import { type expenseHistory, expenseResponses, expenses } from "../../../../db/schema/index.ts";
+import type { Expense, ExpenseContent, ExpenseHistoryEntry } from "../../../contract/ledger.ts";
+import type { AgentRef } from "../../../contract/wire.ts";
+import { refsByIds } from "../../agents.ts";
+import { untrusted } from "../../untrusted.ts";
+import type { GroupRow } from "../groups/membership.ts";
+import { formatAmount, originalWire } from "../money/amounts.ts";
+import { sharesOf, stateOfRow, stateOfSnapshot, type ExpenseRow, type ExpenseState, type HistoryAction, type ParticipantShare } from "./store.ts";
+
+export const authorOf = (people: Map<string, AgentRef>, id: string | null) => `@${(id && people.get(id)?.handle) || "a group member"}`;
+
+function contentWire(s: ExpenseState, currency: string, people: Map<string, AgentRef>): ExpenseContent {
+  const amounts = (minor: number) => ({ amount_minor: minor, amount: formatAmount(minor, currency) });
+  const of = new Map(s.shares.map((p) => [p.handle, p]));
+  return {
+    description: untrusted(s.description, `expense description written by ${authorOf(people, s.descriptionBy)}`),
+    ...amounts(s.amountMinor),
+    currency,
+    original: originalWire(s.original),
+    date: s.date,
+    category: s.category,
+    paid_by: s.paidBy.map((p) => ({ handle: p.handle, ...amounts(of.get(p.handle)?.paidMinor ?? 0) })),
+    split: s.split,
+    shares: s.split.among.map((p) => ({ handle: p.handle, ...amounts(of.get(p.handle)?.shareMinor ?? 0) })),
+    notes: s.notes === null ? null : untrusted(s.notes, `expense notes written by ${authorOf(people, s.notesBy)}`),
+    repeat: s.repeat,
+    refs: s.recurringOf ? { ...s.refs, recurring_of: s.recurringOf } : s.refs,
+    deleted: s.deleted,
+    state: s.state,
+  };
+}
+
+type ResponseRow = typeof expenseResponses.$inferSelect;
+
+/** One expense as the wire shows it; `people` names every agent the row, its shares and its responses mention. */
+export function expenseWire(r: ExpenseRow, shares: ParticipantShare[], responses: ResponseRow[], people: Map<string, AgentRef>, currency: string): Expense {
+  return {
+    expense_id: r.expenseId,
+    group_id: r.groupId,
+    ...contentWire(stateOfRow(r, shares), currency, people),
+    next_occurrence: r.nextOccurrence,
+    created_by: people.get(r.createdBy)!,
+    created_at: r.createdAt,
+    updated_at: r.updatedAt,
+    version: r.version,
+    responses: responses.map((x) => ({
+      agent: people.get(x.agentId)!,
+      action: x.action,
+      reason: x.reason === null ? null : untrusted(x.reason, `dispute reason written by @${people.get(x.agentId)!.handle}`),
+      version: x.version,
+      responded_at: x.respondedAt,
+    })),
+  };
+}
+
+// The list of expenses bound as one value, however long it is (an export's batch, a page).
+const responsesOf = prepared((tx) =>
+  tx
+    .select()
+    .from(expenseResponses)
+    .where(sql`${expenseResponses.expenseId} IN (SELECT value FROM ${jsonEach("ids")})`)
+    .orderBy(asc(expenseResponses.respondedAt), sql`expense_responses.rowid`)
+    .prepare(),
+);
+
+/** Expenses of one group as the wire shows them, with shares, responses and the agents they name. */
+export async function expenseViews(tx: Tx, group: GroupRow, rows: ExpenseRow[]): Promise<Expense[]> {
+  if (!rows.length) return [];
+  const ids = rows.map((r) => r.expenseId);
+  const shares = await sharesOf(tx, ids);
+  const responses = await responsesOf(tx).all({ ids: jsonList(ids) });
+  const people = await refsByIds(tx, [
+    ...rows.flatMap((r) => [r.createdBy, r.descriptionBy ?? r.createdBy, ...(r.notesBy ? [r.notesBy] : [])]),
+    ...responses.map((r) => r.agentId),
+  ]);
+  // By expense in one pass: filtering the list for each row took time of rows times responses.
+  const responsesBy = Map.groupBy(responses, (x) => x.expenseId);
+  return rows.map((r) => expenseWire(r, shares.get(r.expenseId) ?? [], responsesBy.get(r.expenseId) ?? [], people, group.currency));
+}
+
+export async function expenseView(tx: Tx, group: GroupRow, expenseId: string): Promise<Expense> {
+  const row = (await tx.select().from(expenses).where(eq(expenses.expenseId, expenseId)).get())!;
+  return (await expenseViews(tx, group, [row]))[0]!;
+}
+
+type HistoryRow = typeof expenseHistory.$inferSelect;
+
+/** get_expense's history: each stored version as the wire shows it, with who changed what. */
+export async function historyEntries(tx: Tx, group: GroupRow, entries: HistoryRow[]): Promise<ExpenseHistoryEntry[]> {
+  const snapshots = entries.map((e) => stateOfSnapshot(e.snapshot));
+  const people = await refsByIds(tx, [
+    ...entries.map((e) => e.changedBy),
+    ...snapshots.flatMap(({ state: s }) => [s.descriptionBy, ...(s.notesBy ? [s.notesBy] : [])]),
+  ]);
+  return entries.map((e, i) => ({
+    version: e.version,
+    action: e.action as HistoryAction,
+    changed_by: people.get(e.changedBy)!,
+    changed_at: e.changedAt,
+    changed_fields: snapshots[i]!.changed,
+    expense: contentWire(snapshots[i]!.state, group.currency, people),
+  }));
+}
