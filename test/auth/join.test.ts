@@ -104,7 +104,6 @@ describe("finishing a join on the page", () => {
   test("a new human creates a handle there: created true, and the page signs them in", async () => {
     const j = await start({ suggested_handle: "fresh-one", display_name: "Fresh One" });
     const b = await openJoin(j);
-    expect(b).toBeDefined();
     const page = await b.get("/join");
     expect(page.html).toContain('value="fresh-one"');
     expect(page.html).toContain('value="Fresh One"');

@@ -570,7 +570,11 @@ describe("attacks, each refused", () => {
       .setExpirationTime("10m")
       .sign(foreign.privateKey);
     expect((await bearer(forged)).status).toBe(401);
-    expect(await exportJWK(foreign.publicKey)).toBeDefined();
+    // It is refused for its key: the foreign key is not one the server publishes, under the kid it claims or any other.
+    const published = ((await (await s.raw("/.well-known/jwks.json")).json()) as any).keys;
+    expect(published.map((k: any) => k.kid)).toContain(String(row.kid));
+    const { x, y } = await exportJWK(foreign.publicKey);
+    expect(published.filter((k: any) => k.x === x && k.y === y)).toEqual([]);
   });
 
   test("CSRF: the consent form without the session's token issues no code", async () => {

@@ -39,16 +39,17 @@ describe("sign-in codes", () => {
     const alice = await s.register("trust-alice");
     const readOnly = (await grant(s, new PageClient(s.url), alice, "svc:read")).tokens.access_token;
     const readWrite = (await grant(s, new PageClient(s.url), alice, "svc:read svc:write")).tokens.access_token;
-    // Someone else's browser asks for a code for alice.
     const attacker = new PageClient(s.url);
     await attacker.get("/account");
-    expect((await attacker.post("/account/signin/code", { handle: "trust-alice", flow: "account" })).status).toBe(303);
     for (const token of [readOnly, readWrite]) {
+      // Someone else's browser asks for a code for alice (one for each token: the cursor poll shows a code only once).
+      expect((await attacker.post("/account/signin/code", { handle: "trust-alice", flow: "account" })).status).toBe(303);
       const item = await codeItem(token);
       expect(item.payload.code).toBeNull();
       expect(item.summary_md).toContain("cannot read sign-in codes");
       // The cursor poll hides it the same way.
       const polled = (await s.ok("get_inbox", {}, token)).items.filter((i: any) => i.type === "auth.join_code");
+      expect(polled.length).toBeGreaterThan(0);
       for (const i of polled) expect(i.payload.code).toBeNull();
     }
     // The API key reads it, so the control shows the hiding is about the credential.

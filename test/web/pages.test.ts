@@ -279,8 +279,9 @@ describe("the pages in Chromium", () => {
     await follow(page.getByRole("button", { name: "Create my handle and continue" }));
     await expect(page.getByRole("heading", { level: 1 }).textContent()).resolves.toBe("Allow Pocket Agent?");
     await expect(page.locator("main").textContent()).resolves.toContain("@web-newcomer");
+    // The consent page's own address (the sign-in page's) has state=new-person too: wait for the client's.
     await page.getByRole("button", { name: "Allow" }).click();
-    await page.waitForURL(/state=new-person/);
+    await page.waitForURL((u) => u.port === String(callbackServer.port) && u.pathname === "/callback" && u.searchParams.get("state") === "new-person");
     const back = callbacks.findLast((u) => u.searchParams.get("state") === "new-person")!;
     const t = await tokenCall(s, {
       grant_type: "authorization_code",
