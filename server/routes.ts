@@ -35,7 +35,7 @@ import {
   page,
   pageOf,
   preflight,
-  renderFlow,
+  signInForm,
   takesPost,
 } from "./web/pages.ts";
 import { postSettings, postSettingsLink, renderSettings, renderSettingsLink } from "./web/settings-page.ts";
@@ -82,10 +82,7 @@ export const ROUTES: readonly Route<Call>[] = [
   // The OAuth authorization server.
   get("/.well-known/jwks.json", jwks),
   get("/oauth/authorize", authorizePage),
-  get(
-    "/oauth/consent",
-    page((w) => renderConsent(w)),
-  ),
+  get("/oauth/consent", page(renderConsent)),
   post("/oauth/consent", form(postConsent, WRITES)),
   post("/oauth/signup", form(postSignup)),
   post("/oauth/register", machine(endpoints.register)),
@@ -102,44 +99,26 @@ export const ROUTES: readonly Route<Call>[] = [
   get("/", (c) => (wantsHtml(c.req) ? home(c, "") : notFound(c))),
   get("/docs", docs),
   get("/docs/*", docs),
-  get(
-    "/join",
-    page((w) => renderJoin(w)),
-  ),
+  get("/join", page(renderJoin)),
   post("/join", form(postUserCode)),
   post("/join/approve", form(postApprove, WRITES)),
   post("/join/deny", form(postDeny)),
   post("/join/create", form(postCreate)),
-  get(
-    "/account",
-    page((w) => renderAccount(w)),
-  ),
+  get("/account", page(renderAccount)),
   get("/account/merge", page(renderMerge)),
   post("/account/merge", form(postMerge, WRITES)),
   post("/account/keys", form(postCreateKey, WRITES)),
   post("/account/clients/disconnect", form(postDisconnect, WRITES)),
-  post(
-    "/account/signin/code",
-    form((w) => postSendCode(w, renderFlow)),
-  ),
-  post(
-    "/account/signin/verify",
-    form((w) => postVerifyCode(w, renderFlow)),
-  ),
+  post("/account/signin/code", signInForm(postSendCode)),
+  post("/account/signin/verify", signInForm(postVerifyCode)),
   post("/account/signout", form(postSignOut)),
   get("/account/oidc/start", oidc(oidcStart)),
   get("/account/oidc/callback", oidc(oidcCallback)),
-  get(
-    "/settings",
-    page((w) => renderSettings(w)),
-  ),
+  get("/settings", page(renderSettings)),
   post("/settings", form(postSettings, WRITES)),
   get("/settings/link/*", pageOf(renderSettingsLink)),
   post("/settings/link", form(postSettingsLink)),
-  get(
-    "/groups",
-    page((w) => renderGroups(w)),
-  ),
+  get("/groups", page(renderGroups)),
   get("/groups/{group_id}", pageOf(renderGroup)),
   get("/groups/{group_id}/export.csv", pageOf(exportCsv)),
 ];

@@ -37,7 +37,7 @@ const RENDER_FLOW: Record<Flow, (c: WebContext, m: Messages) => Promise<Response
   account: renderAccount,
   groups: renderGroups,
 };
-export const renderFlow = (c: WebContext, flow: Flow, m: Messages) => RENDER_FLOW[flow](c, m);
+const renderFlow = (c: WebContext, flow: Flow, m: Messages) => RENDER_FLOW[flow](c, m);
 
 const WEB_AREAS = ["/join", "/account", "/settings", "/groups", "/docs"];
 
@@ -73,6 +73,9 @@ export const form =
     if (!body) return errorPage("Cannot read the form", "The form could not be read; go back and try again.", 400);
     return inSession(c.svc, c.req, new URL(c.req.url), body, run, writes);
   };
+
+/** A form of the sign-in steps, which show the page of the flow being signed in to (join, consent, account, groups). */
+export const signInForm = (step: (c: WebContext, render: typeof renderFlow) => Promise<Response>): WebRoute => form((w) => step(w, renderFlow));
 
 /** An OAuth endpoint for machines (register, token, revoke): POST, with CORS preflight. */
 export const machine =
