@@ -1,7 +1,7 @@
 import { Command, InvalidArgumentError, Option } from "commander";
 import { readFileSync } from "node:fs";
 import { systemClock } from "../../server/clock.ts";
-import { importSplitwise, parseNameMap, parseRate, type ImportResult } from "../../server/domain/ledger/exchange/splitwise-import.ts";
+import { type ImportProblem, type ImportResult, importSplitwise } from "../../server/domain/ledger/exchange/splitwise-import.ts";
 import { AppError } from "../../server/errors.ts";
 import { withAdminDb, withDbOptions } from "../admin-db.ts";
 import { CliError, EXIT, EXIT_CODES_HELP, action, emit, example, exitCodeFor, usageExits } from "../output.ts";
@@ -16,6 +16,61 @@ const flag =
       throw new InvalidArgumentError((err as Error).message);
     }
   };
+
+const HANDLE = /^[a-z0-9][a-z0-9_-]{2,31}$/;
+
+/**
+ * --map: "Name=handle,Other Name=handle2", or a JSON object {"Chen, Li": "chen", ...} for names holding a
+ * comma or an equals sign -> Map(name -> handle).
+ */
+export function parseNameMap(text: string): Map<string, string> {
+  const map = new Map<string, string>();
+  const add = (name: string, rawHandle: string, given: string) => {
+    const handle = rawHandle.trim().replace(/^@/, "");
+    if (!name || !HANDLE.test(handle)) throw new Error(`--map: ${given} is not Name=handle`);
+    if (map.has(name)) throw new Error(`--map: ${name} is mapped twice`);
+    map.set(name, handle);
+  };
+  if (text.trim().startsWith("{")) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw new Error('--map: not a JSON object such as {"Chen, Li": "chen"}');
+    }
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new Error('--map: not a JSON object such as {"Chen, Li": "chen"}');
+    for (const [name, handle] of Object.entries(parsed)) {
+      if (typeof handle !== "string") throw new Error(`--map: the handle of ${JSON.stringify(name)} must be a string`);
+      add(name.trim(), handle, JSON.stringify({ [name]: handle }));
+    }
+  } else {
+    for (const pair of text.split(",").filter((p) => p.trim())) {
+      const eq = pair.indexOf("=");
+      add(eq < 1 ? "" : pair.slice(0, eq).trim(), pair.slice(eq + 1), `"${pair.trim()}"`);
+    }
+  }
+  if (!map.size) throw new Error("--map: give at least one Name=handle");
+  return map;
+}
+
+/** One --rate CUR=RATE added to the rates given before it; the rate itself is checked with the group's currency. */
+export function parseRate(text: string, previous: ReadonlyMap<string, string> = new Map()): Map<string, string> {
+  const m = /^\s*([A-Z]{3})\s*=\s*(\S+)\s*$/.exec(text);
+  if (!m) throw new Error(`--rate: "${text}" is not CUR=RATE, such as GBP=1.17`);
+  if (previous.has(m[1]!)) throw new Error(`--rate: ${m[1]} is given twice`);
+  return new Map([...previous, [m[1]!, m[2]!]]);
+}
+
+/** A problem of the import as the operator fixes it: one with the names or rates given says which flag to change. */
+export function problemText(p: ImportProblem): string {
+  if (typeof p === "string") return p;
+  if (p.input === "rates") return p.add ? `${p.text}; give the rate with --rate ${p.add}=<${p.currency} per 1 ${p.add}>` : `--rate ${p.text}`;
+  if (!p.add) return `--map: ${p.text}`;
+  const entry = /[,=]/.test(p.add)
+    ? `${JSON.stringify({ [p.add]: "<handle>" })} to --map (as JSON: the name holds a comma or =)`
+    : `${p.add}=<handle> to --map`;
+  return `${p.text}; add ${entry}`;
+}
 
 function readFile(path: string): string {
   try {
@@ -76,14 +131,14 @@ export function importCommand(): Command {
             db
               .tx((tx) => importSplitwise(tx, systemClock.now(), { groupId: o.group, text, names: o.map, rates: o.rate }))
               .catch((err: unknown) => {
-                const problems = err instanceof AppError ? (err.details?.problems as string[] | undefined) : undefined;
+                const problems = err instanceof AppError ? (err.details?.problems as ImportProblem[] | undefined) : undefined;
                 if (!problems) throw err;
                 const e = err as AppError;
                 throw new CliError(
                   exitCodeFor(e.code),
                   e.message,
                   "Fix the file or --map and run the same command again; nothing was imported.",
-                  problems.map((p) => `  ${p}`),
+                  problems.map((p) => `  ${problemText(p)}`),
                 );
               }),
           );

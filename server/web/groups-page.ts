@@ -8,7 +8,7 @@ import { csvBatch, csvHeader, EXPORT_START, exportFile, ledgerBatch, type Export
 import { groupView, listGroups } from "../domain/ledger/groups/groups.ts";
 import { requireMember } from "../domain/ledger/groups/membership.ts";
 import { listPayments } from "../domain/ledger/payments/payments.ts";
-import { balanceSentence, paymentSentence, SETTLE_UP_NOTE, transferSentence } from "../domain/ledger/wording.ts";
+import { balanceSentence, paymentSentence, SETTLE_UP_NOTE, transferSentence } from "../contract/ledger-wording.ts";
 import type { Expense } from "../contract/ledger.ts";
 import { Uuid } from "../contract/wire.ts";
 import { actingAs, notFoundPage, type Messages, type WebContext } from "./context.ts";

@@ -1,5 +1,6 @@
 // The layers of server/, read from the import lines (type imports too): the contract is a leaf, the domain knows
-// nothing of tools, transports or pages, and no two folders of server/ import each other, directly or round about.
+// nothing of tools, transports or pages, no two folders of server/ import each other, directly or round about, and
+// the command line reaches the domain only where it runs on the database itself.
 import { expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, normalize, relative } from "node:path";
@@ -56,4 +57,17 @@ test("no two parts of server/ import each other, directly or through others", ()
   };
   for (const start of [...edges.keys()].sort()) walk(start, [start]);
   expect(cycles).toEqual([]);
+});
+
+test("cli/ reaches the domain only in the admin commands that run on the database themselves", () => {
+  const CLI = join(ROOT, "cli");
+  // Commands an operator runs on the server's own database, calling the domain directly as the tools do.
+  const admin = ["cli/commands/import.ts", "cli/commands/inbox.ts", "cli/commands/invites.ts", "cli/commands/keys.ts"];
+  const reaching = sources(CLI).flatMap((file) =>
+    [...readFileSync(file, "utf8").matchAll(IMPORT)]
+      .map((m) => relative(ROOT, normalize(join(dirname(file), (m[1] ?? m[2])!))))
+      .filter((target) => target.startsWith("server/domain/"))
+      .map((target) => `${relative(ROOT, file)} -> ${target}`),
+  );
+  expect(reaching.filter((edge) => !admin.includes(edge.split(" -> ")[0]!))).toEqual([]);
 });

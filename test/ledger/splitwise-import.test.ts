@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseCsv } from "../../server/domain/ledger/exchange/csv.ts";
-import { parseNameMap, parseRate, parseSplitwise, type SplitwiseExpense } from "../../server/domain/ledger/exchange/splitwise-import.ts";
+import { parseSplitwise as parseFile, type SplitwiseExpense } from "../../server/domain/ledger/exchange/splitwise-import.ts";
+import { parseNameMap, parseRate, problemText } from "../../cli/commands/import.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
 import { balancesOf, groupWith } from "./ledger-fixtures.ts";
 
@@ -26,6 +27,11 @@ const HEADER = "Date,Description,Category,Cost,Currency,Alice Smith,Bob,Carol";
 /** Amounts by handle, in the order the import lists them: one row of a table stays on one line. */
 type Amounts = Record<string, number>;
 const byHandle = (amounts: Amounts) => Object.entries(amounts).map(([handle, amount_minor]) => ({ handle, amount_minor }));
+/** The domain's parse, its problems as the CLI words them (naming --map and --rate where the fix is a flag). */
+const parseSplitwise = (...args: Parameters<typeof parseFile>) => {
+  const parsed = parseFile(...args);
+  return { ...parsed, problems: parsed.problems.map(problemText) };
+};
 const problemsOf = (rows: string[], names = NAMES, currency = "EUR") => parseSplitwise([HEADER, ...rows].join("\n"), names, currency).problems;
 
 describe("parseCsv", () => {

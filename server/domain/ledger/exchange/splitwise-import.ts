@@ -92,49 +92,18 @@ export interface SplitwisePlan {
   skippedTotals: Map<string, bigint>;
 }
 
-const HANDLE = /^[a-z0-9][a-z0-9_-]{2,31}$/;
-
 /**
- * --map: "Name=handle,Other Name=handle2", or a JSON object {"Chen, Li": "chen", ...} for names holding a
- * comma or an equals sign -> Map(name -> handle).
+ * A problem of the file is a sentence; one with the caller's input is an InputProblem: an entry of the name map or of
+ * the rates that is wrong, or one to add (a column's name, or the currency `add` of rows in the group's `currency`).
+ * Its text names no way of giving the input: the caller says how to fix it in its own terms (the CLI names its flags).
  */
-export function parseNameMap(text: string): Map<string, string> {
-  const map = new Map<string, string>();
-  const add = (name: string, rawHandle: string, given: string) => {
-    const handle = rawHandle.trim().replace(/^@/, "");
-    if (!name || !HANDLE.test(handle)) throw new Error(`--map: ${given} is not Name=handle`);
-    if (map.has(name)) throw new Error(`--map: ${name} is mapped twice`);
-    map.set(name, handle);
-  };
-  if (text.trim().startsWith("{")) {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      throw new Error('--map: not a JSON object such as {"Chen, Li": "chen"}');
-    }
-    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new Error('--map: not a JSON object such as {"Chen, Li": "chen"}');
-    for (const [name, handle] of Object.entries(parsed)) {
-      if (typeof handle !== "string") throw new Error(`--map: the handle of ${JSON.stringify(name)} must be a string`);
-      add(name.trim(), handle, JSON.stringify({ [name]: handle }));
-    }
-  } else {
-    for (const pair of text.split(",").filter((p) => p.trim())) {
-      const eq = pair.indexOf("=");
-      add(eq < 1 ? "" : pair.slice(0, eq).trim(), pair.slice(eq + 1), `"${pair.trim()}"`);
-    }
-  }
-  if (!map.size) throw new Error("--map: give at least one Name=handle");
-  return map;
+export interface InputProblem {
+  input: "names" | "rates";
+  text: string;
+  add?: string;
+  currency?: string;
 }
-
-/** One --rate CUR=RATE added to the rates given before it; the rate itself is checked with the group's currency. */
-export function parseRate(text: string, previous: ReadonlyMap<string, string> = new Map()): Map<string, string> {
-  const m = /^\s*([A-Z]{3})\s*=\s*(\S+)\s*$/.exec(text);
-  if (!m) throw new Error(`--rate: "${text}" is not CUR=RATE, such as GBP=1.17`);
-  if (previous.has(m[1]!)) throw new Error(`--rate: ${m[1]} is given twice`);
-  return new Map([...previous, [m[1]!, m[2]!]]);
-}
+export type ImportProblem = string | InputProblem;
 
 const isTotalRow = (description: string) => description.trim().toLowerCase() === "total balance";
 const listLines = (lines: number[]) => (lines.length > 5 ? `${lines.slice(0, 5).join(", ")}, …` : lines.join(", "));
@@ -154,9 +123,9 @@ export function parseSplitwise(
   names: Map<string, string>,
   currency: string,
   rates: ReadonlyMap<string, string> = new Map(),
-): { plan: SplitwisePlan; problems: string[] } {
+): { plan: SplitwisePlan; problems: ImportProblem[] } {
   const plan: SplitwisePlan = { expenses: [], payments: [], skipped: [], skippedTotals: new Map() };
-  const problems: string[] = [];
+  const problems: ImportProblem[] = [];
   let rows: { line: number; fields: string[] }[];
   try {
     rows = parseCsv(text);
@@ -178,18 +147,17 @@ export function parseSplitwise(
   }
   const people = columns.slice(FIXED_COLUMNS.length);
   for (const name of people.filter((n) => !names.has(n))) {
-    const entry = /[,=]/.test(name) ? `${JSON.stringify({ [name]: "<handle>" })} to --map (as JSON: the name holds a comma or =)` : `${name}=<handle> to --map`;
-    problems.push(`line ${header!.line}: the column "${name}" is not mapped to a handle; add ${entry}`);
+    problems.push({ input: "names", text: `line ${header!.line}: the column "${name}" is not mapped to a handle`, add: name });
   }
   for (const name of [...names.keys()].filter((n) => !people.includes(n)))
-    problems.push(`--map: "${name}" is not a column of the file (columns: ${people.join(", ")})`);
+    problems.push({ input: "names", text: `"${name}" is not a column of the file (columns: ${people.join(", ")})` });
   for (const [code, rate] of rates) {
     try {
       if (code === currency) throw invalid("rate", `${code} is the group's own currency`);
       convert(1, code, currency, rate, "rate");
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
-      problems.push(`--rate ${code}=${rate}: ${reason(err)}`);
+      problems.push({ input: "rates", text: `${code}=${rate}: ${reason(err)}` });
     }
   }
   const unrated = new Map<string, number[]>();
@@ -281,9 +249,12 @@ export function parseSplitwise(
     });
   }
   for (const [code, lines] of unrated) {
-    problems.push(
-      `line${lines.length > 1 ? "s" : ""} ${listLines(lines)}: in ${code}, not the group's ${currency}; give the rate with --rate ${code}=<${currency} per 1 ${code}>`,
-    );
+    problems.push({
+      input: "rates",
+      text: `line${lines.length > 1 ? "s" : ""} ${listLines(lines)}: in ${code}, not the group's ${currency}`,
+      add: code,
+      currency,
+    });
   }
   // Only a file read without problems is complete enough to hold against its totals.
   if (!problems.length) problems.push(...totalsDisagreements(plan, totals, people, names));
@@ -365,9 +336,9 @@ export async function importSplitwise(
   const { plan, problems } = parseSplitwise(input.text, input.names, group.currency, rates);
   const members = await membersByHandle(tx, group.groupId);
   for (const [name, handle] of input.names) {
-    if (!members.has(handle)) problems.push(`--map: ${name}=${handle}: @${handle} is not a member of the group`);
+    if (!members.has(handle)) problems.push({ input: "names", text: `${name}=${handle}: @${handle} is not a member of the group` });
   }
-  const refuse = (list: string[]) =>
+  const refuse = (list: ImportProblem[]) =>
     new AppError("VALIDATION_ERROR", `The Splitwise file was not imported: ${list.length} problem${list.length === 1 ? "" : "s"} to fix.`, { problems: list });
   if (problems.length) throw refuse(problems);
 

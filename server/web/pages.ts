@@ -1,27 +1,35 @@
-// Every human page and OAuth endpoint, in one list. Pages run in one transaction with the browser session;
-// every POST needs the session's CSRF token; the OpenID Connect steps talk to the provider outside any transaction.
+// How human pages and OAuth endpoints run (their routes are in server/routes.ts). Pages run in one transaction with
+// the browser session; every POST needs the session's CSRF token; the OpenID Connect steps talk to the provider
+// outside any transaction.
 import { ClientMetadataError, isClientIdUrl, refreshMetadataClient } from "../auth/client-metadata.ts";
 import * as endpoints from "../auth/oauth-endpoints.ts";
 import { startOidc } from "../auth/oidc.ts";
 import { NeedsWrite, type Tx } from "../../db/client.ts";
 import { AppError } from "../errors.ts";
 import type { Services } from "../services.ts";
-import { renderAccount, postCreateKey, postDisconnect } from "./account-page.ts";
-import { authorize, postConsent, postSignup, renderConsent } from "./consent-page.ts";
+import { renderAccount } from "./account-page.ts";
+import { authorize, renderConsent } from "./consent-page.ts";
 import { FLOWS, errorPage, isFlow, notFoundPage, type Flow, type Messages, type WebContext } from "./context.ts";
 import { renderDocs } from "./docs-page.ts";
-import { exportCsv, renderGroup, renderGroups } from "./groups-page.ts";
+import { renderGroups } from "./groups-page.ts";
 import { renderHome, wantsHtml } from "./home-page.ts";
 import { html, seeOther } from "./html.ts";
-import { postApprove, postCreate, postDeny, postUserCode, renderJoin } from "./join-page.ts";
-import { postMerge, renderMerge } from "./merge-page.ts";
+import { renderJoin } from "./join-page.ts";
 import { anonymousCookie, csrfValid, mayWrite, openSession, signedIn, updateSession } from "./session.ts";
-import { postSettings, postSettingsLink, renderSettings, renderSettingsLink } from "./settings-page.ts";
-import { applyIdentity, checkCallback, exchangeAtProvider, postSendCode, postSignOut, postVerifyCode } from "./signin.ts";
+import { applyIdentity, checkCallback, exchangeAtProvider } from "./signin.ts";
 
 const MAX_FORM_BYTES = 64 * 1024;
 
 type Page = (c: WebContext) => Promise<Response>;
+
+/** What a page's route is handed (server/routes.ts): the request, and the client's address when a limit needs it. */
+export interface WebCall {
+  svc: Services;
+  req: Request;
+  path: string;
+  clientAddress: () => string;
+}
+type WebRoute = (c: WebCall, param: string) => Promise<Response> | Response;
 
 const RENDER_FLOW: Record<Flow, (c: WebContext, m: Messages) => Promise<Response>> = {
   join: renderJoin,
@@ -31,86 +39,67 @@ const RENDER_FLOW: Record<Flow, (c: WebContext, m: Messages) => Promise<Response
 };
 const renderFlow = (c: WebContext, flow: Flow, m: Messages) => RENDER_FLOW[flow](c, m);
 
-const GET_PAGES: Record<string, Page> = {
-  "/join": (c) => renderJoin(c),
-  "/account": (c) => renderAccount(c),
-  "/account/merge": renderMerge,
-  "/settings": (c) => renderSettings(c),
-  "/oauth/consent": (c) => renderConsent(c),
-  "/groups": (c) => renderGroups(c),
-};
-
-const POST_PAGES: Record<string, Page> = {
-  "/join": postUserCode,
-  "/join/approve": postApprove,
-  "/join/deny": postDeny,
-  "/join/create": postCreate,
-  "/account/signin/code": (c) => postSendCode(c, renderFlow),
-  "/account/signin/verify": (c) => postVerifyCode(c, renderFlow),
-  "/account/signout": postSignOut,
-  "/account/keys": postCreateKey,
-  "/account/clients/disconnect": postDisconnect,
-  "/account/merge": postMerge,
-  "/settings": postSettings,
-  "/settings/link": postSettingsLink,
-  "/oauth/consent": postConsent,
-  "/oauth/signup": postSignup,
-};
-
-/** Forms that act as the signed-in human: a browser signed in through a read-only credential may not send them. */
-const WRITE_PAGES = new Set(["/join/approve", "/account/keys", "/account/clients/disconnect", "/account/merge", "/settings", "/oauth/consent"]);
-
 const WEB_AREAS = ["/join", "/account", "/settings", "/groups", "/docs"];
 
-/** Whether app.ts should hand a request to handleWeb; `/` is a page only for a browser (API clients get JSON). */
-export const isWebRequest = (req: Request, path: string) =>
+/** Whether a path nobody answers is a missing page (HTML) rather than a missing API endpoint (JSON); `/` only for a browser. */
+export const isWebPath = (req: Request, path: string) =>
   WEB_AREAS.some((area) => path === area || path.startsWith(`${area}/`)) ||
   path.startsWith("/oauth/") ||
   path === "/.well-known/jwks.json" ||
   (path === "/" && wantsHtml(req));
 
-/** /groups/{group_id} and /groups/{group_id}/export.csv */
-const GROUP_PAGE = /^\/groups\/([^/]+)(\/export\.csv)?$/;
+/** GET of a page, in a read transaction with the browser's session. */
+export const page =
+  (run: Page): WebRoute =>
+  (c) =>
+    inSession(c.svc, c.req, new URL(c.req.url), null, run);
 
-export async function handleWeb(svc: Services, req: Request, path: string, address: string): Promise<Response> {
-  const method = req.method === "HEAD" ? "GET" : req.method;
-  if (path === "/.well-known/jwks.json" && method === "GET") return endpoints.jwks(svc);
-  const machine = { "/oauth/register": endpoints.register, "/oauth/token": endpoints.token, "/oauth/revoke": endpoints.revoke }[path];
-  if (machine) {
-    if (method === "OPTIONS") return endpoints.preflight();
-    if (method === "POST") return machine(svc, req, address);
-    return errorPage("Not here", "This endpoint takes POST.", 405);
-  }
-  const url = new URL(req.url);
-  // The home page and the documentation are the same for everyone: no session is made for them.
-  if (method === "GET" && path === "/") return renderHome(svc.config.baseUrl);
-  if (method === "GET" && (path === "/docs" || path.startsWith("/docs/"))) return renderDocs(svc.config.baseUrl, path);
-  const groupPage = method === "GET" ? GROUP_PAGE.exec(path) : null;
-  if (groupPage) {
-    const groupId = groupPage[1]!;
-    return inSession(svc, req, url, null, (c) => (groupPage[2] ? exportCsv(c, groupId) : renderGroup(c, groupId)));
-  }
-  if (method === "GET" && (path === "/account/oidc/start" || path === "/account/oidc/callback")) {
-    // Both make the server talk to the provider, so they count against the address like a form.
-    const limited = rateLimited(svc, address);
+/** GET of a page about the object named in the path (a group, a link token). */
+export const pageOf =
+  (run: (c: WebContext, param: string) => Promise<Response>): WebRoute =>
+  (c, param) =>
+    inSession(c.svc, c.req, new URL(c.req.url), null, (w) => run(w, param));
+
+/**
+ * POST of a form: rate limited by address, then run in a write transaction with the session's CSRF token checked.
+ * writes: it acts as the signed-in human, so a browser signed in through a read-only credential may not send it.
+ */
+export const form =
+  (run: Page, writes = false): WebRoute =>
+  async (c) => {
+    const limited = rateLimited(c.svc, c.clientAddress());
     if (limited) return limited;
-    return path === "/account/oidc/start" ? oidcStart(svc, req, url) : oidcCallback(svc, req, url);
-  }
-  if (method === "GET" && path.startsWith("/settings/link/")) {
-    const token = path.slice("/settings/link/".length);
-    return inSession(svc, req, url, null, (c) => renderSettingsLink(c, token));
-  }
-  if (method === "GET" && path === "/oauth/authorize") return authorizeRequest(svc, req, url, address);
-  const get = method === "GET" ? GET_PAGES[path] : undefined;
-  if (get) return inSession(svc, req, url, null, get);
-  const post = method === "POST" ? POST_PAGES[path] : undefined;
-  if (!post) return notFoundPage();
-  const limited = rateLimited(svc, address);
-  if (limited) return limited;
-  const form = await readForm(req);
-  if (!form) return errorPage("Cannot read the form", "The form could not be read; go back and try again.", 400);
-  return inSession(svc, req, url, form, post, WRITE_PAGES.has(path));
-}
+    const body = await readForm(c.req);
+    if (!body) return errorPage("Cannot read the form", "The form could not be read; go back and try again.", 400);
+    return inSession(c.svc, c.req, new URL(c.req.url), body, run, writes);
+  };
+
+/** A form of the sign-in steps, which show the page of the flow being signed in to (join, consent, account, groups). */
+export const signInForm = (step: (c: WebContext, render: typeof renderFlow) => Promise<Response>): WebRoute => form((w) => step(w, renderFlow));
+
+/** An OAuth endpoint for machines (register, token, revoke): POST, with CORS preflight. */
+export const machine =
+  (run: (svc: Services, req: Request, address: string) => Promise<Response>): WebRoute =>
+  (c) =>
+    run(c.svc, c.req, c.clientAddress());
+export const preflight: WebRoute = () => endpoints.preflight();
+export const takesPost: WebRoute = () => errorPage("Not here", "This endpoint takes POST.", 405);
+
+export const jwks: WebRoute = (c) => endpoints.jwks(c.svc);
+// The home page and the documentation are the same for everyone: no session is made for them.
+export const home: WebRoute = (c) => renderHome(c.svc.config.baseUrl);
+export const docs: WebRoute = (c) => renderDocs(c.svc.config.baseUrl, c.path);
+
+/** GET /account/oidc/start and /callback: both make the server talk to the provider, so they count like a form. */
+export const oidc =
+  (step: typeof oidcStart): WebRoute =>
+  (c) => {
+    const limited = rateLimited(c.svc, c.clientAddress());
+    return limited ?? step(c.svc, c.req, new URL(c.req.url));
+  };
+
+/** GET /oauth/authorize. */
+export const authorizePage: WebRoute = (c) => authorizeRequest(c.svc, c.req, new URL(c.req.url), c.clientAddress());
 
 function rateLimited(svc: Services, address: string): Response | null {
   const decision = svc.limiter.take(`web:${address}`, "web", svc.config.publicRateLimit);
@@ -203,7 +192,7 @@ async function authorizeRequest(svc: Services, req: Request, url: URL, address: 
 }
 
 /** GET /account/oidc/start?flow=...: asks the provider (outside any transaction), then remembers the sign-in. */
-async function oidcStart(svc: Services, req: Request, url: URL): Promise<Response> {
+export async function oidcStart(svc: Services, req: Request, url: URL): Promise<Response> {
   const flow = url.searchParams.get("flow");
   if (!svc.config.oidc) return errorPage("Not available", "No identity provider is configured on this server.", 404);
   if (!isFlow(flow)) return errorPage("Cannot sign in", "This sign-in link is incomplete; start from the page again.", 400);
@@ -221,7 +210,7 @@ async function oidcStart(svc: Services, req: Request, url: URL): Promise<Respons
 }
 
 /** GET /account/oidc/callback: the pending sign-in is used up, the code exchanged with the provider, then applied. */
-async function oidcCallback(svc: Services, req: Request, url: URL): Promise<Response> {
+export async function oidcCallback(svc: Services, req: Request, url: URL): Promise<Response> {
   if (!svc.config.oidc) return errorPage("Not available", "No identity provider is configured on this server.", 404);
   let checked = { error: "" } as ReturnType<typeof checkCallback>;
   await inSession(svc, req, url, null, async (c) => {

@@ -1,0 +1,179 @@
+// Opening a database in one of three modes: a local file, a remote libSQL/Turso primary, and an embedded replica (a
+// local file kept in sync with a primary). Everything that differs between them at open lives here; the pool they
+// are served from is db/pool.ts.
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { createClient, type Client, type Config } from "@libsql/client";
+import Database from "libsql";
+import { LocalConnection, type TxKind } from "./connections.ts";
+import { DbOpenError, describeUrl, guard, openError } from "./errors.ts";
+import { assemble, type Db, type DbMode, READERS, remotePool } from "./pool.ts";
+
+export interface DbOptions {
+  url: string;
+  authToken?: string;
+  /** Primary of an embedded replica; `url` is then the replica's local file. */
+  syncUrl?: string;
+  /** Seconds between background syncs of a replica (besides the sync after each write). */
+  syncIntervalSeconds?: number;
+  /** Bound on reaching a remote primary at open; past it openDb fails instead of hanging. */
+  connectTimeoutMs?: number;
+  /** How many processes open it at once (svc serve --workers): only a local file can be shared. */
+  processes?: number;
+  /** Called with the duration of every transaction run through tx() or read(), for metrics. */
+  observeTx?: (ms: number, ok: boolean, kind: TxKind) => void;
+}
+
+export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+const BUSY_TIMEOUT_MS = 5_000;
+const REMOTE_SCHEMES = ["libsql:", "http:", "https:", "ws:", "wss:"];
+
+const schemeOf = (url: string) => /^[a-z][a-z0-9+.-]*:/i.exec(url)?.[0].toLowerCase();
+
+/** Which mode the options ask for; throws DbOpenError for a combination that cannot work. */
+export function selectMode(opts: DbOptions): DbMode {
+  const mode = modeOf(opts);
+  if ((opts.processes ?? 1) > 1 && (mode !== "local" || localPath(opts.url) === ":memory:")) {
+    throw new DbOpenError(
+      "--workers above 1 needs a local database file (--db file:PATH): a remote database, an embedded replica or :memory: is served by one process.",
+    );
+  }
+  return mode;
+}
+
+function modeOf(opts: DbOptions): DbMode {
+  const scheme = schemeOf(opts.url);
+  const remote = scheme !== undefined && REMOTE_SCHEMES.includes(scheme);
+  if (scheme !== "file:" && !remote) {
+    throw new DbOpenError(
+      `Unsupported database URL ${describeUrl(opts.url)}: use file:PATH for a local file, or libsql://HOST (also https://, wss://) for a remote libSQL or Turso database.`,
+    );
+  }
+  if (opts.syncIntervalSeconds !== undefined && !opts.syncUrl) {
+    throw new DbOpenError("--sync-interval applies only to an embedded replica: give --sync-url as well.");
+  }
+  if (opts.syncUrl !== undefined) {
+    if (remote) {
+      throw new DbOpenError(
+        "--sync-url makes an embedded replica, whose --db must be a local file:PATH; for a remote database without a replica leave out --sync-url.",
+      );
+    }
+    const syncScheme = schemeOf(opts.syncUrl);
+    if (!syncScheme || !REMOTE_SCHEMES.includes(syncScheme)) {
+      throw new DbOpenError(`--sync-url must be the primary's libsql://HOST (or https://) URL, not ${describeUrl(opts.syncUrl)}.`);
+    }
+    if (localPath(opts.url) === ":memory:") throw new DbOpenError("An embedded replica needs a file for --db, not :memory:.");
+    if (opts.syncIntervalSeconds !== undefined && !(opts.syncIntervalSeconds > 0)) {
+      throw new DbOpenError("--sync-interval must be a positive duration such as 5s.");
+    }
+    return "replica";
+  }
+  if (remote) return "remote";
+  if (opts.authToken) {
+    throw new DbOpenError("--auth-token applies only to a remote database (libsql://) or a replica's --sync-url; a local file takes none.");
+  }
+  return "local";
+}
+
+const localPath = (url: string) => url.slice("file:".length).split("?")[0]!;
+
+/** The file behind a local file: URL, or null for a remote URL or an in-memory database. */
+export function localFilePath(url: string): string | null {
+  if (schemeOf(url) !== "file:") return null;
+  const path = localPath(url);
+  return path && path !== ":memory:" ? path : null;
+}
+
+/** Opens (creating if needed) the database; no connection exists until this is called. */
+export async function openDb(opts: DbOptions): Promise<Db> {
+  const mode = selectMode(opts);
+  const timeoutMs = opts.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+  if (mode === "remote") {
+    const client = await reachPrimary({ url: opts.url, authToken: opts.authToken }, timeoutMs);
+    return assemble(opts, mode, remotePool(client), () => client.close());
+  }
+  const path = localPath(opts.url);
+  if (path && path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+  if (mode === "replica") {
+    // Opening a replica syncs inside native code that blocks the event loop and has no timeout of its
+    // own, so the primary is first proven reachable (and the token accepted) with a bounded probe.
+    (await reachPrimary({ url: opts.syncUrl!, authToken: opts.authToken }, timeoutMs)).close();
+    const conn = guard(
+      opts.syncUrl!,
+      opts.authToken,
+      () =>
+        new LocalConnection(
+          new Database(path, {
+            syncUrl: opts.syncUrl,
+            authToken: opts.authToken,
+            // Writes go to the primary; the replica then waits for them, so the next read sees them.
+            readYourWrites: true,
+            syncPeriod: opts.syncIntervalSeconds,
+          } as Database.Options),
+          true,
+        ),
+    );
+    try {
+      conn.db.sync();
+    } catch (err) {
+      conn.close();
+      throw openError(opts.syncUrl!, opts.authToken, err);
+    }
+    // One connection holds the replica, so readers and the writer are the same one, taking turns.
+    return assemble(opts, mode, { writer: conn, readers: [conn] }, () => conn.close());
+  }
+  const open = () => guard(opts.url, undefined, () => new LocalConnection(new Database(path, { timeout: BUSY_TIMEOUT_MS })));
+  const writer = open();
+  const readers: LocalConnection[] = [];
+  try {
+    // WAL lets readers run beside the writer; it is stored in the file, so once is enough.
+    writer.db.exec("PRAGMA journal_mode = WAL");
+    for (let i = 0; i < (path === ":memory:" ? 0 : READERS); i++) readers.push(open());
+    // NORMAL in WAL mode survives a killed process (not a power loss); synchronous is per connection.
+    for (const c of [writer, ...readers]) c.db.exec("PRAGMA synchronous = NORMAL");
+    // Checkpoints copy each changed page once per round: rarer rounds (32 MB of WAL) copy a hot index page once
+    // for many writes. Shutdown checkpoints the rest (close()).
+    writer.db.exec("PRAGMA wal_autocheckpoint = 8000");
+    writer.db.exec("PRAGMA temp_store = MEMORY");
+  } catch (err) {
+    for (const c of [writer, ...readers]) c.close();
+    throw openError(opts.url, undefined, err);
+  }
+  const closeAll = () => {
+    for (const r of readers) r.close();
+    try {
+      // The last connection to close removes the WAL; checkpointing first leaves svc.db complete on its own.
+      if (path !== ":memory:") writer.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    } finally {
+      // A checkpoint that fails (a full disk) loses nothing: the WAL is replayed at the next start.
+      writer.close();
+    }
+  };
+  return assemble(opts, mode, readers.length ? { writer, readers, grouped: writer } : { writer, readers: [writer] }, closeAll);
+}
+
+/** A remote client that has answered SELECT 1 within the timeout. */
+async function reachPrimary(cfg: Config, timeoutMs: number): Promise<Client> {
+  const client = guard(cfg.url, cfg.authToken, () => createClient(cfg));
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new DbOpenError(
+            `The database at ${describeUrl(cfg.url)} did not answer within ${timeoutMs / 1000}s; check the URL, the network and that the server is up.`,
+          ),
+        ),
+      timeoutMs,
+    );
+  });
+  try {
+    await Promise.race([client.execute("SELECT 1"), timeout]);
+    return client;
+  } catch (err) {
+    client.close();
+    throw openError(cfg.url, cfg.authToken, err);
+  } finally {
+    clearTimeout(timer);
+  }
+}

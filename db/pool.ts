@@ -1,0 +1,122 @@
+// The connection pool behind a Db: one writer and a few readers, each taking turns (db/turns.ts), and group commit on
+// a local file's writer. How the connections are opened is db/open.ts's; what runs on them, db/connections.ts's.
+import { type Conn, type LocalConnection, type Orm, type RawSql, readOnlyHandles, remoteRaw, remoteTransaction, type TxKind } from "./connections.ts";
+import type { Client } from "@libsql/client";
+import { GroupCommit, Turns } from "./turns.ts";
+
+/** The handle a transaction gives to domain code; the only way domain code reaches the database. */
+export type Tx = Orm;
+
+export type DbMode = "local" | "remote" | "replica";
+
+export interface Db {
+  readonly url: string;
+  readonly mode: DbMode;
+  /**
+   * Runs fn in one write transaction; writes take turns on the one writer connection, and on a local file those
+   * that queue up share one COMMIT (db/turns.ts). fn may run more than once, so it does nothing outside the database.
+   */
+  tx<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  /**
+   * Runs fn in one read transaction on a reader connection, so a read never waits behind a write (an embedded
+   * replica serves it from its local file). A statement other than a SELECT fails, in every mode.
+   */
+  read<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  /** Runs fn with plain SQL on the writer connection, in the writers' turn (migrations, backups, admin). */
+  exclusive<T>(fn: (raw: RawSql) => Promise<T>): Promise<T>;
+  /** Plain SQL in the writers' turn: exclusive() for one statement. */
+  readonly raw: RawSql;
+  /** Milliseconds a trivial query takes; throws when the database cannot answer. */
+  ping(): Promise<number>;
+  /** Waits for work in progress, checkpoints the WAL of a local file into it, then closes every connection. */
+  close(): Promise<void>;
+}
+
+/** What the pool takes of the options: where it is (for Db.url) and who observes its transactions. */
+export interface PoolOptions {
+  url: string;
+  /** Called with the duration of every transaction run through tx() or read(), for metrics. */
+  observeTx?: (ms: number, ok: boolean, kind: TxKind) => void;
+}
+
+/** Whether tx is a read transaction of Db.read, where nothing may be written. */
+export const isReadOnly = (tx: Tx): boolean => readOnlyHandles.has(tx);
+
+// Readers beside the one writer: enough that a read never waits behind a write, few enough to stay light.
+export const READERS = 3;
+
+export interface Pool {
+  writer: Conn;
+  readers: Conn[];
+  /** The local writer, when its writes may share commits (readers of their own, so no read sees an open group). */
+  grouped?: LocalConnection;
+}
+
+/** A remote primary: every transaction is one interactive transaction of the client, reads beside writes. */
+export function remotePool(client: Client): Pool {
+  const conn = (): Conn => ({ run: (kind, fn) => remoteTransaction(client, kind, fn), raw: remoteRaw(client), close() {} });
+  // Distinct handles, so that reads take turns apart from the writes (assemble() shares turns only with the writer).
+  return { writer: conn(), readers: Array.from({ length: READERS }, conn) };
+}
+
+/** The Db over a pool: turns per connection, group commit on a local writer, timing of every transaction. */
+export function assemble(opts: PoolOptions, mode: DbMode, pool: Pool, closeAll: () => void): Db {
+  const writerTurns = new Turns();
+  const readerTurns = pool.readers.map((r) => (r === pool.writer ? writerTurns : new Turns()));
+  // The least busy reader: with a synchronous driver a read usually finishes within one turn of the event loop.
+  const reader = (): [Conn, Turns] => {
+    let best = 0;
+    for (let i = 1; i < readerTurns.length; i++) if (readerTurns[i]!.load < readerTurns[best]!.load) best = i;
+    return [pool.readers[best]!, readerTurns[best]!];
+  };
+  const timed = async <T>(kind: TxKind, conn: Conn, fn: (tx: Tx) => Promise<T>): Promise<T> => {
+    const started = performance.now();
+    let ok = false;
+    try {
+      const result = await conn.run(kind, fn);
+      ok = true;
+      return result;
+    } finally {
+      opts.observeTx?.(performance.now() - started, ok, kind);
+    }
+  };
+  const groups = pool.grouped && new GroupCommit(pool.grouped, writerTurns, opts.observeTx);
+  // Exclusive work runs outside any group: the open one is committed first.
+  const exclusive = <T>(fn: (raw: RawSql) => Promise<T>) =>
+    writerTurns.take(() => {
+      groups?.commit();
+      return fn(pool.writer.raw);
+    });
+  let closing: Promise<void> | undefined;
+  return {
+    url: opts.url,
+    mode,
+    tx: (fn) => (groups ? groups.write(fn) : writerTurns.take(() => timed("write", pool.writer, fn))),
+    read: (fn) => {
+      const [conn, turns] = reader();
+      return turns.take(() => timed("read", conn, fn));
+    },
+    exclusive,
+    raw: {
+      execute: (stmt, args) => exclusive((raw) => raw.execute(stmt, args)),
+      executeMultiple: (sql) => exclusive((raw) => raw.executeMultiple(sql)),
+      transaction: (fn) => exclusive((raw) => raw.transaction(fn)),
+    },
+    ping() {
+      const [conn, turns] = reader();
+      return turns.take(async () => {
+        const started = performance.now();
+        await conn.raw.execute("SELECT 1");
+        return performance.now() - started;
+      });
+    },
+    close() {
+      closing ??= (async () => {
+        await Promise.all([writerTurns.drain(), ...readerTurns.map((t) => t.drain())]);
+        groups?.commit();
+        closeAll();
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,57 @@
+// Looking up a route of a table (server/routes.ts): exact paths in a Map, then the few patterns in the table's order,
+// each tried only when the path starts with its literal part. GET answers HEAD too; "*" takes every method.
+export type Method = "GET" | "POST" | "OPTIONS" | "*";
+
+/** `{name}` is one path segment, a trailing `*` the rest of the path (at least one character); the match is `param`. */
+export interface Route<C> {
+  method: Method;
+  path: string;
+  run: (c: C, param: string) => Promise<Response> | Response;
+}
+
+interface Pattern<C> extends Route<C> {
+  prefix: string;
+  /** Null for a path that is its prefix and `*`: the rest is the param, no regex needed (the busiest routes). */
+  regex: RegExp | null;
+}
+
+const accepts = (route: Method, method: string) => route === method || route === "*" || (route === "GET" && method === "HEAD");
+
+export class Router<C> {
+  private readonly exact = new Map<string, Route<C>[]>();
+  private readonly patterns: Pattern<C>[] = [];
+
+  constructor(routes: readonly Route<C>[]) {
+    for (const r of routes) {
+      const wild = r.path.search(/[{*]/);
+      if (wild < 0) {
+        const list = this.exact.get(r.path) ?? [];
+        list.push(r);
+        this.exact.set(r.path, list);
+        continue;
+      }
+      const source = r.path
+        .split(/(\{[^}]+\}|\*$)/)
+        .map((part) => (part === "*" ? "(.+)" : part.startsWith("{") ? "([^/]+)" : part.replace(/[.+?^$()[\]\\|]/g, "\\$&")))
+        .join("");
+      const rest = wild === r.path.length - 1 && r.path.endsWith("*");
+      this.patterns.push({ ...r, prefix: r.path.slice(0, wild), regex: rest ? null : new RegExp(`^${source}$`) });
+    }
+  }
+
+  /** The route for this method and path with its param, or null. */
+  find(method: string, path: string): { route: Route<C>; param: string } | null {
+    const exact = this.exact.get(path);
+    if (exact) for (const route of exact) if (accepts(route.method, method)) return { route, param: "" };
+    for (const route of this.patterns) {
+      if (!path.startsWith(route.prefix) || !accepts(route.method, method)) continue;
+      if (!route.regex) {
+        if (path.length > route.prefix.length) return { route, param: path.slice(route.prefix.length) };
+        continue;
+      }
+      const m = route.regex.exec(path);
+      if (m) return { route, param: m[1] ?? "" };
+    }
+    return null;
+  }
+}

@@ -1,0 +1,182 @@
+// Every HTTP endpoint, one line each: method, path, handler. `{name}` is one path segment and a trailing `*` the
+// rest of the path (server/router.ts); GET answers HEAD too. A path nobody answers is a JSON 404, or in the web's
+// areas an HTML page saying so (isWebPath). Tool calls all go through invoke() (server/tools/invoke.ts).
+import { AppError } from "./errors.ts";
+import { json } from "./adapters/http.ts";
+import { handleMcp } from "./adapters/mcp.ts";
+import { openApiDocument } from "./adapters/openapi.ts";
+import { TOOL_ALIASES, callTool, resultResponse } from "./adapters/rest.ts";
+import { wellKnownDocument } from "./adapters/well-known.ts";
+import { bearerToken } from "./auth/authenticate.ts";
+import * as endpoints from "./auth/oauth-endpoints.ts";
+import type { Ops } from "./observability/ops.ts";
+import type { Route } from "./router.ts";
+import type { Services } from "./services.ts";
+import { catalogue, describeTool, findTool } from "./tools/catalogue.ts";
+import { invoke } from "./tools/invoke.ts";
+import { postCreateKey, postDisconnect, renderAccount } from "./web/account-page.ts";
+import { postConsent, postSignup, renderConsent } from "./web/consent-page.ts";
+import { notFoundPage } from "./web/context.ts";
+import { exportCsv, renderGroup, renderGroups } from "./web/groups-page.ts";
+import { wantsHtml } from "./web/home-page.ts";
+import { postApprove, postCreate, postDeny, postUserCode, renderJoin } from "./web/join-page.ts";
+import { postMerge, renderMerge } from "./web/merge-page.ts";
+import {
+  authorizePage,
+  docs,
+  form,
+  home,
+  isWebPath,
+  jwks,
+  machine,
+  oidc,
+  oidcCallback,
+  oidcStart,
+  page,
+  pageOf,
+  preflight,
+  signInForm,
+  takesPost,
+} from "./web/pages.ts";
+import { postSettings, postSettingsLink, renderSettings, renderSettingsLink } from "./web/settings-page.ts";
+import { postSendCode, postSignOut, postVerifyCode } from "./web/signin.ts";
+
+/** What every handler is handed. */
+export interface Call {
+  svc: Services;
+  ops: Ops;
+  req: Request;
+  path: string;
+  requestId: string;
+  clientAddress: () => string;
+  /** Made once per app: the OpenAPI document's text. */
+  cache: { openapi?: string };
+}
+
+const route =
+  (method: Route<Call>["method"]) =>
+  (path: string, run: Route<Call>["run"]): Route<Call> => ({ method, path, run });
+const get = route("GET");
+const post = route("POST");
+const options = route("OPTIONS");
+const any = route("*");
+// Forms that act as the signed-in human: a browser signed in through a read-only credential may not send them.
+const WRITES = true;
+
+export const ROUTES: readonly Route<Call>[] = [
+  // Tools: REST and MCP, first as the busiest.
+  post("/v1/tools/*", (c, name) => callTool(c.svc, toolName(name), c)),
+  any("/mcp", (c) => handleMcp(c.svc, c.path, c)),
+  any("/mcp/*", (c) => handleMcp(c.svc, c.path, c)),
+  ...Object.entries(TOOL_ALIASES).map(([path, tool]) => post(path, (c) => callTool(c.svc, tool, c))),
+  post("/v1/sandbox/tools/*", (c, name) => callTool(c.svc, toolName(name), c, { sandbox: true })),
+  get("/v1/tools", listTools),
+  get("/v1/tools/*", describe),
+  get("/v1", whoAmI),
+  get("/openapi.json", openApi),
+  get("/.well-known/oauth-*", wellKnown),
+  get("/healthz", (c) => json({ ok: true }, 200, c.requestId)),
+  get("/readyz", (c) => c.ops.readyz(c.requestId)),
+  get("/metrics", (c) => c.ops.metricsEndpoint(c.req, c.requestId)),
+
+  // The OAuth authorization server.
+  get("/.well-known/jwks.json", jwks),
+  get("/oauth/authorize", authorizePage),
+  get("/oauth/consent", page(renderConsent)),
+  post("/oauth/consent", form(postConsent, WRITES)),
+  post("/oauth/signup", form(postSignup)),
+  post("/oauth/register", machine(endpoints.register)),
+  post("/oauth/token", machine(endpoints.token)),
+  post("/oauth/revoke", machine(endpoints.revoke)),
+  options("/oauth/register", preflight),
+  options("/oauth/token", preflight),
+  options("/oauth/revoke", preflight),
+  any("/oauth/register", takesPost),
+  any("/oauth/token", takesPost),
+  any("/oauth/revoke", takesPost),
+
+  // Pages for people.
+  get("/", (c) => (wantsHtml(c.req) ? home(c, "") : notFound(c))),
+  get("/docs", docs),
+  get("/docs/*", docs),
+  get("/join", page(renderJoin)),
+  post("/join", form(postUserCode)),
+  post("/join/approve", form(postApprove, WRITES)),
+  post("/join/deny", form(postDeny)),
+  post("/join/create", form(postCreate)),
+  get("/account", page(renderAccount)),
+  get("/account/merge", page(renderMerge)),
+  post("/account/merge", form(postMerge, WRITES)),
+  post("/account/keys", form(postCreateKey, WRITES)),
+  post("/account/clients/disconnect", form(postDisconnect, WRITES)),
+  post("/account/signin/code", signInForm(postSendCode)),
+  post("/account/signin/verify", signInForm(postVerifyCode)),
+  post("/account/signout", form(postSignOut)),
+  get("/account/oidc/start", oidc(oidcStart)),
+  get("/account/oidc/callback", oidc(oidcCallback)),
+  get("/settings", page(renderSettings)),
+  post("/settings", form(postSettings, WRITES)),
+  get("/settings/link/*", pageOf(renderSettingsLink)),
+  post("/settings/link", form(postSettingsLink)),
+  get("/groups", page(renderGroups)),
+  get("/groups/{group_id}", pageOf(renderGroup)),
+  get("/groups/{group_id}/export.csv", pageOf(exportCsv)),
+];
+
+/** No route for this method and path. */
+export function notFound(c: Call): Response {
+  if (isWebPath(c.req, c.path)) return notFoundPage();
+  throw new AppError("NOT_FOUND", `Nothing at ${c.req.method} ${c.path}.`, undefined, undefined, "See /openapi.json for every endpoint.");
+}
+
+/** The tool name in a path; a malformed percent-escape (%ZZ) names no tool rather than failing. */
+function toolName(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+/** GET /v1/tools: the catalogue, answered 304 when the client has this version. */
+function listTools(c: Call): Response {
+  const { tools, etag } = catalogue();
+  if (c.req.headers.get("if-none-match") === etag) {
+    return new Response(null, { status: 304, headers: { ETag: etag, "X-Request-Id": c.requestId } });
+  }
+  const data = { version: etag.replaceAll('"', ""), count: tools.length, tools, suggested_next: ["register_agent"] };
+  return json({ ok: true, data, request_id: c.requestId }, 200, c.requestId, { ETag: etag, "Cache-Control": "no-cache" });
+}
+
+/** GET /v1/tools/{name}: one tool. */
+function describe(c: Call, name: string): Response {
+  const tool = findTool(toolName(name));
+  if (!tool) throw new AppError("NOT_FOUND", "There is no tool by that name.", undefined, undefined, "GET /v1/tools lists every tool.");
+  return json({ ok: true, data: { tool: describeTool(tool), suggested_next: [tool.name] }, request_id: c.requestId }, 200, c.requestId);
+}
+
+function openApi(c: Call): Response {
+  c.cache.openapi ??= JSON.stringify(openApiDocument(c.svc.config.baseUrl));
+  return new Response(c.cache.openapi, { headers: { "Content-Type": "application/json", "X-Request-Id": c.requestId } });
+}
+
+/** GET /.well-known/oauth-authorization-server and oauth-protected-resource (also with the base URL's path). */
+function wellKnown(c: Call): Response {
+  const metadata = wellKnownDocument(c.path, c.svc.config.baseUrl);
+  if (!metadata) return notFound(c);
+  return json(metadata, 200, c.requestId, { "Cache-Control": "public, max-age=300" });
+}
+
+/** GET /v1: get_me through the same pipeline, plus where to go next. */
+async function whoAmI(c: Call): Promise<Response> {
+  const meta = { requestId: c.requestId, token: bearerToken(c.req.headers.get("authorization")), clientAddress: c.clientAddress };
+  const result = await invoke(c.svc, "get_me", {}, meta);
+  if (result.ok) {
+    const base = c.svc.config.baseUrl;
+    result.data = {
+      ...result.data,
+      links: { tools: `${base}/v1/tools`, openapi: `${base}/openapi.json`, mcp: `${base}/mcp`, docs: `${base}/mcp/docs` },
+    };
+  }
+  return resultResponse(c.svc, result, c.requestId);
+}
