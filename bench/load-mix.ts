@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { openDb } from "../db/client.ts";
 import { migrate } from "../db/migrate.ts";
-import type { ServerConfig } from "../server/config.ts";
+import { DEFAULTS, type ServerConfig } from "../server/config.ts";
 import { findTool } from "../server/tools/catalogue.ts";
 import { registerAgent } from "../server/tools/identity/register-agent.ts";
 import { spawnServer, type ServerProcess } from "../test/hardening/spawn-server.ts";
@@ -48,7 +48,7 @@ const dbBytes = () => ["", "-wal", "-shm"].reduce((n, s) => n + (existsSync(dbPa
 async function seed(count: number): Promise<Member[]> {
   const db = await openDb({ url: `file:${dbPath}` });
   await migrate(db.raw);
-  const config = { inviteOnly: false } as ServerConfig;
+  const config = { inviteOnly: false, quotas: DEFAULTS.quotas } as ServerConfig;
   const members: Member[] = [];
   const started = performance.now();
   for (let from = 0; from < count; from += 2000) {
