@@ -17,11 +17,12 @@ import { invoke } from "./tools/invoke.ts";
 import { postCreateKey, postDisconnect, renderAccount } from "./web/account-page.ts";
 import { postConsent, postSignup, renderConsent } from "./web/consent-page.ts";
 import { notFoundPage } from "./web/context.ts";
-import { exportCsv, renderGroup, renderGroups } from "./web/groups-page.ts";
+import { exportCsv, postExpenseAnswer, postPayment, postPaymentAnswer, renderGroup, renderGroups } from "./web/groups-page.ts";
 import { wantsHtml } from "./web/home-page.ts";
 import { postApprove, postCreate, postDeny, postUserCode, renderJoin } from "./web/join-page.ts";
 import { postMerge, renderMerge } from "./web/merge-page.ts";
 import {
+  action,
   authorizePage,
   docs,
   form,
@@ -121,6 +122,9 @@ export const ROUTES: readonly Route<Call>[] = [
   get("/groups", page(renderGroups)),
   get("/groups/{group_id}", pageOf(renderGroup)),
   get("/groups/{group_id}/export.csv", pageOf(exportCsv)),
+  post("/groups/{group_id}/payments", action(postPayment, "/groups")),
+  post("/groups/{group_id}/payments/respond", action(postPaymentAnswer, "/groups")),
+  post("/groups/{group_id}/expenses/respond", action(postExpenseAnswer, "/groups")),
 ];
 
 /** No route for this method and path. */

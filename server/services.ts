@@ -42,6 +42,8 @@ export interface CallMeta {
   clientAddress: () => string;
   /** Validate only: nothing is stored or sent, no credential needed. */
   sandbox?: boolean;
+  /** A page acting for its signed-in browser: the token is the browser's session secret (server/web/actions.ts). */
+  page?: boolean;
 }
 
 export type CallResult =

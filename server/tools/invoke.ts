@@ -191,7 +191,7 @@ async function inTransaction(svc: Services, r: Running, tx: Tx): Promise<Omit<An
 
 /** The credential, the agent's limit, the client's last use (in a write transaction) and the tool's scope. */
 async function authenticateIn(svc: Services, r: Running, tx: Tx): Promise<void> {
-  const auth = await authenticate(tx, r.call.meta.token!, r.now, r.call.tokenHash!);
+  const auth = await authenticate(tx, r.call.meta.token!, r.now, r.call.tokenHash!, { page: r.call.meta.page });
   if (!auth) throw new AppError("UNAUTHENTICATED", "The credential is missing, invalid, expired or revoked.");
   r.auth = auth;
   r.principal = auth.principal;

@@ -1,7 +1,8 @@
-// /groups and /groups/{group_id}: a signed-in human reads their groups: balances as a chart (SVG drawn here, no
-// script), how to settle up, what waits for confirmation, recent expenses and payments, and a CSV export.
-// Read-only: actions stay with the agents. Every read is the domain function the read tools use, as the signed-in
-// agent, so a group the human is not in is NOT_FOUND, shown as the same 404 page as any unknown address.
+// /groups and /groups/{group_id}: a signed-in human's groups: balances as a chart (SVG drawn here, no script), how to
+// settle up (each suggestion a button that records the payment), what waits for their confirmation (with its
+// buttons), recent expenses and payments, and a CSV export. Every read is the domain function the read tools use, as
+// the signed-in agent, so a group the human is not in is NOT_FOUND, shown as the same 404 page as any unknown
+// address; every action is a tool call through invoke() as the browser's client (server/web/pages.ts, action).
 import { groupBalanceView } from "../domain/ledger/balances/balances.ts";
 import { listExpenses } from "../domain/ledger/expenses/expenses.ts";
 import { csvBatch, csvHeader, EXPORT_START, exportFile, ledgerBatch, type ExportCursor } from "../domain/ledger/exchange/export.ts";
@@ -12,7 +13,8 @@ import { balanceSentence, paymentSentence, SETTLE_UP_NOTE, transferSentence } fr
 import type { Expense } from "../contract/ledger.ts";
 import { Uuid } from "../contract/wire.ts";
 import { actingAs, notFoundPage, type Messages, type WebContext } from "./context.ts";
-import { alert, html, notice, page, type Markup } from "./html.ts";
+import { alert, form, html, notice, page, seeOther, type Markup } from "./html.ts";
+import type { ActionContext } from "./pages.ts";
 import { signedIn } from "./session.ts";
 import { signinBlock } from "./signin.ts";
 
@@ -88,10 +90,25 @@ function waitingFor(e: Expense): string[] {
 const paidBy = (e: Expense) =>
   e.paid_by.length === 1 ? `paid by ${e.paid_by[0]!.handle}` : `paid by ${e.paid_by.map((p) => `${p.handle} ${p.amount}`).join(", ")}`;
 
-/** GET /groups/{group_id} */
-export async function renderGroup(c: WebContext, groupId: string): Promise<Response> {
+/** What the page says after an action succeeded (?done=...). */
+const DONE: Record<string, string> = {
+  payment: "Payment recorded. It counts once the payee confirms it.",
+  answered: "Your answer is saved.",
+};
+
+/** The buttons of one action: each form carries the action's own idempotency key, fresh on every render. */
+const button = (c: WebContext, to: string, fields: Record<string, string>, label: string, opts: { secondary?: boolean; ariaLabel?: string } = {}) =>
+  form(to, c.session.csrfToken, html`${Object.entries(fields).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`)}`, label, {
+    inline: true,
+    idempotencyKey: crypto.randomUUID(),
+    ...opts,
+  });
+
+/** GET /groups/{group_id}, and the same page with what an action answered. */
+export async function renderGroup(c: WebContext, groupId: string, m: Messages = {}): Promise<Response> {
   if (!signedIn(c.session)) return signinPage(c, { status: 401 });
   if (!Uuid.safeParse(groupId).success) return notFoundPage();
+  m = { info: DONE[c.url.searchParams.get("done") ?? ""], ...m };
   const ctx = await actingAs(c, c.session.agentId);
   // NOT_FOUND for a group the human is not in: routes.ts answers it with the page any unknown address gets.
   const balances = await groupBalanceView(ctx, groupId);
@@ -101,9 +118,26 @@ export async function renderGroup(c: WebContext, groupId: string): Promise<Respo
   const cur = group.currency;
   const waiting = expenses.map((e) => ({ e, who: waitingFor(e) })).filter((w) => w.who.length);
   const description = group.settings.description?.untrusted_content;
+  const me = ctx.actor.agentId;
+  const myHandle = ctx.actor.handle;
+  const at = `/groups/${group.group_id}`;
+  const settle = (t: (typeof balances.settle_up)[number]) =>
+    t.from.agent_id === me
+      ? button(c, `${at}/payments`, { to: t.to.handle, amount_minor: String(t.amount_minor) }, "Record this payment", {
+          ariaLabel: `Record that you paid ${t.to.handle} ${t.amount} ${cur}`,
+        })
+      : "";
+  const answerPayment = (p: (typeof balances.pending_payments)[number]) =>
+    p.to.agent_id === me
+      ? html` ${button(c, `${at}/payments/respond`, { payment_id: p.payment_id, action: "confirm" }, "Confirm", { ariaLabel: `Confirm the payment of ${p.amount} from ${p.from.handle}` })} ${button(c, `${at}/payments/respond`, { payment_id: p.payment_id, action: "reject" }, "Reject", { secondary: true, ariaLabel: `Reject the payment of ${p.amount} from ${p.from.handle}` })}`
+      : "";
+  const answerExpense = (e: Expense, who: string[]) =>
+    who.includes(myHandle)
+      ? html` ${button(c, `${at}/expenses/respond`, { expense_id: e.expense_id, action: "confirm" }, "Confirm", { ariaLabel: `Confirm “${e.description.untrusted_content}”` })} ${button(c, `${at}/expenses/respond`, { expense_id: e.expense_id, action: "dispute" }, "Dispute", { secondary: true, ariaLabel: `Dispute “${e.description.untrusted_content}”` })}`
+      : "";
   return page(
     group.name,
-    html`<p>${group.kind === "direct" ? "A direct ledger" : "A group"} in ${cur}, ${group.member_count} ${group.member_count === 1 ? "member" : "members"}${group.archived ? html`, <span class="badge">archived</span>` : ""}. Your balance: <strong>${group.my_balance}</strong>.</p>
+    html`${alert(m.error)}${notice(m.info)}<p>${group.kind === "direct" ? "A direct ledger" : "A group"} in ${cur}, ${group.member_count} ${group.member_count === 1 ? "member" : "members"}${group.archived ? html`, <span class="badge">archived</span>` : ""}. Your balance: <strong>${group.my_balance}</strong>.</p>
 ${description ? html`<p><span class="muted">Description, written by the group's members:</span> ${description}</p>` : ""}
 <h2>Balances</h2>
 ${balanceChart(balances.members!)}
@@ -111,14 +145,14 @@ ${balanceChart(balances.members!)}
 <h2>To settle up</h2>
 ${
   balances.settle_up!.length
-    ? html`<ul>${balances.settle_up!.map((t) => html`<li>${transferSentence(t, cur)}</li>`)}</ul>
+    ? html`<ul>${balances.settle_up!.map((t) => html`<li>${transferSentence(t, cur)} ${settle(t)}</li>`)}</ul>
 <p class="muted">${capitalised(SETTLE_UP_NOTE[balances.settle_up_method!] ?? "")}. Payments count once the payee confirms them.</p>`
     : html`<p>Everyone is settled up.</p>`
 }
 <h2>Waiting for confirmation</h2>
 ${
   balances.pending_payments.length || waiting.length
-    ? html`<ul>${balances.pending_payments.map((p) => html`<li>${paymentSentence(p)}</li>`)}${waiting.map(({ e, who }) => html`<li>“${e.description.untrusted_content}” (${e.amount} ${cur}, added by ${e.created_by.handle}): ${who.join(", ")} ${who.length === 1 ? "has" : "have"} not confirmed it yet</li>`)}</ul>`
+    ? html`<ul>${balances.pending_payments.map((p) => html`<li>${paymentSentence(p)}${answerPayment(p)}</li>`)}${waiting.map(({ e, who }) => html`<li>“${e.description.untrusted_content}” (${e.amount} ${cur}, added by ${e.created_by.handle}): ${who.join(", ")} ${who.length === 1 ? "has" : "have"} not confirmed it yet${answerExpense(e, who)}</li>`)}</ul>`
     : html`<p>Nothing is waiting.</p>`
 }
 <h2>Recent expenses</h2>
@@ -139,6 +173,7 @@ ${
 <h2>Export</h2>
 <p><a href="/groups/${group.group_id}/export.csv" download>Download the whole ledger as CSV</a> (one row per expense share and per payment). Descriptions and notes in it were written by the group's members.</p>
 <p><a href="/groups">All your groups</a></p>`,
+    { status: m.status },
   );
 }
 
@@ -186,3 +221,30 @@ export async function exportCsv(c: WebContext, groupId: string): Promise<Respons
     },
   });
 }
+
+/**
+ * The group page's actions, each one tool call as the browser's client: done, back to the page (a reload repeats
+ * nothing); refused, the page again with the tool's message.
+ */
+function groupAction(tool: string, args: (f: URLSearchParams, groupId: string) => Record<string, unknown>, done: string) {
+  return async (a: ActionContext, groupId: string): Promise<Response> => {
+    if (!Uuid.safeParse(groupId).success) return notFoundPage();
+    const result = await a.call(tool, args(a.form, groupId));
+    if (result.ok) return seeOther(`/groups/${groupId}?done=${encodeURIComponent(done)}`);
+    if (result.error.code === "NOT_FOUND") return notFoundPage();
+    return a.show((c) => renderGroup(c, groupId, { error: result.error.message, status: result.error.status }));
+  };
+}
+
+const field_ = (f: URLSearchParams, name: string) => f.get(name) ?? undefined;
+
+/** POST /groups/{group_id}/payments: record_payment from the signed-in human (a settle-up suggestion's button). */
+export const postPayment = groupAction(
+  "record_payment",
+  (f, group_id) => ({ group_id, to: field_(f, "to"), amount_minor: Number(f.get("amount_minor")) }),
+  "payment",
+);
+/** POST /groups/{group_id}/payments/respond: respond_payment (confirm or reject a payment to the human). */
+export const postPaymentAnswer = groupAction("respond_payment", (f) => ({ payment_id: field_(f, "payment_id"), action: field_(f, "action") }), "answered");
+/** POST /groups/{group_id}/expenses/respond: respond_expense (confirm or dispute an expense the human is in). */
+export const postExpenseAnswer = groupAction("respond_expense", (f) => ({ expense_id: field_(f, "expense_id"), action: field_(f, "action") }), "answered");

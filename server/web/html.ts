@@ -49,6 +49,7 @@ button.link{background:transparent;color:inherit;border:0;padding:0;text-decorat
 .actions button.secondary{border:2px solid currentColor}
 .notice{padding:.75rem;border-radius:.4rem;border:1px solid #2454c5}
 .error{padding:.75rem;border-radius:.4rem;border:1px solid #c52424}
+.field-error{color:#c52424;font-weight:600}
 .secret{font-family:ui-monospace,monospace;word-break:break-all;padding:.75rem;border:1px dashed #888}
 table{border-collapse:collapse;width:100%}td,th{text-align:left;padding:.35rem;border-bottom:1px solid #8884;vertical-align:top}
 td.num,th.num{text-align:right;white-space:nowrap}td.date{white-space:nowrap}
@@ -115,12 +116,15 @@ export function form(
   csrf: string,
   fields: Markup,
   button: string,
-  opts: { secondary?: boolean; link?: boolean; inline?: boolean; ariaLabel?: string } = {},
+  opts: { secondary?: boolean; link?: boolean; inline?: boolean; ariaLabel?: string; idempotencyKey?: string } = {},
 ): Markup {
   const look = opts.link ? "link" : opts.secondary ? "secondary" : "";
+  // A form that performs a tool call carries the key of that one action: sent twice (a double click, a reload, the
+  // back button), it is done once and answered the same.
+  const key = opts.idempotencyKey ? html`<input type="hidden" name="idempotency_key" value="${opts.idempotencyKey}">\n` : "";
   return html`<form method="post" action="${action}"${opts.inline ? new Markup(' class="inline"') : ""}>
 <input type="hidden" name="csrf" value="${csrf}">
-${fields}<button type="submit"${look ? html` class="${look}"` : ""}${opts.ariaLabel ? html` aria-label="${opts.ariaLabel}"` : ""}>${button}</button>
+${key}${fields}<button type="submit"${look ? html` class="${look}"` : ""}${opts.ariaLabel ? html` aria-label="${opts.ariaLabel}"` : ""}>${button}</button>
 </form>`;
 }
 
@@ -135,17 +139,21 @@ export interface FieldOptions {
   maxlength?: number;
   pattern?: string;
   multiline?: boolean;
+  /** What is wrong with the value sent (a tool's details.issues for this field), shown beside it. */
+  error?: string;
 }
 
 /** A labelled input; the hint is tied to it with aria-describedby. */
 export function field(name: string, label: string, o: FieldOptions = {}): Markup {
   const id = o.id ?? `f-${name}`;
   const hint = o.hint ? html`<small id="${id}-hint" class="muted">${o.hint}</small>` : "";
-  const attrs = html`id="${id}" name="${name}"${o.required ? new Markup(" required") : ""}${o.maxlength ? html` maxlength="${o.maxlength}"` : ""}${o.pattern ? html` pattern="${o.pattern}"` : ""}${o.autocomplete ? html` autocomplete="${o.autocomplete}"` : ""}${o.hint ? html` aria-describedby="${id}-hint"` : ""}`;
+  const error = o.error ? html`<small id="${id}-error" class="field-error">${o.error}</small>` : "";
+  const described = [o.hint ? `${id}-hint` : "", o.error ? `${id}-error` : ""].filter(Boolean).join(" ");
+  const attrs = html`id="${id}" name="${name}"${o.required ? new Markup(" required") : ""}${o.maxlength ? html` maxlength="${o.maxlength}"` : ""}${o.pattern ? html` pattern="${o.pattern}"` : ""}${o.autocomplete ? html` autocomplete="${o.autocomplete}"` : ""}${described ? html` aria-describedby="${described}"` : ""}${o.error ? new Markup(' aria-invalid="true"') : ""}`;
   const input = o.multiline
     ? html`<textarea ${attrs} rows="4">${o.value ?? ""}</textarea>`
     : html`<input ${attrs} type="${o.type ?? "text"}" value="${o.value ?? ""}">`;
-  return html`<label for="${id}">${label}</label>${input}${hint}`;
+  return html`<label for="${id}">${label}</label>${input}${error}${hint}`;
 }
 
 export const alert = (message: string | null | undefined) => (message ? html`<p class="error" role="alert">${message}</p>` : "");

@@ -6,7 +6,7 @@ import * as endpoints from "../auth/oauth-endpoints.ts";
 import { startOidc } from "../auth/oidc.ts";
 import { NeedsWrite, type Tx } from "../../db/client.ts";
 import { AppError } from "../errors.ts";
-import type { Services } from "../services.ts";
+import type { CallResult, Services } from "../services.ts";
 import { renderAccount } from "./account-page.ts";
 import { authorize, renderConsent } from "./consent-page.ts";
 import { FLOWS, errorPage, isFlow, notFoundPage, type Flow, type Messages, type WebContext } from "./context.ts";
@@ -15,7 +15,8 @@ import { renderGroups } from "./groups-page.ts";
 import { renderHome, wantsHtml } from "./home-page.ts";
 import { html, seeOther } from "./html.ts";
 import { renderJoin } from "./join-page.ts";
-import { anonymousCookie, csrfValid, mayWrite, openSession, signedIn, updateSession } from "./session.ts";
+import { anonymousCookie, csrfValid, mayWrite, openSession, readCookie, SESSION_COOKIE, signedIn, updateSession } from "./session.ts";
+import { invoke } from "../tools/invoke.ts";
 import { applyIdentity, checkCallback, exchangeAtProvider } from "./signin.ts";
 
 const MAX_FORM_BYTES = 64 * 1024;
@@ -72,6 +73,64 @@ export const form =
     const body = await readForm(c.req);
     if (!body) return errorPage("Cannot read the form", "The form could not be read; go back and try again.", 400);
     return inSession(c.svc, c.req, new URL(c.req.url), body, run, writes);
+  };
+
+/** What an action (a form that performs a tool call) is handed. */
+export interface ActionContext {
+  svc: Services;
+  req: Request;
+  form: URLSearchParams;
+  /** The signed-in human. */
+  agentId: string;
+  /**
+   * Calls a tool as this browser's client, through invoke(): the same validation, scopes, idempotency (the form's
+   * key), inbox effects and errors as over REST and MCP. Never inside a page's transaction: the call has its own.
+   */
+  call(tool: string, args: Record<string, unknown>): Promise<CallResult>;
+  /** The page again (a read), e.g. with the call's error beside its fields. */
+  show(render: Page): Promise<Response>;
+}
+
+/**
+ * POST of a form that acts through a tool: rate limited by address, its CSRF token and the sign-in checked in a read
+ * transaction, then `run` with the tool calls it makes. No page writes to the database around the tools: the
+ * browser's session secret is its credential for invoke() (kind web, its scopes), so a read-only or ended browser
+ * is refused there as any client would be. A browser not signed in is sent to sign in.
+ */
+export const action =
+  (run: (a: ActionContext, param: string) => Promise<Response>, signInAt = "/account"): WebRoute =>
+  async (c, param) => {
+    const limited = rateLimited(c.svc, c.clientAddress());
+    if (limited) return limited;
+    const body = await readForm(c.req);
+    if (!body) return errorPage("Cannot read the form", "The form could not be read; go back and try again.", 400);
+    const url = new URL(c.req.url);
+    const now = c.svc.config.clock.now();
+    const checked = await c.svc.db.read(async (tx) => {
+      const { session, newToken } = await openSession(tx, c.req, now, c.svc.formKey);
+      if (newToken || !csrfValid(session, body)) return csrfRefused();
+      return signedIn(session) ? session : seeOther(signInAt);
+    });
+    if (checked instanceof Response) return checked;
+    const token = readCookie(c.req, SESSION_COOKIE)!;
+    return run(
+      {
+        svc: c.svc,
+        req: c.req,
+        form: body,
+        agentId: checked.agentId,
+        call: (tool, args) =>
+          invoke(c.svc, tool, args, {
+            requestId: crypto.randomUUID(),
+            token,
+            page: true,
+            idempotencyKey: body.get("idempotency_key"),
+            clientAddress: c.clientAddress,
+          }),
+        show: (render) => inSession(c.svc, c.req, url, null, render),
+      },
+      param,
+    );
   };
 
 /** A form of the sign-in steps, which show the page of the flow being signed in to (join, consent, account, groups). */
