@@ -17,7 +17,17 @@ import { invoke } from "./tools/invoke.ts";
 import { postCreateKey, postDisconnect, renderAccount } from "./web/account-page.ts";
 import { postConsent, postSignup, renderConsent } from "./web/consent-page.ts";
 import { notFoundPage } from "./web/context.ts";
-import { exportCsv, postExpenseAnswer, postPayment, postPaymentAnswer, renderGroup, renderGroups } from "./web/groups-page.ts";
+import {
+  postDeleteExpense,
+  postEditExpense,
+  postNewExpense,
+  postRespondExpense,
+  postRestoreExpense,
+  renderEditExpense,
+  renderExpense,
+  renderNewExpense,
+} from "./web/expense-pages.ts";
+import { exportCsv, postConfirmAll, postExpenseAnswer, postPayment, postPaymentAnswer, renderGroup, renderGroups } from "./web/groups-page.ts";
 import { wantsHtml } from "./web/home-page.ts";
 import { postApprove, postCreate, postDeny, postUserCode, renderJoin } from "./web/join-page.ts";
 import { postMerge, renderMerge } from "./web/merge-page.ts";
@@ -125,6 +135,16 @@ export const ROUTES: readonly Route<Call>[] = [
   post("/groups/{group_id}/payments", action(postPayment, "/groups")),
   post("/groups/{group_id}/payments/respond", action(postPaymentAnswer, "/groups")),
   post("/groups/{group_id}/expenses/respond", action(postExpenseAnswer, "/groups")),
+  // A group's expenses, one by one (the expense's id is read from the path: a route hands over the first id only).
+  get("/groups/{group_id}/expenses/new", pageOf(renderNewExpense)),
+  post("/groups/{group_id}/expenses/new", action(postNewExpense, "/groups")),
+  post("/groups/{group_id}/expenses/confirm-all", action(postConfirmAll, "/groups")),
+  get("/groups/{group_id}/expenses/{expense_id}", pageOf(renderExpense)),
+  get("/groups/{group_id}/expenses/{expense_id}/edit", pageOf(renderEditExpense)),
+  post("/groups/{group_id}/expenses/{expense_id}/edit", action(postEditExpense, "/groups")),
+  post("/groups/{group_id}/expenses/{expense_id}/delete", action(postDeleteExpense, "/groups")),
+  post("/groups/{group_id}/expenses/{expense_id}/restore", action(postRestoreExpense, "/groups")),
+  post("/groups/{group_id}/expenses/{expense_id}/respond", action(postRespondExpense, "/groups")),
 ];
 
 /** No route for this method and path. */

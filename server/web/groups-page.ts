@@ -13,7 +13,8 @@ import { balanceSentence, paymentSentence, SETTLE_UP_NOTE, transferSentence } fr
 import type { Expense } from "../contract/ledger.ts";
 import { Uuid } from "../contract/wire.ts";
 import { actingAs, notFoundPage, type Messages, type WebContext } from "./context.ts";
-import { alert, form, html, notice, page, seeOther, type Markup } from "./html.ts";
+import { fieldErrors, formKeyFor, type FieldErrors } from "./expense-pages.ts";
+import { alert, field, form, html, notice, page, seeOther, type Markup } from "./html.ts";
 import type { ActionContext } from "./pages.ts";
 import { signedIn } from "./session.ts";
 import { signinBlock } from "./signin.ts";
@@ -94,6 +95,8 @@ const paidBy = (e: Expense) =>
 const DONE: Record<string, string> = {
   payment: "Payment recorded. It counts once the payee confirms it.",
   answered: "Your answer is saved.",
+  expense: "Expense added. The others are asked to confirm it.",
+  confirmed: "The expenses are confirmed.",
 };
 
 /** The buttons of one action: each form carries the action's own idempotency key, fresh on every render. */
@@ -104,8 +107,28 @@ const button = (c: WebContext, to: string, fields: Record<string, string>, label
     ...opts,
   });
 
+/** The record-a-payment form as it was sent, and what the tool said of its fields. */
+interface PaymentForm {
+  values: URLSearchParams;
+  errors: FieldErrors;
+}
+
+/** Record a payment: to whom, how much (another currency with its rate), a note. */
+function paymentForm(c: WebContext, at: string, others: string[], cur: string, sent?: PaymentForm): Markup {
+  const v = (name: string) => sent?.values.get(name) ?? "";
+  const e = sent?.errors ?? {};
+  const to = v("to");
+  const fields = html`<input type="hidden" name="form" value="payment">
+<label for="f-to">Paid to</label><select id="f-to" name="to"${e.to ? html` aria-invalid="true" aria-describedby="f-to-error"` : ""}>${others.map((h) => html`<option value="${h}"${h === to ? html` selected` : ""}>${h}</option>`)}</select>${e.to ? html`<small id="f-to-error" class="field-error">${e.to}</small>` : ""}
+${field("amount", "Amount", { id: "f-pay-amount", value: v("amount"), required: true, error: e.amount, hint: "A decimal such as 20.00." })}
+${field("currency", "Currency", { id: "f-pay-currency", value: v("currency") || cur, maxlength: 3, error: e.currency })}
+${field("exchange_rate", "Exchange rate", { id: "f-pay-rate", value: v("exchange_rate"), error: e.exchange_rate, hint: `Only for another currency: how many ${cur} one unit of it is worth.` })}
+${field("note", "Note", { id: "f-pay-note", value: v("note"), maxlength: 500, error: e.note })}`;
+  return form(`${at}/payments`, c.session.csrfToken, fields, "Record the payment", { idempotencyKey: crypto.randomUUID() });
+}
+
 /** GET /groups/{group_id}, and the same page with what an action answered. */
-export async function renderGroup(c: WebContext, groupId: string, m: Messages = {}): Promise<Response> {
+export async function renderGroup(c: WebContext, groupId: string, m: Messages = {}, pay?: PaymentForm): Promise<Response> {
   if (!signedIn(c.session)) return signinPage(c, { status: 401 });
   if (!Uuid.safeParse(groupId).success) return notFoundPage();
   m = { info: DONE[c.url.searchParams.get("done") ?? ""], ...m };
@@ -133,12 +156,30 @@ export async function renderGroup(c: WebContext, groupId: string, m: Messages = 
       : "";
   const answerExpense = (e: Expense, who: string[]) =>
     who.includes(myHandle)
-      ? html` ${button(c, `${at}/expenses/respond`, { expense_id: e.expense_id, action: "confirm" }, "Confirm", { ariaLabel: `Confirm “${e.description.untrusted_content}”` })} ${button(c, `${at}/expenses/respond`, { expense_id: e.expense_id, action: "dispute" }, "Dispute", { secondary: true, ariaLabel: `Dispute “${e.description.untrusted_content}”` })}`
+      ? html` ${button(c, `${at}/expenses/respond`, { expense_id: e.expense_id, action: "confirm" }, "Confirm", { ariaLabel: `Confirm “${e.description.untrusted_content}”` })} <a href="${at}/expenses/${e.expense_id}#f-reason">Dispute<span class="muted"> (say why)</span></a>`
       : "";
+  // A dispute needs its reason, so it is asked on the expense's page.
+  const waitingForMe = waiting.filter((w) => w.who.includes(myHandle)).map((w) => w.e.expense_id);
+  const confirmAll =
+    waitingForMe.length > 1
+      ? form(
+          `${at}/expenses/confirm-all`,
+          c.session.csrfToken,
+          html`${waitingForMe.map((id) => html`<input type="hidden" name="expense_id" value="${id}">`)}`,
+          `Confirm all ${waitingForMe.length} expenses waiting for you`,
+          { idempotencyKey: crypto.randomUUID() },
+        )
+      : "";
+  const voidable = (p: (typeof payments)[number]) =>
+    p.state === "confirmed" && (p.from.agent_id === me || p.to.agent_id === me)
+      ? html` ${button(c, `${at}/payments/respond`, { payment_id: p.payment_id, action: "void" }, "Void", { secondary: true, ariaLabel: `Void the payment of ${p.amount} from ${p.from.handle} to ${p.to.handle}` })}`
+      : "";
+  const others = balances.members!.map((x) => x.agent.handle).filter((h) => h !== myHandle);
   return page(
     group.name,
     html`${alert(m.error)}${notice(m.info)}<p>${group.kind === "direct" ? "A direct ledger" : "A group"} in ${cur}, ${group.member_count} ${group.member_count === 1 ? "member" : "members"}${group.archived ? html`, <span class="badge">archived</span>` : ""}. Your balance: <strong>${group.my_balance}</strong>.</p>
 ${description ? html`<p><span class="muted">Description, written by the group's members:</span> ${description}</p>` : ""}
+<p><a href="${at}/expenses/new">Add an expense</a> · <a href="#record-payment">Record a payment</a></p>
 <h2>Balances</h2>
 ${balanceChart(balances.members!)}
 <ul>${balances.members!.map((m) => html`<li>${balanceSentence(m.agent.handle, m)}</li>`)}</ul>
@@ -152,7 +193,7 @@ ${
 <h2>Waiting for confirmation</h2>
 ${
   balances.pending_payments.length || waiting.length
-    ? html`<ul>${balances.pending_payments.map((p) => html`<li>${paymentSentence(p)}${answerPayment(p)}</li>`)}${waiting.map(({ e, who }) => html`<li>“${e.description.untrusted_content}” (${e.amount} ${cur}, added by ${e.created_by.handle}): ${who.join(", ")} ${who.length === 1 ? "has" : "have"} not confirmed it yet${answerExpense(e, who)}</li>`)}</ul>`
+    ? html`<ul>${balances.pending_payments.map((p) => html`<li>${paymentSentence(p)}${answerPayment(p)}</li>`)}${waiting.map(({ e, who }) => html`<li>“${e.description.untrusted_content}” (${e.amount} ${cur}, added by ${e.created_by.handle}): ${who.join(", ")} ${who.length === 1 ? "has" : "have"} not confirmed it yet${answerExpense(e, who)}</li>`)}</ul>${confirmAll}`
     : html`<p>Nothing is waiting.</p>`
 }
 <h2>Recent expenses</h2>
@@ -160,16 +201,18 @@ ${
   expenses.length
     ? html`<table><thead><tr><th scope="col">Date</th><th scope="col">Expense</th><th scope="col" class="num">Amount</th></tr></thead><tbody>${expenses.map(
         (e) =>
-          html`<tr><td class="date">${e.date}</td><td>${e.description.untrusted_content}<br><span class="muted">${paidBy(e)}</span>${e.state === "disputed" ? html` <span class="badge">disputed</span>` : ""}</td><td class="num">${e.amount} ${cur}</td></tr>`,
+          html`<tr><td class="date">${e.date}</td><td><a href="${at}/expenses/${e.expense_id}">“${e.description.untrusted_content}”</a><br><span class="muted">${paidBy(e)}</span>${e.state === "disputed" ? html` <span class="badge">disputed</span>` : ""}</td><td class="num">${e.amount} ${cur}</td></tr>`,
       )}</tbody></table>${moreExpenses ? html`<p class="muted">The ${RECENT} most recent; the CSV has them all.</p>` : ""}`
     : html`<p>No expenses yet.</p>`
 }
 <h2>Recent payments</h2>
 ${
   payments.length
-    ? html`<table><thead><tr><th scope="col">Date</th><th scope="col">Payment</th></tr></thead><tbody>${payments.map((p) => html`<tr><td class="date">${p.created_at.slice(0, 10)}</td><td>${paymentSentence(p)}</td></tr>`)}</tbody></table>${morePayments ? html`<p class="muted">The ${RECENT} most recent; the CSV has them all.</p>` : ""}`
+    ? html`<table><thead><tr><th scope="col">Date</th><th scope="col">Payment</th></tr></thead><tbody>${payments.map((p) => html`<tr><td class="date">${p.created_at.slice(0, 10)}</td><td>${paymentSentence(p)}${voidable(p)}</td></tr>`)}</tbody></table>${morePayments ? html`<p class="muted">The ${RECENT} most recent; the CSV has them all.</p>` : ""}`
     : html`<p>No payments yet.</p>`
 }
+<h2 id="record-payment">Record a payment</h2>
+${others.length ? html`<p class="muted">A payment you made to another member; it counts once they confirm it.</p>${paymentForm(c, at, others, cur, pay)}` : html`<p>Nobody else is in the group.</p>`}
 <h2>Export</h2>
 <p><a href="/groups/${group.group_id}/export.csv" download>Download the whole ledger as CSV</a> (one row per expense share and per payment). Descriptions and notes in it were written by the group's members.</p>
 <p><a href="/groups">All your groups</a></p>`,
@@ -238,13 +281,50 @@ function groupAction(tool: string, args: (f: URLSearchParams, groupId: string) =
 
 const field_ = (f: URLSearchParams, name: string) => f.get(name) ?? undefined;
 
-/** POST /groups/{group_id}/payments: record_payment from the signed-in human (a settle-up suggestion's button). */
-export const postPayment = groupAction(
-  "record_payment",
-  (f, group_id) => ({ group_id, to: field_(f, "to"), amount_minor: Number(f.get("amount_minor")) }),
-  "payment",
-);
+/**
+ * POST /groups/{group_id}/payments: record_payment from the signed-in human, from a settle-up suggestion's button
+ * (amount_minor) or the record-a-payment form (amount, currency and rate, note; refused, its errors beside its fields).
+ */
+export async function postPayment(a: ActionContext, groupId: string): Promise<Response> {
+  if (!Uuid.safeParse(groupId).success) return notFoundPage();
+  const f = a.form;
+  const given = (name: string) => (f.get(name)?.trim() ? f.get(name)!.trim() : undefined);
+  const args: Record<string, unknown> = { group_id: groupId, to: field_(f, "to") };
+  if (f.has("amount_minor")) args.amount_minor = Number(f.get("amount_minor"));
+  else args.amount = given("amount");
+  const currency = given("currency")?.toUpperCase();
+  if (currency) args.currency = currency;
+  if (given("exchange_rate")) args.exchange_rate = given("exchange_rate");
+  if (given("note")) args.note = f.get("note");
+  const result = await a.call("record_payment", args);
+  if (result.ok) return seeOther(`/groups/${groupId}?done=payment`);
+  if (result.error.code === "NOT_FOUND") return notFoundPage();
+  const pay = f.get("form") === "payment" ? { values: f, errors: fieldErrors(result.error, [], [], false) } : undefined;
+  return a.show((c) => renderGroup(c, groupId, { error: result.error.message, status: result.error.status }, pay));
+}
 /** POST /groups/{group_id}/payments/respond: respond_payment (confirm or reject a payment to the human). */
 export const postPaymentAnswer = groupAction("respond_payment", (f) => ({ payment_id: field_(f, "payment_id"), action: field_(f, "action") }), "answered");
 /** POST /groups/{group_id}/expenses/respond: respond_expense (confirm or dispute an expense the human is in). */
 export const postExpenseAnswer = groupAction("respond_expense", (f) => ({ expense_id: field_(f, "expense_id"), action: field_(f, "action") }), "answered");
+
+/**
+ * POST /groups/{group_id}/expenses/confirm-all: respond_expense confirm on each expense the page listed as waiting
+ * for the human, each call with its own key derived from the form's. Stops at the first refusal: those before it
+ * are done, and the page says which failed.
+ */
+export async function postConfirmAll(a: ActionContext, groupId: string): Promise<Response> {
+  if (!Uuid.safeParse(groupId).success) return notFoundPage();
+  const formKey = a.form.get("idempotency_key") ?? "";
+  const ids = [...new Set(a.form.getAll("expense_id"))];
+  let done = 0;
+  for (const expense_id of ids) {
+    const result = await a.call("respond_expense", { expense_id, action: "confirm" }, formKey ? formKeyFor(formKey, expense_id) : undefined);
+    if (!result.ok) {
+      if (result.error.code === "NOT_FOUND") return notFoundPage();
+      const message = `${done} of ${ids.length} confirmed; then: ${result.error.message}`;
+      return a.show((c) => renderGroup(c, groupId, { error: message, status: result.error.status }));
+    }
+    done++;
+  }
+  return seeOther(`/groups/${groupId}?done=confirmed`);
+}

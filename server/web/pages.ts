@@ -85,8 +85,9 @@ export interface ActionContext {
   /**
    * Calls a tool as this browser's client, through invoke(): the same validation, scopes, idempotency (the form's
    * key), inbox effects and errors as over REST and MCP. Never inside a page's transaction: the call has its own.
+   * idempotencyKey: for a form that makes several calls, each call's own key derived from the form's (formKeyFor).
    */
-  call(tool: string, args: Record<string, unknown>): Promise<CallResult>;
+  call(tool: string, args: Record<string, unknown>, idempotencyKey?: string): Promise<CallResult>;
   /** The page again (a read), e.g. with the call's error beside its fields. */
   show(render: Page): Promise<Response>;
 }
@@ -119,12 +120,12 @@ export const action =
         req: c.req,
         form: body,
         agentId: checked.agentId,
-        call: (tool, args) =>
+        call: (tool, args, idempotencyKey) =>
           invoke(c.svc, tool, args, {
             requestId: crypto.randomUUID(),
             token,
             page: true,
-            idempotencyKey: body.get("idempotency_key"),
+            idempotencyKey: idempotencyKey ?? body.get("idempotency_key"),
             clientAddress: c.clientAddress,
           }),
         show: (render) => inSession(c.svc, c.req, url, null, render),
