@@ -89,7 +89,7 @@ ${select(
 ${groupError("paid_by", e.paid_by)}
 ${select("paid_by", "Who paid", [...o.members.map((h) => [h, h] as const), ["several", "Several people (amounts below)"] as const], payer, undefined)}
 <p class="muted">With several people: what each paid, in the expense's currency, summing to the amount.</p>
-${o.members.map((h) => html`<div class="row">${field(`paid_${h}`, `${h} paid`, { value: v(`paid_${h}`), error: e[`paid_${h}`] })}</div>`)}
+${o.members.map((h) => field(`paid_${h}`, `${h} paid`, { value: v(`paid_${h}`), error: e[`paid_${h}`] }))}
 </fieldset>
 <fieldset${describedBy("split", e.split)}><legend>Split</legend>
 ${groupError("split", e.split)}
@@ -100,7 +100,7 @@ ${SPLIT_MODES.map(
 <p class="muted">An equal split counts the members ticked. Exact amounts, percentages and shares count the members given a value (blank: not in it). An adjustment is added to a ticked member's equal share.</p>
 ${o.members.map(
   (h) =>
-    html`<div class="row"><span><input type="checkbox" id="f-in_${h}" name="in_${h}" value="1"${o.values.has(`in_${h}`) ? new Markup(" checked") : ""}> <label for="f-in_${h}">${h} is in it</label></span></div>
+    html`<div><input type="checkbox" id="f-in_${h}" name="in_${h}" value="1"${o.values.has(`in_${h}`) ? new Markup(" checked") : ""}> <label for="f-in_${h}">${h} is in it</label></div>
 ${field(`value_${h}`, `${h}: amount, percent or shares`, { value: v(`value_${h}`), error: e[`value_${h}`] })}`,
 )}
 </fieldset>
@@ -232,7 +232,7 @@ function historyRow(h: ExpenseHistoryEntry, cur: string): Markup {
 }
 
 /** GET /groups/{group_id}/expenses/{expense_id}: the expense, its answers and history, and its actions. */
-export async function renderExpense(c: WebContext, groupId: string, m: Messages = {}, errors: FieldErrors = {}): Promise<Response> {
+export async function renderExpense(c: WebContext, groupId: string, m: Messages = {}, errors: FieldErrors = {}, sent?: URLSearchParams): Promise<Response> {
   if (!signedIn(c.session)) return signInFirst();
   const found = await expenseIn(c, groupId, expenseIdIn(c.url.pathname));
   if (!found) return notFoundPage();
@@ -250,7 +250,7 @@ ${form(`${at}/respond`, c.session.csrfToken, html`<input type="hidden" name="act
 ${form(
   `${at}/respond`,
   c.session.csrfToken,
-  html`<input type="hidden" name="action" value="dispute">${field("reason", "Why you dispute it", { multiline: true, maxlength: 500, error: errors.reason, value: c.form.get("reason") })}`,
+  html`<input type="hidden" name="action" value="dispute">${field("reason", "Why you dispute it", { multiline: true, maxlength: 500, error: errors.reason, value: sent?.get("reason") })}`,
   "Dispute",
   { secondary: true, idempotencyKey: crypto.randomUUID(), ariaLabel: `Dispute “${e.description.untrusted_content}”` },
 )}`
@@ -275,7 +275,7 @@ ${e.notes ? html`<dt>Notes</dt><dd>${quoted(e.notes.untrusted_content)}</dd>` : 
 <p class="muted">Split: ${SPLIT_LABELS[e.split.mode].toLowerCase()}.</p>
 <ul>${e.shares.map((s) => {
       const given = e.split.among.find((x) => x.handle === s.handle)?.value;
-      return html`<li>${s.handle}: ${s.amount} ${cur}${given !== undefined && e.split.mode !== "equal" ? html` <span class="muted">(${e.split.mode === "percent" ? `${given}%` : e.split.mode === "shares" ? `${given} shares` : given})</span>` : ""}</li>`;
+      return html`<li>${s.handle}: ${s.amount} ${cur}${given !== undefined && (e.split.mode !== "exact" || e.original) ? html` <span class="muted">(${e.split.mode === "percent" ? `${given}%` : e.split.mode === "shares" ? `${given} shares` : given})</span>` : ""}</li>`;
     })}</ul>
 <h2>Confirmations</h2>
 ${
@@ -375,7 +375,7 @@ function expenseAction(tool: string, args: (f: URLSearchParams) => Record<string
     if (result.ok) return seeOther(`/groups/${groupId}/expenses/${expenseId}?done=${done}`);
     if (result.error.code === "NOT_FOUND") return notFoundPage();
     const errors = fieldErrors(result.error, [], [], false);
-    return a.show((c) => renderExpense(c, groupId, { error: result.error.message, status: result.error.status }, errors));
+    return a.show((c) => renderExpense(c, groupId, { error: result.error.message, status: result.error.status }, errors, a.form));
   };
 }
 

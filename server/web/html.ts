@@ -38,6 +38,7 @@ p,li,td,th,dd{overflow-wrap:anywhere}
 form{margin:1rem 0;display:grid;gap:.5rem}
 label{font-weight:600}
 input,textarea,button{font:inherit;padding:.5rem;border-radius:.4rem;border:1px solid #888;max-width:100%;box-sizing:border-box}
+select{font:inherit;padding:.5rem;border-radius:.4rem;max-width:100%}fieldset{display:grid;gap:.5rem;border:1px solid #8886;border-radius:.4rem;min-width:0}legend{font-weight:600}
 button{cursor:pointer;background:#2454c5;color:#fff;border-color:#2454c5}
 button.secondary{background:transparent;color:inherit;border-color:#888}
 button.link{background:transparent;color:inherit;border:0;padding:0;text-decoration:underline}

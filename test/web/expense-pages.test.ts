@@ -217,7 +217,7 @@ describe("an expense's page", () => {
     const page = await bob.get(at);
     const dispute = [...page.html.matchAll(/<form method="post" action="[^"]+\/respond">([\s\S]*?)<\/form>/g)].find((f) => f[1]!.includes('value="dispute"'))!;
     const keyOf = dispute[1]!.match(/name="idempotency_key" value="([^"]+)"/)![1]!;
-    const empty = await bob.post(`${at}/respond`, { action: "dispute", reason: "", idempotency_key: keyOf });
+    const empty = await bob.post(`${at}/respond`, { action: "dispute", reason: " ", idempotency_key: keyOf });
     expect(empty.status).toBe(400);
     expect(empty.html).toContain('<small id="f-reason-error" class="field-error">');
     const ok = await bob.post(`${at}/respond`, { action: "dispute", reason: "I had none", idempotency_key: crypto.randomUUID() });

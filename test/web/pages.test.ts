@@ -238,6 +238,28 @@ describe("the pages in Chromium", () => {
     await expect(page.locator("main").textContent()).resolves.toContain("web-bob owes web-alice 40.00 EUR");
     await expect(page.getByRole("link", { name: "Download the whole ledger as CSV" }).getAttribute("href")).resolves.toBe(`/groups/${g.group_id}/export.csv`);
     await audit("group");
+
+    // Adding an expense: the form, then the same form with a refused split (its error beside the fieldset).
+    await follow(page.getByRole("link", { name: "Add an expense" }));
+    await audit("expense-new");
+    await page.getByLabel("Description").fill("Museum tickets");
+    await page.getByLabel("Amount", { exact: true }).fill("30.00");
+    await page.getByLabel("Exact amounts (each member's amount)").check();
+    await page.getByLabel("web-alice: amount, percent or shares").fill("10.00");
+    await page.getByLabel("web-bob: amount, percent or shares").fill("5.00");
+    await follow(page.getByRole("button", { name: "Add the expense" }));
+    await expect(page.locator("#f-split-error").textContent()).resolves.toContain("exact amounts sum to 15.00");
+    await audit("expense-new-refused");
+    await page.getByLabel("web-bob: amount, percent or shares").fill("20.00");
+    await follow(page.getByRole("button", { name: "Add the expense" }));
+    await expect(page.getByRole("status").textContent()).resolves.toContain("Expense added.");
+
+    // The expense's own page (history, shares) and its edit form.
+    await follow(page.getByRole("link", { name: "“Museum tickets”" }));
+    await expect(page.locator("main").textContent()).resolves.toContain("web-bob: 20.00 EUR");
+    await audit("expense");
+    await follow(page.getByRole("link", { name: "Edit this expense" }));
+    await audit("expense-edit");
   }, 120_000);
 
   test("settings: the link from get_settings_link opens the page, which saves the profile", async () => {
@@ -296,6 +318,6 @@ describe("the pages in Chromium", () => {
 
   test("no page broke its own Content-Security-Policy, and every page was audited", () => {
     expect(cspViolations).toEqual([]);
-    expect(audited.length).toBeGreaterThanOrEqual(17);
+    expect(audited.length).toBeGreaterThanOrEqual(21);
   });
 });
