@@ -65,6 +65,7 @@ code{font-family:ui-monospace,monospace;overflow-wrap:anywhere}pre code{overflow
 .chart text{fill:currentColor;font-size:13px}.chart .axis{stroke:currentColor;stroke-opacity:.6}
 .owed{fill:#1a7f37}.owes{fill:#c52424}
 .muted{opacity:.8}
+blockquote{margin:.25rem 0;padding:.25rem .75rem;border-left:4px solid #888}blockquote footer{font-size:.85rem}
 `;
 const STYLE_HASH = `'sha256-${createHash("sha256").update(STYLE).digest("base64")}'`;
 
@@ -87,7 +88,7 @@ export function page(title: string, body: Markup, opts: PageOptions = {}): Respo
 <style>${new Markup(STYLE)}</style>
 </head>
 <body>
-<header><nav aria-label="Site"><a href="/">svc</a><a href="/groups">Groups</a><a href="/account">Account</a><a href="/docs">Docs</a></nav></header>
+<header><nav aria-label="Site"><a href="/">svc</a><a href="/groups">Groups</a><a href="/contacts">Contacts</a><a href="/inbox">Inbox</a><a href="/account">Account</a><a href="/docs">Docs</a></nav></header>
 <main>
 <h1>${title}</h1>
 ${body}
