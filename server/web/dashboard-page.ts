@@ -11,6 +11,9 @@ import { actingAs, formatTime, type WebContext } from "./context.ts";
 import { html, page } from "./html.ts";
 import type { WebSession } from "./session.ts";
 
+// A balance reads "+40.00 EUR" or "-40.00 EUR"; the sentence says which way.
+const unsigned = (balance: string) => balance.replace(/^[+-]/, "");
+
 /** How many inbox items the pages read (the newest live ones). */
 export const INBOX_PAGE = 100;
 const RECENT = 8;
@@ -42,20 +45,18 @@ export async function renderDashboard(c: WebContext, session: WebSession & { age
   const nonZero = balances.totals.filter((t) => t.balance_minor !== 0);
   return page(
     `Hello, ${ctx.actor.handle}`,
-    html`<nav aria-label="Your areas"><ul class="row">
-<li><a href="/groups">Groups</a></li><li><a href="/contacts">Contacts</a></li><li><a href="/inbox">Inbox</a></li><li><a href="/account">Account</a></li>
-</ul></nav>
+    html`<p>Go to <a href="/groups">your groups</a>, <a href="/contacts">contacts</a>, <a href="/inbox">inbox</a> or <a href="/account">account</a>.</p>
 <h2>Balances</h2>
 ${
   nonZero.length
-    ? html`<ul aria-label="In total">${nonZero.map((t) => html`<li>${t.balance_minor > 0 ? html`You are owed <strong>${t.balance.replace(/^-/, "")} ${t.currency}</strong> in total` : html`You owe <strong>${t.balance.replace(/^-/, "")} ${t.currency}</strong> in total`}</li>`)}</ul>`
+    ? html`<ul aria-label="In total">${nonZero.map((t) => html`<li>${t.balance_minor > 0 ? html`You are owed <strong>${unsigned(t.balance)}</strong> in total` : html`You owe <strong>${unsigned(t.balance)}</strong> in total`}</li>`)}</ul>`
     : html`<p>You are settled up in every group.</p>`
 }
 ${
   balances.counterparties.length
     ? html`<h3>By person</h3><ul aria-label="By person">${balances.counterparties.map(
         (p) =>
-          html`<li>${counterpartySentence(p)} ${p.currency}<br><span class="muted">in ${p.groups.map((g, i) => html`${i ? ", " : ""}<a href="/groups/${g.group_id}">${g.name}</a>`)}</span></li>`,
+          html`<li>${counterpartySentence(p)}<br><span class="muted">in ${p.groups.map((g, i) => html`${i ? ", " : ""}<a href="/groups/${g.group_id}">${g.name}</a>`)}</span></li>`,
       )}</ul>`
     : ""
 }

@@ -56,8 +56,9 @@ describe("the web app acts through the tools", () => {
     expect(page.status).toBe(200);
     const balances = await s.ok("get_balances", {}, bob.key);
     expect(balances.counterparties.length).toBe(1);
-    for (const p of balances.counterparties) expect(page.html).toContain(`${counterpartySentence(p)} ${p.currency}`);
-    expect(page.html).toContain(`You owe <strong>${balances.totals[0].balance.replace(/^-/, "")} EUR</strong>`);
+    for (const p of balances.counterparties) expect(page.html).toContain(`<li>${counterpartySentence(p)}<br>`);
+    expect(balances.totals[0].balance).toBe("-20.00 EUR");
+    expect(page.html).toContain("You owe <strong>20.00 EUR</strong> in total");
     expect(page.html).toContain(`href="/groups/${group_id}">Decide</a>`);
     // Without a session, `/` stays the public home page.
     expect((await asBrowser(new PageClient(s.url), "/")).html).toContain("Connect an AI agent");
