@@ -42,6 +42,7 @@ import {
 import { postAddContact, postBlockContact, postContactCode, postRespondContact, renderContacts } from "./web/contacts-page.ts";
 import { postArchiveGroup, postInviteContact, postNewGroup, postRenameGroup, renderGroupSettings, renderNewGroup } from "./web/group-settings-page.ts";
 import { postGroupInvite, postInboxSeen, renderInbox } from "./web/inbox-page.ts";
+import { postRespondPlan, renderPlan, renderPlans } from "./web/plans-page.ts";
 import { postSettings, postSettingsLink, renderSettings, renderSettingsLink } from "./web/settings-page.ts";
 import { postSendCode, postSignOut, postVerifyCode } from "./web/signin.ts";
 
@@ -143,6 +144,9 @@ export const ROUTES: readonly Route<Call>[] = [
   get("/inbox", page(renderInbox)),
   post("/inbox/seen", action(postInboxSeen, "/inbox")),
   post("/inbox/group-invite", action(postGroupInvite, "/inbox")),
+  get("/plans", page(renderPlans)),
+  get("/plans/{plan_id}", pageOf(renderPlan)),
+  post("/plans/{plan_id}/respond", action(postRespondPlan, "/plans")),
 ];
 
 /** No route for this method and path. */

@@ -30,6 +30,7 @@ export const waitingForDecision = (items: InboxItem[]) => items.filter((i) => i.
 export function whereToAct(i: InboxItem): string {
   if (i.type === "contact.request") return "/contacts";
   if (i.type.startsWith("ledger.") && i.refs.group_id) return `/groups/${i.refs.group_id}`;
+  if (i.type.startsWith("plan.") && i.refs.plan_id) return `/plans/${i.refs.plan_id}`;
   return `/inbox#item-${i.item_id}`;
 }
 
@@ -45,7 +46,7 @@ export async function renderDashboard(c: WebContext, session: WebSession & { age
   const nonZero = balances.totals.filter((t) => t.balance_minor !== 0);
   return page(
     `Hello, ${ctx.actor.handle}`,
-    html`<p>Go to <a href="/groups">your groups</a>, <a href="/contacts">contacts</a>, <a href="/inbox">inbox</a> or <a href="/account">account</a>.</p>
+    html`<p>Go to <a href="/groups">your groups</a>, <a href="/contacts">contacts</a>, <a href="/inbox">inbox</a>, <a href="/plans">plans</a> or <a href="/account">account</a>.</p>
 <h2>Balances</h2>
 ${
   nonZero.length

@@ -266,6 +266,27 @@ describe("the pages in Chromium", () => {
     await expect(page.getByRole("status").textContent()).resolves.toContain("Invitation sent");
     await audit("group-settings");
     expect((await s.ok("get_inbox", { since: "0" }, carol.key)).items.map((i: any) => i.type)).toContain("group.invitation");
+    const { plan } = await s.ok(
+      "create_plan",
+      {
+        title: "Bouldering",
+        options: [{ starts_at: "2026-12-04T18:00:00Z", place: "The wall" }, { starts_at: "2026-12-06T10:00:00Z" }],
+        invitees: ["web-alice"],
+      },
+      carol.key,
+    );
+    await page.goto(`${s.url}/plans`);
+    await audit("plans");
+    await follow(page.getByRole("link", { name: "Bouldering" }));
+    await page.getByLabel("yes").check();
+    await page.getByRole("checkbox").first().check();
+    await audit("plan");
+    await follow(page.getByRole("button", { name: "Send my answer" }));
+    await expect(page.getByRole("status").textContent()).resolves.toBe("Your answer is saved.");
+    expect((await s.ok("get_plan", { plan_id: plan.plan_id }, carol.key)).plan.invitees[0]).toMatchObject({
+      response: "yes",
+      option_ids: [plan.options[0].option_id],
+    });
   }, 120_000);
 
   test("settings: the link from get_settings_link opens the page, which saves the profile", async () => {
@@ -324,6 +345,6 @@ describe("the pages in Chromium", () => {
 
   test("no page broke its own Content-Security-Policy, and every page was audited", () => {
     expect(cspViolations).toEqual([]);
-    expect(audited.length).toBeGreaterThanOrEqual(22);
+    expect(audited.length).toBeGreaterThanOrEqual(24);
   });
 });

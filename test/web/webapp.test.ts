@@ -139,4 +139,34 @@ describe("the web app acts through the tools", () => {
     // Someone not in the group gets the 404 page.
     expect((await (await browserOf(alice)).get(at)).status).toBe(404);
   });
+
+  test("plans: an invitation links to the plan, whose answer (sent twice, once) is respond_plan's; an answer left out is named", async () => {
+    const [gina, hal] = await s.contacts("wa-gina", "wa-hal");
+    const { plan } = await s.ok(
+      "create_plan",
+      {
+        title: "Dinner <i>Friday</i>",
+        options: [{ starts_at: "2026-12-04T19:00:00Z", place: "Tasca" }, { starts_at: "2026-12-05T19:00:00Z" }],
+        invitees: ["wa-hal"],
+      },
+      gina.key,
+    );
+    const h = await browserOf(hal);
+    expect((await h.get("/inbox")).html).toContain(`href="/plans/${plan.plan_id}">Answer it on its page</a>`);
+    expect((await h.get("/plans")).html).toContain(`<a href="/plans/${plan.plan_id}">Dinner &lt;i&gt;Friday&lt;/i&gt;</a>`);
+    const at = `/plans/${plan.plan_id}`;
+    let page = await h.get(at);
+    expect(page.html).toContain("<blockquote><p>Dinner &lt;i&gt;Friday&lt;/i&gt;</p><footer>written by @wa-gina, the organiser</footer></blockquote>");
+    const none = await send(h, formOf(page, "Send my answer"));
+    expect(none.status).toBe(400);
+    expect(none.html).toContain('class="field-error"');
+    page = await h.get(at);
+    const answer = formOf(page, "Send my answer");
+    const option = plan.options[0].option_id;
+    expect((await send(h, answer, { response: "maybe", option_id: option })).location).toBe(`${at}?done=answered`);
+    expect((await send(h, answer, { response: "maybe", option_id: option })).status).toBe(303);
+    const seen = (await s.ok("get_plan", { plan_id: plan.plan_id }, gina.key)).plan.invitees[0];
+    expect(seen).toMatchObject({ response: "maybe", option_ids: [option] });
+    expect((await inboxItems(s, gina.key, "plan.response")).length).toBe(1);
+  });
 });
