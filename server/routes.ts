@@ -49,6 +49,10 @@ import {
   signInForm,
   takesPost,
 } from "./web/pages.ts";
+import { postAddContact, postBlockContact, postContactCode, postRespondContact, renderContacts } from "./web/contacts-page.ts";
+import { postArchiveGroup, postInviteContact, postNewGroup, postRenameGroup, renderGroupSettings, renderNewGroup } from "./web/group-settings-page.ts";
+import { postGroupInvite, postInboxSeen, renderInbox } from "./web/inbox-page.ts";
+import { postRespondPlan, renderPlan, renderPlans } from "./web/plans-page.ts";
 import { postSettings, postSettingsLink, renderSettings, renderSettingsLink } from "./web/settings-page.ts";
 import { postSendCode, postSignOut, postVerifyCode } from "./web/signin.ts";
 
@@ -145,6 +149,24 @@ export const ROUTES: readonly Route<Call>[] = [
   post("/groups/{group_id}/expenses/{expense_id}/delete", action(postDeleteExpense, "/groups")),
   post("/groups/{group_id}/expenses/{expense_id}/restore", action(postRestoreExpense, "/groups")),
   post("/groups/{group_id}/expenses/{expense_id}/respond", action(postRespondExpense, "/groups")),
+  // The web app: new group and a group's settings, contacts, inbox (the dashboard is `/` for a signed-in browser).
+  get("/groups/new", page(renderNewGroup)),
+  post("/groups/new", action(postNewGroup, "/groups")),
+  get("/groups/{group_id}/settings", pageOf(renderGroupSettings)),
+  post("/groups/{group_id}/settings/rename", action(postRenameGroup, "/groups")),
+  post("/groups/{group_id}/settings/archive", action(postArchiveGroup, "/groups")),
+  post("/groups/{group_id}/settings/invite", action(postInviteContact, "/groups")),
+  get("/contacts", page(renderContacts)),
+  post("/contacts/add", action(postAddContact, "/contacts")),
+  post("/contacts/respond", action(postRespondContact, "/contacts")),
+  post("/contacts/block", action(postBlockContact, "/contacts")),
+  post("/contacts/code", action(postContactCode, "/contacts")),
+  get("/inbox", page(renderInbox)),
+  post("/inbox/seen", action(postInboxSeen, "/inbox")),
+  post("/inbox/group-invite", action(postGroupInvite, "/inbox")),
+  get("/plans", page(renderPlans)),
+  get("/plans/{plan_id}", pageOf(renderPlan)),
+  post("/plans/{plan_id}/respond", action(postRespondPlan, "/plans")),
 ];
 
 /** No route for this method and path. */

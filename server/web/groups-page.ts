@@ -50,7 +50,8 @@ ${
 <p class="muted">A positive balance: the others owe you. Your agents add expenses and payments; these pages only show them.</p>`
     : html`<p>You are in no group yet. Ask your agent to create one (create_group) or to accept an invitation.</p>`
 }
-${next_cursor ? html`<p><a href="/groups?cursor=${encodeURIComponent(next_cursor)}">More groups</a></p>` : ""}`,
+${next_cursor ? html`<p><a href="/groups?cursor=${encodeURIComponent(next_cursor)}">More groups</a></p>` : ""}
+<p><a href="/groups/new">New group</a></p>`,
     { status: m.status },
   );
 }
@@ -215,6 +216,7 @@ ${
 ${others.length ? html`<p class="muted">A payment you made to another member; it counts once they confirm it.</p>${paymentForm(c, at, others, cur, pay)}` : html`<p>Nobody else is in the group.</p>`}
 <h2>Export</h2>
 <p><a href="/groups/${group.group_id}/export.csv" download>Download the whole ledger as CSV</a> (one row per expense share and per payment). Descriptions and notes in it were written by the group's members.</p>
+<p><a href="/groups/${group.group_id}/settings">Group settings</a>: rename, archive, invite a contact</p>
 <p><a href="/groups">All your groups</a></p>`,
     { status: m.status },
   );

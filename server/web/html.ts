@@ -37,6 +37,7 @@ h1{font-size:1.5rem;overflow-wrap:anywhere}h2{font-size:1.15rem;margin-top:2rem}
 p,li,td,th,dd{overflow-wrap:anywhere}
 form{margin:1rem 0;display:grid;gap:.5rem}
 label{font-weight:600}
+fieldset{border:1px solid #8886;border-radius:.4rem}fieldset label{font-weight:400}
 input,textarea,button{font:inherit;padding:.5rem;border-radius:.4rem;border:1px solid #888;max-width:100%;box-sizing:border-box}
 select{font:inherit;padding:.5rem;border-radius:.4rem;max-width:100%}fieldset{display:grid;gap:.5rem;border:1px solid #8886;border-radius:.4rem;min-width:0}legend{font-weight:600}
 button{cursor:pointer;background:#2454c5;color:#fff;border-color:#2454c5}
@@ -66,6 +67,7 @@ code{font-family:ui-monospace,monospace;overflow-wrap:anywhere}pre code{overflow
 .chart text{fill:currentColor;font-size:13px}.chart .axis{stroke:currentColor;stroke-opacity:.6}
 .owed{fill:#1a7f37}.owes{fill:#c52424}
 .muted{opacity:.8}
+blockquote{margin:.25rem 0;padding:.25rem .75rem;border-left:4px solid #888}blockquote footer{font-size:.85rem}
 `;
 const STYLE_HASH = `'sha256-${createHash("sha256").update(STYLE).digest("base64")}'`;
 
@@ -88,7 +90,7 @@ export function page(title: string, body: Markup, opts: PageOptions = {}): Respo
 <style>${new Markup(STYLE)}</style>
 </head>
 <body>
-<header><nav aria-label="Site"><a href="/">svc</a><a href="/groups">Groups</a><a href="/account">Account</a><a href="/docs">Docs</a></nav></header>
+<header><nav aria-label="Site"><a href="/">svc</a><a href="/groups">Groups</a><a href="/contacts">Contacts</a><a href="/inbox">Inbox</a><a href="/plans">Plans</a><a href="/account">Account</a><a href="/docs">Docs</a></nav></header>
 <main>
 <h1>${title}</h1>
 ${body}

@@ -10,6 +10,7 @@ import type { CallResult, Services } from "../services.ts";
 import { renderAccount } from "./account-page.ts";
 import { authorize, renderConsent } from "./consent-page.ts";
 import { FLOWS, errorPage, isFlow, notFoundPage, type Flow, type Messages, type WebContext } from "./context.ts";
+import { renderDashboard } from "./dashboard-page.ts";
 import { renderDocs } from "./docs-page.ts";
 import { renderGroups } from "./groups-page.ts";
 import { renderHome, wantsHtml } from "./home-page.ts";
@@ -40,7 +41,7 @@ const RENDER_FLOW: Record<Flow, (c: WebContext, m: Messages) => Promise<Response
 };
 const renderFlow = (c: WebContext, flow: Flow, m: Messages) => RENDER_FLOW[flow](c, m);
 
-const WEB_AREAS = ["/join", "/account", "/settings", "/groups", "/docs"];
+const WEB_AREAS = ["/join", "/account", "/settings", "/groups", "/docs", "/contacts", "/inbox", "/plans"];
 
 /** Whether a path nobody answers is a missing page (HTML) rather than a missing API endpoint (JSON); `/` only for a browser. */
 export const isWebPath = (req: Request, path: string) =>
@@ -147,7 +148,11 @@ export const takesPost: WebRoute = () => errorPage("Not here", "This endpoint ta
 
 export const jwks: WebRoute = (c) => endpoints.jwks(c.svc);
 // The home page and the documentation are the same for everyone: no session is made for them.
-export const home: WebRoute = (c) => renderHome(c.svc.config.baseUrl);
+// A browser that has a session cookie is looked up: signed in, its `/` is the dashboard.
+export const home: WebRoute = (c) =>
+  readCookie(c.req, SESSION_COOKIE)
+    ? inSession(c.svc, c.req, new URL(c.req.url), null, async (w) => (signedIn(w.session) ? renderDashboard(w, w.session) : renderHome(c.svc.config.baseUrl)))
+    : renderHome(c.svc.config.baseUrl);
 export const docs: WebRoute = (c) => renderDocs(c.svc.config.baseUrl, c.path);
 
 /** GET /account/oidc/start and /callback: both make the server talk to the provider, so they count like a form. */

@@ -262,6 +262,55 @@ describe("the pages in Chromium", () => {
     await audit("expense-edit");
   }, 120_000);
 
+  test("the web app: dashboard, inbox with a quoted note, contacts (accept), a new group and its settings", async () => {
+    const carol = await s.register("web-carol");
+    await s.ok("add_contact", { handle: "web-alice", note: "Carol from the <b>climbing</b> club" }, carol.key);
+    await page.goto(s.url);
+    await expect(page.getByRole("heading", { level: 1 }).textContent()).resolves.toBe("Hello, web-alice");
+    await expect(page.getByRole("list", { name: "By person" }).textContent()).resolves.toContain("web-bob owes you");
+    await audit("dashboard");
+    await follow(page.getByRole("link", { name: "Inbox" }).first());
+    await expect(page.locator("blockquote").first().textContent()).resolves.toContain("Carol from the <b>climbing</b> clubwritten by @web-carol");
+    await audit("inbox");
+    await page.goto(`${s.url}/contacts`);
+    await audit("contacts");
+    await follow(page.getByRole("button", { name: "Accept @web-carol" }));
+    await expect(page.getByRole("status").textContent()).resolves.toBe("You are now contacts.");
+    await page.goto(`${s.url}/groups/new`);
+    await page.getByLabel("Name").fill("Ski week");
+    await page.getByLabel("Currency").fill("CHF");
+    await audit("group-new");
+    await follow(page.getByRole("button", { name: "Create group" }));
+    await expect(page.getByRole("heading", { level: 1 }).textContent()).resolves.toBe("Ski week");
+    await follow(page.getByRole("link", { name: "Group settings" }));
+    await page.getByLabel("Contact's handle").fill("web-carol");
+    await follow(page.getByRole("button", { name: "Send invitation" }));
+    await expect(page.getByRole("status").textContent()).resolves.toContain("Invitation sent");
+    await audit("group-settings");
+    expect((await s.ok("get_inbox", { since: "0" }, carol.key)).items.map((i: any) => i.type)).toContain("group.invitation");
+    const { plan } = await s.ok(
+      "create_plan",
+      {
+        title: "Bouldering",
+        options: [{ starts_at: "2026-12-04T18:00:00Z", place: "The wall" }, { starts_at: "2026-12-06T10:00:00Z" }],
+        invitees: ["web-alice"],
+      },
+      carol.key,
+    );
+    await page.goto(`${s.url}/plans`);
+    await audit("plans");
+    await follow(page.getByRole("link", { name: "Bouldering" }));
+    await page.getByLabel("yes").check();
+    await page.getByRole("checkbox").first().check();
+    await audit("plan");
+    await follow(page.getByRole("button", { name: "Send my answer" }));
+    await expect(page.getByRole("status").textContent()).resolves.toBe("Your answer is saved.");
+    expect((await s.ok("get_plan", { plan_id: plan.plan_id }, carol.key)).plan.invitees[0]).toMatchObject({
+      response: "yes",
+      option_ids: [plan.options[0].option_id],
+    });
+  }, 120_000);
+
   test("settings: the link from get_settings_link opens the page, which saves the profile", async () => {
     const link = await s.ok("get_settings_link", {}, alice.key);
     await page.goto(link.url);
@@ -318,6 +367,6 @@ describe("the pages in Chromium", () => {
 
   test("no page broke its own Content-Security-Policy, and every page was audited", () => {
     expect(cspViolations).toEqual([]);
-    expect(audited.length).toBeGreaterThanOrEqual(21);
+    expect(audited.length).toBeGreaterThanOrEqual(28);
   });
 });

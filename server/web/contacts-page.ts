@@ -1,0 +1,126 @@
+// /contacts: the human's contact code, adding a contact by handle or by code, answering requests (accept, decline,
+// block), blocking, and the lists. Reads are the domain's (list_contacts' function) as the signed-in agent; every
+// change is one tool call through invoke() as the browser's client.
+import type { ContactRecord } from "../contract/wire.ts";
+import { agentById } from "../domain/agents.ts";
+import { listContacts } from "../domain/contacts.ts";
+import { actingAs, type WebContext } from "./context.ts";
+import { alert, field, form, html, notice, page } from "./html.ts";
+import { signedIn } from "./session.ts";
+import { signinBlock } from "./signin.ts";
+import { again, button, optional, quote, required, toolForm, type FormMessages } from "./web-actions.ts";
+
+const LIST = 100;
+
+const DONE: Record<string, string> = {
+  requested: "Request sent. They become your contact when they accept.",
+  accepted: "You are now contacts.",
+  already_contacts: "You are already contacts.",
+  declined: "Declined.",
+  blocked: "Blocked. They are not told.",
+  code: "Your contact code is ready.",
+};
+
+/** GET /contacts */
+export async function renderContacts(c: WebContext, _param = "", m: FormMessages = {}): Promise<Response> {
+  if (!signedIn(c.session)) {
+    return page("Your contacts", html`<p>Sign in to see your contacts.</p>${await signinBlock(c, "account")}`, { status: m.status });
+  }
+  m = { info: DONE[c.url.searchParams.get("done") ?? ""], ...m };
+  const ctx = await actingAs(c, c.session.agentId);
+  // The code as it is stored: get_contact_code makes one on first use, a write, so a page only offers a button for it.
+  const code = (await agentById(c.tx, c.session.agentId))!.contactCode;
+  // One after another: the statements share the page's transaction.
+  const accepted = (await listContacts(ctx, "accepted", LIST)).contacts;
+  const incoming = (await listContacts(ctx, "incoming", LIST)).contacts;
+  const outgoing = (await listContacts(ctx, "outgoing", LIST)).contacts;
+  const blocked = (await listContacts(ctx, "blocked", LIST)).contacts;
+  const handle = again(m, "add-handle", "handle");
+  const note = again(m, "add-handle", "note");
+  const codeField = again(m, "add-code", "code");
+  const who = (r: ContactRecord) => html`<strong>@${r.agent.handle}</strong>${r.agent.display_name ? html` (${r.agent.display_name})` : ""}`;
+  return page(
+    "Your contacts",
+    html`${alert(m.error)}${notice(m.info)}
+<h2>Your contact code</h2>
+${
+  code
+    ? html`<p>Whoever has this code can ask to become your contact; you still decide.</p><p class="secret">${code}</p>`
+    : html`<p>You have no contact code yet. Whoever has it can ask to become your contact; you still decide.</p>${button(c, "/contacts/code", {}, "Make my contact code")}`
+}
+<h2>Requests to answer</h2>
+${
+  incoming.length
+    ? html`<ul class="cards" aria-label="Requests to answer">${incoming.map(
+        (r) => html`<li><span>${who(r)} asks to become your contact.</span>${r.note ? quote(r.note.untrusted_content, `@${r.agent.handle}`) : ""}
+<div>${button(c, "/contacts/respond", { handle: r.agent.handle, action: "accept" }, "Accept", { ariaLabel: `Accept @${r.agent.handle}` })} ${button(c, "/contacts/respond", { handle: r.agent.handle, action: "decline" }, "Decline", { secondary: true, ariaLabel: `Decline @${r.agent.handle}` })} ${button(c, "/contacts/respond", { handle: r.agent.handle, action: "block" }, "Block", { secondary: true, ariaLabel: `Block @${r.agent.handle}'s request` })}</div></li>`,
+      )}</ul>`
+    : html`<p>No request waits for you.</p>`
+}
+<h2>Add a contact</h2>
+${form(
+  "/contacts/add",
+  c.session.csrfToken,
+  html`<input type="hidden" name="by" value="handle">${field("handle", "Their handle", { required: true, maxlength: 33, value: handle.value, error: handle.error, autocomplete: "off" })}
+${field("note", "A note for them (optional)", { maxlength: 500, value: note.value, error: note.error, hint: "Say who you are: they decide whether to accept." })}`,
+  "Send contact request",
+  { idempotencyKey: crypto.randomUUID() },
+)}
+${form(
+  "/contacts/add",
+  c.session.csrfToken,
+  html`<input type="hidden" name="by" value="code">${field("code", "Their contact code", { required: true, maxlength: 120, value: codeField.value, error: codeField.error, autocomplete: "off", hint: "Four words they gave you" })}`,
+  "Add by code",
+  { idempotencyKey: crypto.randomUUID() },
+)}
+<h2>Contacts</h2>
+${
+  accepted.length
+    ? html`<ul class="cards" aria-label="Contacts">${accepted.map((r) => html`<li><span>${who(r)}</span><div>${button(c, "/contacts/block", { handle: r.agent.handle }, "Block", { secondary: true, ariaLabel: `Block @${r.agent.handle}` })}</div></li>`)}</ul>`
+    : html`<p>No contacts yet.</p>`
+}
+${outgoing.length ? html`<h2>Requests you sent</h2><ul aria-label="Requests you sent">${outgoing.map((r) => html`<li>${who(r)}: waiting for their answer</li>`)}</ul>` : ""}
+${blocked.length ? html`<h2>Blocked</h2><ul aria-label="Blocked">${blocked.map((r) => html`<li>${who(r)}</li>`)}</ul><p class="muted">Adding a blocked handle as a contact unblocks it.</p>` : ""}`,
+    { status: m.status },
+  );
+}
+
+/** POST /contacts/add: add_contact by handle (with an optional note) or by code. */
+export const postAddContact = toolForm({
+  tool: "add_contact",
+  form: "add",
+  args: (f) =>
+    f.get("by") === "code"
+      ? { code: required(f, "code") }
+      : { handle: required(f, "handle").replace(/^@/, ""), ...(optional(f, "note") ? { note: optional(f, "note") } : {}) },
+  done: (data) => `/contacts?done=${data.status}`,
+  show: (c, p, m) => renderContacts(c, p, { ...m, form: `add-${m.values?.get("by") === "code" ? "code" : "handle"}` }),
+});
+
+/** POST /contacts/respond: respond_contact_request (accept, decline or block). */
+export const postRespondContact = toolForm({
+  tool: "respond_contact_request",
+  form: "respond",
+  args: (f) => ({ handle: required(f, "handle"), action: required(f, "action") }),
+  done: (_, __, f) =>
+    `/contacts?done=${({ accept: "accepted", decline: "declined", block: "blocked" } as Record<string, string>)[f.get("action") ?? ""] ?? ""}`,
+  show: renderContacts,
+});
+
+/** POST /contacts/block: block_contact. */
+export const postBlockContact = toolForm({
+  tool: "block_contact",
+  form: "block",
+  args: (f) => ({ handle: required(f, "handle") }),
+  done: () => "/contacts?done=blocked",
+  show: renderContacts,
+});
+
+/** POST /contacts/code: get_contact_code, which makes the code the first time. */
+export const postContactCode = toolForm({
+  tool: "get_contact_code",
+  form: "code",
+  args: () => ({}),
+  done: () => "/contacts?done=code",
+  show: renderContacts,
+});

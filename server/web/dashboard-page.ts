@@ -1,0 +1,79 @@
+// `/` for a signed-in browser: what the human owes and is owed (per currency, and per friend across groups: the
+// answer of get_balances without group_id), what waits for their decision, and the newest news of the inbox.
+// Reads are the domain functions the read tools use, as the signed-in agent, in the page's read transaction. The
+// inbox is read with inspect(), which marks nothing and moves no cursor: opening a page must not make an item look
+// seen to the human's agents, who read the same inbox.
+import { counterpartySentence } from "../contract/ledger-wording.ts";
+import type { InboxItem } from "../contract/wire.ts";
+import { inspect, JOIN_CODE_ITEM } from "../domain/inbox.ts";
+import { counterpartyBalances } from "../domain/ledger/balances/balances.ts";
+import { actingAs, formatTime, type WebContext } from "./context.ts";
+import { html, page } from "./html.ts";
+import type { WebSession } from "./session.ts";
+
+// A balance reads "+40.00 EUR" or "-40.00 EUR"; the sentence says which way.
+const unsigned = (balance: string) => balance.replace(/^[+-]/, "");
+
+/** How many inbox items the pages read (the newest live ones). */
+export const INBOX_PAGE = 100;
+const RECENT = 8;
+
+/** The human's inbox, newest first, without sign-in codes (a code connects a browser; pages never show one). */
+export async function inboxItems(c: WebContext, agentId: string): Promise<{ items: InboxItem[]; unread: number; requires_action: number }> {
+  const res = await inspect(await actingAs(c, agentId), INBOX_PAGE);
+  return { ...res, items: res.items.filter((i) => i.type !== JOIN_CODE_ITEM) };
+}
+
+export const waitingForDecision = (items: InboxItem[]) => items.filter((i) => i.requires_action && !i.resolved);
+
+/** Where an item is acted on: the inbox for what it answers itself, the group or plan page for the rest. */
+export function whereToAct(i: InboxItem): string {
+  if (i.type === "contact.request") return "/contacts";
+  if (i.type.startsWith("ledger.") && i.refs.group_id) return `/groups/${i.refs.group_id}`;
+  if (i.type.startsWith("plan.") && i.refs.plan_id) return `/plans/${i.refs.plan_id}`;
+  return `/inbox#item-${i.item_id}`;
+}
+
+/** The first line of an item's summary (the server's own words; others' words in it are quoted). */
+export const firstLine = (md: string) => md.split("\n")[0] ?? "";
+
+export async function renderDashboard(c: WebContext, session: WebSession & { agentId: string }): Promise<Response> {
+  const ctx = await actingAs(c, session.agentId);
+  const balances = await counterpartyBalances(ctx);
+  const { items } = await inboxItems(c, session.agentId);
+  const waiting = waitingForDecision(items);
+  const recent = items.filter((i) => !i.requires_action).slice(0, RECENT);
+  const nonZero = balances.totals.filter((t) => t.balance_minor !== 0);
+  return page(
+    `Hello, ${ctx.actor.handle}`,
+    html`<p>Go to <a href="/groups">your groups</a>, <a href="/contacts">contacts</a>, <a href="/inbox">inbox</a>, <a href="/plans">plans</a> or <a href="/account">account</a>.</p>
+<h2>Balances</h2>
+${
+  nonZero.length
+    ? html`<ul aria-label="In total">${nonZero.map((t) => html`<li>${t.balance_minor > 0 ? html`You are owed <strong>${unsigned(t.balance)}</strong> in total` : html`You owe <strong>${unsigned(t.balance)}</strong> in total`}</li>`)}</ul>`
+    : html`<p>You are settled up in every group.</p>`
+}
+${
+  balances.counterparties.length
+    ? html`<h3>By person</h3><ul aria-label="By person">${balances.counterparties.map(
+        (p) =>
+          html`<li>${counterpartySentence(p)}<br><span class="muted">in ${p.groups.map((g, i) => html`${i ? ", " : ""}<a href="/groups/${g.group_id}">${g.name}</a>`)}</span></li>`,
+      )}</ul>`
+    : ""
+}
+${balances.pending_payments.length ? html`<p>${balances.pending_payments.length} ${balances.pending_payments.length === 1 ? "payment waits" : "payments wait"} for confirmation: see the groups.</p>` : ""}
+<h2>Waiting for your decision</h2>
+${
+  waiting.length
+    ? html`<ul aria-label="Waiting for your decision">${waiting.map((i) => html`<li>${firstLine(i.summary_md)} <a href="${whereToAct(i)}">Decide</a></li>`)}</ul>`
+    : html`<p>Nothing waits for you.</p>`
+}
+<h2>Recent activity</h2>
+${
+  recent.length
+    ? html`<ul aria-label="Recent activity">${recent.map((i) => html`<li><span class="muted">${formatTime(i.created_at)}</span> ${firstLine(i.summary_md)}</li>`)}</ul>
+<p><a href="/inbox">The whole inbox</a></p>`
+    : html`<p>Nothing has happened yet.</p>`
+}`,
+  );
+}

@@ -1,0 +1,85 @@
+// /inbox: what waits for the human's decision, with its buttons where the page can answer (contact requests, group
+// invitations) and a link to where it is answered otherwise; then the rest, newest first. Others' words are always
+// in a quoted block naming the writer. Read with inspect() (dashboard-page.ts inboxItems), which marks nothing and
+// moves no cursor: only "Mark as seen" (ack_inbox, through invoke()) changes what the agents' inbox counts.
+import type { InboxItem } from "../contract/wire.ts";
+import type { WebContext } from "./context.ts";
+import { formatTime } from "./context.ts";
+import { firstLine, inboxItems, waitingForDecision, whereToAct } from "./dashboard-page.ts";
+import { alert, form, html, notice, page } from "./html.ts";
+import { signedIn } from "./session.ts";
+import { signinBlock } from "./signin.ts";
+import { button, quoted, toolForm, type FormMessages } from "./web-actions.ts";
+
+const DONE: Record<string, string> = {
+  seen: "Marked as seen.",
+  declined: "Invitation declined.",
+};
+
+function actions(c: WebContext, i: InboxItem) {
+  const from = i.from ? `@${i.from.handle}` : "";
+  if (i.type === "contact.request" && i.refs.handle) {
+    return html`${button(c, "/contacts/respond", { handle: i.refs.handle, action: "accept" }, "Accept", { ariaLabel: `Accept @${i.refs.handle}` })} ${button(c, "/contacts/respond", { handle: i.refs.handle, action: "decline" }, "Decline", { secondary: true, ariaLabel: `Decline @${i.refs.handle}` })}`;
+  }
+  if (i.type === "group.invitation" && i.refs.invite_id) {
+    return html`${button(c, "/inbox/group-invite", { invite_id: i.refs.invite_id, action: "accept" }, "Join the group", { ariaLabel: from ? `Join the group ${from} invited you to` : "Join the group" })} ${button(c, "/inbox/group-invite", { invite_id: i.refs.invite_id, action: "decline" }, "Decline", { secondary: true, ariaLabel: `Decline the invitation from ${from || "the group"}` })}`;
+  }
+  return html`<a href="${whereToAct(i)}">Answer it on its page</a>`;
+}
+
+const itemCard = (c: WebContext, i: InboxItem, waiting: boolean) =>
+  html`<li id="item-${i.item_id}"><span class="muted">${formatTime(i.created_at)}${i.seen ? "" : html` <span class="badge">new</span>`}</span>
+<span>${firstLine(i.summary_md)}</span>${quoted(i)}${waiting ? html`<div>${actions(c, i)}</div>` : ""}</li>`;
+
+/** GET /inbox */
+export async function renderInbox(c: WebContext, _param = "", m: FormMessages = {}): Promise<Response> {
+  if (!signedIn(c.session)) return page("Your inbox", html`<p>Sign in to see your inbox.</p>${await signinBlock(c, "account")}`, { status: m.status });
+  m = { info: DONE[c.url.searchParams.get("done") ?? ""], ...m };
+  const { items } = await inboxItems(c, c.session.agentId);
+  const waiting = waitingForDecision(items);
+  const rest = items.filter((i) => !waiting.includes(i));
+  const unseen = items.filter((i) => !i.seen);
+  return page(
+    "Your inbox",
+    html`${alert(m.error)}${notice(m.info)}
+<p class="muted">Words in a quoted block were written by the person named under it, not by this server.</p>
+<h2>Waiting for your decision</h2>
+${waiting.length ? html`<ul class="cards" aria-label="Waiting for your decision">${waiting.map((i) => itemCard(c, i, true))}</ul>` : html`<p>Nothing waits for you.</p>`}
+<h2>Everything else</h2>
+${rest.length ? html`<ul class="cards" aria-label="Everything else">${rest.map((i) => itemCard(c, i, false))}</ul>` : html`<p>Nothing here.</p>`}
+${
+  unseen.length
+    ? form(
+        "/inbox/seen",
+        c.session.csrfToken,
+        html`<input type="hidden" name="item_ids" value="${unseen
+          .slice(0, 100)
+          .map((i) => i.item_id)
+          .join(",")}">`,
+        `Mark ${unseen.length === 1 ? "1 item" : `${unseen.length} items`} as seen`,
+        { secondary: true, idempotencyKey: crypto.randomUUID() },
+      )
+    : ""
+}`,
+    { status: m.status },
+  );
+}
+
+/** POST /inbox/seen: ack_inbox seen for the items the page showed unseen. */
+export const postInboxSeen = toolForm({
+  tool: "ack_inbox",
+  form: "seen",
+  // The ids the page showed unseen, in one field: exactly those, not whatever arrived since.
+  args: (f) => ({ item_ids: (f.get("item_ids") ?? "").split(",").filter(Boolean), action: "seen" }),
+  done: () => "/inbox?done=seen",
+  show: renderInbox,
+});
+
+/** POST /inbox/group-invite: respond_group_invite; joined, the group's page. */
+export const postGroupInvite = toolForm({
+  tool: "respond_group_invite",
+  form: "invite",
+  args: (f) => ({ invite_id: f.get("invite_id") ?? "", action: f.get("action") ?? "" }),
+  done: (data) => (data.group ? `/groups/${data.group.group_id}` : "/inbox?done=declined"),
+  show: renderInbox,
+});
