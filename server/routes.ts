@@ -53,6 +53,7 @@ import { postAddContact, postBlockContact, postContactCode, postRespondContact, 
 import { postArchiveGroup, postInviteContact, postNewGroup, postRenameGroup, renderGroupSettings, renderNewGroup } from "./web/group-settings-page.ts";
 import { postGroupInvite, postInboxSeen, renderInbox } from "./web/inbox-page.ts";
 import { postRespondPlan, renderPlan, renderPlans } from "./web/plans-page.ts";
+import { postReplyEnvelope, postSendEnvelope, renderEnvelope, renderEnvelopes } from "./web/envelopes-page.ts";
 import { postSettings, postSettingsLink, renderSettings, renderSettingsLink } from "./web/settings-page.ts";
 import { postSendCode, postSignOut, postVerifyCode } from "./web/signin.ts";
 
@@ -167,6 +168,10 @@ export const ROUTES: readonly Route<Call>[] = [
   get("/plans", page(renderPlans)),
   get("/plans/{plan_id}", pageOf(renderPlan)),
   post("/plans/{plan_id}/respond", action(postRespondPlan, "/plans")),
+  get("/envelopes", page(renderEnvelopes)),
+  post("/envelopes/send", action(postSendEnvelope, "/envelopes")),
+  get("/envelopes/{envelope_id}", pageOf(renderEnvelope)),
+  post("/envelopes/{envelope_id}/reply", action(postReplyEnvelope, "/envelopes")),
 ];
 
 /** No route for this method and path. */

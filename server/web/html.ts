@@ -90,7 +90,7 @@ export function page(title: string, body: Markup, opts: PageOptions = {}): Respo
 <style>${new Markup(STYLE)}</style>
 </head>
 <body>
-<header><nav aria-label="Site"><a href="/">svc</a><a href="/groups">Groups</a><a href="/contacts">Contacts</a><a href="/inbox">Inbox</a><a href="/plans">Plans</a><a href="/account">Account</a><a href="/docs">Docs</a></nav></header>
+<header><nav aria-label="Site"><a href="/">svc</a><a href="/groups">Groups</a><a href="/contacts">Contacts</a><a href="/inbox">Inbox</a><a href="/envelopes">Mail</a><a href="/plans">Plans</a><a href="/account">Account</a><a href="/docs">Docs</a></nav></header>
 <main>
 <h1>${title}</h1>
 ${body}
