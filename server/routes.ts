@@ -15,6 +15,7 @@ import type { Services } from "./services.ts";
 import { catalogue, describeTool, findTool } from "./tools/catalogue.ts";
 import { invoke } from "./tools/invoke.ts";
 import { postCreateKey, postDisconnect, renderAccount } from "./web/account-page.ts";
+import * as accounts from "./web/accounts-page.ts";
 import { postConsent, postSignup, renderConsent } from "./web/consent-page.ts";
 import { notFoundPage } from "./web/context.ts";
 import { exportCsv, renderGroup, renderGroups } from "./web/groups-page.ts";
@@ -25,6 +26,7 @@ import {
   authorizePage,
   docs,
   form,
+  formWithAddress,
   home,
   isWebPath,
   jwks,
@@ -121,6 +123,26 @@ export const ROUTES: readonly Route<Call>[] = [
   get("/groups", page(renderGroups)),
   get("/groups/{group_id}", pageOf(renderGroup)),
   get("/groups/{group_id}/export.csv", pageOf(exportCsv)),
+
+  // Accounts for people: sign-up, sign-in with a password or a passkey, what /account adds, reset links.
+  get("/signup", page(accounts.renderSignup)),
+  post("/signup", form(accounts.postSignup)),
+  get("/signin", page(accounts.renderSignin)),
+  post("/signin/password", formWithAddress(accounts.postSignInPassword)),
+  post("/signin/passkey", form(accounts.postSignInPasskey)),
+  post("/passkeys/options", form(accounts.postPasskeyOptions)),
+  get("/assets/passkey.js", accounts.servePasskeyScript),
+  post(
+    "/account/passkeys",
+    form((w) => accounts.postAddPasskey(w, renderAccount), WRITES),
+  ),
+  post(
+    "/account/password",
+    formWithAddress((w, address) => accounts.postSetPassword(w, address, renderAccount), WRITES),
+  ),
+  post("/account/signout-everywhere", form(accounts.postSignOutEverywhere)),
+  get("/account/reset/*", pageOf(accounts.renderResetLink)),
+  post("/account/reset", form(accounts.postResetLink)),
 ];
 
 /** No route for this method and path. */

@@ -1,0 +1,156 @@
+// Accounts for people, through the pages only. In a fetch-based browser (PageClient): what sign-up refuses, a
+// password sign-in that says nothing about the handle, the guess limits, reset links, signing out everywhere.
+// In Chromium: sign-up with a password and with a passkey (a virtual authenticator over the DevTools protocol),
+// signing out and in again, and every new page audited with axe at 1280 and 390 px.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createResetLink } from "../../server/auth/reset-links.ts";
+import { HOUR } from "../../server/clock.ts";
+import { agentByHandle } from "../../server/domain/agents.ts";
+import { startTestServer, type TestServer } from "../harness.ts";
+import { PageClient, signInWithCode } from "./page-client.ts";
+
+let s: TestServer;
+beforeAll(async () => {
+  // localhost, not 127.0.0.1: a WebAuthn relying party is a domain, never an IP address.
+  s = await startTestServer({ host: "localhost" });
+}, 60_000);
+afterAll(() => s?.stop());
+
+const GOOD = "correct horse battery staple";
+
+async function signUp(b: PageClient, handle: string, password: string) {
+  await b.get("/signup");
+  return b.post("/signup", { handle, display_name: handle.toUpperCase(), method: "password", password });
+}
+
+/** A browser that holds a session (its first page) but has not signed in. */
+async function fresh(): Promise<PageClient> {
+  const b = new PageClient(s.url);
+  await b.get("/signin");
+  return b;
+}
+
+const signedInAs = async (b: PageClient, handle: string) => (await b.get("/account")).html.includes(`Signed in as <strong>@${handle}</strong>`);
+
+describe("accounts in a fetch-based browser", () => {
+  test("/ offers a browser without a session to create an account or sign in", async () => {
+    const home = await s.raw("/", { headers: { accept: "text/html" } });
+    const text = await home.text();
+    expect(text).toContain('<a href="/signup">Create an account</a>');
+    expect(text).toContain('<a href="/signin">Sign in</a>');
+  });
+
+  test("sign-up refuses a short password and a common one, and makes no handle then", async () => {
+    const b = new PageClient(s.url);
+    const short = await signUp(b, "pw-short", "abc1234");
+    expect(short.status).toBe(400);
+    expect(short.html).toContain("at least 8 characters");
+    const common = await signUp(b, "pw-short", "Password123");
+    expect(common.status).toBe(400);
+    expect(common.html).toContain("most common");
+    expect(await s.server.db.read((tx) => agentByHandle(tx, "pw-short"))).toBeUndefined();
+    const ok = await signUp(b, "pw-short", GOOD);
+    expect(ok.status).toBe(303);
+    expect(await signedInAs(b, "pw-short")).toBe(true);
+  });
+
+  test("a password sign-up signs in; signing out and in with the password works", async () => {
+    const b = new PageClient(s.url);
+    expect((await signUp(b, "pw-ann", GOOD)).location).toBe("/account");
+    expect(await signedInAs(b, "pw-ann")).toBe(true);
+    await b.follow(await b.post("/account/signout", { flow: "account" }));
+    expect(await signedInAs(b, "pw-ann")).toBe(false);
+    await b.get("/signin");
+    const back = await b.post("/signin/password", { handle: "@PW-Ann", password: GOOD });
+    expect(back.location).toBe("/account");
+    expect(await signedInAs(b, "pw-ann")).toBe(true);
+  });
+
+  test("a wrong password and an unknown handle get the same answer", async () => {
+    await signUp(new PageClient(s.url), "pw-bea", GOOD);
+    const b = await fresh();
+    const wrong = await b.post("/signin/password", { handle: "pw-bea", password: "not the password" });
+    const unknown = await b.post("/signin/password", { handle: "pw-nobody", password: "not the password" });
+    expect(wrong.status).toBe(401);
+    expect(unknown.status).toBe(wrong.status);
+    expect(unknown.html.replaceAll("pw-nobody", "HANDLE")).toBe(wrong.html.replaceAll("pw-bea", "HANDLE"));
+    expect(wrong.html).toContain("The handle or the password is not right.");
+  });
+
+  test("ten wrong passwords for a handle in an hour: even the right one is refused until the hour is over", async () => {
+    s.clock.advance(HOUR);
+    await signUp(new PageClient(s.url), "pw-cat", GOOD);
+    const b = await fresh();
+    for (let i = 0; i < 10; i++) expect((await b.post("/signin/password", { handle: "pw-cat", password: `guess ${i} wrong` })).status).toBe(401);
+    const refused = await b.post("/signin/password", { handle: "pw-cat", password: GOOD });
+    expect(refused.status).toBe(429);
+    expect(refused.html).toContain("Too many wrong passwords");
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+    // An unknown handle hits the same wall: the limit says nothing about whether the handle exists.
+    for (let i = 0; i < 10; i++) await b.post("/signin/password", { handle: "pw-ghost", password: `guess ${i} wrong` });
+    expect((await b.post("/signin/password", { handle: "pw-ghost", password: GOOD })).status).toBe(429);
+    s.clock.advance(HOUR);
+    expect((await b.post("/signin/password", { handle: "pw-cat", password: GOOD })).location).toBe("/account");
+  }, 60_000);
+
+  test("thirty wrong passwords from one address in an hour, over many handles, stop that address", async () => {
+    s.clock.advance(HOUR);
+    await signUp(new PageClient(s.url), "pw-dan", GOOD);
+    const b = await fresh();
+    for (let i = 0; i < 30; i++) expect((await b.post("/signin/password", { handle: `pw-spray-${i}`, password: "spring2026!" })).status).toBe(401);
+    expect((await b.post("/signin/password", { handle: "pw-dan", password: GOOD })).status).toBe(429);
+    s.clock.advance(HOUR);
+  }, 60_000);
+
+  test("a reset link signs in once, lands on the account page, and lets the person set a password without the old one", async () => {
+    await signUp(new PageClient(s.url), "pw-eve", GOOD);
+    const agent = (await s.server.db.read((tx) => agentByHandle(tx, "pw-eve")))!;
+    const link = await s.server.db.tx((tx) => createResetLink(tx, agent.agentId, s.url, s.clock.now()));
+    const path = new URL(link.url).pathname;
+    const b = new PageClient(s.url);
+    const shown = await b.get(path);
+    expect(shown.status).toBe(200);
+    expect(shown.html).toContain("Sign me in");
+    const used = await b.post("/account/reset", { token: path.split("/").pop()! });
+    expect(used.location).toBe("/account#sign-in");
+    const account = await b.get("/account");
+    expect(account.html).toContain("Signed in as <strong>@pw-eve</strong>");
+    // A fresh sign-in needs no current password.
+    expect(account.html).not.toContain("Current password");
+    const set = await b.post("/account/password", { password: "a brand new passphrase" });
+    expect(set.html).toContain("Password saved.");
+    const again = new PageClient(s.url);
+    expect((await again.get(path)).status).toBe(410);
+    await again.get("/signin");
+    expect((await again.post("/account/reset", { token: path.split("/").pop()! })).status).toBe(410);
+    expect((await again.post("/signin/password", { handle: "pw-eve", password: "a brand new passphrase" })).location).toBe("/account");
+  });
+
+  test("changing the password later needs the current one", async () => {
+    const b = new PageClient(s.url);
+    await signUp(b, "pw-fay", GOOD);
+    s.clock.advance(HOUR);
+    const page = await b.get("/account");
+    expect(page.html).toContain("Current password");
+    const refused = await b.post("/account/password", { current: "wrong current", password: "another fine passphrase" });
+    expect(refused.status).toBe(400);
+    expect(refused.html).toContain("The current password is not right.");
+    const changed = await b.post("/account/password", { current: GOOD, password: "another fine passphrase" });
+    expect(changed.html).toContain("Password saved.");
+  });
+
+  test("signing out everywhere ends every browser of the handle; its API key keeps working", async () => {
+    const agent = await s.register("pw-gus");
+    const one = await fresh();
+    const two = await fresh();
+    await signInWithCode(s, one, "account", "pw-gus", agent.key);
+    await signInWithCode(s, two, "account", "pw-gus", agent.key);
+    expect(await signedInAs(two, "pw-gus")).toBe(true);
+    const page = await one.get("/account");
+    expect(page.html).toContain("API keys and apps connected through OAuth keep working");
+    expect((await one.post("/account/signout-everywhere", {})).location).toBe("/signin");
+    expect(await signedInAs(one, "pw-gus")).toBe(false);
+    expect(await signedInAs(two, "pw-gus")).toBe(false);
+    await s.ok("get_me", {}, agent.key);
+  });
+});
