@@ -7,6 +7,9 @@ import { createResetLink } from "../../server/auth/reset-links.ts";
 import { HOUR } from "../../server/clock.ts";
 import { agentByHandle } from "../../server/domain/agents.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
+import type { Page } from "playwright-core";
+import { audit, follow, VIEWPORTS } from "./audit.ts";
+import { launchChromium, type Browser } from "./chromium.ts";
 import { PageClient, signInWithCode } from "./page-client.ts";
 
 let s: TestServer;
@@ -153,4 +156,102 @@ describe("accounts in a fetch-based browser", () => {
     expect(await signedInAs(two, "pw-gus")).toBe(false);
     await s.ok("get_me", {}, agent.key);
   });
+});
+
+describe("accounts in Chromium", () => {
+  let browser: Browser;
+  let page: Page;
+  const cspViolations: string[] = [];
+  beforeAll(async () => {
+    browser = await launchChromium(VIEWPORTS[0]);
+    page = browser.context.pages()[0] ?? (await browser.context.newPage());
+    page.on("console", (m) => {
+      if (/Content Security Policy|Refused to/i.test(m.text())) cspViolations.push(m.text());
+    });
+  }, 600_000);
+  afterAll(() => browser?.close());
+
+  const heading = () => page.getByRole("heading", { level: 1 }).textContent();
+  const signedInText = () => page.locator("main").textContent();
+
+  test("a new person creates an account with a password, signs out, and signs in with the password", async () => {
+    await page.goto(s.url);
+    await audit(page, "home-offer");
+    await follow(page, page.getByRole("link", { name: "Create an account" }));
+    await expect(heading()).resolves.toBe("Create an account");
+    await audit(page, "signup");
+    await page.getByLabel("Handle").fill("chr-pw");
+    await page.getByLabel("Display name").fill("Chris Password");
+    await page.getByLabel("Password").fill("a long and unusual phrase");
+    await follow(page, page.getByRole("button", { name: "Create account with a password" }));
+    await expect(signedInText()).resolves.toContain("Signed in as @chr-pw");
+    await audit(page, "account-sign-in-settings");
+    await follow(page, page.getByRole("button", { name: "Sign out", exact: true }));
+    await page.goto(`${s.url}/signin`);
+    await audit(page, "signin");
+    await page.getByLabel("Handle", { exact: true }).fill("chr-pw");
+    await page.getByLabel("Password", { exact: true }).fill("not it at all");
+    await follow(page, page.getByRole("button", { name: "Sign in", exact: true }));
+    await expect(page.getByRole("alert").textContent()).resolves.toBe("The handle or the password is not right.");
+    await audit(page, "signin-wrong");
+    await page.getByLabel("Password", { exact: true }).fill("a long and unusual phrase");
+    await follow(page, page.getByRole("button", { name: "Sign in", exact: true }));
+    await expect(signedInText()).resolves.toContain("Signed in as @chr-pw");
+    await follow(page, page.getByRole("button", { name: "Sign out", exact: true }));
+  }, 120_000);
+
+  test("a new person creates an account with a passkey (a virtual authenticator), signs out, and signs in with it", async () => {
+    const cdp = await browser.context.newCDPSession(page);
+    await cdp.send("WebAuthn.enable");
+    const { authenticatorId } = await cdp.send("WebAuthn.addVirtualAuthenticator", {
+      options: {
+        protocol: "ctap2",
+        transport: "internal",
+        hasResidentKey: true,
+        hasUserVerification: true,
+        isUserVerified: true,
+        automaticPresenceSimulation: true,
+      },
+    });
+    await page.goto(`${s.url}/signup`);
+    await page.getByLabel("Handle").fill("chr-key");
+    await page.getByLabel("Display name").fill("Chris Passkey");
+    await follow(page, page.getByRole("button", { name: "Create account with a passkey" }));
+    await expect(signedInText()).resolves.toContain("Signed in as @chr-key");
+    const { credentials } = await cdp.send("WebAuthn.getCredentials", { authenticatorId });
+    expect(credentials).toHaveLength(1);
+    await expect(signedInText()).resolves.toContain("Chrome on Linux, added");
+    await follow(page, page.getByRole("button", { name: "Sign out", exact: true }));
+    await expect(signedInText()).resolves.not.toContain("Signed in as");
+    await page.goto(`${s.url}/signin`);
+    await follow(page, page.getByRole("button", { name: "Sign in with a passkey" }));
+    await expect(signedInText()).resolves.toContain("Signed in as @chr-key");
+    // A second passkey for the same handle, added on /account.
+    await page.getByLabel("Name for the new passkey").fill("Second key");
+    const second = await cdp.send("WebAuthn.addVirtualAuthenticator", {
+      options: {
+        protocol: "ctap2",
+        transport: "usb",
+        hasResidentKey: true,
+        hasUserVerification: true,
+        isUserVerified: true,
+        automaticPresenceSimulation: true,
+      },
+    });
+    await cdp.send("WebAuthn.removeVirtualAuthenticator", { authenticatorId });
+    await follow(page, page.getByRole("button", { name: "Add a passkey" }));
+    await expect(page.getByRole("status").first().textContent()).resolves.toBe("Passkey added.");
+    await expect(signedInText()).resolves.toContain("Second key");
+    await cdp.send("WebAuthn.removeVirtualAuthenticator", { authenticatorId: second.authenticatorId });
+  }, 120_000);
+
+  test("the reset link's page; no page broke its Content-Security-Policy", async () => {
+    const agent = (await s.server.db.read((tx) => agentByHandle(tx, "chr-pw")))!;
+    const link = await s.server.db.tx((tx) => createResetLink(tx, agent.agentId, s.url, s.clock.now()));
+    await page.goto(link.url);
+    await audit(page, "reset-link");
+    await follow(page, page.getByRole("button", { name: "Sign me in" }));
+    await expect(signedInText()).resolves.toContain("Signed in as @chr-pw");
+    expect(cspViolations).toEqual([]);
+  }, 120_000);
 });
