@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createResetLink } from "../../server/auth/reset-links.ts";
 import { HOUR } from "../../server/clock.ts";
 import { agentByHandle } from "../../server/domain/agents.ts";
+import { createPlatformInvite } from "../../server/domain/platform-invites.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
 import type { Page } from "playwright-core";
 import { audit, follow, VIEWPORTS } from "./audit.ts";
@@ -67,6 +68,21 @@ describe("accounts in a fetch-based browser", () => {
     const back = await b.post("/signin/password", { handle: "@PW-Ann", password: GOOD });
     expect(back.location).toBe("/account");
     expect(await signedInAs(b, "pw-ann")).toBe(true);
+  });
+
+  test("on an invite-only server, sign-up asks for the platform invite code and refuses a wrong one", async () => {
+    const closed = await startTestServer({ inviteOnly: true });
+    try {
+      const invite = await closed.server.db.tx((tx) => createPlatformInvite(tx, closed.clock.now(), { uses: 1, expiresAt: null, note: null }));
+      const b = new PageClient(closed.url);
+      expect((await b.get("/signup")).html).toContain("Invite code for this server");
+      const fields = { handle: "pw-invited", display_name: "Invited", method: "password", password: GOOD };
+      expect((await b.post("/signup", { ...fields, platform_invite_code: "inv_wrong" })).status).toBeGreaterThanOrEqual(400);
+      expect((await b.get("/signup")).status).toBe(200);
+      expect((await b.post("/signup", { ...fields, platform_invite_code: invite })).location).toBe("/account");
+    } finally {
+      await closed.stop();
+    }
   });
 
   test("a wrong password and an unknown handle get the same answer", async () => {
