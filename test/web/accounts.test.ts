@@ -44,6 +44,19 @@ describe("accounts in a fetch-based browser", () => {
     expect(text).toContain('<a href="/signin">Sign in</a>');
   });
 
+  test("only the pages that offer passkeys allow a script, this server's own", async () => {
+    const b = new PageClient(s.url);
+    for (const path of ["/signin", "/signup"]) {
+      const r = await b.get(path);
+      expect(r.headers.get("content-security-policy")).toContain("script-src 'self'; connect-src 'self'");
+      expect(r.html).toContain('<script src="/assets/passkey.js" defer></script>');
+    }
+    for (const path of ["/join", "/settings", "/account"]) expect((await b.get(path)).headers.get("content-security-policy")).not.toContain("script-src");
+    const script = await s.raw("/assets/passkey.js");
+    expect(script.headers.get("content-type")).toStartWith("text/javascript");
+    expect(await script.text()).toContain("navigator.credentials.create");
+  });
+
   test("sign-up refuses a short password and a common one, and makes no handle then", async () => {
     const b = new PageClient(s.url);
     const short = await signUp(b, "pw-short", "abc1234");
