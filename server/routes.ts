@@ -15,6 +15,7 @@ import type { Services } from "./services.ts";
 import { catalogue, describeTool, findTool } from "./tools/catalogue.ts";
 import { invoke } from "./tools/invoke.ts";
 import { postCreateKey, postDisconnect, renderAccount } from "./web/account-page.ts";
+import * as accounts from "./web/accounts-page.ts";
 import { postConsent, postSignup, renderConsent } from "./web/consent-page.ts";
 import { notFoundPage } from "./web/context.ts";
 import {
@@ -36,6 +37,7 @@ import {
   authorizePage,
   docs,
   form,
+  formWithAddress,
   home,
   isWebPath,
   jwks,
@@ -172,6 +174,26 @@ export const ROUTES: readonly Route<Call>[] = [
   post("/envelopes/send", action(postSendEnvelope, "/envelopes")),
   get("/envelopes/{envelope_id}", pageOf(renderEnvelope)),
   post("/envelopes/{envelope_id}/reply", action(postReplyEnvelope, "/envelopes")),
+
+  // Accounts for people: sign-up, sign-in with a password or a passkey, what /account adds, reset links.
+  get("/signup", page(accounts.renderSignup)),
+  post("/signup", form(accounts.postSignup)),
+  get("/signin", page(accounts.renderSignin)),
+  post("/signin/password", formWithAddress(accounts.postSignInPassword)),
+  post("/signin/passkey", form(accounts.postSignInPasskey)),
+  post("/passkeys/options", form(accounts.postPasskeyOptions)),
+  get("/assets/passkey.js", accounts.servePasskeyScript),
+  post(
+    "/account/passkeys",
+    form((w) => accounts.postAddPasskey(w, renderAccount), WRITES),
+  ),
+  post(
+    "/account/password",
+    formWithAddress((w, address) => accounts.postSetPassword(w, address, renderAccount), WRITES),
+  ),
+  post("/account/signout-everywhere", form(accounts.postSignOutEverywhere)),
+  get("/account/reset/*", pageOf(accounts.renderResetLink)),
+  post("/account/reset", form(accounts.postResetLink)),
 ];
 
 /** No route for this method and path. */

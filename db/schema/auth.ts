@@ -9,6 +9,14 @@ export interface ProviderLogin {
   email: string | null;
   emailVerified: boolean;
 }
+/** A WebAuthn challenge handed to a browser, with what it is for (and, signing up, the handle the passkey names). */
+export interface WebauthnChallenge {
+  challenge: string;
+  purpose: "signup" | "signin" | "add";
+  handle?: string;
+  expiresAt: string;
+}
+
 export const joinSessions = sqliteTable("join_sessions", {
   sessionId: text("session_id").primaryKey(),
   pollTokenHash: text("poll_token_hash").notNull().unique(),
@@ -48,6 +56,8 @@ export const webSessions = sqliteTable(
     // 0016_web_clients.sql: the signed-in browser's client (kind web) and what it may do.
     clientId: text("client_id"),
     scopes: text("scopes"),
+    // 0019_accounts.sql: the WebAuthn ceremony this browser is in the middle of.
+    webauthnChallenge: text("webauthn_challenge", { mode: "json" }).$type<WebauthnChallenge>(),
   },
   (t) => [index("web_sessions_expiry").on(t.expiresAt)],
 );
@@ -150,3 +160,34 @@ export const oidcIdentities = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.issuer, t.subject] }), index("oidc_identities_agent").on(t.agentId)],
 );
+
+// 0019_accounts.sql: how a person signs in without an agent (passwords, passkeys) and recovers (reset links).
+export const passwords = sqliteTable("passwords", {
+  agentId: text("agent_id").primaryKey(),
+  hash: text("hash").notNull(),
+  updatedAt: text("updated_at").notNull(),
+});
+
+export const passkeys = sqliteTable(
+  "passkeys",
+  {
+    credentialId: text("credential_id").primaryKey(),
+    agentId: text("agent_id").notNull(),
+    // base64url of the COSE public key
+    publicKey: text("public_key").notNull(),
+    counter: integer("counter").notNull(),
+    transports: text("transports", { mode: "json" }).$type<string[]>(),
+    name: text("name").notNull(),
+    createdAt: text("created_at").notNull(),
+    lastUsedAt: text("last_used_at"),
+  },
+  (t) => [index("passkeys_agent").on(t.agentId)],
+);
+
+export const resetLinks = sqliteTable("reset_links", {
+  tokenHash: text("token_hash").primaryKey(),
+  agentId: text("agent_id").notNull(),
+  createdAt: text("created_at").notNull(),
+  expiresAt: text("expires_at").notNull(),
+  usedAt: text("used_at"),
+});

@@ -11,6 +11,7 @@ import { plainText } from "../contract/wire.ts";
 import { formatTime, type Messages, type WebContext } from "./context.ts";
 import { alert, field, form, html, notice, page, seeOther, type Markup } from "./html.ts";
 import { signedIn } from "./session.ts";
+import { signInSettings } from "./accounts-page.ts";
 import { signinBlock } from "./signin.ts";
 
 const ClientName = plainText(1, 40);
@@ -19,7 +20,11 @@ const KIND_TEXT = { api_key: "API key", oauth: "App signed in through this site 
 
 export async function renderAccount(c: WebContext, m: Messages & { newKey?: { name: string; key: string } } = {}): Promise<Response> {
   if (!signedIn(c.session)) {
-    return page("Your account", html`${alert(m.error)}${notice(m.info)}${await signinBlock(c, "account")}`, { status: m.status });
+    return page(
+      "Your account",
+      html`${alert(m.error)}${notice(m.info)}<p><a href="/signin">Sign in with a password or a passkey</a>, or <a href="/signup">create an account</a>.</p>${await signinBlock(c, "account")}`,
+      { status: m.status },
+    );
   }
   const me = (await agentById(c.tx, c.session.agentId))!;
   // This browser is one of the clients (kind web), marked as such; a client used lately is marked in use.
@@ -50,11 +55,12 @@ ${
 <h2>New API key</h2>
 <p>For an agent that cannot sign in by itself. Each key is its own client; disconnect it above to revoke it.</p>
 ${form("/account/keys", c.session.csrfToken, field("name", "Name of the app that will use it", { required: true, maxlength: 40 }), "Create API key")}
+${await signInSettings(c, me)}
 ${await providerSection(c, me)}
 <h2>Profile</h2>
 <p><a href="/settings">Change your display name and description</a></p>
 ${form("/account/signout", c.session.csrfToken, html`<input type="hidden" name="flow" value="account">`, "Sign out", { secondary: true })}`,
-    { status: m.status },
+    { status: m.status, scripts: ["/assets/passkey.js"] },
   );
 }
 

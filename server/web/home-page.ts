@@ -1,5 +1,6 @@
 // `/` for a browser: what this server is and how to connect an agent to it, with this server's own URLs.
 // API clients (asking for JSON, or not for HTML) keep getting the JSON answer app.ts gives them.
+import { accountOffer } from "./accounts-page.ts";
 import { html, page } from "./html.ts";
 
 /** A browser asks for HTML; an API client asks for JSON or does not mention HTML at all. */
@@ -12,7 +13,8 @@ export function renderHome(base: string): Response {
   const config = JSON.stringify({ mcpServers: { svc: { url: `${base}/mcp` }, "svc-docs": { url: `${base}/mcp/docs` } } }, null, 2);
   return page(
     "svc: an agent network with a shared-expense ledger",
-    html`<p>This server runs a personal agent network: AI agents act for their humans, become contacts by mutual consent, leave each other messages and plans in an inbox, and keep shared expenses in groups. Every capability is a tool, over MCP, over REST and from the <code>svc</code> command line.</p>
+    html`${accountOffer()}
+<p>This server runs a personal agent network: AI agents act for their humans, become contacts by mutual consent, leave each other messages and plans in an inbox, and keep shared expenses in groups. Every capability is a tool, over MCP, over REST and from the <code>svc</code> command line.</p>
 <h2>Connect an AI agent</h2>
 <p>Add this server to your MCP client (Claude Desktop, Cursor, VS Code, the MCP Inspector, …):</p>
 <pre tabindex="0"><code>${config}</code></pre>

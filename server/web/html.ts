@@ -76,9 +76,11 @@ export interface PageOptions {
   /** Origins (or schemes) a form on this page may end up at after redirects, besides this server. */
   formTargets?: string[];
   headers?: Record<string, string>;
+  /** Scripts of this server the page loads (passkeys need one); the CSP then allows 'self' scripts and fetches. */
+  scripts?: string[];
 }
 
-/** A whole page with the strict headers every page carries: no script at all, styles only by hash, no framing. */
+/** A whole page with the strict headers every page carries: no script but this server's own where asked, styles only by hash, no framing. */
 export function page(title: string, body: Markup, opts: PageOptions = {}): Response {
   const doc = html`<!doctype html>
 <html lang="en">
@@ -88,7 +90,7 @@ export function page(title: string, body: Markup, opts: PageOptions = {}): Respo
 <meta name="referrer" content="no-referrer">
 <title>${title} · svc</title>
 <style>${new Markup(STYLE)}</style>
-</head>
+${(opts.scripts ?? []).map((src) => html`<script src="${src}" defer></script>\n`)}</head>
 <body>
 <header><nav aria-label="Site"><a href="/">svc</a><a href="/groups">Groups</a><a href="/contacts">Contacts</a><a href="/inbox">Inbox</a><a href="/envelopes">Mail</a><a href="/plans">Plans</a><a href="/account">Account</a><a href="/docs">Docs</a></nav></header>
 <main>
@@ -99,11 +101,12 @@ ${body}
 </html>
 `;
   const formAction = ["'self'", ...(opts.formTargets ?? [])].join(" ");
+  const scripts = opts.scripts?.length ? "; script-src 'self'; connect-src 'self'" : "";
   return new Response(doc.text, {
     status: opts.status ?? 200,
     headers: {
       "Content-Type": "text/html; charset=utf-8",
-      "Content-Security-Policy": `default-src 'none'; style-src ${STYLE_HASH}; img-src 'self'; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,
+      "Content-Security-Policy": `default-src 'none'; style-src ${STYLE_HASH}; img-src 'self'; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'${scripts}`,
       "X-Frame-Options": "DENY",
       "X-Content-Type-Options": "nosniff",
       "Referrer-Policy": "no-referrer",

@@ -41,7 +41,7 @@ const RENDER_FLOW: Record<Flow, (c: WebContext, m: Messages) => Promise<Response
 };
 const renderFlow = (c: WebContext, flow: Flow, m: Messages) => RENDER_FLOW[flow](c, m);
 
-const WEB_AREAS = ["/join", "/account", "/settings", "/groups", "/docs", "/contacts", "/inbox", "/plans", "/envelopes"];
+const WEB_AREAS = ["/join", "/account", "/settings", "/groups", "/docs", "/signup", "/signin", "/contacts", "/inbox", "/plans", "/envelopes"];
 
 /** Whether a path nobody answers is a missing page (HTML) rather than a missing API endpoint (JSON); `/` only for a browser. */
 export const isWebPath = (req: Request, path: string) =>
@@ -134,6 +134,12 @@ export const action =
       param,
     );
   };
+
+/** A form that needs the client's address (password guesses are limited per address too). */
+export const formWithAddress =
+  (run: (c: WebContext, address: string) => Promise<Response>, writes = false): WebRoute =>
+  (c, param) =>
+    form((w) => run(w, c.clientAddress()), writes)(c, param);
 
 /** A form of the sign-in steps, which show the page of the flow being signed in to (join, consent, account, groups). */
 export const signInForm = (step: (c: WebContext, render: typeof renderFlow) => Promise<Response>): WebRoute => form((w) => step(w, renderFlow));

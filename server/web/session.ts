@@ -90,6 +90,7 @@ function unstored(token: string, formKey: string, now: Date): WebSession {
     providerLogin: null,
     clientId: null,
     scopes: null,
+    webauthnChallenge: null,
     createdAt: iso(now),
     expiresAt: later(now, ANONYMOUS_MS),
     stored: false,

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { ManualClock } from "../../server/clock.ts";
 import { MIGRATIONS } from "../../db/migrations/index.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
+import { PageClient } from "../web/page-client.ts";
 import { ensureBuilt, svc } from "./bin.ts";
 
 // Admin commands stamp real time; the server's clock starts at the real now so expiry agrees on both sides.
@@ -118,6 +119,23 @@ describe("svc keys revoke", () => {
     expect((await s.call("get_me", {}, c.key)).status).toBe(401);
     expect((await svc(["keys", "revoke", "--handle", "no-such-agent", ...db])).code).toBe(4);
     expect((await svc(["keys", "revoke", ...db])).code).toBe(2);
+  });
+});
+
+describe("svc users reset-link", () => {
+  test("prints a link that signs the browser in once and lands on /account; an unknown handle exits 4", async () => {
+    await member("reset-a");
+    const r = await svc(["users", "reset-link", "@reset-a", "--base-url", s.url, "--json", ...db]);
+    expect(r.code).toBe(0);
+    const { url } = r.json();
+    expect(url).toStartWith(`${s.url}/account/reset/rst_`);
+    const b = new PageClient(s.url);
+    expect((await b.get(url)).html).toContain("Sign me in");
+    const used = await b.post("/account/reset", { token: url.split("/").pop() });
+    expect(used.location).toBe("/account#sign-in");
+    expect((await b.get("/account")).html).toContain("Signed in as <strong>@reset-a</strong>");
+    expect((await b.post("/account/reset", { token: url.split("/").pop() })).status).toBe(410);
+    expect((await svc(["users", "reset-link", "no-such-agent", ...db])).code).toBe(4);
   });
 });
 
