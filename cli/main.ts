@@ -14,6 +14,7 @@ import { migrateCommand } from "./commands/migrate.ts";
 import { restoreCommand } from "./commands/restore.ts";
 import { serveCommand } from "./commands/serve.ts";
 import { toolsCommand } from "./commands/tools.ts";
+import { usersCommand } from "./commands/users.ts";
 
 const program = new Command("svc")
   .description("svc: a self-hosted agent network with a shared-expense ledger")
@@ -25,6 +26,7 @@ const program = new Command("svc")
   .addCommand(restoreCommand())
   .addCommand(invitesCommand())
   .addCommand(keysCommand())
+  .addCommand(usersCommand())
   .addCommand(inboxCommand())
   .addCommand(callCommand())
   .addCommand(toolsCommand())

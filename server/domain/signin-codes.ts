@@ -6,7 +6,7 @@ import type { Tx } from "../../db/client.ts";
 import { signinCodes } from "../../db/schema/index.ts";
 import { MINUTE, iso, later } from "../clock.ts";
 import { AppError } from "../errors.ts";
-import { agentByHandle, type AgentRow } from "./agents.ts";
+import { agentByHandle, DISABLED_MESSAGE, type AgentRow } from "./agents.ts";
 import { deliver, JOIN_CODE_ITEM, resolveItems } from "./inbox.ts";
 import { constantTimeEqual, sha256 } from "../auth/secrets.ts";
 import { quoted, untrusted } from "./untrusted.ts";
@@ -34,6 +34,7 @@ function describe(p: Purpose): string {
 export async function sendSigninCode(tx: Tx, now: Date, webSessionHash: string, handle: string, purpose: Purpose): Promise<AgentRow | null> {
   const agent = await agentByHandle(tx, handle);
   if (!agent) return null;
+  if (agent.disabledAt) throw new AppError("FORBIDDEN", DISABLED_MESSAGE);
   const recent = await tx
     .select({ n: count() })
     .from(signinCodes)
