@@ -58,7 +58,11 @@ export interface ServerConfig {
   agentRateLimit: number;
   /** What one agent may hold or write (docs/limits.md, "Quotas per agent"). */
   quotas: Quotas;
+  /** Log lines as JSON (the default, for a collector) or as readable text (svc serve on a terminal). */
+  logFormat?: LogFormat;
 }
+
+export type LogFormat = "json" | "text";
 
 /** The --quota names, as operators write them, of each field of Quotas. */
 export const QUOTA_NAMES = {
