@@ -38,7 +38,16 @@ import {
   signInForm,
   takesPost,
 } from "./web/pages.ts";
-import { postSettings, postSettingsLink, renderSettings, renderSettingsLink } from "./web/settings-page.ts";
+import {
+  postPhone,
+  postPhoneCancel,
+  postPhoneRemove,
+  postPhoneVerify,
+  postSettings,
+  postSettingsLink,
+  renderSettings,
+  renderSettingsLink,
+} from "./web/settings-page.ts";
 import { postSendCode, postSignOut, postVerifyCode } from "./web/signin.ts";
 
 /** What every handler is handed. */
@@ -118,6 +127,10 @@ export const ROUTES: readonly Route<Call>[] = [
   post("/settings", form(postSettings, WRITES)),
   get("/settings/link/*", pageOf(renderSettingsLink)),
   post("/settings/link", form(postSettingsLink)),
+  post("/settings/phone", form(postPhone, WRITES)),
+  post("/settings/phone/verify", form(postPhoneVerify, WRITES)),
+  post("/settings/phone/cancel", form(postPhoneCancel, WRITES)),
+  post("/settings/phone/remove", form(postPhoneRemove, WRITES)),
   get("/groups", page(renderGroups)),
   get("/groups/{group_id}", pageOf(renderGroup)),
   get("/groups/{group_id}/export.csv", pageOf(exportCsv)),

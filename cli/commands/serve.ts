@@ -12,6 +12,7 @@ import {
   parseTrustedProxies,
   serveConfig,
   parseQuota,
+  parseWebhookUrl,
   QUOTA_NAMES,
   type Quotas,
   type ServerConfig,
@@ -135,6 +136,11 @@ export function serveCommand(): Command {
     )
     .addOption(
       new Option("--quota <name=value>", `a per-agent quota, repeatable (env SVC_QUOTAS: name=value,name=value); defaults: ${QUOTA_DEFAULTS}`).argParser(quota),
+    )
+    .addOption(
+      new Option("--sms-webhook <url>", "send SMS through this URL (svc POSTs {to, text} JSON): humans may then verify a phone and sign in by it")
+        .env("SVC_SMS_WEBHOOK")
+        .argParser(flag(parseWebhookUrl)),
     )
     .addHelpText(
       "after",
