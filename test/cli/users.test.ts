@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ManualClock } from "../../server/clock.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
+import { grant } from "../auth/oauth-helpers.ts";
 import { PageClient } from "../web/page-client.ts";
 import { ensureBuilt, svc } from "./bin.ts";
 
@@ -47,6 +48,8 @@ describe("svc users disable and enable", () => {
     const [a, b] = await s.contacts("usr-cid", "usr-dot");
     const browser = await settingsBrowser(a.key);
     expect((await browser.get("/settings")).status).toBe(200);
+    const { tokens } = await grant(s, new PageClient(s.url), a);
+    expect((await s.call("get_me", {}, tokens.access_token)).status).toBe(200);
 
     const off = await svc(["users", "disable", "@usr-cid", ...db]);
     expect(off.code).toBe(0);
@@ -54,6 +57,7 @@ describe("svc users disable and enable", () => {
     const refused = await s.call("get_me", {}, a.key);
     expect(refused.status).toBe(401);
     expect(refused.body.error.code).toBe("UNAUTHENTICATED");
+    expect((await s.call("get_me", {}, tokens.access_token)).status).toBe(401);
     expect((await browser.get("/settings")).status).toBe(401);
     // A sign-in code is neither sent nor accepted for it.
     const signin = new PageClient(s.url);
@@ -70,6 +74,7 @@ describe("svc users disable and enable", () => {
     const on = await svc(["users", "enable", "usr-cid", ...db]);
     expect(on.code).toBe(0);
     expect((await s.call("get_me", {}, a.key)).status).toBe(200);
+    expect((await s.call("get_me", {}, tokens.access_token)).status).toBe(200);
     expect((await browser.get("/settings")).status).toBe(200);
     expect((await svc(["users", "enable", "usr-cid", ...db])).stdout).toContain("nothing to do");
   });
