@@ -58,7 +58,13 @@ export interface ServerConfig {
   agentRateLimit: number;
   /** What one agent may hold or write (docs/limits.md, "Quotas per agent"). */
   quotas: Quotas;
+  /** Log lines as JSON (the default, for a collector) or as readable text (svc serve on a terminal). */
+  logFormat?: LogFormat;
+  /** Where SMS go (svc POSTs {to, text} JSON): humans may then prove a phone and sign in by it; absent: no phone. */
+  smsWebhook?: string;
 }
+
+export type LogFormat = "json" | "text";
 
 /** The --quota names, as operators write them, of each field of Quotas. */
 export const QUOTA_NAMES = {
@@ -156,6 +162,7 @@ export interface ServeSettings {
   agentRateLimit: number;
   /** --quota settings; each replaces its default. */
   quota?: Partial<Quotas>;
+  smsWebhook?: string;
 }
 
 /** The server's configuration from svc serve's settings and the environment; the three --oidc-* settings go together. */
@@ -186,7 +193,20 @@ export function serveConfig(o: ServeSettings, clock: Clock, env: Record<string, 
     agentRateLimit: o.agentRateLimit,
     // Flags over SVC_QUOTAS over the defaults, name by name.
     quotas: { ...DEFAULTS.quotas, ...(env.SVC_QUOTAS ? parseQuotas(env.SVC_QUOTAS) : {}), ...o.quota },
+    smsWebhook: o.smsWebhook,
   };
+}
+
+/** An http or https URL (the SMS webhook): an operator's own gateway, often on loopback, so plain http is allowed. */
+export function parseWebhookUrl(v: string): string {
+  let url: URL;
+  try {
+    url = new URL(v);
+  } catch {
+    throw new ConfigError(`expected an http:// or https:// URL, got "${v}"`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new ConfigError(`expected an http:// or https:// URL, got "${v}"`);
+  return url.href;
 }
 
 /** `CIDR,...` as its entries, each checked (server/client-address.ts). */

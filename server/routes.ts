@@ -56,7 +56,16 @@ import { postArchiveGroup, postInviteContact, postNewGroup, postRenameGroup, ren
 import { postGroupInvite, postInboxSeen, renderInbox } from "./web/inbox-page.ts";
 import { postRespondPlan, renderPlan, renderPlans } from "./web/plans-page.ts";
 import { postReplyEnvelope, postSendEnvelope, renderEnvelope, renderEnvelopes } from "./web/envelopes-page.ts";
-import { postSettings, postSettingsLink, renderSettings, renderSettingsLink } from "./web/settings-page.ts";
+import {
+  postPhone,
+  postPhoneCancel,
+  postPhoneRemove,
+  postPhoneVerify,
+  postSettings,
+  postSettingsLink,
+  renderSettings,
+  renderSettingsLink,
+} from "./web/settings-page.ts";
 import { postSendCode, postSignOut, postVerifyCode } from "./web/signin.ts";
 
 /** What every handler is handed. */
@@ -136,6 +145,10 @@ export const ROUTES: readonly Route<Call>[] = [
   post("/settings", form(postSettings, WRITES)),
   get("/settings/link/*", pageOf(renderSettingsLink)),
   post("/settings/link", form(postSettingsLink)),
+  post("/settings/phone", form(postPhone, WRITES)),
+  post("/settings/phone/verify", form(postPhoneVerify, WRITES)),
+  post("/settings/phone/cancel", form(postPhoneCancel, WRITES)),
+  post("/settings/phone/remove", form(postPhoneRemove, WRITES)),
   get("/groups", page(renderGroups)),
   get("/groups/{group_id}", pageOf(renderGroup)),
   get("/groups/{group_id}/export.csv", pageOf(exportCsv)),

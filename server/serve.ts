@@ -53,7 +53,7 @@ export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink)
   const workerCount = (config.workers?.count ?? 1) - 1;
   // This process's part in a server of several: the primary starts the workers, a worker links to the primary.
   const cluster: Member | undefined = toPrimary ?? (workerCount > 0 ? new Workers(workerCount, config.workers!.command) : undefined);
-  const log = createLogger(config.logLevel ?? "silent", toPrimary?.writeLine);
+  const log = createLogger(config.logLevel ?? "silent", toPrimary?.writeLine, config.logFormat);
   const metrics = new Metrics();
   const db = await openDb({
     url: config.dbUrl,

@@ -12,6 +12,7 @@ import {
   parseTrustedProxies,
   serveConfig,
   parseQuota,
+  parseWebhookUrl,
   QUOTA_NAMES,
   type Quotas,
   type ServerConfig,
@@ -84,7 +85,13 @@ export function serveCommand(): Command {
     .addOption(new Option("--worker", "how svc serve --workers starts each other process; its settings come from the first").hideHelp())
     .addOption(new Option("--metrics-token <token>", "serve Prometheus metrics at /metrics to this bearer token (off without it)").env("SVC_METRICS_TOKEN"))
     .addOption(
-      new Option("--log-level <level>", "JSON log lines on stdout from this level up").env("SVC_LOG_LEVEL").choices(LOG_LEVELS).default(DEFAULTS.logLevel),
+      new Option(
+        "--log-level <level>",
+        "JSON log lines on stdout from this level up (without it, on a terminal: one line saying where svc runs, then warnings and errors as text)",
+      )
+        .env("SVC_LOG_LEVEL")
+        .choices(LOG_LEVELS)
+        .default(DEFAULTS.logLevel),
     )
     .addOption(
       new Option("--shutdown-timeout <duration>", "on SIGTERM or SIGINT, wait this long for requests in flight")
@@ -130,13 +137,18 @@ export function serveCommand(): Command {
     .addOption(
       new Option("--quota <name=value>", `a per-agent quota, repeatable (env SVC_QUOTAS: name=value,name=value); defaults: ${QUOTA_DEFAULTS}`).argParser(quota),
     )
+    .addOption(
+      new Option("--sms-webhook <url>", "send SMS through this URL (svc POSTs {to, text} JSON): humans may then verify a phone and sign in by it")
+        .env("SVC_SMS_WEBHOOK")
+        .argParser(flag(parseWebhookUrl)),
+    )
     .addHelpText(
       "after",
       "\nExamples:\n  svc serve --port 8787 --db file:./data/svc.db --base-url https://svc.example.org\n" +
         "  svc serve --db libsql://svc-you.turso.io --auth-token $TOKEN\n" +
         "  svc serve --db file:/var/lib/svc/replica.db --sync-url libsql://svc-you.turso.io --auth-token $TOKEN --sync-interval 5s\n",
     )
-    .action(async (o) => {
+    .action(async (o, cmd: Command) => {
       if (o.worker) {
         const toPrimary = await connectToPrimary();
         // Ctrl-C reaches every process of the terminal's group: the first one stops the others in order.
@@ -151,6 +163,10 @@ export function serveCommand(): Command {
         if (err instanceof ConfigError) throw new InvalidArgumentError(err.message);
         throw err;
       }
+      // A person at a terminal gets one line saying where the server is, and only warnings and errors after it, as
+      // text; asking for a log level (flag or SVC_LOG_LEVEL), or output to a file or a collector, keeps JSON lines.
+      const forPerson = Boolean(process.stdout.isTTY) && cmd.getOptionValueSource("logLevel") === "default";
+      if (forPerson) Object.assign(config, { logLevel: "warn", logFormat: "text" });
       const workers = o.workers === "auto" ? autoWorkers(config) : (o.workers as number);
       if (workers > 1 && !SHARES_PORTS)
         throw new InvalidArgumentError(`--workers above 1 needs Linux, where processes can share a port; here (${process.platform}) svc serve runs one`);
@@ -168,7 +184,15 @@ export function serveCommand(): Command {
         // What bounds the connections of the process as a whole.
         open_files: server.openFiles?.soft,
       });
-      // A person who started the server (./serve.sh --port 9000) learns how the client commands reach it.
+      if (forPerson) {
+        // The second line alone, so it can be copied (test/cli/quickstart.test.ts reads it).
+        process.stdout.write(
+          `svc is running at ${config.baseUrl} (database ${localFilePath(config.dbUrl) ?? describeUrl(config.dbUrl)}). Open it in a browser, or point the client commands at it (Ctrl-C stops it):\n` +
+            `  export SVC_URL=${config.baseUrl}\n`,
+        );
+        return;
+      }
+      // A person who started the server with JSON logs (./serve.sh --log-level info) learns how the client commands reach it.
       if (process.stderr.isTTY) {
         process.stderr.write(
           `\nsvc is serving ${config.baseUrl} (database ${describeUrl(config.dbUrl)}).\n` +

@@ -75,8 +75,29 @@ export const signinCodes = sqliteTable(
     usedAt: text("used_at"),
     // 0016_web_clients.sql: the first client that read the code, which a session signed in with it is obtained through.
     readByClientId: text("read_by_client_id"),
+    // 0020_people.sql: sent to the handle's inbox, or by SMS to its verified phone.
+    channel: text("channel", { enum: ["inbox", "sms"] })
+      .notNull()
+      .default("inbox"),
   },
   (t) => [index("signin_codes_agent").on(t.agentId, t.createdAt), index("signin_codes_session").on(t.webSessionHash)],
+);
+
+/** 0020_people.sql: a code sent by SMS to a number being added on the settings page. */
+export const phoneCodes = sqliteTable(
+  "phone_codes",
+  {
+    codeId: text("code_id").primaryKey(),
+    agentId: text("agent_id").notNull(),
+    webSessionHash: text("web_session_hash").notNull(),
+    phone: text("phone").notNull(),
+    codeHash: text("code_hash").notNull(),
+    attempts: integer("attempts").notNull().default(0),
+    createdAt: text("created_at").notNull(),
+    expiresAt: text("expires_at").notNull(),
+    usedAt: text("used_at"),
+  },
+  (t) => [index("phone_codes_agent").on(t.agentId, t.createdAt), index("phone_codes_session").on(t.webSessionHash)],
 );
 
 export const settingsLinks = sqliteTable("settings_links", {

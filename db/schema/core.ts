@@ -15,6 +15,9 @@ export const agents = sqliteTable("agents", {
   // 0010_merge_and_client_metadata.sql: a handle joined into another one
   retiredAt: text("retired_at"),
   mergedInto: text("merged_into"),
+  // 0020_people.sql: svc users disable; the phone proved on the settings page
+  disabledAt: text("disabled_at"),
+  phone: text("phone"),
 });
 
 export const clients = sqliteTable(

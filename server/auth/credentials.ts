@@ -95,6 +95,7 @@ const keyLookup = prepared((tx) =>
       revokedAt: apiKeys.revokedAt,
       clientRevokedAt: clients.revokedAt,
       lastUsedAt: clients.lastUsedAt,
+      disabledAt: agents.disabledAt,
     })
     .from(apiKeys)
     .innerJoin(clients, eq(clients.clientId, apiKeys.clientId))
@@ -103,10 +104,13 @@ const keyLookup = prepared((tx) =>
     .prepare(),
 );
 
-/** Resolves an API key (by its sha256) to its principal, or null when it is unknown, revoked, expired or its client is disconnected. Writes nothing. */
+/**
+ * Resolves an API key (by its sha256) to its principal, or null when it is unknown, revoked, expired, its client is
+ * disconnected or its agent disabled (svc users disable). Writes nothing.
+ */
 export async function authenticateApiKey(tx: Tx, keyHash: string, now: Date): Promise<Authenticated | null> {
   const row = await keyLookup(tx).get({ keyHash });
-  if (!row || row.revokedAt || row.clientRevokedAt) return null;
+  if (!row || row.revokedAt || row.clientRevokedAt || row.disabledAt) return null;
   if (row.expiresAt && row.expiresAt <= iso(now)) return null;
   return {
     principal: {

@@ -370,12 +370,12 @@ export async function authenticateAccessToken(tx: Tx, token: string, now: Date):
   const claims = await verifyAccessToken(tx, token, now);
   if (!claims) return null;
   const row = await tx
-    .select({ client: clients, handle: agents.handle, displayName: agents.displayName })
+    .select({ client: clients, handle: agents.handle, displayName: agents.displayName, disabledAt: agents.disabledAt })
     .from(clients)
     .innerJoin(agents, eq(agents.agentId, clients.agentId))
     .where(eq(clients.clientId, claims.clientId))
     .get();
-  if (!row || row.client.revokedAt || row.client.kind !== "oauth" || row.client.agentId !== claims.agentId) return null;
+  if (!row || row.disabledAt || row.client.revokedAt || row.client.kind !== "oauth" || row.client.agentId !== claims.agentId) return null;
   return {
     principal: {
       agentId: claims.agentId,

@@ -6,6 +6,9 @@ import type { DomainContext } from "../contract/principal.ts";
 
 export type AgentRow = typeof agents.$inferSelect;
 
+/** What a human who tries to sign in as a disabled agent (svc users disable) is told. */
+export const DISABLED_MESSAGE = "This handle is disabled on this server. Ask the server's operator.";
+
 export const toAgent = (a: AgentRow): Agent => ({
   agent_id: a.agentId,
   handle: a.handle,

@@ -19,6 +19,7 @@ import {
   plans,
   settingsLinks,
   signinCodes,
+  phoneCodes,
   webSessions,
 } from "../../db/schema/index.ts";
 import { iso } from "../clock.ts";
@@ -174,6 +175,13 @@ export async function mergeHandles(tx: Tx, now: Date, keep: AgentRow, retire: Ag
     .update(settingsLinks)
     .set({ usedAt: at })
     .where(and(eq(settingsLinks.agentId, retire.agentId), isNull(settingsLinks.usedAt)));
+  await tx
+    .update(phoneCodes)
+    .set({ usedAt: at })
+    .where(and(eq(phoneCodes.agentId, retire.agentId), isNull(phoneCodes.usedAt)));
+  // The human proved that phone too: the kept handle takes it unless it has its own.
+  if (retire.phoneVerified && !keep.phoneVerified)
+    await tx.update(agents).set({ phone: retire.phone, phoneVerified: true }).where(eq(agents.agentId, keep.agentId));
   await tx.delete(webSessions).where(eq(webSessions.agentId, retire.agentId));
   // Others' blocks of the retired handle stay: they are the others' decision and harm no one.
   await tx.delete(contacts).where(eq(contacts.ownerId, retire.agentId));

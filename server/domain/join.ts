@@ -201,6 +201,8 @@ export async function createAgent(tx: Tx, now: Date, input: NewHandle, reserved:
     createdAt: iso(now),
     retiredAt: null,
     mergedInto: null,
+    disabledAt: null,
+    phone: null,
   };
   await tx.insert(agents).values(row);
   return row;

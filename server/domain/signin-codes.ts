@@ -1,12 +1,13 @@
-// Human sign-in by a one-time code left in the handle's own inbox: whoever can read that inbox holds the handle.
-// Codes are short-lived, bound to the browser session that asked, and die after a few wrong tries.
+// Human sign-in by a one-time code left in the handle's own inbox (whoever can read that inbox holds the handle), or
+// sent by SMS to the handle's verified phone. Codes are short-lived, bound to the browser session that asked, and
+// die after a few wrong tries; both ways share the per-handle hourly limit.
 import { and, count, desc, eq, gt, isNull, lt } from "drizzle-orm";
 import { randomInt } from "node:crypto";
 import type { Tx } from "../../db/client.ts";
 import { signinCodes } from "../../db/schema/index.ts";
 import { MINUTE, iso, later } from "../clock.ts";
 import { AppError } from "../errors.ts";
-import { agentByHandle, type AgentRow } from "./agents.ts";
+import { agentByHandle, DISABLED_MESSAGE, type AgentRow } from "./agents.ts";
 import { deliver, JOIN_CODE_ITEM, resolveItems } from "./inbox.ts";
 import { constantTimeEqual, sha256 } from "../auth/secrets.ts";
 import { quoted, untrusted } from "./untrusted.ts";
@@ -19,7 +20,11 @@ export const MAX_CODES_PER_HOUR = 5;
 export type Purpose = { kind: "join"; clientName: string } | { kind: "authorize"; clientName: string } | { kind: "account" };
 
 const CODE_DIGITS = 8;
-const normalise = (code: string) => code.replace(/[\s-]/g, "");
+export const normaliseCode = (code: string) => code.replace(/[\s-]/g, "");
+/** A fresh code of CODE_DIGITS random digits. */
+export const newCode = () => String(randomInt(10 ** CODE_DIGITS)).padStart(CODE_DIGITS, "0");
+/** A code as people read it: 1234-5678. */
+export const spaced = (code: string) => `${code.slice(0, 4)}-${code.slice(4)}`;
 
 function describe(p: Purpose): string {
   if (p.kind === "join") return `to connect a new app, ${quoted(p.clientName, 40)}, to your handle`;
@@ -34,6 +39,45 @@ function describe(p: Purpose): string {
 export async function sendSigninCode(tx: Tx, now: Date, webSessionHash: string, handle: string, purpose: Purpose): Promise<AgentRow | null> {
   const agent = await agentByHandle(tx, handle);
   if (!agent) return null;
+  const { code, codeId, expiresAt } = await storeCode(tx, now, webSessionHash, agent, "inbox");
+  await deliver(tx, now, {
+    to: agent.agentId,
+    type: JOIN_CODE_ITEM,
+    from: null,
+    summaryMd: `Sign-in code requested on the web ${describe(purpose)}. Give payload.code to your human only if they are signing in right now; if not, ignore it.`,
+    payload: {
+      code: spaced(code),
+      purpose: purpose.kind,
+      client_name: purpose.kind === "account" ? null : untrusted(purpose.clientName, "app name, chosen by whoever started the request"),
+      expires_at: expiresAt,
+    },
+    refs: { code_id: codeId },
+  });
+  return agent;
+}
+
+/**
+ * Like sendSigninCode, by SMS: returns the message for the caller to send after the transaction, or null when the
+ * handle has no verified phone. A code is stored either way, so the page answers alike and never tells whether the
+ * handle has a phone (a code no one received can only be guessed, within MAX_ATTEMPTS).
+ */
+export async function sendSigninCodeBySms(
+  tx: Tx,
+  now: Date,
+  webSessionHash: string,
+  handle: string,
+): Promise<{ agent: AgentRow; sms: { to: string; text: string } | null } | null> {
+  const agent = await agentByHandle(tx, handle);
+  if (!agent) return null;
+  const { code } = await storeCode(tx, now, webSessionHash, agent, "sms");
+  const to = agent.phoneVerified ? agent.phone : null;
+  const text = `svc sign-in code for @${agent.handle}: ${spaced(code)} (valid 10 minutes). If you are not signing in right now, ignore it.`;
+  return { agent, sms: to ? { to, text } : null };
+}
+
+/** Replaces this session's waiting code with a new one for the agent, within the hourly limit. */
+async function storeCode(tx: Tx, now: Date, webSessionHash: string, agent: AgentRow, channel: "inbox" | "sms") {
+  if (agent.disabledAt) throw new AppError("FORBIDDEN", DISABLED_MESSAGE);
   const recent = await tx
     .select({ n: count() })
     .from(signinCodes)
@@ -46,24 +90,11 @@ export async function sendSigninCode(tx: Tx, now: Date, webSessionHash: string, 
     .update(signinCodes)
     .set({ usedAt: iso(now) })
     .where(and(eq(signinCodes.webSessionHash, webSessionHash), isNull(signinCodes.usedAt)));
-  const code = String(randomInt(10 ** CODE_DIGITS)).padStart(CODE_DIGITS, "0");
+  const code = newCode();
   const codeId = crypto.randomUUID();
   const expiresAt = later(now, SIGNIN_CODE_TTL_MS);
-  await tx.insert(signinCodes).values({ codeId, agentId: agent.agentId, webSessionHash, codeHash: sha256(code), createdAt: iso(now), expiresAt });
-  await deliver(tx, now, {
-    to: agent.agentId,
-    type: JOIN_CODE_ITEM,
-    from: null,
-    summaryMd: `Sign-in code requested on the web ${describe(purpose)}. Give payload.code to your human only if they are signing in right now; if not, ignore it.`,
-    payload: {
-      code: `${code.slice(0, 4)}-${code.slice(4)}`,
-      purpose: purpose.kind,
-      client_name: purpose.kind === "account" ? null : untrusted(purpose.clientName, "app name, chosen by whoever started the request"),
-      expires_at: expiresAt,
-    },
-    refs: { code_id: codeId },
-  });
-  return agent;
+  await tx.insert(signinCodes).values({ codeId, agentId: agent.agentId, webSessionHash, codeHash: sha256(code), createdAt: iso(now), expiresAt, channel });
+  return { code, codeId, expiresAt };
 }
 
 /** The live code this browser is waiting to type, if any. */
@@ -90,7 +121,7 @@ export type Verification = { ok: true; agentId: string; readBy: string | null } 
 export async function verifySigninCode(tx: Tx, now: Date, webSessionHash: string, typed: string): Promise<Verification> {
   const row = await pendingCode(tx, now, webSessionHash);
   if (!row) return { ok: false, reason: "none", attemptsLeft: 0 };
-  if (!constantTimeEqual(sha256(normalise(typed)), row.codeHash)) {
+  if (!constantTimeEqual(sha256(normaliseCode(typed)), row.codeHash)) {
     await tx
       .update(signinCodes)
       .set({ attempts: row.attempts + 1 })

@@ -2,7 +2,7 @@
 // never keys, tokens, codes or message bodies.
 import type { CallEvent } from "../services.ts";
 import { ERROR_CODES, type ErrorCode } from "../errors.ts";
-import { LOG_LEVELS, type LogLevel } from "../config.ts";
+import { LOG_LEVELS, type LogFormat, type LogLevel } from "../config.ts";
 
 export type LogFields = Record<string, string | number | boolean | null | undefined>;
 
@@ -51,13 +51,22 @@ export function appendLines(text: string): void {
 
 const toStdout = (line: string) => appendLines(`${line}\n`);
 
-export function createLogger(level: LogLevel, write: (line: string) => void = toStdout): Logger {
+/** A line a person reads on a terminal: time, level, message, then the fields as key=value. */
+function textLine(time: string, level: string, msg: string, fields: LogFields): string {
+  const rest = Object.entries(fields)
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v]) => `${k}=${typeof v === "string" && /[\s"=]/.test(v) ? JSON.stringify(v) : v}`);
+  return [time.slice(11, 19), level.padEnd(5), msg, ...rest].join(" ");
+}
+
+export function createLogger(level: LogLevel, write: (line: string) => void = toStdout, format: LogFormat = "json"): Logger {
   const min = LOG_LEVELS.indexOf(level);
   const at =
     (lvl: Exclude<LogLevel, "silent">) =>
     (msg: string, fields: LogFields = {}) => {
       if (LOG_LEVELS.indexOf(lvl) < min) return;
-      write(JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...fields }));
+      const time = new Date().toISOString();
+      write(format === "text" ? textLine(time, lvl, msg, fields) : JSON.stringify({ time, level: lvl, msg, ...fields }));
     };
   return { debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") };
 }

@@ -19,6 +19,8 @@ export interface WebContext {
   form: URLSearchParams;
   base: string;
   secure: boolean;
+  /** Work for after the transaction commits, such as an SMS to send (never hold the writer on a gateway); a Response it returns replaces the page's. */
+  afterCommit?: () => Promise<Response | undefined>;
 }
 
 /** The signed-in human as the caller of domain operations: a page acts for them as a tool acts for its caller. */

@@ -207,14 +207,20 @@ async function inSession(svc: Services, req: Request, url: URL, form: URLSearchP
       if (form && !csrfValid(session, form)) return { res: csrfRefused(), cookies };
       if (form && writes && signedIn(session, "settings") && !mayWrite(session)) return { res: readOnlyRefused(), cookies };
       const c: WebContext = { svc, req, url, tx, now, session, cookies, form: form ?? new URLSearchParams(), base: svc.config.baseUrl, secure };
-      return { res: await run(c), cookies: c.cookies };
+      const res = await run(c);
+      return { res, cookies: c.cookies, afterCommit: c.afterCommit };
     };
-    const { res, cookies } = form
+    const {
+      res: shown,
+      cookies,
+      afterCommit,
+    } = form
       ? await svc.db.tx(run_)
       : await svc.db.read(run_).catch((err) => {
           if (err instanceof NeedsWrite) return svc.db.tx(run_);
           throw err;
         });
+    const res = (await afterCommit?.()) ?? shown;
     for (const cookie of cookies) res.headers.append("Set-Cookie", cookie);
     // Every 401 carries the Bearer challenge (interface.md); the page itself shows the browser how to sign in.
     if (res.status === 401 && !res.headers.has("WWW-Authenticate")) {

@@ -7,7 +7,9 @@
 import { and, eq, gt, lte, or } from "drizzle-orm";
 import { createHmac } from "node:crypto";
 import { requireWrite, type Tx } from "../../db/client.ts";
-import { clients, serverSecrets, webSessions } from "../../db/schema/index.ts";
+import { agents, clients, serverSecrets, webSessions } from "../../db/schema/index.ts";
+import { agentById, DISABLED_MESSAGE } from "../domain/agents.ts";
+import { AppError } from "../errors.ts";
 import { MINUTE, iso, later } from "../clock.ts";
 import { createClient, endClient, narrowScopes } from "../auth/credentials.ts";
 import { constantTimeEqual, newSecret, sha256 } from "../auth/secrets.ts";
@@ -62,13 +64,15 @@ export async function openSession(tx: Tx, req: Request, now: Date, formKey: stri
   const token = sent && TOKEN_PATTERN.test(sent) ? sent : null;
   if (token) {
     const found = await tx
-      .select({ s: webSessions, revokedAt: clients.revokedAt })
+      .select({ s: webSessions, revokedAt: clients.revokedAt, disabledAt: agents.disabledAt })
       .from(webSessions)
       .leftJoin(clients, eq(clients.clientId, webSessions.clientId))
+      .leftJoin(agents, eq(agents.agentId, webSessions.agentId))
       .where(and(eq(webSessions.sessionHash, sha256(token)), gt(webSessions.expiresAt, iso(now))))
       .get();
     if (found) {
-      const ended = found.s.agentId !== null && (found.s.clientId === null || found.revokedAt !== null);
+      // A disabled agent's sessions read as signed out; enabling it again brings them back.
+      const ended = found.s.agentId !== null && (found.s.clientId === null || found.revokedAt !== null || found.disabledAt !== null);
       const session = { ...found.s, stored: true };
       return { session: ended ? { ...session, agentId: null, access: null, clientId: null, scopes: null, providerLogin: null } : session, newToken: null };
     }
@@ -158,6 +162,8 @@ export function browserName(req: Request): string {
  */
 export async function signIn(tx: Tx, req: Request, session: WebSession, agentId: string, access: Access, origin: Origin, now: Date) {
   requireWrite(tx);
+  // Every way into a browser session (codes, the provider, settings links, join) comes through here.
+  if ((await agentById(tx, agentId))?.disabledAt) throw new AppError("FORBIDDEN", DISABLED_MESSAGE);
   if (session.clientId) await endClient(tx, session.clientId, now);
   const scopes = narrowScopes(FULL_SCOPES, origin.scopes ?? FULL_SCOPES);
   const clientId = await createClient(tx, agentId, browserName(req), "web", now, { parent: origin.parentClientId });

@@ -1,10 +1,14 @@
 // The settings page behind get_settings_link: the link is used up by a button press (so a link preview
 // cannot spend it), signs the browser in for the settings page only, and the page edits the profile.
-import { agentById, updateProfile } from "../domain/agents.ts";
+import { agentById, updateProfile, type AgentRow } from "../domain/agents.ts";
+import { dropPhoneCodes, normalisePhone, pendingPhoneCode, removePhone, startPhoneProof, verifyPhoneCode } from "../domain/phones.ts";
+import { spaced } from "../domain/signin-codes.ts";
+import { SmsFailed, sendSms } from "../auth/sms.ts";
+import { AppError } from "../errors.ts";
 import { consumeSettingsLink, settingsLinkUsable } from "../auth/settings-links.ts";
 import { Description, DisplayName } from "../contract/wire.ts";
 import { actingAs, errorPage, type Messages, type WebContext } from "./context.ts";
-import { alert, field, form, html, notice, page, seeOther } from "./html.ts";
+import { alert, field, form, html, notice, page, seeOther, type Markup } from "./html.ts";
 import { mayWrite, sessionCookie, signIn, signedIn } from "./session.ts";
 
 const SPENT = "This link has expired or was already used. Ask your agent for a new one (get_settings_link).";
@@ -45,18 +49,19 @@ export async function renderSettings(c: WebContext, m: Messages = {}): Promise<R
     );
   }
   const me = (await agentById(c.tx, c.session.agentId))!;
-  const saved = c.url.searchParams.get("saved") === "1" ? "Saved." : undefined;
+  const saved = SAVED[c.url.searchParams.get("saved") ?? ""];
   if (!mayWrite(c.session)) {
     return page(
       "Your settings",
       html`<p class="notice" role="status">This link was asked for by a read-only credential, so this page shows your profile but cannot change it. Sign in on <a href="/account">your account page</a> to change it.</p>
-<dl><dt>Handle</dt><dd>@${me.handle}</dd><dt>Display name</dt><dd>${me.displayName}</dd><dt>About you</dt><dd>${me.description ?? ""}</dd></dl>`,
+<dl><dt>Handle</dt><dd>@${me.handle}</dd><dt>Display name</dt><dd>${me.displayName}</dd><dt>About you</dt><dd>${me.description ?? ""}</dd>${c.svc.config.smsWebhook ? html`<dt>Phone</dt><dd>${me.phoneVerified ? `${me.phone} (verified)` : "none"}</dd>` : ""}</dl>`,
       { status: m.status },
     );
   }
+  const smsFailed = c.url.searchParams.get("sms") === "failed" ? "The text message could not be sent, so nothing changed. Try again later." : undefined;
   return page(
     "Your settings",
-    html`${alert(m.error)}${notice(m.info ?? saved)}
+    html`${alert(m.error ?? smsFailed)}${notice(m.info ?? saved)}
 <p>Handle <strong>@${me.handle}</strong> (it can never change).</p>
 ${form(
   "/settings",
@@ -64,9 +69,99 @@ ${form(
   html`${field("display_name", "Display name", { required: true, value: me.displayName, maxlength: 80, autocomplete: "name" })}
 ${field("description", "About you", { value: me.description, maxlength: 500, multiline: true, hint: "Up to 500 characters; other agents see it." })}`,
   "Save",
-)}`,
+)}
+${await phoneSection(c, me)}`,
     { status: m.status },
   );
+}
+
+const SAVED: Record<string, string> = { "1": "Saved.", phone: "Your phone is verified.", "phone-removed": "Your phone was removed." };
+
+/** The phone part of the page, only when the server has an SMS sender (--sms-webhook). */
+async function phoneSection(c: WebContext, me: AgentRow): Promise<Markup | string> {
+  if (!c.svc.config.smsWebhook) return "";
+  const waiting = await pendingPhoneCode(c.tx, c.now, me.agentId, c.session.sessionHash);
+  if (waiting) {
+    return html`<h2>Phone</h2>
+<p>We sent a code by text message to <strong>${waiting.phone}</strong>. Type it here to verify this phone.</p>
+${form("/settings/phone/verify", c.session.csrfToken, field("code", "Code from the text message", { required: true, autocomplete: "one-time-code", maxlength: 12, hint: "8 digits; dashes and spaces are ignored" }), "Verify my phone")}
+${form("/settings/phone/cancel", c.session.csrfToken, html``, "Use another number", { link: true })}`;
+  }
+  const current = me.phoneVerified && me.phone ? html`<p>Your verified phone: <strong>${me.phone}</strong>. You can sign in with a code sent to it.</p>` : "";
+  return html`<h2>Phone</h2>
+${current || html`<p>Add a phone to sign in with a code sent to it by text message. Other agents never see it.</p>`}
+${form(
+  "/settings/phone",
+  c.session.csrfToken,
+  field("phone", current ? "New phone number" : "Phone number", {
+    required: true,
+    type: "tel",
+    autocomplete: "tel",
+    maxlength: 24,
+    hint: "With the country code, e.g. +41 79 123 45 67",
+  }),
+  "Send a code",
+)}
+${current ? form("/settings/phone/remove", c.session.csrfToken, html``, "Remove my phone", { secondary: true }) : ""}`;
+}
+
+/** POST /settings/phone: a code to the number typed, sent after the commit; a failed send ends the code and says so. */
+export async function postPhone(c: WebContext): Promise<Response> {
+  const webhook = c.svc.config.smsWebhook;
+  if (!signedIn(c.session, "settings") || !webhook) return renderSettings(c);
+  const agentId = c.session.agentId;
+  const phone = normalisePhone(c.form.get("phone") ?? "");
+  if (!phone)
+    return renderSettings(c, { error: "That is not a phone number with its country code: + then 7 to 15 digits, e.g. +41 79 123 45 67.", status: 400 });
+  let code: string;
+  try {
+    ({ code } = await startPhoneProof(c.tx, c.now, agentId, c.session.sessionHash, phone));
+  } catch (err) {
+    if (err instanceof AppError && err.code === "RATE_LIMITED") return renderSettings(c, { error: err.message, status: 429 });
+    throw err;
+  }
+  const me = (await agentById(c.tx, agentId))!;
+  const sessionHash = c.session.sessionHash;
+  c.afterCommit = async () => {
+    try {
+      await sendSms(webhook, phone, `svc code to verify this phone for @${me.handle}: ${spaced(code)} (valid 10 minutes).`);
+      return undefined;
+    } catch (err) {
+      if (!(err instanceof SmsFailed)) throw err;
+      console.error("SMS phone code not sent:", err.message);
+      await c.svc.db.tx((tx) => dropPhoneCodes(tx, c.svc.config.clock.now(), sessionHash));
+      return seeOther("/settings?sms=failed");
+    }
+  };
+  return seeOther("/settings");
+}
+
+/** POST /settings/phone/verify */
+export async function postPhoneVerify(c: WebContext): Promise<Response> {
+  if (!signedIn(c.session, "settings") || !c.svc.config.smsWebhook) return renderSettings(c);
+  const result = await verifyPhoneCode(c.tx, c.now, c.session.agentId, c.session.sessionHash, c.form.get("code") ?? "");
+  if (!result.ok) {
+    const error =
+      result.reason === "wrong" && result.attemptsLeft > 0
+        ? `That code is not right. ${result.attemptsLeft} ${result.attemptsLeft === 1 ? "try" : "tries"} left.`
+        : "No code is waiting any more (it expired, or had too many wrong tries). Ask for a new one.";
+    return renderSettings(c, { error, status: 400 });
+  }
+  return seeOther("/settings?saved=phone");
+}
+
+/** POST /settings/phone/cancel */
+export async function postPhoneCancel(c: WebContext): Promise<Response> {
+  if (!signedIn(c.session, "settings")) return renderSettings(c);
+  await dropPhoneCodes(c.tx, c.now, c.session.sessionHash);
+  return seeOther("/settings");
+}
+
+/** POST /settings/phone/remove */
+export async function postPhoneRemove(c: WebContext): Promise<Response> {
+  if (!signedIn(c.session, "settings")) return renderSettings(c);
+  await removePhone(c.tx, c.session.agentId);
+  return seeOther("/settings?saved=phone-removed");
 }
 
 /** POST /settings */

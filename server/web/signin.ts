@@ -2,7 +2,8 @@
 // left in that handle's inbox, or the configured OpenID Connect provider.
 import { agentForIdentity, linkIdentity } from "../auth/identities.ts";
 import { finishOidc, type OidcFlow, type OidcIdentity } from "../auth/oidc.ts";
-import { pendingCode, sendSigninCode, verifySigninCode, type Purpose } from "../domain/signin-codes.ts";
+import { pendingCode, sendSigninCode, sendSigninCodeBySms, verifySigninCode, type Purpose } from "../domain/signin-codes.ts";
+import { sendSms } from "../auth/sms.ts";
 import { AppError } from "../errors.ts";
 import { agentById } from "../domain/agents.ts";
 import { isReservedHandle } from "../contract/handles.ts";
@@ -30,15 +31,32 @@ export async function signinBlock(c: WebContext, flow: Flow): Promise<Markup> {
       { secondary },
     );
   const provider = c.svc.config.oidc ? html`<p><a href="/account/oidc/start?flow=${flow}">Sign in with your identity provider</a></p>` : "";
+  // Offered whenever a sender is configured, whether or not the handle typed has a phone: the page never tells.
+  const phone = c.svc.config.smsWebhook
+    ? html`<details><summary>Or get the code by text message</summary><p>If your handle has a phone verified on its settings page, we send the code there.</p>
+${form(
+  "/account/signin/code",
+  c.session.csrfToken,
+  html`${flowField}<input type="hidden" name="channel" value="sms">${field("handle", "Your handle", { id: "sms-handle", required: true, autocomplete: "username", maxlength: 32 })}`,
+  "Send a code to my phone",
+  { secondary: true },
+)}</details>`
+    : "";
   if (waiting) {
     const who = await agentById(c.tx, waiting.agentId);
-    return html`<p>We left a one-time code in the inbox of <strong>@${who?.handle ?? ""}</strong>. Ask your agent for it (it is an <code>auth.join_code</code> item) and type it here.</p>
+    const where =
+      waiting.channel === "sms"
+        ? html`<p>If <strong>@${who?.handle ?? ""}</strong> has a verified phone, we sent a one-time code to it by text message. Type it here.</p>`
+        : html`<p>We left a one-time code in the inbox of <strong>@${who?.handle ?? ""}</strong>. Ask your agent for it (it is an <code>auth.join_code</code> item) and type it here.</p>`;
+    return html`${where}
 ${form("/account/signin/verify", c.session.csrfToken, html`${flowField}${field("code", "One-time code", { required: true, autocomplete: "one-time-code", maxlength: 12, hint: "8 digits; dashes and spaces are ignored" })}`, "Continue")}
 <details><summary>Send a new code</summary>${handleForm("Send a new code", true)}</details>
+${phone}
 ${provider}`;
   }
   return html`<p>Prove this is your handle: we leave a one-time code in its inbox, which your agent can read to you.</p>
 ${handleForm("Send me a code", false)}
+${phone}
 ${provider}`;
 }
 
@@ -62,9 +80,22 @@ export async function postSendCode(c: WebContext, render: RenderFlow): Promise<R
   if (!purpose) return render(c, flow, { error: "Nothing is waiting for a sign-in here any more; start again.", status: 400 });
   const handle = (c.form.get("handle") ?? "").trim().replace(/^@/, "").toLowerCase();
   if (!HANDLE_PATTERN.test(handle)) return render(c, flow, { error: "That is not a handle: 3-32 characters of a-z, 0-9, _ and -.", status: 400 });
+  const webhook = c.svc.config.smsWebhook;
   try {
-    const agent = await sendSigninCode(c.tx, c.now, c.session.sessionHash, handle, purpose);
-    if (!agent) return render(c, flow, { error: "No agent has that handle. Check the spelling.", status: 404 });
+    if (webhook && c.form.get("channel") === "sms") {
+      const sent = await sendSigninCodeBySms(c.tx, c.now, c.session.sessionHash, handle);
+      if (!sent) return render(c, flow, { error: "No agent has that handle. Check the spelling.", status: 404 });
+      const sms = sent.sms;
+      // Sent after the commit and not waited for: the answer takes as long with a phone as without one.
+      if (sms)
+        c.afterCommit = async () => {
+          sendSms(webhook, sms.to, sms.text).catch((err) => console.error("SMS sign-in code not sent:", err instanceof Error ? err.message : err));
+          return undefined;
+        };
+    } else {
+      const agent = await sendSigninCode(c.tx, c.now, c.session.sessionHash, handle, purpose);
+      if (!agent) return render(c, flow, { error: "No agent has that handle. Check the spelling.", status: 404 });
+    }
   } catch (err) {
     if (err instanceof AppError && err.code === "RATE_LIMITED") return render(c, flow, { error: err.message, status: 429 });
     throw err;

@@ -46,6 +46,9 @@ test("after `svc serve --port P`, the printed export line makes the README's reg
   });
   const exportLine = await Promise.race([told, Bun.sleep(20_000).then(() => `no export line in:\n${output}`)]);
   expect(exportLine).toBe(`export SVC_URL=http://127.0.0.1:${port}`);
+  // A person at a terminal reads where it runs, not JSON log lines.
+  expect(output).toContain(`svc is running at http://127.0.0.1:${port} (database ${join(dir, "svc.db")})`);
+  expect(output).not.toContain('{"time"');
   const home = freshConfigHome();
   const steps = await svcLine(
     [
@@ -62,4 +65,30 @@ test("after `svc serve --port P`, the printed export line makes the README's reg
   expect({ code: steps.code, stderr: steps.stderr }).toEqual({ code: 0, stderr: "" });
   expect(steps.stdout).toContain(`Logged in to http://127.0.0.1:${port} as @alice`);
   expect(steps.stdout).toContain('"handle": "alice"');
+}, 60_000);
+
+test("with --log-level on a terminal, svc serve writes JSON log lines as before", async () => {
+  const port = freePort();
+  let output = "";
+  const decoder = new TextDecoder();
+  const { promise: listening, resolve } = Promise.withResolvers<void>();
+  const proc = Bun.spawn([SVC, "serve", "--port", String(port), "--log-level", "info", "--workers", "1", "--db", `file:${join(dir, "json.db")}`], {
+    env: cleanEnv(),
+    terminal: {
+      cols: 400,
+      rows: 50,
+      data: (_t, d) => {
+        output += decoder.decode(d, { stream: true });
+        if (output.includes("svc listening")) resolve();
+      },
+    },
+  });
+  try {
+    await Promise.race([listening, Bun.sleep(20_000)]);
+    expect(output).toMatch(/^\{"time":"[^"]+","level":"info","msg":"svc listening on /m);
+    expect(output).not.toContain("svc is running at");
+  } finally {
+    proc.kill("SIGTERM");
+    await proc.exited;
+  }
 }, 60_000);
