@@ -34,13 +34,13 @@ export const WEB_SESSION_PREFIX = "ws_";
 /** A signed-in browser as a principal: its client of kind web, with the scopes it was given; null when signed out or ended. */
 async function authenticateWebSession(tx: Tx, sessionHash: string, now: Date): Promise<Authenticated | null> {
   const row = await tx
-    .select({ s: webSessions, c: clients, handle: agents.handle, displayName: agents.displayName })
+    .select({ s: webSessions, c: clients, handle: agents.handle, displayName: agents.displayName, disabledAt: agents.disabledAt })
     .from(webSessions)
     .innerJoin(clients, eq(clients.clientId, webSessions.clientId))
     .innerJoin(agents, eq(agents.agentId, clients.agentId))
     .where(eq(webSessions.sessionHash, sessionHash))
     .get();
-  if (!row || row.s.expiresAt <= iso(now) || row.c.revokedAt || row.c.kind !== "web" || row.s.agentId !== row.c.agentId) return null;
+  if (!row || row.disabledAt || row.s.expiresAt <= iso(now) || row.c.revokedAt || row.c.kind !== "web" || row.s.agentId !== row.c.agentId) return null;
   return {
     principal: {
       agentId: row.c.agentId,
