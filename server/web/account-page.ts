@@ -1,15 +1,13 @@
-// /account: the human's clients (API keys and OAuth sessions) with last use, disconnect any of them,
+// /account: the human's clients (API keys, OAuth sessions, browsers) with last use, disconnect any of them (disconnect_client),
 // create API keys (shown once), and the sign-in provider link.
-import { and, eq, isNull } from "drizzle-orm";
-import { clients } from "../../db/schema/index.ts";
 import { identitiesOf } from "../auth/identities.ts";
 import { agentById, type AgentRow } from "../domain/agents.ts";
 import { handlesWithVerifiedEmail, verifiedEmails } from "../domain/handle-merge.ts";
 import { createClient, issueApiKey, listClients } from "../auth/credentials.ts";
-import { revokeClientAndTokens } from "../auth/oauth.ts";
 import { plainText } from "../contract/wire.ts";
 import { formatTime, type Messages, type WebContext } from "./context.ts";
 import { alert, field, form, html, notice, page, seeOther, type Markup } from "./html.ts";
+import type { ActionContext } from "./pages.ts";
 import { signedIn } from "./session.ts";
 import { signInSettings } from "./accounts-page.ts";
 import { signinBlock } from "./signin.ts";
@@ -106,16 +104,15 @@ export async function postCreateKey(c: WebContext): Promise<Response> {
   return renderAccount(c, { newKey: { name: name.data, key } });
 }
 
-export async function postDisconnect(c: WebContext): Promise<Response> {
-  if (!signedIn(c.session)) return renderAccount(c, { error: "Sign in first.", status: 401 });
-  const clientId = c.form.get("client_id") ?? "";
-  const mine = await c.tx
-    .select({ id: clients.clientId })
-    .from(clients)
-    .where(and(eq(clients.clientId, clientId), eq(clients.agentId, c.session.agentId), isNull(clients.revokedAt)))
-    .get();
-  if (!mine) return renderAccount(c, { error: "That app is not connected to your handle.", status: 404 });
-  await revokeClientAndTokens(c.tx, clientId, c.now);
-  // Disconnecting this very browser (or what it was obtained through) signs it out.
-  return seeOther("/account");
+/** POST /account/clients/disconnect: disconnect_client through invoke() as this browser; this browser itself signs out instead. */
+export async function postDisconnect(a: ActionContext): Promise<Response> {
+  const result = await a.call("disconnect_client", { client_id: a.form.get("client_id") ?? "" });
+  if (result.ok) return seeOther("/account");
+  const error =
+    result.error.code === "CONFLICT"
+      ? "That is this browser: to end its session, sign out."
+      : result.error.code === "NOT_FOUND"
+        ? "That app is not connected to your handle."
+        : result.error.message;
+  return a.show((c) => renderAccount(c, { error, status: result.error.status }));
 }

@@ -16,7 +16,7 @@ import { renderGroups } from "./groups-page.ts";
 import { renderHome, wantsHtml } from "./home-page.ts";
 import { html, seeOther } from "./html.ts";
 import { renderJoin } from "./join-page.ts";
-import { anonymousCookie, csrfValid, mayWrite, openSession, readCookie, SESSION_COOKIE, signedIn, updateSession } from "./session.ts";
+import { anonymousCookie, csrfValid, mayWrite, openSession, readCookie, SESSION_COOKIE, signedIn, updateSession, type Access } from "./session.ts";
 import { invoke } from "../tools/invoke.ts";
 import { applyIdentity, checkCallback, exchangeAtProvider } from "./signin.ts";
 
@@ -100,7 +100,7 @@ export interface ActionContext {
  * is refused there as any client would be. A browser not signed in is sent to sign in.
  */
 export const action =
-  (run: (a: ActionContext, param: string) => Promise<Response>, signInAt = "/account"): WebRoute =>
+  (run: (a: ActionContext, param: string) => Promise<Response>, signInAt = "/account", access: Access = "full"): WebRoute =>
   async (c, param) => {
     const limited = rateLimited(c.svc, c.clientAddress());
     if (limited) return limited;
@@ -111,7 +111,7 @@ export const action =
     const checked = await c.svc.db.read(async (tx) => {
       const { session, newToken } = await openSession(tx, c.req, now, c.svc.formKey);
       if (newToken || !csrfValid(session, body)) return csrfRefused();
-      return signedIn(session) ? session : seeOther(signInAt);
+      return signedIn(session, access) ? session : seeOther(signInAt);
     });
     if (checked instanceof Response) return checked;
     const token = readCookie(c.req, SESSION_COOKIE)!;
@@ -126,7 +126,8 @@ export const action =
             requestId: crypto.randomUUID(),
             token,
             page: true,
-            idempotencyKey: idempotencyKey ?? body.get("idempotency_key"),
+            // A form sent without its key (not from a page of this server) is done each time it is sent.
+            idempotencyKey: idempotencyKey ?? body.get("idempotency_key") ?? crypto.randomUUID(),
             clientAddress: c.clientAddress,
           }),
         show: (render) => inSession(c.svc, c.req, url, null, render),

@@ -1,15 +1,15 @@
 // The settings page behind get_settings_link: the link is used up by a button press (so a link preview
 // cannot spend it), signs the browser in for the settings page only, and the page edits the profile.
-import { agentById, updateProfile, type AgentRow } from "../domain/agents.ts";
+import { agentById, type AgentRow } from "../domain/agents.ts";
 import { dropPhoneCodes, normalisePhone, pendingPhoneCode, removePhone, startPhoneProof, verifyPhoneCode } from "../domain/phones.ts";
 import { spaced } from "../domain/signin-codes.ts";
 import { SmsFailed, sendSms } from "../auth/sms.ts";
 import { AppError } from "../errors.ts";
 import { consumeSettingsLink, settingsLinkUsable } from "../auth/settings-links.ts";
-import { Description, DisplayName } from "../contract/wire.ts";
-import { actingAs, errorPage, type Messages, type WebContext } from "./context.ts";
+import { errorPage, type Messages, type WebContext } from "./context.ts";
 import { alert, field, form, html, notice, page, seeOther, type Markup } from "./html.ts";
 import { mayWrite, sessionCookie, signIn, signedIn } from "./session.ts";
+import type { ActionContext } from "./pages.ts";
 
 const SPENT = "This link has expired or was already used. Ask your agent for a new one (get_settings_link).";
 
@@ -39,7 +39,10 @@ export async function postSettingsLink(c: WebContext): Promise<Response> {
 }
 
 /** GET /settings */
-export async function renderSettings(c: WebContext, m: Messages = {}): Promise<Response> {
+/** The page again after a refused save: the values sent, and the tool's issues by field. */
+type SettingsMessages = Messages & { issues?: Map<string, string>; values?: URLSearchParams };
+
+export async function renderSettings(c: WebContext, m: SettingsMessages = {}): Promise<Response> {
   if (!signedIn(c.session, "settings")) {
     return errorPage(
       "Settings",
@@ -66,9 +69,10 @@ export async function renderSettings(c: WebContext, m: Messages = {}): Promise<R
 ${form(
   "/settings",
   c.session.csrfToken,
-  html`${field("display_name", "Display name", { required: true, value: me.displayName, maxlength: 80, autocomplete: "name" })}
-${field("description", "About you", { value: me.description, maxlength: 500, multiline: true, hint: "Up to 500 characters; other agents see it." })}`,
+  html`${field("display_name", "Display name", { required: true, value: m.values?.get("display_name") ?? me.displayName, maxlength: 80, autocomplete: "name", error: m.issues?.get("display_name") })}
+${field("description", "About you", { value: m.values?.get("description") ?? me.description, maxlength: 500, multiline: true, hint: "Up to 500 characters; other agents see it.", error: m.issues?.get("description") })}`,
   "Save",
+  { idempotencyKey: crypto.randomUUID() },
 )}
 ${await phoneSection(c, me)}`,
     { status: m.status },
@@ -165,14 +169,14 @@ export async function postPhoneRemove(c: WebContext): Promise<Response> {
 }
 
 /** POST /settings */
-export async function postSettings(c: WebContext): Promise<Response> {
-  if (!signedIn(c.session, "settings")) return renderSettings(c);
-  const displayName = DisplayName.safeParse((c.form.get("display_name") ?? "").trim());
-  const description = Description.safeParse((c.form.get("description") ?? "").trim());
-  if (!displayName.success)
-    return renderSettings(c, { error: "The display name must be 1-80 characters, something visible, without control or invisible characters.", status: 400 });
-  if (!description.success)
-    return renderSettings(c, { error: "The description must be at most 500 characters, without control or invisible characters.", status: 400 });
-  await updateProfile(await actingAs(c, c.session.agentId), { display_name: displayName.data, description: description.data || null });
-  return seeOther("/settings?saved=1");
+/**
+ * POST /settings: update_me through invoke() as this browser (a browser opened by a read-only credential's link is
+ * refused there, by its scope); refused values come back beside their fields.
+ */
+export async function postSettings(a: ActionContext): Promise<Response> {
+  const description = (a.form.get("description") ?? "").trim();
+  const result = await a.call("update_me", { display_name: (a.form.get("display_name") ?? "").trim(), description: description || null });
+  if (result.ok) return seeOther("/settings?saved=1");
+  const issues = new Map(((result.error.details?.issues as { path: string; message: string }[] | undefined) ?? []).map((i) => [i.path, i.message]));
+  return a.show((c) => renderSettings(c, { error: result.error.message, status: result.error.status, issues, values: a.form }));
 }

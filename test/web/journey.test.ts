@@ -58,7 +58,14 @@ test("two people sign up, share a group, split costs every way, settle up, and b
   const cdp = await browsers[1]!.context.newCDPSession(bob);
   await cdp.send("WebAuthn.enable");
   await cdp.send("WebAuthn.addVirtualAuthenticator", {
-    options: { protocol: "ctap2", transport: "internal", hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+    options: {
+      protocol: "ctap2",
+      transport: "internal",
+      hasResidentKey: true,
+      hasUserVerification: true,
+      isUserVerified: true,
+      automaticPresenceSimulation: true,
+    },
   });
   await bob.goto(`${s.url}/signup`);
   await bob.getByLabel("Handle").fill("jr-bob");
