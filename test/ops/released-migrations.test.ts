@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { checksum } from "../../db/migrate.ts";
 import { MIGRATIONS } from "../../db/migrations/index.ts";
 
-/** id, name, SHA-256 of the file, for every migration a release has shipped. 0001-0011: release 0.9.0. */
+/** id, name, SHA-256 of the file, for every migration a release has shipped. 0001-0011: release 0.9.0; 0012-0020: 0.10.0. */
 const RELEASED: readonly [number, string, string][] = [
   [1, "0001_core", "58d9beacdbce2e175831893d80cb1be82f57c2be41a43a0ae57432ea95b9ad2f"],
   [2, "0002_ledger", "559946fe3829a5e648690730f42efe3fce3a7c0af70337e892a958eb61e62a8d"],
@@ -25,6 +25,15 @@ const RELEASED: readonly [number, string, string][] = [
   [9, "0009_attempts", "9a896234f4bd525fc295eaa11d675f5da4f971d1a5632157472aae4f2861ff1b"],
   [10, "0010_merge_and_client_metadata", "d5131ca7900da9920f52b0cb0ad1ff754930be6e7d99d6ac2d6027e6e0829668"],
   [11, "0011_expense_shares_by_group", "32c0046b6134b47203565aab398102e2f68cc673987d90f5a4661f3278879979"],
+  [12, "0012_inbox_counts", "7c8ef7f2d6e2a4498566711c5bcd888ef9f96e0d604456bfa511481d05ba8a60"],
+  [13, "0013_payment_corrections", "10ce5bd0eade7868817c71cefb909dd9accebc453d6a7f5a28add3fb26620d41"],
+  [14, "0014_ledger_totals", "8cfbdc6beb60e1b13f93b468ba0adb57e95934da8aae3003d45866c179fb9826"],
+  [15, "0015_inbox_pending_partial", "08f1db56a741d5746c36f6f95f2408beea483838ec954fd1ab20fc68ea58a87c"],
+  [16, "0016_web_clients", "d063ed33239de2a455f3f485b9ff41562dde1f80de01f3c71838d790a82547b6"],
+  [17, "0017_quota_indexes", "a54458df3752a7fdfaf6030e6235828bf478d02e1dee9e1137952fe3ca08bf45"],
+  [18, "0018_export_order", "d39c198736b07e395d9ceaaed176b06bcd667a8c9c3fbada4b83c5d342e680a3"],
+  [19, "0019_accounts", "4228082f12376047f7c725c65a92feadddaeee2e32bd9e4aa2487f0aa4d3fead"],
+  [20, "0020_people", "d7397899d012e7439fcd0ef6f6129c1a918215b1b01b8ebe7163b551b9ae96f3"],
 ];
 
 const FIXTURES = join(import.meta.dir, "../fixtures/releases");
