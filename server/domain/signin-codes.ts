@@ -8,6 +8,7 @@ import { signinCodes } from "../../db/schema/index.ts";
 import { MINUTE, iso, later } from "../clock.ts";
 import { AppError } from "../errors.ts";
 import { agentByHandle, DISABLED_MESSAGE, type AgentRow } from "./agents.ts";
+import { checkAttempts, recordAttempt } from "./attempts.ts";
 import { deliver, JOIN_CODE_ITEM, resolveItems } from "./inbox.ts";
 import { constantTimeEqual, sha256 } from "../auth/secrets.ts";
 import { quoted, untrusted } from "./untrusted.ts";
@@ -75,6 +76,30 @@ export async function sendSigninCodeBySms(
   return { agent, sms: to ? { to, text } : null };
 }
 
+const TOO_MANY = "Too many sign-in codes were sent to this handle in the last hour; wait and try again.";
+
+/**
+ * A handle no agent has gets what a real one gets, so a sign-in never tells whether it exists: the session's waiting
+ * code ends, and the same hourly limit applies (counted in the database's attempt counters, as no code row can name
+ * an agent that does not exist). Returns until when the page should ask for a code no one can have.
+ */
+export async function decoyCode(tx: Tx, now: Date, webSessionHash: string, handle: string): Promise<string> {
+  const key = `signin-code:${handle}`;
+  const limit = { limit: MAX_CODES_PER_HOUR, windowMs: 60 * MINUTE };
+  try {
+    await checkAttempts(tx, now, key, limit);
+  } catch (err) {
+    if (err instanceof AppError && err.code === "RATE_LIMITED") throw new AppError("RATE_LIMITED", TOO_MANY, undefined, 3600);
+    throw err;
+  }
+  await recordAttempt(tx, now, key, limit);
+  await tx
+    .update(signinCodes)
+    .set({ usedAt: iso(now) })
+    .where(and(eq(signinCodes.webSessionHash, webSessionHash), isNull(signinCodes.usedAt)));
+  return later(now, SIGNIN_CODE_TTL_MS);
+}
+
 /** Replaces this session's waiting code with a new one for the agent, within the hourly limit. */
 async function storeCode(tx: Tx, now: Date, webSessionHash: string, agent: AgentRow, channel: "inbox" | "sms") {
   if (agent.disabledAt) throw new AppError("FORBIDDEN", DISABLED_MESSAGE);
@@ -84,7 +109,7 @@ async function storeCode(tx: Tx, now: Date, webSessionHash: string, agent: Agent
     .where(and(eq(signinCodes.agentId, agent.agentId), gt(signinCodes.createdAt, later(now, -60 * MINUTE))))
     .get();
   if ((recent?.n ?? 0) >= MAX_CODES_PER_HOUR) {
-    throw new AppError("RATE_LIMITED", "Too many sign-in codes were sent to this handle in the last hour; wait and try again.", undefined, 3600);
+    throw new AppError("RATE_LIMITED", TOO_MANY, undefined, 3600);
   }
   await tx
     .update(signinCodes)

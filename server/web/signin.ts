@@ -2,10 +2,21 @@
 // left in that handle's inbox, or the configured OpenID Connect provider.
 import { agentForIdentity, linkIdentity } from "../auth/identities.ts";
 import { finishOidc, type OidcFlow, type OidcIdentity } from "../auth/oidc.ts";
-import { pendingCode, sendSigninCode, sendSigninCodeBySms, verifySigninCode, type Purpose } from "../domain/signin-codes.ts";
+import { createHmac } from "node:crypto";
+import { iso } from "../clock.ts";
+import {
+  decoyCode,
+  MAX_ATTEMPTS,
+  pendingCode,
+  sendSigninCode,
+  sendSigninCodeBySms,
+  verifySigninCode,
+  type Purpose,
+  type Verification,
+} from "../domain/signin-codes.ts";
 import { sendSms } from "../auth/sms.ts";
 import { AppError } from "../errors.ts";
-import { agentById } from "../domain/agents.ts";
+import { agentByHandle, agentById } from "../domain/agents.ts";
 import { isReservedHandle } from "../contract/handles.ts";
 import { createAgent, handleTaken, joinById } from "../domain/join.ts";
 import { consumePlatformInvite } from "../domain/platform-invites.ts";
@@ -14,7 +25,7 @@ import { Description, DisplayName, Handle, HANDLE_PATTERN } from "../contract/wi
 import type { Services } from "../services.ts";
 import { FLOWS, isFlow, type Flow, type Messages, type WebContext } from "./context.ts";
 import { field, form, html, seeOther, type Markup } from "./html.ts";
-import { mayWrite, sessionCookie, signIn, signOut, signedIn, updateSession, type Origin, type WebSession } from "./session.ts";
+import { mayWrite, readCookie, sessionCookie, signIn, signOut, signedIn, updateSession, type Origin, type WebSession } from "./session.ts";
 
 export type RenderFlow = (c: WebContext, flow: Flow, m: Messages) => Promise<Response>;
 
@@ -42,12 +53,13 @@ ${form(
   { secondary: true },
 )}</details>`
     : "";
-  if (waiting) {
-    const who = await agentById(c.tx, waiting.agentId);
+  const decoy = waiting ? null : readDecoy(c);
+  if (waiting || decoy) {
+    const handle = waiting ? ((await agentById(c.tx, waiting.agentId))?.handle ?? "") : decoy!.handle;
     const where =
-      waiting.channel === "sms"
-        ? html`<p>If <strong>@${who?.handle ?? ""}</strong> has a verified phone, we sent a one-time code to it by text message. Type it here.</p>`
-        : html`<p>We left a one-time code in the inbox of <strong>@${who?.handle ?? ""}</strong>. Ask your agent for it (it is an <code>auth.join_code</code> item) and type it here.</p>`;
+      (waiting?.channel ?? decoy!.channel) === "sms"
+        ? html`<p>If <strong>@${handle}</strong> has a verified phone, we sent a one-time code to it by text message. Type it here.</p>`
+        : html`<p>We left a one-time code in the inbox of <strong>@${handle}</strong>. Ask your agent for it (it is an <code>auth.join_code</code> item) and type it here.</p>`;
     return html`${where}
 ${form("/account/signin/verify", c.session.csrfToken, html`${flowField}${field("code", "One-time code", { required: true, autocomplete: "one-time-code", maxlength: 12, hint: "8 digits; dashes and spaces are ignored" })}`, "Continue")}
 <details><summary>Send a new code</summary>${handleForm("Send a new code", true)}</details>
@@ -81,20 +93,27 @@ export async function postSendCode(c: WebContext, render: RenderFlow): Promise<R
   const handle = (c.form.get("handle") ?? "").trim().replace(/^@/, "").toLowerCase();
   if (!HANDLE_PATTERN.test(handle)) return render(c, flow, { error: "That is not a handle: 3-32 characters of a-z, 0-9, _ and -.", status: 400 });
   const webhook = c.svc.config.smsWebhook;
+  const channel = webhook && c.form.get("channel") === "sms" ? "sms" : "inbox";
   try {
-    if (webhook && c.form.get("channel") === "sms") {
-      const sent = await sendSigninCodeBySms(c.tx, c.now, c.session.sessionHash, handle);
-      if (!sent) return render(c, flow, { error: "No agent has that handle. Check the spelling.", status: 404 });
+    // A handle no agent has is answered like one that exists: the code form, a code no one has (never "no such handle").
+    if (!(await agentByHandle(c.tx, handle))) {
+      const expiresAt = await decoyCode(c.tx, c.now, c.session.sessionHash, handle);
+      c.cookies.push(decoyCookie(c, { handle, channel, expiresAt, attempts: 0 }));
+      return seeOther(FLOWS[flow]);
+    }
+    c.cookies.push(decoyCookie(c, null));
+    if (channel === "sms") {
+      // The handle exists (checked above), so a code is stored whether or not it has a phone.
+      const sent = (await sendSigninCodeBySms(c.tx, c.now, c.session.sessionHash, handle))!;
       const sms = sent.sms;
       // Sent after the commit and not waited for: the answer takes as long with a phone as without one.
       if (sms)
         c.afterCommit = async () => {
-          sendSms(webhook, sms.to, sms.text).catch((err) => console.error("SMS sign-in code not sent:", err instanceof Error ? err.message : err));
+          sendSms(webhook!, sms.to, sms.text).catch((err) => console.error("SMS sign-in code not sent:", err instanceof Error ? err.message : err));
           return undefined;
         };
     } else {
-      const agent = await sendSigninCode(c.tx, c.now, c.session.sessionHash, handle, purpose);
-      if (!agent) return render(c, flow, { error: "No agent has that handle. Check the spelling.", status: 404 });
+      await sendSigninCode(c.tx, c.now, c.session.sessionHash, handle, purpose);
     }
   } catch (err) {
     if (err instanceof AppError && err.code === "RATE_LIMITED") return render(c, flow, { error: err.message, status: 429 });
@@ -105,7 +124,8 @@ export async function postSendCode(c: WebContext, render: RenderFlow): Promise<R
 
 export async function postVerifyCode(c: WebContext, render: RenderFlow): Promise<Response> {
   const flow = flowOf(c);
-  const result = await verifySigninCode(c.tx, c.now, c.session.sessionHash, c.form.get("code") ?? "");
+  const decoy = readDecoy(c);
+  const result: Verification = decoy ? decoyTry(c, decoy) : await verifySigninCode(c.tx, c.now, c.session.sessionHash, c.form.get("code") ?? "");
   if (!result.ok) {
     const error =
       result.reason === "wrong" && result.attemptsLeft > 0
@@ -214,4 +234,47 @@ export async function applyIdentity(c: WebContext, identity: OidcIdentity): Prom
   } else {
     c.session = await updateSession(c.tx, c.session, { oidcIdentity: identity });
   }
+}
+
+/**
+ * The code a browser waits for after asking for a handle no agent has: kept in a cookie signed with the server's form
+ * key and bound to the session, so the pages answer exactly as for a real code (its form, its wrong tries, its end)
+ * and never tell whether the handle exists. No code is ever right.
+ */
+interface Decoy {
+  handle: string;
+  channel: "inbox" | "sms";
+  expiresAt: string;
+  attempts: number;
+}
+const DECOY_COOKIE = "svc_signin";
+
+function signDecoy(c: WebContext, payload: string): string {
+  return createHmac("sha256", c.svc.formKey).update(`${c.session.sessionHash}|${payload}`).digest("base64url");
+}
+
+/** The Set-Cookie of a decoy, or (null) the one that ends it. */
+function decoyCookie(c: WebContext, d: Decoy | null): string {
+  const flags = `Path=/; HttpOnly; SameSite=Lax${c.secure ? "; Secure" : ""}`;
+  if (!d) return `${DECOY_COOKIE}=; ${flags}; Max-Age=0`;
+  const payload = Buffer.from(JSON.stringify(d)).toString("base64url");
+  const maxAge = Math.max(0, Math.floor((Date.parse(d.expiresAt) - c.now.getTime()) / 1000));
+  return `${DECOY_COOKIE}=${payload}.${signDecoy(c, payload)}; ${flags}; Max-Age=${maxAge}`;
+}
+
+function readDecoy(c: WebContext): Decoy | null {
+  // What this very answer sets (a try just counted, a decoy just ended) wins over what the browser sent.
+  const set = c.cookies.findLast((k) => k.startsWith(`${DECOY_COOKIE}=`));
+  const value = set ? set.slice(DECOY_COOKIE.length + 1).split(";")[0]! : (readCookie(c.req, DECOY_COOKIE) ?? "");
+  const [payload, mac] = value.split(".");
+  if (!payload || !mac || !constantTimeEqual(mac, signDecoy(c, payload))) return null;
+  const d = JSON.parse(Buffer.from(payload, "base64url").toString()) as Decoy;
+  return d.expiresAt > iso(c.now) && d.attempts < MAX_ATTEMPTS ? d : null;
+}
+
+/** A typed code against a decoy: always wrong, counted down like a real code's tries. */
+function decoyTry(c: WebContext, d: Decoy): Verification {
+  const attempts = d.attempts + 1;
+  c.cookies.push(decoyCookie(c, attempts < MAX_ATTEMPTS ? { ...d, attempts } : null));
+  return { ok: false, reason: "wrong", attemptsLeft: MAX_ATTEMPTS - attempts };
 }

@@ -180,3 +180,28 @@ test("a page that needs a signed-in browser answers 401 with the Bearer challeng
   expect(refused.headers.get("www-authenticate")).toStartWith("Bearer ");
   expect(refused.html).toContain("Send me a code");
 });
+
+test("a code sign-in never tells whether a handle exists: the same pages, tries and limit for one that does not", async () => {
+  await s.register("trust-real");
+  const answers = async (handle: string) => {
+    const b = new PageClient(s.url);
+    await b.get("/account");
+    const seen: string[] = [];
+    const norm = (html: string) => html.replaceAll(handle, "HANDLE").replace(/value="[^"]*"/g, 'value=""');
+    const sent = await b.post("/account/signin/code", { handle, flow: "account" });
+    seen.push(`${sent.status}`, norm((await b.follow(sent)).html));
+    for (let i = 0; i < 5; i++) {
+      const wrong = await b.post("/account/signin/verify", { code: "0000-0000", flow: "account" });
+      seen.push(`${wrong.status}`, norm(wrong.html));
+    }
+    for (let i = 0; i < 5; i++) await b.post("/account/signin/code", { handle, flow: "account" });
+    const sixth = await b.post("/account/signin/code", { handle, flow: "account" });
+    seen.push(`${sixth.status}`, norm(sixth.html));
+    return seen;
+  };
+  const real = await answers("trust-real");
+  const none = await answers("trust-none");
+  expect(real[1]).toContain("We left a one-time code in the inbox of <strong>@HANDLE</strong>");
+  expect(real.at(-2)).toBe("429");
+  expect(none).toEqual(real);
+});
