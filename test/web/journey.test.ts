@@ -1,6 +1,7 @@
 // Two people with only a browser, through the pages only, in Chromium: one signs up with a password, the other with a
 // passkey; they become contacts, share a group, add an expense in each split mode and one in another currency,
-// settle up with the suggested payment, the payee confirms it, and both dashboards say they are settled. Each page
+// settle up with the suggested payment, the payee confirms it, exchange mail, and both dashboards say they are
+// settled. Each page
 // on the way is audited with axe at 1280 and 390 px.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
@@ -115,6 +116,23 @@ test("two people sign up, share a group, split costs every way, settle up, and b
   await ann.goto(groupUrl);
   await click(ann, "Confirm the payment of 104.50 from jr-bob");
   await expect(main(ann)).resolves.toContain("Everyone is settled up.");
+
+  // Mail: Ann writes, Bob reads it (her words quoted as hers) and replies.
+  await ann.goto(`${s.url}/envelopes`);
+  await ann.getByLabel("To (handles of your contacts, separated by commas)").fill("jr-bob");
+  await ann.getByLabel("Subject").fill("Keys");
+  await ann.getByLabel("Message").fill("The spare key is under the mat: https://example.org/map");
+  await click(ann, "Send");
+  await expect(main(ann)).resolves.toContain("Your envelope is sent.");
+  await audit(ann, "journey-envelopes");
+  await bob.goto(`${s.url}/envelopes`);
+  await follow(bob, bob.getByRole("link", { name: "Keys" }));
+  await expect(bob.locator("blockquote").textContent()).resolves.toContain("written by @jr-ann");
+  await expect(main(bob)).resolves.toContain("example.org");
+  await audit(bob, "journey-envelope");
+  await bob.getByLabel("Your reply").fill("Thanks!");
+  await click(bob, "Send the reply");
+  await expect(main(bob)).resolves.toContain("Your reply is sent.");
 
   for (const [p, name] of [
     [ann, "journey-dashboard-ann"],
