@@ -16,6 +16,7 @@ import { actingAs, notFoundPage, type Messages, type WebContext } from "./contex
 import { fieldErrors, formKeyFor, type FieldErrors } from "./expense-pages.ts";
 import { alert, field, form, html, notice, page, seeOther, type Markup } from "./html.ts";
 import type { ActionContext } from "./pages.ts";
+import { button } from "./web-actions.ts";
 import { signedIn } from "./session.ts";
 import { signinBlock } from "./signin.ts";
 
@@ -99,14 +100,6 @@ const DONE: Record<string, string> = {
   expense: "Expense added. The others are asked to confirm it.",
   confirmed: "The expenses are confirmed.",
 };
-
-/** The buttons of one action: each form carries the action's own idempotency key, fresh on every render. */
-const button = (c: WebContext, to: string, fields: Record<string, string>, label: string, opts: { secondary?: boolean; ariaLabel?: string } = {}) =>
-  form(to, c.session.csrfToken, html`${Object.entries(fields).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`)}`, label, {
-    inline: true,
-    idempotencyKey: crypto.randomUUID(),
-    ...opts,
-  });
 
 /** The record-a-payment form as it was sent, and what the tool said of its fields. */
 interface PaymentForm {

@@ -10,7 +10,7 @@ import { createPlatformInvite } from "../../server/domain/platform-invites.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
 import type { Page } from "playwright-core";
 import { audit, follow, VIEWPORTS } from "./audit.ts";
-import { launchChromium, type Browser } from "./chromium.ts";
+import { launchChromium, virtualAuthenticator, type Browser } from "./chromium.ts";
 import { PageClient, signInWithCode } from "./page-client.ts";
 
 let s: TestServer;
@@ -230,18 +230,7 @@ describe("accounts in Chromium", () => {
   }, 120_000);
 
   test("a new person creates an account with a passkey (a virtual authenticator), signs out, and signs in with it", async () => {
-    const cdp = await browser.context.newCDPSession(page);
-    await cdp.send("WebAuthn.enable");
-    const { authenticatorId } = await cdp.send("WebAuthn.addVirtualAuthenticator", {
-      options: {
-        protocol: "ctap2",
-        transport: "internal",
-        hasResidentKey: true,
-        hasUserVerification: true,
-        isUserVerified: true,
-        automaticPresenceSimulation: true,
-      },
-    });
+    const { cdp, authenticatorId } = await virtualAuthenticator(browser.context, page);
     await page.goto(`${s.url}/signup`);
     await page.getByLabel("Handle").fill("chr-key");
     await page.getByLabel("Display name").fill("Chris Passkey");
@@ -257,21 +246,12 @@ describe("accounts in Chromium", () => {
     await expect(signedInText()).resolves.toContain("Signed in as @chr-key");
     // A second passkey for the same handle, added on /account.
     await page.getByLabel("Name for the new passkey").fill("Second key");
-    const second = await cdp.send("WebAuthn.addVirtualAuthenticator", {
-      options: {
-        protocol: "ctap2",
-        transport: "usb",
-        hasResidentKey: true,
-        hasUserVerification: true,
-        isUserVerified: true,
-        automaticPresenceSimulation: true,
-      },
-    });
+    const second = await virtualAuthenticator(browser.context, page, "usb");
     await cdp.send("WebAuthn.removeVirtualAuthenticator", { authenticatorId });
     await follow(page, page.getByRole("button", { name: "Add a passkey" }));
     await expect(page.getByRole("status").first().textContent()).resolves.toBe("Passkey added.");
     await expect(signedInText()).resolves.toContain("Second key");
-    await cdp.send("WebAuthn.removeVirtualAuthenticator", { authenticatorId: second.authenticatorId });
+    await second.cdp.send("WebAuthn.removeVirtualAuthenticator", { authenticatorId: second.authenticatorId });
   }, 120_000);
 
   test("the reset link's page; no page broke its Content-Security-Policy", async () => {

@@ -3,7 +3,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { chromium, type BrowserContext } from "playwright-core";
+import { chromium, type BrowserContext, type Page } from "playwright-core";
 
 export interface Browser {
   context: BrowserContext;
@@ -35,4 +35,17 @@ export async function launchChromium(viewport = { width: 800, height: 900 }): Pr
       rmSync(profile, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * A virtual authenticator on the page, through the DevTools protocol: passkeys made and used on it need no person.
+ * Returns the DevTools session and the authenticator's id (to list or remove its credentials).
+ */
+export async function virtualAuthenticator(context: BrowserContext, page: Page, transport: "internal" | "usb" = "internal") {
+  const cdp = await context.newCDPSession(page);
+  await cdp.send("WebAuthn.enable");
+  const { authenticatorId } = await cdp.send("WebAuthn.addVirtualAuthenticator", {
+    options: { protocol: "ctap2", transport, hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+  });
+  return { cdp, authenticatorId };
 }

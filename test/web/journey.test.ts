@@ -1,13 +1,12 @@
 // Two people with only a browser, through the pages only, in Chromium: one signs up with a password, the other with a
 // passkey; they become contacts, share a group, add an expense in each split mode and one in another currency,
 // settle up with the suggested payment, the payee confirms it, exchange mail, and both dashboards say they are
-// settled. Each page
-// on the way is audited with axe at 1280 and 390 px.
+// settled. Each page on the way is audited with axe at 1280 and 390 px.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
 import { startTestServer, type TestServer } from "../harness.ts";
 import { audit, follow } from "./audit.ts";
-import { launchChromium, type Browser } from "./chromium.ts";
+import { launchChromium, virtualAuthenticator, type Browser } from "./chromium.ts";
 
 let s: TestServer;
 let browsers: Browser[] = [];
@@ -56,18 +55,7 @@ test("two people sign up, share a group, split costs every way, settle up, and b
   await expect(main(ann)).resolves.toContain("Signed in as @jr-ann");
 
   // Bob: a passkey, from the browser's virtual authenticator.
-  const cdp = await browsers[1]!.context.newCDPSession(bob);
-  await cdp.send("WebAuthn.enable");
-  await cdp.send("WebAuthn.addVirtualAuthenticator", {
-    options: {
-      protocol: "ctap2",
-      transport: "internal",
-      hasResidentKey: true,
-      hasUserVerification: true,
-      isUserVerified: true,
-      automaticPresenceSimulation: true,
-    },
-  });
+  await virtualAuthenticator(browsers[1]!.context, bob);
   await bob.goto(`${s.url}/signup`);
   await bob.getByLabel("Handle").fill("jr-bob");
   await bob.getByLabel("Display name").fill("Bob");

@@ -3,22 +3,13 @@
 // MCP client, the account, settings and group pages. Every page is checked at 1280 and 390 px wide with axe-core
 // (no serious or critical violation) and for sideways scrolling; a screenshot of each lands in test-artifacts/.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
 import type { BrowserContext, Locator, Page } from "playwright-core";
 import { startTestServer, type Agent, type TestServer } from "../harness.ts";
 import { pkce, registerClient, tokenCall } from "../auth/oauth-helpers.ts";
 import { groupOf } from "../ledger/ledger-fixtures.ts";
+import { audit as auditPage, follow as followTo, VIEWPORTS } from "./audit.ts";
 import { launchChromium, type Browser } from "./chromium.ts";
 import { inboxCode } from "./page-client.ts";
-
-const ROOT = join(import.meta.dir, "../..");
-const ARTIFACTS = join(ROOT, "test-artifacts");
-const AXE_SOURCE = readFileSync(join(ROOT, "node_modules/axe-core/axe.min.js"), "utf8");
-const VIEWPORTS = [
-  { width: 1280, height: 900 },
-  { width: 390, height: 844 },
-];
 
 let s: TestServer;
 let browser: Browser;
@@ -34,7 +25,6 @@ const audited: string[] = [];
 beforeAll(async () => {
   browser = await launchChromium(VIEWPORTS[0]);
   context = browser.context;
-  mkdirSync(ARTIFACTS, { recursive: true });
   s = await startTestServer();
   alice = await s.register("web-alice");
   callbackServer = Bun.serve({
@@ -57,60 +47,14 @@ afterAll(async () => {
   await s?.stop();
 });
 
-interface Finding {
-  id: string;
-  impact: string;
-  help: string;
-  targets: string[];
-}
-
-/**
- * The page as it is now, at each width: axe-core (run through the DevTools protocol, which the page's CSP does not
- * govern) finds no serious or critical violation, and nothing makes the page scroll sideways. Ends at 1280 px.
- */
+/** The shared audit (test/web/audit.ts) of the page as it is now, remembered so the last test can check every page was audited. */
 async function audit(name: string): Promise<void> {
-  for (const viewport of VIEWPORTS) {
-    await page.setViewportSize(viewport);
-    // These functions run in the page, where globalThis is the window (the DOM's types are not in this project's).
-    if (!(await page.evaluate(() => "axe" in globalThis))) await page.evaluate(AXE_SOURCE);
-    const violations: Finding[] = await page.evaluate(async () => {
-      const result = await (globalThis as any).axe.run((globalThis as any).document, { resultTypes: ["violations"] });
-      return result.violations.map((v: any) => ({
-        id: v.id,
-        impact: v.impact,
-        help: v.help,
-        targets: v.nodes.slice(0, 3).map((n: any) => n.target.join(" ")),
-      }));
-    });
-    const width = await page.evaluate(() => ({ scroll: (globalThis as any).document.documentElement.scrollWidth, inner: (globalThis as any).innerWidth }));
-    await page.screenshot({ path: join(ARTIFACTS, `${name}-${viewport.width}.png`), fullPage: true });
-    expect({
-      name,
-      viewport: viewport.width,
-      serious: violations.filter((v) => v.impact === "serious" || v.impact === "critical"),
-      sideways: width.scroll > width.inner ? width : null,
-    }).toEqual({
-      name,
-      viewport: viewport.width,
-      serious: [],
-      sideways: null,
-    });
-  }
-  await page.setViewportSize(VIEWPORTS[0]!);
+  await auditPage(page, name);
   audited.push(name);
 }
 
-/**
- * Clicks what leads to another page (a link, a form's button) and waits for that page's document: a read made at once
- * could meet the old page as it goes, and then fails (seen under load).
- */
-async function follow(target: Locator): Promise<void> {
-  const loaded = page.waitForEvent("domcontentloaded");
-  await target.click();
-  await loaded.catch(async (err: unknown) => {
-    throw new Error(`no new page after the click: ${err} at ${page.url()}: ${(await page.locator("body").textContent())?.slice(0, 500)}`);
-  });
-}
+/** Clicks what leads to another page and waits for that page's document (test/web/audit.ts). */
+const follow = (target: Locator) => followTo(page, target);
 
 describe("the pages in Chromium", () => {
   test("home, documentation and the not-found page", async () => {
