@@ -48,7 +48,7 @@ export async function renderGroups(c: WebContext, m: Messages = {}): Promise<Res
 ${
   groups.length
     ? html`<table><thead><tr><th scope="col">Group</th><th scope="col" class="num">Members</th><th scope="col" class="num">Your balance</th></tr></thead><tbody>${rows}</tbody></table>
-<p class="muted">A positive balance: the others owe you. Your agents add expenses and payments; these pages only show them.</p>`
+<p class="muted">A positive balance: the others owe you.</p>`
     : html`<p>You are in no group yet. Ask your agent to create one (create_group) or to accept an invitation.</p>`
 }
 ${next_cursor ? html`<p><a href="/groups?cursor=${encodeURIComponent(next_cursor)}">More groups</a></p>` : ""}
