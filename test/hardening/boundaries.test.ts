@@ -3,6 +3,8 @@
 // cursors, and a database busy with another writer.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import Database from "libsql";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DEFAULT_RESERVED_HANDLES } from "../../server/contract/handles.ts";
 import { toAppError } from "../../server/errors.ts";
@@ -178,9 +180,12 @@ describe("get_inbox since", () => {
 
 describe("a database busy with another writer", () => {
   test("a write that cannot get the lock is STORAGE_UNAVAILABLE 503 with retry_after, not a bare 500", async () => {
+    // A local file whose lock another connection holds (a remote or replica run of the suite, test/sqld.sh, too).
+    const dir = mkdtempSync(join(tmpdir(), "svc-busy-"));
+    const s = await startTestServer({ dbUrl: `file:${join(dir, "svc.db")}`, authToken: undefined, syncUrl: undefined });
     const a = await s.register("busy-alice");
     // The driver svc itself uses: bun:sqlite's locks are not seen by libsql's.
-    const other = new Database(join(s.dir, "svc.db"));
+    const other = new Database(join(dir, "svc.db"));
     other.exec("BEGIN EXCLUSIVE");
     try {
       const r = await s.call("update_me", { display_name: "Busy", idempotency_key: key() }, a.key);
@@ -194,6 +199,7 @@ describe("a database busy with another writer", () => {
       other.close();
     }
     expect((await s.call("update_me", { display_name: "Busy", idempotency_key: key() }, a.key)).status).toBe(200);
+    await s.stop();
   });
 
   test("a remote database's busy and locked answers are mapped the same way", () => {

@@ -2,6 +2,9 @@
 // every write tool, made to run twice that way inside one group, must leave the effect of one run (rows, and the
 // rate limit it takes outside the database).
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { sql } from "drizzle-orm";
 import type { Db, Tx } from "../../db/client.ts";
 import { TOOLS } from "../../server/tools/catalogue.ts";
@@ -15,7 +18,8 @@ let s: TestServer;
 let world: World;
 let tables: string[];
 beforeAll(async () => {
-  s = await startTestServer();
+  // Group commit is the local file's writer (db/turns.ts): a remote or replica run (test/sqld.sh) still tests it here.
+  s = await startTestServer({ dbUrl: `file:${join(mkdtempSync(join(tmpdir(), "svc-group-commit-")), "svc.db")}`, authToken: undefined, syncUrl: undefined });
   world = await buildWorld(s, "gc");
   const rows = (await s.server.db.raw.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")).rows;
   tables = rows.map((r) => String(r.name));
