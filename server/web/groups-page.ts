@@ -16,7 +16,7 @@ import { actingAs, notFoundPage, type Messages, type WebContext } from "./contex
 import { fieldErrors, formKeyFor, type FieldErrors } from "./expense-pages.ts";
 import { alert, field, form, html, notice, page, seeOther, type Markup } from "./html.ts";
 import type { ActionContext } from "./pages.ts";
-import { button } from "./web-actions.ts";
+import { button, toolForm } from "./web-actions.ts";
 import { signedIn } from "./session.ts";
 import { signinBlock } from "./signin.ts";
 
@@ -261,17 +261,12 @@ export async function exportCsv(c: WebContext, groupId: string): Promise<Respons
 }
 
 /**
- * The group page's actions, each one tool call as the browser's client: done, back to the page (a reload repeats
- * nothing); refused, the page again with the tool's message.
+ * The group page's actions, each one tool call as the browser's client (web-actions.ts, toolForm): done, back to the
+ * page (a reload repeats nothing); refused, the page again with the tool's message.
  */
 function groupAction(tool: string, args: (f: URLSearchParams, groupId: string) => Record<string, unknown>, done: string) {
-  return async (a: ActionContext, groupId: string): Promise<Response> => {
-    if (!Uuid.safeParse(groupId).success) return notFoundPage();
-    const result = await a.call(tool, args(a.form, groupId));
-    if (result.ok) return seeOther(`/groups/${groupId}?done=${encodeURIComponent(done)}`);
-    if (result.error.code === "NOT_FOUND") return notFoundPage();
-    return a.show((c) => renderGroup(c, groupId, { error: result.error.message, status: result.error.status }));
-  };
+  const run = toolForm({ tool, form: tool, args, done: (_data, groupId) => `/groups/${groupId}?done=${encodeURIComponent(done)}`, show: renderGroup });
+  return async (a: ActionContext, groupId: string) => (Uuid.safeParse(groupId).success ? run(a, groupId) : notFoundPage());
 }
 
 const field_ = (f: URLSearchParams, name: string) => f.get(name) ?? undefined;
