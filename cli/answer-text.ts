@@ -1,6 +1,7 @@
-// How `svc call` shows answers to a person at a terminal: ledger balances and settle-up as sentences, expenses and
-// payments as tables, a new API key with the svc login line that stores it. Piped, or with --json-out, the same
-// answers stay JSON. Any other answer is shown by toText.
+// How `svc call` shows answers to a person at a terminal: ledger balances and settle-up as sentences (per currency
+// with by_currency), expenses and payments as tables, an expense with its original currency and history, the
+// inbox, a group's activity and get_me as their digest first with ids only on --ids, a new API key with the svc
+// login line that stores it. Piped, or with --json-out, the same answers stay JSON. Any other answer is shown by toText.
 import { balanceSentence, counterpartySentence, paymentSentence, SETTLE_UP_NOTE, transferSentence } from "../server/contract/ledger-wording.ts";
 import { printable, table, toText } from "./output.ts";
 
@@ -21,17 +22,61 @@ function expenseTable(expenses: Data[]): string {
   return table([["DATE", "DESCRIPTION", "AMOUNT", "PAID BY", "STATE"], ...rows]);
 }
 
+const amounts = (list: Data[]) => list.map((x) => `${x.handle} ${x.amount}`).join(", ");
+
+/** Given in another currency: the amount as given and the rate it was converted at, once. */
+const originalLine = (e: Data, currency: string) =>
+  e.original ? [`  given as ${e.original.amount} ${e.original.currency}, at ${e.original.exchange_rate} ${currency} per ${e.original.currency}`] : [];
+
 /** One expense: what, how much, who paid, who shares it. */
 function expenseText(e: Data): string {
-  const amounts = (list: Data[]) => list.map((x) => `${x.handle} ${x.amount}`).join(", ");
   return [
     `${e.description.untrusted_content}: ${e.amount} ${e.currency} on ${e.date} (${e.category})${e.deleted ? ", deleted" : e.state === "disputed" ? ", disputed" : ""}`,
+    ...originalLine(e, e.currency),
     `  paid by ${amounts(e.paid_by)}`,
     `  shares (${e.split.mode}): ${amounts(e.shares)}`,
+    ...(e.notes ? [`  notes: ${e.notes.untrusted_content}`] : []),
+    ...(e.responses ?? []).map(
+      (r: Data) =>
+        `  ${r.agent.handle} ${r.action === "confirm" ? "confirmed" : "disputed"} version ${r.version}${r.reason ? `: ${r.reason.untrusted_content}` : ""}`,
+    ),
     `  expense_id ${e.expense_id}, version ${e.version}`,
   ]
     .map(printable)
     .join("\n");
+}
+
+const when = (ts: string) => `${ts.slice(0, 10)} ${ts.slice(11, 16)}`;
+
+/** get_expense: the expense, then each version: who changed what, and the amount as it was then. */
+function historyText(d: Data): string[] {
+  return section(
+    "History",
+    d.history.map((h: Data) =>
+      printable(
+        `v${h.version} ${when(h.changed_at)} ${h.action} by ${h.changed_by.handle}${h.changed_fields.length && h.action === "updated" ? ` (${h.changed_fields.join(", ")})` : ""}: ` +
+          `${h.expense.amount} ${h.expense.currency}${h.expense.original ? ` (${h.expense.original.amount} ${h.expense.original.currency} at ${h.expense.original.exchange_rate})` : ""}, ` +
+          `paid by ${amounts(h.expense.paid_by)}`,
+      ),
+    ),
+    "none",
+  );
+}
+
+/** get_balances by_currency=true: per currency the amounts were given in, each member's part and its net in the group's currency. */
+function byCurrencyText(d: Data): string[] {
+  return (d.by_currency ?? []).flatMap((c: Data) =>
+    section(
+      `In ${c.currency}${c.currency === d.currency ? "" : ` (converted to ${d.currency} as each amount was)`}`,
+      c.members.map((m: Data) =>
+        printable(
+          `${m.agent.handle}: paid ${m.paid}, share ${m.owes}, payments sent ${m.payments_sent}, received ${m.payments_received}; net ${m.net}` +
+            (c.currency === d.currency ? "" : ` = ${m.converted}`),
+        ),
+      ),
+      "nothing",
+    ),
+  );
 }
 
 function balancesText(d: Data): string {
@@ -64,6 +109,7 @@ function balancesText(d: Data): string {
       "everyone is settled up",
     ),
     ...section("Waiting for confirmation", d.pending_payments.map(paymentSentence), "nothing"),
+    ...byCurrencyText(d),
   ]
     .map(printable)
     .join("\n");
@@ -79,7 +125,74 @@ function groupText(g: Data): string {
 
 const more = (d: Data) => (d.next_cursor ? [`more: cursor=${d.next_cursor}`] : []);
 
-const RENDERERS: Record<string, (d: Data) => string[]> = {
+/** How the text of a few answers reads: ids only when asked (--ids). */
+export interface TextOptions {
+  ids: boolean;
+}
+
+/** get_me: who you are, your groups and what waits; ids with --ids. */
+function meText(d: Data, o: TextOptions): string[] {
+  const a = d.agent;
+  const verified = Object.entries(d.verification)
+    .filter(([, v]) => v)
+    .map(([k]) => k);
+  return [
+    printable(`@${a.handle} (${a.display_name})${a.description ? `: ${a.description}` : ""}`),
+    ...(o.ids ? [`  agent_id ${a.agent_id}`] : []),
+    `  verified: ${verified.length ? verified.join(", ") : "nothing yet"}`,
+    ...(d.pending_invites_count
+      ? [`  ${d.pending_invites_count} group invitation${d.pending_invites_count === 1 ? "" : "s"} waiting (svc call get_inbox)`]
+      : []),
+    "",
+    ...section(
+      "Groups",
+      d.groups.map((g: Data) =>
+        printable(
+          `${g.name} (${g.kind === "direct" ? "direct ledger" : `${g.member_count} members`}, ${g.currency}${g.archived ? ", archived" : ""})` +
+            `${g.my_balance ? `: your balance ${g.my_balance}` : ""}${o.ids ? `  group_id=${g.group_id}` : ""}`,
+        ),
+      ),
+      "none yet (svc call create_group)",
+    ),
+  ];
+}
+
+const refsText = (refs: Record<string, string>) =>
+  Object.entries(refs)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(" ");
+
+/** get_inbox: the digest first, then each item in full; ids with --ids. */
+function inboxText(d: Data, o: TextOptions): string[] {
+  const items = d.items.flatMap((i: Data) => [
+    "",
+    printable(
+      `${when(i.created_at)}  ${i.type}${i.from ? ` from @${i.from.handle}` : ""}${!i.requires_action ? "" : i.resolved ? " (answered)" : " (needs a decision)"}`,
+    ),
+    ...printable(i.summary_md)
+      .split("\n")
+      .map((l: string) => `  ${l}`),
+    ...(i.note ? [printable(`  note: ${i.note.untrusted_content}`)] : []),
+    ...(o.ids ? [printable(`  item_id=${i.item_id}${Object.keys(i.refs).length ? ` ${refsText(i.refs)}` : ""}`)] : []),
+  ]);
+  return [printable(d.digest_md), ...items, ...(d.next_cursor ? ["", `more: since=${d.next_cursor}`] : [])];
+}
+
+/** get_activity: what happened, newest first; ids with --ids. */
+function activityText(d: Data, o: TextOptions): string[] {
+  if (!d.entries.length) return ["Nothing has happened in this group yet.", ...more(d)];
+  return [
+    ...d.entries.map((e: Data) =>
+      printable(`${when(e.created_at)}  ${e.summary_md.replaceAll("\n", " ")}${o.ids && Object.keys(e.refs).length ? `  ${refsText(e.refs)}` : ""}`),
+    ),
+    ...more(d),
+  ];
+}
+
+const RENDERERS: Record<string, (d: Data, o: TextOptions) => string[]> = {
+  get_me: meText,
+  get_inbox: inboxText,
+  get_activity: activityText,
   get_balances: (d) => [balancesText(d)],
   list_expenses: (d) => [expenseTable(d.expenses), ...more(d)],
   list_payments: (d) => [
@@ -101,7 +214,7 @@ const RENDERERS: Record<string, (d: Data) => string[]> = {
   create_group: (d) => [groupText(d.group)],
   update_group: (d) => [groupText(d.group)],
   add_expense: (d) => [expenseText(d.expense)],
-  get_expense: (d) => [expenseText(d.expense)],
+  get_expense: (d) => [expenseText(d.expense), "", ...historyText(d)],
   update_expense: (d) => [expenseText(d.expense)],
   delete_expense: (d) => [expenseText(d.expense)],
   restore_expense: (d) => [expenseText(d.expense)],
@@ -116,7 +229,9 @@ function footer(d: Data): string[] {
   const lines: string[] = [];
   if (d.inbox && (d.inbox.unread || d.inbox.requires_action))
     lines.push(`inbox: ${d.inbox.unread} unread, ${d.inbox.requires_action} waiting for you (svc call get_inbox)`);
-  if (d.suggested_next?.length) lines.push(`next: ${d.suggested_next.join(", ")}`);
+  // Each tool once, and not again when the inbox line already names it.
+  const next = [...new Set<string>(d.suggested_next ?? [])].filter((t) => !(t === "get_inbox" && lines.length));
+  if (next.length) lines.push(`next: ${next.join(", ")}`);
   return lines;
 }
 
@@ -130,10 +245,10 @@ function withKey(d: Data, url: string): string {
 }
 
 /** The text a person sees for a tool's answer from the server at `url`. */
-export function textFor(tool: string, url: string): (d: Data) => string {
+export function textFor(tool: string, url: string, o: TextOptions = { ids: false }): (d: Data) => string {
   const render = RENDERERS[tool];
   return (d) => {
     if (typeof d.api_key === "string") return withKey(d, url);
-    return render ? [...render(d), "", ...footer(d)].join("\n").trimEnd() : toText(d);
+    return render ? [...render(d, o), "", ...footer(d)].join("\n").trimEnd() : toText(d);
   };
 }

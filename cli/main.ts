@@ -1,6 +1,7 @@
 #!/usr/bin/env bun
 // The one executable: the server, the admin commands and the client, all from one commander root.
 import { Command } from "commander";
+import { TOOLS } from "../server/tools/catalogue.ts";
 import { VERSION } from "../server/version.ts";
 import { backupCommand } from "./commands/backup.ts";
 import { callCommand } from "./commands/call.ts";
@@ -9,17 +10,20 @@ import { importCommand } from "./commands/import.ts";
 import { inboxCommand } from "./commands/inbox.ts";
 import { invitesCommand } from "./commands/invites.ts";
 import { keysCommand } from "./commands/keys.ts";
-import { loginCommand } from "./commands/login.ts";
+import { loginCommand, logoutCommand, statusCommand } from "./commands/login.ts";
 import { migrateCommand } from "./commands/migrate.ts";
 import { restoreCommand } from "./commands/restore.ts";
 import { serveCommand } from "./commands/serve.ts";
 import { toolsCommand } from "./commands/tools.ts";
 import { usersCommand } from "./commands/users.ts";
+import { EXIT, EXIT_CODES_HELP, printable } from "./output.ts";
+import { closest } from "./suggest.ts";
 
 const program = new Command("svc")
   .description("svc: a self-hosted agent network with a shared-expense ledger")
   .version(VERSION)
   .showHelpAfterError()
+  .addHelpText("after", EXIT_CODES_HELP)
   .addCommand(serveCommand())
   .addCommand(migrateCommand())
   .addCommand(backupCommand())
@@ -32,8 +36,32 @@ const program = new Command("svc")
   .addCommand(toolsCommand())
   .addCommand(importCommand())
   .addCommand(loginCommand())
+  .addCommand(logoutCommand())
+  .addCommand(statusCommand())
   .addCommand(completionCommand());
 program.addCommand(completeCommand(program), { hidden: true });
+
+// A mistyped command is one line with the nearest commands, not the whole help. A tool's name, or what follows its
+// verb (balances for get_balances), points at `svc call` with that tool.
+program.on("command:*", ([word = ""]: string[]) => {
+  const commands = program.commands.filter((c) => c.name() !== "__complete").map((c) => c.name());
+  const byTail = new Map(TOOLS.map((t) => [t.name.slice(t.name.indexOf("_") + 1), t.name]));
+  const tools = [
+    ...new Set([
+      ...closest(
+        word,
+        TOOLS.map((t) => t.name),
+      ),
+      ...closest(word, [...byTail.keys()]).map((tail) => byTail.get(tail)!),
+    ]),
+  ];
+  const near = TOOLS.some((t) => t.name === word)
+    ? [`svc call ${word}`]
+    : [...closest(word, commands).map((c) => `svc ${c}`), ...tools.map((t) => `svc call ${t}`)].slice(0, 3);
+  const hint = near.length ? ` Did you mean: ${near.join(", ")}?` : " svc --help lists the commands.";
+  process.stderr.write(`${printable(`svc: unknown command '${word}'.${hint}`)}\n`);
+  process.exit(EXIT.usage);
+});
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   console.error(`svc: ${err instanceof Error ? err.message : String(err)}`);

@@ -40,6 +40,9 @@ Exit codes:
   7  server or network failure (INTERNAL, STORAGE_UNAVAILABLE, server unreachable, unreadable answer)
 `;
 
+/** What each command's help says instead of repeating the table, which `svc --help` prints once. */
+export const EXIT_CODES_SEE = "\nExit codes: svc --help lists them.\n";
+
 /** A failure the CLI reports: message and suggested action on stderr, then exit with `exitCode`. */
 export class CliError extends Error {
   constructor(

@@ -118,6 +118,10 @@ export async function request(target: Target, method: "GET" | "POST", path: stri
   throw new CliError(EXIT.server, `${target.url}${path} answered HTTP ${res.status} with an unexpected body.`, "Check that the URL points at an svc server.");
 }
 
+/** One tool call; `auth` sends the key (public tools go without it). */
+export const callTool = (target: Target, tool: string, args: Record<string, unknown>, auth = false) =>
+  request(target, "POST", `/v1/tools/${encodeURIComponent(tool)}`, { body: args, auth });
+
 function envelopeError(e: ErrorEnvelope, requestId: unknown, target: Target): CliError {
   const extra = (e.details?.issues ?? []).map((i) => `  - ${i.path}: ${i.message}`);
   if (e.retry_after !== undefined) extra.push(`retry after: ${e.retry_after} s`);

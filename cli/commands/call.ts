@@ -1,8 +1,9 @@
 import { Command, Option } from "commander";
 import { writeFileSync } from "node:fs";
 import { textFor } from "../answer-text.ts";
-import { CliError, EXIT, EXIT_CODES_HELP, action, emit, example, usageError, usageExits } from "../output.ts";
+import { CliError, EXIT, EXIT_CODES_SEE, action, emit, example, usageError, usageExits } from "../output.ts";
 import { type JsonSchema, type ToolDescription, describeTool, jsonOutOption, keyOption, request, resolveTarget, urlOption, wantsJson } from "../remote.ts";
+import { expandShorthands } from "../shorthands.ts";
 import { didYouMean } from "../suggest.ts";
 
 /** The JSON types a field's schema admits. */
@@ -88,6 +89,7 @@ export function callCommand(): Command {
       .argument("[args...]", "arguments as field=value; values that parse as JSON (numbers, true, [..]) are sent as such")
       .addOption(new Option("--json <object>", "all arguments as one JSON object, or - to read it from stdin; field=value pairs override it"))
       .addOption(new Option("-o, --output <file>", "write the file a tool exports (export_group's CSV or JSON) to FILE as plain text; - prints it"))
+      .addOption(new Option("--ids", "on a terminal, also show the ids that the text of some answers leaves out"))
       .addOption(jsonOutOption())
       .addOption(urlOption())
       .addOption(keyOption())
@@ -98,17 +100,23 @@ export function callCommand(): Command {
           "svc login --key svc_... --url https://svc.example.org",
           "svc call get_inbox limit=10 include_seen=true",
           `svc call add_contact handle=bob note="hi, it's Alice"`,
-          `svc call add_expense group_id=GROUP_ID description="Dinner at Rosa's" amount=60.00 split='{"mode":"shares","among":[{"handle":"alice","value":2},{"handle":"bob","value":1}]}'`,
-          "svc call get_balances group_id=GROUP_ID",
+          `svc call add_expense group="Lisbon trip" description="Dinner at Rosa's" amount=60.00 paid_by=alice:40,bob:20 split=shares among=alice:2,bob:1`,
+          `svc call add_expense group="Lisbon trip" description=Taxi amount=12.00 split=equal among=alice,bob`,
+          `svc call get_balances group="Lisbon trip" by_currency=true`,
           "svc call export_group group_id=GROUP_ID format=csv -o lisbon.csv",
           `echo '{"item_ids":["..."],"action":"seen"}' | svc call ack_inbox --json -`,
         ) +
           "\nA value is sent as JSON when it parses as JSON (limit=10, include_seen=true, item_ids='[\"...\"]'),\n" +
           "except for fields that take only text (since=0 stays a string); objects and lists are JSON in quotes.\n" +
+          "A group may be named instead of its id: group=NAME (or group_id=NAME) is looked up in list_groups by\n" +
+          "exact name, any case; several groups of that name, or none, is an error listing them.\n" +
+          "split=MODE among=alice,bob (among=alice:2,bob:1 for weights, percentages or amounts) and\n" +
+          "paid_by=alice:40,bob:20 (paid_by=alice: alice paid it all) stand for the JSON split and paid_by.\n" +
+          "--ids shows the ids that the text of get_inbox, get_activity and get_me leaves out.\n" +
           "svc tools NAME shows a runnable example of every tool.\n" +
           "Write tools get a fresh idempotency_key unless you pass one (idempotency_key=...); when a call\n" +
           "fails in a way worth retrying, that key is printed so the retry can reuse it.\n" +
-          EXIT_CODES_HELP,
+          EXIT_CODES_SEE,
       )
       .action(
         action(async (tool: string, pairs: string[], o) => {
@@ -116,6 +124,7 @@ export function callCommand(): Command {
           const base = await jsonArgument(o.json);
           const described = await describeTool(target, tool);
           const args = { ...base, ...parsePairs(pairs, described.input_schema) };
+          await expandShorthands(target, described, args);
           checkFields(described, args);
           const generatedKey = described.idempotent && args.idempotency_key === undefined ? crypto.randomUUID() : undefined;
           if (generatedKey) args.idempotency_key = generatedKey;
@@ -123,7 +132,7 @@ export function callCommand(): Command {
             // Public tools get no key: a stale stored key must not stand in the way of register_agent.
             const data = await request(target, "POST", `/v1/tools/${encodeURIComponent(tool)}`, { body: args, auth: !described.public });
             if (o.output !== undefined) return writeExport(tool, data, o.output);
-            emit(data, wantsJson(o), textFor(tool, target.url));
+            emit(data, wantsJson(o), textFor(tool, target.url, { ids: Boolean(o.ids) }));
           } catch (err) {
             if (err instanceof CliError && generatedKey && (err.exitCode === EXIT.rateLimited || err.exitCode === EXIT.server)) {
               err.extra.push(`idempotency_key: ${generatedKey} (retry with idempotency_key=${generatedKey})`);

@@ -4,7 +4,7 @@ import { systemClock } from "../../server/clock.ts";
 import { type ImportProblem, type ImportResult, importSplitwise } from "../../server/domain/ledger/exchange/splitwise-import.ts";
 import { AppError } from "../../server/errors.ts";
 import { withAdminDb, withDbOptions } from "../admin-db.ts";
-import { CliError, EXIT, EXIT_CODES_HELP, action, emit, example, exitCodeFor, usageExits } from "../output.ts";
+import { CliError, EXIT, EXIT_CODES_SEE, action, emit, example, exitCodeFor, usageExits } from "../output.ts";
 
 /** A parser of a flag's text whose errors commander reports as an invalid argument (exit 2). */
 const flag =
@@ -92,7 +92,7 @@ const summary = (r: ImportResult) =>
   ].join("\n");
 
 export function importCommand(): Command {
-  const cmd = new Command("import").description("Import data from other apps into svc").addHelpText("after", EXIT_CODES_HELP);
+  const cmd = new Command("import").description("Import data from other apps into svc").addHelpText("after", EXIT_CODES_SEE);
   cmd.addCommand(
     withDbOptions(new Command("splitwise"))
       .description(

@@ -4,7 +4,7 @@ import { agentByHandle } from "../../server/domain/agents.ts";
 import { inspect } from "../../server/domain/inbox.ts";
 import { notFound } from "../../server/errors.ts";
 import { positiveInt, withAdminDb, withDbOptions } from "../admin-db.ts";
-import { EXIT_CODES_HELP, action, emit, example, printable, usageExits } from "../output.ts";
+import { EXIT_CODES_SEE, action, emit, example, printable, usageExits } from "../output.ts";
 
 type Inspection = Awaited<ReturnType<typeof inspect>> & { handle: string };
 
@@ -24,7 +24,7 @@ function inspectionText(r: Inspection): string {
 export function inboxCommand(): Command {
   const cmd = new Command("inbox")
     .description("Agents' inboxes, for an operator")
-    .addHelpText("after", example("svc inbox inspect alice --limit 10") + EXIT_CODES_HELP);
+    .addHelpText("after", example("svc inbox inspect alice --limit 10") + EXIT_CODES_SEE);
   cmd.addCommand(
     withDbOptions(new Command("inspect"))
       .description("Show an agent's newest live inbox items, seen or not, without marking anything seen or moving any cursor")

@@ -3,7 +3,7 @@ import { DAY, MINUTE, iso, later, systemClock } from "../../server/clock.ts";
 import { createPlatformInvite, listPlatformInvites, revokePlatformInvite } from "../../server/domain/platform-invites.ts";
 import { AppError } from "../../server/errors.ts";
 import { positiveInt, withAdminDb, withDbOptions } from "../admin-db.ts";
-import { EXIT_CODES_HELP, action, emit, example, table, usageExits } from "../output.ts";
+import { EXIT_CODES_SEE, action, emit, example, table, usageExits } from "../output.ts";
 
 const UNIT_MS: Record<string, number> = { m: MINUTE, h: 60 * MINUTE, d: DAY, w: 7 * DAY };
 
@@ -33,7 +33,7 @@ export function invitesCommand(): Command {
     .description("Platform invite codes for an invite-only server (svc serve --invite-only): register_agent needs one as platform_invite_code")
     .addHelpText(
       "after",
-      example("svc invites create --uses 5 --expires 7d --note 'book club'", "svc invites list", "svc invites revoke inv_...") + EXIT_CODES_HELP,
+      example("svc invites create --uses 5 --expires 7d --note 'book club'", "svc invites list", "svc invites revoke inv_...") + EXIT_CODES_SEE,
     );
 
   cmd.addCommand(

@@ -4,12 +4,12 @@ import { agentByHandle } from "../../server/domain/agents.ts";
 import { revokeAgentClients } from "../../server/auth/credentials.ts";
 import { notFound } from "../../server/errors.ts";
 import { withAdminDb, withDbOptions } from "../admin-db.ts";
-import { EXIT_CODES_HELP, action, emit, example, table, usageExits } from "../output.ts";
+import { EXIT_CODES_SEE, action, emit, example, table, usageExits } from "../output.ts";
 
 export function keysCommand(): Command {
   const cmd = new Command("keys")
     .description("API keys and clients of agents, for an operator")
-    .addHelpText("after", example("svc keys revoke --handle alice") + EXIT_CODES_HELP);
+    .addHelpText("after", example("svc keys revoke --handle alice") + EXIT_CODES_SEE);
   cmd.addCommand(
     withDbOptions(new Command("revoke"))
       .description("Revoke an agent's clients at once (all of them, or one with --client): their API keys stop working immediately")

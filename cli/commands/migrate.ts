@@ -2,7 +2,7 @@ import { Command, Option } from "commander";
 import { openDb } from "../../db/client.ts";
 import { migrationStatus, refusal } from "../../db/migrate.ts";
 import { openAdminDb, withDbOptions, type DbFlags } from "../admin-db.ts";
-import { CliError, EXIT, EXIT_CODES_HELP, action, example, usageExits } from "../output.ts";
+import { CliError, EXIT, EXIT_CODES_SEE, action, example, usageExits } from "../output.ts";
 
 /** --status lists every migration; --dry-run only what would be applied. Neither changes the database. */
 async function report(o: DbFlags & { dryRun?: boolean; status?: boolean }): Promise<void> {
@@ -44,7 +44,7 @@ export function migrateCommand(): Command {
       .description("Apply pending database migrations (svc serve also applies them at start) and report what was applied")
       .addOption(new Option("--dry-run", "list the migrations that would be applied, apply none"))
       .addOption(new Option("--status", "list every migration as applied, pending, unknown (database newer than svc) or changed"))
-      .addHelpText("after", example("svc migrate --db file:/var/lib/svc/svc.db", "svc migrate --status") + EXIT_CODES_HELP)
+      .addHelpText("after", example("svc migrate --db file:/var/lib/svc/svc.db", "svc migrate --status") + EXIT_CODES_SEE)
       .action(action(applyPending)),
   );
 }

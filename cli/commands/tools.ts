@@ -1,5 +1,5 @@
 import { Command } from "commander";
-import { EXIT_CODES_HELP, action, emit, example, printable, shellWord, table, usageExits } from "../output.ts";
+import { EXIT_CODES_SEE, action, emit, example, printable, shellWord, table, usageExits } from "../output.ts";
 import { type JsonSchema, type ToolDescription, describeTool, jsonOutOption, request, resolveTarget, urlOption, wantsJson } from "../remote.ts";
 
 const range = (min?: number, max?: number) =>
@@ -58,7 +58,7 @@ export function toolsCommand(): Command {
       .argument("[name]", "a tool to describe: its purpose, arguments and output")
       .addOption(jsonOutOption())
       .addOption(urlOption())
-      .addHelpText("after", example("svc tools", "svc tools add_contact", "svc tools --json-out | jq '.tools[].name'") + EXIT_CODES_HELP)
+      .addHelpText("after", example("svc tools", "svc tools add_contact", "svc tools --json-out | jq '.tools[].name'") + EXIT_CODES_SEE)
       .action(
         action(async (name: string | undefined, o) => {
           const target = resolveTarget(o);

@@ -8,7 +8,7 @@ import { agentByHandle } from "../../server/domain/agents.ts";
 import { notFound } from "../../server/errors.ts";
 import { listUsers, setDisabled } from "../../server/domain/agent-admin.ts";
 import { withAdminDb, withDbOptions } from "../admin-db.ts";
-import { EXIT_CODES_HELP, action, emit, example, table, usageExits } from "../output.ts";
+import { EXIT_CODES_SEE, action, emit, example, table, usageExits } from "../output.ts";
 
 const jsonOption = () => new Option("--json", "print JSON");
 const bare = (handle: string) => handle.replace(/^@/, "").toLowerCase();
@@ -17,7 +17,7 @@ const day = (t: string | null) => (t ? t.replace("T", " ").slice(0, 16) : "never
 export function usersCommand(): Command {
   const cmd = new Command("users")
     .description("The agents (handles) on this server, for an operator: list them, disable or enable one, give a person a reset link")
-    .addHelpText("after", example("svc users list", "svc users disable mallory", "svc users enable mallory", "svc users reset-link alice") + EXIT_CODES_HELP);
+    .addHelpText("after", example("svc users list", "svc users disable mallory", "svc users enable mallory", "svc users reset-link alice") + EXIT_CODES_SEE);
   cmd.addCommand(resetLinkCommand());
 
   cmd.addCommand(

@@ -213,7 +213,10 @@ async function runTool(svc: Services, r: Running, tx: Tx, args: Record<string, u
   const checked = tool.output.safeParse(await tool.run(ctx, args));
   if (!checked.success) throw new Error(`${tool.name} answered outside its output schema: ${checked.error.message}`);
   if (r.guess) await recordAttempt(tx, now, r.guess, tool.attempts!);
-  return checked.data as Record<string, unknown>;
+  // A tool that builds its list from several sources (get_inbox: each item's tools, then ack_inbox) names each once.
+  const data = checked.data as Record<string, unknown> & { suggested_next: string[] };
+  data.suggested_next = [...new Set(data.suggested_next)];
+  return data;
 }
 
 /** A failed guess rolls its transaction back, so it is counted again in one of its own. */
