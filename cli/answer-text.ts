@@ -148,7 +148,7 @@ function meText(d: Data, o: TextOptions): string[] {
       "Groups",
       d.groups.map((g: Data) =>
         printable(
-          `${g.name} (${g.kind === "direct" ? "direct ledger" : `${g.member_count} members`}, ${g.currency}${g.archived ? ", archived" : ""})` +
+          `${g.name} (${g.kind === "direct" ? "direct ledger" : `${g.member_count} member${g.member_count === 1 ? "" : "s"}`}, ${g.currency}${g.archived ? ", archived" : ""})` +
             `${g.my_balance ? `: your balance ${g.my_balance}` : ""}${o.ids ? `  group_id=${g.group_id}` : ""}`,
         ),
       ),
@@ -162,7 +162,7 @@ const refsText = (refs: Record<string, string>) =>
     .map(([k, v]) => `${k}=${v}`)
     .join(" ");
 
-/** get_inbox: the digest first, then each item in full; ids with --ids. */
+/** get_inbox: the digest's first line (how many, what waits), then each item in full; ids with --ids. */
 function inboxText(d: Data, o: TextOptions): string[] {
   const items = d.items.flatMap((i: Data) => [
     "",
@@ -175,7 +175,7 @@ function inboxText(d: Data, o: TextOptions): string[] {
     ...(i.note ? [printable(`  note: ${i.note.untrusted_content}`)] : []),
     ...(o.ids ? [printable(`  item_id=${i.item_id}${Object.keys(i.refs).length ? ` ${refsText(i.refs)}` : ""}`)] : []),
   ]);
-  return [printable(d.digest_md), ...items, ...(d.next_cursor ? ["", `more: since=${d.next_cursor}`] : [])];
+  return [printable(d.digest_md.split("\n")[0]!), ...items, ...(d.next_cursor ? ["", `more: since=${d.next_cursor}`] : [])];
 }
 
 /** get_activity: what happened, newest first; ids with --ids. */

@@ -34,9 +34,12 @@ describe("svc call", () => {
   test("a read tool prints readable text on a terminal, and JSON there with --json-out", async () => {
     const text = await svcOnTerminal(["call", "get_me", ...as(alice.key)]);
     expect(text.code).toBe(0);
-    expect(text.output).toContain("handle: cli-alice");
-    expect(text.output).toContain("verification:\n");
+    expect(text.output).toStartWith("@cli-alice (");
+    expect(text.output).toContain("  verified: nothing yet\n");
     expect(text.output).not.toContain('"handle"');
+    expect(text.output).not.toContain(alice.agent_id);
+    const ids = await svcOnTerminal(["call", "get_me", "--ids", ...as(alice.key)]);
+    expect(ids.output).toContain(`  agent_id ${alice.agent_id}\n`);
     const json = await svcOnTerminal(["call", "get_me", "--json-out", ...as(alice.key)]);
     expect(json.code).toBe(0);
     expect(JSON.parse(json.output).agent.handle).toBe("cli-alice");
@@ -143,9 +146,9 @@ describe("svc tools", () => {
     const call = await svc(["call", "list_expense", ...as(alice.key)]);
     expect(call.code).toBe(4);
     expect(call.stderr).toContain("Did you mean list_expenses?");
-    const field = await svc(["call", "get_balances", "group=x", ...as(alice.key)]);
+    const field = await svc(["call", "get_balances", "groupid=x", ...as(alice.key)]);
     expect(field.code).toBe(2);
-    expect(field.stderr).toContain('get_balances has no field "group". Did you mean group_id?');
+    expect(field.stderr).toContain('get_balances has no field "groupid". Did you mean group_id?');
     expect(field.stderr).toContain("Its fields: group_id");
   });
 });
@@ -205,6 +208,141 @@ describe("ledger answers for people", () => {
     const none = await svc(["call", "get_me", "-o", file, ...as(alice.key)]);
     expect(none.code).toBe(2);
     expect(none.stderr).toContain("get_me answers no file to write");
+  });
+});
+
+describe("names and splits without JSON", () => {
+  let bob: Agent;
+  let groupId: string;
+  beforeAll(async () => {
+    bob = await s.register("cli-short-bob");
+    const { group } = await s.ok("create_group", { name: "Porto weekend", currency: "EUR" }, alice.key);
+    groupId = group.group_id;
+    const { invite } = await s.ok("create_group_invite", { group_id: groupId }, alice.key);
+    await s.ok("join_group", { invite_code: invite.code }, bob.key);
+  });
+
+  test("split=equal among=... and paid_by=handle:amount,... build the tool's JSON; a group is named instead of its id", async () => {
+    const equal = await svc([
+      "call",
+      "add_expense",
+      "group=porto WEEKEND",
+      "description=Taxi",
+      "amount=12.00",
+      "split=equal",
+      "among=cli-alice,cli-short-bob",
+      ...as(alice.key),
+    ]);
+    expect(equal.code).toBe(0);
+    expect(equal.json().expense).toMatchObject({
+      group_id: groupId,
+      split: { mode: "equal", among: [{ handle: "cli-alice" }, { handle: "cli-short-bob" }] },
+      shares: [
+        { handle: "cli-alice", amount: "6.00" },
+        { handle: "cli-short-bob", amount: "6.00" },
+      ],
+    });
+    const shares = await svc(
+      [
+        "call",
+        "add_expense",
+        "group_id=Porto weekend",
+        "description=Dinner",
+        "amount=60.00",
+        "paid_by=cli-alice:40,cli-short-bob:20",
+        "split=shares",
+        "among=cli-alice:2,cli-short-bob:1",
+      ].concat(as(alice.key)),
+    );
+    expect(shares.code).toBe(0);
+    expect(shares.json().expense).toMatchObject({
+      paid_by: [
+        { handle: "cli-alice", amount: "40.00" },
+        { handle: "cli-short-bob", amount: "20.00" },
+      ],
+      split: {
+        mode: "shares",
+        among: [
+          { handle: "cli-alice", value: 2 },
+          { handle: "cli-short-bob", value: 1 },
+        ],
+      },
+      shares: [
+        { handle: "cli-alice", amount: "40.00" },
+        { handle: "cli-short-bob", amount: "20.00" },
+      ],
+    });
+    // One payer without an amount paid it all; split=MODE alone is every member.
+    const one = await svc([
+      "call",
+      "add_expense",
+      "group=Porto weekend",
+      "description=Museum",
+      "amount=30.00",
+      "paid_by=cli-short-bob",
+      "split=equal",
+      ...as(bob.key),
+    ]);
+    expect(one.json().expense).toMatchObject({ paid_by: [{ handle: "cli-short-bob", amount: "30.00" }], split: { mode: "equal" } });
+    const bad = await svc(["call", "add_expense", "group=Porto weekend", "description=X", "amount=1.00", "split=halves", ...as(alice.key)]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("split=halves: the mode is one of equal, exact, percent, shares, adjustment.");
+  });
+
+  test("a name that fits several groups, or none, is an error listing them", async () => {
+    const a = (await s.ok("create_group", { name: "Twin", currency: "EUR" }, alice.key)).group.group_id;
+    const b = (await s.ok("create_group", { name: "twin", currency: "EUR" }, alice.key)).group.group_id;
+    const several = await svc(["call", "get_balances", "group=TWIN", ...as(alice.key)]);
+    expect(several.code).toBe(2);
+    expect(several.stderr).toContain('2 of your groups are named "TWIN"');
+    expect(several.stderr).toContain(`  Twin: group_id=${a}`);
+    expect(several.stderr).toContain(`  twin: group_id=${b}`);
+    const none = await svc(["call", "get_balances", "group=Nowhere", ...as(alice.key)]);
+    expect(none.code).toBe(4);
+    expect(none.stderr).toContain('none of your groups is named "Nowhere"');
+    expect(none.stderr).toContain(`  Porto weekend: group_id=${groupId}`);
+    expect((await svc(["call", "get_balances", `group_id=${a}`, ...as(alice.key)])).json().group_id).toBe(a);
+  });
+
+  test("on a terminal: balances per currency, an expense's original currency and history, inbox and activity without ids unless --ids", async () => {
+    const { expense } = await s.ok(
+      "add_expense",
+      { group_id: groupId, description: "Port wine", amount: "20.00", currency: "USD", exchange_rate: "0.9", split: { mode: "equal" } },
+      alice.key,
+    );
+    await s.ok("update_expense", { expense_id: expense.expense_id, expected_version: 1, description: "Port wine tasting" }, alice.key);
+    const balances = await svcOnTerminal(["call", "get_balances", "group=Porto weekend", "by_currency=true", ...as(alice.key)]);
+    expect(balances.code).toBe(0);
+    expect(balances.output).toContain(
+      "In USD (converted to EUR as each amount was):\n  cli-alice: paid 20.00, share 10.00, payments sent 0.00, received 0.00; net +10.00 USD = +9.00 EUR",
+    );
+    expect(balances.output).toMatch(/^In EUR:$/m);
+    const shown = await svcOnTerminal(["call", "get_expense", `expense_id=${expense.expense_id}`, ...as(alice.key)]);
+    expect(shown.output).toContain("Port wine tasting: 18.00 EUR on ");
+    expect(shown.output).toContain("  given as 20.00 USD, at 0.9 EUR per USD\n");
+    expect(shown.output).toMatch(
+      /History:\n {2}v1 \S+ \S+ created by cli-alice: 18\.00 EUR \(20\.00 USD at 0\.9\), paid by cli-alice 18\.00\n {2}v2 \S+ \S+ updated by cli-alice \(description\)/,
+    );
+    const inbox = await svcOnTerminal(["call", "get_inbox", "since=0", "include_seen=true", ...as(bob.key)]);
+    expect(inbox.output).toMatch(/^\d+ items? from the cursor, none marked seen; /);
+    expect(inbox.output).toContain("ledger.expense_added from @cli-alice (needs a decision)\n  @cli-alice added “Taxi”");
+    expect(inbox.output).not.toContain("item_id");
+    expect(inbox.output).not.toContain(expense.expense_id);
+    const inboxIds = await svcOnTerminal(["call", "get_inbox", "since=0", "include_seen=true", "--ids", ...as(bob.key)]);
+    expect(inboxIds.output).toContain(`expense_id=${expense.expense_id}`);
+    expect(inboxIds.output).toMatch(/ {2}item_id=[0-9a-f-]{36} /);
+    const activity = await svcOnTerminal(["call", "get_activity", "group=Porto weekend", ...as(alice.key)]);
+    expect(activity.output).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d {2}@cli-alice changed “Port wine tasting”/);
+    expect(activity.output).not.toContain(expense.expense_id);
+    const activityIds = await svcOnTerminal(["call", "get_activity", "group=Porto weekend", "--ids", ...as(alice.key)]);
+    expect(activityIds.output).toContain(`expense_id=${expense.expense_id}`);
+  });
+
+  test("the footer names each next tool once: get_inbox is not repeated after the inbox line", async () => {
+    const me = await svcOnTerminal(["call", "get_me", ...as(bob.key)]);
+    expect(me.output).toMatch(/^inbox: \d+ unread, \d+ waiting for you \(svc call get_inbox\)\nnext: list_contacts, get_contact_code$/m);
+    const piped = await svc(["call", "get_me", ...as(bob.key)]);
+    expect(piped.json().suggested_next).toEqual(["get_inbox", "list_contacts", "get_contact_code"]);
   });
 });
 
@@ -338,11 +476,13 @@ source <(svc completion zsh); words=(${words.map((w) => JSON.stringify(w)).join(
 });
 
 describe("help", () => {
-  test("every command has --help with an example; call and tools document the exit codes", async () => {
+  test("every command has --help with an example; the exit codes are listed once, in svc --help", async () => {
     for (const cmd of [
       ["call"],
       ["tools"],
       ["login"],
+      ["logout"],
+      ["status"],
       ["completion"],
       ["migrate"],
       ["invites", "create"],
@@ -354,8 +494,25 @@ describe("help", () => {
       const r = await svc([...cmd, "--help"]);
       expect(r.code).toBe(0);
       expect(r.stdout).toMatch(/Examples?:\n {2}svc /);
+      expect(r.stdout).not.toContain("7  server or network failure");
     }
-    for (const cmd of ["call", "tools"]) expect((await svc([cmd, "--help"])).stdout).toContain("7  server or network failure");
+    expect((await svc(["call", "--help"])).stdout).toContain("Exit codes: svc --help lists them.");
+    const root = await svc(["--help"]);
+    expect(root.stdout).toContain("Exit codes:\n  0  success\n");
+    expect(root.stdout).toContain("7  server or network failure");
+  });
+
+  test("an unknown command is one line with the nearest commands, and exits 2", async () => {
+    const typo = await svc(["statsu"]);
+    expect({ code: typo.code, stdout: typo.stdout, stderr: typo.stderr }).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: "svc: unknown command 'statsu'. Did you mean: svc status?\n",
+    });
+    // A tool's name, or what follows its verb, points at svc call.
+    expect((await svc(["blance"])).stderr).toBe("svc: unknown command 'blance'. Did you mean: svc call get_balances?\n");
+    expect((await svc(["get_me"])).stderr).toBe("svc: unknown command 'get_me'. Did you mean: svc call get_me?\n");
+    expect((await svc(["xyzzy"])).stderr).toBe("svc: unknown command 'xyzzy'. svc --help lists the commands.\n");
   });
 
   test("--version is the release of package.json, embedded in the binary", async () => {
