@@ -90,3 +90,31 @@ export async function svcOnTerminal(args: string[], env: Record<string, string> 
   const [code] = await Promise.all([proc.exited, closed]);
   return { code, output: output.replaceAll("\r\n", "\n") };
 }
+
+/**
+ * Reads a process's output as a person watches a terminal: answers the first match of `pattern` as soon as it is
+ * printed, and `all`, everything printed until the stream ends.
+ */
+export async function watchOutput(stream: ReadableStream<Uint8Array>, pattern: RegExp): Promise<{ match: RegExpExecArray; all: Promise<string> }> {
+  const reader = stream.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`the output ended without ${pattern}:\n${text}`);
+    text += decoder.decode(value, { stream: true });
+    const match = pattern.exec(text);
+    if (!match) continue;
+    const all = (async () => {
+      for (;;) {
+        const next = await reader.read();
+        if (next.done) return text;
+        text += decoder.decode(next.value, { stream: true });
+      }
+    })();
+    return { match, all };
+  }
+}
+
+/** What svc login prints for the human: the page to open and the code it must show. */
+export const LOGIN_PROMPT = /open (\S+)\nand check that the page shows the code ([B-Z]{4}-[B-Z]{4})[^\n]*\n[^\n]*\nWaiting for you/;

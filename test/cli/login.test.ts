@@ -4,7 +4,7 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { startTestServer, type Agent, type TestServer } from "../harness.ts";
 import { PageClient, signInWithCode } from "../web/page-client.ts";
-import { SVC, cleanEnv, ensureBuilt, freshConfigHome, svc } from "./bin.ts";
+import { LOGIN_PROMPT, SVC, cleanEnv, ensureBuilt, freshConfigHome, svc, watchOutput } from "./bin.ts";
 
 // Each login waits at least one poll interval (5 s) for the human.
 setDefaultTimeout(60_000);
@@ -25,26 +25,9 @@ afterAll(() => s.stop());
 async function startLogin(args: string[], env: Record<string, string>) {
   const proc = Bun.spawn([SVC, "login", "--url", s.url, ...args], { env: { ...cleanEnv(), ...env }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
   const stdout = new Response(proc.stdout).text();
-  let stderr = "";
-  const reader = proc.stderr.getReader();
-  const decoder = new TextDecoder();
-  let shown: { enter_url: string; user_code: string } | undefined;
-  while (!shown) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`svc login ended before showing a code (exit ${await proc.exited}):\n${stderr}`);
-    stderr += decoder.decode(value, { stream: true });
-    const m = /open (\S+)\nand check that the page shows the code ([B-Z]{4}-[B-Z]{4})/.exec(stderr);
-    if (m && stderr.includes("Waiting for you")) shown = { enter_url: m[1]!, user_code: m[2]! };
-  }
-  const rest = (async () => {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) return stderr;
-      stderr += decoder.decode(value, { stream: true });
-    }
-  })();
-  const done = (async () => ({ code: await proc.exited, stdout: await stdout, stderr: await rest }))();
-  return { ...shown, printed: () => stderr, done };
+  const prompt = await watchOutput(proc.stderr, LOGIN_PROMPT);
+  const done = (async () => ({ code: await proc.exited, stdout: await stdout, stderr: await prompt.all }))();
+  return { enter_url: prompt.match[1]!, user_code: prompt.match[2]!, printed: prompt.match.input, done };
 }
 
 /** The human on the join page: enters the code the CLI showed, then signs in to `handle` with a code from its inbox. */
@@ -63,7 +46,7 @@ describe("svc login without a key", () => {
   test("shows the page and the code, polls while the human confirms there, stores the new key (mode 600) and says who", async () => {
     const home = freshConfigHome();
     const login = await startLogin(["--no-browser", "--name", "Test laptop"], { XDG_CONFIG_HOME: home });
-    expect(login.printed()).not.toContain("Opened the page in your browser");
+    expect(login.printed).not.toContain("Opened the page in your browser");
     const b = await humanSignsIn(login, alice, "login-alice");
     const approved = await b.follow(await b.post("/join/approve", {}));
     expect(approved.html).toContain("is now connected to <strong>@login-alice</strong>");
@@ -97,7 +80,7 @@ describe("svc login without a key", () => {
   test("without a display it opens no browser and still waits; a refusal on the page exits 3 and stores nothing", async () => {
     const home = freshConfigHome();
     const login = await startLogin([], { XDG_CONFIG_HOME: home, DISPLAY: "", WAYLAND_DISPLAY: "" });
-    expect(login.printed()).toContain("Open the page in a browser");
+    expect(login.printed).toContain("Open the page in a browser");
     const b = new PageClient(s.url);
     await b.get(login.enter_url.slice(s.url.length));
     await b.follow(await b.post("/join", { user_code: login.user_code }));

@@ -1,11 +1,15 @@
 // The README's quick start on another port: `svc serve --port P` on a terminal prints the line that points the
-// client commands at it, and the README's next steps, run after that line, reach the server.
+// client commands at it, and the README's shell steps, run as printed after that line (the test plays the human on
+// the page svc login shows), reach the server.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
-import { SVC, cleanEnv, ensureBuilt, freshConfigHome, svcLine } from "./bin.ts";
+import { PageClient } from "../web/page-client.ts";
+import { LOGIN_PROMPT, SVC, cleanEnv, ensureBuilt, freshConfigHome, watchOutput } from "./bin.ts";
+
+const ROOT = join(import.meta.dir, "../..");
 
 let dir: string;
 let server: Subprocess | undefined;
@@ -27,7 +31,15 @@ function freePort(): number {
   return port;
 }
 
-test("after `svc serve --port P`, the printed export line makes the README's register, login and get_me reach it", async () => {
+/** The README's shell steps, as printed: the block under "**The shell.**". */
+function readmeShellSteps(): string[] {
+  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+  const block = /\*\*The shell\.\*\*[^`]*```sh\n([\s\S]*?)```/.exec(readme);
+  if (!block) throw new Error("README.md has no shell block under **The shell.**");
+  return block[1]!.trim().split("\n");
+}
+
+test("after `svc serve --port P`, the printed export line and the README's shell steps, run as printed, reach it", async () => {
   const port = freePort();
   let output = "";
   const decoder = new TextDecoder();
@@ -45,26 +57,43 @@ test("after `svc serve --port P`, the printed export line makes the README's reg
     },
   });
   const exportLine = await Promise.race([told, Bun.sleep(20_000).then(() => `no export line in:\n${output}`)]);
-  expect(exportLine).toBe(`export SVC_URL=http://127.0.0.1:${port}`);
+  const url = `http://127.0.0.1:${port}`;
+  expect(exportLine).toBe(`export SVC_URL=${url}`);
   // A person at a terminal reads where it runs, not JSON log lines.
-  expect(output).toContain(`svc is running at http://127.0.0.1:${port} (database ${join(dir, "svc.db")})`);
+  expect(output).toContain(`svc is running at ${url} (database ${join(dir, "svc.db")})`);
   expect(output).not.toContain('{"time"');
+
+  // The README's steps after its export line, which stands for the line the server printed.
+  const [readmeExport, ...steps] = readmeShellSteps();
+  expect(readmeExport).toStartWith("export SVC_URL=");
+  expect(steps[0]).toStartWith("bin/svc login ");
   const home = freshConfigHome();
-  const steps = await svcLine(
-    [
-      "set -e",
-      exportLine,
-      `key=$(svc call register_agent handle=alice display_name=Alice | sed -n 's/.*"api_key": "\\(svc_[^"]*\\)".*/\\1/p')`,
-      `svc login --key "$key"`,
-      // svc login stored the URL with the key: later commands need neither.
-      "unset SVC_URL",
-      "svc call get_me",
-    ].join("\n"),
-    { XDG_CONFIG_HOME: home },
-  );
-  expect({ code: steps.code, stderr: steps.stderr }).toEqual({ code: 0, stderr: "" });
-  expect(steps.stdout).toContain(`Logged in to http://127.0.0.1:${port} as @alice`);
-  expect(steps.stdout).toContain('"handle": "alice"');
+  // svc login stored the URL with the key, so the README's next steps need neither: run them without SVC_URL.
+  const script = ["set -e", exportLine, steps[0]!, "unset SVC_URL", ...steps.slice(1)];
+  const proc = Bun.spawn(["bash", "-c", script.join("\n")], {
+    cwd: ROOT,
+    env: { ...cleanEnv(), XDG_CONFIG_HOME: home, DISPLAY: "", WAYLAND_DISPLAY: "" },
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const stdout = new Response(proc.stdout).text();
+  // The human reads the page and the code svc login printed, and creates the handle alice there.
+  const prompt = await watchOutput(proc.stderr, LOGIN_PROMPT);
+  const [, enterUrl, userCode] = prompt.match;
+  const b = new PageClient(url);
+  await b.get(enterUrl!.slice(url.length));
+  await b.follow(await b.post("/join", { user_code: userCode! }));
+  expect((await b.post("/join/create", { handle: "alice", display_name: "Alice" })).status).toBe(303);
+  const [out, err, code] = await Promise.all([stdout, prompt.all, proc.exited]);
+  // Nothing but svc login's words for the human went to stderr.
+  expect({ code, err: err.slice(prompt.match.index + prompt.match[0].length) }).toEqual({ code: 0, err: " to confirm there...\n" });
+  expect(out).toContain(`Logged in to ${url} as @alice`);
+  expect(out).toContain('"reachable": true');
+  expect(out).toContain('"name": "Lisbon trip"');
+  expect(out).toContain('"description": {\n      "untrusted_content": "Dinner"');
+  expect(out).toContain('"members": [');
+  expect(out).toContain('"name": "add_expense"');
 }, 60_000);
 
 test("with --log-level on a terminal, svc serve writes JSON log lines as before", async () => {
