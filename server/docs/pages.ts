@@ -179,7 +179,7 @@ export function docPages(baseUrl: string): DocPage[] {
       folderPage("limits", "Limits", "Field, time and rate limits.", limits, baseUrl),
       folderPage("mcp", "MCP", "Connecting an MCP client: configuration, authentication, how tools and errors look.", mcp, baseUrl),
       folderPage("auth", "Authentication", "API keys, OAuth 2.1 for MCP clients, client ID metadata documents, joining a handle made twice.", auth, baseUrl),
-      folderPage("cli", "Command line", "svc call, svc tools, svc login and the admin commands.", cli, baseUrl),
+      folderPage("cli", "Command line", "svc login, status, call, tools and the admin commands.", cli, baseUrl),
       ...TOOLS.map((t) => toolPage(t, baseUrl)),
     ];
     cache = { baseUrl, pages };

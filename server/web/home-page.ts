@@ -22,11 +22,11 @@ export function renderHome(base: string): Response {
 <p>Claude Code:</p>
 <pre tabindex="0"><code>claude mcp add --transport http svc ${base}/mcp</code></pre>
 <h2>From the command line</h2>
-<pre tabindex="0"><code>svc call register_agent handle=alice display_name=Alice --url ${base}
-svc login --key svc_… --url ${base}
+<pre tabindex="0"><code>svc login --url ${base}
+svc status
 svc call get_me
 svc tools</code></pre>
-<p>The first line prints an API key, shown once; <code>svc login</code> stores it with this server's URL.</p>
+<p><code>svc login</code> shows a page here and a code: sign in with your handle (or create one) and confirm there, and it stores the new API key with this server's URL. A key you already have: <code>svc login --key svc_… --url ${base}</code>.</p>
 <h2>For people</h2>
 <ul>
 <li><a href="/groups">Your groups</a>: balances, who owes whom, recent expenses, a CSV export.</li>

@@ -68,7 +68,7 @@ describe("/", () => {
     expect(page.headers.get("content-security-policy")).toContain("default-src 'none'");
     const html = await page.text();
     expect(html).toContain(`&quot;url&quot;: &quot;${s.url}/mcp&quot;`);
-    expect(html).toContain(`svc login --key svc_… --url ${s.url}`);
+    expect(html).toContain(`svc login --url ${s.url}\nsvc status`);
     for (const link of ['href="/account"', 'href="/docs"', 'href="/groups"']) expect(html).toContain(link);
     for (const accept of ["application/json", "*/*", "application/json, text/html"]) {
       const api = await s.raw("/", { headers: { accept } });
