@@ -1,6 +1,7 @@
 // svc login without a key (the join flow, a human confirming on the page while it polls), svc logout, svc status.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startTestServer, type Agent, type TestServer } from "../harness.ts";
 import { PageClient, signInWithCode } from "../web/page-client.ts";
@@ -30,6 +31,21 @@ async function startLogin(args: string[], env: Record<string, string>) {
   return { enter_url: prompt.match[1]!, user_code: prompt.match[2]!, printed: prompt.match.input, done };
 }
 
+/**
+ * A browser opener (xdg-open) that writes the page it is asked to open into a file, first on PATH, with a display:
+ * `env` for svc, and `opened()`, the page it was given or null.
+ */
+function fakeBrowser() {
+  const dir = mkdtempSync(join(tmpdir(), "svc-browser-"));
+  const out = join(dir, "opened");
+  writeFileSync(join(dir, "xdg-open"), `#!/bin/sh\nprintf '%s' "$1" > '${out}'\n`);
+  chmodSync(join(dir, "xdg-open"), 0o755);
+  return {
+    env: { PATH: `${dir}:${process.env.PATH}`, DISPLAY: ":0" },
+    opened: () => (existsSync(out) ? readFileSync(out, "utf8") : null),
+  };
+}
+
 /** The human on the join page: enters the code the CLI showed, then signs in to `handle` with a code from its inbox. */
 async function humanSignsIn(join: { enter_url: string; user_code: string }, agent: Agent, handle: string) {
   const b = new PageClient(s.url);
@@ -45,12 +61,14 @@ async function humanSignsIn(join: { enter_url: string; user_code: string }, agen
 describe("svc login without a key", () => {
   test("shows the page and the code, polls while the human confirms there, stores the new key (mode 600) and says who", async () => {
     const home = freshConfigHome();
-    const login = await startLogin(["--no-browser", "--name", "Test laptop"], { XDG_CONFIG_HOME: home });
-    expect(login.printed).not.toContain("Opened the page in your browser");
+    const browser = fakeBrowser();
+    const login = await startLogin(["--name", "Test laptop"], { XDG_CONFIG_HOME: home, ...browser.env });
+    expect(login.printed).toContain("Opened the page in your browser.");
     const b = await humanSignsIn(login, alice, "login-alice");
     const approved = await b.follow(await b.post("/join/approve", {}));
     expect(approved.html).toContain("is now connected to <strong>@login-alice</strong>");
     const r = await login.done;
+    expect(browser.opened()).toBe(login.enter_url);
     expect({ code: r.code, stdout: r.stdout }).toEqual({
       code: 0,
       stdout: `Logged in to ${s.url} as @login-alice; saved to ${join(home, "svc", "config.json")}\n`,
@@ -79,7 +97,8 @@ describe("svc login without a key", () => {
 
   test("without a display it opens no browser and still waits; a refusal on the page exits 3 and stores nothing", async () => {
     const home = freshConfigHome();
-    const login = await startLogin([], { XDG_CONFIG_HOME: home, DISPLAY: "", WAYLAND_DISPLAY: "" });
+    const browser = fakeBrowser();
+    const login = await startLogin([], { XDG_CONFIG_HOME: home, ...browser.env, DISPLAY: "", WAYLAND_DISPLAY: "" });
     expect(login.printed).toContain("Open the page in a browser");
     const b = new PageClient(s.url);
     await b.get(login.enter_url.slice(s.url.length));
@@ -89,8 +108,52 @@ describe("svc login without a key", () => {
     const r = await login.done;
     expect(r.code).toBe(3);
     expect(r.stderr).toContain("svc: the connection was refused on the page.");
+    expect(browser.opened()).toBeNull();
     expect(existsSync(join(home, "svc", "config.json"))).toBe(false);
   });
+});
+
+test("svc login polls at the server's interval, slows down by 5 s after RATE_LIMITED; --no-browser opens none", async () => {
+  // A server that asks for polls every second, then answers the first poll with RATE_LIMITED (slow down).
+  const polls: number[] = [];
+  const server = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    async fetch(req): Promise<Response> {
+      const { origin, pathname: path } = new URL(req.url);
+      const ok = (data: unknown) => Response.json({ ok: true, data });
+      if (path === "/v1/tools/join_network") {
+        return ok({
+          enter_url: `${origin}/join?user_code=BCDF-GHJK`,
+          user_code: "BCDF-GHJK",
+          poll_token: "p",
+          expires_at: "2999-01-01T00:00:00Z",
+          interval_seconds: 1,
+        });
+      }
+      if (path === "/v1/tools/finish_join") {
+        polls.push(performance.now());
+        if (polls.length === 1) return Response.json({ ok: false, error: { code: "RATE_LIMITED", message: "slow down" }, retry_after: 1 }, { status: 429 });
+        return ok({ status: "connected", api_key: "svc_from-the-join", agent: { handle: "slow" } });
+      }
+      if (path === "/v1" && req.headers.get("authorization") === "Bearer svc_from-the-join") return ok({ agent: { handle: "slow" } });
+      return Response.json({ ok: false, error: { code: "NOT_FOUND", message: path } }, { status: 404 });
+    },
+  });
+  try {
+    const home = freshConfigHome();
+    const browser = fakeBrowser();
+    const r = await svc(["login", "--no-browser", "--url", server.url.href], { env: { XDG_CONFIG_HOME: home, ...browser.env } });
+    expect(r.stdout).toContain("as @slow");
+    expect(r.code).toBe(0);
+    expect(polls).toHaveLength(2);
+    expect(browser.opened()).toBeNull();
+    // 1 s, the server's interval, plus the 5 s a slow down adds.
+    expect(polls[1]! - polls[0]!).toBeGreaterThanOrEqual(6000);
+    expect(JSON.parse(readFileSync(join(home, "svc", "config.json"), "utf8")).api_key).toBe("svc_from-the-join");
+  } finally {
+    server.stop(true);
+  }
 });
 
 describe("svc logout and svc status", () => {
