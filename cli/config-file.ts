@@ -25,7 +25,7 @@ export function readConfig(): StoredConfig {
       api_key: typeof c?.api_key === "string" ? c.api_key : undefined,
     };
   } catch {
-    throw new CliError(EXIT.failure, `${path} is not valid JSON.`, "Fix or delete the file, then run `svc login --key KEY` again.");
+    throw new CliError(EXIT.failure, `${path} is not valid JSON.`, "Fix or delete the file, then run `svc login` again.");
   }
 }
 

@@ -129,7 +129,7 @@ function envelopeError(e: ErrorEnvelope, requestId: unknown, target: Target): Cl
   // The server's own advice for a missing credential speaks HTTP (an Authorization header); here the way is svc login.
   if (e.code === "UNAUTHENTICATED") {
     const why = target.key ? "The server refused the API key (revoked, rotated or mistyped)." : "No API key was sent.";
-    const how = `Run: svc login --key KEY --url ${target.url} (the key register_agent or finish_join printed, or one made on ${target.url}/account); or pass --key or SVC_API_KEY.`;
+    const how = `Run: svc login --url ${target.url} (it connects through the server's join page), or svc login --key KEY --url ${target.url} with a key you have (from register_agent, or made on ${target.url}/account); or pass --key or SVC_API_KEY.`;
     return new CliError(exitCodeFor(e.code), `${e.code}: ${e.message}`, `${why} ${how}`, extra);
   }
   return new CliError(exitCodeFor(e.code), `${e.code}: ${e.message}`, e.suggested_action || undefined, extra);

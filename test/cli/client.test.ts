@@ -349,7 +349,7 @@ describe("names and splits without JSON", () => {
 describe("hints name the command line", () => {
   test("a missing or refused key points at svc login with this server's URL", async () => {
     const none = await svc(["call", "get_me", "--url", s.url]);
-    expect(none.stderr).toContain(`Run: svc login --key KEY --url ${s.url} `);
+    expect(none.stderr).toContain(`Run: svc login --url ${s.url} (it connects through the server's join page), or svc login --key KEY --url ${s.url} `);
     expect(none.stderr).not.toContain("Authorization");
     const bad = await svc(["call", "get_me", ...as("svc_not-a-key")]);
     expect(bad.stderr).toContain("The server refused the API key");
