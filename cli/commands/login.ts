@@ -75,7 +75,7 @@ export function loginCommand(): Command {
     new Command("login")
       .description("Connect this svc to your handle and store the API key, so client commands need no flags")
       .addOption(new Option("--key <key>", "an API key to store (from register_agent or the account page); without it, svc runs the join").env("SVC_API_KEY"))
-      .addOption(new Option("--url <url>", "server URL").env("SVC_URL").default(DEFAULT_URL))
+      .addOption(urlOption())
       .addOption(new Option("--no-browser", "print the page to open, do not open a browser"))
       .addOption(new Option("--name <name>", "the name this client gets on your account page (default: svc CLI on HOST)"))
       .addOption(new Option("--handle <handle>", "the handle the page suggests if you create a new one"))
@@ -90,8 +90,8 @@ export function loginCommand(): Command {
           EXIT_CODES_SEE,
       )
       .action(
-        action(async (o: { key?: string; url: string; browser: boolean; name?: string; handle?: string }) => {
-          const url = trimUrl(o.url);
+        action(async (o: { key?: string; url?: string; browser: boolean; name?: string; handle?: string }) => {
+          const url = trimUrl(o.url ?? readConfig().url ?? DEFAULT_URL);
           const key = o.key ?? (await joinFlow({ url }, o));
           // A key that does not work is refused rather than stored.
           const me = await request({ url, key }, "GET", "/v1", { auth: true });

@@ -183,6 +183,9 @@ describe("svc logout and svc status", () => {
     expect(after.code).toBe(3);
     expect(after.json()).toMatchObject({ url: s.url, reachable: true, agent: null, key_from: null });
     expect(after.json().problem).toContain(`svc login --url ${s.url}`);
+    // Logging in again goes to the URL kept.
+    const back = await svc(["login", "--key", alice.key], { env });
+    expect(back.stdout).toContain(`Logged in to ${s.url} as @login-alice`);
   });
 
   test("status of a server that does not answer exits 7; a refused key exits 3", async () => {
