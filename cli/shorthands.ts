@@ -105,6 +105,17 @@ async function resolveGroups(target: Target, tool: ToolDescription, args: Record
   }
 }
 
+/** For completion: the shorthand fields a tool takes besides its own (group, among), given the fields typed so far. */
+export function shorthandFields(props: Record<string, unknown>, given: Set<string>): string[] {
+  return [
+    ...(props.group_id && !props.group && !given.has("group") && !given.has("group_id") ? ["group"] : []),
+    ...(props.split && !props.among && given.has("split") && !given.has("among") ? ["among"] : []),
+  ];
+}
+
+/** For completion: the values of split=MODE. */
+export const shorthandValues = (field: string, props: Record<string, unknown>): string[] => (field === "split" && props.split ? SPLIT_MODES : []);
+
 /** The arguments as the tool takes them: shorthands expanded, group names turned into ids. */
 export async function expandShorthands(target: Target, tool: ToolDescription, args: Record<string, unknown>): Promise<void> {
   expandSplits(tool, args);

@@ -5,6 +5,7 @@ import { Argument, Command } from "commander";
 import { TOOLS, findTool, inputJsonSchema } from "../../server/tools/catalogue.ts";
 import { action, example, usageExits } from "../output.ts";
 import type { JsonSchema } from "../remote.ts";
+import { shorthandFields, shorthandValues } from "../shorthands.ts";
 
 const SCRIPTS = {
   bash: `# svc completion for bash: save as ~/.local/share/bash-completion/completions/svc, or in ~/.bashrc: source <(svc completion bash)
@@ -93,15 +94,13 @@ export function complete(program: Command, words: string[]): string[] {
     const field = cur.slice(0, eq);
     return startingWith(
       cur,
-      valuesOf(props[field]).map((v) => `${field}=${v}`),
+      [...valuesOf(props[field]), ...shorthandValues(field, props)].map((v) => `${field}=${v}`),
     );
   }
-  const given = new Set(positional.slice(1).map((p) => p.split("=")[0]));
+  const given = new Set(positional.slice(1).map((p) => p.split("=")[0]!));
   return startingWith(
     cur,
-    Object.keys(props)
-      .filter((f) => f !== "idempotency_key" && !given.has(f))
-      .map((f) => `${f}=`),
+    [...Object.keys(props).filter((f) => f !== "idempotency_key" && !given.has(f)), ...shorthandFields(props, given)].map((f) => `${f}=`),
   );
 }
 

@@ -440,6 +440,10 @@ describe("svc completion", () => {
     expect(await bashOffers("svc invites ")).toEqual(["create", "list", "revoke"]);
     expect(await bashOffers("svc call get_me --json-")).toEqual(["--json-out"]);
     expect(await bashOffers("svc completion ")).toEqual(["bash", "zsh", "fish"]);
+    // The shorthands too: group= beside group_id=, split=MODE, and among= once split is given.
+    expect(await bashOffers("svc call get_balances ")).toEqual(["group_id=", "by_currency=", "group="]);
+    expect(await bashOffers("svc call add_expense split=")).toEqual(["equal", "exact", "percent", "shares", "adjustment"]);
+    expect(await bashOffers("svc call add_expense split=equal am")).toEqual(["amount=", "amount_minor=", "among="]);
   });
 
   test("zsh and fish, in the shells themselves, complete tool names and a tool's fields", async () => {
