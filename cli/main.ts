@@ -15,6 +15,7 @@ import { restoreCommand } from "./commands/restore.ts";
 import { serveCommand } from "./commands/serve.ts";
 import { toolsCommand } from "./commands/tools.ts";
 import { usersCommand } from "./commands/users.ts";
+import { federationCommand } from "./commands/federation.ts";
 
 const program = new Command("svc")
   .description("svc: a self-hosted agent network with a shared-expense ledger")
@@ -27,6 +28,7 @@ const program = new Command("svc")
   .addCommand(invitesCommand())
   .addCommand(keysCommand())
   .addCommand(usersCommand())
+  .addCommand(federationCommand())
   .addCommand(inboxCommand())
   .addCommand(callCommand())
   .addCommand(toolsCommand())

@@ -65,11 +65,12 @@ CREATE TABLE federation_events_seen (
   received_at TEXT NOT NULL,
   PRIMARY KEY (origin, event_id)
 );
--- Other servers' published keys, as last fetched.
+-- Other servers' published keys, as last fetched; refetched_at: the last fetch an unknown kid caused.
 CREATE TABLE federation_peer_keys (
   host TEXT PRIMARY KEY,
   jwks TEXT NOT NULL,
-  fetched_at TEXT NOT NULL
+  fetched_at TEXT NOT NULL,
+  refetched_at TEXT
 );
 -- Hosts this server refuses whatever the mode; and hosts first seen in open mode (greylisted until first_seen_at ages).
 CREATE TABLE federation_hosts (

@@ -83,6 +83,7 @@ export const federationPeerKeys = sqliteTable("federation_peer_keys", {
   host: text("host").primaryKey(),
   jwks: text("jwks").notNull(),
   fetchedAt: text("fetched_at").notNull(),
+  refetchedAt: text("refetched_at"),
 });
 
 export const federationHosts = sqliteTable("federation_hosts", {

@@ -73,19 +73,19 @@ export async function fetchDiscovery(host: string, fed: Pick<FederationConfig, "
 }
 
 /**
- * The peer's keys: from the cache while fresh; fetched again when stale, or when `unknownKid` is not among them and
- * the last fetch is older than KEY_REFETCH_MS. Null when they cannot be had.
+ * The peer's keys: from the cache while fresh (KEY_CACHE_MS); fetched again when stale, or when `unknownKid` is not
+ * among them, at most once a minute for unknown kids. Null when they cannot be had.
  */
 export async function peerKeys(db: Db, fed: FederationConfig, host: string, now: Date, unknownKid?: string): Promise<PublicJwk[] | null> {
   const cached = await db.read((tx) => tx.select().from(federationPeerKeys).where(eq(federationPeerKeys.host, host)).get());
   const keys = cached ? (JSON.parse(cached.jwks) as PublicJwk[]) : null;
-  const age = cached ? now.getTime() - Date.parse(cached.fetchedAt) : Infinity;
-  const wanted = unknownKid !== undefined && !keys?.some((k) => k.kid === unknownKid);
-  if (keys && age < KEY_CACHE_MS && !(wanted && age >= KEY_REFETCH_MS)) return keys;
-  if (keys && wanted && age < KEY_REFETCH_MS) return keys;
+  const stale = !cached || now.getTime() - Date.parse(cached.fetchedAt) >= KEY_CACHE_MS;
+  const missing = unknownKid !== undefined && !keys?.some((k) => k.kid === unknownKid);
+  const mayRefetch = !cached?.refetchedAt || now.getTime() - Date.parse(cached.refetchedAt) >= KEY_REFETCH_MS;
+  if (!stale && !(missing && mayRefetch)) return keys;
   try {
     const fresh = (await fetchDiscovery(host, fed)).keys;
-    const row = { host, jwks: JSON.stringify(fresh), fetchedAt: iso(now) };
+    const row = { host, jwks: JSON.stringify(fresh), fetchedAt: iso(now), refetchedAt: stale ? (cached?.refetchedAt ?? null) : iso(now) };
     await db.tx((tx) => tx.insert(federationPeerKeys).values(row).onConflictDoUpdate({ target: federationPeerKeys.host, set: row }));
     return fresh;
   } catch {
