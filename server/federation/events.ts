@@ -19,6 +19,8 @@ import {
   takeCodeRequest,
 } from "../domain/federation.ts";
 import { receiveEnvelope } from "../domain/mail/envelopes.ts";
+import { receivePlan, receivePlanResponse } from "../domain/plans/plans.ts";
+import { DateTimeInput, PlanDescription, PlanTitle, Place, PLAN_STATES, RESPONSES } from "../contract/plans.ts";
 import { agentById, type AgentRow } from "../domain/agents.ts";
 import { remoteAgents } from "../../db/schema/index.ts";
 import { eq } from "drizzle-orm";
@@ -32,6 +34,22 @@ const Address = z
   .refine((v) => parseAddress(v) !== null, "expected handle@host");
 const Id = z.uuid();
 const Name = z.string().max(100).optional();
+
+const PlanCopy = z.strictObject({
+  plan_id: Id,
+  title: PlanTitle,
+  description: PlanDescription,
+  respond_by: DateTimeInput.nullable(),
+  state: z.enum(PLAN_STATES),
+  chosen_option_id: Id.nullable(),
+  options: z
+    .array(z.strictObject({ option_id: Id, starts_at: DateTimeInput, ends_at: DateTimeInput.nullable(), place: Place.nullable() }))
+    .min(1)
+    .max(10)
+    .refine((os) => new Set(os.map((o) => o.option_id)).size === os.length, "an option_id appears twice"),
+});
+const PlanChange = z.enum(["title", "description", "respond_by", "options", "chosen_option", "invitees"]);
+const Recipients = z.array(Address).min(1).max(MAX_EVENTS);
 
 export const FederationEvent = z.discriminatedUnion("type", [
   z.strictObject({
@@ -56,6 +74,35 @@ export const FederationEvent = z.discriminatedUnion("type", [
     in_reply_to: Id.nullable(),
     subject: Subject,
     body_md: BodyMd,
+  }),
+  z.strictObject({ id: Id, type: z.literal("plan.invite"), from: Address, display_name: Name, to: Recipients, plan: PlanCopy }),
+  z.strictObject({
+    id: Id,
+    type: z.literal("plan.update"),
+    from: Address,
+    display_name: Name,
+    to: Recipients,
+    plan: PlanCopy,
+    changes: z.array(PlanChange).max(6),
+  }),
+  z.strictObject({
+    id: Id,
+    type: z.literal("plan.cancel"),
+    from: Address,
+    display_name: Name,
+    to: Recipients,
+    plan: PlanCopy,
+    reason: z.enum(["cancelled", "uninvited"]),
+  }),
+  z.strictObject({
+    id: Id,
+    type: z.literal("plan.respond"),
+    from: Address,
+    display_name: Name,
+    to: Address,
+    plan_id: Id,
+    response: z.enum(RESPONSES),
+    option_ids: z.array(Id).max(10),
   }),
 ]);
 export type FederationEvent = z.infer<typeof FederationEvent>;
@@ -160,6 +207,25 @@ async function apply(r: Receiver, c: TxNow, e: FederationEvent): Promise<void> {
         if (l) locals.push(l);
       }
       await receiveEnvelope({ tx, now, actor: actorOf(them) }, locals, e);
+      return;
+    }
+    case "plan.invite":
+    case "plan.update":
+    case "plan.cancel": {
+      const them = await knownRemote(c, e.from);
+      if (!them) return;
+      const locals: AgentRow[] = [];
+      for (const a of e.to) {
+        const l = await localAgentByHandle(tx, handleOf(a));
+        if (l) locals.push(l);
+      }
+      const detail = e.type === "plan.update" ? { changes: e.changes } : e.type === "plan.cancel" ? { reason: e.reason } : {};
+      await receivePlan({ tx, now, actor: actorOf(them) }, e.plan, locals, e.type, detail);
+      return;
+    }
+    case "plan.respond": {
+      const them = await knownRemote(c, e.from);
+      if (them) await receivePlanResponse({ tx, now, actor: actorOf(them) }, e);
       return;
     }
   }

@@ -91,3 +91,20 @@ export async function until<T>(read: () => Promise<T>, done: (v: T) => boolean, 
     await Bun.sleep(50);
   }
 }
+
+/** Makes x (on X) and y (on Y) contacts by y's code; returns the alias each has of the other. */
+export async function connect(X: FedServer, x: { key: string }, Y: FedServer, y: { key: string }, note?: string): Promise<{ yOnX: string; xOnY: string }> {
+  const { code } = await Y.ok("get_contact_code", {}, y.key);
+  await X.ok("add_contact", { code: `${code}@${Y.host}`, ...(note ? { note } : {}) }, x.key);
+  const incoming = await until(
+    () => Y.ok("list_contacts", { state: "incoming" }, y.key),
+    (d) => d.contacts.length > 0,
+  );
+  const xOnY = incoming.contacts[0].agent.handle;
+  await Y.ok("respond_contact_request", { handle: xOnY, action: "accept" }, y.key);
+  const accepted = await until(
+    () => X.ok("list_contacts", { state: "accepted" }, x.key),
+    (d) => d.contacts.some((c: any) => c.agent.display_name.endsWith(`@${Y.host})`)),
+  );
+  return { yOnX: accepted.contacts.find((c: any) => c.agent.display_name.endsWith(`@${Y.host})`)).agent.handle, xOnY };
+}
