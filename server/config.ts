@@ -67,6 +67,22 @@ export interface ServerConfig {
 }
 
 export const FEDERATION_MODES = ["off", "allowlist", "open"] as const;
+/** What --federation-limits sets per origin host: transactions and events a minute, contact requests and code guesses an hour. */
+export const FEDERATION_LIMITS = ["txns", "events", "contact_requests", "code_guesses"] as const;
+export type FederationLimit = (typeof FEDERATION_LIMITS)[number];
+
+/** --federation-limits: name=value settings separated by commas, names of FEDERATION_LIMITS. */
+export function parseFederationLimits(v: string): Partial<Record<FederationLimit, number>> {
+  const out: Partial<Record<FederationLimit, number>> = {};
+  for (const part of v.split(",").filter((x) => x.trim())) {
+    const m = /^\s*([a-z_]+)\s*=\s*(.*)$/.exec(part);
+    if (!m || !(FEDERATION_LIMITS as readonly string[]).includes(m[1]!)) {
+      throw new ConfigError(`expected name=value with a name of ${FEDERATION_LIMITS.join(", ")}, got "${part}"`);
+    }
+    out[m[1] as FederationLimit] = parseCount(m[2]!);
+  }
+  return out;
+}
 export type FederationMode = (typeof FEDERATION_MODES)[number];
 
 export interface FederationConfig {
@@ -76,6 +92,8 @@ export interface FederationConfig {
   peers: string[];
   /** Hosts refused in every mode. */
   blocked: string[];
+  /** Limits per origin host replacing the defaults (server/federation/limits.ts HOST_LIMITS): txns, events per minute, ... */
+  limits?: Partial<Record<FederationLimit, number>>;
   /** Tests only: plain HTTP to loopback peers; the server must itself listen on loopback. */
   allowLoopback: boolean;
   /** Real milliseconds between outbox sends (default FEDERATION_SEND_MS). */
@@ -191,6 +209,7 @@ export interface ServeSettings {
   federationAllowLoopback?: boolean;
   /** Tests only: milliseconds of the first retry's wait; the sender's lease and pass interval shrink with it. */
   federationTestTiming?: number;
+  federationLimits?: Partial<Record<FederationLimit, number>>;
 }
 
 /** `host,host` as a list of hosts (lowercase authorities, as in an address handle@host). */
@@ -239,6 +258,7 @@ export function serveConfig(o: ServeSettings, clock: Clock, env: Record<string, 
       peers: parseHosts(o.federationPeers),
       blocked: parseHosts(o.federationBlock),
       allowLoopback: Boolean(o.federationAllowLoopback),
+      limits: o.federationLimits,
       ...(o.federationTestTiming ? { retryBaseMs: o.federationTestTiming, leaseMs: 3000, sendIntervalMs: 100 } : {}),
     },
   };

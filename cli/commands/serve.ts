@@ -6,6 +6,7 @@ import {
   ConfigError,
   DEFAULTS,
   FEDERATION_MODES,
+  parseFederationLimits,
   LOG_LEVELS,
   parseCount,
   parseDuration,
@@ -157,6 +158,14 @@ export function serveCommand(): Command {
       new Option("--federation-allow-loopback", "tests only: plain HTTP to loopback peers; refuses to start unless listening on loopback").env(
         "SVC_FEDERATION_ALLOW_LOOPBACK",
       ),
+    )
+    .addOption(
+      new Option(
+        "--federation-limits <name=value,...>",
+        "per other server: txns and events a minute, contact_requests and code_guesses an hour (docs/federation.md)",
+      )
+        .env("SVC_FEDERATION_LIMITS")
+        .argParser(flag(parseFederationLimits)),
     )
     .addOption(new Option("--federation-test-timing <ms>", "tests only: first retry wait in ms, short lease and pass interval").argParser(int).hideHelp())
     .addHelpText(

@@ -9,7 +9,8 @@ import { invalid } from "../errors.ts";
 import { agentByHandle, agentById, type AgentRow } from "./agents.ts";
 import { cleanNote } from "./untrusted.ts";
 
-export type AcceptFromServers = "code" | "address" | "none";
+export const ACCEPTS = ["code", "address", "none"] as const;
+export type AcceptFromServers = (typeof ACCEPTS)[number];
 
 /** `handle@host` split, or null: handle as svc's handles, host an authority (name or address, optional port). */
 export function parseAddress(text: string): { handle: string; host: string } | null {

@@ -25,6 +25,7 @@ import { agentById, type AgentRow } from "../domain/agents.ts";
 import { remoteAgents } from "../../db/schema/index.ts";
 import { eq } from "drizzle-orm";
 import { takeHostBudget } from "./limits.ts";
+import type { FederationConfig } from "../config.ts";
 
 export const MAX_EVENTS = 50;
 
@@ -125,6 +126,7 @@ export interface Receiver {
   selfHost: string;
   /** In open mode, a host first seen lately: only requests that carry a code pass. */
   greylisted: boolean;
+  limits?: FederationConfig["limits"];
 }
 
 const hostOf = (address: string) => parseAddress(address)!.host;
@@ -169,8 +171,8 @@ async function apply(r: Receiver, c: TxNow, e: FederationEvent): Promise<void> {
   switch (e.type) {
     case "contact.request": {
       if (r.greylisted && e.code === undefined) return;
-      if (!(await takeHostBudget(tx, r.origin, "contact_requests", now))) return;
-      if (e.code !== undefined && !(await takeHostBudget(tx, r.origin, "code_guesses", now))) return;
+      if (!(await takeHostBudget(tx, r.origin, "contact_requests", now, 1, r.limits))) return;
+      if (e.code !== undefined && !(await takeHostBudget(tx, r.origin, "code_guesses", now, 1, r.limits))) return;
       const target = e.code !== undefined ? await localAgentByCode(tx, e.code) : await localAgentByHandle(tx, handleOf(e.to!));
       if (!target) return;
       const accepts = await acceptsFromServers(tx, target.agentId);

@@ -4,14 +4,15 @@ import { and, eq, lt, sql } from "drizzle-orm";
 import type { Tx } from "../../db/client.ts";
 import { federationHosts, federationLimits } from "../../db/schema/index.ts";
 import { HOUR, MINUTE, iso } from "../clock.ts";
+import type { FederationLimit } from "../config.ts";
 
 export const HOST_LIMITS = {
   txns: { windowMs: MINUTE, limit: 120 },
   events: { windowMs: MINUTE, limit: 1200 },
   contact_requests: { windowMs: HOUR, limit: 60 },
   code_guesses: { windowMs: HOUR, limit: 30 },
-} as const;
-export type LimitKind = keyof typeof HOST_LIMITS;
+} as const satisfies Record<FederationLimit, unknown>;
+export type LimitKind = FederationLimit;
 
 /** In open mode a host first seen this recently may only send contact requests that carry a code. */
 export const GREYLIST_MS = 24 * HOUR;

@@ -48,7 +48,9 @@ export async function receiveTransaction(svc: Services, req: Request, txnId: str
   if (body.destination.toLowerCase() !== self) return refuse(403, "wrong destination");
   if (!originAllowed(fed, origin) || (await svc.db.read((tx) => hostBlocked(tx, origin)))) return refuse(403, "origin not allowed");
   const withinLimits = await svc.db.tx(
-    async (tx) => (await takeHostBudget(tx, origin, "txns", now)) && (await takeHostBudget(tx, origin, "events", now, Math.max(1, body.events.length))),
+    async (tx) =>
+      (await takeHostBudget(tx, origin, "txns", now, 1, fed.limits)) &&
+      (await takeHostBudget(tx, origin, "events", now, Math.max(1, body.events.length), fed.limits)),
   );
   if (!withinLimits) return refuse(429, "too many transactions", { "Retry-After": String(retryAfterSeconds("txns", now)) });
   // 3. key, 4. created, 5. signature and digest.
@@ -87,7 +89,7 @@ export async function receiveTransaction(svc: Services, req: Request, txnId: str
   const greylisted =
     fed.mode === "open" && !fed.peers.includes(origin) && now.getTime() - (await svc.db.tx((tx) => firstSeen(tx, origin, now))).getTime() < GREYLIST_MS;
   const results: EventResult[] = [];
-  for (const raw of body.events) results.push(await receiveEvent({ db: svc.db, now, origin, selfHost: self, greylisted }, raw));
+  for (const raw of body.events) results.push(await receiveEvent({ db: svc.db, now, origin, selfHost: self, greylisted, limits: fed.limits }, raw));
   const result = { txn_id: txnId, results };
   await svc.db.tx(async (tx) => {
     await tx

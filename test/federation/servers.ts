@@ -18,13 +18,13 @@ export interface FedServer {
 }
 
 /** Flags of every federating test server; `timing` shortens the retry wait and the sender's lease. */
-export const fedFlags = (host: string, peers: string[]) => [
+export const fedFlags = (host: string, peers: string[], mode = "allowlist") => [
   "--workers",
   "1",
   "--base-url",
   `http://${host}`,
   "--federation",
-  "allowlist",
+  mode,
   "--federation-peers",
   peers.join(","),
   "--federation-allow-loopback",
@@ -34,14 +34,18 @@ export const fedFlags = (host: string, peers: string[]) => [
   "warn",
 ];
 
-export async function startServers(n: number, extraPeers: string[] = []): Promise<{ servers: FedServer[]; dir: string; close(): Promise<void> }> {
+export async function startServers(
+  n: number,
+  extraPeers: string[] = [],
+  opts: { mode?: string; flags?: string[] } = {},
+): Promise<{ servers: FedServer[]; dir: string; close(): Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), "svc-fed-"));
   const ports = Array.from({ length: n }, () => freePort());
   const hosts = ports.map((p) => `127.0.0.1:${p}`);
   const servers = await Promise.all(
     ports.map(async (port, i) => {
       const db = join(dir, `s${i}.db`);
-      const flags = fedFlags(hosts[i]!, [...hosts.filter((_, j) => j !== i), ...extraPeers]);
+      const flags = [...fedFlags(hosts[i]!, [...hosts.filter((_, j) => j !== i), ...extraPeers], opts.mode), ...(opts.flags ?? [])];
       const s: FedServer = {
         host: hosts[i]!,
         url: `http://${hosts[i]}`,
