@@ -9,6 +9,9 @@ import { invalid } from "../errors.ts";
 import { agentByHandle, agentById, type AgentRow } from "./agents.ts";
 import { cleanNote } from "./untrusted.ts";
 
+/** Groups and ledgers do not cross servers yet (docs/federation.md). */
+export const ON_ANOTHER_SERVER = "This agent is on another svc server: groups and ledgers do not cross servers yet. Envelopes and plans do.";
+
 export const ACCEPTS = ["code", "address", "none"] as const;
 export type AcceptFromServers = (typeof ACCEPTS)[number];
 
