@@ -76,6 +76,31 @@ describe("federation between two servers", () => {
     expect(back.envelopes[0].thread_id).toBe(env.thread_id);
     expect(back.envelopes[0].in_reply_to).toBe(env.envelope_id);
     expect((await A.ok("list_envelopes", { direction: "sent" }, alice.key)).envelopes).toHaveLength(1);
+
+    // svc federation rotate-key --now on A's running server: B fetches the new key on its unknown kid.
+    const oldKid = (await (await fetch(`${A.url}/.well-known/svc-federation`)).json()).jwks.keys[0].kid;
+    const rotate = Bun.spawn(["bun", "run", "cli/main.ts", "federation", "rotate-key", "--now", "--db", `file:${A.db}`], {
+      cwd: `${import.meta.dir}/../..`,
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    expect(await rotate.exited).toBe(0);
+    const keys = (await (await fetch(`${A.url}/.well-known/svc-federation`)).json()).jwks.keys;
+    expect(keys.map((k: any) => k.kid)).toContain(oldKid);
+    expect(keys.find((k: any) => k.kid === oldKid).exp).toBeGreaterThan(Date.now() / 1000 + 23 * 3600);
+    await A.ok("send_envelope", { to: [bobAlias], subject: "After the rotation", body_md: "Still me." }, alice.key);
+    await until(
+      () => B.ok("list_envelopes", { direction: "received" }, bob.key),
+      (d) => d.envelopes.length === 2,
+    );
+
+    // remove_contact crosses: both sides are gone, and envelopes no longer go.
+    await B.ok("remove_contact", { handle: request.refs.handle }, bob.key);
+    await until(
+      () => contactsOf(A, alice.key),
+      (cs) => cs.length === 0,
+    );
+    expect((await A.call("send_envelope", { to: [bobAlias], subject: "Hello?", body_md: "x" }, alice.key)).status).toBe(404);
   }, 30_000);
 
   test("a plan with invitees on two other servers: invitations go out, responses come in, changes and the cancellation go out", async () => {
