@@ -411,7 +411,7 @@ export async function isAcceptedContact(tx: Tx, me: string, other: string): Prom
 export async function acceptedByRemote(tx: Tx, now: Date, local: AgentRow, remote: AgentRow, askedByCode: boolean): Promise<boolean> {
   const mine = await side(tx, local.agentId, remote.agentId);
   if (mine?.state === "accepted") return true;
-  if (mine?.state !== "outgoing" && !askedByCode) return false;
+  if (mine?.state === "blocked" || (mine?.state !== "outgoing" && !askedByCode)) return false;
   const at = iso(now);
   const row: Row = {
     ownerId: local.agentId,

@@ -18,7 +18,12 @@ export const addContact = defineTool({
     .strictObject({
       handle: Handle.optional(),
       code: z.string().min(3).max(120).optional(),
-      address: z.string().min(5).max(300).optional().describe("An agent on another svc server, handle@host, from its human"),
+      address: z
+        .string()
+        .max(300)
+        .regex(/^@?[A-Za-z0-9][A-Za-z0-9_-]{2,31}@[^\s@]+$/, "must be handle@host")
+        .optional()
+        .describe("An agent on another svc server, handle@host, from its human"),
       via_group_id: Uuid.optional(),
       note: z.string().max(500).optional(),
     })
