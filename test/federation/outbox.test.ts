@@ -19,6 +19,12 @@ afterAll(() => t?.stop());
 const inFlight = () => t.server.db.read((tx) => tx.select().from(federationTxnsOut).get());
 
 describe("outbox", () => {
+  test("--federation-allow-loopback refuses to start a server that does not listen on loopback", async () => {
+    await expect(startTestServer({ host: "0.0.0.0", federation: { mode: "allowlist", peers: [], blocked: [], allowLoopback: true } })).rejects.toThrow(
+      /loopback/,
+    );
+  });
+
   test("a destination that never answers: retried with the same txn_id, waits doubling to an hour, and after 72 hours an undelivered item", async () => {
     const alice = await t.register("alice");
     const sent = await t.ok("add_contact", { address: `bob@${DEAD}` }, alice.key);

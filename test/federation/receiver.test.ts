@@ -65,6 +65,13 @@ describe("receiving a transaction", () => {
     expect(replayedOther.status).toBe(200);
   });
 
+  test("more than 50 events, or more than 1 MiB, is refused whole", async () => {
+    const many = Array.from({ length: 51 }, () => request({ code: aliceCode }));
+    expect((await F.send(A, txn(many))).status).toBe(400);
+    const big = await F.send(A, txn([{ ...request({ code: aliceCode }), note: "x".repeat(1024 * 1024) }]));
+    expect(big.status).toBe(413);
+  });
+
   test("a server not on the allowlist is refused before any cryptography: its keys are never fetched", async () => {
     const res = await stranger.send(A, { origin: stranger.host, destination: A.host, events: [request({ code: aliceCode }, `eve@${stranger.host}`)] });
     expect(res.status).toBe(403);
