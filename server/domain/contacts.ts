@@ -111,10 +111,17 @@ export interface AddContactInput {
 export interface FederationScope {
   selfHost: string;
   enabled: boolean;
+  /** Whether this server exchanges with that host (its mode, peers and blocklist). */
+  allows(host: string): boolean;
 }
 
-const federationOff = (path: string) =>
-  invalid(path, "names an agent on another server, and this server does not exchange with other servers (svc serve --federation)");
+/** Why a request to an agent on `host` cannot go, or null. */
+function federationProblem(path: string, host: string, federation: FederationScope | undefined) {
+  if (!federation?.enabled)
+    return invalid(path, "names an agent on another server, and this server does not exchange with other servers (svc serve --federation)");
+  if (!federation.allows(host)) return invalid(path, `names an agent on ${host}, a server this one does not exchange with (ask its operator)`);
+  return null;
+}
 
 /** Resolves whom add_contact names; group membership is checked by the ledger through `sharesGroup`. */
 async function target(
@@ -148,7 +155,8 @@ export async function addContact(
   if (input.code !== undefined) {
     const { code, host } = splitCode(input.code);
     if (host !== null && host !== federation?.selfHost) {
-      if (!federation?.enabled) throw federationOff("code");
+      const problem = federationProblem("code", host, federation);
+      if (problem) throw problem;
       const note = input.note === undefined ? null : cleanNote(input.note) || null;
       const eventId = await enqueue(tx, now, host, { type: "contact.request", from: actor.agentId, code: normaliseCode(code), note });
       await rememberCodeRequest(tx, now, eventId, actor.agentId, host);
@@ -160,8 +168,11 @@ export async function addContact(
     const parsed = parseAddress(input.address);
     if (!parsed) throw invalid("address", "expected handle@host");
     if (parsed.host === federation?.selfHost) input = { ...input, handle: parsed.handle, address: undefined };
-    else if (!federation?.enabled) throw federationOff("address");
-    else input = { ...input, handle: (await ensureRemoteAgent(tx, now, input.address)).handle, address: undefined };
+    else {
+      const problem = federationProblem("address", parsed.host, federation);
+      if (problem) throw problem;
+      input = { ...input, handle: (await ensureRemoteAgent(tx, now, input.address)).handle, address: undefined };
+    }
   }
   const { agent: them, source } = await target(tx, input, actor, sharesGroup);
   const remote = await remoteOf(tx, them.agentId);

@@ -5,12 +5,11 @@
 import { and, eq, lt } from "drizzle-orm";
 import { federationEventsSeen, federationTxnsIn } from "../../db/schema/index.ts";
 import { DAY, iso } from "../clock.ts";
-import type { FederationConfig } from "../config.ts";
 import type { Services } from "../services.ts";
 import { verifyingKey } from "./keys.ts";
 import { firstSeen, GREYLIST_MS, hostBlocked, retryAfterSeconds, takeHostBudget } from "./limits.ts";
 import { peerKeys } from "./peer.ts";
-import { selfHost } from "./scope.ts";
+import { hostAllowed, selfHost } from "./scope.ts";
 import { contentDigest, FED_COMPONENTS, FED_TAG, parseSignature, SignatureError, verifyMessage } from "./signatures.ts";
 import { receiveEvent, Transaction, type EventResult } from "./events.ts";
 
@@ -22,12 +21,6 @@ export const SEEN_EVENTS_MS = 30 * DAY;
 const answer = (status: number, body: unknown, headers: Record<string, string> = {}) =>
   new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json", "Cache-Control": "no-store", ...headers } });
 const refuse = (status: number, error: string, headers: Record<string, string> = {}) => answer(status, { error }, headers);
-
-/** Whether the origin may send at all under the server's mode and blocklist. */
-export function originAllowed(fed: FederationConfig, origin: string): boolean {
-  if (fed.mode === "off" || fed.blocked.includes(origin)) return false;
-  return fed.mode === "open" || fed.peers.includes(origin);
-}
 
 export async function receiveTransaction(svc: Services, req: Request, txnId: string): Promise<Response> {
   const fed = svc.config.federation;
@@ -46,7 +39,7 @@ export async function receiveTransaction(svc: Services, req: Request, txnId: str
   const origin = body.origin.toLowerCase();
   // 1. destination, 2. origin and its limits: before any cryptography.
   if (body.destination.toLowerCase() !== self) return refuse(403, "wrong destination");
-  if (!originAllowed(fed, origin) || (await svc.db.read((tx) => hostBlocked(tx, origin)))) return refuse(403, "origin not allowed");
+  if (!hostAllowed(fed, origin) || (await svc.db.read((tx) => hostBlocked(tx, origin)))) return refuse(403, "origin not allowed");
   const withinLimits = await svc.db.tx(
     async (tx) =>
       (await takeHostBudget(tx, origin, "txns", now, 1, fed.limits)) &&

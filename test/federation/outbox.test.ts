@@ -58,3 +58,21 @@ describe("outbox", () => {
     expect(undelivered.refs).toEqual({ host: DEAD });
   });
 });
+
+describe("add_contact to another server", () => {
+  test("is refused for a server this one does not exchange with (allowlist), and when federation is off", async () => {
+    const zed = await t.register("zed");
+    const refused = await t.call("add_contact", { address: "bob@elsewhere.example", idempotency_key: crypto.randomUUID() }, zed.key);
+    expect(refused.status).toBe(400);
+    expect(JSON.stringify(refused.body)).toContain("does not exchange with");
+    const off = await startTestServer();
+    try {
+      const amy = await off.register("amy");
+      const r = await off.call("add_contact", { code: "amber-falcon-river-seven@b.example", idempotency_key: crypto.randomUUID() }, amy.key);
+      expect(r.status).toBe(400);
+      expect(JSON.stringify(r.body)).toContain("--federation");
+    } finally {
+      await off.stop();
+    }
+  });
+});
