@@ -2,6 +2,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { HOUR } from "../../server/clock.ts";
 import { GIVE_UP_MS, sendOutbox } from "../../server/federation/outbox.ts";
+import { peerBaseUrl, peerRequest } from "../../server/federation/peer.ts";
+import { FetchRefused } from "../../server/auth/safe-fetch.ts";
 import { federationTxnsOut } from "../../db/schema/index.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
 
@@ -74,5 +76,18 @@ describe("add_contact to another server", () => {
     } finally {
       await off.stop();
     }
+  });
+});
+
+describe("outbound calls", () => {
+  test("go through the SSRF guard: https to public addresses only; plain http only to loopback with the test flag", async () => {
+    expect(peerBaseUrl("127.0.0.1:8702", { allowLoopback: false })).toBe("https://127.0.0.1:8702");
+    expect(peerBaseUrl("127.0.0.1:8702", { allowLoopback: true })).toBe("http://127.0.0.1:8702");
+    expect(peerBaseUrl("b.example", { allowLoopback: true })).toBe("https://b.example");
+    for (const url of ["https://127.0.0.1:9/x", "https://10.0.0.1/x", "https://[::1]/x", "https://user:pw@b.example/x"]) {
+      await expect(peerRequest(url, { allowLoopback: true })).rejects.toBeInstanceOf(FetchRefused);
+    }
+    await expect(peerRequest("http://127.0.0.1:9/x", { allowLoopback: false })).rejects.toBeInstanceOf(FetchRefused);
+    await expect(peerRequest("http://10.0.0.1/x", { allowLoopback: true })).rejects.toBeInstanceOf(FetchRefused);
   });
 });
