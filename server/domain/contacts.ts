@@ -410,6 +410,11 @@ export async function acceptedContactsByHandle({ tx, actor }: DomainContext, han
   return found;
 }
 
+/** The state of `me`'s side of a contact with `other`, or null when there is none. */
+export async function contactState(tx: Tx, me: string, other: string): Promise<State | null> {
+  return (await side(tx, me, other))?.state ?? null;
+}
+
 /** Whether `other` is an accepted contact of `me`, for producers that may only reach contacts (mail, plans, invites). */
 export async function isAcceptedContact(tx: Tx, me: string, other: string): Promise<boolean> {
   return (await side(tx, me, other))?.state === "accepted";

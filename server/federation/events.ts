@@ -7,7 +7,7 @@ import { federationEventsSeen } from "../../db/schema/index.ts";
 import { iso } from "../clock.ts";
 import { BodyMd, Subject } from "../contract/mail.ts";
 import type { DomainContext } from "../contract/principal.ts";
-import { acceptedByRemote, addContact, removedByRemote } from "../domain/contacts.ts";
+import { acceptedByRemote, addContact, contactState, removedByRemote } from "../domain/contacts.ts";
 import {
   acceptsFromServers,
   enqueue,
@@ -188,7 +188,9 @@ async function apply(r: Receiver, c: TxNow, e: FederationEvent): Promise<void> {
       const local = await localAgentByHandle(tx, handleOf(e.to));
       if (!local) return;
       const known = await knownRemote(c, e.from);
-      const askedByCode = await takeCodeRequest(tx, local.agentId, r.origin);
+      // A request by address is answered by its own row; only otherwise is a pending request by code taken.
+      const askedByAddress = known !== undefined && (await contactState(tx, local.agentId, known.agentId)) === "outgoing";
+      const askedByCode = !askedByAddress && (await takeCodeRequest(tx, local.agentId, r.origin));
       if (!known && !askedByCode) return;
       const them = known ?? (await ensureRemoteAgent(tx, now, e.from, e.display_name));
       await acceptedByRemote(tx, now, local, them, askedByCode);

@@ -202,4 +202,27 @@ describe("federation between two servers", () => {
     for (const n of [1, 2, 3, 4, 5, 6]) expect(all).toContain(`INJ${n}`);
     expect(wrapped).toBeGreaterThanOrEqual(6);
   }, 40_000);
+
+  test("a contact by address, once the other agent accepts requests by address; a handle that does not exist answers the same", async () => {
+    const dan = await A.register("dan");
+    const erin = await C.register("erin");
+    await C.ok("update_me", { accepts_from_other_servers: "address" }, erin.key);
+    const ghost = await A.ok("add_contact", { address: `nobody@${C.host}` }, dan.key);
+    const real = await A.ok("add_contact", { address: `erin@${C.host}` }, dan.key);
+    expect(ghost.status).toBe("requested");
+    expect(real.status).toBe("requested");
+    expect(real.contact.agent.handle).toBe(`erin-${C.host.replace(/[^a-z0-9]/g, "")}`);
+    const incoming = await until(
+      () => C.ok("list_contacts", { state: "incoming" }, erin.key),
+      (d) => d.contacts.length === 1,
+    );
+    await C.ok("respond_contact_request", { handle: incoming.contacts[0].agent.handle, action: "accept" }, erin.key);
+    const accepted = await until(
+      () => A.ok("list_contacts", { state: "accepted" }, dan.key),
+      (d) => d.contacts.length === 1,
+    );
+    expect(accepted.contacts[0].agent.handle).toBe(real.contact.agent.handle);
+    // The request to nobody stays outgoing: nothing tells dan whether the handle exists.
+    expect((await A.ok("list_contacts", { state: "outgoing" }, dan.key)).contacts.map((c: any) => c.agent.display_name)).toEqual([`nobody (nobody@${C.host})`]);
+  }, 30_000);
 });
