@@ -2,7 +2,7 @@
 // (RETRY_BASE_MS doubling to RETRY_MAX_MS) until the destination answers 200; after GIVE_UP_MS the senders get a
 // network.undelivered inbox item. A lease row (job_leases, "federation-send:<host>") keeps one sender per
 // destination across processes and instances; the network call is made outside any database transaction.
-import { and, asc, eq, isNull, lte, sql } from "drizzle-orm";
+import { and, asc, eq, isNull, lt, lte, sql } from "drizzle-orm";
 import type { Db } from "../../db/client.ts";
 import { federationOutbox, federationTxnsOut, jobLeases } from "../../db/schema/index.ts";
 import { HOUR, iso, later } from "../clock.ts";
@@ -19,6 +19,8 @@ export const RETRY_BASE_MS = 30_000;
 export const RETRY_MAX_MS = HOUR;
 export const GIVE_UP_MS = 72 * HOUR;
 export const SEND_LEASE_MS = 30_000;
+/** Sent events stay in the outbox this long. */
+export const SENT_KEPT_MS = 7 * 24 * HOUR;
 /** Real milliseconds between passes over the outbox in svc serve. */
 export const FEDERATION_SEND_MS = 1_000;
 /** A signature is valid this long after it was made. */
@@ -141,6 +143,10 @@ async function sendTo(db: Db, config: ServerConfig, destination: string, holder:
         .where(and(eq(federationOutbox.destination, destination), isNull(federationOutbox.sentAt), sql`${federationOutbox.seq} <= ${txn.lastSeq}`))
         .returning({ event: federationOutbox.event });
       await tx.delete(federationTxnsOut).where(eq(federationTxnsOut.destination, destination));
+      // Sent events are kept a while for the operator to look at, then dropped.
+      await tx
+        .delete(federationOutbox)
+        .where(and(eq(federationOutbox.destination, destination), lt(federationOutbox.sentAt, iso(new Date(now.getTime() - SENT_KEPT_MS)))));
       if (givenUp) {
         for (const agentId of new Set(events.map((e) => String(e.event.from)))) {
           await deliver(tx, now, {
