@@ -1,10 +1,10 @@
 // Agents of other svc servers as the domain sees them: a local agents row (its handle an alias such as
 // bob-bexample) with an address handle@host, and the events for other servers, written to the outbox in the
 // transaction of the tool call that made them. Nothing here knows HTTP: server/federation/ sends and receives.
-import { and, asc, eq, sql } from "drizzle-orm";
+import { and, asc, eq, lt, sql } from "drizzle-orm";
 import type { Tx } from "../../db/client.ts";
 import { agents, federationOutbox, federationRequests, federationSettings, remoteAgents } from "../../db/schema/index.ts";
-import { iso } from "../clock.ts";
+import { DAY, iso } from "../clock.ts";
 import { invalid } from "../errors.ts";
 import { agentByHandle, agentById, type AgentRow } from "./agents.ts";
 import { cleanNote } from "./untrusted.ts";
@@ -88,7 +88,14 @@ export async function enqueue(tx: Tx, now: Date, destination: string, event: Out
 /** A contact request sent by code to `host`: remembered so that the answer can be matched. */
 export async function rememberCodeRequest(tx: Tx, now: Date, eventId: string, agentId: string, host: string): Promise<void> {
   await tx.insert(federationRequests).values({ eventId, agentId, host, createdAt: iso(now) });
+  // An answer later than an inbox item's lifetime no longer counts.
+  await tx
+    .delete(federationRequests)
+    .where(and(eq(federationRequests.agentId, agentId), lt(federationRequests.createdAt, iso(new Date(now.getTime() - CODE_REQUEST_MS)))));
 }
+
+/** How long a request by code waits for its answer. */
+export const CODE_REQUEST_MS = 30 * DAY;
 
 /** Takes the oldest pending code request of `agentId` to `host`, if any. */
 export async function takeCodeRequest(tx: Tx, agentId: string, host: string): Promise<boolean> {
