@@ -1,7 +1,7 @@
 // Agents of other svc servers as the domain sees them: a local agents row (its handle an alias such as
 // bob-bexample) with an address handle@host, and the events for other servers, written to the outbox in the
 // transaction of the tool call that made them. Nothing here knows HTTP: server/federation/ sends and receives.
-import { and, asc, eq, lt, sql } from "drizzle-orm";
+import { and, asc, eq, gt, lt, sql } from "drizzle-orm";
 import type { Tx } from "../../db/client.ts";
 import { agents, federationOutbox, federationRequests, federationSettings, remoteAgents } from "../../db/schema/index.ts";
 import { DAY, iso } from "../clock.ts";
@@ -98,11 +98,12 @@ export async function rememberCodeRequest(tx: Tx, now: Date, eventId: string, ag
 export const CODE_REQUEST_MS = 30 * DAY;
 
 /** Takes the oldest pending code request of `agentId` to `host`, if any. */
-export async function takeCodeRequest(tx: Tx, agentId: string, host: string): Promise<boolean> {
+export async function takeCodeRequest(tx: Tx, now: Date, agentId: string, host: string): Promise<boolean> {
+  const since = iso(new Date(now.getTime() - CODE_REQUEST_MS));
   const row = await tx
     .select()
     .from(federationRequests)
-    .where(and(eq(federationRequests.agentId, agentId), eq(federationRequests.host, host)))
+    .where(and(eq(federationRequests.agentId, agentId), eq(federationRequests.host, host), gt(federationRequests.createdAt, since)))
     .orderBy(asc(federationRequests.createdAt))
     .get();
   if (!row) return false;

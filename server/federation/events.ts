@@ -190,7 +190,7 @@ async function apply(r: Receiver, c: TxNow, e: FederationEvent): Promise<void> {
       const known = await knownRemote(c, e.from);
       // A request by address is answered by its own row; only otherwise is a pending request by code taken.
       const askedByAddress = known !== undefined && (await contactState(tx, local.agentId, known.agentId)) === "outgoing";
-      const askedByCode = !askedByAddress && (await takeCodeRequest(tx, local.agentId, r.origin));
+      const askedByCode = !askedByAddress && (await takeCodeRequest(tx, now, local.agentId, r.origin));
       if (!known && !askedByCode) return;
       const them = known ?? (await ensureRemoteAgent(tx, now, e.from, e.display_name));
       await acceptedByRemote(tx, now, local, them, askedByCode);
