@@ -4,6 +4,7 @@ import { Command } from "commander";
 import { TOOLS } from "../server/tools/catalogue.ts";
 import { VERSION } from "../server/version.ts";
 import { backupCommand } from "./commands/backup.ts";
+import { federationCommand } from "./commands/federation.ts";
 import { callCommand } from "./commands/call.ts";
 import { completeCommand, completionCommand } from "./commands/completion.ts";
 import { importCommand } from "./commands/import.ts";
@@ -31,6 +32,7 @@ const program = new Command("svc")
   .addCommand(invitesCommand())
   .addCommand(keysCommand())
   .addCommand(usersCommand())
+  .addCommand(federationCommand())
   .addCommand(inboxCommand())
   .addCommand(callCommand())
   .addCommand(toolsCommand())

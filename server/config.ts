@@ -62,6 +62,45 @@ export interface ServerConfig {
   logFormat?: LogFormat;
   /** Where SMS go (svc POSTs {to, text} JSON): humans may then prove a phone and sign in by it; absent: no phone. */
   smsWebhook?: string;
+  /** Exchanges with other svc servers (docs/federation.md); absent: off. */
+  federation?: FederationConfig;
+}
+
+export const FEDERATION_MODES = ["off", "allowlist", "open"] as const;
+/** What --federation-limits sets per origin host: transactions and events a minute, contact requests and code guesses an hour. */
+export const FEDERATION_LIMITS = ["txns", "events", "contact_requests", "code_guesses"] as const;
+export type FederationLimit = (typeof FEDERATION_LIMITS)[number];
+
+/** --federation-limits: name=value settings separated by commas, names of FEDERATION_LIMITS. */
+export function parseFederationLimits(v: string): Partial<Record<FederationLimit, number>> {
+  const out: Partial<Record<FederationLimit, number>> = {};
+  for (const part of v.split(",").filter((x) => x.trim())) {
+    const m = /^\s*([a-z_]+)\s*=\s*(.*)$/.exec(part);
+    if (!m || !(FEDERATION_LIMITS as readonly string[]).includes(m[1]!)) {
+      throw new ConfigError(`expected name=value with a name of ${FEDERATION_LIMITS.join(", ")}, got "${part}"`);
+    }
+    out[m[1] as FederationLimit] = parseCount(m[2]!);
+  }
+  return out;
+}
+export type FederationMode = (typeof FEDERATION_MODES)[number];
+
+export interface FederationConfig {
+  /** off: no exchange; allowlist: only with `peers`; open: with any server not blocked (new hosts greylisted). */
+  mode: FederationMode;
+  /** Hosts (the authority of their base URL, e.g. b.example or 127.0.0.1:8702) allowed in allowlist mode. */
+  peers: string[];
+  /** Hosts refused in every mode. */
+  blocked: string[];
+  /** Limits per origin host replacing the defaults (server/federation/limits.ts HOST_LIMITS): txns, events per minute, ... */
+  limits?: Partial<Record<FederationLimit, number>>;
+  /** Tests only: plain HTTP to loopback peers; the server must itself listen on loopback. */
+  allowLoopback: boolean;
+  /** Real milliseconds between outbox sends (default FEDERATION_SEND_MS). */
+  sendIntervalMs?: number;
+  /** Tests only (--federation-test-timing): the first retry's wait and the sender's lease, shorter than in use. */
+  retryBaseMs?: number;
+  leaseMs?: number;
 }
 
 export type LogFormat = "json" | "text";
@@ -163,6 +202,26 @@ export interface ServeSettings {
   /** --quota settings; each replaces its default. */
   quota?: Partial<Quotas>;
   smsWebhook?: string;
+  federation?: FederationMode;
+  /** --federation-peers and --federation-block: hosts separated by commas. */
+  federationPeers?: string;
+  federationBlock?: string;
+  federationAllowLoopback?: boolean;
+  /** Tests only: milliseconds of the first retry's wait; the sender's lease and pass interval shrink with it. */
+  federationTestTiming?: number;
+  federationLimits?: Partial<Record<FederationLimit, number>>;
+}
+
+/** `host,host` as a list of hosts (lowercase authorities, as in an address handle@host). */
+export function parseHosts(v: string | undefined): string[] {
+  const hosts = (v ?? "")
+    .split(",")
+    .map((h) => h.trim().toLowerCase())
+    .filter(Boolean);
+  for (const h of hosts)
+    if (!/^[a-z0-9.-]+(:\d{1,5})?$|^\[[0-9a-f:.]+\](:\d{1,5})?$/.test(h))
+      throw new ConfigError(`expected a host such as b.example or 127.0.0.1:8702, got "${h}"`);
+  return hosts;
 }
 
 /** The server's configuration from svc serve's settings and the environment; the three --oidc-* settings go together. */
@@ -194,6 +253,14 @@ export function serveConfig(o: ServeSettings, clock: Clock, env: Record<string, 
     // Flags over SVC_QUOTAS over the defaults, name by name.
     quotas: { ...DEFAULTS.quotas, ...(env.SVC_QUOTAS ? parseQuotas(env.SVC_QUOTAS) : {}), ...o.quota },
     smsWebhook: o.smsWebhook,
+    federation: {
+      mode: o.federation ?? "off",
+      peers: parseHosts(o.federationPeers),
+      blocked: parseHosts(o.federationBlock),
+      allowLoopback: Boolean(o.federationAllowLoopback),
+      limits: o.federationLimits,
+      ...(o.federationTestTiming ? { retryBaseMs: o.federationTestTiming, leaseMs: 3000, sendIntervalMs: 100 } : {}),
+    },
   };
 }
 

@@ -1,6 +1,6 @@
 // Looking up a route of a table (server/routes.ts): exact paths in a Map, then the few patterns in the table's order,
 // each tried only when the path starts with its literal part. GET answers HEAD too; "*" takes every method.
-export type Method = "GET" | "POST" | "OPTIONS" | "*";
+export type Method = "GET" | "POST" | "PUT" | "OPTIONS" | "*";
 
 /** `{name}` is one path segment, a trailing `*` the rest of the path (at least one character); the match is `param`. */
 export interface Route<C> {

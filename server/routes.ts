@@ -7,6 +7,8 @@ import { handleMcp } from "./adapters/mcp.ts";
 import { openApiDocument } from "./adapters/openapi.ts";
 import { TOOL_ALIASES, callTool, resultResponse } from "./adapters/rest.ts";
 import { wellKnownDocument } from "./adapters/well-known.ts";
+import { discoveryDocument, jwksDocument } from "./federation/discovery.ts";
+import { receiveTransaction } from "./federation/transactions.ts";
 import { bearerToken } from "./auth/authenticate.ts";
 import * as endpoints from "./auth/oauth-endpoints.ts";
 import type { Ops } from "./observability/ops.ts";
@@ -85,6 +87,7 @@ const route =
   (path: string, run: Route<Call>["run"]): Route<Call> => ({ method, path, run });
 const get = route("GET");
 const post = route("POST");
+const put = route("PUT");
 const options = route("OPTIONS");
 const any = route("*");
 // Forms that act as the signed-in human: a browser signed in through a read-only credential may not send them.
@@ -105,6 +108,11 @@ export const ROUTES: readonly Route<Call>[] = [
   get("/healthz", (c) => json({ ok: true }, 200, c.requestId)),
   get("/readyz", (c) => c.ops.readyz(c.requestId)),
   get("/metrics", (c) => c.ops.metricsEndpoint(c.req, c.requestId)),
+
+  // Federation with other svc servers (server/federation/, docs/federation.md).
+  get("/.well-known/svc-federation", (c) => discoveryDocument(c.svc)),
+  get("/.well-known/svc-federation/jwks.json", (c) => jwksDocument(c.svc)),
+  put("/fed/v1/txn/{txn_id}", (c, txnId) => receiveTransaction(c.svc, c.req, txnId)),
 
   // The OAuth authorization server.
   get("/.well-known/jwks.json", jwks),

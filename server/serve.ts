@@ -10,6 +10,9 @@ import { type Admission, ConnectionCap, closing, tooManyConnections } from "./co
 import { JOBS } from "./jobs/index.ts";
 import { storageFault } from "./errors.ts";
 import { JobRunner } from "./jobs/runner.ts";
+import { ensureFederationKey } from "./federation/keys.ts";
+import { startSender } from "./federation/outbox.ts";
+import { addressProblem } from "./auth/safe-fetch.ts";
 import { createLogger, logCall } from "./observability/logs.ts";
 import { Metrics } from "./observability/metrics.ts";
 import { Ops } from "./observability/ops.ts";
@@ -47,6 +50,9 @@ export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink)
   } catch (err) {
     throw new ConfigError(`trusted proxies: ${(err as Error).message}`);
   }
+  if (config.federation?.allowLoopback && !(config.host === "localhost" || addressProblem(config.host) === "loopback")) {
+    throw new ConfigError("--federation-allow-loopback is for tests: the server must listen on a loopback address (--host 127.0.0.1)");
+  }
   const idleTimeout = config.idleTimeoutSeconds ?? DEFAULTS.idleTimeoutSeconds;
   const connections = new ConnectionCap(config.maxConnectionsPerAddress ?? DEFAULTS.maxConnectionsPerAddress, idleTimeout * 1000);
   const openFiles = raiseOpenFileLimit();
@@ -73,6 +79,7 @@ export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink)
   // The server's own keys are made here, once, so that no request has to write them (a GET never writes); the
   // token signing key once the base URL is known, below.
   if (!toPrimary) await db.tx((tx) => ensureFormKey(tx, config.clock.now()));
+  if (!toPrimary && config.federation && config.federation.mode !== "off") await db.tx((tx) => ensureFederationKey(tx, config.clock.now()));
   const formKey = await db.read(readFormKey);
   const several = cluster !== undefined;
   const services: Services = { db, config, formKey, limiter: new RateLimiter(() => config.clock.now().getTime(), several), cluster };
@@ -144,6 +151,10 @@ export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink)
   const port = server.port!;
   if (!config.baseUrl) config.baseUrl = `http://${config.host}:${port}`;
   if (!toPrimary) await db.tx((tx) => ensureSigningKey(tx, config.baseUrl, config.clock.now()));
+  const federating = config.federation && config.federation.mode !== "off" && !toPrimary;
+  const sender = federating
+    ? startSender(db, config, (err) => log.error("federation send failed", { error: err instanceof Error ? err.message : String(err) }))
+    : undefined;
   // Workers listen on the port this process got (port 0 asks the system for one).
   config.port = port;
   const workers = cluster instanceof Workers ? cluster : undefined;
@@ -185,6 +196,7 @@ export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink)
         await stoppingWorkers?.exited;
         // A failure here must not keep the database open; the instance row then goes stale on its own.
         await jobs.stop().catch((err) => log.warn("stopping jobs failed", { error: err instanceof Error ? err.message : String(err) }));
+        await sender?.stop();
         await db.close();
         log.info("stopped");
       })();

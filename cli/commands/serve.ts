@@ -5,6 +5,8 @@ import { systemClock } from "../../server/clock.ts";
 import {
   ConfigError,
   DEFAULTS,
+  FEDERATION_MODES,
+  parseFederationLimits,
   LOG_LEVELS,
   parseCount,
   parseDuration,
@@ -142,6 +144,30 @@ export function serveCommand(): Command {
         .env("SVC_SMS_WEBHOOK")
         .argParser(flag(parseWebhookUrl)),
     )
+    .addOption(
+      new Option("--federation <mode>", "exchange with other svc servers: off, allowlist (only --federation-peers) or open (docs/federation.md)")
+        .env("SVC_FEDERATION")
+        .choices(FEDERATION_MODES)
+        .default("off"),
+    )
+    .addOption(
+      new Option("--federation-peers <hosts>", "servers allowed in allowlist mode, comma-separated (b.example,127.0.0.1:8702)").env("SVC_FEDERATION_PEERS"),
+    )
+    .addOption(new Option("--federation-block <hosts>", "servers refused in every mode, comma-separated").env("SVC_FEDERATION_BLOCK"))
+    .addOption(
+      new Option("--federation-allow-loopback", "tests only: plain HTTP to loopback peers; refuses to start unless listening on loopback").env(
+        "SVC_FEDERATION_ALLOW_LOOPBACK",
+      ),
+    )
+    .addOption(
+      new Option(
+        "--federation-limits <name=value,...>",
+        "per other server: txns and events a minute, contact_requests and code_guesses an hour (docs/federation.md)",
+      )
+        .env("SVC_FEDERATION_LIMITS")
+        .argParser(flag(parseFederationLimits)),
+    )
+    .addOption(new Option("--federation-test-timing <ms>", "tests only: first retry wait in ms, short lease and pass interval").argParser(int).hideHelp())
     .addHelpText(
       "after",
       "\nExamples:\n  svc serve --port 8787 --db file:./data/svc.db --base-url https://svc.example.org\n" +

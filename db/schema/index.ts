@@ -5,3 +5,4 @@ export * from "./core.ts";
 export * from "./ledger.ts";
 export * from "./mail-plans.ts";
 export * from "./ops.ts";
+export * from "./federation.ts";

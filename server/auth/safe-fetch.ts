@@ -3,6 +3,7 @@
 // the host resolves to must be public, checked inside the socket's own lookup so the address checked is the one
 // connected to (no DNS rebinding between check and connect), no redirects followed, a deadline and a size cap.
 import { lookup as dnsLookup } from "node:dns/promises";
+import http from "node:http";
 import https from "node:https";
 import { isIP } from "node:net";
 import type { FetchedDocument } from "../config.ts";
@@ -144,11 +145,16 @@ export interface TransportOptions {
   maxBytes?: number;
   /** A certificate authority to trust besides the system's (only a test's self-signed certificate). */
   ca?: string;
+  /** Another request than a GET of JSON (federation's signed PUT): its method, header fields and body. */
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string;
 }
 
 /**
- * One GET over https through the given lookup: a redirect is returned as it is (never followed), the body stops at
- * maxBytes, and everything ends at the deadline.
+ * One GET (or opts.method) over https (or plain http, which only callers that checked the URL allow) through the
+ * given lookup: a redirect is returned as it is (never followed), the body stops at maxBytes, and everything ends
+ * at the deadline.
  */
 export function fetchDocument(url: string, opts: TransportOptions): Promise<FetchedDocument> {
   const u = new URL(url);
@@ -165,13 +171,14 @@ export function fetchDocument(url: string, opts: TransportOptions): Promise<Fetc
           : new FetchRefused(`The connection failed${typeof code === "string" && /^[A-Z0-9_]+$/.test(code) ? ` (${code})` : ""}.`),
       );
     };
-    const req = https.request(
+    const plain = u.protocol === "http:";
+    const req = (plain ? http : https).request(
       {
         host: u.hostname.replace(/^\[(.*)\]$/, "$1"),
-        port: u.port || 443,
+        port: u.port || (plain ? 80 : 443),
         path: `${u.pathname}${u.search}`,
-        method: "GET",
-        headers: { accept: "application/json", "user-agent": "svc (client metadata fetch)" },
+        method: opts.method ?? "GET",
+        headers: opts.headers ?? { accept: "application/json", "user-agent": "svc (client metadata fetch)" },
         lookup: opts.lookup as never,
         ca: opts.ca,
         agent: false,
@@ -199,7 +206,7 @@ export function fetchDocument(url: string, opts: TransportOptions): Promise<Fetc
     );
     const timer = setTimeout(() => fail(new FetchRefused(`No answer within ${timeoutMs} ms.`)), timeoutMs);
     req.on("error", fail);
-    req.end();
+    req.end(opts.body);
   });
 }
 

@@ -28,6 +28,13 @@ export const INBOX_TYPES = {
     refs: "agent_id, handle",
     description: "Your contact request was accepted.",
   },
+  "network.undelivered": {
+    app: "network",
+    requiresAction: false,
+    suggestedTools: ["list_contacts"],
+    refs: "host",
+    description: "What you sent to another svc server could not be delivered for 72 hours and was given up (federation).",
+  },
   "mail.envelope": {
     app: "mail",
     requiresAction: false,

@@ -10,6 +10,7 @@ import type { ContactRecord } from "../contract/wire.ts";
 import { agentByHandle, agentById, toRef, type AgentRow } from "./agents.ts";
 import { deliveredSince, deliver, resolveItems, withdrawItems } from "./inbox.ts";
 import { cleanNote, quoted, untrusted } from "./untrusted.ts";
+import { enqueue, ensureRemoteAgent, localAgentByCode, parseAddress, rememberCodeRequest, remoteOf, splitCode } from "./federation.ts";
 import { decodeCursor, encodeCursor, paginate } from "../contract/cursor.ts";
 
 export const DECLINE_WINDOW_MS = 30 * DAY;
@@ -100,8 +101,26 @@ async function record(tx: Tx, row: Row | undefined, other?: AgentRow): Promise<C
 export interface AddContactInput {
   handle?: string;
   code?: string;
+  /** An agent on another server, handle@host (or on this one). */
+  address?: string;
   via_group_id?: string;
   note?: string;
+}
+
+/** What add_contact needs to know of federation: this server's host, and whether it exchanges with others. */
+export interface FederationScope {
+  selfHost: string;
+  enabled: boolean;
+  /** Whether this server exchanges with that host (its mode, peers and blocklist). */
+  allows(host: string): boolean;
+}
+
+/** Why a request to an agent on `host` cannot go, or null. */
+function federationProblem(path: string, host: string, federation: FederationScope | undefined) {
+  if (!federation?.enabled)
+    return invalid(path, "names an agent on another server, and this server does not exchange with other servers (svc serve --federation)");
+  if (!federation.allows(host)) return invalid(path, `names an agent on ${host}, a server this one does not exchange with (ask its operator)`);
+  return null;
 }
 
 /** Resolves whom add_contact names; group membership is checked by the ledger through `sharesGroup`. */
@@ -113,7 +132,7 @@ async function target(
 ): Promise<{ agent: AgentRow; source: Source }> {
   if (input.code !== undefined) {
     const code = normaliseCode(input.code);
-    const agent = await tx.select().from(agents).where(eq(agents.contactCode, code)).get();
+    const agent = await localAgentByCode(tx, code);
     if (!agent) throw notFound("No agent has this contact code; ask for a fresh one");
     return { agent, source: "code" };
   }
@@ -130,8 +149,33 @@ export async function addContact(
   { tx, now, actor }: DomainContext,
   input: AddContactInput,
   sharesGroup: (tx: Tx, a: string, b: string, groupId: string) => Promise<boolean>,
+  federation?: FederationScope,
 ): Promise<{ status: "requested" | "accepted" | "already_contacts"; contact: ContactRecord | null }> {
+  // A code with another server's host goes there; whose code it is, only that server knows.
+  if (input.code !== undefined) {
+    const { code, host } = splitCode(input.code);
+    if (host !== null && host !== federation?.selfHost) {
+      const problem = federationProblem("code", host, federation);
+      if (problem) throw problem;
+      const note = input.note === undefined ? null : cleanNote(input.note) || null;
+      const eventId = await enqueue(tx, now, host, { type: "contact.request", from: actor.agentId, code: normaliseCode(code), note });
+      await rememberCodeRequest(tx, now, eventId, actor.agentId, host);
+      return { status: "requested", contact: null };
+    }
+    input = { ...input, code };
+  }
+  if (input.address !== undefined) {
+    const parsed = parseAddress(input.address);
+    if (!parsed) throw invalid("address", "expected handle@host");
+    if (parsed.host === federation?.selfHost) input = { ...input, handle: parsed.handle, address: undefined };
+    else {
+      const problem = federationProblem("address", parsed.host, federation);
+      if (problem) throw problem;
+      input = { ...input, handle: (await ensureRemoteAgent(tx, now, input.address)).handle, address: undefined };
+    }
+  }
   const { agent: them, source } = await target(tx, input, actor, sharesGroup);
+  const remote = await remoteOf(tx, them.agentId);
   if (them.agentId === actor.agentId) throw conflict("You cannot add yourself as a contact.");
   const mine = await side(tx, actor.agentId, them.agentId);
   const theirs = await side(tx, them.agentId, actor.agentId);
@@ -146,6 +190,15 @@ export async function addContact(
     await resolveItems(tx, actor.agentId, "contact.request", { agent_id: them.agentId });
     await notifyAccepted(tx, now, actor, them.agentId);
     return { status: "accepted", contact: await record(tx, accepted, them) };
+  }
+  if (remote && (!mine || mine.state === "blocked")) {
+    // Their server decides on consent: our side waits for its answer, theirs mirrors what we asked.
+    const note = input.note === undefined ? null : cleanNote(input.note) || null;
+    const outgoing: Row = { ownerId: actor.agentId, otherId: them.agentId, state: "outgoing", source, note: null, requestedAt: at, respondedAt: null };
+    await setSide(tx, outgoing);
+    await setSide(tx, { ...outgoing, ownerId: them.agentId, otherId: actor.agentId, state: "incoming", note: null });
+    await enqueue(tx, now, remote.host, { type: "contact.request", from: actor.agentId, to: remote.address, note });
+    return { status: "requested", contact: await record(tx, outgoing, them) };
   }
   // mine is none: a request of theirs that never reached us (we had declined it within the window, or it was
   // past the request limit) meets ours. mine is blocked: adding unblocks and sends a new request, which they
@@ -218,6 +271,12 @@ async function askedTooOften(tx: Tx, requester: string, targetId: string, now: D
 }
 
 async function notifyAccepted(tx: Tx, now: Date, actor: Actor, to: string) {
+  // An agent of another server hears of it from its own server.
+  const remote = await remoteOf(tx, to);
+  if (remote) {
+    if (!(await remoteOf(tx, actor.agentId))) await enqueue(tx, now, remote.host, { type: "contact.accept", from: actor.agentId, to: remote.address });
+    return;
+  }
   await deliver(tx, now, {
     to,
     type: "contact.accepted",
@@ -287,7 +346,7 @@ export async function listContacts({ tx, actor }: DomainContext, state: State, l
 }
 
 /** Removes an accepted contact or cancels a sent request, on both sides; a block the other side set stays. */
-export async function removeContact({ tx, actor }: DomainContext, handle: string): Promise<boolean> {
+export async function removeContact({ tx, now, actor }: DomainContext, handle: string): Promise<boolean> {
   const found = await contactByHandle(tx, actor, handle, ["accepted", "outgoing"]);
   if (!found) throw notFound(`Contact @${handle}`);
   const { them } = found;
@@ -296,6 +355,8 @@ export async function removeContact({ tx, actor }: DomainContext, handle: string
   if (theirs && theirs.state !== "blocked") await dropSide(tx, them.agentId, actor.agentId);
   // A cancelled request leaves their inbox altogether.
   await withdrawItems(tx, them.agentId, "contact.request", { agent_id: actor.agentId });
+  const remote = await remoteOf(tx, them.agentId);
+  if (remote) await enqueue(tx, now, remote.host, { type: "contact.remove", from: actor.agentId, to: remote.address });
   return true;
 }
 
@@ -349,7 +410,44 @@ export async function acceptedContactsByHandle({ tx, actor }: DomainContext, han
   return found;
 }
 
+/** The state of `me`'s side of a contact with `other`, or null when there is none. */
+export async function contactState(tx: Tx, me: string, other: string): Promise<State | null> {
+  return (await side(tx, me, other))?.state ?? null;
+}
+
 /** Whether `other` is an accepted contact of `me`, for producers that may only reach contacts (mail, plans, invites). */
 export async function isAcceptedContact(tx: Tx, me: string, other: string): Promise<boolean> {
   return (await side(tx, me, other))?.state === "accepted";
+}
+
+/**
+ * Another server says its agent `remote` accepted `local`'s request: taken only when `local` asked (an outgoing
+ * request to that agent, or a request by code to its server that is still unanswered); anything else is dropped.
+ */
+export async function acceptedByRemote(tx: Tx, now: Date, local: AgentRow, remote: AgentRow, askedByCode: boolean): Promise<boolean> {
+  const mine = await side(tx, local.agentId, remote.agentId);
+  if (mine?.state === "accepted") return true;
+  if (mine?.state === "blocked" || (mine?.state !== "outgoing" && !askedByCode)) return false;
+  const at = iso(now);
+  const row: Row = {
+    ownerId: local.agentId,
+    otherId: remote.agentId,
+    state: "accepted",
+    source: mine?.source ?? "code",
+    note: null,
+    requestedAt: mine?.requestedAt ?? at,
+    respondedAt: at,
+  };
+  await setSide(tx, row);
+  await setSide(tx, { ...row, ownerId: remote.agentId, otherId: local.agentId });
+  await notifyAccepted(tx, now, { agentId: remote.agentId, handle: remote.handle }, local.agentId);
+  return true;
+}
+
+/** Another server says its agent `remote` removed `local` (or cancelled its request): both sides go, a block stays. */
+export async function removedByRemote(tx: Tx, remote: AgentRow, local: AgentRow): Promise<void> {
+  const mine = await side(tx, local.agentId, remote.agentId);
+  await dropSide(tx, remote.agentId, local.agentId);
+  if (mine && mine.state !== "blocked") await dropSide(tx, local.agentId, remote.agentId);
+  await withdrawItems(tx, local.agentId, "contact.request", { agent_id: remote.agentId });
 }

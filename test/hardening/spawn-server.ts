@@ -28,7 +28,7 @@ export interface ServerProcess {
 const ROOT = new URL("../..", import.meta.url).pathname;
 
 /** A port the OS just handed out and released (the server needs it up front: at --log-level warn it prints none). */
-function freePort(): number {
+export function freePort(): number {
   const probe = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
   const port = probe.port!;
   probe.stop(true);
@@ -36,8 +36,7 @@ function freePort(): number {
 }
 
 /** Starts `bun run cli/main.ts serve` on `dbPath` with no effective rate limit; resolves once /healthz answers. */
-export async function spawnServer(dbPath: string, extra: string[] = []): Promise<ServerProcess> {
-  const port = freePort();
+export async function spawnServer(dbPath: string, extra: string[] = [], port = freePort()): Promise<ServerProcess> {
   const proc = spawn(["bun", "run", "cli/main.ts", "serve", "--port", String(port), "--db", `file:${dbPath}`, ...UNLIMITED, ...extra], {
     cwd: ROOT,
     stdout: "pipe",

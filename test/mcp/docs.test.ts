@@ -11,6 +11,8 @@ import { INBOX_TYPES } from "../../server/contract/inbox-types.ts";
 const ITEM_TYPES = [
   "contact.request",
   "contact.accepted",
+  // added by svc (docs/federation.md): what was sent to another server was given up after 72 hours
+  "network.undelivered",
   "mail.envelope",
   "group.invitation",
   "group.member_joined",

@@ -13,6 +13,7 @@ import { decodeCursor, encodeCursor, paginate } from "../../contract/cursor.ts";
 import { deliver, resolveItems } from "../inbox.ts";
 import { quoted, untrusted } from "../untrusted.ts";
 import { extractLinks } from "./links.ts";
+import { enqueue, remoteOf } from "../federation.ts";
 
 type Row = typeof envelopes.$inferSelect;
 
@@ -77,10 +78,19 @@ async function visibleEnvelope(tx: Tx, agentId: string, envelopeId: string): Pro
 
 async function create(
   ctx: DomainContext,
-  e: { to: AgentRow[]; subject: string; body_md: string; refs: Record<string, string>; threadId: string | null; inReplyTo: string | null },
+  e: {
+    to: AgentRow[];
+    subject: string;
+    body_md: string;
+    refs: Record<string, string>;
+    threadId: string | null;
+    inReplyTo: string | null;
+    /** An envelope received from another server keeps its id there. */
+    envelopeId?: string;
+  },
 ): Promise<Envelope> {
   const { tx, now, actor } = ctx;
-  const envelopeId = crypto.randomUUID();
+  const envelopeId = e.envelopeId ?? crypto.randomUUID();
   const threadId = e.threadId ?? envelopeId;
   await requireEnvelopeBudget(ctx, Buffer.byteLength(e.subject) + Buffer.byteLength(e.body_md));
   await insertEnvelope(tx).run({
@@ -97,7 +107,15 @@ async function create(
   const linkDomains = [...new Set(links.flatMap((l) => (l.domain ? [l.domain] : [])))];
   const linkWarnings = [...new Set(links.flatMap((l) => l.warnings))];
   const what = e.inReplyTo ? "replied in a thread" : "sent you an envelope";
+  const remote = new Map<string, string[]>();
   for (const [position, r] of e.to.entries()) {
+    const other = await remoteOf(tx, r.agentId);
+    if (other) {
+      // Each side keeps its copy: an agent of another server gets it from its own server.
+      remote.set(other.host, [...(remote.get(other.host) ?? []), other.address]);
+      await insertRecipient(tx).run({ envelopeId, agentId: r.agentId, position, delivered: true });
+      continue;
+    }
     // deliver() drops it when the recipient blocked the sender; the sender's view stays the same.
     const itemId = await deliver(tx, now, {
       to: r.agentId,
@@ -117,6 +135,20 @@ async function create(
       refs: { envelope_id: envelopeId, thread_id: threadId },
     });
     await insertRecipient(tx).run({ envelopeId, agentId: r.agentId, position, delivered: itemId !== null });
+  }
+  if (remote.size && !(await remoteOf(tx, actor.agentId))) {
+    for (const [host, to] of remote) {
+      await enqueue(tx, now, host, {
+        type: "envelope",
+        from: actor.agentId,
+        to,
+        envelope_id: envelopeId,
+        thread_id: threadId,
+        in_reply_to: e.inReplyTo,
+        subject: e.subject,
+        body_md: e.body_md,
+      });
+    }
   }
   return getEnvelope(ctx, envelopeId);
 }
@@ -246,4 +278,24 @@ export async function listEnvelopes({ tx, actor }: DomainContext, input: ListInp
     (last) => encodeCursor([last.seq]),
   );
   return { envelopes: await summaries(tx, actor.agentId, page), next_cursor };
+}
+
+/**
+ * An envelope from an agent of another server (`ctx.actor` is its local row) to local agents: only those who have
+ * it as an accepted contact receive it; it keeps its id and thread. Returns false when it was dropped.
+ */
+export async function receiveEnvelope(
+  ctx: DomainContext,
+  to: AgentRow[],
+  e: { envelope_id: string; thread_id: string; in_reply_to: string | null; subject: string; body_md: string },
+): Promise<boolean> {
+  const { tx, actor } = ctx;
+  const recipients: AgentRow[] = [];
+  for (const r of to) if (await isAcceptedContact(tx, r.agentId, actor.agentId)) recipients.push(r);
+  if (!recipients.length) return false;
+  if (await tx.select({ id: envelopes.envelopeId }).from(envelopes).where(eq(envelopes.envelopeId, e.envelope_id)).get()) return false;
+  // A thread or a reply named by the other server counts only when the recipients can already see it.
+  const inReplyTo = e.in_reply_to && (await envelopeFor(tx).get({ envelopeId: e.in_reply_to, agentId: recipients[0]!.agentId })) ? e.in_reply_to : null;
+  await create(ctx, { to: recipients, subject: e.subject, body_md: e.body_md, refs: {}, threadId: e.thread_id, inReplyTo, envelopeId: e.envelope_id });
+  return true;
 }

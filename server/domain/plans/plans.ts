@@ -15,6 +15,8 @@ import { deliver, resolveItems } from "../inbox.ts";
 import { isMember, requireWritable } from "../ledger/groups/membership.ts";
 import { formatAmount } from "../ledger/money/amounts.ts";
 import { quoted, untrusted } from "../untrusted.ts";
+import { enqueue, remoteOf } from "../federation.ts";
+import { isAcceptedContact } from "../contacts.ts";
 
 type PlanRow = typeof plans.$inferSelect;
 type OptionRow = typeof planOptions.$inferSelect;
@@ -143,7 +145,14 @@ const optionView = (o: Pick<OptionRow, "optionId" | "startsAt" | "endsAt" | "pla
 
 async function invite(tx: Tx, now: Date, actor: Actor, plan: PlanRow, options: OptionRow[], to: AgentRow[], firstPosition: number) {
   const src = source(actor.handle);
+  const remote: string[] = [];
   for (const [i, a] of to.entries()) {
+    if (await remoteOf(tx, a.agentId)) {
+      // Their own server invites them, from the copy of the plan it is sent.
+      remote.push(a.agentId);
+      await tx.insert(planInvitees).values({ planId: plan.planId, agentId: a.agentId, position: firstPosition + i, delivered: true, optionIds: [] });
+      continue;
+    }
     // deliver() drops it when the invitee blocked the organiser, who is not told.
     const itemId = await deliver(tx, now, {
       to: a.agentId,
@@ -170,6 +179,36 @@ async function invite(tx: Tx, now: Date, actor: Actor, plan: PlanRow, options: O
       optionIds: [],
     });
   }
+  await sendPlan(tx, now, actor, plan, remote, "plan.invite");
+}
+
+/** The plan as another server is sent it: what its invitees see, nothing of the group or of other invitees. */
+async function snapshot(tx: Tx, plan: PlanRow) {
+  const options = await tx.select().from(planOptions).where(eq(planOptions.planId, plan.planId)).orderBy(asc(planOptions.position));
+  return {
+    plan_id: plan.planId,
+    title: plan.title,
+    description: plan.description,
+    respond_by: plan.respondBy,
+    state: plan.state,
+    chosen_option_id: plan.chosenOptionId,
+    options: options.map((o) => ({ option_id: o.optionId, starts_at: o.startsAt, ends_at: o.endsAt, place: o.place })),
+  };
+}
+
+/**
+ * The organiser's server holds the plan: invitations and changes go to the servers of remote invitees (`to`, agent
+ * ids), grouped by host. A copy held for a remote organiser sends nothing.
+ */
+async function sendPlan(tx: Tx, now: Date, actor: Actor, plan: PlanRow, to: string[], type: "plan.invite" | "plan.update" | "plan.cancel", extra = {}) {
+  if (!to.length || (await remoteOf(tx, actor.agentId))) return;
+  const byHost = new Map<string, string[]>();
+  for (const id of to) {
+    const r = await remoteOf(tx, id);
+    if (r) byHost.set(r.host, [...(byHost.get(r.host) ?? []), r.address]);
+  }
+  const plan_ = await snapshot(tx, plan);
+  for (const [host, addresses] of byHost) await enqueue(tx, now, host, { type, from: actor.agentId, to: addresses, plan: plan_, ...extra });
 }
 
 export async function createPlan(ctx: DomainContext, input: CreateInput): Promise<Plan> {
@@ -332,6 +371,19 @@ export async function respondPlan({ tx, now, actor }: DomainContext, input: { pl
   await resolveItems(tx, actor.agentId, "plan.invitation", { plan_id: plan.planId });
   const votes = optionIds.length ? `, voting for ${optionIds.length} option${optionIds.length === 1 ? "" : "s"}` : "";
   const organiser = (await refsByIds(tx, [plan.organiserId])).get(plan.organiserId)!;
+  const remoteOrganiser = await remoteOf(tx, plan.organiserId);
+  if (remoteOrganiser) {
+    // Responses go to the organiser's server, which holds the plan.
+    await enqueue(tx, now, remoteOrganiser.host, {
+      type: "plan.respond",
+      from: actor.agentId,
+      to: remoteOrganiser.address,
+      plan_id: plan.planId,
+      response: input.response,
+      option_ids: optionIds,
+    });
+    return (await views(tx, actor.agentId, [await visiblePlan(tx, actor.agentId, plan.planId)]))[0]!;
+  }
   await deliver(tx, now, {
     to: plan.organiserId,
     type: "plan.response",
@@ -403,6 +455,7 @@ async function changeInvitees(ctx: DomainContext, plan: PlanRow, remove: string[
 
 /** Tells an invitee the plan is off for them (cancelled, or taken off it); their open invitation stops waiting. */
 async function tellCancelled(tx: Tx, now: Date, actor: Actor, plan: PlanRow, to: string, reason: "cancelled" | "uninvited") {
+  if (await remoteOf(tx, to)) return sendPlan(tx, now, actor, plan, [to], "plan.cancel", { reason });
   await resolveItems(tx, to, "plan.invitation", { plan_id: plan.planId });
   await deliver(tx, now, {
     to,
@@ -458,26 +511,32 @@ export async function updatePlan(ctx: DomainContext, input: UpdateInput): Promis
   Object.assign(next, span(options, next.chosenOptionId), { updatedAt: iso(now) });
   await tx.update(plans).set(next).where(eq(plans.planId, plan.planId));
 
-  const src = source(actor.handle);
-  const chosen = options.find((o) => o.optionId === next.chosenOptionId) ?? null;
-  const summary =
-    changes.includes("chosen_option") && chosen
-      ? `@${actor.handle} scheduled ${quoted(next.title)} for ${chosen.startsAt}${chosen.place ? ` at ${quoted(chosen.place)}` : ""}.`
-      : `@${actor.handle} changed the plan ${quoted(next.title)}: ${changes.join(", ").replaceAll("_", " ")}.`;
+  const { summaryMd, payload } = changedItem(actor, next, options, changes);
   // Those already invited hear of the change; newcomers get an invitation instead; those taken off are told so.
+  const remoteInvitees: string[] = [];
   for (const i of await deliveredInvitees(tx, plan.planId)) {
-    await deliver(tx, now, {
-      to: i.agentId,
-      type: "plan.changed",
-      from: actor.agentId,
-      summaryMd: summary,
-      payload: { title: untrusted(next.title, src), changes, state: next.state, chosen_option: chosen ? optionView(chosen, src) : null },
-      refs: { plan_id: plan.planId },
-    });
+    if (await remoteOf(tx, i.agentId)) {
+      if (!added.some((a) => a.agentId === i.agentId)) remoteInvitees.push(i.agentId);
+      continue;
+    }
+    await deliver(tx, now, { to: i.agentId, type: "plan.changed", from: actor.agentId, summaryMd, payload, refs: { plan_id: plan.planId } });
   }
+  await sendPlan(tx, now, actor, next, remoteInvitees, "plan.update", { changes });
   for (const i of removed) if (i.delivered) await tellCancelled(tx, now, actor, next, i.agentId, "uninvited");
   if (added.length) await invite(tx, now, actor, next, options, added, nextPosition);
   return (await views(tx, actor.agentId, [next]))[0]!;
+}
+
+/** The plan.changed item's summary and payload. */
+function changedItem(actor: Actor, next: PlanRow, options: OptionRow[], changes: string[]) {
+  const src = source(actor.handle);
+  const chosen = options.find((o) => o.optionId === next.chosenOptionId) ?? null;
+  const summaryMd =
+    changes.includes("chosen_option") && chosen
+      ? `@${actor.handle} scheduled ${quoted(next.title)} for ${chosen.startsAt}${chosen.place ? ` at ${quoted(chosen.place)}` : ""}.`
+      : `@${actor.handle} changed the plan ${quoted(next.title)}: ${changes.join(", ").replaceAll("_", " ")}.`;
+  const payload = { title: untrusted(next.title, src), changes, state: next.state, chosen_option: chosen ? optionView(chosen, src) : null };
+  return { summaryMd, payload };
 }
 
 export async function cancelPlan({ tx, now, actor }: DomainContext, planId: string): Promise<Plan> {
@@ -486,4 +545,97 @@ export async function cancelPlan({ tx, now, actor }: DomainContext, planId: stri
   await tx.update(plans).set({ state: next.state, updatedAt: next.updatedAt }).where(eq(plans.planId, planId));
   for (const i of await deliveredInvitees(tx, planId)) await tellCancelled(tx, now, actor, plan, i.agentId, "cancelled");
   return (await views(tx, actor.agentId, [next]))[0]!;
+}
+
+/** A plan as the organiser's server sends it (server/federation/events.ts checks it against svc's schemas). */
+export interface PlanCopy {
+  plan_id: string;
+  title: string;
+  description: string;
+  respond_by: string | null;
+  state: PlanRow["state"];
+  chosen_option_id: string | null;
+  options: { option_id: string; starts_at: string; ends_at: string | null; place: string | null }[];
+}
+
+/**
+ * A plan of an organiser on another server (`ctx.actor`, its local row), for local invitees: the copy here is
+ * made or brought up to date, invitees who have the organiser as an accepted contact are invited or told of the
+ * change or the cancellation; anything else is dropped. The organiser's server holds the plan: answers go there.
+ */
+export async function receivePlan(
+  ctx: DomainContext,
+  copy: PlanCopy,
+  locals: AgentRow[],
+  kind: "plan.invite" | "plan.update" | "plan.cancel",
+  detail: { changes?: string[]; reason?: "cancelled" | "uninvited" } = {},
+): Promise<boolean> {
+  const { tx, now, actor } = ctx;
+  const existing = await tx.select().from(plans).where(eq(plans.planId, copy.plan_id)).get();
+  if (existing && existing.organiserId !== actor.agentId) return false;
+  const welcome: AgentRow[] = [];
+  for (const l of locals) if (await isAcceptedContact(tx, l.agentId, actor.agentId)) welcome.push(l);
+  if (!welcome.length) return false;
+  const invited = existing ? await tx.select().from(planInvitees).where(eq(planInvitees.planId, copy.plan_id)) : [];
+  if (kind === "plan.cancel") {
+    if (!existing) return false;
+    const reason = detail.reason ?? "cancelled";
+    const told = invited.filter((i) => i.delivered && welcome.some((w) => w.agentId === i.agentId));
+    if (reason === "uninvited") {
+      for (const i of told) await tx.delete(planInvitees).where(and(eq(planInvitees.planId, i.planId), eq(planInvitees.agentId, i.agentId)));
+    } else
+      await tx
+        .update(plans)
+        .set({ state: "cancelled", updatedAt: iso(now) })
+        .where(eq(plans.planId, existing.planId));
+    for (const i of told) await tellCancelled(tx, now, actor, existing, i.agentId, reason);
+    return true;
+  }
+  if (existing?.state === "cancelled") return false;
+  const options: OptionRow[] = copy.options.map((o, position) => ({
+    optionId: o.option_id,
+    planId: copy.plan_id,
+    position,
+    startsAt: stamp(o.starts_at),
+    endsAt: o.ends_at === null ? null : stamp(o.ends_at),
+    place: o.place,
+  }));
+  const chosen = copy.chosen_option_id !== null && options.some((o) => o.optionId === copy.chosen_option_id) ? copy.chosen_option_id : null;
+  const row: PlanRow = {
+    planId: copy.plan_id,
+    organiserId: actor.agentId,
+    title: copy.title,
+    description: copy.description,
+    groupId: null,
+    respondBy: copy.respond_by === null ? null : stamp(copy.respond_by),
+    state: chosen ? "scheduled" : "proposed",
+    chosenOptionId: chosen,
+    ...span(options, chosen),
+    createdAt: existing?.createdAt ?? iso(now),
+    updatedAt: iso(now),
+  };
+  if (existing) {
+    await tx.update(plans).set(row).where(eq(plans.planId, row.planId));
+    await tx.delete(planOptions).where(eq(planOptions.planId, row.planId));
+  } else {
+    await tx.insert(plans).values(row);
+  }
+  await tx.insert(planOptions).values(options);
+  if (existing && kind === "plan.update" && detail.changes?.length) {
+    const { summaryMd, payload } = changedItem(actor, row, options, detail.changes);
+    for (const i of invited) {
+      if (i.delivered) await deliver(tx, now, { to: i.agentId, type: "plan.changed", from: actor.agentId, summaryMd, payload, refs: { plan_id: row.planId } });
+    }
+  }
+  const newcomers = welcome.filter((w) => !invited.some((i) => i.agentId === w.agentId));
+  if (newcomers.length) await invite(tx, now, actor, row, options, newcomers, invited.length);
+  return true;
+}
+
+/** An invitee on another server (`ctx.actor`) answered a plan organised here: taken if it is still a contact. */
+export async function receivePlanResponse(ctx: DomainContext, input: { plan_id: string; response: Response; option_ids: string[] }): Promise<boolean> {
+  const plan = await ctx.tx.select().from(plans).where(eq(plans.planId, input.plan_id)).get();
+  if (!plan || (await remoteOf(ctx.tx, plan.organiserId)) || !(await isAcceptedContact(ctx.tx, plan.organiserId, ctx.actor.agentId))) return false;
+  await respondPlan(ctx, input);
+  return true;
 }

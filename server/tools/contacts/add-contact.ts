@@ -3,6 +3,7 @@ import { HOUR } from "../../clock.ts";
 import { addContact as add } from "../../domain/contacts.ts";
 import { sharesGroup } from "../../domain/ledger/groups/membership.ts";
 import { defineTool } from "../define.ts";
+import { federationScope } from "../../federation/scope.ts";
 import description from "./add-contact.description.md" with { type: "text" };
 import { ContactRecord, Handle, Uuid } from "../../contract/wire.ts";
 
@@ -17,12 +18,18 @@ export const addContact = defineTool({
     .strictObject({
       handle: Handle.optional(),
       code: z.string().min(3).max(120).optional(),
+      address: z
+        .string()
+        .max(300)
+        .regex(/^@?[A-Za-z0-9][A-Za-z0-9_-]{2,31}@[^\s@]+$/, "must be handle@host")
+        .optional()
+        .describe("An agent on another svc server, handle@host, from its human"),
       via_group_id: Uuid.optional(),
       note: z.string().max(500).optional(),
     })
     .superRefine((v, ctx) => {
-      if ((v.handle === undefined) === (v.code === undefined)) {
-        ctx.addIssue({ code: "custom", path: ["handle"], message: "give exactly one of handle or code" });
+      if ([v.handle, v.code, v.address].filter((x) => x !== undefined).length !== 1) {
+        ctx.addIssue({ code: "custom", path: ["handle"], message: "give exactly one of handle, code or address" });
       }
       if (v.via_group_id !== undefined && v.handle === undefined) {
         ctx.addIssue({ code: "custom", path: ["via_group_id"], message: "via_group_id goes with handle" });
@@ -34,7 +41,7 @@ export const addContact = defineTool({
   }),
   example: { handle: "bob", note: "Hi Bob, it's Alice from the climbing club." },
   async run(ctx, input) {
-    const res = await add(ctx, input, sharesGroup);
+    const res = await add(ctx, input, sharesGroup, federationScope(ctx.config));
     return { ...res, suggested_next: res.status === "requested" ? ["list_contacts", "get_inbox"] : ["send_envelope", "open_direct_ledger"] };
   },
 });

@@ -3,6 +3,8 @@ import { agentById, toAgent } from "../../domain/agents.ts";
 import { pendingInvitesCount } from "../../domain/ledger/groups/membership.ts";
 import { groupSummaries } from "../../domain/ledger/balances/balances.ts";
 import { defineTool } from "../define.ts";
+import { ACCEPTS, acceptsFromServers } from "../../domain/federation.ts";
+import { federationScope } from "../../federation/scope.ts";
 import { Agent, EMPTY, GroupSummary, Verification } from "../../contract/wire.ts";
 
 export const getMe = defineTool({
@@ -17,15 +19,26 @@ export const getMe = defineTool({
     groups: z.array(GroupSummary),
     pending_invites_count: z.number().int(),
     verification: Verification,
+    federation: z
+      .object({
+        address: z.string().describe("handle@host: how agents on other svc servers name this agent"),
+        accepts_from_other_servers: z.enum(ACCEPTS),
+      })
+      .optional()
+      .describe("Present when this server exchanges with other svc servers"),
   }),
   example: {},
   async run(ctx) {
     const me = (await agentById(ctx.tx, ctx.actor.agentId))!;
+    const scope = federationScope(ctx.config);
     return {
       agent: toAgent(me),
       groups: await groupSummaries(ctx),
       pending_invites_count: await pendingInvitesCount(ctx.tx, me.agentId),
       verification: { email: me.emailVerified, phone: me.phoneVerified },
+      ...(scope.enabled
+        ? { federation: { address: `${me.handle}@${scope.selfHost}`, accepts_from_other_servers: await acceptsFromServers(ctx.tx, me.agentId) } }
+        : {}),
       suggested_next: ["get_inbox", "list_contacts", "get_contact_code"],
     };
   },

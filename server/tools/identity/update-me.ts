@@ -1,18 +1,28 @@
 import { z } from "zod";
 import { toAgent, updateProfile } from "../../domain/agents.ts";
 import { defineTool } from "../define.ts";
+import { ACCEPTS, setAcceptsFromServers } from "../../domain/federation.ts";
 import { Agent, Description, DisplayName } from "../../contract/wire.ts";
 
 export const updateMe = defineTool({
   name: "update_me",
   title: "Update my profile",
-  description: "Changes the caller's display_name and/or description. The handle can never change.",
+  description:
+    "Changes the caller's display_name, description, and what it accepts from other svc servers (accepts_from_other_servers). The handle can never change.",
   tags: ["write"],
   refusedInGrace: true,
-  input: z.strictObject({ display_name: DisplayName.optional(), description: Description.nullable().optional() }),
+  input: z.strictObject({
+    display_name: DisplayName.optional(),
+    description: Description.nullable().optional(),
+    accepts_from_other_servers: z
+      .enum(ACCEPTS)
+      .optional()
+      .describe("Contact requests from agents on other svc servers: code (only with your contact code, the default), address (also by handle@host), none"),
+  }),
   output: z.object({ agent: Agent }),
   example: { display_name: "Alice Martin", description: "Climbs on Tuesdays; pays for the pizza." },
   async run(ctx, input) {
+    if (input.accepts_from_other_servers !== undefined) await setAcceptsFromServers(ctx.tx, ctx.actor.agentId, input.accepts_from_other_servers);
     const row = await updateProfile(ctx, input);
     return { agent: toAgent(row), suggested_next: ["get_me"] };
   },

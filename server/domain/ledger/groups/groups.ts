@@ -10,6 +10,7 @@ import type { Group } from "../../../contract/groups.ts";
 import type { AgentRef, GroupSummary } from "../../../contract/wire.ts";
 import { agentByHandle, refsByIds, toRef } from "../../agents.ts";
 import { isAcceptedContact } from "../../contacts.ts";
+import { ON_ANOTHER_SERVER, remoteOf } from "../../federation.ts";
 import { deliver, hasBlocked } from "../../inbox.ts";
 import { quoted, untrusted } from "../../untrusted.ts";
 import { markBuilt } from "../balances/pairs.ts";
@@ -293,6 +294,7 @@ export async function openDirectLedger(ctx: DomainContext, handle: string, curre
   if (!them || them.agentId === actor.agentId || !(await isAcceptedContact(tx, actor.agentId, them.agentId))) {
     throw notFound(`Contact @${handle}`);
   }
+  if (await remoteOf(tx, them.agentId)) throw conflict(ON_ANOTHER_SERVER, { handle });
   const directKey = [actor.agentId, them.agentId].sort().join(":");
   let g = await tx.select().from(groups).where(eq(groups.directKey, directKey)).get();
   const created = !g;

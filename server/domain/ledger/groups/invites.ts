@@ -15,6 +15,7 @@ import type { DomainContext } from "../../../contract/principal.ts";
 import { quotasOf, requireRoomForGroup } from "../../quotas.ts";
 import { isMember, requireWritable, type GroupRow } from "./membership.ts";
 import { logActivity } from "./activity.ts";
+import { ON_ANOTHER_SERVER, remoteOf } from "../../federation.ts";
 
 type InviteRow = typeof groupInvites.$inferSelect;
 
@@ -79,6 +80,7 @@ async function sharesAnotherGroup(tx: Tx, a: string, b: string, exceptGroupId: s
  */
 export async function inviteAgent(ctx: DomainContext, g: GroupRow, them: AgentRow): Promise<Invite> {
   const { tx, now, actor } = ctx;
+  if (await remoteOf(tx, them.agentId)) throw conflict(ON_ANOTHER_SERVER, { handle: them.handle });
   if (await isMember(tx, g.groupId, them.agentId)) throw conflict(`@${them.handle} is already a member of this group.`, { handle: them.handle });
   const blocked = await hasBlocked(tx, them.agentId, actor.agentId);
   // Asking again returns the open invitation: the usable one, or while blocked the unusable one, alike.

@@ -1,0 +1,128 @@
+// Agents of other svc servers as the domain sees them: a local agents row (its handle an alias such as
+// bob-bexample) with an address handle@host, and the events for other servers, written to the outbox in the
+// transaction of the tool call that made them. Nothing here knows HTTP: server/federation/ sends and receives.
+import { and, asc, eq, gt, lt, sql } from "drizzle-orm";
+import type { Tx } from "../../db/client.ts";
+import { agents, federationOutbox, federationRequests, federationSettings, remoteAgents } from "../../db/schema/index.ts";
+import { DAY, iso } from "../clock.ts";
+import { invalid } from "../errors.ts";
+import { agentByHandle, agentById, type AgentRow } from "./agents.ts";
+import { cleanNote } from "./untrusted.ts";
+
+/** Groups and ledgers do not cross servers yet (docs/federation.md). */
+export const ON_ANOTHER_SERVER = "This agent is on another svc server: groups and ledgers do not cross servers yet. Envelopes and plans do.";
+
+export const ACCEPTS = ["code", "address", "none"] as const;
+export type AcceptFromServers = (typeof ACCEPTS)[number];
+
+/** `handle@host` split, or null: handle as svc's handles, host an authority (name or address, optional port). */
+export function parseAddress(text: string): { handle: string; host: string } | null {
+  const m = /^@?([a-z0-9][a-z0-9_-]{2,31})@([a-z0-9.-]+(?::\d{1,5})?|\[[0-9a-f:.]+\](?::\d{1,5})?)$/.exec(text.trim().toLowerCase());
+  return m ? { handle: m[1]!, host: m[2]! } : null;
+}
+
+/** A contact code with its host, `amber-falcon-river-seven@b.example`: the code and the host. */
+export function splitCode(code: string): { code: string; host: string | null } {
+  const at = code.lastIndexOf("@");
+  if (at < 0) return { code, host: null };
+  return {
+    code: code.slice(0, at),
+    host: code
+      .slice(at + 1)
+      .trim()
+      .toLowerCase(),
+  };
+}
+
+/** The agent's address on another server, or null for a local agent. */
+export async function remoteOf(tx: Tx, agentId: string): Promise<{ address: string; host: string; handle: string } | null> {
+  return (await tx.select().from(remoteAgents).where(eq(remoteAgents.agentId, agentId)).get()) ?? null;
+}
+
+/** The local row standing for a remote agent, made the first time one is met; its display name shows the address. */
+export async function ensureRemoteAgent(tx: Tx, now: Date, address: string, displayName?: string): Promise<AgentRow> {
+  const parsed = parseAddress(address);
+  if (!parsed) throw invalid("address", "expected handle@host");
+  const canonical = `${parsed.handle}@${parsed.host}`;
+  const known = await tx.select().from(remoteAgents).where(eq(remoteAgents.address, canonical)).get();
+  const name = `${(cleanNote(displayName ?? "") || parsed.handle).slice(0, 60)} (${canonical})`;
+  if (known) {
+    if (displayName !== undefined) await tx.update(agents).set({ displayName: name }).where(eq(agents.agentId, known.agentId));
+    return (await agentById(tx, known.agentId))!;
+  }
+  const base = `${parsed.handle}-${parsed.host.replace(/[^a-z0-9]/g, "")}`.slice(0, 28).replace(/[-_]+$/, "");
+  let handle = base;
+  for (let n = 2; await agentByHandle(tx, handle); n++) handle = `${base}${n}`;
+  const agentId = crypto.randomUUID();
+  await tx.insert(agents).values({ agentId, handle, displayName: name, createdAt: iso(now) });
+  await tx.insert(remoteAgents).values({ agentId, address: canonical, host: parsed.host, handle: parsed.handle, createdAt: iso(now) });
+  return (await agentById(tx, agentId))!;
+}
+
+/** What a local agent accepts from other servers (default: contact requests that carry its code). */
+export async function acceptsFromServers(tx: Tx, agentId: string): Promise<AcceptFromServers> {
+  return (await tx.select().from(federationSettings).where(eq(federationSettings.agentId, agentId)).get())?.accept ?? "code";
+}
+
+export async function setAcceptsFromServers(tx: Tx, agentId: string, accept: AcceptFromServers): Promise<void> {
+  await tx.insert(federationSettings).values({ agentId, accept }).onConflictDoUpdate({ target: federationSettings.agentId, set: { accept } });
+}
+
+/**
+ * An event for another server. `from` is the local agent it speaks for: the sender writes its address when it builds
+ * the transaction, so a server only ever speaks for its own agents.
+ */
+export interface OutboundEvent {
+  type: string;
+  from: string;
+  [field: string]: unknown;
+}
+
+/** Writes an event to the outbox, in the caller's transaction; returns its id. */
+export async function enqueue(tx: Tx, now: Date, destination: string, event: OutboundEvent): Promise<string> {
+  const eventId = crypto.randomUUID();
+  await tx.insert(federationOutbox).values({ destination, eventId, event: { ...event, id: eventId }, createdAt: iso(now) });
+  return eventId;
+}
+
+/** A contact request sent by code to `host`: remembered so that the answer can be matched. */
+export async function rememberCodeRequest(tx: Tx, now: Date, eventId: string, agentId: string, host: string): Promise<void> {
+  await tx.insert(federationRequests).values({ eventId, agentId, host, createdAt: iso(now) });
+  // An answer later than an inbox item's lifetime no longer counts.
+  await tx
+    .delete(federationRequests)
+    .where(and(eq(federationRequests.agentId, agentId), lt(federationRequests.createdAt, iso(new Date(now.getTime() - CODE_REQUEST_MS)))));
+}
+
+/** How long a request by code waits for its answer. */
+export const CODE_REQUEST_MS = 30 * DAY;
+
+/** Takes the oldest pending code request of `agentId` to `host`, if any. */
+export async function takeCodeRequest(tx: Tx, now: Date, agentId: string, host: string): Promise<boolean> {
+  const since = iso(new Date(now.getTime() - CODE_REQUEST_MS));
+  const row = await tx
+    .select()
+    .from(federationRequests)
+    .where(and(eq(federationRequests.agentId, agentId), eq(federationRequests.host, host), gt(federationRequests.createdAt, since)))
+    .orderBy(asc(federationRequests.createdAt))
+    .get();
+  if (!row) return false;
+  await tx.delete(federationRequests).where(eq(federationRequests.eventId, row.eventId));
+  return true;
+}
+
+/** Local agents by handle only: a remote agent's alias never answers for a local one. */
+export async function localAgentByHandle(tx: Tx, handle: string): Promise<AgentRow | undefined> {
+  const a = await agentByHandle(tx, handle);
+  if (!a || a.disabledAt || (await remoteOf(tx, a.agentId))) return undefined;
+  return a;
+}
+
+/** Local agent by contact code (remote rows have none). */
+export async function localAgentByCode(tx: Tx, code: string): Promise<AgentRow | undefined> {
+  return tx
+    .select()
+    .from(agents)
+    .where(and(eq(agents.contactCode, code), sql`${agents.agentId} NOT IN (SELECT agent_id FROM remote_agents)`))
+    .get();
+}

@@ -1,0 +1,243 @@
+// What crosses between servers, checked again against svc's own schemas on receipt (the other server is untrusted
+// too), and dispatched to the domain. Every event is answered "ok" whether it was taken or dropped (block, no
+// consent, unknown handle or code), so that a sender learns nothing; only a malformed event is "rejected".
+import { z } from "zod";
+import type { Db } from "../../db/client.ts";
+import { federationEventsSeen } from "../../db/schema/index.ts";
+import { iso } from "../clock.ts";
+import { BodyMd, Subject } from "../contract/mail.ts";
+import type { DomainContext } from "../contract/principal.ts";
+import { acceptedByRemote, addContact, contactState, removedByRemote } from "../domain/contacts.ts";
+import {
+  acceptsFromServers,
+  enqueue,
+  ensureRemoteAgent,
+  localAgentByCode,
+  localAgentByHandle,
+  parseAddress,
+  remoteOf,
+  takeCodeRequest,
+} from "../domain/federation.ts";
+import { receiveEnvelope } from "../domain/mail/envelopes.ts";
+import { receivePlan, receivePlanResponse } from "../domain/plans/plans.ts";
+import { DateTimeInput, PlanDescription, PlanTitle, Place, PLAN_STATES, RESPONSES } from "../contract/plans.ts";
+import { agentById, type AgentRow } from "../domain/agents.ts";
+import { remoteAgents } from "../../db/schema/index.ts";
+import { eq } from "drizzle-orm";
+import { takeHostBudget } from "./limits.ts";
+import type { FederationConfig } from "../config.ts";
+
+export const MAX_EVENTS = 50;
+
+const Address = z
+  .string()
+  .max(300)
+  .refine((v) => parseAddress(v) !== null, "expected handle@host");
+const Id = z.uuid();
+const Name = z.string().max(100).optional();
+
+const PlanCopy = z.strictObject({
+  plan_id: Id,
+  title: PlanTitle,
+  description: PlanDescription,
+  respond_by: DateTimeInput.nullable(),
+  state: z.enum(PLAN_STATES),
+  chosen_option_id: Id.nullable(),
+  options: z
+    .array(z.strictObject({ option_id: Id, starts_at: DateTimeInput, ends_at: DateTimeInput.nullable(), place: Place.nullable() }))
+    .min(1)
+    .max(10)
+    .refine((os) => new Set(os.map((o) => o.option_id)).size === os.length, "an option_id appears twice"),
+});
+const PlanChange = z.enum(["title", "description", "respond_by", "options", "chosen_option", "invitees"]);
+const Recipients = z.array(Address).min(1).max(MAX_EVENTS);
+
+export const FederationEvent = z.discriminatedUnion("type", [
+  z.strictObject({
+    id: Id,
+    type: z.literal("contact.request"),
+    from: Address,
+    display_name: Name,
+    to: Address.optional(),
+    code: z.string().min(3).max(120).optional(),
+    note: z.string().max(500).nullable().optional(),
+  }),
+  z.strictObject({ id: Id, type: z.literal("contact.accept"), from: Address, display_name: Name, to: Address }),
+  z.strictObject({ id: Id, type: z.literal("contact.remove"), from: Address, display_name: Name, to: Address }),
+  z.strictObject({
+    id: Id,
+    type: z.literal("envelope"),
+    from: Address,
+    display_name: Name,
+    to: z.array(Address).min(1).max(MAX_EVENTS),
+    envelope_id: Id,
+    thread_id: Id,
+    in_reply_to: Id.nullable(),
+    subject: Subject,
+    body_md: BodyMd,
+  }),
+  z.strictObject({ id: Id, type: z.literal("plan.invite"), from: Address, display_name: Name, to: Recipients, plan: PlanCopy }),
+  z.strictObject({
+    id: Id,
+    type: z.literal("plan.update"),
+    from: Address,
+    display_name: Name,
+    to: Recipients,
+    plan: PlanCopy,
+    changes: z.array(PlanChange).max(6),
+  }),
+  z.strictObject({
+    id: Id,
+    type: z.literal("plan.cancel"),
+    from: Address,
+    display_name: Name,
+    to: Recipients,
+    plan: PlanCopy,
+    reason: z.enum(["cancelled", "uninvited"]),
+  }),
+  z.strictObject({
+    id: Id,
+    type: z.literal("plan.respond"),
+    from: Address,
+    display_name: Name,
+    to: Address,
+    plan_id: Id,
+    response: z.enum(RESPONSES),
+    option_ids: z.array(Id).max(10),
+  }),
+]);
+export type FederationEvent = z.infer<typeof FederationEvent>;
+
+export const Transaction = z.object({
+  origin: z.string().max(300),
+  destination: z.string().max(300),
+  events: z.array(z.unknown()).max(MAX_EVENTS),
+});
+
+export interface EventResult {
+  id: string | null;
+  result: "ok" | "rejected";
+}
+
+export interface Receiver {
+  db: Db;
+  now: Date;
+  origin: string;
+  selfHost: string;
+  /** In open mode, a host first seen lately: only requests that carry a code pass. */
+  greylisted: boolean;
+  limits?: FederationConfig["limits"];
+}
+
+const hostOf = (address: string) => parseAddress(address)!.host;
+const handleOf = (address: string) => parseAddress(address)!.handle;
+
+/** Checks and applies one event in its own transaction; a duplicate id (within 30 days) is dropped. */
+export async function receiveEvent(r: Receiver, raw: unknown): Promise<EventResult> {
+  const parsed = FederationEvent.safeParse(raw);
+  const id = typeof (raw as { id?: unknown } | null)?.id === "string" ? String((raw as { id: string }).id).slice(0, 64) : null;
+  if (!parsed.success) return { id, result: "rejected" };
+  const e = parsed.data;
+  // A server speaks only for its own agents, and only to ours.
+  const to = "to" in e && e.to !== undefined ? (Array.isArray(e.to) ? e.to : [e.to]) : [];
+  if (hostOf(e.from) !== r.origin || to.some((a) => hostOf(a) !== r.selfHost)) return { id: e.id, result: "rejected" };
+  if (e.type === "contact.request" && (e.code === undefined) === (e.to === undefined)) return { id: e.id, result: "rejected" };
+  try {
+    await r.db.tx(async (tx) => {
+      const seen = await tx
+        .insert(federationEventsSeen)
+        .values({ origin: r.origin, eventId: e.id, receivedAt: iso(r.now) })
+        .onConflictDoNothing();
+      if (seen.rowsAffected === 0) return;
+      await apply(r, { tx, now: r.now }, e);
+    });
+  } catch {
+    // Dropped as if refused: the sender's answer is the same.
+  }
+  return { id: e.id, result: "ok" };
+}
+
+type TxNow = Pick<DomainContext, "tx" | "now">;
+
+const actorOf = (a: AgentRow) => ({ agentId: a.agentId, handle: a.handle });
+const knownRemote = async ({ tx }: TxNow, address: string): Promise<AgentRow | undefined> => {
+  const row = await tx.select().from(remoteAgents).where(eq(remoteAgents.address, address.toLowerCase())).get();
+  return row ? agentById(tx, row.agentId) : undefined;
+};
+const noGroups = async () => false;
+
+async function apply(r: Receiver, c: TxNow, e: FederationEvent): Promise<void> {
+  const { tx, now } = c;
+  switch (e.type) {
+    case "contact.request": {
+      if (r.greylisted && e.code === undefined) return;
+      if (!(await takeHostBudget(tx, r.origin, "contact_requests", now, 1, r.limits))) return;
+      if (e.code !== undefined && !(await takeHostBudget(tx, r.origin, "code_guesses", now, 1, r.limits))) return;
+      const target = e.code !== undefined ? await localAgentByCode(tx, e.code) : await localAgentByHandle(tx, handleOf(e.to!));
+      if (!target) return;
+      const accepts = await acceptsFromServers(tx, target.agentId);
+      if (accepts === "none" || (e.code === undefined && accepts !== "address")) return;
+      const them = await ensureRemoteAgent(tx, now, e.from, e.display_name);
+      const input = e.code !== undefined ? { code: e.code } : { handle: target.handle };
+      const res = await addContact({ tx, now, actor: actorOf(them) }, { ...input, note: e.note ?? undefined }, noGroups);
+      // Our agent had asked them already: both sides are contacts now, and their server must hear it.
+      if (res.status === "accepted") await enqueue(tx, now, r.origin, { type: "contact.accept", from: target.agentId, to: e.from });
+      return;
+    }
+    case "contact.accept": {
+      const local = await localAgentByHandle(tx, handleOf(e.to));
+      if (!local) return;
+      const known = await knownRemote(c, e.from);
+      // A request by address is answered by its own row; only otherwise is a pending request by code taken.
+      const askedByAddress = known !== undefined && (await contactState(tx, local.agentId, known.agentId)) === "outgoing";
+      const askedByCode = !askedByAddress && (await takeCodeRequest(tx, now, local.agentId, r.origin));
+      if (!known && !askedByCode) return;
+      const them = known ?? (await ensureRemoteAgent(tx, now, e.from, e.display_name));
+      await acceptedByRemote(tx, now, local, them, askedByCode);
+      return;
+    }
+    case "contact.remove": {
+      const local = await localAgentByHandle(tx, handleOf(e.to));
+      const them = await knownRemote(c, e.from);
+      if (local && them) await removedByRemote(tx, them, local);
+      return;
+    }
+    case "envelope": {
+      const them = await knownRemote(c, e.from);
+      if (!them) return;
+      const locals: AgentRow[] = [];
+      for (const a of e.to) {
+        const l = await localAgentByHandle(tx, handleOf(a));
+        if (l) locals.push(l);
+      }
+      await receiveEnvelope({ tx, now, actor: actorOf(them) }, locals, e);
+      return;
+    }
+    case "plan.invite":
+    case "plan.update":
+    case "plan.cancel": {
+      const them = await knownRemote(c, e.from);
+      if (!them) return;
+      const locals: AgentRow[] = [];
+      for (const a of e.to) {
+        const l = await localAgentByHandle(tx, handleOf(a));
+        if (l) locals.push(l);
+      }
+      const detail = e.type === "plan.update" ? { changes: e.changes } : e.type === "plan.cancel" ? { reason: e.reason } : {};
+      await receivePlan({ tx, now, actor: actorOf(them) }, e.plan, locals, e.type, detail);
+      return;
+    }
+    case "plan.respond": {
+      const them = await knownRemote(c, e.from);
+      if (them) await receivePlanResponse({ tx, now, actor: actorOf(them) }, e);
+      return;
+    }
+  }
+}
+
+/** The local agent an outbox event speaks for, as its address; null when it is gone or not local. */
+export async function senderAddress(c: TxNow, agentId: string, selfHost: string): Promise<{ from: string; display_name: string } | null> {
+  const a = await agentById(c.tx, agentId);
+  if (!a || (await remoteOf(c.tx, agentId))) return null;
+  return { from: `${a.handle}@${selfHost}`, display_name: a.displayName };
+}

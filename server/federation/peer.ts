@@ -1,0 +1,94 @@
+// Talking to another svc server: its base URL from its host, every call through the SSRF guard of
+// server/auth/safe-fetch.ts (public addresses only, no redirects, size and time caps), and its published keys,
+// cached in the database and fetched again on an unknown kid at most once a minute.
+import { eq } from "drizzle-orm";
+import { isIP } from "node:net";
+import type { Db } from "../../db/client.ts";
+import { federationPeerKeys } from "../../db/schema/index.ts";
+import { FetchRefused, addressProblem, fetchDocument, fetchUrlProblem, publicLookup, type SocketLookup } from "../auth/safe-fetch.ts";
+import { MINUTE, iso } from "../clock.ts";
+import type { FederationConfig, FetchedDocument } from "../config.ts";
+import { KEY_CACHE_MS, type PublicJwk } from "./keys.ts";
+
+export const DISCOVERY_PATH = "/.well-known/svc-federation";
+/** An unknown kid fetches a peer's keys again at most this often. */
+export const KEY_REFETCH_MS = MINUTE;
+export const PEER_TIMEOUT_MS = 5_000;
+const MAX_ANSWER_BYTES = 256 * 1024;
+
+const hostname = (host: string) => host.replace(/:\d+$/, "").replace(/^\[(.*)\]$/, "$1");
+const isLoopbackHost = (host: string) => {
+  const name = hostname(host);
+  return name === "localhost" || (isIP(name) !== 0 && addressProblem(name) === "loopback");
+};
+
+/** The peer's base URL: https, or with --federation-allow-loopback plain http to a loopback peer. */
+export function peerBaseUrl(host: string, fed: Pick<FederationConfig, "allowLoopback">): string {
+  return `${fed.allowLoopback && isLoopbackHost(host) ? "http" : "https"}://${host}`;
+}
+
+// Connects to loopback addresses only: what --federation-allow-loopback permits on top of public peers.
+const loopbackLookup: SocketLookup = (host, options, callback) => {
+  const address = hostname(host) === "localhost" ? "127.0.0.1" : hostname(host);
+  if (addressProblem(address) !== "loopback") return callback(new FetchRefused("Not a loopback address."));
+  const family = isIP(address);
+  return (options as { all?: boolean } | null)?.all ? callback(null, [{ address, family }]) : callback(null, address, family);
+};
+
+/** One request to a peer through the SSRF guard. */
+export async function peerRequest(
+  url: string,
+  fed: Pick<FederationConfig, "allowLoopback">,
+  init: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<FetchedDocument> {
+  const u = new URL(url);
+  const loopback = u.protocol === "http:";
+  if (loopback && !(fed.allowLoopback && isLoopbackHost(u.host))) throw new FetchRefused("Plain HTTP is for loopback peers in tests only.");
+  if (!loopback) {
+    const problem = fetchUrlProblem(url);
+    if (problem) throw new FetchRefused(`The address ${problem}.`);
+  }
+  return fetchDocument(url, {
+    lookup: loopback ? loopbackLookup : publicLookup(),
+    timeoutMs: PEER_TIMEOUT_MS,
+    maxBytes: MAX_ANSWER_BYTES,
+    method: init.method,
+    headers: { accept: "application/json", "user-agent": "svc (federation)", ...init.headers },
+    body: init.body,
+  });
+}
+
+/** A peer's discovery document (with its keys), or FetchRefused. */
+export async function fetchDiscovery(host: string, fed: Pick<FederationConfig, "allowLoopback">): Promise<{ server: string; keys: PublicJwk[] }> {
+  const doc = await peerRequest(`${peerBaseUrl(host, fed)}${DISCOVERY_PATH}`, fed);
+  if (doc.status !== 200) throw new FetchRefused(`The server answered ${doc.status}.`);
+  let parsed: { server?: unknown; jwks?: { keys?: unknown } };
+  try {
+    parsed = JSON.parse(doc.body);
+  } catch {
+    throw new FetchRefused("The discovery document is not JSON.");
+  }
+  if (parsed.server !== host || !Array.isArray(parsed.jwks?.keys)) throw new FetchRefused("The discovery document names another server or no keys.");
+  return { server: host, keys: parsed.jwks.keys as PublicJwk[] };
+}
+
+/**
+ * The peer's keys: from the cache while fresh (KEY_CACHE_MS); fetched again when stale, or when `unknownKid` is not
+ * among them, at most once a minute for unknown kids. Null when they cannot be had.
+ */
+export async function peerKeys(db: Db, fed: FederationConfig, host: string, now: Date, unknownKid?: string): Promise<PublicJwk[] | null> {
+  const cached = await db.read((tx) => tx.select().from(federationPeerKeys).where(eq(federationPeerKeys.host, host)).get());
+  const keys = cached ? (JSON.parse(cached.jwks) as PublicJwk[]) : null;
+  const stale = !cached || now.getTime() - Date.parse(cached.fetchedAt) >= KEY_CACHE_MS;
+  const missing = unknownKid !== undefined && !keys?.some((k) => k.kid === unknownKid);
+  const mayRefetch = !cached?.refetchedAt || now.getTime() - Date.parse(cached.refetchedAt) >= KEY_REFETCH_MS;
+  if (!stale && !(missing && mayRefetch)) return keys;
+  try {
+    const fresh = (await fetchDiscovery(host, fed)).keys;
+    const row = { host, jwks: JSON.stringify(fresh), fetchedAt: iso(now), refetchedAt: stale ? (cached?.refetchedAt ?? null) : iso(now) };
+    await db.tx((tx) => tx.insert(federationPeerKeys).values(row).onConflictDoUpdate({ target: federationPeerKeys.host, set: row }));
+    return fresh;
+  } catch {
+    return keys;
+  }
+}

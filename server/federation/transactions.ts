@@ -1,0 +1,96 @@
+// PUT /fed/v1/txn/{txn_id}: a transaction of events from another server. Checked in this order: the destination is
+// this server; the origin is allowed and not blocked, and within its limits (before any cryptography); the key is
+// known (an unknown kid fetches the origin's keys again, at most once a minute); `created` is within 5 minutes; the
+// signature and the Content-Digest; then each event. The answer is stored per (origin, txn_id): a replay gets it.
+import { and, eq, lt } from "drizzle-orm";
+import { federationEventsSeen, federationTxnsIn } from "../../db/schema/index.ts";
+import { DAY, iso } from "../clock.ts";
+import type { Services } from "../services.ts";
+import { verifyingKey } from "./keys.ts";
+import { firstSeen, GREYLIST_MS, hostBlocked, retryAfterSeconds, takeHostBudget } from "./limits.ts";
+import { peerKeys } from "./peer.ts";
+import { hostAllowed, selfHost } from "./scope.ts";
+import { contentDigest, FED_COMPONENTS, FED_TAG, parseSignature, SignatureError, verifyMessage } from "./signatures.ts";
+import { receiveEvent, Transaction, type EventResult } from "./events.ts";
+
+export const MAX_TXN_BYTES = 1024 * 1024;
+export const CLOCK_SKEW_S = 5 * 60;
+/** Event ids are remembered this long: a duplicate within it is dropped. */
+export const SEEN_EVENTS_MS = 30 * DAY;
+
+const answer = (status: number, body: unknown, headers: Record<string, string> = {}) =>
+  new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json", "Cache-Control": "no-store", ...headers } });
+const refuse = (status: number, error: string, headers: Record<string, string> = {}) => answer(status, { error }, headers);
+
+export async function receiveTransaction(svc: Services, req: Request, txnId: string): Promise<Response> {
+  const fed = svc.config.federation;
+  if (!fed || fed.mode === "off") return refuse(404, "federation is off");
+  const now = svc.config.clock.now();
+  if (Number(req.headers.get("content-length") ?? "0") > MAX_TXN_BYTES) return refuse(413, "larger than 1 MiB");
+  const bytes = new Uint8Array(await req.arrayBuffer());
+  if (bytes.byteLength > MAX_TXN_BYTES) return refuse(413, "larger than 1 MiB");
+  let body: { origin: string; destination: string; events: unknown[] };
+  try {
+    body = Transaction.parse(JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes)));
+  } catch {
+    return refuse(400, "not a transaction");
+  }
+  const self = selfHost(svc.config);
+  const origin = body.origin.toLowerCase();
+  // 1. destination, 2. origin and its limits: before any cryptography.
+  if (body.destination.toLowerCase() !== self) return refuse(403, "wrong destination");
+  if (!hostAllowed(fed, origin) || (await svc.db.read((tx) => hostBlocked(tx, origin)))) return refuse(403, "origin not allowed");
+  const withinLimits = await svc.db.tx(
+    async (tx) =>
+      (await takeHostBudget(tx, origin, "txns", now, 1, fed.limits)) &&
+      (await takeHostBudget(tx, origin, "events", now, Math.max(1, body.events.length), fed.limits)),
+  );
+  if (!withinLimits) return refuse(429, "too many transactions", { "Retry-After": String(retryAfterSeconds("txns", now)) });
+  // 3. key, 4. created, 5. signature and digest.
+  let parsed: ReturnType<typeof parseSignature>;
+  try {
+    parsed = parseSignature(req.headers.get("signature-input"), req.headers.get("signature"));
+  } catch (err) {
+    return refuse(401, err instanceof SignatureError ? err.message : "bad signature");
+  }
+  const { keyid, created, expires, alg, tag } = parsed.params;
+  if (typeof keyid !== "string" || alg !== "ed25519" || tag !== FED_TAG || FED_COMPONENTS.some((c) => !parsed.components.includes(c))) {
+    return refuse(401, "the signature must cover @method, @target-uri, content-digest and content-type with keyid, alg and tag");
+  }
+  const keys = await peerKeys(svc.db, fed, origin, now, keyid);
+  const jwk = keys?.find((k) => k.kid === keyid);
+  const key = jwk && (await verifyingKey(jwk, now));
+  if (!key) return refuse(401, "unknown key");
+  const seconds = now.getTime() / 1000;
+  if (typeof created !== "number" || Math.abs(seconds - created) > CLOCK_SKEW_S || (typeof expires === "number" && expires < seconds)) {
+    return refuse(401, "signature too old or expired");
+  }
+  const url = `${svc.config.baseUrl}/fed/v1/txn/${encodeURIComponent(txnId)}`;
+  const digest = await contentDigest(bytes);
+  if (!(await verifyMessage({ method: req.method, url, headers: req.headers }, parsed, key)) || req.headers.get("content-digest") !== digest) {
+    return refuse(401, "signature or digest does not match");
+  }
+  // A transaction answered before gets the same answer (the same id with another body is refused).
+  const stored = await svc.db.read((tx) =>
+    tx
+      .select()
+      .from(federationTxnsIn)
+      .where(and(eq(federationTxnsIn.origin, origin), eq(federationTxnsIn.txnId, txnId)))
+      .get(),
+  );
+  if (stored) return stored.bodyDigest === digest ? answer(200, JSON.parse(stored.answer)) : refuse(409, "this txn_id was used for another body");
+  const greylisted =
+    fed.mode === "open" && !fed.peers.includes(origin) && now.getTime() - (await svc.db.tx((tx) => firstSeen(tx, origin, now))).getTime() < GREYLIST_MS;
+  const results: EventResult[] = [];
+  for (const raw of body.events) results.push(await receiveEvent({ db: svc.db, now, origin, selfHost: self, greylisted, limits: fed.limits }, raw));
+  const result = { txn_id: txnId, results };
+  await svc.db.tx(async (tx) => {
+    await tx
+      .insert(federationTxnsIn)
+      .values({ origin, txnId, bodyDigest: digest, answer: JSON.stringify(result), receivedAt: iso(now) })
+      .onConflictDoNothing();
+    await tx.delete(federationEventsSeen).where(lt(federationEventsSeen.receivedAt, iso(new Date(now.getTime() - SEEN_EVENTS_MS))));
+    await tx.delete(federationTxnsIn).where(lt(federationTxnsIn.receivedAt, iso(new Date(now.getTime() - SEEN_EVENTS_MS))));
+  });
+  return answer(200, result);
+}

@@ -1,0 +1,74 @@
+// A stand-in for another svc server, run by the test: it publishes its discovery document and keys and signs
+// transactions as svc does (server/federation/signatures.ts, checked against RFC 9421's vector on its own), so a
+// test can send what a hostile or broken server would.
+import { freePort } from "../hardening/spawn-server.ts";
+import { contentDigest, FED_TAG, signMessage } from "../../server/federation/signatures.ts";
+
+export interface FakeKey {
+  kid: string;
+  key: CryptoKey;
+  jwk: Record<string, unknown>;
+}
+
+export async function fakeKey(kid = `fake-${crypto.randomUUID().slice(0, 8)}`): Promise<FakeKey> {
+  const pair = (await crypto.subtle.generateKey({ name: "Ed25519" }, true, ["sign", "verify"])) as CryptoKeyPair;
+  const pub = await crypto.subtle.exportKey("jwk", pair.publicKey);
+  return { kid, key: pair.privateKey, jwk: { kty: "OKP", crv: "Ed25519", x: pub.x, kid, alg: "EdDSA", use: "sig", nbf: Math.floor(Date.now() / 1000) - 60 } };
+}
+
+export interface SendOptions {
+  /** Signs this body but sends `sentBody` (a tampered body). */
+  sentBody?: string;
+  created?: number;
+  key?: FakeKey;
+  txnId?: string;
+}
+
+export interface FakePeer {
+  host: string;
+  keys: FakeKey[];
+  /** Discovery fetches answered so far. */
+  fetches: number;
+  send(target: { url: string }, body: unknown, opts?: SendOptions): Promise<{ status: number; text: string; headers: Headers; txnId: string }>;
+  stop(): void;
+}
+
+export async function startFakePeer(): Promise<FakePeer> {
+  const port = freePort();
+  const host = `127.0.0.1:${port}`;
+  const peer: FakePeer = {
+    host,
+    keys: [await fakeKey()],
+    fetches: 0,
+    async send(target, body, opts = {}) {
+      const txnId = opts.txnId ?? crypto.randomUUID();
+      const text = typeof body === "string" ? body : JSON.stringify(body);
+      const url = `${target.url}/fed/v1/txn/${txnId}`;
+      const headers = new Headers({ "content-type": "application/json", "content-digest": await contentDigest(text) });
+      const key = opts.key ?? peer.keys[0]!;
+      const created = opts.created ?? Math.floor(Date.now() / 1000);
+      const sig = await signMessage({ method: "PUT", url, headers }, key.key, {
+        created,
+        expires: created + 300,
+        keyid: key.kid,
+        alg: "ed25519",
+        tag: FED_TAG,
+      });
+      headers.set("signature-input", sig.signatureInput);
+      headers.set("signature", sig.signature);
+      const res = await fetch(url, { method: "PUT", headers, body: opts.sentBody ?? text });
+      return { status: res.status, text: await res.text(), headers: res.headers, txnId };
+    },
+    stop: () => server.stop(true),
+  };
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port,
+    fetch(req) {
+      if (new URL(req.url).pathname !== "/.well-known/svc-federation") return new Response("no", { status: 404 });
+      peer.fetches++;
+      return Response.json({ server: host, endpoint: `http://${host}/fed/v1`, versions: ["1"], jwks: { keys: peer.keys.map((k) => k.jwk) } });
+    },
+  });
+  return peer;
+}
