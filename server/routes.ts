@@ -53,7 +53,7 @@ import {
 } from "./web/pages.ts";
 import { postAddContact, postBlockContact, postContactCode, postRespondContact, renderContacts } from "./web/contacts-page.ts";
 import { postArchiveGroup, postInviteContact, postNewGroup, postRenameGroup, renderGroupSettings, renderNewGroup } from "./web/group-settings-page.ts";
-import { postGroupInvite, postInboxSeen, renderInbox } from "./web/inbox-page.ts";
+import { postConfirmExpenses, postGroupInvite, postInboxSeen, renderInbox } from "./web/inbox-page.ts";
 import { postRespondPlan, renderPlan, renderPlans } from "./web/plans-page.ts";
 import { postReplyEnvelope, postSendEnvelope, renderEnvelope, renderEnvelopes } from "./web/envelopes-page.ts";
 import {
@@ -179,6 +179,7 @@ export const ROUTES: readonly Route<Call>[] = [
   post("/contacts/code", action(postContactCode, "/contacts")),
   get("/inbox", page(renderInbox)),
   post("/inbox/seen", action(postInboxSeen, "/inbox")),
+  post("/inbox/confirm-all", action(postConfirmExpenses, "/inbox")),
   post("/inbox/group-invite", action(postGroupInvite, "/inbox")),
   get("/plans", page(renderPlans)),
   get("/plans/{plan_id}", pageOf(renderPlan)),

@@ -3,7 +3,7 @@ import { and, asc, desc, eq, sql } from "drizzle-orm";
 import type { Tx } from "../../../../db/client.ts";
 import { expenseHistory, expenseResponses, expenses } from "../../../../db/schema/index.ts";
 import { iso } from "../../../clock.ts";
-import { conflict, invalid, notFound } from "../../../errors.ts";
+import { AppError, conflict, invalid, notFound } from "../../../errors.ts";
 import type { Expense, ExpenseHistoryEntry } from "../../../contract/ledger.ts";
 import type { AgentRef } from "../../../contract/wire.ts";
 import { agentByHandle } from "../../agents.ts";
@@ -293,4 +293,34 @@ export async function respondExpense(
     await tellDisputed({ tx, now, group, actor, row, reason: reason! });
   }
   return expenseView(tx, group, row.expenseId);
+}
+
+/** One expense's outcome in respond_expense with expense_ids. */
+export interface ResponseOutcome {
+  expense_id: string;
+  ok: boolean;
+  state?: "active" | "disputed";
+  error?: { code: string; message: string };
+}
+
+/**
+ * respond_expense with expense_ids: the same answer to each expense, in the call's one transaction. An expense that
+ * refuses (not found, deleted, not a participant) is reported beside its id; the others are answered all the same.
+ * Each check runs before its expense's first write, so a refusal leaves nothing half done.
+ */
+export async function respondExpenses(
+  ctx: DomainContext,
+  input: { expense_ids: string[]; action: "confirm" | "dispute"; reason?: string },
+): Promise<ResponseOutcome[]> {
+  const out: ResponseOutcome[] = [];
+  for (const expense_id of [...new Set(input.expense_ids)]) {
+    try {
+      const e = await respondExpense(ctx, { expense_id, action: input.action, ...(input.reason === undefined ? {} : { reason: input.reason }) });
+      out.push({ expense_id, ok: true, state: e.state });
+    } catch (err) {
+      if (!(err instanceof AppError) || err.code === "VALIDATION_ERROR") throw err;
+      out.push({ expense_id, ok: false, error: { code: err.code, message: err.message } });
+    }
+  }
+  return out;
 }
