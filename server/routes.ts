@@ -28,7 +28,16 @@ import {
   renderExpense,
   renderNewExpense,
 } from "./web/expense-pages.ts";
-import { exportCsv, postConfirmAll, postExpenseAnswer, postPayment, postPaymentAnswer, renderGroup, renderGroups } from "./web/groups-page.ts";
+import {
+  exportCsv,
+  postConfirmAll,
+  postExpenseAnswer,
+  postPayment,
+  postPaymentAnswer,
+  postStopRecurring,
+  renderGroup,
+  renderGroups,
+} from "./web/groups-page.ts";
 import { wantsHtml } from "./web/home-page.ts";
 import { postApprove, postCreate, postDeny, postUserCode, renderJoin } from "./web/join-page.ts";
 import { postMerge, renderMerge } from "./web/merge-page.ts";
@@ -159,6 +168,7 @@ export const ROUTES: readonly Route<Call>[] = [
   get("/groups/{group_id}/expenses/new", pageOf(renderNewExpense)),
   post("/groups/{group_id}/expenses/new", action(postNewExpense, "/groups")),
   post("/groups/{group_id}/expenses/confirm-all", action(postConfirmAll, "/groups")),
+  post("/groups/{group_id}/recurring/stop", action(postStopRecurring, "/groups")),
   get("/groups/{group_id}/expenses/{expense_id}", pageOf(renderExpense)),
   get("/groups/{group_id}/expenses/{expense_id}/edit", pageOf(renderEditExpense)),
   post("/groups/{group_id}/expenses/{expense_id}/edit", action(postEditExpense, "/groups")),

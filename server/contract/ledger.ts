@@ -73,6 +73,7 @@ export const expenseFields = {
   split: SplitInput.optional(),
   notes: Notes.optional(),
   repeat: z.enum(REPEATS).optional().describe("The service adds each later occurrence on its date as an ordinary expense with refs.recurring_of"),
+  repeat_until: DateOnly.nullable().optional().describe("YYYY-MM-DD: a repeating expense's last date (inclusive); default none, null clears it"),
   refs: RefsInput.optional(),
 };
 
@@ -108,6 +109,12 @@ export const ExpenseContent = z.object({
   shares: z.array(HandleAmount),
   notes: Untrusted.nullable(),
   repeat: z.enum(REPEATS),
+  repeat_until: z.string().nullable().optional().describe("A repeating expense's last date (inclusive), or null for no end"),
+  exchange_rate_source: z
+    .string()
+    .nullable()
+    .optional()
+    .describe("Where original.exchange_rate came from when the service looked it up (the rates file and its date); null when given"),
   refs: z.record(z.string(), z.string()),
   deleted: z.boolean(),
   state: z.enum(["active", "disputed"]),

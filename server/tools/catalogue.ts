@@ -34,6 +34,8 @@ import { leaveGroup } from "./groups/leave-group.ts";
 import { removeGroupMember } from "./groups/remove-group-member.ts";
 import { openDirectLedger } from "./groups/open-direct-ledger.ts";
 import { addExpense } from "./expenses/add-expense.ts";
+import { listRecurring } from "./expenses/list-recurring.ts";
+import { stopRecurring } from "./expenses/stop-recurring.ts";
 import { listExpenses } from "./expenses/list-expenses.ts";
 import { getExpense } from "./expenses/get-expense.ts";
 import { updateExpense } from "./expenses/update-expense.ts";
@@ -100,6 +102,8 @@ export const TOOLS: readonly Tool[] = [
   deleteExpense,
   restoreExpense,
   respondExpense,
+  listRecurring,
+  stopRecurring,
   recordPayment,
   respondPayment,
   listPayments,

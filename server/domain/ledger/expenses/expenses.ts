@@ -30,6 +30,7 @@ import {
   type ParticipantShare,
 } from "./store.ts";
 import { tellAdded, tellDeleted, tellDisputed, tellRestored, tellUpdated } from "./notices.ts";
+import { checkSeries } from "./recurring.ts";
 import { expenseView, expenseViews, expenseWire, historyEntries } from "./views.ts";
 
 /** The expense and its group if the caller is a current member; anyone else learns nothing (NOT_FOUND). */
@@ -49,15 +50,24 @@ async function changeableExpense(tx: Tx, expenseId: string, agentId: string) {
 // ---------- the tools' domain ----------
 
 export async function addExpense(ctx: DomainContext, input: ExpenseInput & { group_id: string; description: string }): Promise<Expense> {
+  return (await addExpenseCounted(ctx, input)).expense;
+}
+
+/** add_expense: the expense, and how many past occurrences of its series the next job run makes. */
+export async function addExpenseCounted(
+  ctx: DomainContext,
+  input: ExpenseInput & { group_id: string; description: string },
+): Promise<{ expense: Expense; past_occurrences: number }> {
   const { tx, now, actor } = ctx;
   const { group, members } = await writableGroupMembers(tx, input.group_id, actor.agentId);
   await requireExpenseBudget(ctx, group.groupId);
   const state = newExpenseState(group, members, actor, input, now);
+  const pastOccurrences = checkSeries(state, state.date, now);
   const row = await createExpense(tx, now, group, actor, state);
   const recipients = state.shares.filter((s) => s.agentId !== actor.agentId);
   await tellAdded({ tx, now, group, actor, expenseId: row.expenseId, version: 1, state, recipients, known: refsOfMembers(members) });
   // Just written, by a member, with no responses yet: nothing to read back.
-  return expenseWire(row, state.shares, [], refsOfMembers(members), group.currency);
+  return { expense: expenseWire(row, state.shares, [], refsOfMembers(members), group.currency), past_occurrences: pastOccurrences };
 }
 
 export async function getExpense({ tx, actor: { agentId } }: DomainContext, expenseId: string): Promise<{ expense: Expense; history: ExpenseHistoryEntry[] }> {
@@ -132,6 +142,8 @@ const FIELD_NAMES: [keyof ExpenseState, string][] = [
   ["shares", "shares"],
   ["notes", "notes"],
   ["repeat", "repeat"],
+  ["repeatUntil", "repeat_until"],
+  ["rateSource", "exchange_rate_source"],
   ["refs", "refs"],
 ];
 
@@ -180,9 +192,14 @@ export async function updateExpense(
     category: input.category ?? before.category,
     notes: input.notes === undefined ? before.notes : input.notes || null,
     repeat: input.repeat ?? before.repeat,
+    // A series made to not repeat has no end date left either.
+    repeatUntil: input.repeat_until !== undefined ? input.repeat_until : input.repeat === "none" ? null : before.repeatUntil,
     refs: input.refs === undefined ? before.refs : checkRefs(input.refs),
   };
   const changed = changedFields(before, after);
+  if (changed.includes("date") || changed.includes("repeat") || changed.includes("repeat_until")) {
+    checkSeries(after, (await lastOccurrence(tx, row.expenseId)) ?? after.date, now);
+  }
   if (!changed.length) return { expense: (await expenseViews(tx, group, [row]))[0]!, changed_fields: [] };
   if (changed.includes("description")) after.descriptionBy = actor.agentId;
   if (changed.includes("notes")) after.notesBy = after.notes === null ? null : actor.agentId;
@@ -323,4 +340,38 @@ export async function respondExpenses(
     }
   }
   return out;
+}
+
+/** The date of a series' latest occurrence made so far, or null. */
+async function lastOccurrence(tx: Tx, seriesId: string): Promise<string | null> {
+  const made = await tx
+    .select({ last: sql<string | null>`max(${expenses.date})` })
+    .from(expenses)
+    .where(eq(expenses.recurringOf, seriesId))
+    .get();
+  return made?.last ?? null;
+}
+
+/** list_recurring: a group's series that still make occurrences, by their next date. */
+export async function listRecurring({ tx, actor: { agentId } }: DomainContext, groupId: string): Promise<Expense[]> {
+  const group = await requireMember(tx, groupId, agentId);
+  const rows = await tx
+    .select()
+    .from(expenses)
+    .where(and(eq(expenses.groupId, group.groupId), eq(expenses.deleted, false), sql`${expenses.nextOccurrence} IS NOT NULL`))
+    .orderBy(asc(expenses.nextOccurrence), asc(expenses.expenseId))
+    .limit(MAX_SERIES_LISTED);
+  return expenseViews(tx, group, rows);
+}
+export const MAX_SERIES_LISTED = 500;
+
+/**
+ * stop_recurring: the series ends with the occurrences already made (repeat_until becomes the last one's date, or the
+ * series' own), as an update_expense of repeat_until would; its participants are told.
+ */
+export async function stopRecurring(ctx: DomainContext, expenseId: string): Promise<Expense> {
+  const { row } = await changeableExpense(ctx.tx, expenseId, ctx.actor.agentId);
+  if (row.deleted || row.nextOccurrence === null) throw conflict("The expense is not an active recurring series; list_recurring lists those of a group.");
+  const last = (await lastOccurrence(ctx.tx, row.expenseId)) ?? row.date;
+  return (await updateExpense(ctx, { expense_id: row.expenseId, expected_version: row.version, repeat_until: last > row.date ? last : row.date })).expense;
 }
