@@ -3,6 +3,7 @@ import { TrustedProxies } from "./client-address.ts";
 import type { Clock } from "./clock.ts";
 import { parseReservedHandles } from "./contract/handles.ts";
 import type { Quotas } from "./contract/principal.ts";
+import { fetchUrlProblem } from "./auth/safe-fetch.ts";
 
 export type { Quotas };
 
@@ -62,6 +63,10 @@ export interface ServerConfig {
   logFormat?: LogFormat;
   /** Where SMS go (svc POSTs {to, text} JSON): humans may then prove a phone and sign in by it; absent: no phone. */
   smsWebhook?: string;
+  /** An eurofxref XML file of reference rates (the ECB's daily file) fetched by a job; absent: every rate is given. */
+  ratesUrl?: string;
+  /** How the rates file is fetched; absent: guardedFetch (server/auth/safe-fetch.ts). Tests serve one on loopback. */
+  fetchRates?: ClientMetadataFetcher;
 }
 
 export type LogFormat = "json" | "text";
@@ -163,6 +168,7 @@ export interface ServeSettings {
   /** --quota settings; each replaces its default. */
   quota?: Partial<Quotas>;
   smsWebhook?: string;
+  ratesUrl?: string;
 }
 
 /** The server's configuration from svc serve's settings and the environment; the three --oidc-* settings go together. */
@@ -194,6 +200,7 @@ export function serveConfig(o: ServeSettings, clock: Clock, env: Record<string, 
     // Flags over SVC_QUOTAS over the defaults, name by name.
     quotas: { ...DEFAULTS.quotas, ...(env.SVC_QUOTAS ? parseQuotas(env.SVC_QUOTAS) : {}), ...o.quota },
     smsWebhook: o.smsWebhook,
+    ratesUrl: o.ratesUrl,
   };
 }
 
@@ -207,6 +214,13 @@ export function parseWebhookUrl(v: string): string {
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") throw new ConfigError(`expected an http:// or https:// URL, got "${v}"`);
   return url.href;
+}
+
+/** The rates file's URL: fetched through the SSRF guard, so https to a public host only. */
+export function parseRatesUrl(v: string): string {
+  const problem = fetchUrlProblem(v);
+  if (problem) throw new ConfigError(`the rates URL ${problem}: "${v}"`);
+  return new URL(v).href;
 }
 
 /** `CIDR,...` as its entries, each checked (server/client-address.ts). */

@@ -13,6 +13,7 @@ import {
   serveConfig,
   parseQuota,
   parseWebhookUrl,
+  parseRatesUrl,
   QUOTA_NAMES,
   type Quotas,
   type ServerConfig,
@@ -141,6 +142,14 @@ export function serveCommand(): Command {
       new Option("--sms-webhook <url>", "send SMS through this URL (svc POSTs {to, text} JSON): humans may then verify a phone and sign in by it")
         .env("SVC_SMS_WEBHOOK")
         .argParser(flag(parseWebhookUrl)),
+    )
+    .addOption(
+      new Option(
+        "--rates-url <url>",
+        "fetch reference exchange rates from this eurofxref XML file (e.g. https://www.ecb.europa.eu/stats/eurofxref/eurofxref-daily.xml); exchange_rate is then optional when a rate for the date is known",
+      )
+        .env("SVC_RATES_URL")
+        .argParser(flag(parseRatesUrl)),
     )
     .addHelpText(
       "after",

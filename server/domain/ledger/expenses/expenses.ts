@@ -31,6 +31,8 @@ import {
 } from "./store.ts";
 import { tellAdded, tellDeleted, tellDisputed, tellRestored, tellUpdated } from "./notices.ts";
 import { checkSeries } from "./recurring.ts";
+import { knownRate } from "../money/rates.ts";
+import { today } from "./repeat-dates.ts";
 import { expenseView, expenseViews, expenseWire, historyEntries } from "./views.ts";
 
 /** The expense and its group if the caller is a current member; anyone else learns nothing (NOT_FOUND). */
@@ -61,7 +63,13 @@ export async function addExpenseCounted(
   const { tx, now, actor } = ctx;
   const { group, members } = await writableGroupMembers(tx, input.group_id, actor.agentId);
   await requireExpenseBudget(ctx, group.groupId);
-  const state = newExpenseState(group, members, actor, input, now);
+  // Another currency without a rate: the fetched reference rate of the expense's date, if one is known.
+  const fetched =
+    input.currency !== undefined && input.currency !== group.currency && input.exchange_rate === undefined
+      ? await knownRate(tx, input.currency, group.currency, input.date ?? today(now))
+      : null;
+  const state = newExpenseState(group, members, actor, fetched ? { ...input, exchange_rate: fetched.rate } : input, now);
+  state.rateSource = fetched?.source ?? null;
   const pastOccurrences = checkSeries(state, state.date, now);
   const row = await createExpense(tx, now, group, actor, state);
   const recipients = state.shares.filter((s) => s.agentId !== actor.agentId);
@@ -183,7 +191,11 @@ export async function updateExpense(
   }
   const before = await storedState(tx, row);
   const members = await membersByHandle(tx, group.groupId);
-  const computed = compute(group, members, moneyForUpdate(before, group, input));
+  const money = moneyForUpdate(before, group, input);
+  const fetched =
+    money.currency !== group.currency && money.exchangeRate === null ? await knownRate(tx, money.currency, group.currency, input.date ?? before.date) : null;
+  if (fetched) money.exchangeRate = fetched.rate;
+  const computed = compute(group, members, money);
   const after: ExpenseState = {
     ...before,
     ...computed,
@@ -192,6 +204,8 @@ export async function updateExpense(
     category: input.category ?? before.category,
     notes: input.notes === undefined ? before.notes : input.notes || null,
     repeat: input.repeat ?? before.repeat,
+    // The rate's source: the fetched one, none for a rate given (or none needed), else as it was.
+    rateSource: fetched ? fetched.source : input.exchange_rate !== undefined || money.currency === group.currency ? null : before.rateSource,
     // A series made to not repeat has no end date left either.
     repeatUntil: input.repeat_until !== undefined ? input.repeat_until : input.repeat === "none" ? null : before.repeatUntil,
     refs: input.refs === undefined ? before.refs : checkRefs(input.refs),
