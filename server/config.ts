@@ -65,6 +65,9 @@ export interface ServerConfig {
   smsWebhook?: string;
   /** An eurofxref XML file of reference rates (the ECB's daily file) fetched by a job; absent: every rate is given. */
   ratesUrl?: string;
+  /** Bytes of one file kept with an expense, and of all the files of one group; absent: DEFAULTS. */
+  attachmentMaxBytes?: number;
+  groupAttachmentBytes?: number;
   /** How the rates file is fetched; absent: guardedFetch (server/auth/safe-fetch.ts). Tests serve one on loopback. */
   fetchRates?: ClientMetadataFetcher;
 }
@@ -94,6 +97,8 @@ export const DEFAULTS = {
   idleTimeoutSeconds: 30,
   maxConnectionsPerAddress: 256,
   agentRateLimit: 1200,
+  attachmentMaxBytes: 5 * 1024 * 1024,
+  groupAttachmentBytes: 100 * 1024 * 1024,
   quotas: {
     keys: 20,
     envelopeBytesPerDay: 5_000_000,
@@ -169,6 +174,8 @@ export interface ServeSettings {
   quota?: Partial<Quotas>;
   smsWebhook?: string;
   ratesUrl?: string;
+  attachmentMaxBytes?: number;
+  groupAttachmentBytes?: number;
 }
 
 /** The server's configuration from svc serve's settings and the environment; the three --oidc-* settings go together. */
@@ -201,6 +208,8 @@ export function serveConfig(o: ServeSettings, clock: Clock, env: Record<string, 
     quotas: { ...DEFAULTS.quotas, ...(env.SVC_QUOTAS ? parseQuotas(env.SVC_QUOTAS) : {}), ...o.quota },
     smsWebhook: o.smsWebhook,
     ratesUrl: o.ratesUrl,
+    attachmentMaxBytes: o.attachmentMaxBytes,
+    groupAttachmentBytes: o.groupAttachmentBytes,
   };
 }
 

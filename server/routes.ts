@@ -76,6 +76,7 @@ import {
   renderSettingsLink,
 } from "./web/settings-page.ts";
 import { postSendCode, postSignOut, postVerifyCode } from "./web/signin.ts";
+import { serveAttachment } from "./adapters/attachment-files.ts";
 
 /** What every handler is handed. */
 export interface Call {
@@ -107,6 +108,7 @@ export const ROUTES: readonly Route<Call>[] = [
   ...Object.entries(TOOL_ALIASES).map(([path, tool]) => post(path, (c) => callTool(c.svc, tool, c))),
   post("/v1/sandbox/tools/*", (c, name) => callTool(c.svc, toolName(name), c, { sandbox: true })),
   get("/v1/tools", listTools),
+  get("/v1/attachments/*", (c, id) => serveAttachment(c.svc, c.req, id, c.requestId)),
   get("/v1/tools/*", describe),
   get("/v1", whoAmI),
   get("/openapi.json", openApi),

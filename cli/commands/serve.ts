@@ -151,6 +151,18 @@ export function serveCommand(): Command {
         .env("SVC_RATES_URL")
         .argParser(flag(parseRatesUrl)),
     )
+    .addOption(
+      new Option("--attachment-max-bytes <n>", "bytes of one file (receipt) kept with an expense")
+        .env("SVC_ATTACHMENT_MAX_BYTES")
+        .default(DEFAULTS.attachmentMaxBytes)
+        .argParser(int),
+    )
+    .addOption(
+      new Option("--group-attachment-bytes <n>", "bytes of all the files kept in one group")
+        .env("SVC_GROUP_ATTACHMENT_BYTES")
+        .default(DEFAULTS.groupAttachmentBytes)
+        .argParser(int),
+    )
     .addHelpText(
       "after",
       "\nExamples:\n  svc serve --port 8787 --db file:./data/svc.db --base-url https://svc.example.org\n" +

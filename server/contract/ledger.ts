@@ -208,3 +208,19 @@ export const ActivityEntry = z.object({
   refs: z.record(z.string(), z.string()),
   created_at: Timestamp,
 });
+
+export const ATTACHMENT_MEDIA_TYPES = ["image/png", "image/jpeg", "image/webp", "image/heic", "application/pdf"] as const;
+
+/** A file kept with an expense (a receipt); its bytes are fetched with `url`, a link that expires. */
+export const Attachment = z.object({
+  attachment_id: Uuid,
+  expense_id: Uuid,
+  filename: Untrusted,
+  media_type: z.enum(ATTACHMENT_MEDIA_TYPES),
+  size_bytes: z.number().int(),
+  sha256: z.string().describe("Hex SHA-256 of the file's bytes"),
+  uploaded_by: AgentRef,
+  created_at: Timestamp,
+  url: z.string().describe("A link to the file for your human, valid until url_expires_at; read it again for a new one"),
+  url_expires_at: Timestamp,
+});

@@ -35,6 +35,9 @@ import { removeGroupMember } from "./groups/remove-group-member.ts";
 import { openDirectLedger } from "./groups/open-direct-ledger.ts";
 import { addExpense } from "./expenses/add-expense.ts";
 import { listRecurring } from "./expenses/list-recurring.ts";
+import { addAttachment } from "./expenses/add-attachment.ts";
+import { listAttachments } from "./expenses/list-attachments.ts";
+import { deleteAttachment } from "./expenses/delete-attachment.ts";
 import { stopRecurring } from "./expenses/stop-recurring.ts";
 import { listExpenses } from "./expenses/list-expenses.ts";
 import { getExpense } from "./expenses/get-expense.ts";
@@ -104,6 +107,9 @@ export const TOOLS: readonly Tool[] = [
   respondExpense,
   listRecurring,
   stopRecurring,
+  addAttachment,
+  listAttachments,
+  deleteAttachment,
   recordPayment,
   respondPayment,
   listPayments,
