@@ -12,8 +12,7 @@ import { refsByIds } from "../../agents.ts";
 import { quoted, untrusted } from "../../untrusted.ts";
 import { assertWritable, memberGroup } from "../groups/membership.ts";
 import { logActivity } from "../groups/activity.ts";
-
-import { ATTACHMENT_MEDIA_TYPES } from "../../../contract/ledger.ts";
+import type { ATTACHMENT_MEDIA_TYPES } from "../../../contract/ledger.ts";
 
 export type AttachmentType = (typeof ATTACHMENT_MEDIA_TYPES)[number];
 
