@@ -23,6 +23,8 @@ import {
   postEditExpense,
   postNewExpense,
   postRespondExpense,
+  postAttachment,
+  postDeleteAttachment,
   postRestoreExpense,
   renderEditExpense,
   renderExpense,
@@ -59,6 +61,7 @@ import {
   preflight,
   signInForm,
   takesPost,
+  uploadAction,
 } from "./web/pages.ts";
 import { postAddContact, postBlockContact, postContactCode, postRespondContact, renderContacts } from "./web/contacts-page.ts";
 import { postArchiveGroup, postInviteContact, postNewGroup, postRenameGroup, renderGroupSettings, renderNewGroup } from "./web/group-settings-page.ts";
@@ -77,6 +80,7 @@ import {
 } from "./web/settings-page.ts";
 import { postSendCode, postSignOut, postVerifyCode } from "./web/signin.ts";
 import { serveAttachment } from "./adapters/attachment-files.ts";
+import { attachmentBodyLimit } from "./tools/expenses/attachment-context.ts";
 
 /** What every handler is handed. */
 export interface Call {
@@ -177,6 +181,11 @@ export const ROUTES: readonly Route<Call>[] = [
   post("/groups/{group_id}/expenses/{expense_id}/delete", action(postDeleteExpense, "/groups")),
   post("/groups/{group_id}/expenses/{expense_id}/restore", action(postRestoreExpense, "/groups")),
   post("/groups/{group_id}/expenses/{expense_id}/respond", action(postRespondExpense, "/groups")),
+  post(
+    "/groups/{group_id}/expenses/{expense_id}/attachments",
+    uploadAction((svc) => attachmentBodyLimit(svc.config), postAttachment),
+  ),
+  post("/groups/{group_id}/expenses/{expense_id}/attachments/delete", action(postDeleteAttachment, "/groups")),
   // The web app: new group and a group's settings, contacts, inbox (the dashboard is `/` for a signed-in browser).
   get("/groups/new", page(renderNewGroup)),
   post("/groups/new", action(postNewGroup, "/groups")),
