@@ -113,3 +113,25 @@ test("only the group's members see or add files; the body limit is larger for ad
     await small.stop();
   }
 });
+
+test("export_group's JSON names the group's files (without their bytes)", async () => {
+  const { g, a, expenseId } = await setup("rx");
+  const { attachment } = await s.ok(
+    "add_attachment",
+    { expense_id: expenseId, filename: "r.pdf", media_type: "application/pdf", content_base64: b64(PDF) },
+    a.key,
+  );
+  const doc = JSON.parse((await s.ok("export_group", { group_id: g.group_id, format: "json" }, a.key)).content.untrusted_content);
+  expect(doc.attachments).toEqual([
+    {
+      attachment_id: attachment.attachment_id,
+      expense_id: expenseId,
+      filename: "r.pdf",
+      media_type: "application/pdf",
+      size_bytes: PDF.length,
+      sha256: attachment.sha256,
+      uploaded_by: "rx-a",
+      created_at: attachment.created_at,
+    },
+  ]);
+});
