@@ -3,7 +3,6 @@ import { TrustedProxies } from "./client-address.ts";
 import type { Clock } from "./clock.ts";
 import { parseReservedHandles } from "./contract/handles.ts";
 import type { Quotas } from "./contract/principal.ts";
-import { fetchUrlProblem } from "./auth/safe-fetch.ts";
 
 export type { Quotas };
 
@@ -223,13 +222,6 @@ export function parseWebhookUrl(v: string): string {
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") throw new ConfigError(`expected an http:// or https:// URL, got "${v}"`);
   return url.href;
-}
-
-/** The rates file's URL: fetched through the SSRF guard, so https to a public host only. */
-export function parseRatesUrl(v: string): string {
-  const problem = fetchUrlProblem(v);
-  if (problem) throw new ConfigError(`the rates URL ${problem}: "${v}"`);
-  return new URL(v).href;
 }
 
 /** `CIDR,...` as its entries, each checked (server/client-address.ts). */

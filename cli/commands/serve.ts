@@ -13,7 +13,6 @@ import {
   serveConfig,
   parseQuota,
   parseWebhookUrl,
-  parseRatesUrl,
   QUOTA_NAMES,
   type Quotas,
   type ServerConfig,
@@ -21,6 +20,7 @@ import {
 import { connectToPrimary } from "../../server/cluster.ts";
 import { describeCause } from "../../server/errors.ts";
 import { startServer, type RunningServer } from "../../server/serve.ts";
+import { parseRatesUrl } from "../../server/jobs/exchange-rates.ts";
 
 export const dbOption = () => new Option("--db <url>", "libSQL database URL, e.g. file:/var/lib/svc/svc.db").env("SVC_DB").default(DEFAULTS.dbUrl);
 export const authTokenOption = () => new Option("--auth-token <token>", "auth token for a remote libSQL or Turso database").env("SVC_AUTH_TOKEN");

@@ -98,7 +98,13 @@ const STEPS: Step[] = [
     tool: "stop_recurring",
     as: "alice",
     setup: async () => ({
-      expense_id: (await s.ok("add_expense", { group_id: group(), description: "Rent", amount: "900.00", repeat: "monthly" }, keys.alice)).expense.expense_id,
+      expense_id: (
+        await s.ok(
+          "add_expense",
+          { group_id: group(), description: "Rent", amount: "900.00", repeat: "monthly", split: { mode: "equal", among: [{ handle: "alice" }] } },
+          keys.alice,
+        )
+      ).expense.expense_id,
     }),
   },
   { tool: "add_attachment", as: "alice", setup: async () => ({ expense_id: expense() }) },

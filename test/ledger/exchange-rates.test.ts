@@ -2,7 +2,7 @@
 // then add_expense without exchange_rate uses the cross rate of the expense's date and says where it came from.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { fetchDocument } from "../../server/auth/safe-fetch.ts";
-import { parseRatesUrl } from "../../server/config.ts";
+import { parseRatesUrl } from "../../server/jobs/exchange-rates.ts";
 import { crossRate, parseEurofxref } from "../../server/domain/ledger/money/rates.ts";
 import { serveTls, toLoopback, type TlsHost } from "../auth/tls-fixture.ts";
 import { startTestServer, type TestServer } from "../harness.ts";

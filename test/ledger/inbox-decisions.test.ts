@@ -81,11 +81,15 @@ test("respond_expense expense_ids answers many at once, per id; top and the dige
   expect(left.items.map((i: any) => i.refs.expense_id)).toEqual([ids[5]]);
   expect((await s.ok("get_expense", { expense_id: ids[0] }, b!.key)).expense.responses[0].action).toBe("confirm");
 
-  // exactly one of expense_id and expense_ids; at most 100 ids
+  // one of expense_id and expense_ids at least; at most 100 ids
   expect((await failure(s, "respond_expense", { action: "confirm" }, b!.key)).code).toBe("VALIDATION_ERROR");
-  expect((await failure(s, "respond_expense", { expense_id: ids[5], expense_ids: [ids[5]], action: "confirm" }, b!.key)).code).toBe("VALIDATION_ERROR");
   const many = Array.from({ length: 101 }, () => crypto.randomUUID());
   expect((await failure(s, "respond_expense", { expense_ids: many, action: "confirm" }, b!.key)).path).toBe("expense_ids");
   // a dispute needs its reason for all of them: refused whole
   expect((await failure(s, "respond_expense", { expense_ids: [ids[5]], action: "dispute" }, b!.key)).path).toBe("reason");
+  // both: expense_id answered as ever, the others in results
+  const both = await s.ok("respond_expense", { expense_id: ids[5], expense_ids: [ids[5], ids[0]], action: "confirm" }, b!.key);
+  expect(both.expense.expense_id).toBe(ids[5]);
+  expect(both.results).toEqual([{ expense_id: ids[0], ok: true, state: "active" }]);
+  expect((await s.ok("get_inbox", { requires_action: true }, b!.key)).items).toEqual([]);
 });

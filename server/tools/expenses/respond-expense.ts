@@ -14,7 +14,12 @@ export const respondExpense = defineTool({
   tags: ["write"],
   input: z.strictObject({
     expense_id: Uuid.optional().describe("The expense to answer, from get_inbox refs or list_expenses; or give expense_ids"),
-    expense_ids: z.array(Uuid).min(1).max(100).optional().describe("Several expenses to answer alike at once, from get_inbox refs; instead of expense_id"),
+    expense_ids: z
+      .array(Uuid)
+      .min(1)
+      .max(100)
+      .optional()
+      .describe("Several expenses to answer alike at once, from get_inbox refs (with or instead of expense_id)"),
     action: z.enum(["confirm", "dispute"]),
     reason: plainText(1, 500).optional(),
   }),
@@ -36,8 +41,11 @@ export const respondExpense = defineTool({
   async run(ctx, input) {
     const next = input.action === "confirm" ? ["get_balances", "get_inbox"] : ["get_expense", "get_inbox"];
     const { expense_id, expense_ids, ...rest } = input;
-    if ((expense_id === undefined) === (expense_ids === undefined)) throw invalid("expense_id", "give exactly one of expense_id and expense_ids");
-    if (expense_ids) return { results: await respondExpenses(ctx, { ...rest, expense_ids }), suggested_next: next };
-    return { expense: await respond(ctx, { ...rest, expense_id: expense_id! }), suggested_next: next };
+    if (expense_id === undefined && expense_ids === undefined) throw invalid("expense_id", "give expense_id, or expense_ids to answer several");
+    // expense_id is answered as ever (a refusal refuses the call); expense_ids each in results.
+    const expense = expense_id === undefined ? undefined : await respond(ctx, { ...rest, expense_id });
+    const others = expense_ids?.filter((id) => id !== expense_id);
+    const results = others === undefined ? undefined : await respondExpenses(ctx, { ...rest, expense_ids: others });
+    return { ...(expense ? { expense } : {}), ...(results ? { results } : {}), suggested_next: next };
   },
 });
