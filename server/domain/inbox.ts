@@ -214,6 +214,8 @@ const pendingConfirmations = prepared((tx) =>
       groupId: sql<string>`json_extract(refs, '$.group_id')`.as("gid"),
       n: sql<number>`count(*)`,
       newest: sql<number>`max(seq)`,
+      // With one item in the group, its own summary (the only one, so max is it).
+      only: sql<string>`max(summary_md)`,
       name: sql<string | null>`(SELECT ${groups.name} FROM ${groups} WHERE ${groups.groupId} = json_extract(inbox_items.refs, '$.group_id'))`,
     })
     .from(sql`${inboxItems} INDEXED BY inbox_pending_action`)
@@ -251,7 +253,7 @@ export async function summary({ tx, now, actor: { agentId } }: DomainContext): P
   const groupsToConfirm = await pendingConfirmations(tx).all(args);
   const asks = [
     ...(await newestAsks(tx).all(args)).map((a) => ({ line: firstLine(a.summaryMd), seq: a.seq })),
-    ...groupsToConfirm.map((g) => ({ line: confirmationLine(Number(g.n), g.name), seq: Number(g.newest) })),
+    ...groupsToConfirm.map((g) => ({ line: Number(g.n) === 1 ? firstLine(g.only) : confirmationLine(Number(g.n), g.name), seq: Number(g.newest) })),
   ].sort((a, b) => b.seq - a.seq);
   const news = asks.length < TOP_ITEMS ? (await newestNews(tx).all(args)).map((t) => firstLine(t.summaryMd)) : [];
   return { ...c, top: [...asks.map((a) => a.line), ...news].slice(0, TOP_ITEMS) };

@@ -31,6 +31,8 @@ test("a participant with nothing at stake (zero share, paid nothing) gets no con
     a!.key,
   );
   expect(await inboxItems(s, b!.key, "ledger.expense_added")).toHaveLength(1);
+  // one expense of a group to confirm: top shows it as it is
+  expect((await s.ok("get_me", {}, b!.key)).inbox.top[0]).toStartWith("@zs-a added “Taxi”");
   expect(await inboxItems(s, c!.key, "ledger.expense_added")).toEqual([]);
 });
 
