@@ -267,10 +267,10 @@ ${form(
     html`${alert(m.error)}${notice(m.info)}<p class="muted">Written by the group's members: the description and notes are quoted as they wrote them.</p>
 <ul class="cards"><li><dl>
 <dt>Amount</dt><dd><strong>${e.amount} ${cur}</strong>${e.deleted ? html` <span class="badge">deleted</span>` : ""}${e.state === "disputed" ? html` <span class="badge">disputed</span>` : ""}</dd>
-${e.original ? html`<dt>Given as</dt><dd>${e.original.amount} ${e.original.currency} at ${e.original.exchange_rate} ${cur} per ${e.original.currency}</dd>` : ""}
+${e.original ? html`<dt>Given as</dt><dd>${e.original.amount} ${e.original.currency} at ${e.original.exchange_rate} ${cur} per ${e.original.currency}${e.exchange_rate_source ? html` <span class="muted">(reference rate: ${e.exchange_rate_source})</span>` : ""}</dd>` : ""}
 <dt>Date</dt><dd>${e.date}</dd>
 <dt>Category</dt><dd>${e.category}</dd>
-<dt>Repeats</dt><dd>${e.repeat === "none" ? "no" : html`${e.repeat}${e.next_occurrence ? `, next on ${e.next_occurrence}` : ""}`}</dd>
+<dt>Repeats</dt><dd>${e.repeat === "none" ? "no" : html`${e.repeat}${e.repeat_until ? `, until ${e.repeat_until}` : ""}${e.next_occurrence ? `, next on ${e.next_occurrence}` : ", no more occurrences"}`}</dd>
 <dt>Added by</dt><dd>${e.created_by.handle}, ${formatTime(e.created_at)}</dd>
 <dt>Version</dt><dd>${e.version}</dd>
 ${e.notes ? html`<dt>Notes</dt><dd>${quoted(e.notes.untrusted_content)}</dd>` : ""}
