@@ -64,7 +64,11 @@ test("a member attaches a receipt; members list it and fetch it through the link
   s.clock.advance(61 * MINUTE);
   expect((await fetch(attachments[0].url)).status).toBe(404);
   // a new list gives a new link
-  const fresh = (await s.ok("list_attachments", { expense_id: expenseId }, a.key)).attachments[0];
+  const fresh = (await s.ok("list_attachments", { expense_id: expenseId }, a.key)).attachments.find((x: any) => x.uploaded_by.handle === "rc-a");
+  expect((await s.ok("list_attachments", { expense_id: expenseId }, a.key)).attachments.map((x: any) => x.media_type)).toEqual([
+    "image/png",
+    "application/pdf",
+  ]);
   expect((await fetch(fresh.url)).status).toBe(200);
 
   // deleted by its uploader: gone, link included

@@ -167,7 +167,7 @@ async function attachmentIndex(tx: Tx, groupId: string) {
     .from(expenseAttachments)
     .innerJoin(agents, eq(agents.agentId, expenseAttachments.uploadedBy))
     .where(eq(expenseAttachments.groupId, groupId))
-    .orderBy(asc(expenseAttachments.createdAt), asc(expenseAttachments.attachmentId));
+    .orderBy(asc(expenseAttachments.createdAt), sql`expense_attachments.rowid`);
   return rows;
 }
 

@@ -88,7 +88,8 @@ export async function attachmentsOf(tx: Tx, expenseIds: string[], sign: LinkSign
     .select(META)
     .from(expenseAttachments)
     .where(sql`${expenseAttachments.expenseId} IN (SELECT value FROM json_each(${JSON.stringify(expenseIds)}))`)
-    .orderBy(asc(expenseAttachments.createdAt), asc(expenseAttachments.attachmentId));
+    // Added in one instant (one clock tick), they stay in the order they were added.
+    .orderBy(asc(expenseAttachments.createdAt), sql`expense_attachments.rowid`);
   const people = await refsByIds(
     tx,
     rows.map((r) => r.uploadedBy),
