@@ -62,6 +62,13 @@ export interface ServerConfig {
   logFormat?: LogFormat;
   /** Where SMS go (svc POSTs {to, text} JSON): humans may then prove a phone and sign in by it; absent: no phone. */
   smsWebhook?: string;
+  /** An eurofxref XML file of reference rates (the ECB's daily file) fetched by a job; absent: every rate is given. */
+  ratesUrl?: string;
+  /** Bytes of one file kept with an expense, and of all the files of one group; absent: DEFAULTS. */
+  attachmentMaxBytes?: number;
+  groupAttachmentBytes?: number;
+  /** How the rates file is fetched; absent: guardedFetch (server/auth/safe-fetch.ts). Tests serve one on loopback. */
+  fetchRates?: ClientMetadataFetcher;
   /** Exchanges with other svc servers (docs/federation.md); absent: off. */
   federation?: FederationConfig;
 }
@@ -128,6 +135,8 @@ export const DEFAULTS = {
   idleTimeoutSeconds: 30,
   maxConnectionsPerAddress: 256,
   agentRateLimit: 1200,
+  attachmentMaxBytes: 5 * 1024 * 1024,
+  groupAttachmentBytes: 100 * 1024 * 1024,
   quotas: {
     keys: 20,
     envelopeBytesPerDay: 5_000_000,
@@ -202,6 +211,9 @@ export interface ServeSettings {
   /** --quota settings; each replaces its default. */
   quota?: Partial<Quotas>;
   smsWebhook?: string;
+  ratesUrl?: string;
+  attachmentMaxBytes?: number;
+  groupAttachmentBytes?: number;
   federation?: FederationMode;
   /** --federation-peers and --federation-block: hosts separated by commas. */
   federationPeers?: string;
@@ -253,6 +265,9 @@ export function serveConfig(o: ServeSettings, clock: Clock, env: Record<string, 
     // Flags over SVC_QUOTAS over the defaults, name by name.
     quotas: { ...DEFAULTS.quotas, ...(env.SVC_QUOTAS ? parseQuotas(env.SVC_QUOTAS) : {}), ...o.quota },
     smsWebhook: o.smsWebhook,
+    ratesUrl: o.ratesUrl,
+    attachmentMaxBytes: o.attachmentMaxBytes,
+    groupAttachmentBytes: o.groupAttachmentBytes,
     federation: {
       mode: o.federation ?? "off",
       peers: parseHosts(o.federationPeers),

@@ -25,12 +25,23 @@ import {
   postEditExpense,
   postNewExpense,
   postRespondExpense,
+  postAttachment,
+  postDeleteAttachment,
   postRestoreExpense,
   renderEditExpense,
   renderExpense,
   renderNewExpense,
 } from "./web/expense-pages.ts";
-import { exportCsv, postConfirmAll, postExpenseAnswer, postPayment, postPaymentAnswer, renderGroup, renderGroups } from "./web/groups-page.ts";
+import {
+  exportCsv,
+  postConfirmAll,
+  postExpenseAnswer,
+  postPayment,
+  postPaymentAnswer,
+  postStopRecurring,
+  renderGroup,
+  renderGroups,
+} from "./web/groups-page.ts";
 import { wantsHtml } from "./web/home-page.ts";
 import { postApprove, postCreate, postDeny, postUserCode, renderJoin } from "./web/join-page.ts";
 import { postMerge, renderMerge } from "./web/merge-page.ts";
@@ -52,10 +63,11 @@ import {
   preflight,
   signInForm,
   takesPost,
+  uploadAction,
 } from "./web/pages.ts";
 import { postAddContact, postBlockContact, postContactCode, postRespondContact, renderContacts } from "./web/contacts-page.ts";
 import { postArchiveGroup, postInviteContact, postNewGroup, postRenameGroup, renderGroupSettings, renderNewGroup } from "./web/group-settings-page.ts";
-import { postGroupInvite, postInboxSeen, renderInbox } from "./web/inbox-page.ts";
+import { postConfirmExpenses, postGroupInvite, postInboxSeen, renderInbox } from "./web/inbox-page.ts";
 import { postRespondPlan, renderPlan, renderPlans } from "./web/plans-page.ts";
 import { postReplyEnvelope, postSendEnvelope, renderEnvelope, renderEnvelopes } from "./web/envelopes-page.ts";
 import {
@@ -69,6 +81,8 @@ import {
   renderSettingsLink,
 } from "./web/settings-page.ts";
 import { postSendCode, postSignOut, postVerifyCode } from "./web/signin.ts";
+import { serveAttachment } from "./adapters/attachment-files.ts";
+import { attachmentBodyLimit } from "./tools/expenses/attachment-context.ts";
 
 /** What every handler is handed. */
 export interface Call {
@@ -101,6 +115,7 @@ export const ROUTES: readonly Route<Call>[] = [
   ...Object.entries(TOOL_ALIASES).map(([path, tool]) => post(path, (c) => callTool(c.svc, tool, c))),
   post("/v1/sandbox/tools/*", (c, name) => callTool(c.svc, toolName(name), c, { sandbox: true })),
   get("/v1/tools", listTools),
+  get("/v1/attachments/*", (c, id) => serveAttachment(c.svc, c.req, id, c.requestId)),
   get("/v1/tools/*", describe),
   get("/v1", whoAmI),
   get("/openapi.json", openApi),
@@ -167,12 +182,18 @@ export const ROUTES: readonly Route<Call>[] = [
   get("/groups/{group_id}/expenses/new", pageOf(renderNewExpense)),
   post("/groups/{group_id}/expenses/new", action(postNewExpense, "/groups")),
   post("/groups/{group_id}/expenses/confirm-all", action(postConfirmAll, "/groups")),
+  post("/groups/{group_id}/recurring/stop", action(postStopRecurring, "/groups")),
   get("/groups/{group_id}/expenses/{expense_id}", pageOf(renderExpense)),
   get("/groups/{group_id}/expenses/{expense_id}/edit", pageOf(renderEditExpense)),
   post("/groups/{group_id}/expenses/{expense_id}/edit", action(postEditExpense, "/groups")),
   post("/groups/{group_id}/expenses/{expense_id}/delete", action(postDeleteExpense, "/groups")),
   post("/groups/{group_id}/expenses/{expense_id}/restore", action(postRestoreExpense, "/groups")),
   post("/groups/{group_id}/expenses/{expense_id}/respond", action(postRespondExpense, "/groups")),
+  post(
+    "/groups/{group_id}/expenses/{expense_id}/attachments",
+    uploadAction((svc) => attachmentBodyLimit(svc.config), postAttachment),
+  ),
+  post("/groups/{group_id}/expenses/{expense_id}/attachments/delete", action(postDeleteAttachment, "/groups")),
   // The web app: new group and a group's settings, contacts, inbox (the dashboard is `/` for a signed-in browser).
   get("/groups/new", page(renderNewGroup)),
   post("/groups/new", action(postNewGroup, "/groups")),
@@ -187,6 +208,7 @@ export const ROUTES: readonly Route<Call>[] = [
   post("/contacts/code", action(postContactCode, "/contacts")),
   get("/inbox", page(renderInbox)),
   post("/inbox/seen", action(postInboxSeen, "/inbox")),
+  post("/inbox/confirm-all", action(postConfirmExpenses, "/inbox")),
   post("/inbox/group-invite", action(postGroupInvite, "/inbox")),
   get("/plans", page(renderPlans)),
   get("/plans/{plan_id}", pageOf(renderPlan)),

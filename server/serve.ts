@@ -8,6 +8,7 @@ import { type Member, type PrimaryLink, Workers } from "./cluster.ts";
 import { ConfigError, DEFAULTS, type ServerConfig } from "./config.ts";
 import { type Admission, ConnectionCap, closing, tooManyConnections } from "./connections.ts";
 import { JOBS } from "./jobs/index.ts";
+import { fetchExchangeRates } from "./jobs/exchange-rates.ts";
 import { storageFault } from "./errors.ts";
 import { JobRunner } from "./jobs/runner.ts";
 import { ensureFederationKey } from "./federation/keys.ts";
@@ -93,7 +94,7 @@ export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink)
   const jobs = new JobRunner(
     db,
     config.clock,
-    JOBS,
+    config.ratesUrl ? [...JOBS, fetchExchangeRates(config.ratesUrl, config.fetchRates)] : JOBS,
     (o) => {
       metrics.jobRuns.inc({ job: o.job, result: o.error ? "error" : "ok" });
       if (o.error) {

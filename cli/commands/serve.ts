@@ -22,6 +22,7 @@ import {
 import { connectToPrimary } from "../../server/cluster.ts";
 import { describeCause } from "../../server/errors.ts";
 import { startServer, type RunningServer } from "../../server/serve.ts";
+import { parseRatesUrl } from "../../server/jobs/exchange-rates.ts";
 
 export const dbOption = () => new Option("--db <url>", "libSQL database URL, e.g. file:/var/lib/svc/svc.db").env("SVC_DB").default(DEFAULTS.dbUrl);
 export const authTokenOption = () => new Option("--auth-token <token>", "auth token for a remote libSQL or Turso database").env("SVC_AUTH_TOKEN");
@@ -143,6 +144,26 @@ export function serveCommand(): Command {
       new Option("--sms-webhook <url>", "send SMS through this URL (svc POSTs {to, text} JSON): humans may then verify a phone and sign in by it")
         .env("SVC_SMS_WEBHOOK")
         .argParser(flag(parseWebhookUrl)),
+    )
+    .addOption(
+      new Option(
+        "--rates-url <url>",
+        "fetch reference exchange rates from this eurofxref XML file (e.g. https://www.ecb.europa.eu/stats/eurofxref/eurofxref-daily.xml); exchange_rate is then optional when a rate for the date is known",
+      )
+        .env("SVC_RATES_URL")
+        .argParser(flag(parseRatesUrl)),
+    )
+    .addOption(
+      new Option("--attachment-max-bytes <n>", "bytes of one file (receipt) kept with an expense")
+        .env("SVC_ATTACHMENT_MAX_BYTES")
+        .default(DEFAULTS.attachmentMaxBytes)
+        .argParser(int),
+    )
+    .addOption(
+      new Option("--group-attachment-bytes <n>", "bytes of all the files kept in one group")
+        .env("SVC_GROUP_ATTACHMENT_BYTES")
+        .default(DEFAULTS.groupAttachmentBytes)
+        .argParser(int),
     )
     .addOption(
       new Option("--federation <mode>", "exchange with other svc servers: off, allowlist (only --federation-peers) or open (docs/federation.md)")

@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { blob, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 // Mirrors db/migrations/0002_ledger.sql.
 export const groups = sqliteTable("groups", {
@@ -78,6 +78,9 @@ export const expenses = sqliteTable(
     // 0004_expenses_extra.sql
     descriptionBy: text("description_by"),
     notesBy: text("notes_by"),
+    // 0023_receipts_rates_series.sql
+    repeatUntil: text("repeat_until"),
+    rateSource: text("rate_source"),
   },
   (t) => [
     index("expenses_group_date").on(t.groupId, sql`${t.date} DESC`, sql`${t.createdAt} DESC`),
@@ -203,4 +206,34 @@ export const ledgerActivity = sqliteTable(
     createdAt: text("created_at").notNull(),
   },
   (t) => [index("ledger_activity_group").on(t.groupId, sql`${t.seq} DESC`)],
+);
+
+// 0023_receipts_rates_series.sql
+export const exchangeRates = sqliteTable(
+  "exchange_rates",
+  {
+    date: text("date").notNull(),
+    currency: text("currency").notNull(),
+    perEur: text("per_eur").notNull(),
+    source: text("source").notNull(),
+    fetchedAt: text("fetched_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.currency, t.date] })],
+);
+
+export const expenseAttachments = sqliteTable(
+  "expense_attachments",
+  {
+    attachmentId: text("attachment_id").primaryKey(),
+    expenseId: text("expense_id").notNull(),
+    groupId: text("group_id").notNull(),
+    filename: text("filename").notNull(),
+    mediaType: text("media_type").notNull(),
+    sizeBytes: integer("size_bytes").notNull(),
+    sha256: text("sha256").notNull(),
+    content: blob("content", { mode: "buffer" }).notNull(),
+    uploadedBy: text("uploaded_by").notNull(),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [index("expense_attachments_expense").on(t.expenseId, t.createdAt), index("expense_attachments_group").on(t.groupId, t.sizeBytes)],
 );

@@ -36,7 +36,7 @@ const bodyError = (message: string) => new AppError("VALIDATION_ERROR", `Invalid
  * The body's bytes, read only up to the limit: a chunked body (no Content-Length) stops being read past it,
  * instead of being buffered whole or failing the read itself (Bun's own limit), which would not be the envelope.
  */
-async function readLimitedBytes(req: Request): Promise<Uint8Array> {
+async function readLimitedBytes(req: Request, limit = MAX_BODY_BYTES): Promise<Uint8Array> {
   if (!req.body) return new Uint8Array();
   const reader = req.body.getReader();
   const chunks: Uint8Array[] = [];
@@ -44,9 +44,9 @@ async function readLimitedBytes(req: Request): Promise<Uint8Array> {
   try {
     for (let r = await reader.read(); !r.done; r = await reader.read()) {
       size += r.value.byteLength;
-      if (size > MAX_BODY_BYTES) {
+      if (size > limit) {
         await reader.cancel().catch(() => undefined);
-        throw bodyError(`larger than ${MAX_BODY_BYTES} bytes`);
+        throw bodyError(`larger than ${limit} bytes`);
       }
       chunks.push(r.value);
     }
@@ -57,8 +57,8 @@ async function readLimitedBytes(req: Request): Promise<Uint8Array> {
 }
 
 /** The body as UTF-8 text, read within the limit, or null when it is not UTF-8 (MCP answers that itself). */
-export async function readLimitedText(req: Request): Promise<string | null> {
-  return strictUtf8(await readLimitedBytes(req));
+export async function readLimitedText(req: Request, limit = MAX_BODY_BYTES): Promise<string | null> {
+  return strictUtf8(await readLimitedBytes(req, limit));
 }
 
 // One decoder for every body: decode() without { stream } keeps no state between calls.
@@ -79,16 +79,19 @@ function utf8(bytes: Uint8Array): string {
   return text;
 }
 
-/** The JSON object of a request; an absent body is `{}`. Anything else is a VALIDATION_ERROR, never a crash. */
-export async function readJsonBody(req: Request): Promise<unknown> {
+/**
+ * The JSON object of a request; an absent body is `{}`. Anything else is a VALIDATION_ERROR, never a crash.
+ * `limit`: a tool that takes a file allows more (its bodyLimit).
+ */
+export async function readJsonBody(req: Request, limit = MAX_BODY_BYTES): Promise<unknown> {
   const declared = req.headers.get("content-length");
-  if (Number(declared ?? "0") > MAX_BODY_BYTES) {
+  if (Number(declared ?? "0") > limit) {
     // refused unread: cancelling tells the server not to wait for the rest (it would hold the connection open)
     await req.body?.cancel().catch(() => undefined);
-    throw bodyError(`larger than ${MAX_BODY_BYTES} bytes`);
+    throw bodyError(`larger than ${limit} bytes`);
   }
   // A body of known size within the limit is read at once; only a chunked one needs reading piece by piece.
-  const text = utf8(declared !== null ? await req.bytes() : await readLimitedBytes(req));
+  const text = utf8(declared !== null ? await req.bytes() : await readLimitedBytes(req, limit));
   if (text.trim() === "") return {};
   const type = (req.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
   if (type !== "application/json" && !type.endsWith("+json")) throw bodyError("Content-Type must be application/json");

@@ -92,17 +92,20 @@ export function requestIdOf(body: unknown): string | number | null {
 const exchangeOf = (authInfo: AuthInfo | undefined): Exchange => authInfo?.extra?.exchange as Exchange;
 
 /** The body of a JSON POST, read within the size limit and parsed; a Response when it cannot be. */
-async function readJsonRpc(req: Request): Promise<{ body: unknown } | Response> {
-  if (Number(req.headers.get("content-length") ?? "0") > MAX_BODY_BYTES) {
+async function readJsonRpc(req: Request, limits: BodyLimits | undefined, svc: Services): Promise<{ body: unknown } | Response> {
+  const largest = limits?.largest(svc) ?? MAX_BODY_BYTES;
+  if (Number(req.headers.get("content-length") ?? "0") > largest) {
     await req.body?.cancel().catch(() => undefined);
-    return rpcError(413, `Payload too large: at most ${MAX_BODY_BYTES} bytes.`, null, { Connection: "close" });
+    return rpcError(413, `Payload too large: at most ${largest} bytes.`, null, { Connection: "close" });
   }
   let text: string | null;
   try {
-    text = await readLimitedText(req);
+    text = await readLimitedText(req, largest);
   } catch (err) {
     return rpcError(413, (err as AppError).message, null, { Connection: "close" });
   }
+  const size = text === null ? 0 : Buffer.byteLength(text);
+  const tooLarge = (body: unknown) => size > MAX_BODY_BYTES && size > (limits?.of(svc, body) ?? MAX_BODY_BYTES);
   const parseError = (why: string) =>
     new Response(JSON.stringify({ jsonrpc: "2.0", error: { code: -32700, message: `Parse error: the body is not valid ${why}.` }, id: null }), {
       status: 400,
@@ -110,11 +113,21 @@ async function readJsonRpc(req: Request): Promise<{ body: unknown } | Response> 
     });
   // Refused, not repaired, as over REST: a lossy decode would hand tools U+FFFD where the caller sent something else.
   if (text === null) return parseError("UTF-8");
+  let body: unknown;
   try {
-    return { body: JSON.parse(text) };
+    body = JSON.parse(text);
   } catch {
     return parseError("JSON");
   }
+  // Past the usual limit only a call to a tool that takes a file (its bodyLimit) is read.
+  if (tooLarge(body)) return rpcError(413, `Payload too large: at most ${MAX_BODY_BYTES} bytes for this message.`, null, { Connection: "close" });
+  return { body };
+}
+
+/** Bodies larger than MAX_BODY_BYTES that an endpoint takes: the most for any message, and for one parsed message. */
+export interface BodyLimits {
+  largest(svc: Services): number;
+  of(svc: Services, body: unknown): number;
 }
 
 /**
@@ -122,13 +135,13 @@ async function readJsonRpc(req: Request): Promise<{ body: unknown } | Response> 
  * refused there, with the request's id). The 2025-era leg keeps answering one JSON body per POST, which the SDK's
  * own stateless fallback would turn into a server-sent event stream.
  */
-export function mcpEndpoint(factory: ServerFactory) {
+export function mcpEndpoint(factory: ServerFactory, limits?: BodyLimits) {
   const modern = createMcpHandler(({ authInfo }) => factory(exchangeOf(authInfo), "modern"), { legacy: "reject", maxRequestBodySize: MAX_BODY_BYTES });
   return async (req: Request, x: Exchange, before?: (body: unknown) => Promise<Response | null>): Promise<Response> => {
     const json = /^application\/json\b/i.test(req.headers.get("content-type") ?? "");
     // Not JSON: the SDK answers 415.
     if (!json) return modern.fetch(req);
-    const read = await readJsonRpc(req);
+    const read = await readJsonRpc(req, limits, x.svc);
     if (read instanceof Response) return read;
     const refused = await before?.(read.body);
     if (refused) return refused;

@@ -5,7 +5,8 @@ import { getUiCapability, RESOURCE_MIME_TYPE, RESOURCE_URI_META_KEY } from "@mod
 import { ResourceNotFoundError, type Server, type Tool as McpTool, type ToolAnnotations } from "@modelcontextprotocol/server";
 import { authenticate, bearerToken } from "../auth/authenticate.ts";
 import { AppError } from "../errors.ts";
-import { TOOLS, inputJsonSchema, outputJsonSchema } from "../tools/catalogue.ts";
+import { TOOLS, findTool, inputJsonSchema, outputJsonSchema } from "../tools/catalogue.ts";
+import { MAX_BODY_BYTES } from "./http.ts";
 import type { Tool } from "../tools/define.ts";
 import { chargeFailedCredential, invoke } from "../tools/invoke.ts";
 import type { Services } from "../services.ts";
@@ -106,7 +107,15 @@ function refusal(svc: Services, error: AppError, id: string | number | null, req
   );
 }
 
-const toolsEndpoint = mcpEndpoint(toolsServer);
+// add_attachment takes a file as base64: its calls may be larger than other messages.
+const toolsEndpoint = mcpEndpoint(toolsServer, {
+  largest: (svc) => Math.max(MAX_BODY_BYTES, ...TOOLS.map((t) => t.bodyLimit?.(svc.config) ?? 0)),
+  of(svc, body) {
+    const call = body as { method?: unknown; params?: { name?: unknown } } | null;
+    const tool = call?.method === "tools/call" && typeof call.params?.name === "string" ? findTool(call.params.name) : undefined;
+    return tool?.bodyLimit?.(svc.config) ?? MAX_BODY_BYTES;
+  },
+});
 const docsEndpoint = mcpEndpoint((x) => docsServer(x.svc.config.baseUrl, x.requestId));
 
 /** The /mcp and /mcp/docs route: transport rules first, then the server for the path. */

@@ -2,6 +2,7 @@
 import { bearerToken } from "../auth/authenticate.ts";
 import type { AppError } from "../errors.ts";
 import { invoke } from "../tools/invoke.ts";
+import { findTool } from "../tools/catalogue.ts";
 import type { CallResult, Services } from "../services.ts";
 import { errorResponse, json, readJsonBody } from "./http.ts";
 import { bearerChallenge } from "./well-known.ts";
@@ -35,7 +36,7 @@ export function failure(svc: Services, error: AppError, requestId: string, heade
 export async function callTool(svc: Services, name: string, r: RestRequest, opts: { sandbox?: boolean } = {}): Promise<Response> {
   let body: unknown;
   try {
-    body = await readJsonBody(r.req);
+    body = await readJsonBody(r.req, findTool(name)?.bodyLimit?.(svc.config));
   } catch (err) {
     // a refused body may be partly unread; closing the connection keeps it from holding up shutdown
     return failure(svc, err as AppError, r.requestId, { Connection: "close" });

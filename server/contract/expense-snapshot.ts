@@ -27,6 +27,9 @@ export const ExpenseSnapshotV1 = z.object({
   deleted: z.boolean(),
   state: z.enum(["active", "disputed"]),
   changed_fields: z.array(z.string()),
+  // Since 0023: absent in older rows (no end; the rate given by the caller).
+  repeat_until: z.string().nullable().optional(),
+  rate_source: z.string().nullable().optional(),
 });
 export type ExpenseSnapshot = z.infer<typeof ExpenseSnapshotV1>;
 

@@ -73,6 +73,7 @@ export const expenseFields = {
   split: SplitInput.optional(),
   notes: Notes.optional(),
   repeat: z.enum(REPEATS).optional().describe("The service adds each later occurrence on its date as an ordinary expense with refs.recurring_of"),
+  repeat_until: DateOnly.nullable().optional().describe("YYYY-MM-DD: a repeating expense's last date (inclusive); default none, null clears it"),
   refs: RefsInput.optional(),
 };
 
@@ -108,6 +109,12 @@ export const ExpenseContent = z.object({
   shares: z.array(HandleAmount),
   notes: Untrusted.nullable(),
   repeat: z.enum(REPEATS),
+  repeat_until: z.string().nullable().optional().describe("A repeating expense's last date (inclusive), or null for no end"),
+  exchange_rate_source: z
+    .string()
+    .nullable()
+    .optional()
+    .describe("Where original.exchange_rate came from when the service looked it up (the rates file and its date); null when given"),
   refs: z.record(z.string(), z.string()),
   deleted: z.boolean(),
   state: z.enum(["active", "disputed"]),
@@ -200,4 +207,20 @@ export const ActivityEntry = z.object({
   summary_md: z.string(),
   refs: z.record(z.string(), z.string()),
   created_at: Timestamp,
+});
+
+export const ATTACHMENT_MEDIA_TYPES = ["image/png", "image/jpeg", "image/webp", "image/heic", "application/pdf"] as const;
+
+/** A file kept with an expense (a receipt); its bytes are fetched with `url`, a link that expires. */
+export const Attachment = z.object({
+  attachment_id: Uuid,
+  expense_id: Uuid,
+  filename: Untrusted,
+  media_type: z.enum(ATTACHMENT_MEDIA_TYPES),
+  size_bytes: z.number().int(),
+  sha256: z.string().describe("Hex SHA-256 of the file's bytes"),
+  uploaded_by: AgentRef,
+  created_at: Timestamp,
+  url: z.string().describe("A link to the file for your human, valid until url_expires_at; read it again for a new one"),
+  url_expires_at: Timestamp,
 });

@@ -1,7 +1,7 @@
 // The one module that writes inbox items; every producer calls deliver() inside its own transaction.
 import { and, asc, desc, eq, gt, inArray, isNull, type SQL, sql } from "drizzle-orm";
 import { jsonEach, jsonList, preparedInsert, prepared, requireWrite, type Tx } from "../../db/client.ts";
-import { contacts, inboxCounts, inboxCursors, inboxItems, signinCodes } from "../../db/schema/index.ts";
+import { contacts, groups, inboxCounts, inboxCursors, inboxItems, signinCodes } from "../../db/schema/index.ts";
 import { DAY, iso, later } from "../clock.ts";
 import { invalid } from "../errors.ts";
 import type { DomainContext, Principal } from "../contract/principal.ts";
@@ -10,6 +10,7 @@ import { refsByIds } from "./agents.ts";
 import { paginate } from "../contract/cursor.ts";
 import { INBOX_TYPES, type InboxType } from "../contract/inbox-types.ts";
 import { readsSigninCodes } from "../auth/credentials.ts";
+import { quoted } from "./untrusted.ts";
 
 export const ITEM_LIFETIME_MS = 30 * DAY;
 export const KEPT_LIFETIME_MS = 365 * DAY;
@@ -190,14 +191,45 @@ const newestUnread = (from: SQL, condition: SQL) =>
   prepared((tx) =>
     tx
       // A column as plain SQL: drizzle does not see the table inside the FROM it is given as SQL.
-      .select({ summaryMd: sql<string>`summary_md` })
+      .select({ summaryMd: sql<string>`summary_md`, seq: sql<number>`seq` })
       .from(from)
       .where(and(eq(inboxItems.agentId, agent), condition, notExpired(at)))
       .orderBy(desc(inboxItems.seq))
       .limit(TOP_ITEMS)
       .prepare(),
   );
-const newestAsks = newestUnread(sql`${inboxItems} INDEXED BY inbox_pending_action`, sql`seen = 0 AND requires_action = 1 AND resolved = 0 AND dismissed = 0`);
+// Expenses to confirm are summed up per group (confirmationLines), so they are left out of the single asks.
+const newestAsks = newestUnread(
+  sql`${inboxItems} INDEXED BY inbox_pending_action`,
+  sql`seen = 0 AND requires_action = 1 AND resolved = 0 AND dismissed = 0 AND type <> 'ledger.expense_added'`,
+);
+
+/** The type whose items collapse into one line per group in `top` and the digest. */
+export const CONFIRMATION_ITEM = "ledger.expense_added" satisfies InboxType;
+
+// Per group with an unread one: how many expenses wait for the agent's confirmation, newest groups first.
+const pendingConfirmations = prepared((tx) =>
+  tx
+    .select({
+      groupId: sql<string>`json_extract(refs, '$.group_id')`.as("gid"),
+      n: sql<number>`count(*)`,
+      newest: sql<number>`max(seq)`,
+      // With one item in the group, its own summary (the only one, so max is it).
+      only: sql<string>`max(summary_md)`,
+      name: sql<string | null>`(SELECT ${groups.name} FROM ${groups} WHERE ${groups.groupId} = json_extract(inbox_items.refs, '$.group_id'))`,
+    })
+    .from(sql`${inboxItems} INDEXED BY inbox_pending_action`)
+    .where(and(eq(inboxItems.agentId, agent), sql`requires_action = 1 AND resolved = 0 AND dismissed = 0 AND type = 'ledger.expense_added'`, notExpired(at)))
+    .groupBy(sql`gid`)
+    .having(sql`sum(seen = 0) > 0`)
+    .orderBy(sql`max(seq) DESC`)
+    .limit(TOP_ITEMS)
+    .prepare(),
+);
+
+/** "6 expenses in “Lisbon trip” (quoted) to confirm": one line for a group's expenses waiting for the agent. */
+export const confirmationLine = (n: number, groupName: string | null) =>
+  `${n} expense${n === 1 ? "" : "s"} in ${groupName === null ? "a group" : quoted(groupName, 40)} to confirm: respond_expense with expense_ids (get_inbox requires_action=true lists them).`;
 const newestNews = newestUnread(sql`${inboxItems} INDEXED BY inbox_unread_news`, sql`seen = 0 AND dismissed = 0 AND requires_action = 0`);
 
 export interface InboxCounts {
@@ -218,9 +250,13 @@ export async function summary({ tx, now, actor: { agentId } }: DomainContext): P
   const c = await counts(tx, agentId, now);
   if (!c.unread) return { ...c, top: [] };
   const args = { agent: agentId, now: iso(now) };
-  const asks = await newestAsks(tx).all(args);
-  const news = asks.length < TOP_ITEMS ? await newestNews(tx).all(args) : [];
-  return { ...c, top: [...asks, ...news].slice(0, TOP_ITEMS).map((t) => firstLine(t.summaryMd)) };
+  const groupsToConfirm = await pendingConfirmations(tx).all(args);
+  const asks = [
+    ...(await newestAsks(tx).all(args)).map((a) => ({ line: firstLine(a.summaryMd), seq: a.seq })),
+    ...groupsToConfirm.map((g) => ({ line: Number(g.n) === 1 ? firstLine(g.only) : confirmationLine(Number(g.n), g.name), seq: Number(g.newest) })),
+  ].sort((a, b) => b.seq - a.seq);
+  const news = asks.length < TOP_ITEMS ? (await newestNews(tx).all(args)).map((t) => firstLine(t.summaryMd)) : [];
+  return { ...c, top: [...asks.map((a) => a.line), ...news].slice(0, TOP_ITEMS) };
 }
 
 const firstLine = (md: string) => {
@@ -279,6 +315,24 @@ const pageQuery = (fromCursor: boolean, includeSeen: boolean) =>
       .limit(sql.placeholder("limit"))
       .prepare(),
   );
+// get_inbox requires_action=true: every item still waiting for a decision after `since`, seen or not.
+const pendingPage = prepared((tx) =>
+  tx
+    .select()
+    .from(inboxItems)
+    .where(
+      and(
+        eq(inboxItems.agentId, agent),
+        sql`requires_action = 1 AND resolved = 0 AND dismissed = 0`,
+        notExpired(at),
+        gt(inboxItems.seq, sql.placeholder("since")),
+      ),
+    )
+    .orderBy(asc(inboxItems.seq))
+    .limit(sql.placeholder("limit"))
+    .prepare(),
+);
+
 const pageQueries = {
   cursor: { all: pageQuery(true, true), unseen: pageQuery(true, false) },
   since: { all: pageQuery(false, true), unseen: pageQuery(false, false) },
@@ -303,6 +357,8 @@ export interface ListOptions {
   since?: string;
   include_seen?: boolean;
   limit?: number;
+  /** Only what still waits for a decision, seen or not; marks nothing and moves no cursor. */
+  requires_action?: boolean;
 }
 
 /**
@@ -310,8 +366,10 @@ export interface ListOptions {
  * with `since`, reads from that cursor and changes nothing. A poll that finds nothing new writes nothing; one
  * that must mark items asks for a write transaction (requireWrite).
  */
-export async function list({ tx, now, actor }: DomainContext<Principal>, opts: ListOptions) {
+export async function list(ctx: DomainContext<Principal>, opts: ListOptions) {
+  const { tx, now, actor } = ctx;
   const limit = opts.limit ?? 50;
+  if (opts.requires_action) return listPending(ctx, opts, limit);
   const fromCursor = opts.since === undefined;
   const query = pageQueries[fromCursor ? "cursor" : "since"][opts.include_seen ? "all" : "unseen"](tx);
   const since = fromCursor ? 0 : Math.min(Number(opts.since), Number.MAX_SAFE_INTEGER);
@@ -344,12 +402,42 @@ export async function list({ tx, now, actor }: DomainContext<Principal>, opts: L
   const c = before && !marked ? before : await counts(tx, actor.agentId, now);
   return {
     items,
-    digest_md: digest(items, c, fromCursor ? marked : null),
+    digest_md: digest(items, c, fromCursor ? marked : null, await groupNames(tx, items)),
     unread: c.unread,
     requires_action: c.requires_action,
     next_cursor,
   };
 }
+
+/** get_inbox requires_action=true: a page of what waits for a decision; reads only. */
+async function listPending({ tx, now, actor }: DomainContext<Principal>, opts: ListOptions, limit: number) {
+  const since = opts.since === undefined ? 0 : Math.min(Number(opts.since), Number.MAX_SAFE_INTEGER);
+  const { page, next_cursor } = await paginate(
+    limit,
+    (n) => pendingPage(tx).all({ agent: actor.agentId, now: iso(now), since, limit: n }),
+    (last) => String(last.seq),
+  );
+  const items = await withSigninCodes(tx, actor, await toItems(tx, page));
+  const c = await counts(tx, actor.agentId, now);
+  const head = `${items.length} item${items.length === 1 ? "" : "s"} waiting for a decision${next_cursor ? " on this page" : ""}, none marked seen; ${c.unread} unread.`;
+  return {
+    items,
+    digest_md: [head, ...digestLines(items, await groupNames(tx, items))].join("\n"),
+    unread: c.unread,
+    requires_action: c.requires_action,
+    next_cursor,
+  };
+}
+
+/** The names of the groups whose expenses wait for confirmation among `items`, for the digest's lines. */
+async function groupNames(tx: Tx, items: InboxItem[]): Promise<Map<string, string>> {
+  const ids = [...new Set(items.filter(waitsForConfirmation).map((i) => i.refs.group_id!))];
+  if (!ids.length) return new Map();
+  const rows = await tx.select({ id: groups.groupId, name: groups.name }).from(groups).where(inArray(groups.groupId, ids));
+  return new Map(rows.map((r) => [r.id, r.name]));
+}
+
+const waitsForConfirmation = (i: InboxItem) => i.type === CONFIRMATION_ITEM && i.requires_action && !i.resolved && i.refs.group_id !== undefined;
 
 /**
  * A sign-in code connects a browser to the handle, so only a credential that could connect a client itself reads one:
@@ -394,7 +482,7 @@ export async function inspect(ctx: DomainContext, limit: number) {
  * other agents' words stay inside the items' untrusted fields. `marked`: how many this call marked seen, or null
  * when it marks nothing (a read with since).
  */
-function digest(items: InboxItem[], c: InboxCounts, marked: number | null): string {
+function digest(items: InboxItem[], c: InboxCounts, marked: number | null, names: Map<string, string>): string {
   const n = `${items.length} item${items.length === 1 ? "" : "s"}`;
   const waiting = `${c.requires_action} waiting for a decision`;
   const head =
@@ -403,11 +491,26 @@ function digest(items: InboxItem[], c: InboxCounts, marked: number | null): stri
       : items.length === 0
         ? `Nothing new in the inbox; ${waiting}.`
         : `${items.length} new item${items.length === 1 ? "" : "s"}, now marked seen; ${c.unread} still unread, ${waiting}.`;
-  const lines = items
-    .slice(0, 10)
-    .map((i) => `- ${firstLine(i.summary_md)}${!i.requires_action ? "" : i.resolved ? " (already answered)" : " (needs a decision)"}`);
-  if (items.length > 10) lines.push(`- and ${items.length - 10} more`);
-  return [head, ...lines].join("\n");
+  return [head, ...digestLines(items, names)].join("\n");
+}
+
+/**
+ * One line per item, except expenses waiting for confirmation: one line per group, where the group's first one
+ * was (its item ids stay in `items`, and respond_expense takes them all as expense_ids).
+ */
+function digestLines(items: InboxItem[], names: Map<string, string>): string[] {
+  const perGroup = Map.groupBy(items.filter(waitsForConfirmation), (i) => i.refs.group_id!);
+  const lines: string[] = [];
+  for (const i of items) {
+    const group = waitsForConfirmation(i) ? perGroup.get(i.refs.group_id!)! : null;
+    if (group && group.length > 1) {
+      if (group[0] === i) lines.push(`- ${confirmationLine(group.length, names.get(i.refs.group_id!) ?? null)} (needs a decision)`);
+      continue;
+    }
+    lines.push(`- ${firstLine(i.summary_md)}${!i.requires_action ? "" : i.resolved ? " (already answered)" : " (needs a decision)"}`);
+  }
+  if (lines.length > 10) return [...lines.slice(0, 10), `- and ${lines.length - 10} more`];
+  return lines;
 }
 
 export type AckAction = "seen" | "resolved" | "dismiss" | "keep";

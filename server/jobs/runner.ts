@@ -27,7 +27,7 @@ export class JobRunner {
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
-    private readonly jobs: readonly Job[],
+    private readonly jobs: readonly Job<any>[],
     private readonly onOutcome: (o: JobOutcome) => void = () => {},
     /** Called each time this instance's row was refreshed: a write committed. */
     private readonly onHeartbeat: () => void = () => {},
@@ -73,7 +73,7 @@ export class JobRunner {
     );
   }
 
-  private takeLease(job: Job): Promise<boolean> {
+  private takeLease(job: Job<any>): Promise<boolean> {
     const now = this.clock.now();
     return this.db.tx(async (tx) => {
       await tx.insert(jobLeases).values({ name: job.name, leaseUntil: "", nextRunAt: "" }).onConflictDoNothing();
@@ -85,11 +85,13 @@ export class JobRunner {
     });
   }
 
-  private async runHeld(job: Job): Promise<JobOutcome> {
+  private async runHeld(job: Job<any>): Promise<JobOutcome> {
     const now = this.clock.now();
     try {
+      // Never inside the transaction: a slow fetch would hold the database's writer.
+      const prepared = job.prepare ? await job.prepare(now) : undefined;
       const count = await this.db.tx(async (tx) => {
-        const n = await job.run(tx, now);
+        const n = await job.run(tx, now, prepared);
         await tx
           .update(jobLeases)
           .set({ leaseUntil: iso(now), nextRunAt: later(now, job.everyMs), lastRunAt: iso(now), lastCount: n, holder: null })

@@ -34,6 +34,11 @@ import { leaveGroup } from "./groups/leave-group.ts";
 import { removeGroupMember } from "./groups/remove-group-member.ts";
 import { openDirectLedger } from "./groups/open-direct-ledger.ts";
 import { addExpense } from "./expenses/add-expense.ts";
+import { listRecurring } from "./expenses/list-recurring.ts";
+import { addAttachment } from "./expenses/add-attachment.ts";
+import { listAttachments } from "./expenses/list-attachments.ts";
+import { deleteAttachment } from "./expenses/delete-attachment.ts";
+import { stopRecurring } from "./expenses/stop-recurring.ts";
 import { listExpenses } from "./expenses/list-expenses.ts";
 import { getExpense } from "./expenses/get-expense.ts";
 import { updateExpense } from "./expenses/update-expense.ts";
@@ -100,6 +105,11 @@ export const TOOLS: readonly Tool[] = [
   deleteExpense,
   restoreExpense,
   respondExpense,
+  listRecurring,
+  stopRecurring,
+  addAttachment,
+  listAttachments,
+  deleteAttachment,
   recordPayment,
   respondPayment,
   listPayments,

@@ -52,6 +52,8 @@ interface ToolSpec<I extends AnyObject, O extends AnyObject, P extends boolean> 
   attempts?: AttemptLimit & { guess(input: z.output<I>): string | null };
   /** An MCP Apps view that renders the answer in a host that can show one (server/views). */
   view?: View;
+  /** A request body larger than the usual 1 MiB that this tool takes (a file as base64), from the settings. */
+  bodyLimit?: (config: ServerConfig) => number;
   input: I;
   output: O;
   /**
@@ -93,6 +95,7 @@ export function defineTool<I extends AnyObject, O extends AnyObject, P extends b
     attempts: spec.attempts as (AttemptLimit & { guess(input: Record<string, unknown>): string | null }) | undefined,
     scope: (isWrite ? "svc:write" : "svc:read") as Scope,
     view: spec.view ?? null,
+    bodyLimit: spec.bodyLimit ?? null,
     /** The example call as a REST body (or MCP arguments), with an idempotency_key when the tool takes one. */
     example: (idempotent ? { ...spec.example, idempotency_key: EXAMPLE_IDEMPOTENCY_KEY } : spec.example) as Record<string, unknown>,
     input: input as AnyObject,

@@ -10,6 +10,7 @@ export const MADE_UP = {
   plan_id: { value: "4f6a8c0e-2b4d-4a6f-8c1e-3b5d7f9a1c3e", from: "list_plans" },
   option_id: { value: "3c5e7a9b-1d3f-4f5a-9c7e-9b1d3f5a7c9e", from: "get_plan" },
   client_id: { value: "7a9c1e3b-5d7f-4b9d-9a2c-4e6f8a0b2d4f", from: "list_clients" },
+  attachment_id: { value: "0b7d3f1a-5c9e-4a2b-8d6f-1e3a5c7b9d0f", from: "list_attachments" },
   item_id: { value: "1e3a5c7e-9b1d-4d3f-8a5b-7c9e1a3b5d7f", from: "get_inbox" },
   poll_token: { value: "join_3kZ8qW1xR7vT5nY2mB9cD4fG6hJ0", from: "join_network" },
   invite_code: { value: "k7qm2xpz9lwr", from: "create_group_invite" },

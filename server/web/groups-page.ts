@@ -4,7 +4,7 @@
 // the signed-in agent, so a group the human is not in is NOT_FOUND, shown as the same 404 page as any unknown
 // address; every action is a tool call through invoke() as the browser's client (server/web/pages.ts, action).
 import { groupBalanceView } from "../domain/ledger/balances/balances.ts";
-import { listExpenses } from "../domain/ledger/expenses/expenses.ts";
+import { listExpenses, listRecurring } from "../domain/ledger/expenses/expenses.ts";
 import { csvBatch, csvHeader, EXPORT_START, exportFile, ledgerBatch, type ExportCursor } from "../domain/ledger/exchange/export.ts";
 import { groupView, listGroups } from "../domain/ledger/groups/groups.ts";
 import { requireMember } from "../domain/ledger/groups/membership.ts";
@@ -99,6 +99,7 @@ const DONE: Record<string, string> = {
   answered: "Your answer is saved.",
   expense: "Expense added. The others are asked to confirm it.",
   confirmed: "The expenses are confirmed.",
+  stopped: "The recurring expense is stopped: it adds no more occurrences.",
 };
 
 /** The record-a-payment form as it was sent, and what the tool said of its fields. */
@@ -132,6 +133,7 @@ export async function renderGroup(c: WebContext, groupId: string, m: Messages = 
   const group = await groupView(c.tx, groupId, ctx.actor.agentId);
   const { expenses, next_cursor: moreExpenses } = await listExpenses(ctx, { group_id: groupId, limit: RECENT });
   const { payments, next_cursor: morePayments } = await listPayments(ctx, { group_id: groupId, limit: RECENT });
+  const series = await listRecurring(ctx, groupId);
   const cur = group.currency;
   const waiting = expenses.map((e) => ({ e, who: waitingFor(e) })).filter((w) => w.who.length);
   const description = group.settings.description?.untrusted_content;
@@ -198,6 +200,15 @@ ${
           html`<tr><td class="date">${e.date}</td><td><a href="${at}/expenses/${e.expense_id}">“${e.description.untrusted_content}”</a><br><span class="muted">${paidBy(e)}</span>${e.state === "disputed" ? html` <span class="badge">disputed</span>` : ""}</td><td class="num">${e.amount} ${cur}</td></tr>`,
       )}</tbody></table>${moreExpenses ? html`<p class="muted">The ${RECENT} most recent; the CSV has them all.</p>` : ""}`
     : html`<p>No expenses yet.</p>`
+}
+<h2>Recurring expenses</h2>
+${
+  series.length
+    ? html`<ul aria-label="Recurring expenses">${series.map(
+        (e) =>
+          html`<li><a href="${at}/expenses/${e.expense_id}">“${e.description.untrusted_content}”</a> (${e.amount} ${cur}, ${e.repeat}${e.repeat_until ? `, until ${e.repeat_until}` : ""}): next on ${e.next_occurrence} ${button(c, `${at}/recurring/stop`, { expense_id: e.expense_id }, "Stop", { secondary: true, ariaLabel: `Stop repeating “${e.description.untrusted_content}”` })}</li>`,
+      )}</ul>`
+    : html`<p>No recurring expense.</p>`
 }
 <h2>Recent payments</h2>
 ${
@@ -294,6 +305,8 @@ export async function postPayment(a: ActionContext, groupId: string): Promise<Re
 }
 /** POST /groups/{group_id}/payments/respond: respond_payment (confirm or reject a payment to the human). */
 export const postPaymentAnswer = groupAction("respond_payment", (f) => ({ payment_id: field_(f, "payment_id"), action: field_(f, "action") }), "answered");
+/** POST /groups/{group_id}/recurring/stop: stop_recurring (the series adds no more occurrences). */
+export const postStopRecurring = groupAction("stop_recurring", (f) => ({ expense_id: field_(f, "expense_id") }), "stopped");
 /** POST /groups/{group_id}/expenses/respond: respond_expense (confirm or dispute an expense the human is in). */
 export const postExpenseAnswer = groupAction("respond_expense", (f) => ({ expense_id: field_(f, "expense_id"), action: field_(f, "action") }), "answered");
 

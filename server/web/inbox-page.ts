@@ -3,6 +3,8 @@
 // in a quoted block naming the writer. Read with inspect() (dashboard-page.ts inboxItems), which marks nothing and
 // moves no cursor: only "Mark as seen" (ack_inbox, through invoke()) changes what the agents' inbox counts.
 import type { InboxItem } from "../contract/wire.ts";
+import { CONFIRMATION_ITEM } from "../domain/inbox.ts";
+import { memberGroup } from "../domain/ledger/groups/membership.ts";
 import type { WebContext } from "./context.ts";
 import { formatTime } from "./context.ts";
 import { firstLine, inboxItems, waitingForDecision, whereToAct } from "./dashboard-page.ts";
@@ -13,6 +15,7 @@ import { button, quoted, toolForm, type FormMessages } from "./web-actions.ts";
 
 const DONE: Record<string, string> = {
   seen: "Marked as seen.",
+  confirmed: "Confirmed.",
   declined: "Invitation declined.",
 };
 
@@ -31,6 +34,16 @@ const itemCard = (c: WebContext, i: InboxItem, waiting: boolean) =>
   html`<li id="item-${i.item_id}"><span class="muted">${formatTime(i.created_at)}${i.seen ? "" : html` <span class="badge">new</span>`}</span>
 <span>${firstLine(i.summary_md)}</span>${quoted(i)}${waiting ? html`<div>${actions(c, i)}</div>` : ""}</li>`;
 
+/**
+ * Expenses of one group waiting for the human's confirmation, as one card: how many, a link to the group, and one
+ * button that confirms them all (respond_expense with expense_ids).
+ */
+function confirmationCard(c: WebContext, groupId: string, name: string | null, items: InboxItem[]) {
+  const ids = items.map((i) => i.refs.expense_id!).slice(0, 100);
+  return html`<li id="group-${groupId}"><span>${items.length} expense${items.length === 1 ? "" : "s"} in ${name === null ? "a group" : html`“${name}”`} to confirm.</span>
+<div><a href="/groups/${groupId}">See them on the group's page</a> ${button(c, "/inbox/confirm-all", { expense_ids: ids.join(",") }, `Confirm all ${ids.length}`, { ariaLabel: `Confirm all ${ids.length} expenses of the group` })}</div></li>`;
+}
+
 /** GET /inbox */
 export async function renderInbox(c: WebContext, _param = "", m: FormMessages = {}): Promise<Response> {
   if (!signedIn(c.session)) return page("Your inbox", html`<p>Sign in to see your inbox.</p>${await signinBlock(c, "account")}`, { status: m.status });
@@ -38,13 +51,22 @@ export async function renderInbox(c: WebContext, _param = "", m: FormMessages = 
   const { items } = await inboxItems(c, c.session.agentId);
   const waiting = waitingForDecision(items);
   const rest = items.filter((i) => !waiting.includes(i));
+  // Expenses to confirm: one card per group (with its "Confirm all"); the other asks one card each.
+  const toConfirm = Map.groupBy(
+    waiting.filter((i) => i.type === CONFIRMATION_ITEM && i.refs.group_id && i.refs.expense_id),
+    (i) => i.refs.group_id!,
+  );
+  const single = waiting.filter((i) => !(i.type === CONFIRMATION_ITEM && i.refs.group_id && i.refs.expense_id));
+  const cards = [];
+  for (const [groupId, list] of toConfirm) cards.push(confirmationCard(c, groupId, (await memberGroup(c.tx, groupId, c.session.agentId))?.name ?? null, list));
+  cards.push(...single.map((i) => itemCard(c, i, true)));
   const unseen = items.filter((i) => !i.seen);
   return page(
     "Your inbox",
     html`${alert(m.error)}${notice(m.info)}
 <p class="muted">Words in a quoted block were written by the person named under it, not by this server.</p>
 <h2>Waiting for your decision</h2>
-${waiting.length ? html`<ul class="cards" aria-label="Waiting for your decision">${waiting.map((i) => itemCard(c, i, true))}</ul>` : html`<p>Nothing waits for you.</p>`}
+${cards.length ? html`<ul class="cards" aria-label="Waiting for your decision">${cards}</ul>` : html`<p>Nothing waits for you.</p>`}
 <h2>Everything else</h2>
 ${rest.length ? html`<ul class="cards" aria-label="Everything else">${rest.map((i) => itemCard(c, i, false))}</ul>` : html`<p>Nothing here.</p>`}
 ${
@@ -81,5 +103,14 @@ export const postGroupInvite = toolForm({
   form: "invite",
   args: (f) => ({ invite_id: f.get("invite_id") ?? "", action: f.get("action") ?? "" }),
   done: (data) => (data.group ? `/groups/${data.group.group_id}` : "/inbox?done=declined"),
+  show: renderInbox,
+});
+
+/** POST /inbox/confirm-all: respond_expense confirm with the expense_ids of one group's card, in one call. */
+export const postConfirmExpenses = toolForm({
+  tool: "respond_expense",
+  form: "confirm",
+  args: (f) => ({ expense_ids: (f.get("expense_ids") ?? "").split(",").filter(Boolean), action: "confirm" }),
+  done: () => "/inbox?done=confirmed",
   show: renderInbox,
 });

@@ -81,6 +81,8 @@ export interface ActionContext {
   svc: Services;
   req: Request;
   form: URLSearchParams;
+  /** The files of a multipart form (uploadAction), by field name. */
+  files: Map<string, File>;
   /** The signed-in human. */
   agentId: string;
   /**
@@ -99,13 +101,60 @@ export interface ActionContext {
  * browser's session secret is its credential for invoke() (kind web, its scopes), so a read-only or ended browser
  * is refused there as any client would be. A browser not signed in is sent to sign in.
  */
-export const action =
-  (run: (a: ActionContext, param: string) => Promise<Response>, signInAt = "/account", access: Access = "full"): WebRoute =>
-  async (c, param) => {
+export const action = (run: (a: ActionContext, param: string) => Promise<Response>, signInAt = "/account", access: Access = "full"): WebRoute =>
+  actionReading(
+    async (req) => {
+      const form = await readForm(req);
+      return form && { form, files: new Map() };
+    },
+    run,
+    signInAt,
+    access,
+  );
+
+/**
+ * action() for a form that sends a file (multipart/form-data, such as a receipt): its text fields are the form, its
+ * files are handed beside them; a body past `maxBytes` is refused unread.
+ */
+export const uploadAction =
+  (maxBytes: (svc: Services) => number, run: (a: ActionContext, param: string) => Promise<Response>): WebRoute =>
+  (c, param) =>
+    actionReading((req) => readMultipart(req, maxBytes(c.svc)), run, "/groups", "full")(c, param);
+
+async function readMultipart(req: Request, maxBytes: number): Promise<{ form: URLSearchParams; files: Map<string, File> } | null> {
+  const type = (req.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+  const length = Number(req.headers.get("content-length") ?? "NaN");
+  if (type !== "multipart/form-data" || !(length <= maxBytes)) {
+    await req.body?.cancel().catch(() => undefined);
+    return null;
+  }
+  let data: FormData;
+  try {
+    data = await req.formData();
+  } catch {
+    return null;
+  }
+  const form = new URLSearchParams();
+  const files = new Map<string, File>();
+  for (const [name, value] of data) {
+    if (typeof value === "string") form.append(name, value);
+    else files.set(name, value);
+  }
+  return { form, files };
+}
+
+function actionReading(
+  read: (req: Request) => Promise<{ form: URLSearchParams; files: Map<string, File> } | null>,
+  run: (a: ActionContext, param: string) => Promise<Response>,
+  signInAt: string,
+  access: Access,
+): WebRoute {
+  return async (c, param) => {
     const limited = rateLimited(c.svc, c.clientAddress());
     if (limited) return limited;
-    const body = await readForm(c.req);
-    if (!body) return errorPage("Cannot read the form", "The form could not be read; go back and try again.", 400);
+    const sent = await read(c.req);
+    if (!sent) return errorPage("Cannot read the form", "The form could not be read (or what it sent is too large); go back and try again.", 400);
+    const body = sent.form;
     const url = new URL(c.req.url);
     const now = c.svc.config.clock.now();
     const checked = await c.svc.db.read(async (tx) => {
@@ -120,6 +169,7 @@ export const action =
         svc: c.svc,
         req: c.req,
         form: body,
+        files: sent.files,
         agentId: checked.agentId,
         call: (tool, args, idempotencyKey) =>
           invoke(c.svc, tool, args, {
@@ -135,6 +185,7 @@ export const action =
       param,
     );
   };
+}
 
 /** A form that needs the client's address (password guesses are limited per address too). */
 export const formWithAddress =

@@ -93,6 +93,23 @@ const STEPS: Step[] = [
   { tool: "get_expense", as: "alice", setup: async () => ({ expense_id: expense() }) },
   { tool: "update_expense", as: "alice", setup: async () => ({ expense_id: expense() }) },
   { tool: "respond_expense", as: "bob", setup: async () => ({ expense_id: expense() }) },
+  { tool: "list_recurring", as: "alice", setup: async () => ({ group_id: group() }) },
+  {
+    tool: "stop_recurring",
+    as: "alice",
+    setup: async () => ({
+      expense_id: (
+        await s.ok(
+          "add_expense",
+          { group_id: group(), description: "Rent", amount: "900.00", repeat: "monthly", split: { mode: "equal", among: [{ handle: "alice" }] } },
+          keys.alice,
+        )
+      ).expense.expense_id,
+    }),
+  },
+  { tool: "add_attachment", as: "alice", setup: async () => ({ expense_id: expense() }) },
+  { tool: "list_attachments", as: "bob", setup: async () => ({ expense_id: expense() }) },
+  { tool: "delete_attachment", as: "alice", setup: async () => ({ attachment_id: answers.add_attachment.attachment.attachment_id }) },
   { tool: "delete_expense", as: "alice", setup: async () => ({ expense_id: expense() }) },
   { tool: "restore_expense", as: "alice", setup: async () => ({ expense_id: expense() }) },
   { tool: "record_payment", as: "bob", setup: async () => ({ group_id: group() }) },

@@ -140,6 +140,9 @@ export function worldHints(o: HintOptions): Hints {
     if (s.format === "date-time") return fc.constant(new Date(Date.UTC(2030 + timeRank(name), 0, 1)).toISOString());
     if (name === "amount" && s.type === "string") return fc.constant("12.34");
     if (name === "amount_minor") return fc.constant(1234);
+    // a file is kept only when its content is of its declared type: a small PDF
+    if (name === "media_type" && Array.isArray(s.enum) && s.enum.includes("application/pdf")) return fc.constant("application/pdf");
+    if (name === "content_base64") return fc.constant(Buffer.from("%PDF-1.4\n%%EOF\n").toString("base64"));
     if (o.agree && Array.isArray(s.enum)) {
       const yes = s.enum.find((v: unknown) => AGREEING.includes(String(v)));
       if (yes !== undefined) return fc.constant(yes);

@@ -192,3 +192,12 @@ test("other paths under /mcp are NOT_FOUND with the error envelope", async () =>
   expect(res.status).toBe(404);
   expect(((await res.json()) as any).error.code).toBe("NOT_FOUND");
 });
+
+test("on /mcp, a call to add_attachment may pass 1 MiB (up to its own limit); any other message may not", async () => {
+  const pad = "x".repeat(1024 * 1024 + 10);
+  const call = (name: string) => ({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name, arguments: { content_base64: pad } } });
+  expect((await post("/mcp", {}, call("get_me"))).status).toBe(413);
+  expect((await post("/mcp/docs", {}, call("add_attachment"))).status).toBe(413);
+  // read, then refused for want of a credential like any call without one
+  expect((await post("/mcp", {}, call("add_attachment"))).status).toBe(401);
+});

@@ -33,7 +33,7 @@ describe("catalogue and discovery", () => {
     expect((await get("/v1/tools", { "if-none-match": '"stale"' })).res.status).toBe(200);
   });
 
-  test("the catalogue holds exactly the 52 tools of the specification, with its tags", () => {
+  test("the catalogue holds exactly the tools of the specification and the issues since, with its tags", () => {
     const spec: Record<string, string[]> = {
       register_agent: ["write"],
       join_network: ["write"],
@@ -71,6 +71,11 @@ describe("catalogue and discovery", () => {
       delete_expense: ["write", "destructive"],
       restore_expense: ["write"],
       respond_expense: ["write"],
+      list_recurring: ["read"],
+      stop_recurring: ["write"],
+      add_attachment: ["write"],
+      list_attachments: ["read"],
+      delete_attachment: ["write", "destructive"],
       record_payment: ["write"],
       respond_payment: ["write"],
       list_payments: ["read"],

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { addExpense as add } from "../../domain/ledger/expenses/expenses.ts";
+import { addExpenseCounted } from "../../domain/ledger/expenses/expenses.ts";
 import { defineTool } from "../define.ts";
 import description from "./add-expense.description.md" with { type: "text" };
 import { madeUp } from "../made-up.ts";
@@ -12,7 +12,10 @@ export const addExpense = defineTool({
   description,
   tags: ["write"],
   input: z.strictObject({ group_id: Uuid, ...expenseFields }),
-  output: z.object({ expense: Expense }),
+  output: z.object({
+    expense: Expense,
+    past_occurrences: z.number().int().optional().describe("A back-dated series: how many past occurrences the next job run adds (at most 52)"),
+  }),
   example: {
     group_id: madeUp("group_id"),
     description: "Dinner at Rosa's",
@@ -31,6 +34,6 @@ export const addExpense = defineTool({
     },
   },
   async run(ctx, input) {
-    return { expense: await add(ctx, input), suggested_next: ["get_balances", "list_expenses"] };
+    return { ...(await addExpenseCounted(ctx, input)), suggested_next: ["get_balances", "list_expenses"] };
   },
 });

@@ -3,7 +3,9 @@ import { getExpense as get } from "../../domain/ledger/expenses/expenses.ts";
 import { defineTool } from "../define.ts";
 import { madeUp } from "../made-up.ts";
 import { Uuid } from "../../contract/wire.ts";
-import { Expense, ExpenseHistoryEntry } from "../../contract/ledger.ts";
+import { Attachment, Expense, ExpenseHistoryEntry } from "../../contract/ledger.ts";
+import { attachmentsOf } from "../../domain/ledger/expenses/attachments.ts";
+import { linkSigner } from "./attachment-context.ts";
 
 export const getExpense = defineTool({
   name: "get_expense",
@@ -12,9 +14,15 @@ export const getExpense = defineTool({
     "Returns one expense of a group you belong to, with each participant's response and its history of changes (each version: who, when, which fields, and the expense as it was). Use its version as expected_version for update_expense.",
   tags: ["read"],
   input: z.strictObject({ expense_id: Uuid }),
-  output: z.object({ expense: Expense, history: z.array(ExpenseHistoryEntry) }),
+  output: z.object({
+    expense: Expense,
+    history: z.array(ExpenseHistoryEntry),
+    attachments: z.array(Attachment).optional().describe("Files kept with it (receipts), as list_attachments gives them"),
+  }),
   example: { expense_id: madeUp("expense_id") },
   async run(ctx, input) {
-    return { ...(await get(ctx, input.expense_id)), suggested_next: ["update_expense", "respond_expense"] };
+    const found = await get(ctx, input.expense_id);
+    const attachments = await attachmentsOf(ctx.tx, [input.expense_id], await linkSigner(ctx));
+    return { ...found, attachments, suggested_next: ["update_expense", "respond_expense"] };
   },
 });

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { respondExpense as respond } from "../../domain/ledger/expenses/expenses.ts";
+import { respondExpense as respond, respondExpenses } from "../../domain/ledger/expenses/expenses.ts";
+import { invalid } from "../../errors.ts";
 import { defineTool } from "../define.ts";
 import description from "./respond-expense.description.md" with { type: "text" };
 import { madeUp } from "../made-up.ts";
@@ -11,11 +12,40 @@ export const respondExpense = defineTool({
   title: "Confirm or dispute an expense",
   description,
   tags: ["write"],
-  input: z.strictObject({ expense_id: Uuid, action: z.enum(["confirm", "dispute"]), reason: plainText(1, 500).optional() }),
-  output: z.object({ expense: Expense }),
+  input: z.strictObject({
+    expense_id: Uuid.optional().describe("The expense to answer, from get_inbox refs or list_expenses; or give expense_ids"),
+    expense_ids: z
+      .array(Uuid)
+      .min(1)
+      .max(100)
+      .optional()
+      .describe("Several expenses to answer alike at once, from get_inbox refs (with or instead of expense_id)"),
+    action: z.enum(["confirm", "dispute"]),
+    reason: plainText(1, 500).optional(),
+  }),
+  output: z.object({
+    expense: Expense.optional().describe("The expense answered, with expense_id"),
+    results: z
+      .array(
+        z.object({
+          expense_id: Uuid,
+          ok: z.boolean(),
+          state: z.enum(["active", "disputed"]).optional(),
+          error: z.object({ code: z.string(), message: z.string() }).optional(),
+        }),
+      )
+      .optional()
+      .describe("With expense_ids: each expense's outcome; a refused one names its error and the others are still answered"),
+  }),
   example: { expense_id: madeUp("expense_id"), action: "dispute", reason: "I only had a starter; my share is 15.00." },
   async run(ctx, input) {
-    const expense = await respond(ctx, input);
-    return { expense, suggested_next: input.action === "confirm" ? ["get_balances", "get_inbox"] : ["get_expense", "get_inbox"] };
+    const next = input.action === "confirm" ? ["get_balances", "get_inbox"] : ["get_expense", "get_inbox"];
+    const { expense_id, expense_ids, ...rest } = input;
+    if (expense_id === undefined && expense_ids === undefined) throw invalid("expense_id", "give expense_id, or expense_ids to answer several");
+    // expense_id is answered as ever (a refusal refuses the call); expense_ids each in results.
+    const expense = expense_id === undefined ? undefined : await respond(ctx, { ...rest, expense_id });
+    const others = expense_ids?.filter((id) => id !== expense_id);
+    const results = others === undefined ? undefined : await respondExpenses(ctx, { ...rest, expense_ids: others });
+    return { ...(expense ? { expense } : {}), ...(results ? { results } : {}), suggested_next: next };
   },
 });

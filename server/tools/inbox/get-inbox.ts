@@ -17,6 +17,10 @@ export const getInbox = defineTool({
     // Any run of digits (the spec's ^\d+$): one past the end reads nothing new. Bounded only against abuse.
     since: z.string().regex(/^\d+$/, "must be digits (a cursor)").max(1000).optional(),
     include_seen: z.boolean().optional(),
+    requires_action: z
+      .boolean()
+      .optional()
+      .describe("true: only items still waiting for a decision, seen or not, from since (default the start); marks nothing"),
     limit: Limit.optional(),
   }),
   output: z.object({

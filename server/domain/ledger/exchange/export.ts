@@ -3,7 +3,7 @@
 // the one before: every query binds a few values, and no more than one batch of views is held at a time.
 import { and, asc, eq, sql } from "drizzle-orm";
 import { prepared, type Tx } from "../../../../db/client.ts";
-import { expenses, payments } from "../../../../db/schema/index.ts";
+import { agents, expenseAttachments, expenses, payments } from "../../../../db/schema/index.ts";
 import { iso } from "../../../clock.ts";
 import type { Expense, Payment } from "../../../contract/ledger.ts";
 import { untrusted } from "../../untrusted.ts";
@@ -130,6 +130,8 @@ async function jsonText(ctx: DomainContext, group: GroupRow): Promise<string> {
   const head = {
     group: { group_id: group.groupId, name: group.name, currency: group.currency, simplify_debts: group.simplifyDebts, exported_at: iso(ctx.now) },
     balances: await groupBalanceView(ctx, group.groupId),
+    // The files themselves stay in the database (a backup keeps them): the export names them, list_attachments fetches them.
+    attachments: await attachmentIndex(ctx.tx, group.groupId),
   };
   // The head without its closing "\n}", then the two arrays; a batch holds expenses or payments, never both.
   const chunks = [JSON.stringify(head, null, 2).slice(0, -2), ',\n  "expenses": ['];
@@ -147,6 +149,26 @@ async function jsonText(ctx: DomainContext, group: GroupRow): Promise<string> {
   if (section === "expenses") toPayments();
   chunks.push(count ? "\n  ]\n}" : "]\n}");
   return chunks.join("");
+}
+
+/** The group's attachments without their bytes, oldest first. */
+async function attachmentIndex(tx: Tx, groupId: string) {
+  const rows = await tx
+    .select({
+      attachment_id: expenseAttachments.attachmentId,
+      expense_id: expenseAttachments.expenseId,
+      filename: expenseAttachments.filename,
+      media_type: expenseAttachments.mediaType,
+      size_bytes: expenseAttachments.sizeBytes,
+      sha256: expenseAttachments.sha256,
+      uploaded_by: agents.handle,
+      created_at: expenseAttachments.createdAt,
+    })
+    .from(expenseAttachments)
+    .innerJoin(agents, eq(agents.agentId, expenseAttachments.uploadedBy))
+    .where(eq(expenseAttachments.groupId, groupId))
+    .orderBy(asc(expenseAttachments.createdAt), sql`expense_attachments.rowid`);
+  return rows;
 }
 
 export async function exportGroup(ctx: DomainContext, groupId: string, format: "csv" | "json") {

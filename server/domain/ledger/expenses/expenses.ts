@@ -3,7 +3,7 @@ import { and, asc, desc, eq, sql } from "drizzle-orm";
 import type { Tx } from "../../../../db/client.ts";
 import { expenseHistory, expenseResponses, expenses } from "../../../../db/schema/index.ts";
 import { iso } from "../../../clock.ts";
-import { conflict, invalid, notFound } from "../../../errors.ts";
+import { AppError, conflict, invalid, notFound } from "../../../errors.ts";
 import type { Expense, ExpenseHistoryEntry } from "../../../contract/ledger.ts";
 import type { AgentRef } from "../../../contract/wire.ts";
 import { agentByHandle } from "../../agents.ts";
@@ -30,6 +30,9 @@ import {
   type ParticipantShare,
 } from "./store.ts";
 import { tellAdded, tellDeleted, tellDisputed, tellRestored, tellUpdated } from "./notices.ts";
+import { checkSeries } from "./recurring.ts";
+import { knownRate } from "../money/rates.ts";
+import { today } from "./repeat-dates.ts";
 import { expenseView, expenseViews, expenseWire, historyEntries } from "./views.ts";
 
 /** The expense and its group if the caller is a current member; anyone else learns nothing (NOT_FOUND). */
@@ -49,15 +52,30 @@ async function changeableExpense(tx: Tx, expenseId: string, agentId: string) {
 // ---------- the tools' domain ----------
 
 export async function addExpense(ctx: DomainContext, input: ExpenseInput & { group_id: string; description: string }): Promise<Expense> {
+  return (await addExpenseCounted(ctx, input)).expense;
+}
+
+/** add_expense: the expense, and how many past occurrences of its series the next job run makes. */
+export async function addExpenseCounted(
+  ctx: DomainContext,
+  input: ExpenseInput & { group_id: string; description: string },
+): Promise<{ expense: Expense; past_occurrences: number }> {
   const { tx, now, actor } = ctx;
   const { group, members } = await writableGroupMembers(tx, input.group_id, actor.agentId);
   await requireExpenseBudget(ctx, group.groupId);
-  const state = newExpenseState(group, members, actor, input, now);
+  // Another currency without a rate: the fetched reference rate of the expense's date, if one is known.
+  const fetched =
+    input.currency !== undefined && input.currency !== group.currency && input.exchange_rate === undefined
+      ? await knownRate(tx, input.currency, group.currency, input.date ?? today(now))
+      : null;
+  const state = newExpenseState(group, members, actor, fetched ? { ...input, exchange_rate: fetched.rate } : input, now);
+  state.rateSource = fetched?.source ?? null;
+  const pastOccurrences = checkSeries(state, state.date, now);
   const row = await createExpense(tx, now, group, actor, state);
   const recipients = state.shares.filter((s) => s.agentId !== actor.agentId);
   await tellAdded({ tx, now, group, actor, expenseId: row.expenseId, version: 1, state, recipients, known: refsOfMembers(members) });
   // Just written, by a member, with no responses yet: nothing to read back.
-  return expenseWire(row, state.shares, [], refsOfMembers(members), group.currency);
+  return { expense: expenseWire(row, state.shares, [], refsOfMembers(members), group.currency), past_occurrences: pastOccurrences };
 }
 
 export async function getExpense({ tx, actor: { agentId } }: DomainContext, expenseId: string): Promise<{ expense: Expense; history: ExpenseHistoryEntry[] }> {
@@ -132,6 +150,8 @@ const FIELD_NAMES: [keyof ExpenseState, string][] = [
   ["shares", "shares"],
   ["notes", "notes"],
   ["repeat", "repeat"],
+  ["repeatUntil", "repeat_until"],
+  ["rateSource", "exchange_rate_source"],
   ["refs", "refs"],
 ];
 
@@ -171,7 +191,11 @@ export async function updateExpense(
   }
   const before = await storedState(tx, row);
   const members = await membersByHandle(tx, group.groupId);
-  const computed = compute(group, members, moneyForUpdate(before, group, input));
+  const money = moneyForUpdate(before, group, input);
+  const fetched =
+    money.currency !== group.currency && money.exchangeRate === null ? await knownRate(tx, money.currency, group.currency, input.date ?? before.date) : null;
+  if (fetched) money.exchangeRate = fetched.rate;
+  const computed = compute(group, members, money);
   const after: ExpenseState = {
     ...before,
     ...computed,
@@ -180,9 +204,16 @@ export async function updateExpense(
     category: input.category ?? before.category,
     notes: input.notes === undefined ? before.notes : input.notes || null,
     repeat: input.repeat ?? before.repeat,
+    // The rate's source: the fetched one, none for a rate given (or none needed), else as it was.
+    rateSource: fetched ? fetched.source : input.exchange_rate !== undefined || money.currency === group.currency ? null : before.rateSource,
+    // A series made to not repeat has no end date left either.
+    repeatUntil: input.repeat_until !== undefined ? input.repeat_until : input.repeat === "none" ? null : before.repeatUntil,
     refs: input.refs === undefined ? before.refs : checkRefs(input.refs),
   };
   const changed = changedFields(before, after);
+  if (changed.includes("date") || changed.includes("repeat") || changed.includes("repeat_until")) {
+    checkSeries(after, (await lastOccurrence(tx, row.expenseId)) ?? after.date, now);
+  }
   if (!changed.length) return { expense: (await expenseViews(tx, group, [row]))[0]!, changed_fields: [] };
   if (changed.includes("description")) after.descriptionBy = actor.agentId;
   if (changed.includes("notes")) after.notesBy = after.notes === null ? null : actor.agentId;
@@ -293,4 +324,68 @@ export async function respondExpense(
     await tellDisputed({ tx, now, group, actor, row, reason: reason! });
   }
   return expenseView(tx, group, row.expenseId);
+}
+
+/** One expense's outcome in respond_expense with expense_ids. */
+export interface ResponseOutcome {
+  expense_id: string;
+  ok: boolean;
+  state?: "active" | "disputed";
+  error?: { code: string; message: string };
+}
+
+/**
+ * respond_expense with expense_ids: the same answer to each expense, in the call's one transaction. An expense that
+ * refuses (not found, deleted, not a participant) is reported beside its id; the others are answered all the same.
+ * Each check runs before its expense's first write, so a refusal leaves nothing half done.
+ */
+export async function respondExpenses(
+  ctx: DomainContext,
+  input: { expense_ids: string[]; action: "confirm" | "dispute"; reason?: string },
+): Promise<ResponseOutcome[]> {
+  const out: ResponseOutcome[] = [];
+  for (const expense_id of [...new Set(input.expense_ids)]) {
+    try {
+      const e = await respondExpense(ctx, { expense_id, action: input.action, ...(input.reason === undefined ? {} : { reason: input.reason }) });
+      out.push({ expense_id, ok: true, state: e.state });
+    } catch (err) {
+      if (!(err instanceof AppError) || err.code === "VALIDATION_ERROR") throw err;
+      out.push({ expense_id, ok: false, error: { code: err.code, message: err.message } });
+    }
+  }
+  return out;
+}
+
+/** The date of a series' latest occurrence made so far, or null. */
+async function lastOccurrence(tx: Tx, seriesId: string): Promise<string | null> {
+  const made = await tx
+    .select({ last: sql<string | null>`max(${expenses.date})` })
+    .from(expenses)
+    .where(eq(expenses.recurringOf, seriesId))
+    .get();
+  return made?.last ?? null;
+}
+
+/** list_recurring: a group's series that still make occurrences, by their next date. */
+export async function listRecurring({ tx, actor: { agentId } }: DomainContext, groupId: string): Promise<Expense[]> {
+  const group = await requireMember(tx, groupId, agentId);
+  const rows = await tx
+    .select()
+    .from(expenses)
+    .where(and(eq(expenses.groupId, group.groupId), eq(expenses.deleted, false), sql`${expenses.nextOccurrence} IS NOT NULL`))
+    .orderBy(asc(expenses.nextOccurrence), asc(expenses.expenseId))
+    .limit(MAX_SERIES_LISTED);
+  return expenseViews(tx, group, rows);
+}
+export const MAX_SERIES_LISTED = 500;
+
+/**
+ * stop_recurring: the series ends with the occurrences already made (repeat_until becomes the last one's date, or the
+ * series' own), as an update_expense of repeat_until would; its participants are told.
+ */
+export async function stopRecurring(ctx: DomainContext, expenseId: string): Promise<Expense> {
+  const { row } = await changeableExpense(ctx.tx, expenseId, ctx.actor.agentId);
+  if (row.deleted || row.nextOccurrence === null) throw conflict("The expense is not an active recurring series; list_recurring lists those of a group.");
+  const last = (await lastOccurrence(ctx.tx, row.expenseId)) ?? row.date;
+  return (await updateExpense(ctx, { expense_id: row.expenseId, expected_version: row.version, repeat_until: last > row.date ? last : row.date })).expense;
 }

@@ -70,7 +70,8 @@ async function tell(
 /** ledger.expense_added: a new expense, or one the recipient was just put into; they confirm or dispute it. */
 export const tellAdded = (n: ExpenseNotice) =>
   tell(
-    n,
+    // Someone with nothing at stake (no share, paid nothing) has nothing to confirm.
+    { ...n, recipients: n.recipients.filter((r) => r.shareMinor !== 0 || r.paidMinor !== 0) },
     "ledger.expense_added",
     (what, where, share) =>
       `@${n.actor.handle} added ${what} ${where}; your share is ${share}. Ask your human, then confirm or dispute it with respond_expense.`,

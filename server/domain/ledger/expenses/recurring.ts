@@ -10,7 +10,29 @@ import { expenseDebts } from "../balances/pairs.ts";
 import { exceedsLimits } from "../balances/limits.ts";
 import { membersByHandle, refsOfMembers, type GroupRow } from "../groups/membership.ts";
 import { logActivity } from "../groups/activity.ts";
-import { nextOccurrenceAfter, today } from "./repeat-dates.ts";
+import { nextOccurrenceAfter, occurrencesBetween, today } from "./repeat-dates.ts";
+import { invalid } from "../../../errors.ts";
+import type { Repeat } from "../../../contract/ledger.ts";
+
+/** The most past occurrences a new or changed series may make at once (a back-dated weekly one: a year of them). */
+export const MAX_CATCH_UP = 52;
+
+/**
+ * Checks a series' end and the past occurrences it would make at the next run (dates after `after`, up to today):
+ * returns their number, or refuses past MAX_CATCH_UP, naming it.
+ */
+export function checkSeries(s: { date: string; repeat: Repeat; repeatUntil: string | null }, after: string, now: Date): number {
+  if (s.repeatUntil !== null && s.repeat === "none") throw invalid("repeat_until", "give repeat_until only with a repeat other than none");
+  if (s.repeatUntil !== null && s.repeatUntil < s.date) throw invalid("repeat_until", `must be on or after the expense's date (${s.date})`);
+  const n = occurrencesBetween(s.date, s.repeat, after, today(now), s.repeatUntil);
+  if (n > MAX_CATCH_UP) {
+    throw invalid(
+      "date",
+      `a ${s.repeat} series from ${s.date} would add ${n} past occurrences at once (at most ${MAX_CATCH_UP}): give a later date, or repeat_until`,
+    );
+  }
+  return n;
+}
 
 /** Bounds one run's transaction; a longer backlog continues on the next run. */
 export const MAX_OCCURRENCES_PER_RUN = 500;
@@ -58,16 +80,16 @@ async function catchUp(tx: Tx, now: Date, group: GroupRow, series: ExpenseRow, d
     await stop(`@${gone.handle} is no longer a member`);
     return 0;
   }
-  let date = series.nextOccurrence!;
+  let date: string | null = series.nextOccurrence!;
   let made = 0;
-  for (; date <= due && made < budget; date = nextOccurrenceAfter(series.date, series.repeat, date)!) {
+  for (; date !== null && date <= due && made < budget; date = nextOccurrenceAfter(series.date, series.repeat, date, series.repeatUntil)) {
     const exists = await tx
       .select({ id: expenses.expenseId })
       .from(expenses)
       .where(and(eq(expenses.recurringOf, series.expenseId), eq(expenses.date, date)))
       .get();
     if (exists) continue;
-    const occurrence = { ...state, date, repeat: "none" as const, recurringOf: series.expenseId, state: "active" as const, deleted: false };
+    const occurrence = { ...state, date, repeat: "none" as const, repeatUntil: null, recurringOf: series.expenseId, state: "active" as const, deleted: false };
     // Refused on every run, it would hold back every other series: it ends instead, as add_expense would be refused.
     if (await exceedsLimits(tx, group, expenseDebts(occurrence.shares))) {
       await stop("the next one would take a total of the ledger past its limit");

@@ -25,11 +25,18 @@ export function occurrence(start: string, repeat: Exclude<Repeat, "none">, k: nu
   return format(Date.UTC(year, month0, Math.min(d, daysInMonth(year, month0))));
 }
 
-/** The first occurrence of the series starting at `start` that falls after `after`; null for no repeat. */
-export function nextOccurrenceAfter(start: string, repeat: Repeat, after: string): string | null {
+/** The first occurrence of the series starting at `start` that falls after `after`; null for no repeat, or past `until`. */
+export function nextOccurrenceAfter(start: string, repeat: Repeat, after: string, until: string | null = null): string | null {
   if (repeat === "none") return null;
   for (let k = 1; ; k++) {
     const date = occurrence(start, repeat, k);
-    if (date > after) return date;
+    if (date > after) return until !== null && date > until ? null : date;
   }
+}
+
+/** How many occurrences of the series fall after `after` and on or before `upTo` (and `until`): a catch-up's size. */
+export function occurrencesBetween(start: string, repeat: Repeat, after: string, upTo: string, until: string | null): number {
+  let n = 0;
+  for (let d = nextOccurrenceAfter(start, repeat, after, until); d !== null && d <= upTo; d = nextOccurrenceAfter(start, repeat, d, until)) n++;
+  return n;
 }

@@ -53,6 +53,10 @@ export interface ExpenseState {
   notes: string | null;
   notesBy: string | null;
   repeat: Repeat;
+  /** A series' last date (inclusive); null: no end. */
+  repeatUntil: string | null;
+  /** Where exchangeRate came from when the service looked it up (--rates-url); null when the caller gave it. */
+  rateSource: string | null;
   refs: Record<string, string>;
   recurringOf: string | null;
   deleted: boolean;
@@ -73,6 +77,8 @@ export function stateColumns(s: ExpenseState) {
     notes: s.notes,
     notesBy: s.notesBy,
     repeat: s.repeat,
+    repeatUntil: s.repeatUntil,
+    rateSource: s.rateSource,
     refs: s.refs,
   };
 }
@@ -90,6 +96,7 @@ export interface ExpenseInput {
   split?: { mode: SplitMode; among?: SplitParticipant[] };
   notes?: string | null;
   repeat?: Repeat;
+  repeat_until?: string | null;
   refs?: Record<string, string>;
 }
 
@@ -187,6 +194,8 @@ export function newExpenseState(
     notes,
     notesBy: notes === null ? null : actor.agentId,
     repeat: input.repeat ?? "none",
+    repeatUntil: input.repeat_until ?? null,
+    rateSource: null,
     refs: checkRefs(input.refs ?? {}),
     recurringOf: null,
     deleted: false,
@@ -287,7 +296,7 @@ export async function createExpense(tx: Tx, now: Date, group: GroupRow, actor: A
       expenseId,
       groupId: group.groupId,
       ...stateColumns(state),
-      nextOccurrence: nextOccurrenceAfter(state.date, state.repeat, state.date),
+      nextOccurrence: nextOccurrenceAfter(state.date, state.repeat, state.date, state.repeatUntil),
       recurringOf: state.recurringOf,
       state: "active",
       deleted: false,
@@ -310,7 +319,7 @@ async function nextAfterGenerated(tx: Tx, expenseId: string, s: ExpenseState): P
     .where(eq(expenses.recurringOf, expenseId))
     .get();
   const last = made?.last && made.last > s.date ? made.last : s.date;
-  return nextOccurrenceAfter(s.date, s.repeat, last);
+  return nextOccurrenceAfter(s.date, s.repeat, last, s.repeatUntil);
 }
 
 /** update_expense's write: `after` replaces `before` (the stored state of `row`) as the next version. */
@@ -327,7 +336,7 @@ export async function replaceVersion(
     now,
     { group, actor, expenseId: row.expenseId, version, before, after, action: "updated", changed, activity: { action: "expense_updated", summary } },
     async (updatedAt) => {
-      const moved = changed.includes("repeat") || changed.includes("date");
+      const moved = changed.includes("repeat") || changed.includes("date") || changed.includes("repeat_until");
       const nextOccurrence = moved ? await nextAfterGenerated(tx, row.expenseId, after) : row.nextOccurrence;
       await tx
         .update(expenses)
@@ -377,12 +386,29 @@ export async function setDeleted(
  * the upgrade from it writes them; renaming one stops this compiling until it gets its own mapping, so the stored
  * shape never follows the domain's by accident.
  */
-const toSnapshot = (s: ExpenseState, changed: string[]): ExpenseSnapshot => upgradeExpenseSnapshotV0({ ...s, changed_fields: changed });
+const toSnapshot = ({ repeatUntil, rateSource, ...s }: ExpenseState, changed: string[]): ExpenseSnapshot => ({
+  ...upgradeExpenseSnapshotV0({ ...s, changed_fields: changed }),
+  repeat_until: repeatUntil,
+  rate_source: rateSource,
+});
 
 /** A stored history snapshot of any version as a state, with the fields its version changed. */
 export function stateOfSnapshot(stored: unknown): { state: ExpenseState; changed: string[] } {
   // Fields named alike pass through; the others are named one by one.
-  const { v: _, description_by, amount_minor, original, paid_by, shares, notes_by, recurring_of, changed_fields, ...alike } = readExpenseSnapshot(stored);
+  const {
+    v: _,
+    description_by,
+    amount_minor,
+    original,
+    paid_by,
+    shares,
+    notes_by,
+    recurring_of,
+    changed_fields,
+    repeat_until,
+    rate_source,
+    ...alike
+  } = readExpenseSnapshot(stored);
   const state: ExpenseState = {
     ...alike,
     descriptionBy: description_by,
@@ -392,6 +418,8 @@ export function stateOfSnapshot(stored: unknown): { state: ExpenseState; changed
     shares: shares.map((p) => ({ agentId: p.agent_id, handle: p.handle, paidMinor: p.paid_minor, shareMinor: p.share_minor })),
     notesBy: notes_by,
     recurringOf: recurring_of,
+    repeatUntil: repeat_until ?? null,
+    rateSource: rate_source ?? null,
   };
   return { state, changed: changed_fields };
 }
@@ -442,6 +470,8 @@ export function stateOfRow(row: ExpenseRow, shares: ParticipantShare[]): Expense
     notes: row.notes,
     notesBy: row.notesBy,
     repeat: row.repeat,
+    repeatUntil: row.repeatUntil,
+    rateSource: row.rateSource,
     refs: row.refs,
     recurringOf: row.recurringOf,
     deleted: row.deleted,

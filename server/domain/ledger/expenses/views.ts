@@ -27,6 +27,8 @@ function contentWire(s: ExpenseState, currency: string, people: Map<string, Agen
     shares: s.split.among.map((p) => ({ handle: p.handle, ...amounts(of.get(p.handle)?.shareMinor ?? 0) })),
     notes: s.notes === null ? null : untrusted(s.notes, `expense notes written by ${authorOf(people, s.notesBy)}`),
     repeat: s.repeat,
+    repeat_until: s.repeatUntil,
+    exchange_rate_source: s.rateSource,
     refs: s.recurringOf ? { ...s.refs, recurring_of: s.recurringOf } : s.refs,
     deleted: s.deleted,
     state: s.state,

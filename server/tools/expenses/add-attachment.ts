@@ -1,0 +1,28 @@
+import { z } from "zod";
+import { addAttachment as add } from "../../domain/ledger/expenses/attachments.ts";
+import { defineTool } from "../define.ts";
+import { madeUp } from "../made-up.ts";
+import { plainText, Uuid } from "../../contract/wire.ts";
+import { ATTACHMENT_MEDIA_TYPES, Attachment } from "../../contract/ledger.ts";
+import { attachmentBodyLimit, attachmentLimits, linkSigner } from "./attachment-context.ts";
+
+export const addAttachment = defineTool({
+  name: "add_attachment",
+  title: "Attach a receipt to an expense",
+  description:
+    "Keeps a file with an expense of a group you belong to: a receipt or invoice your human sent you, as base64 with its media type (PNG, JPEG, WebP, HEIC or PDF; the content must be of that type) and file name. At most 5 MiB a file and 100 MiB a group by default (VALIDATION_ERROR past the first, CONFLICT past the second). Only the group's members see it; the answer's url is a link for your human that expires.",
+  tags: ["write"],
+  bodyLimit: attachmentBodyLimit,
+  input: z.strictObject({
+    expense_id: Uuid.describe("The expense's id, from list_expenses or add_expense"),
+    filename: plainText(1, 120).describe("The file's name as your human gave it, e.g. receipt.jpg"),
+    media_type: z.enum(ATTACHMENT_MEDIA_TYPES).describe("The file's type; must match its content"),
+    content_base64: z.string().min(4).max(200_000_000).describe("The file's bytes in standard base64"),
+  }),
+  output: z.object({ attachment: Attachment }),
+  example: { expense_id: madeUp("expense_id"), filename: "receipt.pdf", media_type: "application/pdf", content_base64: "JVBERi0xLjQKJSVFT0YK" },
+  async run(ctx, input) {
+    const attachment = await add(ctx, input, attachmentLimits(ctx.config), await linkSigner(ctx));
+    return { attachment, suggested_next: ["list_attachments", "get_expense"] };
+  },
+});

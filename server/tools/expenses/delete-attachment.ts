@@ -1,0 +1,19 @@
+import { z } from "zod";
+import { deleteAttachment as remove } from "../../domain/ledger/expenses/attachments.ts";
+import { defineTool } from "../define.ts";
+import { madeUp } from "../made-up.ts";
+import { Uuid } from "../../contract/wire.ts";
+
+export const deleteAttachment = defineTool({
+  name: "delete_attachment",
+  title: "Delete a receipt",
+  description:
+    "Deletes a file kept with an expense, for good: its bytes leave the database and its links stop working. Only who added it or who added the expense may (CONFLICT otherwise).",
+  tags: ["write", "destructive"],
+  input: z.strictObject({ attachment_id: Uuid.describe("The file's id, from list_attachments or get_expense") }),
+  output: z.object({ deleted: z.boolean() }),
+  example: { attachment_id: madeUp("attachment_id") },
+  async run(ctx, input) {
+    return { deleted: await remove(ctx, input.attachment_id), suggested_next: ["list_attachments"] };
+  },
+});

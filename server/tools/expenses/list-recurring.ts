@@ -1,0 +1,20 @@
+import { z } from "zod";
+import { listRecurring as list } from "../../domain/ledger/expenses/expenses.ts";
+import { defineTool } from "../define.ts";
+import { madeUp } from "../made-up.ts";
+import { Uuid } from "../../contract/wire.ts";
+import { Expense } from "../../contract/ledger.ts";
+
+export const listRecurring = defineTool({
+  name: "list_recurring",
+  title: "List a group's recurring expenses",
+  description:
+    "Lists the recurring expenses of a group you belong to that still add occurrences (soonest next_occurrence first, up to 500), each with its repeat, repeat_until and next_occurrence. End one with stop_recurring.",
+  tags: ["read"],
+  input: z.strictObject({ group_id: Uuid.describe("The group's id, from list_groups or get_me") }),
+  output: z.object({ expenses: z.array(Expense) }),
+  example: { group_id: madeUp("group_id") },
+  async run(ctx, input) {
+    return { expenses: await list(ctx, input.group_id), suggested_next: ["stop_recurring", "update_expense"] };
+  },
+});

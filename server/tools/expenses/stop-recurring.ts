@@ -1,0 +1,20 @@
+import { z } from "zod";
+import { stopRecurring as stop } from "../../domain/ledger/expenses/expenses.ts";
+import { defineTool } from "../define.ts";
+import { madeUp } from "../made-up.ts";
+import { Uuid } from "../../contract/wire.ts";
+import { Expense } from "../../contract/ledger.ts";
+
+export const stopRecurring = defineTool({
+  name: "stop_recurring",
+  title: "Stop a recurring expense",
+  description:
+    "Ends a recurring expense: no occurrence is added after those already made (its repeat_until becomes the last one's date), as a new version its participants are told of. The occurrences made stay. CONFLICT when it is not an active series.",
+  tags: ["write"],
+  input: z.strictObject({ expense_id: Uuid.describe("The series' expense_id, from list_recurring") }),
+  output: z.object({ expense: Expense }),
+  example: { expense_id: madeUp("expense_id") },
+  async run(ctx, input) {
+    return { expense: await stop(ctx, input.expense_id), suggested_next: ["list_recurring"] };
+  },
+});
