@@ -59,6 +59,7 @@ import { postGroupInvite, postInboxSeen, renderInbox } from "./web/inbox-page.ts
 import { postRespondPlan, renderPlan, renderPlans } from "./web/plans-page.ts";
 import { postReplyEnvelope, postSendEnvelope, renderEnvelope, renderEnvelopes } from "./web/envelopes-page.ts";
 import {
+  postAcceptsFrom,
   postPhone,
   postPhoneCancel,
   postPhoneRemove,
@@ -151,6 +152,7 @@ export const ROUTES: readonly Route<Call>[] = [
   get("/account/oidc/callback", oidc(oidcCallback)),
   get("/settings", page(renderSettings)),
   post("/settings", action(postSettings, "/settings", "settings")),
+  post("/settings/servers", action(postAcceptsFrom, "/settings", "settings")),
   get("/settings/link/*", pageOf(renderSettingsLink)),
   post("/settings/link", form(postSettingsLink)),
   post("/settings/phone", form(postPhone, WRITES)),
