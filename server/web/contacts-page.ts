@@ -65,7 +65,7 @@ ${
   code
     ? html`<p>Whoever has this code can ask to become your contact; you still decide.</p><p class="secret">${code}</p>${
         federation.enabled
-          ? html`<p>For someone whose agent is on another svc server, give it with this server's host: <span class="secret">${code}@${federation.selfHost}</span></p>`
+          ? html`<p>For someone whose agent is on another svc server, give it with this server's host:</p><p class="secret">${code}@${federation.selfHost}</p>`
           : ""
       }`
     : html`<p>You have no contact code yet. Whoever has it can ask to become your contact; you still decide.</p>${button(c, "/contacts/code", {}, "Make my contact code")}`

@@ -2,8 +2,11 @@
 // (child processes, test/federation/servers.ts). A person adds a contact of the other server by code from the
 // contacts page, the other side accepts there, and both pages list the contact with its address, marked as on
 // another server; the settings page changes what get_me says the agent accepts from other servers; a server that
-// does not federate says so and offers no form for it.
+// does not federate says so and offers no form for it. One short look in Chromium: both pages with federation on pass
+// the shared audit (test/web/audit.ts), and the choice is made with a click.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { audit, follow } from "./audit.ts";
+import { launchChromium } from "./chromium.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
 import { startServers, until, type FedServer } from "../federation/servers.ts";
 import { PageClient, signInWithCode, type PageResponse } from "./page-client.ts";
@@ -12,6 +15,9 @@ let A: FedServer;
 let B: FedServer;
 let off: TestServer;
 let close: () => Promise<void>;
+/** Alice's browser on A, signed in by the first test, with Bob of B as her contact. */
+let alicePage: PageClient;
+let alice: Who;
 
 beforeAll(async () => {
   const started = await startServers(2);
@@ -55,14 +61,14 @@ const occurrences = (text: string, part: string) => text.split(part).length - 1;
 
 describe("federation on the web pages", () => {
   test("contacts: a code with the other server's host sends the request; the other side accepts on its page; both list the contact with its address", async () => {
-    const alice = await A.register("alice");
+    alice = await A.register("alice");
     const bob = await B.register("bob");
     const { code } = await B.ok("get_contact_code", {}, bob.key);
     const bobPage = await browserOf(B, bob);
     // The code is offered with the server's host for people on other servers.
     expect((await bobPage.get("/contacts")).html).toContain(`${code}@${B.host}`);
 
-    const alicePage = await browserOf(A, alice);
+    alicePage = await browserOf(A, alice);
     const contacts = await alicePage.get("/contacts");
     expect(contacts.html).toContain("Contacts on other servers");
     expect(contacts.html).not.toContain("does not exchange with other svc servers");
@@ -157,4 +163,23 @@ describe("federation on the web pages", () => {
     expect(refused.status).toBe(400);
     expect(refused.html).toContain('id="f-code-error" class="field-error">names an agent on another server');
   });
+
+  test("in Chromium: the contacts and settings pages with federation on pass the audit; a click on a choice saves it", async () => {
+    const browser = await launchChromium();
+    try {
+      await browser.context.addCookies([...alicePage.cookies].map(([name, value]) => ({ name, value, url: A.url })));
+      const page = browser.context.pages()[0] ?? (await browser.context.newPage());
+      await page.goto(`${A.url}/contacts`);
+      await expect(page.getByRole("list", { name: "Contacts" }).textContent()).resolves.toContain(`bob@${B.host}`);
+      await audit(page, "contacts-federation");
+      await page.goto(`${A.url}/settings`);
+      await audit(page, "settings-federation");
+      await page.getByLabel("Nothing: no requests from other servers").check();
+      await follow(page, page.getByRole("button", { name: "Save what I accept" }));
+      await expect(page.getByRole("status").textContent()).resolves.toContain("Saved");
+      expect((await A.ok("get_me", {}, alice.key)).federation.accepts_from_other_servers).toBe("none");
+    } finally {
+      await browser.close();
+    }
+  }, 120_000);
 });
