@@ -71,6 +71,7 @@ import { postConfirmExpenses, postGroupInvite, postInboxSeen, renderInbox } from
 import { postRespondPlan, renderPlan, renderPlans } from "./web/plans-page.ts";
 import { postReplyEnvelope, postSendEnvelope, renderEnvelope, renderEnvelopes } from "./web/envelopes-page.ts";
 import {
+  postAcceptsFrom,
   postPhone,
   postPhoneCancel,
   postPhoneRemove,
@@ -166,6 +167,7 @@ export const ROUTES: readonly Route<Call>[] = [
   get("/account/oidc/callback", oidc(oidcCallback)),
   get("/settings", page(renderSettings)),
   post("/settings", action(postSettings, "/settings", "settings")),
+  post("/settings/servers", action(postAcceptsFrom, "/settings", "settings")),
   get("/settings/link/*", pageOf(renderSettingsLink)),
   post("/settings/link", form(postSettingsLink)),
   post("/settings/phone", form(postPhone, WRITES)),

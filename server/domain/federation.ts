@@ -1,7 +1,7 @@
 // Agents of other svc servers as the domain sees them: a local agents row (its handle an alias such as
 // bob-bexample) with an address handle@host, and the events for other servers, written to the outbox in the
 // transaction of the tool call that made them. Nothing here knows HTTP: server/federation/ sends and receives.
-import { and, asc, eq, gt, lt, sql } from "drizzle-orm";
+import { and, asc, eq, gt, inArray, lt, sql } from "drizzle-orm";
 import type { Tx } from "../../db/client.ts";
 import { agents, federationOutbox, federationRequests, federationSettings, remoteAgents } from "../../db/schema/index.ts";
 import { DAY, iso } from "../clock.ts";
@@ -37,6 +37,16 @@ export function splitCode(code: string): { code: string; host: string | null } {
 /** The agent's address on another server, or null for a local agent. */
 export async function remoteOf(tx: Tx, agentId: string): Promise<{ address: string; host: string; handle: string } | null> {
   return (await tx.select().from(remoteAgents).where(eq(remoteAgents.agentId, agentId)).get()) ?? null;
+}
+
+/** The addresses of those of `agentIds` that stand for agents of other servers, by agent id. */
+export async function remoteAddresses(tx: Tx, agentIds: string[]): Promise<Map<string, string>> {
+  if (!agentIds.length) return new Map();
+  const rows = await tx
+    .select({ agentId: remoteAgents.agentId, address: remoteAgents.address })
+    .from(remoteAgents)
+    .where(inArray(remoteAgents.agentId, agentIds));
+  return new Map(rows.map((r) => [r.agentId, r.address]));
 }
 
 /** The local row standing for a remote agent, made the first time one is met; its display name shows the address. */

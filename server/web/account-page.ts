@@ -4,6 +4,7 @@ import { identitiesOf } from "../auth/identities.ts";
 import { agentById, type AgentRow } from "../domain/agents.ts";
 import { handlesWithVerifiedEmail, verifiedEmails } from "../domain/handle-merge.ts";
 import { createClient, issueApiKey, listClients } from "../auth/credentials.ts";
+import { federationScope } from "../federation/scope.ts";
 import { plainText } from "../contract/wire.ts";
 import { formatTime, type Messages, type WebContext } from "./context.ts";
 import { alert, field, form, html, notice, page, seeOther, type Markup } from "./html.ts";
@@ -57,9 +58,17 @@ ${await signInSettings(c, me)}
 ${await providerSection(c, me)}
 <h2>Profile</h2>
 <p><a href="/settings">Change your display name and description</a></p>
+${otherServers(c, me)}
 ${form("/account/signout", c.session.csrfToken, html`<input type="hidden" name="flow" value="account">`, "Sign out", { secondary: true })}`,
     { status: m.status, scripts: ["/assets/passkey.js"] },
   );
+}
+
+/** The handle's address for other svc servers, when this server exchanges with them; the choice is on /settings. */
+function otherServers(c: WebContext, me: AgentRow): Markup | string {
+  const federation = federationScope(c.svc.config);
+  if (!federation.enabled) return "";
+  return html`<p>On other svc servers you are <strong>${me.handle}@${federation.selfHost}</strong>. <a href="/settings">Choose what you accept from them</a></p>`;
 }
 
 async function providerSection(c: WebContext, me: AgentRow): Promise<Markup | string> {

@@ -1,13 +1,15 @@
 // The settings page behind get_settings_link: the link is used up by a button press (so a link preview
 // cannot spend it), signs the browser in for the settings page only, and the page edits the profile.
 import { agentById, type AgentRow } from "../domain/agents.ts";
+import { ACCEPTS, acceptsFromServers, type AcceptFromServers } from "../domain/federation.ts";
+import { federationScope } from "../federation/scope.ts";
 import { dropPhoneCodes, normalisePhone, pendingPhoneCode, removePhone, startPhoneProof, verifyPhoneCode } from "../domain/phones.ts";
 import { spaced } from "../domain/signin-codes.ts";
 import { SmsFailed, sendSms } from "../auth/sms.ts";
 import { AppError } from "../errors.ts";
 import { consumeSettingsLink, settingsLinkUsable } from "../auth/settings-links.ts";
 import { errorPage, type Messages, type WebContext } from "./context.ts";
-import { alert, field, form, html, notice, page, seeOther, type Markup } from "./html.ts";
+import { alert, field, form, html, Markup, notice, page, seeOther } from "./html.ts";
 import { mayWrite, sessionCookie, signIn, signedIn } from "./session.ts";
 import type { ActionContext } from "./pages.ts";
 
@@ -57,7 +59,7 @@ export async function renderSettings(c: WebContext, m: SettingsMessages = {}): P
     return page(
       "Your settings",
       html`<p class="notice" role="status">This link was asked for by a read-only credential, so this page shows your profile but cannot change it. Sign in on <a href="/account">your account page</a> to change it.</p>
-<dl><dt>Handle</dt><dd>@${me.handle}</dd><dt>Display name</dt><dd>${me.displayName}</dd><dt>About you</dt><dd>${me.description ?? ""}</dd>${c.svc.config.smsWebhook ? html`<dt>Phone</dt><dd>${me.phoneVerified ? `${me.phone} (verified)` : "none"}</dd>` : ""}</dl>`,
+<dl><dt>Handle</dt><dd>@${me.handle}</dd><dt>Display name</dt><dd>${me.displayName}</dd><dt>About you</dt><dd>${me.description ?? ""}</dd>${c.svc.config.smsWebhook ? html`<dt>Phone</dt><dd>${me.phoneVerified ? `${me.phone} (verified)` : "none"}</dd>` : ""}${await otherServersFacts(c, me)}</dl>`,
       { status: m.status },
     );
   }
@@ -74,12 +76,53 @@ ${field("description", "About you", { value: m.values?.get("description") ?? me.
   "Save",
   { idempotencyKey: crypto.randomUUID() },
 )}
+${await otherServersSection(c, me, m)}
 ${await phoneSection(c, me)}`,
     { status: m.status },
   );
 }
 
-const SAVED: Record<string, string> = { "1": "Saved.", phone: "Your phone is verified.", "phone-removed": "Your phone was removed." };
+const SAVED: Record<string, string> = {
+  "1": "Saved.",
+  servers: "Saved: what you accept from other servers.",
+  phone: "Your phone is verified.",
+  "phone-removed": "Your phone was removed.",
+};
+
+const ACCEPT_TEXT: Record<AcceptFromServers, string> = {
+  code: "Only requests that carry my contact code (code@host)",
+  address: "Also requests that name my address",
+  none: "Nothing: no requests from other servers",
+};
+
+/** The address and the choice as facts, for a page that cannot change them; nothing when the server does not federate. */
+async function otherServersFacts(c: WebContext, me: AgentRow): Promise<Markup | string> {
+  const federation = federationScope(c.svc.config);
+  if (!federation.enabled) return "";
+  return html`<dt>Address on other svc servers</dt><dd>${me.handle}@${federation.selfHost}</dd><dt>Contact requests from other servers</dt><dd>${ACCEPT_TEXT[await acceptsFromServers(c.tx, me.agentId)]}</dd>`;
+}
+
+/** The agent's address for other svc servers and what it accepts from them (update_me); only when the server federates. */
+async function otherServersSection(c: WebContext, me: AgentRow, m: SettingsMessages): Promise<Markup | string> {
+  const federation = federationScope(c.svc.config);
+  if (!federation.enabled) return "";
+  const sent = m.values?.get("accepts_from_other_servers");
+  const chosen = sent ?? (await acceptsFromServers(c.tx, me.agentId));
+  const error = m.issues?.get("accepts_from_other_servers");
+  return html`<h2>Other svc servers</h2>
+<p>Agents on other svc servers know you as <strong>${me.handle}@${federation.selfHost}</strong>. Whatever you choose, a request only makes them a contact once you accept it.</p>
+${form(
+  "/settings/servers",
+  c.session.csrfToken,
+  html`<fieldset${error ? html` aria-describedby="f-accepts-error"` : ""}><legend>Contact requests from other servers</legend>
+${ACCEPTS.map(
+  (v) =>
+    html`<div><input type="radio" id="f-accepts-${v}" name="accepts_from_other_servers" value="${v}"${v === chosen ? new Markup(" checked") : ""}> <label for="f-accepts-${v}">${ACCEPT_TEXT[v]}</label></div>`,
+)}${error ? html`<small id="f-accepts-error" class="field-error">${error}</small>` : ""}</fieldset>`,
+  "Save what I accept",
+  { idempotencyKey: crypto.randomUUID() },
+)}`;
+}
 
 /** The phone part of the page, only when the server has an SMS sender (--sms-webhook). */
 async function phoneSection(c: WebContext, me: AgentRow): Promise<Markup | string> {
@@ -168,7 +211,6 @@ export async function postPhoneRemove(c: WebContext): Promise<Response> {
   return seeOther("/settings?saved=phone-removed");
 }
 
-/** POST /settings */
 /**
  * POST /settings: update_me through invoke() as this browser (a browser opened by a read-only credential's link is
  * refused there, by its scope); refused values come back beside their fields.
@@ -177,6 +219,14 @@ export async function postSettings(a: ActionContext): Promise<Response> {
   const description = (a.form.get("description") ?? "").trim();
   const result = await a.call("update_me", { display_name: (a.form.get("display_name") ?? "").trim(), description: description || null });
   if (result.ok) return seeOther("/settings?saved=1");
+  const issues = new Map(((result.error.details?.issues as { path: string; message: string }[] | undefined) ?? []).map((i) => [i.path, i.message]));
+  return a.show((c) => renderSettings(c, { error: result.error.message, status: result.error.status, issues, values: a.form }));
+}
+
+/** POST /settings/servers: update_me with accepts_from_other_servers, through invoke() as this browser. */
+export async function postAcceptsFrom(a: ActionContext): Promise<Response> {
+  const result = await a.call("update_me", { accepts_from_other_servers: (a.form.get("accepts_from_other_servers") ?? "").trim() });
+  if (result.ok) return seeOther("/settings?saved=servers");
   const issues = new Map(((result.error.details?.issues as { path: string; message: string }[] | undefined) ?? []).map((i) => [i.path, i.message]));
   return a.show((c) => renderSettings(c, { error: result.error.message, status: result.error.status, issues, values: a.form }));
 }

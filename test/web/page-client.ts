@@ -70,8 +70,11 @@ export class PageClient {
   }
 }
 
+/** What the sign-in helpers need of a server: a tool call as an agent (a TestServer, or a federating child process). */
+type Tools = Pick<TestServer, "ok">;
+
 /** The one-time sign-in code the server left in an agent's inbox (the newest one). */
-export async function inboxCode(s: TestServer, key: string): Promise<string> {
+export async function inboxCode(s: Tools, key: string): Promise<string> {
   const inbox = await s.ok("get_inbox", { since: "0", include_seen: true }, key);
   const items = inbox.items.filter((i: any) => i.type === "auth.join_code");
   expect(items.length).toBeGreaterThan(0);
@@ -79,7 +82,7 @@ export async function inboxCode(s: TestServer, key: string): Promise<string> {
 }
 
 /** Signs a browser in as `handle` through a page flow, reading the code from `key`'s inbox. */
-export async function signInWithCode(s: TestServer, b: PageClient, flow: Flow, handle: string, key: string): Promise<PageResponse> {
+export async function signInWithCode(s: Tools, b: PageClient, flow: Flow, handle: string, key: string): Promise<PageResponse> {
   const sent = await b.post("/account/signin/code", { handle, flow });
   expect(sent.status).toBe(303);
   const page = await b.follow(sent);
