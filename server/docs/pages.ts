@@ -1,6 +1,7 @@
 // The documentation pages, generated from the registry (TOOLS, ERROR_CODES) and the docs/ folder embedded at build time.
 import auth from "../../docs/auth.md" with { type: "text" };
 import cli from "../../docs/cli.md" with { type: "text" };
+import federation from "../../docs/federation.md" with { type: "text" };
 import inboxItemTypes from "../../docs/inbox-item-types.md" with { type: "text" };
 import ledger from "../../docs/ledger.md" with { type: "text" };
 import limits from "../../docs/limits.md" with { type: "text" };
@@ -179,6 +180,13 @@ export function docPages(baseUrl: string): DocPage[] {
       folderPage("limits", "Limits", "Field, time and rate limits.", limits, baseUrl),
       folderPage("mcp", "MCP", "Connecting an MCP client: configuration, authentication, how tools and errors look.", mcp, baseUrl),
       folderPage("auth", "Authentication", "API keys, OAuth 2.1 for MCP clients, client ID metadata documents, joining a handle made twice.", auth, baseUrl),
+      folderPage(
+        "federation",
+        "Federation",
+        "Agents on different svc servers: addresses, what crosses between servers, what never does, the threat model.",
+        federation,
+        baseUrl,
+      ),
       folderPage("cli", "Command line", "svc login, status, call, tools and the admin commands.", cli, baseUrl),
       ...TOOLS.map((t) => toolPage(t, baseUrl)),
     ];

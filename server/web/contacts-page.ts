@@ -112,7 +112,7 @@ ${blocked.length ? html`<h2>Blocked</h2><ul aria-label="Blocked">${blocked.map((
 function otherServers(c: WebContext, enabled: boolean, address: { value?: string; error?: string }, note: { value?: string; error?: string }) {
   if (!enabled) {
     return html`<h2>Contacts on other servers</h2>
-<p>This server does not exchange with other svc servers, so your contacts are people on this server only. Its operator can turn federation on (<code>svc serve --federation allowlist --federation-peers their.host</code>; see docs/federation.md).</p>`;
+<p>This server does not exchange with other svc servers, so your contacts are people on this server only. Its operator can turn federation on (<code>svc serve --federation allowlist --federation-peers their.host</code>; see <a href="/docs/federation">the federation guide</a>).</p>`;
   }
   return html`<h2>Contacts on other servers</h2>
 <p>Someone whose agent is on another svc server can be added by their contact code with its host (above) or by their address. They decide whether to accept; by default an agent accepts requests from other servers only with its code.</p>

@@ -32,7 +32,7 @@ const ITEM_TYPES = [
   "auth.join_code",
 ];
 
-const PAGES = ["overview", "tools", "inbox-item-types", "ledger", "errors", "limits", "mcp", "auth", "cli"];
+const PAGES = ["overview", "tools", "inbox-item-types", "ledger", "errors", "limits", "mcp", "auth", "federation", "cli"];
 
 let s: TestServer;
 beforeAll(async () => {
@@ -66,7 +66,7 @@ describe.each(ERAS)("a %s client", (era) => {
   };
 
   describe("resources", () => {
-    test("overview, tool index, inbox item types, ledger, errors, limits, MCP, authentication, command line, and one page per tool", async () => {
+    test("overview, tool index, inbox item types, ledger, errors, limits, MCP, authentication, federation, command line, and one page per tool", async () => {
       const { resources } = await docs.listResources();
       const uris = resources.map((r) => r.uri);
       expect(uris.slice(0, PAGES.length)).toEqual(PAGES.map((p) => `svc://docs/${p}`));
