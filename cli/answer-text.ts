@@ -1,7 +1,7 @@
 // How `svc call` shows answers to a person at a terminal: ledger balances and settle-up as sentences, expenses and
 // payments as tables, a new API key with the svc login line that stores it. Piped, or with --json-out, the same
 // answers stay JSON. Any other answer is shown by toText.
-import { balanceSentence, counterpartySentence, paymentSentence, SETTLE_UP_NOTE, transferSentence } from "../server/contract/ledger-wording.ts";
+import { balanceSentence, counterpartySentence, paymentSentence, settleUpNote, transferSentence } from "../server/contract/ledger-wording.ts";
 import { printable, table, toText } from "./output.ts";
 
 // Answers arrive as JSON; their shapes are the tools' output schemas, checked by the server.
@@ -59,7 +59,7 @@ function balancesText(d: Data): string {
       "no members",
     ),
     ...section(
-      `To settle up${SETTLE_UP_NOTE[d.settle_up_method] ? `, ${SETTLE_UP_NOTE[d.settle_up_method]}` : ""}`,
+      `To settle up${settleUpNote(d) ? `, ${settleUpNote(d)}` : ""}`,
       d.settle_up.map((t: Data) => transferSentence(t, d.currency)),
       "everyone is settled up",
     ),

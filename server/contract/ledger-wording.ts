@@ -34,3 +34,7 @@ export const SETTLE_UP_NOTE: Record<string, string> = {
   greedy: "transfers that settle the group (too many members to search for the fewest; perhaps a few more)",
   pairwise: "each pair's own debts (the group does not simplify debts)",
 };
+
+/** The note for a get_balances answer: a greedy plan proven minimal is the fewest transfers all the same. */
+export const settleUpNote = (d: { settle_up_method?: string; proven_minimal?: boolean }) =>
+  SETTLE_UP_NOTE[d.settle_up_method === "greedy" && d.proven_minimal ? "exact" : (d.settle_up_method ?? "")] ?? "";

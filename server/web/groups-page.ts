@@ -9,7 +9,7 @@ import { csvBatch, csvHeader, EXPORT_START, exportFile, ledgerBatch, type Export
 import { groupView, listGroups } from "../domain/ledger/groups/groups.ts";
 import { requireMember } from "../domain/ledger/groups/membership.ts";
 import { listPayments } from "../domain/ledger/payments/payments.ts";
-import { balanceSentence, paymentSentence, SETTLE_UP_NOTE, transferSentence } from "../contract/ledger-wording.ts";
+import { balanceSentence, paymentSentence, settleUpNote, transferSentence } from "../contract/ledger-wording.ts";
 import type { Expense } from "../contract/ledger.ts";
 import { Uuid } from "../contract/wire.ts";
 import { actingAs, notFoundPage, type Messages, type WebContext } from "./context.ts";
@@ -181,7 +181,7 @@ ${balanceChart(balances.members!)}
 ${
   balances.settle_up!.length
     ? html`<ul>${balances.settle_up!.map((t) => html`<li>${transferSentence(t, cur)} ${settle(t)}</li>`)}</ul>
-<p class="muted">${capitalised(SETTLE_UP_NOTE[balances.settle_up_method!] ?? "")}. Payments count once the payee confirms them.</p>`
+<p class="muted">${capitalised(settleUpNote(balances))}. Payments count once the payee confirms them.</p>`
     : html`<p>Everyone is settled up.</p>`
 }
 <h2>Waiting for confirmation</h2>

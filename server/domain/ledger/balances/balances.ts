@@ -26,7 +26,7 @@ import type { DomainContext } from "../../../contract/principal.ts";
 export async function groupBalanceView({ tx, now, actor: { agentId } }: DomainContext, groupId: string, byCurrency = false) {
   const { group, members } = await groupWithMembers(tx, groupId, agentId);
   const refs = refsOfMembers(members);
-  const { balances, shown, people, plan, method } = group.simplifyDebts
+  const { balances, shown, people, plan, method, provenMinimal } = group.simplifyDebts
     ? await simplifiedSettlement(tx, group, refs, await pairBalances(tx, now, groupId))
     : await settlement(tx, group, refs, await pairDebts(tx, now, groupId));
   const pending = await pendingPayments(tx, [groupId]);
@@ -51,6 +51,7 @@ export async function groupBalanceView({ tx, now, actor: { agentId } }: DomainCo
       }),
     ),
     settle_up_method: method,
+    proven_minimal: provenMinimal,
   };
 }
 
