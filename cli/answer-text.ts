@@ -13,7 +13,7 @@ function expenseTable(expenses: Data[]): string {
   if (!expenses.length) return "No expenses.";
   const rows = expenses.map((e) => [
     e.date,
-    e.description.untrusted_content,
+    `${e.kind === "refund" ? "refund: " : ""}${e.description.untrusted_content}`,
     `${e.amount} ${e.currency}`,
     e.paid_by.length === 1 ? e.paid_by[0].handle : e.paid_by.map((p: Data) => `${p.handle} ${p.amount}`).join(", "),
     e.deleted ? "deleted" : e.state,
@@ -25,8 +25,8 @@ function expenseTable(expenses: Data[]): string {
 function expenseText(e: Data): string {
   const amounts = (list: Data[]) => list.map((x) => `${x.handle} ${x.amount}`).join(", ");
   return [
-    `${e.description.untrusted_content}: ${e.amount} ${e.currency} on ${e.date} (${e.category})${e.deleted ? ", deleted" : e.state === "disputed" ? ", disputed" : ""}`,
-    `  paid by ${amounts(e.paid_by)}`,
+    `${e.kind === "refund" ? "Refund: " : ""}${e.description.untrusted_content}: ${e.amount} ${e.currency} on ${e.date} (${e.category})${e.deleted ? ", deleted" : e.state === "disputed" ? ", disputed" : ""}`,
+    `  ${e.kind === "refund" ? "received by" : "paid by"} ${amounts(e.paid_by)}`,
     `  shares (${e.split.mode}): ${amounts(e.shares)}`,
     `  expense_id ${e.expense_id}, version ${e.version}`,
   ]

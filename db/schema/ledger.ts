@@ -78,6 +78,10 @@ export const expenses = sqliteTable(
     // 0004_expenses_extra.sql
     descriptionBy: text("description_by"),
     notesBy: text("notes_by"),
+    // 0022_refunds.sql
+    kind: text("kind", { enum: ["expense", "refund"] })
+      .notNull()
+      .default("expense"),
   },
   (t) => [
     index("expenses_group_date").on(t.groupId, sql`${t.date} DESC`, sql`${t.createdAt} DESC`),

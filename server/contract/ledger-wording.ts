@@ -28,6 +28,9 @@ export function paymentSentence(p: { from: { handle: string }; to: { handle: str
   return p.state === "confirmed" ? paid : `${paid} (${p.state})`;
 }
 
+/** Before an expense's description in a sentence: "refund " for a refund, nothing for an expense. */
+export const kindWord = (kind: string) => (kind === "refund" ? "refund " : "");
+
 /** What a settle-up plan is, by get_balances' settle_up_method. */
 export const SETTLE_UP_NOTE: Record<string, string> = {
   exact: "the fewest transfers that settle the group",

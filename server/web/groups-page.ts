@@ -90,8 +90,10 @@ function waitingFor(e: Expense): string[] {
   return [...involved].filter((h) => h !== e.created_by.handle && !answered.has(h)).sort();
 }
 
-const paidBy = (e: Expense) =>
-  e.paid_by.length === 1 ? `paid by ${e.paid_by[0]!.handle}` : `paid by ${e.paid_by.map((p) => `${p.handle} ${p.amount}`).join(", ")}`;
+const paidBy = (e: Expense) => {
+  const verb = e.kind === "refund" ? "received by" : "paid by";
+  return e.paid_by.length === 1 ? `${verb} ${e.paid_by[0]!.handle}` : `${verb} ${e.paid_by.map((p) => `${p.handle} ${p.amount}`).join(", ")}`;
+};
 
 /** What the page says after an action succeeded (?done=...). */
 const DONE: Record<string, string> = {
@@ -195,7 +197,7 @@ ${
   expenses.length
     ? html`<table><thead><tr><th scope="col">Date</th><th scope="col">Expense</th><th scope="col" class="num">Amount</th></tr></thead><tbody>${expenses.map(
         (e) =>
-          html`<tr><td class="date">${e.date}</td><td><a href="${at}/expenses/${e.expense_id}">“${e.description.untrusted_content}”</a><br><span class="muted">${paidBy(e)}</span>${e.state === "disputed" ? html` <span class="badge">disputed</span>` : ""}</td><td class="num">${e.amount} ${cur}</td></tr>`,
+          html`<tr><td class="date">${e.date}</td><td><a href="${at}/expenses/${e.expense_id}">“${e.description.untrusted_content}”</a><br><span class="muted">${paidBy(e)}</span>${e.kind === "refund" ? html` <span class="badge">refund</span>` : ""}${e.state === "disputed" ? html` <span class="badge">disputed</span>` : ""}</td><td class="num">${e.amount} ${cur}</td></tr>`,
       )}</tbody></table>${moreExpenses ? html`<p class="muted">The ${RECENT} most recent; the CSV has them all.</p>` : ""}`
     : html`<p>No expenses yet.</p>`
 }

@@ -139,20 +139,22 @@ async function currencyBreakdown(tx: Tx, group: GroupRow, known: Map<string, Age
   for (const { e, agentId, handle, paidMinor, shareMinor } of rows) {
     const original = originalOfRow(e);
     const p = part(original?.currency ?? group.currency, agentId);
-    p.converted += BigInt(paidMinor - shareMinor);
+    // A refund counts against what its receivers paid and its sharers owe.
+    const sign = e.kind === "refund" ? -1n : 1n;
+    p.converted += sign * BigInt(paidMinor - shareMinor);
     if (!original) {
-      p.paid += BigInt(paidMinor);
-      p.owes += BigInt(shareMinor);
+      p.paid += sign * BigInt(paidMinor);
+      p.owes += sign * BigInt(shareMinor);
       continue;
     }
-    p.paid += BigInt(e.paidBy.find((x) => x.handle === handle)?.amount_minor ?? 0);
+    p.paid += sign * BigInt(e.paidBy.find((x) => x.handle === handle)?.amount_minor ?? 0);
     let shares = originalShares.get(e.expenseId);
     if (!shares) {
       const split = e.split as StoredSplit;
       shares = new Map(computeShares(original.amountMinor, split.mode, split.among, original.currency).map((x) => [x.handle, x.amount_minor]));
       originalShares.set(e.expenseId, shares);
     }
-    p.owes += BigInt(shares.get(handle) ?? 0);
+    p.owes += sign * BigInt(shares.get(handle) ?? 0);
   }
   for (const r of paid) {
     const original = originalOfRow(r);
