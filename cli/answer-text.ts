@@ -69,6 +69,22 @@ function balancesText(d: Data): string {
     .join("\n");
 }
 
+/** get_spending: per currency, the total and one line per category, month or member. */
+function spendingText(d: Data): string {
+  const range = d.since_date || d.until_date ? ` from ${d.since_date ?? "the first"} to ${d.until_date ?? "the last"}` : "";
+  if (!d.currencies.length) return `No groups, no spending${range}.`;
+  return d.currencies
+    .flatMap((c: Data) =>
+      section(
+        `Spending by ${d.by} in ${c.currency}: ${c.total} over ${c.count} ${c.count === 1 ? "expense" : "expenses"}${range} (${c.groups.map((g: Data) => g.name).join(", ")})`,
+        c.rows.map((r: Data) => (d.by === "member" ? `${r.key}: paid ${r.paid}, share ${r.amount} (${r.count})` : `${r.key}: ${r.amount} (${r.count})`)),
+        "nothing spent",
+      ),
+    )
+    .map(printable)
+    .join("\n");
+}
+
 function groupText(g: Data): string {
   return [
     printable(`${g.name} (${g.kind === "direct" ? "direct ledger" : "group"}, ${g.currency}${g.archived ? ", archived" : ""}): your balance ${g.my_balance}`),
@@ -109,6 +125,7 @@ const RENDERERS: Record<string, (d: Data) => string[]> = {
   record_payment: (d) => [printable(`${paymentSentence(d.payment)} (payment_id ${d.payment.payment_id})`)],
   respond_payment: (d) => [printable(`${paymentSentence(d.payment)} (payment_id ${d.payment.payment_id})`)],
   export_group: (d) => [printable(d.content.untrusted_content).trimEnd()],
+  get_spending: (d) => [spendingText(d)],
 };
 
 /** What every answer also says: the inbox waiting, and the tools that usually come next. */

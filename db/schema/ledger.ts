@@ -167,6 +167,23 @@ export const groupBalances = sqliteTable(
   (t) => [primaryKey({ columns: [t.groupId, t.agentId] })],
 );
 
+// 0022_refunds.sql: get_spending's totals, kept by triggers; agent_id '' holds the expenses' own amounts.
+export const spendingTotals = sqliteTable(
+  "spending_totals",
+  {
+    groupId: text("group_id").notNull(),
+    agentId: text("agent_id").notNull(),
+    date: text("date").notNull(),
+    category: text("category").notNull(),
+    amountHi: integer("amount_hi").notNull(),
+    amountLo: integer("amount_lo").notNull(),
+    paidHi: integer("paid_hi").notNull(),
+    paidLo: integer("paid_lo").notNull(),
+    count: integer("count").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.groupId, t.agentId, t.date, t.category] })],
+);
+
 export const ledgerPairsBuilt = sqliteTable("ledger_pairs_built", {
   groupId: text("group_id").primaryKey(),
   builtAt: text("built_at").notNull(),

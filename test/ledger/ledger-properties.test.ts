@@ -2,8 +2,8 @@
 // group's currency or another; payments confirmed, rejected or voided). After every step each balance equals a
 // naive recomputation from list_expenses and list_payments, the balances sum to zero, the per-currency view adds
 // up to them, and the settle-up plan zeroes them (in exactly the fewest transfers when debts are simplified).
-// Refunds are mixed in (an expense may be added or changed as a refund, and back); a refund is the exact mirror of
-// the same expense.
+// Refunds are mixed in (an expense may be added or changed as a refund, and back), get_spending's kept totals match
+// the expenses listed, and a refund is the exact mirror of the same expense.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import fc from "fast-check";
 import { formatAmount } from "../../server/domain/ledger/money/amounts.ts";
@@ -233,13 +233,25 @@ async function everything(tool: string, args: Record<string, unknown>, key: stri
 /** Balances recomputed the naive way, from the lists a member can read. */
 async function naiveBalances(r: Real): Promise<Record<string, number>> {
   const b: Record<string, number> = Object.fromEntries(r.handles.map((h) => [h, 0]));
+  // get_spending's totals (kept by triggers) match the live expenses too: per member, what they paid and their shares.
+  const spent: Record<string, [number, number]> = {};
+  let total = 0;
   for (const e of await everything("list_expenses", { group_id: r.g.group_id }, r.keys[0]!, "expenses")) {
+    const sign0 = e.kind === "refund" ? -1 : 1;
+    total += sign0 * e.amount_minor;
+    for (const p of e.paid_by) (spent[p.handle] ??= [0, 0])[0] += sign0 * p.amount_minor;
+    for (const x of e.shares) (spent[x.handle] ??= [0, 0])[1] += sign0 * x.amount_minor;
     // A refund: who received it owes it to those whose money it was.
     const sign = e.kind === "refund" ? -1 : 1;
     for (const p of e.paid_by) b[p.handle]! += sign * p.amount_minor;
     for (const x of e.shares) b[x.handle]! -= sign * x.amount_minor;
     expect(e.shares.reduce((a: number, x: any) => a + x.amount_minor, 0)).toBe(e.amount_minor);
   }
+  const byMember = (await s.ok("get_spending", { group_id: r.g.group_id, by: "member" }, r.keys[0]!)).currencies[0];
+  expect(byMember.total_minor).toBe(total);
+  const kept = Object.fromEntries(byMember.rows.map((x: any) => [x.key, [x.paid_minor, x.amount_minor]]));
+  for (const [h, v] of Object.entries(spent)) expect(kept[h] ?? [0, 0]).toEqual(v.map((m) => 0 + m));
+  for (const [h, v] of Object.entries(kept)) expect(spent[h] ?? [0, 0]).toEqual(v as number[]);
   for (const p of await everything("list_payments", { group_id: r.g.group_id, state: "confirmed" }, r.keys[0]!, "payments")) {
     b[p.from.handle]! += p.amount_minor;
     b[p.to.handle]! -= p.amount_minor;
