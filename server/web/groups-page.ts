@@ -9,6 +9,8 @@ import { csvBatch, csvHeader, EXPORT_START, exportFile, ledgerBatch, type Export
 import { groupView, listGroups } from "../domain/ledger/groups/groups.ts";
 import { requireMember } from "../domain/ledger/groups/membership.ts";
 import { listPayments } from "../domain/ledger/payments/payments.ts";
+import { SPENDING_BY, spending, type SpendingBy, type SpendingRow } from "../domain/ledger/spending/spending.ts";
+import type { DomainContext } from "../contract/principal.ts";
 import { balanceSentence, paymentSentence, settleUpNote, transferSentence } from "../contract/ledger-wording.ts";
 import type { Expense } from "../contract/ledger.ts";
 import { Uuid } from "../contract/wire.ts";
@@ -81,6 +83,48 @@ function balanceChart(members: { agent: { handle: string }; balance_minor: numbe
   return html`<svg class="chart" viewBox="0 0 ${W} ${height}" width="${W}" height="${height}" role="img" aria-labelledby="chart-title"><title id="chart-title">Balances: ${summary}</title>
 <line class="axis" x1="${axis}" y1="0" x2="${axis}" y2="${height}"></line>
 ${bars}</svg>`;
+}
+
+const SPENDING_LABELS: Record<SpendingBy, string> = { category: "By category", month: "By month", member: "By member" };
+
+/**
+ * Spending (get_spending's rows) as a bar chart: one bar per category, month or member (by member: what they paid),
+ * the amount beside it; more refunded than spent shows as a red bar.
+ */
+function spendingChart(rows: SpendingRow[], by: SpendingBy, cur: string): Markup {
+  const W = 360;
+  const LABEL = 110;
+  const ROW = 28;
+  const width = W - LABEL - 90;
+  const value = (r: SpendingRow) => (by === "member" ? r.paid_minor! : r.amount_minor);
+  const text = (r: SpendingRow) => (by === "member" ? r.paid! : r.amount);
+  const max = Math.max(1, ...rows.map((r) => Math.abs(value(r))));
+  const height = rows.length * ROW + 8;
+  const label = (h: string) => (h.length > 14 ? `${h.slice(0, 13)}…` : h);
+  const bars = rows.map((r, i) => {
+    const y = 4 + i * ROW;
+    const w = Math.max(value(r) === 0 ? 0 : 2, Math.round((Math.abs(value(r)) / max) * width));
+    return html`<text x="0" y="${y + 18}">${label(r.key)}</text>
+<rect class="${value(r) < 0 ? "refunded" : "spent"}" x="${LABEL}" y="${y + 5}" width="${w}" height="${ROW - 10}" rx="2"></rect>
+<text x="${LABEL + w + 6}" y="${y + 18}">${text(r)}</text>`;
+  });
+  const summary = rows.map((r) => `${r.key}: ${text(r)} ${cur}`).join("; ");
+  const what = by === "member" ? "Paid by each member" : `Spending ${SPENDING_LABELS[by].toLowerCase()}`;
+  return html`<svg class="chart" viewBox="0 0 ${W} ${height}" width="${W}" height="${height}" role="img" aria-labelledby="spending-title"><title id="spending-title">${what}: ${summary}</title>
+${bars}</svg>`;
+}
+
+/** The spending section: the chart of one grouping (?spending=category|month|member), links to the others. */
+async function spendingSection(ctx: DomainContext, c: WebContext, groupId: string, at: string, cur: string): Promise<Markup> {
+  const asked = c.url.searchParams.get("spending");
+  const by: SpendingBy = SPENDING_BY.find((b) => b === asked) ?? "category";
+  const [totals] = (await spending(ctx, { group_id: groupId, by })).currencies;
+  if (!totals?.count) return html`<p>Nothing spent yet.</p>`;
+  const links = SPENDING_BY.map((b) =>
+    b === by ? html`<strong>${SPENDING_LABELS[b]}</strong>` : html`<a href="${at}?spending=${b}#spending">${SPENDING_LABELS[b]}</a>`,
+  );
+  return html`<p>${totals.total} ${cur} over ${totals.count} ${totals.count === 1 ? "expense" : "expenses"}, refunds taken off. ${links.map((l, i) => (i ? html` · ${l}` : l))}</p>
+${spendingChart(totals.rows, by, cur)}${by === "member" ? html`<p class="muted">What each member paid; their shares: ${totals.rows.map((r) => `${r.key} ${r.amount}`).join(", ")} ${cur}.</p>` : ""}`;
 }
 
 /** Participants of an expense (who paid or shares it) who have neither confirmed nor disputed its current version, its creator aside. */
@@ -189,9 +233,11 @@ ${
 <h2>Waiting for confirmation</h2>
 ${
   balances.pending_payments.length || waiting.length
-    ? html`<ul>${balances.pending_payments.map((p) => html`<li>${paymentSentence(p)}${answerPayment(p)}</li>`)}${waiting.map(({ e, who }) => html`<li>“${e.description.untrusted_content}” (${e.amount} ${cur}, added by ${e.created_by.handle}): ${who.join(", ")} ${who.length === 1 ? "has" : "have"} not confirmed it yet${answerExpense(e, who)}</li>`)}</ul>${confirmAll}`
+    ? html`<ul>${balances.pending_payments.map((p) => html`<li>${paymentSentence(p)}${answerPayment(p)}</li>`)}${waiting.map(({ e, who }) => html`<li>${e.kind === "refund" ? "Refund " : ""}“${e.description.untrusted_content}” (${e.amount} ${cur}, added by ${e.created_by.handle}): ${who.join(", ")} ${who.length === 1 ? "has" : "have"} not confirmed it yet${answerExpense(e, who)}</li>`)}</ul>${confirmAll}`
     : html`<p>Nothing is waiting.</p>`
 }
+<h2 id="spending">Spending</h2>
+${await spendingSection(ctx, c, groupId, at, cur)}
 <h2>Recent expenses</h2>
 ${
   expenses.length
