@@ -85,6 +85,23 @@ function spendingText(d: Data): string {
     .join("\n");
 }
 
+/** A payment across groups: the whole as one sentence, then each group's part. */
+function acrossGroupsText(first: Data, total: string, parts: Data[]): string {
+  const whole = paymentSentence({ ...first, amount: total }).replace(
+    ` ${first.currency}`,
+    ` ${first.currency} across ${parts.length} ${parts.length === 1 ? "group" : "groups"}`,
+  );
+  return [
+    whole,
+    ...parts.map(
+      (p) =>
+        `  ${p.name}: ${p.payment.amount} ${p.payment.currency}${p.owed ? ` (owed ${p.owed})` : ""}, ${p.payment.state}, payment_id ${p.payment.payment_id}`,
+    ),
+  ]
+    .map(printable)
+    .join("\n");
+}
+
 function groupText(g: Data): string {
   return [
     printable(`${g.name} (${g.kind === "direct" ? "direct ledger" : "group"}, ${g.currency}${g.archived ? ", archived" : ""}): your balance ${g.my_balance}`),
@@ -122,8 +139,15 @@ const RENDERERS: Record<string, (d: Data) => string[]> = {
   delete_expense: (d) => [expenseText(d.expense)],
   restore_expense: (d) => [expenseText(d.expense)],
   respond_expense: (d) => [expenseText(d.expense)],
-  record_payment: (d) => [printable(`${paymentSentence(d.payment)} (payment_id ${d.payment.payment_id})`)],
-  respond_payment: (d) => [printable(`${paymentSentence(d.payment)} (payment_id ${d.payment.payment_id})`)],
+  record_payment: (d) =>
+    d.parts ? [acrossGroupsText(d.payment, d.total, d.parts)] : [printable(`${paymentSentence(d.payment)} (payment_id ${d.payment.payment_id})`)],
+  respond_payment: (d) =>
+    d.parts
+      ? [
+          printable(`One payment across ${d.parts.length} groups, all its parts ${d.payment.state}:`),
+          ...d.parts.map((p: Data) => printable(`  ${paymentSentence(p)} (group_id ${p.group_id}, payment_id ${p.payment_id})`)),
+        ]
+      : [printable(`${paymentSentence(d.payment)} (payment_id ${d.payment.payment_id})`)],
   export_group: (d) => [printable(d.content.untrusted_content).trimEnd()],
   get_spending: (d) => [spendingText(d)],
 };

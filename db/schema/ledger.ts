@@ -78,7 +78,7 @@ export const expenses = sqliteTable(
     // 0004_expenses_extra.sql
     descriptionBy: text("description_by"),
     notesBy: text("notes_by"),
-    // 0022_refunds.sql
+    // 0022_refunds_spending_batches.sql
     kind: text("kind", { enum: ["expense", "refund"] })
       .notNull()
       .default("expense"),
@@ -167,7 +167,7 @@ export const groupBalances = sqliteTable(
   (t) => [primaryKey({ columns: [t.groupId, t.agentId] })],
 );
 
-// 0022_refunds.sql: get_spending's totals, kept by triggers; agent_id '' holds the expenses' own amounts.
+// 0022_refunds_spending_batches.sql: get_spending's totals, kept by triggers; agent_id '' holds the expenses' own amounts.
 export const spendingTotals = sqliteTable(
   "spending_totals",
   {
@@ -208,8 +208,14 @@ export const payments = sqliteTable(
     exchangeRate: text("exchange_rate"),
     voidedBy: text("voided_by"),
     voidedAt: text("voided_at"),
+    // 0022_refunds_spending_batches.sql
+    batchId: text("batch_id"),
   },
-  (t) => [index("payments_group").on(t.groupId, t.state, sql`${t.createdAt} DESC`), index("payments_group_export").on(t.groupId)],
+  (t) => [
+    index("payments_group").on(t.groupId, t.state, sql`${t.createdAt} DESC`),
+    index("payments_group_export").on(t.groupId),
+    index("payments_batch").on(t.batchId).where(sql`${t.batchId} IS NOT NULL`),
+  ],
 );
 
 export const ledgerActivity = sqliteTable(

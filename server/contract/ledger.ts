@@ -169,6 +169,9 @@ export const Payment = z.object({
   updated_at: Timestamp,
   voided_by: AgentRef.nullable().optional().describe("Who voided it (payer or payee), or null"),
   voided_at: Timestamp.nullable().optional(),
+  batch_id: Uuid.nullable()
+    .optional()
+    .describe("Set on each part of one payment across groups (record_payment without group_id); the parts are confirmed, rejected or voided together"),
 });
 export type Payment = z.infer<typeof Payment>;
 

@@ -42,7 +42,7 @@ export interface CurrencySpending {
   rows: SpendingRow[];
 }
 
-// Amounts are kept in two parts, units of 10^9 and the rest (0022_refunds.sql), joined exactly as bigint here.
+// Amounts are kept in two parts, units of 10^9 and the rest (0022_refunds_spending_batches.sql), joined exactly as bigint here.
 const PART = 1_000_000_000n;
 const exact = (hi: unknown, lo: unknown) => BigInt(Number(hi ?? 0)) * PART + BigInt(Number(lo ?? 0));
 
@@ -76,7 +76,7 @@ async function groupsOf(tx: Tx, agentId: string): Promise<GroupRow[]> {
 export async function spendingRows(tx: Tx, list: GroupRow[], by: SpendingBy, since: string | null, until: string | null): Promise<CurrencySpending[]> {
   if (!list.length) return [];
   const currencyOf = new Map(list.map((g) => [g.groupId, g.currency]));
-  // Read from spending_totals (0022_refunds.sql), which triggers keep: a few rows per day, not one per share.
+  // Read from spending_totals (0022_refunds_spending_batches.sql), which triggers keep: a few rows per day, not one per share.
   const where = sql`group_id IN (SELECT value FROM json_each(${jsonList(list.map((g) => g.groupId))}))
     AND (${since} IS NULL OR date >= ${since}) AND (${until} IS NULL OR date <= ${until})`;
   const key = by === "month" ? sql`substr(date, 1, 7)` : by === "member" ? sql`agent_id` : sql`category`;

@@ -124,3 +124,8 @@ INSERT INTO spending_totals
     SUM(s.paid_minor / 1000000000), SUM(s.paid_minor % 1000000000), COUNT(*)
   FROM expenses e JOIN expense_shares s ON s.expense_id = e.expense_id WHERE e.deleted = 0
   GROUP BY e.group_id, s.agent_id, e.date, coalesce(e.category, 'general');
+
+-- One payment to a friend across the groups they share (record_payment without group_id) is a part per group, all
+-- with the same batch_id: recorded in one transaction, confirmed, rejected or voided together.
+ALTER TABLE payments ADD COLUMN batch_id TEXT;
+CREATE INDEX payments_batch ON payments(batch_id) WHERE batch_id IS NOT NULL;
