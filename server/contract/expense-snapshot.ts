@@ -29,6 +29,9 @@ export const ExpenseSnapshotV1 = z.object({
   changed_fields: z.array(z.string()),
 });
 
+/** The version written now. */
+export const EXPENSE_SNAPSHOT_VERSION = 2;
+
 /** Version 2, written since refunds: version 1 and the kind (a version 1 row is an expense). */
 export const ExpenseSnapshotV2 = ExpenseSnapshotV1.extend({ v: z.literal(2), kind: z.enum(EXPENSE_KINDS) });
 export type ExpenseSnapshot = z.infer<typeof ExpenseSnapshotV2>;
