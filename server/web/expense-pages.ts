@@ -77,13 +77,13 @@ ${select(
   "kind",
   "Kind",
   [
-    ["expense", "An expense: money spent"],
-    ["refund", "A refund: money that came back (a returned item, a deposit)"],
+    ["expense", "Expense"],
+    ["refund", "Refund: money back"],
   ],
   v("kind") || "expense",
   e.kind,
 )}
-<p class="muted">A refund moves the balances the other way: “Paid by” is who received the money back, and the split whose money it was.</p>
+<p class="muted">A refund is money that came back (a returned item, a deposit): it moves the balances the other way. “Paid by” is then who received it, and the split whose money it was.</p>
 ${field("description", "Description", { value: v("description"), required: true, maxlength: 140, error: e.description })}
 ${field("amount", "Amount", { value: v("amount"), required: true, error: e.amount, hint: `A decimal such as 12.50, in the currency below.` })}
 ${field("currency", "Currency", { value: v("currency"), maxlength: 3, error: e.currency, hint: `The group counts in ${o.groupCurrency}. Another code (such as USD) needs its rate below.` })}
