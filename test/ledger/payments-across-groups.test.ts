@@ -50,6 +50,10 @@ test("the payer pays 40.00 EUR across groups: oldest first, one item to confirm,
   expect(item.payload).toMatchObject({ batch_id: r.batch_id, amount_minor: 4000 });
   expect(item.payload.parts.map((p: any) => p.amount)).toEqual(["30.00", "10.00"]);
   expect(item.note.untrusted_content).toBe("bank transfer");
+  const [logged] = (await s.ok("get_activity", { group_id: g2 }, alice.key)).entries;
+  expect(logged.summary_md).toContain(
+    `paid @${alice.handle} 10.00 EUR (waiting for @${alice.handle} to confirm, this group's part of one payment across groups)`,
+  );
 
   // Confirming any part confirms them all, in one answer.
   const confirmed = await s.ok("respond_payment", { payment_id: r.parts[1].payment.payment_id, action: "confirm" }, alice.key);

@@ -96,14 +96,15 @@ export async function insertPayment(
   await tx.insert(payments).values(row);
   if (row.state === "confirmed") await applyDebts(tx, group.groupId, [paymentDebt(row)], 1);
   const amount = paymentText(row, group);
+  const part = row.batchId === null ? "" : ", this group's part of one payment across groups";
   await logActivity(tx, now, {
     groupId: group.groupId,
     actorId: p.createdBy,
     action: "payment_recorded",
     summary:
       row.state === "pending"
-        ? `@${p.from.handle} paid @${p.to.handle} ${amount} (waiting for @${p.to.handle} to confirm)`
-        : `@${p.to.handle} received ${amount} from @${p.from.handle}`,
+        ? `@${p.from.handle} paid @${p.to.handle} ${amount} (waiting for @${p.to.handle} to confirm${part})`
+        : `@${p.to.handle} received ${amount} from @${p.from.handle}${part ? ` (${part.slice(2)})` : ""}`,
     refs: { payment_id: row.paymentId },
   });
   return row;
