@@ -2,7 +2,7 @@
 // with by_currency), expenses and payments as tables, an expense with its original currency and history, the
 // inbox, a group's activity and get_me as their digest first with ids only on --ids, a new API key with the svc
 // login line that stores it. Piped, or with --json-out, the same answers stay JSON. Any other answer is shown by toText.
-import { balanceSentence, counterpartySentence, paymentSentence, SETTLE_UP_NOTE, transferSentence } from "../server/contract/ledger-wording.ts";
+import { balanceSentence, counterpartySentence, paymentSentence, settleUpNote, transferSentence } from "../server/contract/ledger-wording.ts";
 import { printable, table, toText } from "./output.ts";
 
 // Answers arrive as JSON; their shapes are the tools' output schemas, checked by the server.
@@ -14,7 +14,7 @@ function expenseTable(expenses: Data[]): string {
   if (!expenses.length) return "No expenses.";
   const rows = expenses.map((e) => [
     e.date,
-    e.description.untrusted_content,
+    `${e.kind === "refund" ? "refund: " : ""}${e.description.untrusted_content}`,
     `${e.amount} ${e.currency}`,
     e.paid_by.length === 1 ? e.paid_by[0].handle : e.paid_by.map((p: Data) => `${p.handle} ${p.amount}`).join(", "),
     e.deleted ? "deleted" : e.state,
@@ -31,9 +31,9 @@ const originalLine = (e: Data, currency: string) =>
 /** One expense: what, how much, who paid, who shares it. */
 function expenseText(e: Data): string {
   return [
-    `${e.description.untrusted_content}: ${e.amount} ${e.currency} on ${e.date} (${e.category})${e.deleted ? ", deleted" : e.state === "disputed" ? ", disputed" : ""}`,
+    `${e.kind === "refund" ? "Refund: " : ""}${e.description.untrusted_content}: ${e.amount} ${e.currency} on ${e.date} (${e.category})${e.deleted ? ", deleted" : e.state === "disputed" ? ", disputed" : ""}`,
     ...originalLine(e, e.currency),
-    `  paid by ${amounts(e.paid_by)}`,
+    `  ${e.kind === "refund" ? "received by" : "paid by"} ${amounts(e.paid_by)}`,
     `  shares (${e.split.mode}): ${amounts(e.shares)}`,
     ...(e.notes ? [`  notes: ${e.notes.untrusted_content}`] : []),
     ...(e.responses ?? []).map(
@@ -104,12 +104,45 @@ function balancesText(d: Data): string {
       "no members",
     ),
     ...section(
-      `To settle up${SETTLE_UP_NOTE[d.settle_up_method] ? `, ${SETTLE_UP_NOTE[d.settle_up_method]}` : ""}`,
+      `To settle up${settleUpNote(d) ? `, ${settleUpNote(d)}` : ""}`,
       d.settle_up.map((t: Data) => transferSentence(t, d.currency)),
       "everyone is settled up",
     ),
     ...section("Waiting for confirmation", d.pending_payments.map(paymentSentence), "nothing"),
     ...byCurrencyText(d),
+  ]
+    .map(printable)
+    .join("\n");
+}
+
+/** get_spending: per currency, the total and one line per category, month or member. */
+function spendingText(d: Data): string {
+  const range = d.since_date || d.until_date ? ` from ${d.since_date ?? "the first"} to ${d.until_date ?? "the last"}` : "";
+  if (!d.currencies.length) return `No groups, no spending${range}.`;
+  return d.currencies
+    .flatMap((c: Data) =>
+      section(
+        `Spending by ${d.by} in ${c.currency}: ${c.total} over ${c.count} ${c.count === 1 ? "expense" : "expenses"}${range} (${c.groups.map((g: Data) => g.name).join(", ")})`,
+        c.rows.map((r: Data) => (d.by === "member" ? `${r.key}: paid ${r.paid}, share ${r.amount} (${r.count})` : `${r.key}: ${r.amount} (${r.count})`)),
+        "nothing spent",
+      ),
+    )
+    .map(printable)
+    .join("\n");
+}
+
+/** A payment across groups: the whole as one sentence, then each group's part. */
+function acrossGroupsText(first: Data, total: string, parts: Data[]): string {
+  const whole = paymentSentence({ ...first, amount: total }).replace(
+    ` ${first.currency}`,
+    ` ${first.currency} across ${parts.length} ${parts.length === 1 ? "group" : "groups"}`,
+  );
+  return [
+    whole,
+    ...parts.map(
+      (p) =>
+        `  ${p.name}: ${p.payment.amount} ${p.payment.currency}${p.owed ? ` (owed ${p.owed})` : ""}, ${p.payment.state}, payment_id ${p.payment.payment_id}`,
+    ),
   ]
     .map(printable)
     .join("\n");
@@ -219,9 +252,17 @@ const RENDERERS: Record<string, (d: Data, o: TextOptions) => string[]> = {
   delete_expense: (d) => [expenseText(d.expense)],
   restore_expense: (d) => [expenseText(d.expense)],
   respond_expense: (d) => [expenseText(d.expense)],
-  record_payment: (d) => [printable(`${paymentSentence(d.payment)} (payment_id ${d.payment.payment_id})`)],
-  respond_payment: (d) => [printable(`${paymentSentence(d.payment)} (payment_id ${d.payment.payment_id})`)],
+  record_payment: (d) =>
+    d.parts ? [acrossGroupsText(d.payment, d.total, d.parts)] : [printable(`${paymentSentence(d.payment)} (payment_id ${d.payment.payment_id})`)],
+  respond_payment: (d) =>
+    d.parts
+      ? [
+          printable(`One payment across ${d.parts.length} groups, all its parts ${d.payment.state}:`),
+          ...d.parts.map((p: Data) => printable(`  ${paymentSentence(p)} (group_id ${p.group_id}, payment_id ${p.payment_id})`)),
+        ]
+      : [printable(`${paymentSentence(d.payment)} (payment_id ${d.payment.payment_id})`)],
   export_group: (d) => [printable(d.content.untrusted_content).trimEnd()],
+  get_spending: (d) => [spendingText(d)],
 };
 
 /** What every answer also says: the inbox waiting, and the tools that usually come next. */

@@ -65,6 +65,7 @@ import {
   takesPost,
   uploadAction,
 } from "./web/pages.ts";
+import { postPayAcrossGroups } from "./web/dashboard-page.ts";
 import { postAddContact, postBlockContact, postContactCode, postRespondContact, renderContacts } from "./web/contacts-page.ts";
 import { postArchiveGroup, postInviteContact, postNewGroup, postRenameGroup, renderGroupSettings, renderNewGroup } from "./web/group-settings-page.ts";
 import { postConfirmExpenses, postGroupInvite, postInboxSeen, renderInbox } from "./web/inbox-page.ts";
@@ -205,6 +206,7 @@ export const ROUTES: readonly Route<Call>[] = [
   post("/groups/{group_id}/settings/invite", action(postInviteContact, "/groups")),
   get("/contacts", page(renderContacts)),
   post("/contacts/add", action(postAddContact, "/contacts")),
+  post("/payments/across", action(postPayAcrossGroups, "/")),
   post("/contacts/respond", action(postRespondContact, "/contacts")),
   post("/contacts/block", action(postBlockContact, "/contacts")),
   post("/contacts/code", action(postContactCode, "/contacts")),

@@ -78,6 +78,10 @@ export const expenses = sqliteTable(
     // 0004_expenses_extra.sql
     descriptionBy: text("description_by"),
     notesBy: text("notes_by"),
+    // 0022_refunds_spending_batches.sql
+    kind: text("kind", { enum: ["expense", "refund"] })
+      .notNull()
+      .default("expense"),
     // 0023_receipts_rates_series.sql
     repeatUntil: text("repeat_until"),
     rateSource: text("rate_source"),
@@ -166,6 +170,23 @@ export const groupBalances = sqliteTable(
   (t) => [primaryKey({ columns: [t.groupId, t.agentId] })],
 );
 
+// 0022_refunds_spending_batches.sql: get_spending's totals, kept by triggers; agent_id '' holds the expenses' own amounts.
+export const spendingTotals = sqliteTable(
+  "spending_totals",
+  {
+    groupId: text("group_id").notNull(),
+    agentId: text("agent_id").notNull(),
+    date: text("date").notNull(),
+    category: text("category").notNull(),
+    amountHi: integer("amount_hi").notNull(),
+    amountLo: integer("amount_lo").notNull(),
+    paidHi: integer("paid_hi").notNull(),
+    paidLo: integer("paid_lo").notNull(),
+    count: integer("count").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.groupId, t.agentId, t.date, t.category] })],
+);
+
 export const ledgerPairsBuilt = sqliteTable("ledger_pairs_built", {
   groupId: text("group_id").primaryKey(),
   builtAt: text("built_at").notNull(),
@@ -190,8 +211,14 @@ export const payments = sqliteTable(
     exchangeRate: text("exchange_rate"),
     voidedBy: text("voided_by"),
     voidedAt: text("voided_at"),
+    // 0022_refunds_spending_batches.sql
+    batchId: text("batch_id"),
   },
-  (t) => [index("payments_group").on(t.groupId, t.state, sql`${t.createdAt} DESC`), index("payments_group_export").on(t.groupId)],
+  (t) => [
+    index("payments_group").on(t.groupId, t.state, sql`${t.createdAt} DESC`),
+    index("payments_group_export").on(t.groupId),
+    index("payments_batch").on(t.batchId).where(sql`${t.batchId} IS NOT NULL`),
+  ],
 );
 
 export const ledgerActivity = sqliteTable(

@@ -2,7 +2,7 @@
 // domain's ExpenseState: each version has its own schema here, new rows are written as the latest, and older ones
 // are read by mapping them to it. Renaming a field of ExpenseState then changes one mapping, never an old row.
 import { z } from "zod";
-import { CATEGORIES, REPEATS, SPLIT_MODES } from "./ledger.ts";
+import { CATEGORIES, EXPENSE_KINDS, REPEATS, SPLIT_MODES } from "./ledger.ts";
 
 const SplitParticipant = z.object({ handle: z.string(), value: z.union([z.string(), z.number()]).optional() });
 const Payer = z.object({ handle: z.string(), amount_minor: z.number() });
@@ -31,7 +31,13 @@ export const ExpenseSnapshotV1 = z.object({
   repeat_until: z.string().nullable().optional(),
   rate_source: z.string().nullable().optional(),
 });
-export type ExpenseSnapshot = z.infer<typeof ExpenseSnapshotV1>;
+
+/** The version written now. */
+export const EXPENSE_SNAPSHOT_VERSION = 2;
+
+/** Version 2, written since refunds: version 1 and the kind (a version 1 row is an expense). */
+export const ExpenseSnapshotV2 = ExpenseSnapshotV1.extend({ v: z.literal(2), kind: z.enum(EXPENSE_KINDS) });
+export type ExpenseSnapshot = z.infer<typeof ExpenseSnapshotV2>;
 
 /** Version 0, written by 0.9 and before (no `v`): the domain's ExpenseState of then, with changed_fields. */
 export const ExpenseSnapshotV0 = z.object({
@@ -59,7 +65,8 @@ export function upgradeExpenseSnapshotV0(s: z.infer<typeof ExpenseSnapshotV0>): 
   // Fields named alike pass through; the others are named one by one.
   const { descriptionBy, amountMinor, original, paidBy, shares, notesBy, recurringOf, ...alike } = s;
   return {
-    v: 1,
+    v: 2,
+    kind: "expense",
     ...alike,
     description_by: descriptionBy,
     amount_minor: amountMinor,
@@ -74,5 +81,6 @@ export function upgradeExpenseSnapshotV0(s: z.infer<typeof ExpenseSnapshotV0>): 
 /** A stored snapshot of any version, as the latest. */
 export function readExpenseSnapshot(stored: unknown): ExpenseSnapshot {
   const v = (stored as { v?: unknown } | null)?.v;
-  return v === undefined ? upgradeExpenseSnapshotV0(ExpenseSnapshotV0.parse(stored)) : ExpenseSnapshotV1.parse(stored);
+  if (v === undefined) return upgradeExpenseSnapshotV0(ExpenseSnapshotV0.parse(stored));
+  return v === 1 ? { ...ExpenseSnapshotV1.parse(stored), v: 2, kind: "expense" } : ExpenseSnapshotV2.parse(stored);
 }

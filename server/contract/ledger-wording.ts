@@ -28,9 +28,16 @@ export function paymentSentence(p: { from: { handle: string }; to: { handle: str
   return p.state === "confirmed" ? paid : `${paid} (${p.state})`;
 }
 
+/** Before an expense's description in a sentence: "refund " for a refund, nothing for an expense. */
+export const kindWord = (kind: string) => (kind === "refund" ? "refund " : "");
+
 /** What a settle-up plan is, by get_balances' settle_up_method. */
 export const SETTLE_UP_NOTE: Record<string, string> = {
   exact: "the fewest transfers that settle the group",
   greedy: "transfers that settle the group (too many members to search for the fewest; perhaps a few more)",
   pairwise: "each pair's own debts (the group does not simplify debts)",
 };
+
+/** The note for a get_balances answer: a greedy plan proven minimal is the fewest transfers all the same. */
+export const settleUpNote = (d: { settle_up_method?: string; proven_minimal?: boolean }) =>
+  SETTLE_UP_NOTE[d.settle_up_method === "greedy" && d.proven_minimal ? "exact" : (d.settle_up_method ?? "")] ?? "";

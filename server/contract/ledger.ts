@@ -27,6 +27,9 @@ export const CATEGORIES = [
 ] as const;
 export const REPEATS = ["none", "weekly", "fortnightly", "monthly", "yearly"] as const;
 export type Category = (typeof CATEGORIES)[number];
+/** An expense, or a refund: money that came back, moving the balances the other way. */
+export const EXPENSE_KINDS = ["expense", "refund"] as const;
+export type ExpenseKind = (typeof EXPENSE_KINDS)[number];
 export type Repeat = (typeof REPEATS)[number];
 
 // Money inputs: exactly one of the two (checked with the currency, which fixes the decimals).
@@ -63,6 +66,12 @@ export const SplitInput = z.strictObject({
 
 /** Fields add_expense takes and update_expense may change. */
 export const expenseFields = {
+  kind: z
+    .enum(EXPENSE_KINDS)
+    .optional()
+    .describe(
+      "refund: money that came back (a returned item, a deposit), paid_by being who received it and split whose money it was; it moves the balances the other way. Default expense",
+    ),
   description: plainText(1, 140),
   ...amountFields,
   currency: CurrencyInput.optional().describe("Currency of the amounts given; default the group's. Another currency needs exchange_rate."),
@@ -94,6 +103,11 @@ export const ExpenseResponse = z.object({
 
 /** What an expense says at one version (also each entry of its history). */
 export const ExpenseContent = z.object({
+  // Optional as fields added later are: an answer stored before it is replayed as it was (idempotency).
+  kind: z
+    .enum(EXPENSE_KINDS)
+    .optional()
+    .describe("refund: money that came back; paid_by received it, and it moves the balances the other way. Always set by this version"),
   description: Untrusted,
   amount_minor: z.number().int(),
   amount: z.string(),
@@ -162,6 +176,9 @@ export const Payment = z.object({
   updated_at: Timestamp,
   voided_by: AgentRef.nullable().optional().describe("Who voided it (payer or payee), or null"),
   voided_at: Timestamp.nullable().optional(),
+  batch_id: Uuid.nullable()
+    .optional()
+    .describe("Set on each part of one payment across groups (record_payment without group_id); the parts are confirmed, rejected or voided together"),
 });
 export type Payment = z.infer<typeof Payment>;
 

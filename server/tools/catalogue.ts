@@ -50,6 +50,7 @@ import { respondPayment } from "./expenses/respond-payment.ts";
 import { listPayments } from "./expenses/list-payments.ts";
 import { getBalances } from "./expenses/get-balances.ts";
 import { getActivity } from "./expenses/get-activity.ts";
+import { getSpending } from "./expenses/get-spending.ts";
 import { exportGroup } from "./expenses/export-group.ts";
 import { sendEnvelope } from "./mail/send-envelope.ts";
 import { getEnvelope } from "./mail/get-envelope.ts";
@@ -115,6 +116,7 @@ export const TOOLS: readonly Tool[] = [
   listPayments,
   getBalances,
   getActivity,
+  getSpending,
   exportGroup,
   // envelopes: agent mail
   sendEnvelope,

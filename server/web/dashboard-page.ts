@@ -1,5 +1,6 @@
 // `/` for a signed-in browser: what the human owes and is owed (per currency, and per friend across groups: the
-// answer of get_balances without group_id), what waits for their decision, and the newest news of the inbox.
+// answer of get_balances without group_id, with a button to pay a friend across groups), what waits for their
+// decision, and the newest news of the inbox.
 // Reads are the domain functions the read tools use, as the signed-in agent, in the page's read transaction. The
 // inbox is read with inspect(), which marks nothing and moves no cursor: opening a page must not make an item look
 // seen to the human's agents, who read the same inbox.
@@ -8,8 +9,9 @@ import type { InboxItem } from "../contract/wire.ts";
 import { inspect, JOIN_CODE_ITEM } from "../domain/inbox.ts";
 import { counterpartyBalances } from "../domain/ledger/balances/balances.ts";
 import { actingAs, formatTime, type WebContext } from "./context.ts";
-import { html, page } from "./html.ts";
+import { alert, html, notice, page } from "./html.ts";
 import type { WebSession } from "./session.ts";
+import { button, required, toolForm, type FormMessages } from "./web-actions.ts";
 
 // A balance reads "+40.00 EUR" or "-40.00 EUR"; the sentence says which way.
 const unsigned = (balance: string) => balance.replace(/^[+-]/, "");
@@ -37,7 +39,31 @@ export function whereToAct(i: InboxItem): string {
 /** The first line of an item's summary (the server's own words; others' words in it are quoted). */
 export const firstLine = (md: string) => md.split("\n")[0] ?? "";
 
-export async function renderDashboard(c: WebContext, session: WebSession & { agentId: string }): Promise<Response> {
+/** POST /payments/across: record_payment without group_id, all the human owes a friend in one currency, across groups. */
+export const postPayAcrossGroups = toolForm({
+  tool: "record_payment",
+  form: "pay",
+  args: (f) => ({ to: required(f, "to"), currency: required(f, "currency") }),
+  done: (data) => `/?done=paid-${data.parts.length}`,
+  show: (c, _, m) => renderDashboard(c, c.session as WebSession & { agentId: string }, m),
+});
+
+/** The button paying a friend what the human owes them in one currency, in every group both are in. */
+const payAcross = (c: WebContext, p: { agent: { handle: string }; currency: string; balance_minor: number }) =>
+  p.balance_minor < 0
+    ? html` ${button(c, "/payments/across", { to: p.agent.handle, currency: p.currency }, "Record paying it", {
+        ariaLabel: `Record that you paid ${p.agent.handle} what you owe them in ${p.currency}, across your groups`,
+      })}`
+    : "";
+
+/** What the page says after a payment across groups (?done=paid-N, N its parts). */
+function paidNotice(done: string | null): string | undefined {
+  const parts = done?.match(/^paid-(\d+)$/)?.[1];
+  if (!parts) return undefined;
+  return `Payment recorded across ${parts} ${parts === "1" ? "group" : "groups"}. It counts once they confirm it.`;
+}
+
+export async function renderDashboard(c: WebContext, session: WebSession & { agentId: string }, m: FormMessages = {}): Promise<Response> {
   const ctx = await actingAs(c, session.agentId);
   const balances = await counterpartyBalances(ctx);
   const { items } = await inboxItems(c, session.agentId);
@@ -46,7 +72,7 @@ export async function renderDashboard(c: WebContext, session: WebSession & { age
   const nonZero = balances.totals.filter((t) => t.balance_minor !== 0);
   return page(
     `Hello, ${ctx.actor.handle}`,
-    html`<p>Go to <a href="/groups">your groups</a>, <a href="/contacts">contacts</a>, <a href="/inbox">inbox</a>, <a href="/plans">plans</a> or <a href="/account">account</a>.</p>
+    html`${alert(m.error)}${notice(paidNotice(c.url.searchParams.get("done")))}<p>Go to <a href="/groups">your groups</a>, <a href="/contacts">contacts</a>, <a href="/inbox">inbox</a>, <a href="/plans">plans</a> or <a href="/account">account</a>.</p>
 <h2>Balances</h2>
 ${
   nonZero.length
@@ -57,8 +83,9 @@ ${
   balances.counterparties.length
     ? html`<h3>By person</h3><ul aria-label="By person">${balances.counterparties.map(
         (p) =>
-          html`<li>${counterpartySentence(p)}<br><span class="muted">in ${p.groups.map((g, i) => html`${i ? ", " : ""}<a href="/groups/${g.group_id}">${g.name}</a>`)}</span></li>`,
-      )}</ul>`
+          html`<li>${counterpartySentence(p)}${payAcross(c, p)}<br><span class="muted">in ${p.groups.map((g, i) => html`${i ? ", " : ""}<a href="/groups/${g.group_id}">${g.name}</a>`)}</span></li>`,
+      )}</ul>
+<p class="muted">“Record paying it” records one payment of all you owe that person in that currency, in each group where you owe them, oldest group first; they confirm it once.</p>`
     : ""
 }
 ${balances.pending_payments.length ? html`<p>${balances.pending_payments.length} ${balances.pending_payments.length === 1 ? "payment waits" : "payments wait"} for confirmation: see the groups.</p>` : ""}

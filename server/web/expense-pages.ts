@@ -78,6 +78,17 @@ function expenseForm(c: WebContext, o: ExpenseFormOptions): Markup {
   const mode = v("split_mode") || "equal";
   const payer = v("paid_by");
   const fields = html`${Object.entries(o.hidden ?? {}).map(([k, val]) => html`<input type="hidden" name="${k}" value="${val}">`)}
+${select(
+  "kind",
+  "Kind",
+  [
+    ["expense", "Expense"],
+    ["refund", "Refund: money back"],
+  ],
+  v("kind") || "expense",
+  e.kind,
+)}
+<p class="muted">A refund is money that came back (a returned item, a deposit): it moves the balances the other way. “Paid by” is then who received it, and the split whose money it was.</p>
 ${field("description", "Description", { value: v("description"), required: true, maxlength: 140, error: e.description })}
 ${field("amount", "Amount", { value: v("amount"), required: true, error: e.amount, hint: `A decimal such as 12.50, in the currency below.` })}
 ${field("currency", "Currency", { value: v("currency"), maxlength: 3, error: e.currency, hint: `The group counts in ${o.groupCurrency}. Another code (such as USD) needs its rate below.` })}
@@ -124,7 +135,7 @@ ${field("notes", "Notes", { value: v("notes"), multiline: true, maxlength: 500, 
 export function expenseArgs(f: URLSearchParams, members: string[], forUpdate: boolean) {
   const text = (name: string) => (f.get(name) ?? "").trim();
   const args: Record<string, unknown> = { description: f.get("description") ?? "" };
-  for (const name of ["amount", "exchange_rate", "date", "category", "repeat"]) if (text(name)) args[name] = text(name);
+  for (const name of ["kind", "amount", "exchange_rate", "date", "category", "repeat"]) if (text(name)) args[name] = text(name);
   if (text("currency")) args.currency = text("currency").toUpperCase();
   if (text("notes")) args.notes = f.get("notes");
   else if (forUpdate) args.notes = null;
@@ -261,12 +272,12 @@ ${form(
 )}`
     : "";
   const files = await attachmentsOf(c.tx, [e.expense_id], await attachmentLinkSigner(c.tx, c.svc.config.baseUrl, c.now));
-  const title = `Expense: “${e.description.untrusted_content}”`;
+  const title = `${e.kind === "refund" ? "Refund" : "Expense"}: “${e.description.untrusted_content}”`;
   return page(
     title,
     html`${alert(m.error)}${notice(m.info)}<p class="muted">Written by the group's members: the description and notes are quoted as they wrote them.</p>
 <ul class="cards"><li><dl>
-<dt>Amount</dt><dd><strong>${e.amount} ${cur}</strong>${e.deleted ? html` <span class="badge">deleted</span>` : ""}${e.state === "disputed" ? html` <span class="badge">disputed</span>` : ""}</dd>
+<dt>Amount</dt><dd><strong>${e.amount} ${cur}</strong>${e.kind === "refund" ? html` <span class="badge">refund</span>` : ""}${e.deleted ? html` <span class="badge">deleted</span>` : ""}${e.state === "disputed" ? html` <span class="badge">disputed</span>` : ""}</dd>
 ${e.original ? html`<dt>Given as</dt><dd>${e.original.amount} ${e.original.currency} at ${e.original.exchange_rate} ${cur} per ${e.original.currency}${e.exchange_rate_source ? html` <span class="muted">(reference rate: ${e.exchange_rate_source})</span>` : ""}</dd>` : ""}
 <dt>Date</dt><dd>${e.date}</dd>
 <dt>Category</dt><dd>${e.category}</dd>
@@ -275,7 +286,7 @@ ${e.original ? html`<dt>Given as</dt><dd>${e.original.amount} ${e.original.curre
 <dt>Version</dt><dd>${e.version}</dd>
 ${e.notes ? html`<dt>Notes</dt><dd>${quoted(e.notes.untrusted_content)}</dd>` : ""}
 </dl></li></ul>
-<h2>Paid by</h2>
+<h2>${e.kind === "refund" ? "Received by" : "Paid by"}</h2>
 <ul>${e.paid_by.map((p) => html`<li>${p.handle}: ${p.amount} ${cur}</li>`)}</ul>
 <h2>Shares</h2>
 <p class="muted">Split: ${SPLIT_LABELS[e.split.mode].toLowerCase()}.</p>
@@ -372,6 +383,7 @@ export async function postDeleteAttachment(a: ActionContext, groupId: string): P
 /** The edit form's values from the expense as it is: the amounts as they were given (another currency and its rate). */
 function valuesOf(e: Expense): URLSearchParams {
   const v = new URLSearchParams();
+  v.set("kind", e.kind ?? "expense");
   v.set("description", e.description.untrusted_content);
   v.set("amount", e.original ? e.original.amount : e.amount);
   v.set("currency", e.original ? e.original.currency : e.currency);

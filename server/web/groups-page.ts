@@ -9,7 +9,9 @@ import { csvBatch, csvHeader, EXPORT_START, exportFile, ledgerBatch, type Export
 import { groupView, listGroups } from "../domain/ledger/groups/groups.ts";
 import { requireMember } from "../domain/ledger/groups/membership.ts";
 import { listPayments } from "../domain/ledger/payments/payments.ts";
-import { balanceSentence, paymentSentence, SETTLE_UP_NOTE, transferSentence } from "../contract/ledger-wording.ts";
+import { SPENDING_BY, spending, type SpendingBy, type SpendingRow } from "../domain/ledger/spending/spending.ts";
+import type { DomainContext } from "../contract/principal.ts";
+import { balanceSentence, paymentSentence, settleUpNote, transferSentence } from "../contract/ledger-wording.ts";
 import type { Expense } from "../contract/ledger.ts";
 import { Uuid } from "../contract/wire.ts";
 import { actingAs, notFoundPage, type Messages, type WebContext } from "./context.ts";
@@ -83,6 +85,48 @@ function balanceChart(members: { agent: { handle: string }; balance_minor: numbe
 ${bars}</svg>`;
 }
 
+const SPENDING_LABELS: Record<SpendingBy, string> = { category: "By category", month: "By month", member: "By member" };
+
+/**
+ * Spending (get_spending's rows) as a bar chart: one bar per category, month or member (by member: what they paid),
+ * the amount beside it; more refunded than spent shows as a red bar.
+ */
+function spendingChart(rows: SpendingRow[], by: SpendingBy, cur: string): Markup {
+  const W = 360;
+  const LABEL = 110;
+  const ROW = 28;
+  const width = W - LABEL - 90;
+  const value = (r: SpendingRow) => (by === "member" ? r.paid_minor! : r.amount_minor);
+  const text = (r: SpendingRow) => (by === "member" ? r.paid! : r.amount);
+  const max = Math.max(1, ...rows.map((r) => Math.abs(value(r))));
+  const height = rows.length * ROW + 8;
+  const label = (h: string) => (h.length > 14 ? `${h.slice(0, 13)}…` : h);
+  const bars = rows.map((r, i) => {
+    const y = 4 + i * ROW;
+    const w = Math.max(value(r) === 0 ? 0 : 2, Math.round((Math.abs(value(r)) / max) * width));
+    return html`<text x="0" y="${y + 18}">${label(r.key)}</text>
+<rect class="${value(r) < 0 ? "refunded" : "spent"}" x="${LABEL}" y="${y + 5}" width="${w}" height="${ROW - 10}" rx="2"></rect>
+<text x="${LABEL + w + 6}" y="${y + 18}">${text(r)}</text>`;
+  });
+  const summary = rows.map((r) => `${r.key}: ${text(r)} ${cur}`).join("; ");
+  const what = by === "member" ? "Paid by each member" : `Spending ${SPENDING_LABELS[by].toLowerCase()}`;
+  return html`<svg class="chart" viewBox="0 0 ${W} ${height}" width="${W}" height="${height}" role="img" aria-labelledby="spending-title"><title id="spending-title">${what}: ${summary}</title>
+${bars}</svg>`;
+}
+
+/** The spending section: the chart of one grouping (?spending=category|month|member), links to the others. */
+async function spendingSection(ctx: DomainContext, c: WebContext, groupId: string, at: string, cur: string): Promise<Markup> {
+  const asked = c.url.searchParams.get("spending");
+  const by: SpendingBy = SPENDING_BY.find((b) => b === asked) ?? "category";
+  const [totals] = (await spending(ctx, { group_id: groupId, by })).currencies;
+  if (!totals?.count) return html`<p>Nothing spent yet.</p>`;
+  const links = SPENDING_BY.map((b) =>
+    b === by ? html`<strong>${SPENDING_LABELS[b]}</strong>` : html`<a href="${at}?spending=${b}#spending">${SPENDING_LABELS[b]}</a>`,
+  );
+  return html`<p>${totals.total} ${cur} over ${totals.count} ${totals.count === 1 ? "expense" : "expenses"}, refunds taken off. ${links.map((l, i) => (i ? html` · ${l}` : l))}</p>
+${spendingChart(totals.rows, by, cur)}${by === "member" ? html`<p class="muted">What each member paid; their shares: ${totals.rows.map((r) => `${r.key} ${r.amount}`).join(", ")} ${cur}.</p>` : ""}`;
+}
+
 /** Participants of an expense (who paid or shares it) who have neither confirmed nor disputed its current version, its creator aside. */
 function waitingFor(e: Expense): string[] {
   const answered = new Set(e.responses.filter((r) => r.version === e.version).map((r) => r.agent.handle));
@@ -90,8 +134,10 @@ function waitingFor(e: Expense): string[] {
   return [...involved].filter((h) => h !== e.created_by.handle && !answered.has(h)).sort();
 }
 
-const paidBy = (e: Expense) =>
-  e.paid_by.length === 1 ? `paid by ${e.paid_by[0]!.handle}` : `paid by ${e.paid_by.map((p) => `${p.handle} ${p.amount}`).join(", ")}`;
+const paidBy = (e: Expense) => {
+  const verb = e.kind === "refund" ? "received by" : "paid by";
+  return e.paid_by.length === 1 ? `${verb} ${e.paid_by[0]!.handle}` : `${verb} ${e.paid_by.map((p) => `${p.handle} ${p.amount}`).join(", ")}`;
+};
 
 /** What the page says after an action succeeded (?done=...). */
 const DONE: Record<string, string> = {
@@ -183,21 +229,23 @@ ${balanceChart(balances.members!)}
 ${
   balances.settle_up!.length
     ? html`<ul>${balances.settle_up!.map((t) => html`<li>${transferSentence(t, cur)} ${settle(t)}</li>`)}</ul>
-<p class="muted">${capitalised(SETTLE_UP_NOTE[balances.settle_up_method!] ?? "")}. Payments count once the payee confirms them.</p>`
+<p class="muted">${capitalised(settleUpNote(balances))}. Payments count once the payee confirms them.</p>`
     : html`<p>Everyone is settled up.</p>`
 }
 <h2>Waiting for confirmation</h2>
 ${
   balances.pending_payments.length || waiting.length
-    ? html`<ul>${balances.pending_payments.map((p) => html`<li>${paymentSentence(p)}${answerPayment(p)}</li>`)}${waiting.map(({ e, who }) => html`<li>“${e.description.untrusted_content}” (${e.amount} ${cur}, added by ${e.created_by.handle}): ${who.join(", ")} ${who.length === 1 ? "has" : "have"} not confirmed it yet${answerExpense(e, who)}</li>`)}</ul>${confirmAll}`
+    ? html`<ul>${balances.pending_payments.map((p) => html`<li>${paymentSentence(p)}${answerPayment(p)}</li>`)}${waiting.map(({ e, who }) => html`<li>${e.kind === "refund" ? "Refund " : ""}“${e.description.untrusted_content}” (${e.amount} ${cur}, added by ${e.created_by.handle}): ${who.join(", ")} ${who.length === 1 ? "has" : "have"} not confirmed it yet${answerExpense(e, who)}</li>`)}</ul>${confirmAll}`
     : html`<p>Nothing is waiting.</p>`
 }
+<h2 id="spending">Spending</h2>
+${await spendingSection(ctx, c, groupId, at, cur)}
 <h2>Recent expenses</h2>
 ${
   expenses.length
     ? html`<table><thead><tr><th scope="col">Date</th><th scope="col">Expense</th><th scope="col" class="num">Amount</th></tr></thead><tbody>${expenses.map(
         (e) =>
-          html`<tr><td class="date">${e.date}</td><td><a href="${at}/expenses/${e.expense_id}">“${e.description.untrusted_content}”</a><br><span class="muted">${paidBy(e)}</span>${e.state === "disputed" ? html` <span class="badge">disputed</span>` : ""}</td><td class="num">${e.amount} ${cur}</td></tr>`,
+          html`<tr><td class="date">${e.date}</td><td><a href="${at}/expenses/${e.expense_id}">“${e.description.untrusted_content}”</a><br><span class="muted">${paidBy(e)}</span>${e.kind === "refund" ? html` <span class="badge">refund</span>` : ""}${e.state === "disputed" ? html` <span class="badge">disputed</span>` : ""}</td><td class="num">${e.amount} ${cur}</td></tr>`,
       )}</tbody></table>${moreExpenses ? html`<p class="muted">The ${RECENT} most recent; the CSV has them all.</p>` : ""}`
     : html`<p>No expenses yet.</p>`
 }

@@ -65,7 +65,7 @@ code{font-family:ui-monospace,monospace;overflow-wrap:anywhere}pre code{overflow
 .badge{display:inline-block;font-size:.85rem;padding:0 .4rem;border-radius:.3rem;border:1px solid currentColor;font-weight:600}
 .chart{width:100%;max-width:28rem;height:auto;display:block}
 .chart text{fill:currentColor;font-size:13px}.chart .axis{stroke:currentColor;stroke-opacity:.6}
-.owed{fill:#1a7f37}.owes{fill:#c52424}
+.owed{fill:#1a7f37}.owes,.refunded{fill:#c52424}.spent{fill:#2f62b8}
 .muted{opacity:.8}
 blockquote{margin:.25rem 0;padding:.25rem .75rem;border-left:4px solid #888}blockquote footer{font-size:.85rem}
 `;

@@ -117,6 +117,7 @@ const STEPS: Step[] = [
   { tool: "respond_payment", as: "alice", setup: async () => ({ payment_id: answers.record_payment.payment.payment_id }) },
   { tool: "get_balances", as: "alice", setup: async () => ({ group_id: group() }) },
   { tool: "get_activity", as: "alice", setup: async () => ({ group_id: group() }) },
+  { tool: "get_spending", as: "alice", setup: async () => ({ group_id: group() }) },
   { tool: "export_group", as: "alice", setup: async () => ({ group_id: group() }) },
   { tool: "open_direct_ledger", as: "alice" },
   { tool: "remove_group_member", as: "alice", setup: async () => ({ group_id: group() }) },

@@ -216,12 +216,14 @@ describe("export_group", () => {
     expect(text).toContain('"Pizza, ""large"" with extras"');
     const rows = parseCsv(text).map((x) => x.fields);
     expect(rows[0]).toEqual(CSV_HEADER);
+    // kind, original currency, amount and rate, notes
+    const plain = ["expense", "", "", "", ""];
     expect(rows.slice(1)).toEqual([
-      ["expense_share", e1.expense_id, "2026-11-01", tricky, "general", "EUR", "10.00", a!.handle, "10.00", "5.00", "", "", "active"],
-      ["expense_share", e1.expense_id, "2026-11-01", tricky, "general", "EUR", "10.00", b!.handle, "0.00", "5.00", "", "", "active"],
-      ["expense_share", e2.expense_id, "2026-11-02", "'=HYPERLINK(1)", "general", "EUR", "3.00", b!.handle, "0.00", "3.00", "", "", "active"],
-      ["expense_share", e2.expense_id, "2026-11-02", "'=HYPERLINK(1)", "general", "EUR", "3.00", a!.handle, "3.00", "0.00", "", "", "active"],
-      ["payment", p.payment_id, "2026-11-22", "", "", "EUR", "2.00", "", "", "", b!.handle, a!.handle, "pending"],
+      ["expense_share", e1.expense_id, "2026-11-01", tricky, "general", "EUR", "10.00", a!.handle, "10.00", "5.00", "", "", "active", ...plain],
+      ["expense_share", e1.expense_id, "2026-11-01", tricky, "general", "EUR", "10.00", b!.handle, "0.00", "5.00", "", "", "active", ...plain],
+      ["expense_share", e2.expense_id, "2026-11-02", "'=HYPERLINK(1)", "general", "EUR", "3.00", b!.handle, "0.00", "3.00", "", "", "active", ...plain],
+      ["expense_share", e2.expense_id, "2026-11-02", "'=HYPERLINK(1)", "general", "EUR", "3.00", a!.handle, "3.00", "0.00", "", "", "active", ...plain],
+      ["payment", p.payment_id, "2026-11-22", "", "", "EUR", "2.00", "", "", "", b!.handle, a!.handle, "pending", "", "", "", "", ""],
     ]);
   });
 

@@ -2,6 +2,8 @@
 // group's currency or another; payments confirmed, rejected or voided). After every step each balance equals a
 // naive recomputation from list_expenses and list_payments, the balances sum to zero, the per-currency view adds
 // up to them, and the settle-up plan zeroes them (in exactly the fewest transfers when debts are simplified).
+// Refunds are mixed in (an expense may be added or changed as a refund, and back), get_spending's kept totals match
+// the expenses listed, and a refund is the exact mirror of the same expense.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import fc from "fast-check";
 import { formatAmount } from "../../server/domain/ledger/money/amounts.ts";
@@ -61,6 +63,7 @@ const expenseArb = fc.record({
   payers: subset,
   payerWeights: weights,
   foreign: fc.option(fc.constantFrom("0.9", "1.0837", "0.00615", "3"), { nil: undefined }),
+  refund: fc.oneof({ arbitrary: fc.constant(false), weight: 2 }, { arbitrary: fc.constant(true), weight: 1 }),
 });
 type ExpenseSpec = typeof expenseArb extends fc.Arbitrary<infer T> ? T : never;
 
@@ -89,6 +92,7 @@ function expenseArgs(real: Real, e: ExpenseSpec) {
     e.payers.map((i) => e.payerWeights[i]!),
   );
   return {
+    ...(e.refund ? { kind: "refund" } : {}),
     amount_minor: e.amount,
     split,
     paid_by: payers.map((handle, i) => ({ handle, amount_minor: paid[i]! })).filter((p) => p.amount_minor > 0),
@@ -229,11 +233,25 @@ async function everything(tool: string, args: Record<string, unknown>, key: stri
 /** Balances recomputed the naive way, from the lists a member can read. */
 async function naiveBalances(r: Real): Promise<Record<string, number>> {
   const b: Record<string, number> = Object.fromEntries(r.handles.map((h) => [h, 0]));
+  // get_spending's totals (kept by triggers) match the live expenses too: per member, what they paid and their shares.
+  const spent: Record<string, [number, number]> = {};
+  let total = 0;
   for (const e of await everything("list_expenses", { group_id: r.g.group_id }, r.keys[0]!, "expenses")) {
-    for (const p of e.paid_by) b[p.handle]! += p.amount_minor;
-    for (const x of e.shares) b[x.handle]! -= x.amount_minor;
+    const sign0 = e.kind === "refund" ? -1 : 1;
+    total += sign0 * e.amount_minor;
+    for (const p of e.paid_by) (spent[p.handle] ??= [0, 0])[0] += sign0 * p.amount_minor;
+    for (const x of e.shares) (spent[x.handle] ??= [0, 0])[1] += sign0 * x.amount_minor;
+    // A refund: who received it owes it to those whose money it was.
+    const sign = e.kind === "refund" ? -1 : 1;
+    for (const p of e.paid_by) b[p.handle]! += sign * p.amount_minor;
+    for (const x of e.shares) b[x.handle]! -= sign * x.amount_minor;
     expect(e.shares.reduce((a: number, x: any) => a + x.amount_minor, 0)).toBe(e.amount_minor);
   }
+  const byMember = (await s.ok("get_spending", { group_id: r.g.group_id, by: "member" }, r.keys[0]!)).currencies[0];
+  expect(byMember.total_minor).toBe(total);
+  const kept = Object.fromEntries(byMember.rows.map((x: any) => [x.key, [x.paid_minor, x.amount_minor]]));
+  for (const [h, v] of Object.entries(spent)) expect(kept[h] ?? [0, 0]).toEqual(v.map((m) => 0 + m));
+  for (const [h, v] of Object.entries(kept)) expect(spent[h] ?? [0, 0]).toEqual(v as number[]);
   for (const p of await everything("list_payments", { group_id: r.g.group_id, state: "confirmed" }, r.keys[0]!, "payments")) {
     b[p.from.handle]! += p.amount_minor;
     b[p.to.handle]! -= p.amount_minor;
@@ -307,6 +325,43 @@ test("balances always sum to zero, match a naive recomputation, and the settle-u
         expect(settled.settle_up).toEqual([]);
       },
     ),
+    { numRuns: RUNS },
+  );
+}, 60_000);
+
+test("a refund is the exact mirror of the same expense: balances, per currency, and settle-up reversed", async () => {
+  await fc.assert(
+    fc.asyncProperty(expenseArb, member, async (e, by) => {
+      const g = await groupWith(
+        s,
+        Array.from({ length: MEMBERS }, (_, i) => `mirror${++runNo}-${i}`),
+      );
+      const real: Real = { g, handles: g.members.map((m) => m.handle), keys: g.members.map((m) => m.key), simplify: true };
+      const { kind: _, ...args } = expenseArgs(real, e);
+      const read = async () => {
+        const got = await checkInvariants(real, by);
+        const nets = got.by_currency.flatMap((c: any) => c.members.map((m: any) => [c.currency, m.agent.handle, m.net_minor, m.converted_minor]));
+        return { balances: got.members.map((m: any) => m.balance_minor), nets, plan: got.settle_up };
+      };
+      const expense = await addOrRefuse(real, by, args);
+      if (!expense) return;
+      const asExpense = await read();
+      await s.ok("delete_expense", { expense_id: expense.expense_id }, real.keys[by]!);
+      const refund = await addOrRefuse(real, by, { ...args, kind: "refund" });
+      // The same input, the same amounts and shares: only the direction differs.
+      expect(refund).toMatchObject({ kind: "refund", amount_minor: expense.amount_minor, paid_by: expense.paid_by, shares: expense.shares });
+      const asRefund = await read();
+      expect(asRefund.balances).toEqual(asExpense.balances.map((b: number) => 0 - b));
+      expect(asRefund.nets).toEqual(asExpense.nets.map(([c, h, net, conv]: any[]) => [c, h, 0 - net, 0 - conv]));
+      expect(asRefund.plan.map((t: any) => [t.to.handle, t.from.handle, t.amount_minor]).sort()).toEqual(
+        asExpense.plan.map((t: any) => [t.from.handle, t.to.handle, t.amount_minor]).sort(),
+      );
+      // Both at once cancel out exactly.
+      await s.ok("restore_expense", { expense_id: expense.expense_id }, real.keys[by]!);
+      const both = await read();
+      expect(both.balances.every((b: number) => b === 0)).toBe(true);
+      expect(both.plan).toEqual([]);
+    }),
     { numRuns: RUNS },
   );
 }, 60_000);

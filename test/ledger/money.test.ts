@@ -6,7 +6,7 @@ import { checkMinor, convert, formatAmount, formatBalance, parseAmount, resolveA
 import { MAX_MINOR } from "../../server/contract/ledger.ts";
 import { computeShares, splitPayers, type SplitParticipant } from "../../server/domain/ledger/money/splits.ts";
 import type { SplitMode } from "../../server/contract/ledger.ts";
-import { EXACT_LIMIT } from "../../server/domain/ledger/money/fewest-transfers.ts";
+import { EXACT_LIMIT, settlePlan } from "../../server/domain/ledger/money/fewest-transfers.ts";
 import { greedyTransfers, settleUp, type Transfer } from "./settle-up.ts";
 import { bruteForceFewest } from "./ledger-fixtures.ts";
 
@@ -678,6 +678,35 @@ describe("settleUp", () => {
     const paired = settleUp(withPairs, true);
     expect(paired.method).toBe("exact");
     expect(paired.transfers).toHaveLength(EXACT_LIMIT - 1 + 5);
+  });
+
+  test("proven_minimal: always when exact; a greedy plan only when it reaches one transfer per creditor or per debtor", () => {
+    const plan = (values: number[]) => settlePlan(new Map(values.map((v, i) => [`m${String(i).padStart(2, "0")}`, BigInt(v)])), true);
+    // The issue's case: 19 members that greedy settled in 17 transfers where 13 do; now searched exactly.
+    const trip = [-4500, 3000, -1500, 2500, 4000, -3500, 1000, -2000, 500, 3500, -3000, 2000, -2500, 1500, -1000, 4500, -500, -4000];
+    const exact = plan([...trip, -trip.reduce((a, b) => a + b, 0)]);
+    expect(exact).toMatchObject({ method: "exact", provenMinimal: true });
+    // One debtor owing EXACT_LIMIT creditors: greedy, and one transfer per creditor is the least possible.
+    const creditors = Array.from({ length: EXACT_LIMIT }, (_, i) => 1000 + i);
+    expect(plan([...creditors, -creditors.reduce((a, b) => a + b, 0)])).toMatchObject({ method: "greedy", provenMinimal: true });
+    // Many creditors and debtors with no zero-sum subset but the whole: greedy takes more than the bound, not proven.
+    const owed = Array.from({ length: 12 }, (_, i) => 1_000_003 * (i + 1) + i * i);
+    const total = owed.reduce((a, b) => a + b, 0);
+    const owing = Array.from({ length: 10 }, (_, i) => -Math.floor(total / 10) - (i === 0 ? total % 10 : 0));
+    const greedy = plan([...owed, ...owing]);
+    expect(greedy.method).toBe("greedy");
+    expect(greedy.transfers.length).toBeGreaterThan(12);
+    expect(greedy.provenMinimal).toBe(false);
+    expect(
+      settlePlan(
+        new Map([
+          ["a", 5n],
+          ["b", -5n],
+        ]),
+        false,
+        [{ from: "b", to: "a", amount: 5n }],
+      ).provenMinimal,
+    ).toBe(false);
   });
 
   test("pairwise example: each pair netted", () => {

@@ -7,6 +7,7 @@ import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ManualClock } from "../../server/clock.ts";
+import { EXPENSE_SNAPSHOT_VERSION } from "../../server/contract/expense-snapshot.ts";
 import { tokenCall } from "../auth/oauth-helpers.ts";
 import { withoutProse } from "../fixtures/releases/prose.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
@@ -65,6 +66,28 @@ for (const release of releases) {
         const b = await s.ok("get_balances", { group_id }, keyOf(g.handle));
         expect(b.members.reduce((sum: number, m: any) => sum + m.balance_minor, 0)).toBe(0);
       }
+    });
+
+    test("get_spending's totals, filled by the migration from the expenses the release wrote, add up those expenses", async () => {
+      let counted = 0;
+      for (const group_id of Object.values(facts.groups)) {
+        const g = facts.reads.find((r: any) => r.tool === "get_group" && r.args.group_id === group_id);
+        const key = keyOf(g.handle);
+        const { expenses } = await s.ok("list_expenses", { group_id, limit: 100 }, key);
+        const spent = await s.ok("get_spending", { group_id, by: "member" }, key);
+        const [totals] = spent.currencies;
+        expect([totals.total_minor, totals.count]).toEqual([expenses.reduce((t: number, e: any) => t + e.amount_minor, 0), expenses.length]);
+        counted += totals.count;
+        for (const row of totals.rows) {
+          const paid = expenses.flatMap((e: any) => e.paid_by).filter((p: any) => p.handle === row.key);
+          const shares = expenses.flatMap((e: any) => e.shares).filter((p: any) => p.handle === row.key);
+          expect([row.paid_minor, row.amount_minor]).toEqual([
+            paid.reduce((t: number, p: any) => t + p.amount_minor, 0),
+            shares.reduce((t: number, p: any) => t + p.amount_minor, 0),
+          ]);
+        }
+      }
+      expect(counted).toBeGreaterThan(0);
     });
 
     test("old API keys sign in; a key rotated out before the upgrade stays out", async () => {
@@ -162,7 +185,7 @@ for (const release of releases) {
         expect(after.history.at(-1)).toMatchObject({ version: now.expense.version + 1, action: "updated", changed_fields: ["notes"] });
       }
       const written = await s.server.db.raw.execute("SELECT snapshot FROM expense_history");
-      expect(written.rows.some((r) => JSON.parse(String(r.snapshot)).v === 1)).toBe(true);
+      expect(written.rows.some((r) => JSON.parse(String(r.snapshot)).v === EXPENSE_SNAPSHOT_VERSION)).toBe(true);
     });
 
     test("the old group invite code and platform invite code still join", async () => {

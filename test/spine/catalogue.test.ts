@@ -81,6 +81,7 @@ describe("catalogue and discovery", () => {
       list_payments: ["read"],
       get_balances: ["read"],
       get_activity: ["read"],
+      get_spending: ["read"],
       export_group: ["read"],
       send_envelope: ["write"],
       get_envelope: ["read"],

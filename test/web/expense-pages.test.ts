@@ -95,6 +95,25 @@ describe("adding an expense on its page", () => {
     expect(group.html).toContain(`<a href="/groups/${g.group_id}/expenses/${expense.expense_id}">“Bread”</a>`);
   });
 
+  test("a refund: the form's kind; balances move the other way, and the pages say it is a refund", async () => {
+    const before = await balances();
+    const res = await addExpense(B, { kind: "refund", description: "Deposit back", amount: "30.00" });
+    expect(res.status).toBe(303);
+    const { expense } = await named("Deposit back");
+    expect(expense).toMatchObject({ kind: "refund", paid_by: [{ handle: B, amount: "30.00" }] });
+    const after = await balances();
+    expect([after[A] - before[A], after[B] - before[B], after[C] - before[C]]).toEqual([1000, -2000, 1000]);
+    const b = await browserOf(A);
+    const group = await b.get(`/groups/${g.group_id}`);
+    expect(group.html).toContain(`received by ${B}</span> <span class="badge">refund</span>`);
+    const page = await b.get(`/groups/${g.group_id}/expenses/${expense.expense_id}`);
+    expect(page.html).toContain("<h1>Refund: “Deposit back”</h1>");
+    expect(page.html).toContain("<h2>Received by</h2>");
+    // The edit form keeps it a refund.
+    const at = `/groups/${g.group_id}/expenses/${expense.expense_id}/edit`;
+    expect(formAt(await b.get(at), at).kind).toBe("refund");
+  });
+
   test("exact amounts, percentages and shares: only the chosen mode's values count", async () => {
     const exact = await addExpense(A, { description: "Exact", amount: "10.00", split_mode: "exact", [`value_${A}`]: "2.00", [`value_${B}`]: "8.00" });
     expect(exact.status).toBe(303);

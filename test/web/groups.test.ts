@@ -129,6 +129,22 @@ describe("/groups", () => {
     expect(r.html).toContain(`href="/groups/${g.group_id}/export.csv"`);
   });
 
+  test("spending as a chart: by category, month or member, as get_spending answers", async () => {
+    const r = await b.get(`/groups/${g.group_id}`);
+    expect(text(r.html)).toContain("75.00 EUR over 2 expenses, refunds taken off.");
+    expect(r.html).toContain('<title id="spending-title">Spending by category: general: 75.00 EUR</title>');
+    expect(r.html.match(/<rect class="spent"/g)?.length).toBe(1);
+    const byMember = await b.get(`/groups/${g.group_id}?spending=member`);
+    const { currencies } = await s.ok("get_spending", { group_id: g.group_id, by: "member" }, g.by["gp-alice"]!.key);
+    expect(currencies[0].rows.map((x: any) => [x.key, x.paid])).toEqual([
+      ["gp-alice", "60.00"],
+      ["gp-bob", "15.00"],
+      ["gp-carol", "0.00"],
+    ]);
+    expect(byMember.html).toContain('<title id="spending-title">Paid by each member: gp-alice: 60.00 EUR; gp-bob: 15.00 EUR; gp-carol: 0.00 EUR</title>');
+    expect(byMember.html).toContain(`<a href="/groups/${g.group_id}?spending=month#spending">By month</a>`);
+  });
+
   test("the CSV download is export_group's text, as a file", async () => {
     const r = await fetch(`${s.url}/groups/${g.group_id}/export.csv`, { headers: { cookie: [...b.cookies].map(([k, v]) => `${k}=${v}`).join("; ") } });
     expect(r.status).toBe(200);

@@ -32,6 +32,10 @@ export const getBalances = defineTool({
       .describe(
         "exact: the fewest transfers; greedy: too many members for the exact search, possibly a few more; pairwise: each pair's own debts (simplify_debts off)",
       ),
+    proven_minimal: z
+      .boolean()
+      .optional()
+      .describe("With group_id: true when no plan settles the group in fewer transfers than settle_up; false when it may (greedy or pairwise)"),
     by_currency: z.array(CurrencyBreakdown).optional(),
     counterparties: z.array(Counterparty).optional(),
     totals: z.array(z.object({ currency: z.string(), balance_minor: z.number().int(), balance: z.string() })).optional(),

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { recordPayment as record } from "../../domain/ledger/payments/payments.ts";
+import { recordAcrossGroups } from "../../domain/ledger/payments/across-groups.ts";
 import { defineTool } from "../define.ts";
 import description from "./record-payment.description.md" with { type: "text" };
 import { madeUp } from "../made-up.ts";
@@ -12,7 +13,7 @@ export const recordPayment = defineTool({
   description,
   tags: ["write"],
   input: z.strictObject({
-    group_id: Uuid,
+    group_id: Uuid.optional().describe("The group's id, from list_groups or get_me; omitted: one payment across every group you share with the other member"),
     from: Handle.optional(),
     to: Handle.optional(),
     ...amountFields,
@@ -29,9 +30,27 @@ export const recordPayment = defineTool({
       .describe(
         "Set when the payment is more than the payer owed the payee in this group before it (the larger of the settle-up transfer between them and their own debt), in the group's currency; null otherwise (absent only in an answer stored by svc 0.9.0 and replayed)",
       ),
+    batch_id: Uuid.optional().describe("Without group_id: the id every part of the payment carries"),
+    currency: z.string().optional().describe("Without group_id: the currency of the groups paid"),
+    total_minor: z.number().int().optional().describe("Without group_id: the whole payment"),
+    total: z.string().optional(),
+    parts: z
+      .array(
+        z.object({
+          group_id: Uuid,
+          name: z.string(),
+          owed_minor: z.number().int().describe("What the payer owed the payee in this group before it"),
+          owed: z.string(),
+          payment: Payment,
+        }),
+      )
+      .optional()
+      .describe("Without group_id: each group's part, oldest group first; payment is the first part"),
   }),
   example: { group_id: madeUp("group_id"), to: "alice", amount: "20.00", note: "Bank transfer" },
   async run(ctx, input) {
-    return { ...(await record(ctx, input)), suggested_next: ["get_balances", "list_payments"] };
+    const { group_id, ...rest } = input;
+    const answer = group_id === undefined ? await recordAcrossGroups(ctx, rest) : await record(ctx, { ...rest, group_id });
+    return { ...answer, suggested_next: ["get_balances", "list_payments"] };
   },
 });

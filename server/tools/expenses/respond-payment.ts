@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { respondPayment as respond } from "../../domain/ledger/payments/payments.ts";
+import { respondAnyPayment } from "../../domain/ledger/payments/across-groups.ts";
 import { defineTool } from "../define.ts";
 import description from "./respond-payment.description.md" with { type: "text" };
 import { madeUp } from "../made-up.ts";
@@ -12,9 +12,12 @@ export const respondPayment = defineTool({
   description,
   tags: ["write"],
   input: z.strictObject({ payment_id: Uuid, action: z.enum(["confirm", "reject", "void"]) }),
-  output: z.object({ payment: Payment }),
+  output: z.object({
+    payment: Payment,
+    parts: z.array(Payment).optional().describe("When the payment is one part of a payment across groups: every part, all answered together"),
+  }),
   example: { payment_id: madeUp("payment_id"), action: "confirm" },
   async run(ctx, input) {
-    return { payment: await respond(ctx, input), suggested_next: ["get_balances"] };
+    return { ...(await respondAnyPayment(ctx, input)), suggested_next: ["get_balances"] };
   },
 });

@@ -26,7 +26,7 @@ import type { DomainContext } from "../../../contract/principal.ts";
 export async function groupBalanceView({ tx, now, actor: { agentId } }: DomainContext, groupId: string, byCurrency = false) {
   const { group, members } = await groupWithMembers(tx, groupId, agentId);
   const refs = refsOfMembers(members);
-  const { balances, shown, people, plan, method } = group.simplifyDebts
+  const { balances, shown, people, plan, method, provenMinimal } = group.simplifyDebts
     ? await simplifiedSettlement(tx, group, refs, await pairBalances(tx, now, groupId))
     : await settlement(tx, group, refs, await pairDebts(tx, now, groupId));
   const pending = await pendingPayments(tx, [groupId]);
@@ -51,6 +51,7 @@ export async function groupBalanceView({ tx, now, actor: { agentId } }: DomainCo
       }),
     ),
     settle_up_method: method,
+    proven_minimal: provenMinimal,
   };
 }
 
@@ -138,20 +139,22 @@ async function currencyBreakdown(tx: Tx, group: GroupRow, known: Map<string, Age
   for (const { e, agentId, handle, paidMinor, shareMinor } of rows) {
     const original = originalOfRow(e);
     const p = part(original?.currency ?? group.currency, agentId);
-    p.converted += BigInt(paidMinor - shareMinor);
+    // A refund counts against what its receivers paid and its sharers owe.
+    const sign = e.kind === "refund" ? -1n : 1n;
+    p.converted += sign * BigInt(paidMinor - shareMinor);
     if (!original) {
-      p.paid += BigInt(paidMinor);
-      p.owes += BigInt(shareMinor);
+      p.paid += sign * BigInt(paidMinor);
+      p.owes += sign * BigInt(shareMinor);
       continue;
     }
-    p.paid += BigInt(e.paidBy.find((x) => x.handle === handle)?.amount_minor ?? 0);
+    p.paid += sign * BigInt(e.paidBy.find((x) => x.handle === handle)?.amount_minor ?? 0);
     let shares = originalShares.get(e.expenseId);
     if (!shares) {
       const split = e.split as StoredSplit;
       shares = new Map(computeShares(original.amountMinor, split.mode, split.among, original.currency).map((x) => [x.handle, x.amount_minor]));
       originalShares.set(e.expenseId, shares);
     }
-    p.owes += BigInt(shares.get(handle) ?? 0);
+    p.owes += sign * BigInt(shares.get(handle) ?? 0);
   }
   for (const r of paid) {
     const original = originalOfRow(r);

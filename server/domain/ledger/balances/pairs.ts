@@ -8,6 +8,7 @@ import { isReadOnly, jsonEach, jsonList, prepared, type Tx } from "../../../../d
 import { expenseShares, expenses, groupBalances, ledgerPairs, ledgerPairsBuilt, payments } from "../../../../db/schema/index.ts";
 import { iso } from "../../../clock.ts";
 import { greedyTransfers, type Debt } from "../money/fewest-transfers.ts";
+import type { ExpenseKind } from "../../../contract/ledger.ts";
 
 /** One pair's row: what low owes high (negative: high owes low). */
 export interface PairRow {
@@ -25,9 +26,11 @@ export const exactly = (value: SQLiteColumn | SQL) => sql<string>`CAST(CAST(${va
  * The debts one expense creates: its debtors pay its payers in the fewest transfers (a single payer is owed
  * each other participant's share). Deterministic, so removing an expense removes exactly what adding it added;
  * always the greedy plan, so the pairs stored by earlier versions stay exactly what removing an expense takes away.
+ * A refund's are the same expense's reversed: whoever received the money owes it to those whose money it was.
  */
-export function expenseDebts(shares: readonly { agentId: string; paidMinor: number; shareMinor: number }[]): Debt[] {
-  return greedyTransfers(new Map(shares.map((s) => [s.agentId, BigInt(s.paidMinor - s.shareMinor)])));
+export function expenseDebts(shares: readonly { agentId: string; paidMinor: number; shareMinor: number }[], kind: ExpenseKind = "expense"): Debt[] {
+  const debts = greedyTransfers(new Map(shares.map((s) => [s.agentId, BigInt(s.paidMinor - s.shareMinor)])));
+  return kind === "refund" ? reversed(debts) : debts;
 }
 
 /** A confirmed payment from payer to payee: the payee now owes it back (it cancels the payer's debt). */
@@ -67,7 +70,13 @@ async function addPairs(tx: Tx, groupId: string, rows: readonly PairRow[]): Prom
 /** Every debt of a group's live expenses and confirmed payments, recomputed from the ledger (unnetted). */
 async function ledgerDebts(tx: Tx, groupId: string): Promise<Debt[]> {
   const shares = await tx
-    .select({ expenseId: expenseShares.expenseId, agentId: expenseShares.agentId, paidMinor: expenseShares.paidMinor, shareMinor: expenseShares.shareMinor })
+    .select({
+      expenseId: expenseShares.expenseId,
+      kind: expenses.kind,
+      agentId: expenseShares.agentId,
+      paidMinor: expenseShares.paidMinor,
+      shareMinor: expenseShares.shareMinor,
+    })
     .from(expenseShares)
     .innerJoin(expenses, eq(expenses.expenseId, expenseShares.expenseId))
     .where(and(eq(expenseShares.groupId, groupId), eq(expenses.deleted, false)))
@@ -77,7 +86,7 @@ async function ledgerDebts(tx: Tx, groupId: string): Promise<Debt[]> {
     const id = shares[i]!.expenseId;
     let end = i;
     while (end < shares.length && shares[end]!.expenseId === id) end++;
-    debts.push(...expenseDebts(shares.slice(i, end)));
+    debts.push(...expenseDebts(shares.slice(i, end), shares[i]!.kind));
     i = end;
   }
   const paid = await tx

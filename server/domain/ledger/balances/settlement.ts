@@ -17,6 +17,8 @@ export interface Settlement {
   /** Transfers by agent id. */
   plan: Debt[];
   method: SettleMethod;
+  /** No plan settles the group in fewer transfers. */
+  provenMinimal: boolean;
   /** Each pair's own net debt, by agent id, with former members routed around. */
   debts: Debt[];
 }
@@ -47,9 +49,9 @@ async function settle(tx: Tx, group: GroupRow, members: Map<string, AgentRef>, b
   const idOf = new Map([...people.values()].map((p) => [p.handle, p.agent_id]));
   const byHandle = new Map([...balances].map(([id, b]) => [handleOf(id), b]));
   const pairs = group.simplifyDebts ? [] : debts.map((d) => ({ from: handleOf(d.from), to: handleOf(d.to), amount: d.amount }));
-  const { transfers, method } = settlePlan(byHandle, group.simplifyDebts, pairs);
+  const { transfers, method, provenMinimal } = settlePlan(byHandle, group.simplifyDebts, pairs);
   const plan = transfers.map((t) => ({ from: idOf.get(t.from)!, to: idOf.get(t.to)!, amount: t.amount }));
-  return { balances, shown: [...shown], people, plan, method };
+  return { balances, shown: [...shown], people, plan, method, provenMinimal };
 }
 
 /**

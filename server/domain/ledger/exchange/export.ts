@@ -15,7 +15,27 @@ import { formatAmount } from "../money/amounts.ts";
 import { paymentViews } from "../payments/payments.ts";
 import type { DomainContext } from "../../../contract/principal.ts";
 
-export const CSV_HEADER = ["record", "id", "date", "description", "category", "currency", "amount", "participant", "paid", "share", "from", "to", "state"];
+// The columns after state came later (v1 only grows): the kind, the amount as given in another currency and the notes.
+export const CSV_HEADER = [
+  "record",
+  "id",
+  "date",
+  "description",
+  "category",
+  "currency",
+  "amount",
+  "participant",
+  "paid",
+  "share",
+  "from",
+  "to",
+  "state",
+  "kind",
+  "original_currency",
+  "original_amount",
+  "exchange_rate",
+  "notes",
+];
 
 const BATCH = 1000;
 
@@ -94,18 +114,21 @@ export const csvHeader = () => csvLine(CSV_HEADER.map(csvField));
 export function csvBatch(currency: string, batch: LedgerBatch): string {
   const lines: string[] = [];
   const money = (minor: number) => csvAmount(formatAmount(minor, currency));
+  const original = (o: Expense["original"] | undefined) => (o ? [csvField(o.currency), csvAmount(o.amount), csvField(o.exchange_rate)] : ["", "", ""]);
   for (const e of batch.expenses) {
     const paidBy = new Map(e.paid_by.map((p) => [p.handle, p.amount_minor]));
     const share = new Map(e.shares.map((s) => [s.handle, s.amount_minor]));
     const common = [csvField(e.expense_id), csvField(e.date), csvField(e.description.untrusted_content), csvField(e.category), csvField(currency)];
+    const after = [csvField(e.kind ?? "expense"), ...original(e.original), csvField(e.notes?.untrusted_content ?? null)];
     for (const handle of new Set([...share.keys(), ...paidBy.keys()])) {
       const cells = [csvField("expense_share"), ...common, csvAmount(e.amount), csvField(handle)];
-      lines.push(csvLine([...cells, money(paidBy.get(handle) ?? 0), money(share.get(handle) ?? 0), "", "", csvField(e.state)]));
+      lines.push(csvLine([...cells, money(paidBy.get(handle) ?? 0), money(share.get(handle) ?? 0), "", "", csvField(e.state), ...after]));
     }
   }
   for (const p of batch.payments) {
     const cells = [csvField("payment"), csvField(p.payment_id), csvField(p.created_at.slice(0, 10)), csvField(p.note?.untrusted_content ?? null)];
-    lines.push(csvLine([...cells, "", csvField(currency), csvAmount(p.amount), "", "", "", csvField(p.from.handle), csvField(p.to.handle), csvField(p.state)]));
+    const tail = [csvField(p.state), "", ...original(p.original), ""];
+    lines.push(csvLine([...cells, "", csvField(currency), csvAmount(p.amount), "", "", "", csvField(p.from.handle), csvField(p.to.handle), ...tail]));
   }
   return lines.join("");
 }

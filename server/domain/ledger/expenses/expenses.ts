@@ -140,6 +140,7 @@ export async function listExpenses(
 }
 
 const FIELD_NAMES: [keyof ExpenseState, string][] = [
+  ["kind", "kind"],
   ["description", "description"],
   ["amountMinor", "amount"],
   ["original", "original"],
@@ -199,6 +200,7 @@ export async function updateExpense(
   const after: ExpenseState = {
     ...before,
     ...computed,
+    kind: input.kind ?? before.kind,
     description: input.description ?? before.description,
     date: input.date ?? before.date,
     category: input.category ?? before.category,

@@ -10,6 +10,7 @@ import { refsWithKnown } from "../groups/membership.ts";
 import { formatAmount, moneyText } from "../money/amounts.ts";
 import type { ExpenseRow, ExpenseState, ParticipantShare } from "./store.ts";
 import { authorOf } from "./views.ts";
+import { kindWord } from "../../../contract/ledger-wording.ts";
 
 /** What every expense notice names: the change, who made it, the version it made, and whom to tell. */
 export interface ExpenseNotice {
@@ -37,7 +38,7 @@ async function tell(
   const { tx, now, group, actor, expenseId, version, state: s, recipients } = n;
   if (!recipients.length) return;
   const people = await refsWithKnown(tx, [s.descriptionBy, ...(s.notesBy ? [s.notesBy] : [])], n.known ?? new Map());
-  const what = `${quoted(s.description)} (${moneyText(s.amountMinor, group.currency)})`;
+  const what = `${kindWord(s.kind)}${quoted(s.description)} (${moneyText(s.amountMinor, group.currency)})`;
   const where = `in ${quoted(group.name, 40)}`;
   const deliveries = recipients.map(
     (r): Delivery => ({
@@ -49,6 +50,7 @@ async function tell(
         group_id: group.groupId,
         expense_id: expenseId,
         version,
+        kind: s.kind,
         description: untrusted(s.description, `expense description written by ${authorOf(people, s.descriptionBy)}`),
         amount_minor: s.amountMinor,
         amount: formatAmount(s.amountMinor, group.currency),
@@ -105,7 +107,7 @@ export async function tellDisputed(n: { tx: Tx; now: Date; group: GroupRow; acto
     to: row.createdBy,
     type: "ledger.expense_disputed",
     from: actor.agentId,
-    summaryMd: `@${actor.handle} disputes ${quoted(row.description)} (${moneyText(row.amountMinor, group.currency)}) in ${quoted(group.name, 40)}, saying ${quoted(reason)}. Check it with get_expense, then fix it with update_expense or remove it with delete_expense.`,
+    summaryMd: `@${actor.handle} disputes ${kindWord(row.kind)}${quoted(row.description)} (${moneyText(row.amountMinor, group.currency)}) in ${quoted(group.name, 40)}, saying ${quoted(reason)}. Check it with get_expense, then fix it with update_expense or remove it with delete_expense.`,
     payload: {
       group_id: group.groupId,
       expense_id: row.expenseId,

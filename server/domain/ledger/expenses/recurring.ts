@@ -91,7 +91,7 @@ async function catchUp(tx: Tx, now: Date, group: GroupRow, series: ExpenseRow, d
     if (exists) continue;
     const occurrence = { ...state, date, repeat: "none" as const, repeatUntil: null, recurringOf: series.expenseId, state: "active" as const, deleted: false };
     // Refused on every run, it would hold back every other series: it ends instead, as add_expense would be refused.
-    if (await exceedsLimits(tx, group, expenseDebts(occurrence.shares))) {
+    if (await exceedsLimits(tx, group, expenseDebts(occurrence.shares, occurrence.kind))) {
       await stop("the next one would take a total of the ledger past its limit");
       return made;
     }

@@ -6,9 +6,10 @@ import { jsonEach, jsonList, preparedInsert, prepared, type Tx } from "../../../
 import { agents, expenseHistory, expenseShares, expenses } from "../../../../db/schema/index.ts";
 import { iso } from "../../../clock.ts";
 import { invalid } from "../../../errors.ts";
-import type { Category, ExpenseHistoryEntry, Repeat } from "../../../contract/ledger.ts";
+import type { Category, ExpenseHistoryEntry, ExpenseKind, Repeat } from "../../../contract/ledger.ts";
 import { readExpenseSnapshot, upgradeExpenseSnapshotV0, type ExpenseSnapshot } from "../../../contract/expense-snapshot.ts";
 import { quoted } from "../../untrusted.ts";
+import { kindWord } from "../../../contract/ledger-wording.ts";
 import type { Actor } from "../../../contract/principal.ts";
 import { applyDebts, expenseDebts, reversed } from "../balances/pairs.ts";
 import { checkLimits } from "../balances/limits.ts";
@@ -36,6 +37,8 @@ export interface StoredSplit {
 
 /** Everything an expense says at one version; stored as the snapshot of each history entry. */
 export interface ExpenseState {
+  /** A refund moves the balances the other way: its debts are the same expense's, reversed. */
+  kind: ExpenseKind;
   description: string;
   descriptionBy: string;
   /** In the group's currency. */
@@ -66,6 +69,7 @@ export interface ExpenseState {
 /** The columns of an expense row that hold what add_expense and update_expense set. */
 export function stateColumns(s: ExpenseState) {
   return {
+    kind: s.kind,
     description: s.description,
     descriptionBy: s.descriptionBy,
     amountMinor: s.amountMinor,
@@ -85,6 +89,7 @@ export function stateColumns(s: ExpenseState) {
 
 /** Fields of add_expense and update_expense. */
 export interface ExpenseInput {
+  kind?: ExpenseKind;
   description?: string;
   amount?: string;
   amount_minor?: number;
@@ -187,6 +192,7 @@ export function newExpenseState(
   const notes = input.notes || null;
   return {
     ...computed,
+    kind: input.kind ?? "expense",
     description: input.description,
     descriptionBy: actor.agentId,
     date: input.date ?? today(now),
@@ -243,7 +249,7 @@ interface Version {
 }
 
 /** The debts an expense state puts in the balances: none while deleted. */
-const counted = (s: ExpenseState | null) => (s && !s.deleted ? expenseDebts(s.shares) : []);
+const counted = (s: ExpenseState | null) => (s && !s.deleted ? expenseDebts(s.shares, s.kind) : []);
 
 /**
  * Writes a version: the limits are judged first, then `writeRow` stores the expense's own row, and the tables
@@ -278,7 +284,8 @@ async function writeVersion(tx: Tx, now: Date, v: Version, writeRow: (at: string
  */
 export async function createExpense(tx: Tx, now: Date, group: GroupRow, actor: Actor, state: ExpenseState, activityNote = ""): Promise<ExpenseRow> {
   const expenseId = crypto.randomUUID();
-  const summary = `@${actor.handle} added ${quoted(state.description)}: ${moneyText(state.amountMinor, group.currency)}, paid by ${state.paidBy.map((p) => `@${p.handle}`).join(", ")}, split ${state.split.mode} among ${state.split.among.length}${activityNote}`;
+  const payers = state.paidBy.map((p) => `@${p.handle}`).join(", ");
+  const summary = `@${actor.handle} added ${kindWord(state.kind)}${quoted(state.description)}: ${moneyText(state.amountMinor, group.currency)}, ${state.kind === "refund" ? "received" : "paid"} by ${payers}, split ${state.split.mode} among ${state.split.among.length}${activityNote}`;
   let row: ExpenseRow | undefined;
   const version: Version = {
     group,
@@ -330,7 +337,7 @@ export async function replaceVersion(
 ): Promise<number> {
   const { group, actor, row, before, after, changed } = c;
   const version = row.version + 1;
-  const summary = `@${actor.handle} changed ${quoted(after.description)}: ${changed.join(", ")}`;
+  const summary = `@${actor.handle} changed ${kindWord(after.kind)}${quoted(after.description)}: ${changed.join(", ")}`;
   await writeVersion(
     tx,
     now,
@@ -357,7 +364,7 @@ export async function setDeleted(
   const after = { ...c.state, deleted };
   const version = row.version + 1;
   const verb = deleted ? "deleted" : "restored";
-  const summary = `@${c.actor.handle} ${verb} ${quoted(after.description)} (${moneyText(after.amountMinor, c.group.currency)})`;
+  const summary = `@${c.actor.handle} ${verb} ${kindWord(after.kind)}${quoted(after.description)} (${moneyText(after.amountMinor, c.group.currency)})`;
   await writeVersion(
     tx,
     now,
@@ -388,6 +395,7 @@ export async function setDeleted(
  */
 const toSnapshot = ({ repeatUntil, rateSource, ...s }: ExpenseState, changed: string[]): ExpenseSnapshot => ({
   ...upgradeExpenseSnapshotV0({ ...s, changed_fields: changed }),
+  kind: s.kind,
   repeat_until: repeatUntil,
   rate_source: rateSource,
 });
@@ -458,6 +466,7 @@ export function stateOfRow(row: ExpenseRow, shares: ParticipantShare[]): Expense
   const order = [...row.split.among.map((p) => p.handle), ...row.paidBy.map((p) => p.handle)];
   const rank = (h: string) => order.indexOf(h);
   return {
+    kind: row.kind,
     description: row.description,
     descriptionBy: row.descriptionBy ?? row.createdBy,
     amountMinor: row.amountMinor,

@@ -16,6 +16,7 @@ function contentWire(s: ExpenseState, currency: string, people: Map<string, Agen
   const amounts = (minor: number) => ({ amount_minor: minor, amount: formatAmount(minor, currency) });
   const of = new Map(s.shares.map((p) => [p.handle, p]));
   return {
+    kind: s.kind,
     description: untrusted(s.description, `expense description written by ${authorOf(people, s.descriptionBy)}`),
     ...amounts(s.amountMinor),
     currency,

@@ -38,10 +38,15 @@ export type SettleMethod = "exact" | "greedy" | "pairwise";
 export interface SettlePlan {
   transfers: Debt[];
   method: SettleMethod;
+  /** No plan settles it in fewer transfers: exact, or greedy reaching the lower bound (one transfer per creditor or per debtor). */
+  provenMinimal: boolean;
 }
 
-/** Members left after pairing equal opposite balances, up to which the fewest transfers are searched exactly (2^n subsets). */
-export const EXACT_LIMIT = 18;
+/**
+ * Members left after pairing equal opposite balances, up to which the fewest transfers are searched exactly (2^n
+ * subsets, 17 bytes each): bench/settle.ts measures its worst case at about 30 ms (35 MB) for 20, twice that for 21.
+ */
+export const EXACT_LIMIT = 20;
 
 /** The transfers that settle `balances` (summing to zero); `debts` (non-negative) only when not simplifying. */
 export function settlePlan(balances: ReadonlyMap<string, bigint>, simplify: boolean, debts: readonly Debt[] = []): SettlePlan {
@@ -49,7 +54,7 @@ export function settlePlan(balances: ReadonlyMap<string, bigint>, simplify: bool
   if (simplify) return fewestTransfers(balances);
   const transfers = netPairwise(debts);
   assertMatches(transfers, balances);
-  return { transfers, method: "pairwise" };
+  return { transfers, method: "pairwise", provenMinimal: false };
 }
 
 /** Greedy min-cash-flow over balances summing to zero: at most n - 1 transfers, in the order found. */
@@ -81,8 +86,11 @@ function fewestTransfers(ledger: ReadonlyMap<string, bigint>): SettlePlan {
   const exact = left.length <= EXACT_LIMIT;
   const groups = exact ? zeroSumGroups(left.map(([, b]) => b)) : [left.map((_, i) => i)];
   for (const g of groups) transfers.push(...greedy(new Map(g.map((i) => left[i]!))));
+  // Each creditor receives, and each debtor makes, at least one transfer: a greedy plan that few is the fewest too.
+  const owed = left.filter(([, b]) => b > 0n).length;
+  const bound = paired.size / 2 + Math.max(owed, left.length - owed);
   transfers.sort((a, b) => (a.amount === b.amount ? 0 : a.amount > b.amount ? -1 : 1) || compare(a.from, b.from) || compare(a.to, b.to));
-  return { transfers, method: exact ? "exact" : "greedy" };
+  return { transfers, method: exact ? "exact" : "greedy", provenMinimal: exact || transfers.length === bound };
 }
 
 // Sums of up to EXACT_LIMIT safe integers can pass 2^53, so each value is kept as hi * 2^26 + lo, both exact in a double.

@@ -52,6 +52,7 @@ export async function paymentViews(tx: Tx, rows: PaymentRow[], currencyOf: (grou
     updated_at: r.updatedAt,
     voided_by: r.voidedBy === null ? null : people.get(r.voidedBy)!,
     voided_at: r.voidedAt,
+    batch_id: r.batchId,
   }));
 }
 
@@ -62,7 +63,17 @@ export async function insertPayment(
   tx: Tx,
   now: Date,
   group: GroupRow,
-  p: { from: Member; to: Member; amountMinor: number; original: Original | null; state: "pending" | "confirmed"; note: string | null; createdBy: string },
+  p: {
+    from: Member;
+    to: Member;
+    amountMinor: number;
+    original: Original | null;
+    state: "pending" | "confirmed";
+    note: string | null;
+    createdBy: string;
+    /** One part of a payment across groups. */
+    batchId?: string;
+  },
 ): Promise<PaymentRow> {
   const at = iso(now);
   const row: PaymentRow = {
@@ -79,26 +90,28 @@ export async function insertPayment(
     updatedAt: at,
     voidedBy: null,
     voidedAt: null,
+    batchId: p.batchId ?? null,
   };
   if (row.state === "confirmed") await checkLimits(tx, group, [paymentDebt(row)]);
   await tx.insert(payments).values(row);
   if (row.state === "confirmed") await applyDebts(tx, group.groupId, [paymentDebt(row)], 1);
   const amount = paymentText(row, group);
+  const part = row.batchId === null ? "" : ", this group's part of one payment across groups";
   await logActivity(tx, now, {
     groupId: group.groupId,
     actorId: p.createdBy,
     action: "payment_recorded",
     summary:
       row.state === "pending"
-        ? `@${p.from.handle} paid @${p.to.handle} ${amount} (waiting for @${p.to.handle} to confirm)`
-        : `@${p.to.handle} received ${amount} from @${p.from.handle}`,
+        ? `@${p.from.handle} paid @${p.to.handle} ${amount} (waiting for @${p.to.handle} to confirm${part})`
+        : `@${p.to.handle} received ${amount} from @${p.from.handle}${part ? ` (${part.slice(2)})` : ""}`,
     refs: { payment_id: row.paymentId },
   });
   return row;
 }
 
 /** "12.00 GBP (10.37 EUR)" for a payment given in another currency, else "10.37 EUR". */
-function paymentText(row: PaymentRow, group: GroupRow): string {
+export function paymentText(row: PaymentRow, group: GroupRow): string {
   const inGroup = moneyText(row.amountMinor, group.currency);
   const original = originalOfRow(row);
   return original ? `${moneyText(original.amountMinor, original.currency)} (${inGroup})` : inGroup;
@@ -184,7 +197,7 @@ export async function recordPayment(
   return { payment: await viewOne(tx, row, group), overpayment };
 }
 
-function paymentPayload(row: PaymentRow, group: GroupRow, from: string, to: string) {
+export function paymentPayload(row: PaymentRow, group: GroupRow, from: string, to: string) {
   return {
     group_id: group.groupId,
     payment_id: row.paymentId,
@@ -199,35 +212,83 @@ function paymentPayload(row: PaymentRow, group: GroupRow, from: string, to: stri
 }
 
 /** The payment and its group if the caller is a current member; anyone else learns nothing (NOT_FOUND). */
-async function visiblePayment(tx: Tx, paymentId: string, agentId: string): Promise<{ row: PaymentRow; group: GroupRow }> {
+export async function visiblePayment(tx: Tx, paymentId: string, agentId: string): Promise<{ row: PaymentRow; group: GroupRow }> {
   const row = await tx.select().from(payments).where(eq(payments.paymentId, paymentId)).get();
   const group = row && (await memberGroup(tx, row.groupId, agentId));
   if (!row || !group) throw notFound("Payment");
   return { row, group };
 }
 
+/** What a payment's answer changed, for telling the other party. */
+export interface Answered {
+  row: PaymentRow;
+  updated: PaymentRow;
+  group: GroupRow;
+  action: "confirm" | "reject" | "void";
+  payer: string;
+  payee: string;
+  /** Who is told: the payer (confirm, reject) or the other party (void). */
+  otherId: string;
+}
+
 /**
  * The payee confirms (it starts counting) or rejects a pending payment; the payer is told. Either party voids a
- * pending or confirmed one (voidPayment).
+ * pending or confirmed one (answerPayment).
  */
 export async function respondPayment(
   { tx, now, actor }: DomainContext,
   input: { payment_id: string; action: "confirm" | "reject" | "void" },
 ): Promise<Payment> {
   const { row, group } = await visiblePayment(tx, input.payment_id, actor.agentId);
+  const answered = await answerPayment(tx, now, actor, row, group, input.action);
+  await tellAnswered(tx, now, actor, answered);
+  return viewOne(tx, answered.updated, group);
+}
+
+/**
+ * One payment's answer, without telling anyone: the payee confirms or rejects a pending payment; the payer or the
+ * payee voids a mistaken one: it stays listed as voided (with who and when), and a confirmed one leaves the
+ * balances in the same transaction. A confirmed payment with someone who has left the group is not voided: it
+ * would give a former member a balance again.
+ */
+export async function answerPayment(tx: Tx, now: Date, actor: Actor, row: PaymentRow, group: GroupRow, action: Answered["action"]): Promise<Answered> {
   assertWritable(group);
-  if (input.action === "void") return voidPayment(tx, actor, row, group, now);
+  const people = await refsByIds(tx, [row.fromId, row.toId]);
+  const [payer, payee] = [people.get(row.fromId)!.handle, people.get(row.toId)!.handle];
+  const amount = paymentText(row, group);
+  const at = iso(now);
+  if (action === "void") {
+    if (row.fromId !== actor.agentId && row.toId !== actor.agentId) throw conflict("Only the payer or the payee can void a payment.");
+    if (row.state !== "pending" && row.state !== "confirmed")
+      throw conflict(`The payment is already ${row.state}; only a pending or confirmed payment can be voided.`);
+    const otherId = row.fromId === actor.agentId ? row.toId : row.fromId;
+    if (row.state === "confirmed" && !(await isMember(tx, group.groupId, otherId))) {
+      throw conflict(`@${people.get(otherId)!.handle} has left the group, so the payment cannot leave the balances; record a payment back instead.`);
+    }
+    const updated: PaymentRow = { ...row, state: "voided", voidedBy: actor.agentId, voidedAt: at, updatedAt: at };
+    // What the payment paid off is owed again, which can raise a total as much as a new expense.
+    if (row.state === "confirmed") await checkLimits(tx, group, reversed([paymentDebt(row)]));
+    await tx.update(payments).set({ state: "voided", voidedBy: actor.agentId, voidedAt: at, updatedAt: at }).where(eq(payments.paymentId, row.paymentId));
+    if (row.state === "confirmed") await applyDebts(tx, group.groupId, [paymentDebt(row)], -1);
+    // A voided payment leaves nothing to confirm.
+    await resolveItems(tx, row.toId, "ledger.payment_to_confirm", { payment_id: row.paymentId });
+    await logActivity(tx, now, {
+      groupId: group.groupId,
+      actorId: actor.agentId,
+      action: "payment_voided",
+      summary: `@${actor.handle} voided the ${row.state} payment of ${amount} from @${payer} to @${payee}`,
+      refs: { payment_id: row.paymentId },
+    });
+    return { row, updated, group, action, payer, payee, otherId };
+  }
   if (row.toId !== actor.agentId) throw conflict("Only the payee can confirm or reject a payment.");
   if (row.state !== "pending") throw conflict(`The payment is already ${row.state}.`);
-  const state: PaymentState = input.action === "confirm" ? "confirmed" : "rejected";
-  const updated = { ...row, state, updatedAt: iso(now) };
+  const state: PaymentState = action === "confirm" ? "confirmed" : "rejected";
+  const updated = { ...row, state, updatedAt: at };
   if (state === "confirmed") await checkLimits(tx, group, [paymentDebt(row)]);
   await tx.update(payments).set({ state, updatedAt: updated.updatedAt }).where(eq(payments.paymentId, row.paymentId));
   if (state === "confirmed") await applyDebts(tx, group.groupId, [paymentDebt(row)], 1);
   await resolveItems(tx, actor.agentId, "ledger.payment_to_confirm", { payment_id: row.paymentId });
-  const people = await refsByIds(tx, [row.fromId]);
-  const payer = people.get(row.fromId)!.handle;
-  const amount = paymentText(row, group);
   await logActivity(tx, now, {
     groupId: group.groupId,
     actorId: actor.agentId,
@@ -235,64 +296,40 @@ export async function respondPayment(
     summary: `@${actor.handle} ${state} the payment of ${amount} from @${payer}`,
     refs: { payment_id: row.paymentId },
   });
-  await deliver(tx, now, {
-    to: row.fromId,
-    type: state === "confirmed" ? "ledger.payment_confirmed" : "ledger.payment_rejected",
-    from: actor.agentId,
-    summaryMd:
-      state === "confirmed"
-        ? `@${actor.handle} confirmed your payment of ${amount} in ${quoted(group.name, 40)}; it counts in the balances.`
-        : `@${actor.handle} rejected your payment of ${amount} in ${quoted(group.name, 40)}; it does not count. Ask your human what happened.`,
-    payload: paymentPayload(updated, group, payer, actor.handle),
-    refs: { group_id: group.groupId, payment_id: row.paymentId },
-  });
-  return viewOne(tx, updated, group);
+  return { row, updated, group, action, payer, payee, otherId: row.fromId };
 }
 
-/**
- * A mistaken payment undone by its payer or payee: it stays listed as voided (with who and when), a confirmed one
- * leaves the balances in the same transaction, and the other party is told. A confirmed payment with someone who
- * has left the group is not voided: it would give a former member a balance again.
- */
-async function voidPayment(tx: Tx, actor: Actor, row: PaymentRow, group: GroupRow, now: Date): Promise<Payment> {
-  if (row.fromId !== actor.agentId && row.toId !== actor.agentId) throw conflict("Only the payer or the payee can void a payment.");
-  if (row.state !== "pending" && row.state !== "confirmed")
-    throw conflict(`The payment is already ${row.state}; only a pending or confirmed payment can be voided.`);
-  const otherId = row.fromId === actor.agentId ? row.toId : row.fromId;
-  const people = await refsByIds(tx, [row.fromId, row.toId]);
-  const other = people.get(otherId)!.handle;
-  if (row.state === "confirmed" && !(await isMember(tx, group.groupId, otherId))) {
-    throw conflict(`@${other} has left the group, so the payment cannot leave the balances; record a payment back instead.`);
-  }
-  const at = iso(now);
-  const updated: PaymentRow = { ...row, state: "voided", voidedBy: actor.agentId, voidedAt: at, updatedAt: at };
-  // What the payment paid off is owed again, which can raise a total as much as a new expense.
-  if (row.state === "confirmed") await checkLimits(tx, group, reversed([paymentDebt(row)]));
-  await tx.update(payments).set({ state: "voided", voidedBy: actor.agentId, voidedAt: at, updatedAt: at }).where(eq(payments.paymentId, row.paymentId));
-  if (row.state === "confirmed") await applyDebts(tx, group.groupId, [paymentDebt(row)], -1);
-  // A voided payment leaves nothing to confirm.
-  await resolveItems(tx, row.toId, "ledger.payment_to_confirm", { payment_id: row.paymentId });
+/** Tells the other party of one payment's answer: ledger.payment_confirmed, _rejected or _voided. */
+async function tellAnswered(tx: Tx, now: Date, actor: Actor, a: Answered): Promise<void> {
+  const { row, updated, group, payer, payee } = a;
   const amount = paymentText(row, group);
-  const [payer, payee] = [people.get(row.fromId)!.handle, people.get(row.toId)!.handle];
-  await logActivity(tx, now, {
-    groupId: group.groupId,
-    actorId: actor.agentId,
-    action: "payment_voided",
-    summary: `@${actor.handle} voided the ${row.state} payment of ${amount} from @${payer} to @${payee}`,
-    refs: { payment_id: row.paymentId },
-  });
+  const where = `in ${quoted(group.name, 40)}`;
+  const refs = { group_id: group.groupId, payment_id: row.paymentId };
+  if (a.action === "void") {
+    await deliver(tx, now, {
+      to: a.otherId,
+      type: "ledger.payment_voided",
+      from: actor.agentId,
+      summaryMd:
+        row.state === "confirmed"
+          ? `@${actor.handle} voided the payment of ${amount} from @${payer} to @${payee} ${where}; it no longer counts in the balances.`
+          : `@${actor.handle} voided the pending payment of ${amount} from @${payer} to @${payee} ${where}; there is nothing to confirm.`,
+      payload: { ...paymentPayload(updated, group, payer, payee), voided_by: actor.handle, was: row.state },
+      refs,
+    });
+    return;
+  }
+  const confirmed = a.action === "confirm";
   await deliver(tx, now, {
-    to: otherId,
-    type: "ledger.payment_voided",
+    to: row.fromId,
+    type: confirmed ? "ledger.payment_confirmed" : "ledger.payment_rejected",
     from: actor.agentId,
-    summaryMd:
-      row.state === "confirmed"
-        ? `@${actor.handle} voided the payment of ${amount} from @${payer} to @${payee} in ${quoted(group.name, 40)}; it no longer counts in the balances.`
-        : `@${actor.handle} voided the pending payment of ${amount} from @${payer} to @${payee} in ${quoted(group.name, 40)}; there is nothing to confirm.`,
-    payload: { ...paymentPayload(updated, group, payer, payee), voided_by: actor.handle, was: row.state },
-    refs: { group_id: group.groupId, payment_id: row.paymentId },
+    summaryMd: confirmed
+      ? `@${actor.handle} confirmed your payment of ${amount} ${where}; it counts in the balances.`
+      : `@${actor.handle} rejected your payment of ${amount} ${where}; it does not count. Ask your human what happened.`,
+    payload: paymentPayload(updated, group, payer, actor.handle),
+    refs,
   });
-  return viewOne(tx, updated, group);
 }
 
 export interface ListPaymentsInput {

@@ -1,0 +1,50 @@
+import { z } from "zod";
+import { SPENDING_BY, spending } from "../../domain/ledger/spending/spending.ts";
+import { DateOnly } from "../../contract/ledger.ts";
+import { AgentRef, Uuid } from "../../contract/wire.ts";
+import { defineTool } from "../define.ts";
+import { madeUp } from "../made-up.ts";
+import description from "./get-spending.description.md" with { type: "text" };
+
+const Row = z.object({
+  key: z.string().describe("The category, the month (YYYY-MM) or the member's handle"),
+  agent: AgentRef.optional().describe("By member: the member"),
+  amount_minor: z.number().int().describe("Spent, net of refunds; by member, their shares"),
+  amount: z.string(),
+  paid_minor: z.number().int().optional().describe("By member: what they paid, net of refunds they received"),
+  paid: z.string().optional(),
+  count: z.number().int().describe("Expenses and refunds counted; by member, those they are in"),
+});
+
+export const getSpending = defineTool({
+  name: "get_spending",
+  title: "Spending totals by category, month or member",
+  description,
+  tags: ["read"],
+  input: z.strictObject({
+    group_id: Uuid.optional().describe("The group's id, from list_groups or get_me; omitted: all your groups"),
+    by: z.enum(SPENDING_BY).optional().describe("How to group the totals: category (default), month or member"),
+    since_date: DateOnly.optional().describe("First expense date counted, YYYY-MM-DD; default: from the first"),
+    until_date: DateOnly.optional().describe("Last expense date counted, YYYY-MM-DD; default: to the last"),
+  }),
+  output: z.object({
+    group_id: Uuid.optional(),
+    by: z.enum(SPENDING_BY),
+    since_date: z.string().nullable(),
+    until_date: z.string().nullable(),
+    currencies: z.array(
+      z.object({
+        currency: z.string(),
+        groups: z.array(z.object({ group_id: Uuid, name: z.string() })).describe("The groups counted in this currency"),
+        total_minor: z.number().int(),
+        total: z.string(),
+        count: z.number().int().describe("Expenses and refunds counted"),
+        rows: z.array(Row),
+      }),
+    ),
+  }),
+  example: { group_id: madeUp("group_id"), by: "category", since_date: "2026-01-01" },
+  async run(ctx, input) {
+    return { ...(await spending(ctx, input)), suggested_next: ["list_expenses", "get_balances"] };
+  },
+});
