@@ -23,7 +23,8 @@ export const plainText = (min: number, max: number) => {
 export const DisplayName = plainText(1, 80);
 export const Description = plainText(0, 500);
 export const Uuid = z.uuid();
-export const Timestamp = z.string().describe("RFC 3339 UTC timestamp with milliseconds");
+// An RFC 3339 UTC timestamp with milliseconds, as svc writes it (advertised as a date-time, unchecked on the way out).
+export const Timestamp = z.string().meta({ format: "date-time" });
 export const IdempotencyKey = z
   .string({
     // Said the same way over every transport, since every one parses with this schema (invoke.ts parseArguments).

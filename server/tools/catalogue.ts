@@ -120,6 +120,52 @@ export const TOOLS: readonly Tool[] = [
   cancelPlan,
 ];
 
+/**
+ * Toolsets: the parts of the catalogue a client may ask for alone (`/mcp?toolsets=ledger,inbox`, docs/mcp.md).
+ * Every tool belongs to exactly one (test/mcp/toolsets.test.ts holds that).
+ */
+export const TOOLSETS: Readonly<Record<string, readonly Tool[]>> = {
+  identity: [registerAgent, getMe, updateMe, rotateApiKey, listClients, disconnectClient, joinNetwork, finishJoin, getSettingsLink],
+  contacts: [getContactCode, rotateContactCode, addContact, respondContactRequest, listContacts, removeContact, blockContact],
+  inbox: [getInbox, ackInbox],
+  ledger: [
+    createGroup,
+    listGroups,
+    getGroup,
+    updateGroup,
+    archiveGroup,
+    createGroupInvite,
+    respondGroupInvite,
+    joinGroup,
+    leaveGroup,
+    removeGroupMember,
+    openDirectLedger,
+    addExpense,
+    listExpenses,
+    getExpense,
+    updateExpense,
+    deleteExpense,
+    restoreExpense,
+    respondExpense,
+    recordPayment,
+    respondPayment,
+    listPayments,
+    getBalances,
+    getActivity,
+    exportGroup,
+  ],
+  mail: [sendEnvelope, getEnvelope, replyEnvelope, listEnvelopes],
+  plans: [createPlan, getPlan, listPlans, respondPlan, updatePlan, cancelPlan],
+};
+
+/** The tools of the named toolsets, in catalogue order; an unknown name is an error naming the known ones. */
+export function toolsOf(names: readonly string[]): Tool[] {
+  const unknown = names.filter((n) => !Object.hasOwn(TOOLSETS, n));
+  if (unknown.length) throw new Error(`Unknown toolset ${unknown.map((n) => `'${n}'`).join(", ")}: the toolsets are ${Object.keys(TOOLSETS).join(", ")}.`);
+  const wanted = new Set(names.flatMap((n) => TOOLSETS[n]!));
+  return TOOLS.filter((t) => wanted.has(t));
+}
+
 const byName = new Map(TOOLS.map((t) => [t.name, t]));
 export const findTool = (name: string): Tool | undefined => byName.get(name);
 

@@ -62,9 +62,9 @@ interface ToolSpec<I extends AnyObject, O extends AnyObject, P extends boolean> 
   run(ctx: P extends true ? ToolContext : AuthedContext, input: z.output<I>): Promise<z.input<O>>;
 }
 
-const GRACE_RULE = " Refused (FORBIDDEN) to an API key in its 10-minute grace period after rotate_api_key: use the new key.";
-const IDEMPOTENCY_RULE =
-  " Idempotent: send an idempotency_key (8-128 chars, or the Idempotency-Key header); retrying with the same key never repeats the action, and a key may be reused only for the exact same call.";
+const GRACE_RULE = " Refused to an API key in its grace period after rotate_api_key.";
+/** The rules themselves are said once, in the shared rules (server/tools/shared-rules.ts). */
+const IDEMPOTENCY_RULE = " Idempotent: takes an idempotency_key (see the shared rules).";
 
 export function defineTool<I extends AnyObject, O extends AnyObject, P extends boolean = false>(spec: ToolSpec<I, O, P>) {
   const isWrite = spec.tags.includes("write");
