@@ -30,15 +30,12 @@ export type Category = (typeof CATEGORIES)[number];
 export type Repeat = (typeof REPEATS)[number];
 
 // Money inputs: exactly one of the two (checked with the currency, which fixes the decimals).
-export const DecimalAmount = z.string().max(40).describe("Decimal string in the currency's units, e.g. \"12.34\"; at most the currency's decimals");
-export const MinorAmount = z.number().int().min(1).max(MAX_MINOR).describe("Integer amount in minor units (cents), e.g. 1234");
+export const DecimalAmount = z.string().max(40).describe('In the currency\'s units, e.g. "12.34"');
+export const MinorAmount = z.number().int().min(1).max(MAX_MINOR).describe("In minor units (cents), e.g. 1234");
 export const amountFields = { amount: DecimalAmount.optional(), amount_minor: MinorAmount.optional() };
 
 export const CurrencyInput = z.string().regex(/^[A-Z]{3}$/, "must be an ISO 4217 code in capitals, such as EUR");
-export const ExchangeRate = z
-  .string()
-  .max(30)
-  .describe('Units of the group\'s currency per one unit of `currency`, as a decimal string, e.g. "0.9215"; at most 12 decimals');
+export const ExchangeRate = z.string().max(30).describe('Group currency units per 1 `currency`, e.g. "0.9215"');
 export const DateOnly = z
   .string()
   .regex(/^(19|2\d)\d\d-\d\d-\d\d$/, "must be a date YYYY-MM-DD between 1900 and 2999")
@@ -48,31 +45,39 @@ export const DateOnly = z
   }, "must be a real calendar date");
 export const Notes = plainText(0, 500);
 
-export const PayerInput = z.strictObject({ handle: Handle, ...amountFields });
+export const PayerInput = z.strictObject({ handle: Handle.describe("A member's handle, from get_group"), ...amountFields });
 export const SplitInput = z.strictObject({
-  mode: z.enum(SPLIT_MODES),
+  mode: z.enum(SPLIT_MODES).describe("How the amount is divided"),
   among: z
-    .array(z.strictObject({ handle: Handle, value: z.union([z.string().max(40), z.number()]).optional() }))
+    .array(
+      z.strictObject({
+        handle: Handle.describe("A member's handle, from get_group"),
+        value: z
+          .union([z.string().max(40), z.number()])
+          .optional()
+          .describe("This member's amount, percentage, weight or adjustment, by mode"),
+      }),
+    )
     .min(1)
     .max(200)
     .optional()
     .describe(
-      "Participants: value absent for equal; an amount string for exact; a percentage (all summing to 100) for percent; a positive weight for shares; a signed amount added to an equal share for adjustment. Omitted: every current member, equal split.",
+      "Participants; value: absent (equal), amount (exact), percentage summing to 100 (percent), weight (shares), signed amount added to an equal share (adjustment). Omitted: every member.",
     ),
 });
 
 /** Fields add_expense takes and update_expense may change. */
 export const expenseFields = {
-  description: plainText(1, 140),
+  description: plainText(1, 140).describe('What it was for, e.g. "Dinner at Rosa\'s"'),
   ...amountFields,
-  currency: CurrencyInput.optional().describe("Currency of the amounts given; default the group's. Another currency needs exchange_rate."),
+  currency: CurrencyInput.optional().describe("ISO 4217 code of the amounts; default the group's"),
   exchange_rate: ExchangeRate.optional(),
   date: DateOnly.optional().describe("YYYY-MM-DD; default today (UTC)"),
-  category: z.enum(CATEGORIES).optional(),
-  paid_by: z.array(PayerInput).min(1).max(50).optional().describe("Who paid how much, summing to the amount; default: the caller paid it all"),
-  split: SplitInput.optional(),
-  notes: Notes.optional(),
-  repeat: z.enum(REPEATS).optional().describe("The service adds each later occurrence on its date as an ordinary expense with refs.recurring_of"),
+  category: z.enum(CATEGORIES).optional().describe("Default general"),
+  paid_by: z.array(PayerInput).min(1).max(50).optional().describe("Who paid how much; default you paid it all"),
+  split: SplitInput.optional().describe("How it is shared; default equal among all members"),
+  notes: Notes.optional().describe("Longer notes for the members"),
+  repeat: z.enum(REPEATS).optional().describe("Adds later occurrences on their dates"),
   refs: RefsInput.optional(),
 };
 

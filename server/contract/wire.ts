@@ -35,10 +35,20 @@ export const IdempotencyKey = z
   })
   .min(8)
   .max(128)
-  .describe("Any unique string (a UUID works); reuse it only to retry the exact same call");
+  .describe("Unique per action (shared rules)");
 export const InviteCode = z.string().min(8).max(64);
-export const Limit = z.number().int().min(1).max(100);
-export const Cursor = z.string().min(1).max(200);
+export const Limit = z.number().int().min(1).max(100).describe("Page size, 1-100");
+export const Cursor = z.string().min(1).max(200).describe("next_cursor of the previous page");
+
+/** An id field, described with the tool its value comes from. */
+export const idFrom = (what: string, from: string) => Uuid.describe(`${what} id, from ${from}`);
+export const GroupId = idFrom("The group's", "list_groups or get_me");
+export const ExpenseId = idFrom("The expense's", "list_expenses or get_inbox");
+export const PaymentId = idFrom("The payment's", "list_payments or get_inbox");
+export const PlanId = idFrom("The plan's", "list_plans or get_inbox");
+export const EnvelopeId = idFrom("The envelope's", "list_envelopes or get_inbox");
+/** A handle field: whose it is; handles come from list_contacts, get_group or the human. */
+export const handleOf = (who: string) => Handle.describe(`${who}'s handle, from list_contacts, get_group or your human`);
 
 /**
  * Links to other objects, e.g. {"plan_id": "..."}: identifiers, not prose or links, since the other side reads them
@@ -50,7 +60,7 @@ export const RefsInput = z
     z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, "ref values are identifiers: 1-128 letters, digits, _ and -"),
   )
   .refine((r) => Object.keys(r).length <= 20, "at most 20 refs")
-  .describe('String to string links to other objects by identifier, e.g. {"plan_id": "..."}');
+  .describe('Links to other objects by id, e.g. {"plan_id": "..."}');
 
 export const AgentRef = z.object({ agent_id: Uuid, handle: z.string(), display_name: z.string() });
 export type AgentRef = z.infer<typeof AgentRef>;

@@ -50,7 +50,7 @@ function portable(node: unknown): unknown {
 
 /**
  * What a schema says that costs a reader more than it tells, dropped from what is advertised (the zod schema still
- * checks all of it): `$schema` (2020-12 is the default of MCP and OpenAPI 3.1), the pattern zod adds to a format
+ * checks all of it): the pattern zod adds to a format
  * (uuid, date-time, date), the pattern that refuses control and invisible characters (said once in the rules, and
  * refused with its own message), and the bounds of a safe integer. An output's objects are not closed: v1 only
  * grows, and an answer with a field added later must still match a schema a client cached.
@@ -61,7 +61,6 @@ function compact(node: unknown, io: "input" | "output"): unknown {
   const s = node as Schema;
   const out: Schema = {};
   for (const [k, v] of Object.entries(s)) {
-    if (k === "$schema") continue;
     if (k === "pattern" && (v === NO_CONTROL.source || ["uuid", "date-time", "date"].includes(s.format as string))) continue;
     if ((k === "minimum" && v === Number.MIN_SAFE_INTEGER) || (k === "maximum" && v === Number.MAX_SAFE_INTEGER)) continue;
     if (io === "output" && k === "additionalProperties" && v === false) continue;
@@ -120,6 +119,18 @@ function shareDefinitions(root: Schema): Schema {
   };
   const shared = mapSubschemas(root, share, "");
   return Object.keys(defs).length ? { ...shared, $defs: defs } : shared;
+}
+
+/** The same schema with every $ref to its own $defs replaced by the definition (for code that walks a schema). */
+export function inlineRefs(root: Schema): Schema {
+  const defs = (root.$defs ?? {}) as Record<string, Schema>;
+  const inline = (s: Schema, key: string): Schema => {
+    const ref = typeof s.$ref === "string" ? /^#\/\$defs\/(.+)$/.exec(s.$ref) : null;
+    const { $ref: _, ...rest } = s;
+    return ref ? inline({ ...defs[ref[1]!], ...rest }, key) : mapSubschemas(s, inline, key);
+  };
+  const { $defs: _, ...rest } = root;
+  return mapSubschemas(rest, inline, "");
 }
 
 /** The JSON Schema (2020-12) of a tool's input or output, in the portable subset. */

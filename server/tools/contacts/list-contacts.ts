@@ -10,7 +10,7 @@ export const listContacts = defineTool({
     "Lists the caller's contacts in one state: accepted (default), incoming (requests to answer), outgoing (requests sent) or blocked; sorted by handle, paged with limit and cursor.",
   tags: ["read"],
   input: z.strictObject({
-    state: z.enum(["accepted", "incoming", "outgoing", "blocked"]).optional(),
+    state: z.enum(["accepted", "incoming", "outgoing", "blocked"]).optional().describe("Only contacts in this state"),
     limit: Limit.optional(),
     cursor: Cursor.optional(),
   }),

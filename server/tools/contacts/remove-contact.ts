@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { removeContact as remove } from "../../domain/contacts.ts";
 import { defineTool } from "../define.ts";
-import { Handle } from "../../contract/wire.ts";
+import { handleOf } from "../../contract/wire.ts";
 
 export const removeContact = defineTool({
   name: "remove_contact",
@@ -9,7 +9,7 @@ export const removeContact = defineTool({
   description:
     "Removes an accepted contact on both sides, or cancels a request you sent. handle is the exact handle, without @. Shared groups are not affected.",
   tags: ["write", "destructive"],
-  input: z.strictObject({ handle: Handle }),
+  input: z.strictObject({ handle: handleOf("The contact") }),
   output: z.object({ removed: z.boolean() }),
   example: { handle: "carol" },
   async run(ctx, input) {

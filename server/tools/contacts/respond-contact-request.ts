@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { respondContactRequest as respond } from "../../domain/contacts.ts";
 import { defineTool } from "../define.ts";
-import { ContactRecord, Handle } from "../../contract/wire.ts";
+import { ContactRecord, handleOf } from "../../contract/wire.ts";
 
 export const respondContactRequest = defineTool({
   name: "respond_contact_request",
@@ -9,7 +9,10 @@ export const respondContactRequest = defineTool({
   description:
     "Accepts, declines or blocks a contact request, named by the requester's handle as get_inbox or list_contacts (state incoming) shows it. Ask your human first. Decline: the requester may not ask again for 30 days. Block: silent and permanent until you add them yourself.",
   tags: ["write"],
-  input: z.strictObject({ handle: Handle, action: z.enum(["accept", "decline", "block"]) }),
+  input: z.strictObject({
+    handle: handleOf("The requester").describe("The requester's handle, from the contact.request item of get_inbox"),
+    action: z.enum(["accept", "decline", "block"]).describe("Your human's decision"),
+  }),
   output: z.object({ contact: ContactRecord.nullable() }),
   example: { handle: "alice", action: "accept" },
   async run(ctx, input) {

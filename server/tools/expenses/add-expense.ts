@@ -3,7 +3,7 @@ import { addExpense as add } from "../../domain/ledger/expenses/expenses.ts";
 import { defineTool } from "../define.ts";
 import description from "./add-expense.description.md" with { type: "text" };
 import { madeUp } from "../made-up.ts";
-import { Uuid } from "../../contract/wire.ts";
+import { GroupId } from "../../contract/wire.ts";
 import { Expense, expenseFields } from "../../contract/ledger.ts";
 
 export const addExpense = defineTool({
@@ -11,7 +11,7 @@ export const addExpense = defineTool({
   title: "Add an expense",
   description,
   tags: ["write"],
-  input: z.strictObject({ group_id: Uuid, ...expenseFields }),
+  input: z.strictObject({ group_id: GroupId, ...expenseFields }),
   output: z.object({ expense: Expense }),
   example: {
     group_id: madeUp("group_id"),

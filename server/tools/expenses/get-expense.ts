@@ -2,7 +2,7 @@ import { z } from "zod";
 import { getExpense as get } from "../../domain/ledger/expenses/expenses.ts";
 import { defineTool } from "../define.ts";
 import { madeUp } from "../made-up.ts";
-import { Uuid } from "../../contract/wire.ts";
+import { ExpenseId } from "../../contract/wire.ts";
 import { Expense, ExpenseHistoryEntry } from "../../contract/ledger.ts";
 
 export const getExpense = defineTool({
@@ -11,7 +11,7 @@ export const getExpense = defineTool({
   description:
     "Returns one expense of a group you belong to, with each participant's response and its history of changes (each version: who, when, which fields, and the expense as it was). Use its version as expected_version for update_expense.",
   tags: ["read"],
-  input: z.strictObject({ expense_id: Uuid }),
+  input: z.strictObject({ expense_id: ExpenseId }),
   output: z.object({ expense: Expense, history: z.array(ExpenseHistoryEntry) }),
   example: { expense_id: madeUp("expense_id") },
   async run(ctx, input) {

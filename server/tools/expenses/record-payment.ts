@@ -3,7 +3,7 @@ import { recordPayment as record } from "../../domain/ledger/payments/payments.t
 import { defineTool } from "../define.ts";
 import description from "./record-payment.description.md" with { type: "text" };
 import { madeUp } from "../made-up.ts";
-import { Handle, Uuid } from "../../contract/wire.ts";
+import { GroupId, handleOf } from "../../contract/wire.ts";
 import { amountFields, CurrencyInput, ExchangeRate, Notes, Payment } from "../../contract/ledger.ts";
 
 export const recordPayment = defineTool({
@@ -12,13 +12,13 @@ export const recordPayment = defineTool({
   description,
   tags: ["write"],
   input: z.strictObject({
-    group_id: Uuid,
-    from: Handle.optional(),
-    to: Handle.optional(),
+    group_id: GroupId,
+    from: handleOf("The payer").optional().describe("The payer's handle, from get_group; default you"),
+    to: handleOf("The payee").optional().describe("The payee's handle, from get_group or get_balances settle_up; default you"),
     ...amountFields,
     currency: CurrencyInput.optional().describe("Currency of the amount given; default the group's. Another currency needs exchange_rate."),
     exchange_rate: ExchangeRate.optional(),
-    note: Notes.optional(),
+    note: Notes.optional().describe("A note for the other side"),
   }),
   output: z.object({
     payment: Payment,

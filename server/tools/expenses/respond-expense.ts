@@ -3,7 +3,7 @@ import { respondExpense as respond } from "../../domain/ledger/expenses/expenses
 import { defineTool } from "../define.ts";
 import description from "./respond-expense.description.md" with { type: "text" };
 import { madeUp } from "../made-up.ts";
-import { plainText, Uuid } from "../../contract/wire.ts";
+import { ExpenseId, plainText } from "../../contract/wire.ts";
 import { Expense } from "../../contract/ledger.ts";
 
 export const respondExpense = defineTool({
@@ -11,7 +11,11 @@ export const respondExpense = defineTool({
   title: "Confirm or dispute an expense",
   description,
   tags: ["write"],
-  input: z.strictObject({ expense_id: Uuid, action: z.enum(["confirm", "dispute"]), reason: plainText(1, 500).optional() }),
+  input: z.strictObject({
+    expense_id: ExpenseId,
+    action: z.enum(["confirm", "dispute"]).describe("Your human's answer"),
+    reason: plainText(1, 500).optional().describe("Why it is disputed, shown to the others"),
+  }),
   output: z.object({ expense: Expense }),
   example: { expense_id: madeUp("expense_id"), action: "dispute", reason: "I only had a starter; my share is 15.00." },
   async run(ctx, input) {

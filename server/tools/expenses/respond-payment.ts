@@ -3,7 +3,7 @@ import { respondPayment as respond } from "../../domain/ledger/payments/payments
 import { defineTool } from "../define.ts";
 import description from "./respond-payment.description.md" with { type: "text" };
 import { madeUp } from "../made-up.ts";
-import { Uuid } from "../../contract/wire.ts";
+import { PaymentId } from "../../contract/wire.ts";
 import { Payment } from "../../contract/ledger.ts";
 
 export const respondPayment = defineTool({
@@ -11,7 +11,10 @@ export const respondPayment = defineTool({
   title: "Confirm, reject or void a payment",
   description,
   tags: ["write"],
-  input: z.strictObject({ payment_id: Uuid, action: z.enum(["confirm", "reject", "void"]) }),
+  input: z.strictObject({
+    payment_id: PaymentId,
+    action: z.enum(["confirm", "reject", "void"]).describe("confirm or reject (the payee), void (payer or payee, undoes it)"),
+  }),
   output: z.object({ payment: Payment }),
   example: { payment_id: madeUp("payment_id"), action: "confirm" },
   async run(ctx, input) {

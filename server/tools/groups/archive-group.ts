@@ -2,7 +2,7 @@ import { z } from "zod";
 import { archiveGroup as archive, groupView } from "../../domain/ledger/groups/groups.ts";
 import { defineTool } from "../define.ts";
 import { madeUp } from "../made-up.ts";
-import { Uuid } from "../../contract/wire.ts";
+import { GroupId } from "../../contract/wire.ts";
 import { Group } from "../../contract/groups.ts";
 
 export const archiveGroup = defineTool({
@@ -11,7 +11,7 @@ export const archiveGroup = defineTool({
   description:
     "archived true makes a group read-only: it stays readable, but accepts no new expenses, payments, members or changes (CONFLICT) until archived false. Any member may do either.",
   tags: ["write"],
-  input: z.strictObject({ group_id: Uuid, archived: z.boolean() }),
+  input: z.strictObject({ group_id: GroupId, archived: z.boolean().describe("true archives, false restores") }),
   output: z.object({ group: Group }),
   example: { group_id: madeUp("group_id"), archived: true },
   async run(ctx, input) {

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { groupView, openDirectLedger as open } from "../../domain/ledger/groups/groups.ts";
 import { defineTool } from "../define.ts";
-import { Handle } from "../../contract/wire.ts";
+import { handleOf } from "../../contract/wire.ts";
 import { CurrencyCode, Group } from "../../contract/groups.ts";
 
 export const openDirectLedger = defineTool({
@@ -10,7 +10,10 @@ export const openDirectLedger = defineTool({
   description:
     "Returns the two-person ledger (a group of kind direct) between the caller and an accepted contact, creating it on the first call; later calls return the same group (created false). currency (ISO 4217) is needed only to create it.",
   tags: ["write"],
-  input: z.strictObject({ handle: Handle, currency: CurrencyCode.optional() }),
+  input: z.strictObject({
+    handle: handleOf("The contact").describe("A contact's handle, from list_contacts"),
+    currency: CurrencyCode.optional().describe("ISO 4217 code for a new ledger, e.g. EUR"),
+  }),
   output: z.object({ group: Group, created: z.boolean() }),
   example: { handle: "bob", currency: "EUR" },
   async run(ctx, input) {

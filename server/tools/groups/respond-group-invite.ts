@@ -3,7 +3,7 @@ import { groupView } from "../../domain/ledger/groups/groups.ts";
 import { respondInvite } from "../../domain/ledger/groups/invites.ts";
 import { defineTool } from "../define.ts";
 import { madeUp } from "../made-up.ts";
-import { Uuid } from "../../contract/wire.ts";
+import { idFrom } from "../../contract/wire.ts";
 import { Group, Invite } from "../../contract/groups.ts";
 
 export const respondGroupInvite = defineTool({
@@ -12,7 +12,10 @@ export const respondGroupInvite = defineTool({
   description:
     "Accepts (joins the group) or declines a group invitation addressed to the caller; invite_id is in the group.invitation inbox item's refs. Ask your human first. Either answer resolves the inbox item; an invitation answers once (CONFLICT after).",
   tags: ["write"],
-  input: z.strictObject({ invite_id: Uuid, action: z.enum(["accept", "decline"]) }),
+  input: z.strictObject({
+    invite_id: idFrom("The invitation's", "the group.invitation item of get_inbox"),
+    action: z.enum(["accept", "decline"]).describe("Your human's decision"),
+  }),
   output: z.object({ invite: Invite, group: Group.nullable() }),
   example: { invite_id: madeUp("invite_id"), action: "accept" },
   async run(ctx, input) {

@@ -20,11 +20,11 @@ export const registerAgent = defineTool({
   public: true,
   idempotent: false,
   input: z.strictObject({
-    handle: Handle,
-    display_name: DisplayName,
-    description: Description.optional(),
-    invite_code: InviteCode.optional(),
-    platform_invite_code: plainText(1, 200).optional(),
+    handle: Handle.describe("The handle to take, e.g. alice"),
+    display_name: DisplayName.describe("Name shown to others"),
+    description: Description.optional().describe("A line about you for others"),
+    invite_code: InviteCode.optional().describe("A group invite code to join at once"),
+    platform_invite_code: plainText(1, 200).optional().describe("The server's invite code, when it asks for one"),
   }),
   output: z.object({
     agent: Agent,

@@ -9,7 +9,10 @@ export const updateMe = defineTool({
   description: "Changes the caller's display_name and/or description. The handle can never change.",
   tags: ["write"],
   refusedInGrace: true,
-  input: z.strictObject({ display_name: DisplayName.optional(), description: Description.nullable().optional() }),
+  input: z.strictObject({
+    display_name: DisplayName.optional().describe("Name shown to others"),
+    description: Description.nullable().optional().describe("A line about you; null clears it"),
+  }),
   output: z.object({ agent: Agent }),
   example: { display_name: "Alice Martin", description: "Climbs on Tuesdays; pays for the pizza." },
   async run(ctx, input) {
