@@ -42,7 +42,8 @@ export const DateOnly = z
   .refine((d) => {
     const ms = Date.parse(`${d}T00:00:00Z`);
     return !Number.isNaN(ms) && new Date(ms).toISOString().startsWith(d);
-  }, "must be a real calendar date");
+  }, "must be a real calendar date")
+  .meta({ format: "date" });
 export const Notes = plainText(0, 500);
 
 export const PayerInput = z.strictObject({ handle: Handle.describe("A member's handle, from get_group"), ...amountFields });
@@ -55,15 +56,13 @@ export const SplitInput = z.strictObject({
         value: z
           .union([z.string().max(40), z.number()])
           .optional()
-          .describe("This member's amount, percentage, weight or adjustment, by mode"),
+          .describe("By mode: none (equal), amount (exact), percent, weight (shares), signed amount (adjustment)"),
       }),
     )
     .min(1)
     .max(200)
     .optional()
-    .describe(
-      "Participants; value: absent (equal), amount (exact), percentage summing to 100 (percent), weight (shares), signed amount added to an equal share (adjustment). Omitted: every member.",
-    ),
+    .describe("Participants; omitted: every member"),
 });
 
 /** Fields add_expense takes and update_expense may change. */

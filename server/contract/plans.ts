@@ -6,7 +6,7 @@ import { AgentRef, Handle, plainText, Timestamp, Untrusted, Uuid } from "./wire.
 export const RESPONSES = ["yes", "no", "maybe"] as const;
 export const PLAN_STATES = ["proposed", "scheduled", "cancelled"] as const;
 
-export const DateTimeInput = z.iso.datetime({ offset: true }).describe("RFC 3339 with a time zone, e.g. 2026-12-05T19:00:00Z");
+export const DateTimeInput = z.iso.datetime({ offset: true }).describe("e.g. 2026-12-05T19:00:00Z");
 export const PlanTitle = storable(plainText(1, 140));
 /** Free text, several lines allowed. */
 export const PlanDescription = storable(z.string().max(2000));

@@ -35,20 +35,20 @@ export const IdempotencyKey = z
   })
   .min(8)
   .max(128)
-  .describe("Unique per action (shared rules)");
+  .describe("See the shared rules");
 export const InviteCode = z.string().min(8).max(64);
 export const Limit = z.number().int().min(1).max(100).describe("Page size, 1-100");
 export const Cursor = z.string().min(1).max(200).describe("next_cursor of the previous page");
 
 /** An id field, described with the tool its value comes from. */
-export const idFrom = (what: string, from: string) => Uuid.describe(`${what} id, from ${from}`);
-export const GroupId = idFrom("The group's", "list_groups or get_me");
-export const ExpenseId = idFrom("The expense's", "list_expenses or get_inbox");
-export const PaymentId = idFrom("The payment's", "list_payments or get_inbox");
-export const PlanId = idFrom("The plan's", "list_plans or get_inbox");
-export const EnvelopeId = idFrom("The envelope's", "list_envelopes or get_inbox");
-/** A handle field: whose it is; handles come from list_contacts, get_group or the human. */
-export const handleOf = (who: string) => Handle.describe(`${who}'s handle, from list_contacts, get_group or your human`);
+export const idFrom = (from: string) => Uuid.describe(`From ${from}`);
+export const GroupId = idFrom("list_groups or get_me");
+export const ExpenseId = idFrom("list_expenses or get_inbox");
+export const PaymentId = idFrom("list_payments or get_inbox");
+export const PlanId = idFrom("list_plans or get_inbox");
+export const EnvelopeId = idFrom("list_envelopes or get_inbox");
+/** A handle field: where its value comes from. */
+export const handleFrom = (from: string) => Handle.describe(`A handle, from ${from}`);
 
 /**
  * Links to other objects, e.g. {"plan_id": "..."}: identifiers, not prose or links, since the other side reads them

@@ -2,7 +2,12 @@
 // from here. One list, tool by tool: an area has no index of its own that could drift from it.
 import { createHash } from "node:crypto";
 import type { Tool } from "./define.ts";
-import { toolJsonSchema } from "./json-schema.ts";
+import { sharedShape, toolJsonSchema } from "./json-schema.ts";
+import { ContactRecord } from "../contract/wire.ts";
+import { Group, Invite } from "../contract/groups.ts";
+import { Expense, Payment } from "../contract/ledger.ts";
+import { Envelope } from "../contract/mail.ts";
+import { Plan } from "../contract/plans.ts";
 import { madeUpIn } from "./made-up.ts";
 import { disconnectClient } from "./identity/disconnect-client.ts";
 import { getMe } from "./identity/get-me.ts";
@@ -169,8 +174,17 @@ export function toolsOf(names: readonly string[]): Tool[] {
 const byName = new Map(TOOLS.map((t) => [t.name, t]));
 export const findTool = (name: string): Tool | undefined => byName.get(name);
 
+// Each shape several tools answer with is declared in full in one tool's output schema (json-schema.ts).
+sharedShape(Expense, "The expense", "get_expense");
+sharedShape(Group, "The group", "get_group");
+sharedShape(Plan, "The plan", "get_plan");
+sharedShape(Envelope, "The envelope", "get_envelope");
+sharedShape(Payment, "The payment", "list_payments");
+sharedShape(Invite, "The invitation", "create_group_invite");
+sharedShape(ContactRecord, "The contact", "list_contacts");
+
 export const inputJsonSchema = (t: Tool) => toolJsonSchema(t.input, "input");
-export const outputJsonSchema = (t: Tool) => toolJsonSchema(t.output, "output");
+export const outputJsonSchema = (t: Tool) => toolJsonSchema(t.output, "output", t.name);
 
 /** What GET /v1/tools shows of a tool. */
 export function describeTool(t: Tool) {

@@ -62,9 +62,9 @@ interface ToolSpec<I extends AnyObject, O extends AnyObject, P extends boolean> 
   run(ctx: P extends true ? ToolContext : AuthedContext, input: z.output<I>): Promise<z.input<O>>;
 }
 
-const GRACE_RULE = " Refused to an API key in its grace period after rotate_api_key.";
+const GRACE_RULE = " Refused in a rotated key's grace period (shared rules).";
 /** The rules themselves are said once, in the shared rules (server/tools/shared-rules.ts). */
-const IDEMPOTENCY_RULE = " Idempotent: takes an idempotency_key (see the shared rules).";
+const IDEMPOTENCY_RULE = " Takes an idempotency_key (shared rules).";
 
 export function defineTool<I extends AnyObject, O extends AnyObject, P extends boolean = false>(spec: ToolSpec<I, O, P>) {
   const isWrite = spec.tags.includes("write");

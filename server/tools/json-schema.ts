@@ -6,6 +6,9 @@ import { NO_CONTROL } from "../contract/text.ts";
 
 type Schema = Record<string, unknown>;
 
+/** Every schema svc advertises is JSON Schema 2020-12. */
+export const SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema";
+
 /** Keywords that constrain only values of one type; they go into that type's anyOf branch. */
 const KEYWORDS_OF: Record<string, string[]> = {
   string: ["minLength", "maxLength", "pattern", "format", "contentEncoding", "contentMediaType"],
@@ -50,7 +53,7 @@ function portable(node: unknown): unknown {
 
 /**
  * What a schema says that costs a reader more than it tells, dropped from what is advertised (the zod schema still
- * checks all of it): the pattern zod adds to a format
+ * checks all of it): `$schema` (said once), the pattern zod adds to a format
  * (uuid, date-time, date), the pattern that refuses control and invisible characters (said once in the rules, and
  * refused with its own message), and the bounds of a safe integer. An output's objects are not closed: v1 only
  * grows, and an answer with a field added later must still match a schema a client cached.
@@ -61,7 +64,8 @@ function compact(node: unknown, io: "input" | "output"): unknown {
   const s = node as Schema;
   const out: Schema = {};
   for (const [k, v] of Object.entries(s)) {
-    if (k === "pattern" && (v === NO_CONTROL.source || ["uuid", "date-time", "date"].includes(s.format as string))) continue;
+    if (k === "pattern" && (UNSAID_PATTERNS.has(v as string) || ["uuid", "date-time", "date"].includes(s.format as string))) continue;
+    if (k === "minLength" && v === 0) continue;
     if ((k === "minimum" && v === Number.MIN_SAFE_INTEGER) || (k === "maximum" && v === Number.MAX_SAFE_INTEGER)) continue;
     if (io === "output" && k === "additionalProperties" && v === false) continue;
     out[k] = k === "properties" || k === "$defs" ? mapValues(v as Schema, (c) => compact(c, io)) : compact(v, io);
@@ -76,6 +80,9 @@ function compact(node: unknown, io: "input" | "output"): unknown {
   return out;
 }
 
+/** Patterns that refuse what no one means to send (control, invisible and NUL characters): said once in the docs. */
+const UNSAID_PATTERNS = new Set([NO_CONTROL.source, "^[^\\x00]*$"]);
+
 const mapValues = (o: Schema, f: (v: unknown, k: string) => unknown): Schema => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, f(v, k)]));
 
 /** The same schema with each subschema it holds (a property, an item, a branch) replaced by f's answer. */
@@ -88,7 +95,7 @@ function mapSubschemas(s: Schema, f: (sub: Schema, key: string) => Schema, key: 
 }
 
 /** Subschemas shorter than this stay where they are: a $ref would save little or nothing. */
-const SHARED_MIN_CHARS = 40;
+const SHARED_MIN_CHARS = 60;
 
 /**
  * Shares what an answer's schema repeats (an agent, a timestamp, a note): each subschema met more than once is
@@ -133,8 +140,40 @@ export function inlineRefs(root: Schema): Schema {
   return mapSubschemas(rest, inline, "");
 }
 
+/**
+ * Shapes that several tools answer with (an expense, a group, a plan, ...): declared in full once, in the answer of
+ * the tool that reads them (their home), and in every other tool's answer as an object that keeps its ids and says
+ * where the full shape is. The answers themselves are checked against the whole zod schema all the same.
+ */
+const SHARED_SHAPES = new Map<z.ZodType, { home: string; what: string }>();
+
+/** Marks a shape as declared in full in `home`'s answer only; returns it unchanged. */
+export function sharedShape<T extends z.ZodType>(schema: T, what: string, home: string): T {
+  SHARED_SHAPES.set(schema, { home, what });
+  return schema;
+}
+
+/** In a tool other than its home, a shared shape becomes an object with its ids and a pointer to the full one. */
+function pointToSharedShapes(tool: string | undefined) {
+  return ({ zodSchema, jsonSchema }: { zodSchema: unknown; jsonSchema: Schema }) => {
+    const shared = SHARED_SHAPES.get(zodSchema as z.ZodType);
+    if (!shared || tool === undefined || tool === shared.home) return;
+    const props = (jsonSchema.properties ?? {}) as Record<string, Schema>;
+    const ids = Object.keys(props).filter((k) => k.endsWith("_id") && props[k]!.type === "string" && props[k]!.format === "uuid");
+    for (const k of Object.keys(jsonSchema)) delete jsonSchema[k];
+    Object.assign(jsonSchema, {
+      type: "object",
+      description: `${shared.what}, as in ${shared.home}'s answer (its output schema has every field)`,
+      ...(ids.length ? { properties: Object.fromEntries(ids.map((k) => [k, { type: "string", format: "uuid" }])), required: ids } : {}),
+    });
+  };
+}
+
 /** The JSON Schema (2020-12) of a tool's input or output, in the portable subset. */
-export function toolJsonSchema(schema: z.ZodType, io: "input" | "output"): Schema {
-  const plain = compact(portable(z.toJSONSchema(schema, { io, unrepresentable: "any" })), io) as Schema;
+export function toolJsonSchema(schema: z.ZodType, io: "input" | "output", tool?: string): Schema {
+  const json = z.toJSONSchema(schema, { io, unrepresentable: "any", override: io === "output" ? pointToSharedShapes(tool) : undefined });
+  // The dialect is said once (GET /v1/tools schema_dialect; MCP's default): 2020-12.
+  delete json.$schema;
+  const plain = compact(portable(json), io) as Schema;
   return io === "output" ? shareDefinitions(plain) : plain;
 }

@@ -19,9 +19,10 @@ describe("catalogue and discovery", () => {
     const { res, body } = await get("/v1/tools");
     expect(res.status).toBe(200);
     expect(body.data.tools.map((t: any) => t.name)).toEqual(TOOLS.map((t) => t.name));
+    // The dialect is said once for every schema.
+    expect(body.data.schema_dialect).toBe("https://json-schema.org/draft/2020-12/schema");
     for (const t of body.data.tools) {
       expect(t.input_schema.type).toBe("object");
-      expect(t.input_schema.$schema).toBe("https://json-schema.org/draft/2020-12/schema");
       expect(t.output_schema.properties.suggested_next).toBeDefined();
       expect(t.tags.length).toBeGreaterThan(0);
       if (t.idempotent) expect(t.input_schema.required).toContain("idempotency_key");

@@ -4,7 +4,7 @@ import { addContact as add } from "../../domain/contacts.ts";
 import { sharesGroup } from "../../domain/ledger/groups/membership.ts";
 import { defineTool } from "../define.ts";
 import description from "./add-contact.description.md" with { type: "text" };
-import { ContactRecord, handleOf, idFrom } from "../../contract/wire.ts";
+import { ContactRecord, handleFrom, idFrom } from "../../contract/wire.ts";
 
 export const addContact = defineTool({
   name: "add_contact",
@@ -15,9 +15,9 @@ export const addContact = defineTool({
   attempts: { limit: 20, windowMs: HOUR, guess: (input) => (input.code === undefined ? null : "code") },
   input: z
     .strictObject({
-      handle: handleOf("The agent").optional(),
+      handle: handleFrom("your human or list_contacts").optional(),
       code: z.string().min(3).max(120).optional().describe("Their contact code, from your human (get_contact_code on their side)"),
-      via_group_id: idFrom("A group you share with them:", "list_groups").optional(),
+      via_group_id: idFrom("list_groups: a group you share").optional(),
       note: z.string().max(500).optional().describe("A short note to them (kept to 140 chars)"),
     })
     .superRefine((v, ctx) => {

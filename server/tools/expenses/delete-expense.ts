@@ -8,8 +8,7 @@ import { Expense } from "../../contract/ledger.ts";
 export const deleteExpense = defineTool({
   name: "delete_expense",
   title: "Delete an expense",
-  description:
-    "Soft-deletes an expense: it stops counting in balances at once but stays readable (list_expenses with include_deleted) and can be brought back with restore_expense. Participants get ledger.expense_deleted. CONFLICT if it is already deleted or the group is archived.",
+  description: "Deletes an expense: it stops counting at once and stays readable; restore_expense brings it back.",
   tags: ["write", "destructive"],
   input: z.strictObject({ expense_id: ExpenseId }),
   output: z.object({ expense: Expense }),

@@ -8,8 +8,7 @@ import { ActivityEntry } from "../../contract/ledger.ts";
 export const getActivity = defineTool({
   name: "get_activity",
   title: "A group's activity log",
-  description:
-    "Lists what happened in a group, newest first: who added, changed, deleted, restored, confirmed or disputed which expense, who paid whom, membership changes; paged with limit and cursor. Text members wrote appears quoted in summary_md.",
+  description: "What happened in a group, newest first; members' text is quoted in summary_md.",
   tags: ["read"],
   input: z.strictObject({ group_id: GroupId, limit: Limit.optional(), cursor: Cursor.optional() }),
   output: z.object({ entries: z.array(ActivityEntry), next_cursor: z.string().nullable() }),

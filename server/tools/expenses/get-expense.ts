@@ -8,8 +8,7 @@ import { Expense, ExpenseHistoryEntry } from "../../contract/ledger.ts";
 export const getExpense = defineTool({
   name: "get_expense",
   title: "Get an expense with its history",
-  description:
-    "Returns one expense of a group you belong to, with each participant's response and its history of changes (each version: who, when, which fields, and the expense as it was). Use its version as expected_version for update_expense.",
+  description: "One expense with each participant's response and its history; version is update_expense's expected_version.",
   tags: ["read"],
   input: z.strictObject({ expense_id: ExpenseId }),
   output: z.object({ expense: Expense, history: z.array(ExpenseHistoryEntry) }),

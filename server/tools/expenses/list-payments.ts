@@ -8,8 +8,7 @@ import { Payment, PAYMENT_STATES } from "../../contract/ledger.ts";
 export const listPayments = defineTool({
   name: "list_payments",
   title: "List a group's payments",
-  description:
-    "Lists a group's payments, newest first, paged with limit and cursor; filter by state (pending, confirmed, rejected, voided). A voided payment names who voided it and when.",
+  description: "Lists a group's payments, newest first.",
   tags: ["read"],
   input: z.strictObject({
     group_id: GroupId,

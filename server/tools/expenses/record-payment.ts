@@ -3,7 +3,7 @@ import { recordPayment as record } from "../../domain/ledger/payments/payments.t
 import { defineTool } from "../define.ts";
 import description from "./record-payment.description.md" with { type: "text" };
 import { madeUp } from "../made-up.ts";
-import { GroupId, handleOf } from "../../contract/wire.ts";
+import { GroupId, handleFrom } from "../../contract/wire.ts";
 import { amountFields, CurrencyInput, ExchangeRate, Notes, Payment } from "../../contract/ledger.ts";
 
 export const recordPayment = defineTool({
@@ -13,8 +13,8 @@ export const recordPayment = defineTool({
   tags: ["write"],
   input: z.strictObject({
     group_id: GroupId,
-    from: handleOf("The payer").optional().describe("The payer's handle, from get_group; default you"),
-    to: handleOf("The payee").optional().describe("The payee's handle, from get_group or get_balances settle_up; default you"),
+    from: handleFrom("get_group").optional().describe("The payer, from get_group; default you"),
+    to: handleFrom("get_group").optional().describe("The payee, from get_group or settle_up; default you"),
     ...amountFields,
     currency: CurrencyInput.optional().describe("Currency of the amount given; default the group's. Another currency needs exchange_rate."),
     exchange_rate: ExchangeRate.optional(),

@@ -8,8 +8,7 @@ import { Expense } from "../../contract/ledger.ts";
 export const restoreExpense = defineTool({
   name: "restore_expense",
   title: "Restore a deleted expense",
-  description:
-    "Undoes delete_expense: the expense counts in balances again, as a new version. Participants get ledger.expense_updated. CONFLICT if it is not deleted, the group is archived, or a participant has left the group.",
+  description: "Undoes delete_expense, as a new version (CONFLICT if a participant has left).",
   tags: ["write"],
   input: z.strictObject({ expense_id: ExpenseId }),
   output: z.object({ expense: Expense }),

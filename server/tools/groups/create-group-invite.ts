@@ -3,7 +3,7 @@ import { createInvite } from "../../domain/ledger/groups/invites.ts";
 import { defineTool } from "../define.ts";
 import description from "./create-group-invite.description.md" with { type: "text" };
 import { madeUp } from "../made-up.ts";
-import { GroupId, handleOf } from "../../contract/wire.ts";
+import { GroupId, handleFrom } from "../../contract/wire.ts";
 import { Invite } from "../../contract/groups.ts";
 
 export const createGroupInvite = defineTool({
@@ -14,7 +14,7 @@ export const createGroupInvite = defineTool({
   input: z
     .strictObject({
       group_id: GroupId,
-      handle: handleOf("The contact to invite").optional().describe("A contact to invite, from list_contacts; omitted: a shareable code"),
+      handle: handleFrom("list_contacts").optional().describe("Whom to invite, from list_contacts; omitted: a shareable code"),
       max_uses: z.number().int().min(1).max(1000).optional().describe("How many may join with the code"),
       expires_at: z.iso.datetime({ offset: true }).optional().describe("When the code stops working, RFC 3339"),
     })

@@ -3,7 +3,7 @@ import { createGroup as create, groupView } from "../../domain/ledger/groups/gro
 import { inviteContacts } from "../../domain/ledger/groups/invites.ts";
 import { defineTool } from "../define.ts";
 import description from "./create-group.description.md" with { type: "text" };
-import { Description, handleOf, plainText } from "../../contract/wire.ts";
+import { Description, Handle, plainText } from "../../contract/wire.ts";
 import { CurrencyCode, Group, Invite } from "../../contract/groups.ts";
 
 export const createGroup = defineTool({
@@ -15,7 +15,7 @@ export const createGroup = defineTool({
     name: plainText(1, 80).describe('The group\'s name, e.g. "Lisbon trip"'),
     currency: CurrencyCode.describe("ISO 4217 code of the ledger, e.g. EUR"),
     description: Description.optional().describe("What the group is for"),
-    members: z.array(handleOf("A contact")).max(50).optional().describe("Contacts to invite, handles from list_contacts"),
+    members: z.array(Handle).max(50).optional().describe("Contacts to invite, from list_contacts"),
   }),
   output: z.object({ group: Group, invites: z.array(Invite) }),
   example: { name: "Lisbon trip", currency: "EUR", members: ["bob"] },

@@ -10,8 +10,7 @@ import { Group } from "../../contract/groups.ts";
 export const getGroup = defineTool({
   name: "get_group",
   title: "Show a group",
-  description:
-    "One group the caller belongs to: its summary, settings (simplify_debts, description) and current members, each with role (owner or member), joined_at and balance (positive: the others owe them). Groups the caller is not in are NOT_FOUND.",
+  description: "One of your groups: summary, settings and members with role and balance (positive: others owe them).",
   tags: ["read"],
   view: GROUP_VIEW,
   input: z.strictObject({ group_id: GroupId }),

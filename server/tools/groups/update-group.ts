@@ -8,8 +8,7 @@ import { CurrencyCode, Group } from "../../contract/groups.ts";
 export const updateGroup = defineTool({
   name: "update_group",
   title: "Change a group",
-  description:
-    "Changes a group's name, description (empty string clears it), simplify_debts (settle up with the fewest transfers, or pair by pair) or currency. Any member may. The currency cannot change once the group has an expense or payment (CONFLICT); an archived group is read-only (CONFLICT).",
+  description: "Changes a group's name, description, simplify_debts or currency (not once used). Any member may.",
   tags: ["write"],
   input: z
     .strictObject({

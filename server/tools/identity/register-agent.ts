@@ -14,8 +14,7 @@ export const REGISTRATION_CLIENT = "Agent that registered the handle";
 export const registerAgent = defineTool({
   name: "register_agent",
   title: "Register an agent",
-  description:
-    "Creates a new identity (a global, unique, permanent handle) and returns its API key, shown only this once: store it. Not idempotent: call once. With invite_code, also joins that group. When the deployment is invite-only, platform_invite_code is required.",
+  description: "Creates a new identity (a permanent handle) and returns its API key, shown once: store it. Not idempotent. invite_code also joins that group.",
   tags: ["write"],
   public: true,
   idempotent: false,

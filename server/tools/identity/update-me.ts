@@ -6,7 +6,7 @@ import { Agent, Description, DisplayName } from "../../contract/wire.ts";
 export const updateMe = defineTool({
   name: "update_me",
   title: "Update my profile",
-  description: "Changes the caller's display_name and/or description. The handle can never change.",
+  description: "Changes your display_name and/or description; the handle never changes.",
   tags: ["write"],
   refusedInGrace: true,
   input: z.strictObject({

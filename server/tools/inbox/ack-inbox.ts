@@ -2,16 +2,15 @@ import { z } from "zod";
 import { ack } from "../../domain/inbox.ts";
 import { defineTool } from "../define.ts";
 import { madeUp } from "../made-up.ts";
-import { idFrom } from "../../contract/wire.ts";
+import { Uuid } from "../../contract/wire.ts";
 
 export const ackInbox = defineTool({
   name: "ack_inbox",
   title: "Mark inbox items",
-  description:
-    "Marks inbox items: seen; resolved (acted on); dismiss (hide without acting); keep (mail.envelope items only: leaves the unread count and is kept for a year). Acting with an item's suggested tool resolves it by itself.",
+  description: "Marks inbox items seen, resolved, dismissed or kept. Acting with an item's suggested tool resolves it already.",
   tags: ["write"],
   input: z.strictObject({
-    item_ids: z.array(idFrom("An item's", "get_inbox")).min(1).max(100).describe("Item ids, from get_inbox"),
+    item_ids: z.array(Uuid).min(1).max(100).describe("Item ids, from get_inbox"),
     action: z.enum(["seen", "resolved", "dismiss", "keep"]).describe("What to mark them"),
   }),
   output: z.object({ updated: z.number().int() }),

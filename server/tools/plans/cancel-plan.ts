@@ -8,8 +8,7 @@ import { Plan } from "../../contract/plans.ts";
 export const cancelPlan = defineTool({
   name: "cancel_plan",
   title: "Cancel a plan",
-  description:
-    "Organiser only (FORBIDDEN otherwise): cancels a proposed or scheduled plan for good (CONFLICT if already cancelled). Every invitee gets a plan.cancelled item and their open invitation stops waiting for an answer. The plan stays readable.",
+  description: "The organiser cancels a plan for good; invitees are told. It stays readable.",
   tags: ["write", "destructive"],
   input: z.strictObject({ plan_id: PlanId }),
   output: z.object({ plan: Plan }),

@@ -3,7 +3,7 @@ import { updatePlan as update } from "../../domain/plans/plans.ts";
 import { defineTool } from "../define.ts";
 import description from "./update-plan.description.md" with { type: "text" };
 import { madeUp } from "../made-up.ts";
-import { PlanId, handleOf, idFrom } from "../../contract/wire.ts";
+import { Handle, PlanId, idFrom } from "../../contract/wire.ts";
 import { DateTimeInput, Invitees, OptionUpdate, Options, Plan, PlanDescription, PlanTitle } from "../../contract/plans.ts";
 
 export const updatePlan = defineTool({
@@ -18,8 +18,8 @@ export const updatePlan = defineTool({
     respond_by: DateTimeInput.nullable().optional().describe("Deadline for answers, RFC 3339; null clears it"),
     options: Options(OptionUpdate).optional().describe("The whole new list of options"),
     add_invitees: Invitees.optional().describe("Contacts to invite, from list_contacts"),
-    remove_invitees: z.array(handleOf("An invitee")).min(1).max(50).optional().describe("Invitees to remove"),
-    choose_option_id: idFrom("The chosen option's", "get_plan").optional(),
+    remove_invitees: z.array(Handle).min(1).max(50).optional().describe("Invitees to remove, from get_plan"),
+    choose_option_id: idFrom("get_plan").optional(),
   }),
   output: z.object({ plan: Plan }),
   example: { plan_id: madeUp("plan_id"), choose_option_id: madeUp("option_id") },
