@@ -29,13 +29,26 @@ export const REPEATS = ["none", "weekly", "fortnightly", "monthly", "yearly"] as
 export type Category = (typeof CATEGORIES)[number];
 export type Repeat = (typeof REPEATS)[number];
 
+/**
+ * A JSON number given where a decimal is expected, as the decimal it is: its shortest text form (12.5 -> "12.5"),
+ * which then follows the same rules as a string (10.155 EUR is refused for its decimals, never rounded; a number
+ * JavaScript writes with an exponent, 1e-7, is refused as not a plain decimal).
+ */
+export const numberAsDecimal = (n: number): string => String(n);
+
+/** A decimal given as a string or as a JSON number; either way a string from here on. */
+const decimalInput = (maxLength: number) =>
+  z.union([z.string().max(maxLength), z.number().transform(numberAsDecimal)], {
+    error: 'must be a decimal string such as "12.34" or a number such as 12.34',
+  });
+
 // Money inputs: exactly one of the two (checked with the currency, which fixes the decimals).
-export const DecimalAmount = z.string().max(40).describe('In the currency\'s units, e.g. "12.34"');
+export const DecimalAmount = decimalInput(40).describe('In the currency\'s units, e.g. "12.34" or 12.34');
 export const MinorAmount = z.number().int().min(1).max(MAX_MINOR).describe("In minor units (cents), e.g. 1234");
 export const amountFields = { amount: DecimalAmount.optional(), amount_minor: MinorAmount.optional() };
 
 export const CurrencyInput = z.string().regex(/^[A-Z]{3}$/, "must be an ISO 4217 code in capitals, such as EUR");
-export const ExchangeRate = z.string().max(30).describe('Group currency units per 1 `currency`, e.g. "0.9215"');
+export const ExchangeRate = decimalInput(30).describe('Group currency units per 1 `currency`, e.g. "0.9215"');
 export const DateOnly = z
   .string()
   .regex(/^(19|2\d)\d\d-\d\d-\d\d$/, "must be a date YYYY-MM-DD between 1900 and 2999")
@@ -46,18 +59,25 @@ export const DateOnly = z
   .meta({ format: "date" });
 export const Notes = plainText(0, 500);
 
+/** A participant's value in a split: a decimal string or a JSON number (read exactly, by mode). */
+const SplitValue = z.union([z.string().max(40), z.number()]);
+
 export const PayerInput = z.strictObject({ handle: Handle.describe("A member's handle, from get_group"), ...amountFields });
 export const SplitInput = z.strictObject({
   mode: z.enum(SPLIT_MODES).describe("How the amount is divided"),
   among: z
     .array(
-      z.strictObject({
-        handle: Handle.describe("A member's handle, from get_group"),
-        value: z
-          .union([z.string().max(40), z.number()])
-          .optional()
-          .describe("By mode: none (equal), amount (exact), percent, weight (shares), signed amount (adjustment)"),
-      }),
+      z
+        .strictObject({
+          handle: Handle.describe("A member's handle, from get_group"),
+          value: SplitValue.optional().describe("By mode: none (equal), amount (exact), percent, weight (shares), signed amount (adjustment)"),
+          amount: SplitValue.optional().describe("Same as value"),
+        })
+        // `amount`, as paid_by names it, is the same as `value`: one of the two.
+        .superRefine((p, ctx) => {
+          if (p.value !== undefined && p.amount !== undefined) ctx.addIssue({ code: "custom", path: ["amount"], message: "give value or amount, not both" });
+        })
+        .transform(({ amount, ...p }) => (amount === undefined ? p : { ...p, value: amount })),
     )
     .min(1)
     .max(200)
