@@ -28,8 +28,8 @@ export function fieldsAt(schema: Schema, path: readonly PropertyKey[]): string[]
   for (const step of path) {
     nodes = expand(nodes).flatMap((n) => {
       if (typeof step === "number") return n.items && typeof n.items === "object" ? [n.items as Schema] : [];
-      const child = (n.properties as Record<string, Schema> | undefined)?.[String(step)];
-      return child ? [child] : [];
+      const props = (n.properties ?? {}) as Record<string, Schema>;
+      return Object.hasOwn(props, String(step)) ? [props[String(step)]!] : [];
     });
   }
   return [...new Set(expand(nodes).flatMap((n) => Object.keys((n.properties as Schema | undefined) ?? {})))];
@@ -52,7 +52,8 @@ function distance(a: string, b: string): number {
 export function nearestField(key: string, known: readonly string[]): string | null {
   const lower = key.toLowerCase();
   if (known.includes(lower)) return lower;
-  const synonym = SYNONYMS[lower]?.find((s) => known.includes(s));
+  // Own names only: a key such as "__proto__" names nothing here.
+  const synonym = Object.hasOwn(SYNONYMS, lower) ? SYNONYMS[lower]!.find((s) => known.includes(s)) : undefined;
   if (synonym) return synonym;
   let best: { field: string; d: number } | null = null;
   for (const field of known) {

@@ -125,3 +125,12 @@ describe("a wrong field's error names the right one", () => {
     expect(f.details.issues).toContainEqual({ path: "(arguments)", message: 'unknown field "colour"; the fields here are group_id' });
   });
 });
+
+test("a key named like a built-in (__proto__, constructor) is an unknown field, not a failure", async () => {
+  const g = await fresh();
+  for (const body of [`{"group_id":"${g.id}","__proto__":{"x":1}}`, `{"group_id":"${g.id}","constructor":1}`]) {
+    const res = await s.raw("/v1/tools/get_group", { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${g.key}` }, body });
+    expect(res.status).toBe(400);
+    expect((await res.json()).error.code).toBe("VALIDATION_ERROR");
+  }
+});
