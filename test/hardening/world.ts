@@ -138,7 +138,8 @@ export function worldHints(o: HintOptions): Hints {
     if (name === "currency") return fc.constant("EUR");
     // times in a plausible order: answers due before things start, and things end after they start
     if (s.format === "date-time") return fc.constant(new Date(Date.UTC(2030 + timeRank(name), 0, 1)).toISOString());
-    if (name === "amount" && s.type === "string") return fc.constant("12.34");
+    // an amount is a decimal string or a JSON number (anyOf); a realistic caller sends the string
+    if (name === "amount" && (s.type === "string" || s.anyOf)) return fc.constant("12.34");
     if (name === "amount_minor") return fc.constant(1234);
     if (o.agree && Array.isArray(s.enum)) {
       const yes = s.enum.find((v: unknown) => AGREEING.includes(String(v)));
