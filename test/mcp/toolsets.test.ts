@@ -55,3 +55,22 @@ describe.each(ERAS)("a %s client", (era) => {
     for (const name of Object.keys(TOOLSETS)) expect(body.error.message).toContain(name);
   });
 });
+
+test("the home page's MCP snippet shows how to ask for toolsets, with their names", async () => {
+  const html = await (await fetch(`${s.url}/`, { headers: { accept: "text/html" } })).text();
+  expect(html).toContain(`${s.url}/mcp?toolsets=ledger,inbox`);
+  for (const name of Object.keys(TOOLSETS)) expect(html).toContain(name);
+});
+
+test("a session without a credential is told both ways in: an API key and OAuth", async () => {
+  const client = await connectMcp("2026-07-28", `${s.url}/mcp`);
+  try {
+    const instructions = client.getInstructions() ?? "";
+    expect(instructions).toContain("register_agent");
+    expect(instructions).toContain("Authorization: Bearer");
+    expect(instructions).toContain("OAuth");
+    expect(instructions).toContain(`${s.url}/.well-known/oauth-protected-resource`);
+  } finally {
+    await client.close();
+  }
+});
