@@ -145,6 +145,16 @@ describe("catalogue and discovery", () => {
     expect(body.components.securitySchemes.oauth.type).toBe("oauth2");
     expect(body.components.parameters.IdempotencyKey.in).toBe("header");
     expect(body.components.schemas.ErrorEnvelope.properties.error.properties.code.enum).toContain("IDEMPOTENCY_KEY_REUSED");
+    // every reference points into the document: an answer's shared definitions are components
+    const refs = [...JSON.stringify(body).matchAll(/"\$ref":"([^"]+)"/g)].map((m) => m[1]!);
+    expect(refs.length).toBeGreaterThan(0);
+    for (const r of refs) {
+      const target = r
+        .replace(/^#\//, "")
+        .split("/")
+        .reduce((node: any, part) => node?.[part.replaceAll("~1", "/").replaceAll("~0", "~")], body);
+      expect({ ref: r, found: target !== undefined }).toEqual({ ref: r, found: true });
+    }
   });
 
   test("the well-known metadata documents carry agent_auth.register_uri, and every endpoint they name answers", async () => {
