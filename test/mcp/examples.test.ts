@@ -2,6 +2,7 @@
 // server gives (get_tool_doc) fits the tool's schemas, and no handle stands where an amount, a date or an id belongs.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { TOOLS, findTool } from "../../server/tools/catalogue.ts";
+import { MADE_UP } from "../../server/tools/made-up.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
 import { connectMcp } from "./clients.ts";
 
@@ -30,6 +31,19 @@ function misplacedHandles(value: unknown, path: string, out: string[] = []): str
   return out;
 }
 
+/** Ids that are not the made-up id the example calls use for that kind (so an answer and a call disagree). */
+function strayIds(value: unknown, path: string, out: string[] = []): string[] {
+  if (Array.isArray(value)) value.forEach((v, i) => strayIds(v, `${path}[${i}]`, out));
+  else if (value && typeof value === "object") {
+    for (const [k, v] of Object.entries(value)) {
+      const made = (MADE_UP as Record<string, { value: string }>)[k];
+      if (made && typeof v === "string" && v !== made.value) out.push(`${path}.${k}=${v}`);
+      strayIds(v, `${path}.${k}`, out);
+    }
+  }
+  return out;
+}
+
 test("GET /v1/tools: every example call fits the tool's input schema, with no handle where a number, date or id belongs", async () => {
   const { data } = await (await fetch(`${s.url}/v1/tools`)).json();
   expect(data.tools).toHaveLength(TOOLS.length);
@@ -50,6 +64,7 @@ test("/mcp/docs get_tool_doc: every example call and answer fits the schemas, wi
       if (!t.input.safeParse(doc.example.arguments).success) wrong.push(`${t.name}: example call`);
       if (!t.output.safeParse(doc.example.answer).success) wrong.push(`${t.name}: example answer`);
       wrong.push(...misplacedHandles(doc.example.answer, t.name), ...misplacedHandles(doc.example.arguments, t.name));
+      wrong.push(...strayIds(doc.example.answer, t.name));
     }
     expect(wrong).toEqual([]);
   } finally {
