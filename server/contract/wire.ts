@@ -37,8 +37,8 @@ export const IdempotencyKey = z
   .max(128)
   .describe("See the shared rules");
 export const InviteCode = z.string().min(8).max(64);
-export const Limit = z.number().int().min(1).max(100).describe("Page size, 1-100");
-export const Cursor = z.string().min(1).max(200).describe("next_cursor of the previous page");
+export const Limit = z.number().int().min(1).max(100).describe("Page size");
+export const Cursor = z.string().min(1).max(200).describe("From next_cursor");
 
 /** An id field, described with the tool its value comes from. */
 export const idFrom = (from: string) => Uuid.describe(`From ${from}`);

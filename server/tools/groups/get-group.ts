@@ -10,7 +10,7 @@ import { Group } from "../../contract/groups.ts";
 export const getGroup = defineTool({
   name: "get_group",
   title: "Show a group",
-  description: "One of your groups: summary, settings and members with role and balance (positive: others owe them).",
+  description: "One of your groups: settings and members with role and balance.",
   tags: ["read"],
   view: GROUP_VIEW,
   input: z.strictObject({ group_id: GroupId }),
