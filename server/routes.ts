@@ -1,6 +1,8 @@
 // Every HTTP endpoint, one line each: method, path, handler. `{name}` is one path segment and a trailing `*` the
 // rest of the path (server/router.ts); GET answers HEAD too. A path nobody answers is a JSON 404, or in the web's
 // areas an HTML page saying so (isWebPath). Tool calls all go through invoke() (server/tools/invoke.ts).
+import { SCHEMA_DIALECT } from "./tools/json-schema.ts";
+import { SHARED_RULES } from "./tools/shared-rules.ts";
 import { AppError } from "./errors.ts";
 import { json } from "./adapters/http.ts";
 import { handleMcp } from "./adapters/mcp.ts";
@@ -264,7 +266,15 @@ function listTools(c: Call): Response {
   if (c.req.headers.get("if-none-match") === etag) {
     return new Response(null, { status: 304, headers: { ETag: etag, "X-Request-Id": c.requestId } });
   }
-  const data = { version: etag.replaceAll('"', ""), count: tools.length, tools, suggested_next: ["register_agent"] };
+  // The schemas' dialect and the rules every tool shares are said once here, not in each tool.
+  const data = {
+    version: etag.replaceAll('"', ""),
+    count: tools.length,
+    schema_dialect: SCHEMA_DIALECT,
+    shared_rules: SHARED_RULES,
+    tools,
+    suggested_next: ["register_agent"],
+  };
   return json({ ok: true, data, request_id: c.requestId }, 200, c.requestId, { ETag: etag, "Cache-Control": "no-cache" });
 }
 

@@ -26,6 +26,8 @@ export interface Exchange {
   clientAddress: () => string;
   /** The bearer token, if any (already checked to be valid when present). */
   token: string | null;
+  /** The tools this session offers: the toolsets named in `?toolsets=` (all without it). */
+  toolNames: ReadonlySet<string> | null;
   /** The Idempotency-Key header, if any. */
   idempotencyKey: string | null;
   /** Headers for the HTTP answer: the calls' rate-limit headers. */

@@ -29,7 +29,18 @@ const rateLimitHeaders = {
   "X-Request-Id": { schema: { type: "string" } },
 };
 
-function toolOperation(t: Tool) {
+/**
+ * A tool's answer schema with the definitions it shares ($defs) moved to components/schemas as `<tool>.<name>`:
+ * inside an OpenAPI document a "#/..." reference points into the document itself.
+ */
+function hoistDefinitions(t: Tool, schema: Record<string, unknown>, components: Record<string, unknown>): Record<string, unknown> {
+  const { $defs, ...rest } = schema;
+  const rewrite = (node: unknown) => JSON.parse(JSON.stringify(node).replaceAll('"#/$defs/', `"#/components/schemas/${t.name}.`));
+  for (const [name, def] of Object.entries(($defs ?? {}) as Record<string, unknown>)) components[`${t.name}.${name}`] = rewrite(def);
+  return rewrite(rest);
+}
+
+function toolOperation(t: Tool, components: Record<string, unknown>) {
   const security = t.isPublic ? [] : [{ bearer: [] }, { oauth: [t.scope] }];
   return {
     operationId: t.name,
@@ -48,7 +59,7 @@ function toolOperation(t: Tool) {
             schema: {
               type: "object",
               required: ["ok", "data"],
-              properties: { ok: { const: true }, data: outputJsonSchema(t), request_id: { type: "string" } },
+              properties: { ok: { const: true }, data: hoistDefinitions(t, outputJsonSchema(t), components), request_id: { type: "string" } },
             },
           },
         },
@@ -60,7 +71,8 @@ function toolOperation(t: Tool) {
 
 export function openApiDocument(baseUrl: string) {
   const paths: Record<string, unknown> = {};
-  for (const t of TOOLS) paths[`/v1/tools/${t.name}`] = { post: toolOperation(t) };
+  const shared: Record<string, unknown> = {};
+  for (const t of TOOLS) paths[`/v1/tools/${t.name}`] = { post: toolOperation(t, shared) };
   paths["/v1/tools"] = {
     get: {
       operationId: "list_tools",
@@ -103,7 +115,7 @@ export function openApiDocument(baseUrl: string) {
   };
   for (const [path, name] of Object.entries(TOOL_ALIASES)) {
     const tool = TOOLS.find((t) => t.name === name);
-    if (tool) paths[path] = { post: { ...toolOperation(tool), operationId: `${name}_alias` } };
+    if (tool) paths[path] = { post: { ...toolOperation(tool, shared), operationId: `${name}_alias` } };
   }
 
   const codes = Object.keys(ERROR_CODES);
@@ -136,6 +148,7 @@ export function openApiDocument(baseUrl: string) {
         },
       },
       schemas: {
+        ...shared,
         SuccessEnvelope: {
           type: "object",
           required: ["ok", "data"],

@@ -32,57 +32,76 @@ export const EXPENSE_KINDS = ["expense", "refund"] as const;
 export type ExpenseKind = (typeof EXPENSE_KINDS)[number];
 export type Repeat = (typeof REPEATS)[number];
 
+/**
+ * A JSON number given where a decimal is expected, as the decimal it is: its shortest text form (12.5 -> "12.5"),
+ * which then follows the same rules as a string (10.155 EUR is refused for its decimals, never rounded; a number
+ * JavaScript writes with an exponent, 1e-7, is refused as not a plain decimal).
+ */
+export const numberAsDecimal = (n: number): string => String(n);
+
+/** A decimal given as a string or as a JSON number; either way a string from here on. */
+const decimalInput = (maxLength: number) =>
+  z.union([z.string().max(maxLength), z.number().transform(numberAsDecimal)], {
+    error: 'must be a decimal string such as "12.34" or a number such as 12.34',
+  });
+
 // Money inputs: exactly one of the two (checked with the currency, which fixes the decimals).
-export const DecimalAmount = z.string().max(40).describe("Decimal string in the currency's units, e.g. \"12.34\"; at most the currency's decimals");
-export const MinorAmount = z.number().int().min(1).max(MAX_MINOR).describe("Integer amount in minor units (cents), e.g. 1234");
+export const DecimalAmount = decimalInput(40).describe('In the currency\'s units, e.g. "12.34" or 12.34');
+export const MinorAmount = z.number().int().min(1).max(MAX_MINOR).describe("In minor units (cents), e.g. 1234");
 export const amountFields = { amount: DecimalAmount.optional(), amount_minor: MinorAmount.optional() };
 
 export const CurrencyInput = z.string().regex(/^[A-Z]{3}$/, "must be an ISO 4217 code in capitals, such as EUR");
-export const ExchangeRate = z
-  .string()
-  .max(30)
-  .describe('Units of the group\'s currency per one unit of `currency`, as a decimal string, e.g. "0.9215"; at most 12 decimals');
+export const ExchangeRate = decimalInput(30).describe('Group currency units per 1 `currency`, e.g. "0.9215"');
 export const DateOnly = z
   .string()
   .regex(/^(19|2\d)\d\d-\d\d-\d\d$/, "must be a date YYYY-MM-DD between 1900 and 2999")
   .refine((d) => {
     const ms = Date.parse(`${d}T00:00:00Z`);
     return !Number.isNaN(ms) && new Date(ms).toISOString().startsWith(d);
-  }, "must be a real calendar date");
+  }, "must be a real calendar date")
+  .meta({ format: "date" });
 export const Notes = plainText(0, 500);
 
-export const PayerInput = z.strictObject({ handle: Handle, ...amountFields });
+/** A participant's value in a split: a decimal string or a JSON number (read exactly, by mode). */
+const SplitValue = z.union([z.string().max(40), z.number()]);
+
+export const PayerInput = z.strictObject({ handle: Handle.describe("A member's handle, from get_group"), ...amountFields });
 export const SplitInput = z.strictObject({
-  mode: z.enum(SPLIT_MODES),
+  mode: z.enum(SPLIT_MODES).describe("How the amount is divided"),
   among: z
-    .array(z.strictObject({ handle: Handle, value: z.union([z.string().max(40), z.number()]).optional() }))
+    .array(
+      z
+        .strictObject({
+          handle: Handle.describe("A member's handle, from get_group"),
+          value: SplitValue.optional().describe("By mode: none (equal), amount (exact), percent, weight (shares), signed amount (adjustment)"),
+          amount: SplitValue.optional().describe("Same as value"),
+        })
+        // `amount`, as paid_by names it, is the same as `value`: one of the two.
+        .superRefine((p, ctx) => {
+          if (p.value !== undefined && p.amount !== undefined) ctx.addIssue({ code: "custom", path: ["amount"], message: "give value or amount, not both" });
+        })
+        .transform(({ amount, ...p }) => (amount === undefined ? p : { ...p, value: amount })),
+    )
     .min(1)
     .max(200)
     .optional()
-    .describe(
-      "Participants: value absent for equal; an amount string for exact; a percentage (all summing to 100) for percent; a positive weight for shares; a signed amount added to an equal share for adjustment. Omitted: every current member, equal split.",
-    ),
+    .describe("Participants; omitted: every member"),
 });
 
 /** Fields add_expense takes and update_expense may change. */
 export const expenseFields = {
-  kind: z
-    .enum(EXPENSE_KINDS)
-    .optional()
-    .describe(
-      "refund: money that came back (a returned item, a deposit), paid_by being who received it and split whose money it was; it moves the balances the other way. Default expense",
-    ),
-  description: plainText(1, 140),
+  kind: z.enum(EXPENSE_KINDS).optional().describe("refund: money back (paid_by received it); moves balances the other way. Default expense"),
+  description: plainText(1, 140).describe('What it was for, e.g. "Dinner at Rosa\'s"'),
   ...amountFields,
-  currency: CurrencyInput.optional().describe("Currency of the amounts given; default the group's. Another currency needs exchange_rate."),
+  currency: CurrencyInput.optional().describe("ISO 4217 code of the amounts; default the group's"),
   exchange_rate: ExchangeRate.optional(),
   date: DateOnly.optional().describe("YYYY-MM-DD; default today (UTC)"),
-  category: z.enum(CATEGORIES).optional(),
-  paid_by: z.array(PayerInput).min(1).max(50).optional().describe("Who paid how much, summing to the amount; default: the caller paid it all"),
-  split: SplitInput.optional(),
-  notes: Notes.optional(),
-  repeat: z.enum(REPEATS).optional().describe("The service adds each later occurrence on its date as an ordinary expense with refs.recurring_of"),
-  repeat_until: DateOnly.nullable().optional().describe("YYYY-MM-DD: a repeating expense's last date (inclusive); default none, null clears it"),
+  category: z.enum(CATEGORIES).optional().describe("Default general"),
+  paid_by: z.array(PayerInput).min(1).max(50).optional().describe("Who paid how much; default you paid it all"),
+  split: SplitInput.optional().describe("How it is shared; default equal among all members"),
+  notes: Notes.optional().describe("Longer notes for the members"),
+  repeat: z.enum(REPEATS).optional().describe("Adds later occurrences on their dates"),
+  repeat_until: DateOnly.nullable().optional().describe("Last date of a series (inclusive); null clears it"),
   refs: RefsInput.optional(),
 };
 

@@ -6,7 +6,7 @@ import { AgentRef, Handle, plainText, Timestamp, Untrusted, Uuid } from "./wire.
 export const RESPONSES = ["yes", "no", "maybe"] as const;
 export const PLAN_STATES = ["proposed", "scheduled", "cancelled"] as const;
 
-export const DateTimeInput = z.iso.datetime({ offset: true }).describe("RFC 3339 timestamp with a time zone, e.g. 2026-12-05T19:00:00Z");
+export const DateTimeInput = z.iso.datetime({ offset: true }).describe("e.g. 2026-12-05T19:00:00Z");
 export const PlanTitle = storable(plainText(1, 140));
 /** Free text, several lines allowed. */
 export const PlanDescription = storable(z.string().max(2000));
@@ -16,10 +16,10 @@ export const Invitees = z.array(Handle).min(1).max(50);
 export const OptionInput = z.strictObject({
   starts_at: DateTimeInput,
   ends_at: DateTimeInput.optional(),
-  place: Place.optional(),
+  place: Place.optional().describe('Where, e.g. "Café Central"'),
 });
 /** In update_plan: an option_id keeps that option (and its votes); without one it is a new option. */
-export const OptionUpdate = OptionInput.extend({ option_id: Uuid.optional() });
+export const OptionUpdate = OptionInput.extend({ option_id: Uuid.optional().describe("An existing option's id, from get_plan: keeps it and its votes") });
 export const Options = <T extends z.ZodType>(o: T) => z.array(o).min(1).max(10);
 
 export const PlanOption = z.object({

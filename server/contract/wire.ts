@@ -23,7 +23,8 @@ export const plainText = (min: number, max: number) => {
 export const DisplayName = plainText(1, 80);
 export const Description = plainText(0, 500);
 export const Uuid = z.uuid();
-export const Timestamp = z.string().describe("RFC 3339 UTC timestamp with milliseconds");
+// An RFC 3339 UTC timestamp with milliseconds, as svc writes it (advertised as a date-time, unchecked on the way out).
+export const Timestamp = z.string().meta({ format: "date-time" });
 export const IdempotencyKey = z
   .string({
     // Said the same way over every transport, since every one parses with this schema (invoke.ts parseArguments).
@@ -34,10 +35,20 @@ export const IdempotencyKey = z
   })
   .min(8)
   .max(128)
-  .describe("Any unique string (a UUID works); reuse it only to retry the exact same call");
+  .describe("See the shared rules");
 export const InviteCode = z.string().min(8).max(64);
-export const Limit = z.number().int().min(1).max(100);
-export const Cursor = z.string().min(1).max(200);
+export const Limit = z.number().int().min(1).max(100).describe("Page size");
+export const Cursor = z.string().min(1).max(200).describe("From next_cursor");
+
+/** An id field, described with the tool its value comes from. */
+export const idFrom = (from: string) => Uuid.describe(`From ${from}`);
+export const GroupId = idFrom("list_groups or get_me");
+export const ExpenseId = idFrom("list_expenses or get_inbox");
+export const PaymentId = idFrom("list_payments or get_inbox");
+export const PlanId = idFrom("list_plans or get_inbox");
+export const EnvelopeId = idFrom("list_envelopes or get_inbox");
+/** A handle field: where its value comes from. */
+export const handleFrom = (from: string) => Handle.describe(`A handle, from ${from}`);
 
 /**
  * Links to other objects, e.g. {"plan_id": "..."}: identifiers, not prose or links, since the other side reads them
@@ -49,7 +60,7 @@ export const RefsInput = z
     z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, "ref values are identifiers: 1-128 letters, digits, _ and -"),
   )
   .refine((r) => Object.keys(r).length <= 20, "at most 20 refs")
-  .describe('String to string links to other objects by identifier, e.g. {"plan_id": "..."}');
+  .describe('Links to other objects by id, e.g. {"plan_id": "..."}');
 
 export const AgentRef = z.object({ agent_id: Uuid, handle: z.string(), display_name: z.string() });
 export type AgentRef = z.infer<typeof AgentRef>;

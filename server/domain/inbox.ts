@@ -261,7 +261,12 @@ export async function summary({ tx, now, actor: { agentId } }: DomainContext): P
 
 const firstLine = (md: string) => {
   const line = md.split("\n")[0] ?? "";
-  return line.length > 160 ? `${line.slice(0, 159)}…` : line;
+  if (line.length <= 160) return line;
+  let cut = line.slice(0, 159);
+  // Never inside another agent's quoted text (untrusted.ts quoted): the rest of it would read as the summary's own.
+  const open = cut.lastIndexOf("“");
+  if (open >= 0 && !/^“[^“”]*” \(quoted\)/.test(cut.slice(open))) cut = cut.slice(0, open).trimEnd();
+  return `${cut}…`;
 };
 
 type ItemRow = typeof inboxItems.$inferSelect;

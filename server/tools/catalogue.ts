@@ -2,7 +2,12 @@
 // from here. One list, tool by tool: an area has no index of its own that could drift from it.
 import { createHash } from "node:crypto";
 import type { Tool } from "./define.ts";
-import { toolJsonSchema } from "./json-schema.ts";
+import { sharedShape, toolJsonSchema } from "./json-schema.ts";
+import { ContactRecord } from "../contract/wire.ts";
+import { Group, Invite } from "../contract/groups.ts";
+import { Expense, Payment } from "../contract/ledger.ts";
+import { Envelope } from "../contract/mail.ts";
+import { Plan } from "../contract/plans.ts";
 import { madeUpIn } from "./made-up.ts";
 import { disconnectClient } from "./identity/disconnect-client.ts";
 import { getMe } from "./identity/get-me.ts";
@@ -132,11 +137,72 @@ export const TOOLS: readonly Tool[] = [
   cancelPlan,
 ];
 
+/**
+ * Toolsets: the parts of the catalogue a client may ask for alone (`/mcp?toolsets=ledger,inbox`, docs/mcp.md).
+ * Every tool belongs to exactly one (test/mcp/toolsets.test.ts holds that).
+ */
+export const TOOLSETS: Readonly<Record<string, readonly Tool[]>> = {
+  identity: [registerAgent, getMe, updateMe, rotateApiKey, listClients, disconnectClient, joinNetwork, finishJoin, getSettingsLink],
+  contacts: [getContactCode, rotateContactCode, addContact, respondContactRequest, listContacts, removeContact, blockContact],
+  inbox: [getInbox, ackInbox],
+  ledger: [
+    createGroup,
+    listGroups,
+    getGroup,
+    updateGroup,
+    archiveGroup,
+    createGroupInvite,
+    respondGroupInvite,
+    joinGroup,
+    leaveGroup,
+    removeGroupMember,
+    openDirectLedger,
+    addExpense,
+    listExpenses,
+    getExpense,
+    updateExpense,
+    deleteExpense,
+    restoreExpense,
+    respondExpense,
+    recordPayment,
+    respondPayment,
+    listPayments,
+    getBalances,
+    getActivity,
+    exportGroup,
+    listRecurring,
+    stopRecurring,
+    addAttachment,
+    listAttachments,
+    deleteAttachment,
+    getSpending,
+  ],
+  mail: [sendEnvelope, getEnvelope, replyEnvelope, listEnvelopes],
+  plans: [createPlan, getPlan, listPlans, respondPlan, updatePlan, cancelPlan],
+};
+
+/** The tools of the named toolsets, in catalogue order; an unknown name is an error naming the known ones. */
+export function toolsOf(names: readonly string[]): Tool[] {
+  const unknown = names.filter((n) => !Object.hasOwn(TOOLSETS, n));
+  if (unknown.length) throw new Error(`Unknown toolset ${unknown.map((n) => `'${n}'`).join(", ")}: the toolsets are ${Object.keys(TOOLSETS).join(", ")}.`);
+  const wanted = new Set(names.flatMap((n) => TOOLSETS[n]!));
+  return TOOLS.filter((t) => wanted.has(t));
+}
+
 const byName = new Map(TOOLS.map((t) => [t.name, t]));
 export const findTool = (name: string): Tool | undefined => byName.get(name);
 
+// Each shape several tools answer with is declared in full in one tool's output schema (json-schema.ts).
+sharedShape(Expense, "The expense", "get_expense");
+sharedShape(Group, "The group", "get_group");
+sharedShape(Plan, "The plan", "get_plan");
+sharedShape(Envelope, "The envelope", "get_envelope");
+sharedShape(Payment, "The payment", "list_payments");
+sharedShape(Invite, "The invitation", "create_group_invite");
+sharedShape(ContactRecord, "The contact", "list_contacts");
+
 export const inputJsonSchema = (t: Tool) => toolJsonSchema(t.input, "input");
-export const outputJsonSchema = (t: Tool) => toolJsonSchema(t.output, "output");
+export const outputJsonSchema = (t: Tool) => toolJsonSchema(t.output, "output", t.name);
 
 /** What GET /v1/tools shows of a tool. */
 export function describeTool(t: Tool) {

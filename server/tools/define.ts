@@ -64,9 +64,14 @@ interface ToolSpec<I extends AnyObject, O extends AnyObject, P extends boolean> 
   run(ctx: P extends true ? ToolContext : AuthedContext, input: z.output<I>): Promise<z.input<O>>;
 }
 
-const GRACE_RULE = " Refused (FORBIDDEN) to an API key in its 10-minute grace period after rotate_api_key: use the new key.";
-const IDEMPOTENCY_RULE =
-  " Idempotent: send an idempotency_key (8-128 chars, or the Idempotency-Key header); retrying with the same key never repeats the action, and a key may be reused only for the exact same call.";
+/**
+ * The rules a tool shares with others are said once (server/tools/shared-rules.ts); its description names the ones
+ * that apply, in one short line.
+ */
+function rulesLine(idempotent: boolean, refusedInGrace: boolean): string {
+  const rules = [idempotent ? "takes an idempotency_key" : "", refusedInGrace ? "refused in a rotated key's grace period" : ""].filter(Boolean).join("; ");
+  return rules ? ` ${rules[0]!.toUpperCase()}${rules.slice(1)} (shared rules).` : "";
+}
 
 export function defineTool<I extends AnyObject, O extends AnyObject, P extends boolean = false>(spec: ToolSpec<I, O, P>) {
   const isWrite = spec.tags.includes("write");
@@ -81,7 +86,7 @@ export function defineTool<I extends AnyObject, O extends AnyObject, P extends b
     name: spec.name,
     title: spec.title,
     // trimEnd: a long description lives in a sibling .md file, which ends with a newline.
-    description: spec.description.trimEnd() + (spec.refusedInGrace ? GRACE_RULE : "") + (idempotent && spec.replay !== false ? IDEMPOTENCY_RULE : ""),
+    description: spec.description.trimEnd() + rulesLine(idempotent && spec.replay !== false, spec.refusedInGrace === true),
     tags: spec.tags,
     isPublic,
     isWrite,

@@ -1,14 +1,15 @@
 // Example answers derived from each tool's output JSON Schema, every optional field shown, with realistic values by
 // field name: the docs pages and get_tool_doc show them beside the tool's example call (its `example`).
 import type { Tool } from "./define.ts";
-import { toolJsonSchema } from "./json-schema.ts";
-import { EXAMPLE_IDEMPOTENCY_KEY } from "./made-up.ts";
+import { inlineRefs, toolJsonSchema } from "./json-schema.ts";
+import { EXAMPLE_IDEMPOTENCY_KEY, MADE_UP } from "./made-up.ts";
 
 type Schema = Record<string, any>;
 
 const UUID = "3f2b8c1e-5d4a-4c6b-9e7f-1a2b3c4d5e6f";
 const TIMESTAMP = "2026-11-22T13:33:29.123Z";
 const DATE = "2026-11-22";
+const UUID_SHAPE = /^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 /** Realistic values by field name; a hint is used only when it satisfies the field's schema. */
 const STRING_HINTS: Record<string, string> = {
@@ -60,7 +61,13 @@ const STRING_HINTS: Record<string, string> = {
   suggested_tools: "respond_contact_request",
   top: "@bob asked to become your contact.",
 };
-const GENERIC_STRINGS = ["alice", UUID, TIMESTAMP, DATE, "EUR", "0", "example text"];
+// Money in a field named for it, a date for a date: never a handle where an amount, a date or an id belongs.
+const MONEY_FIELDS = ["paid", "owes", "net", "converted", "payments_sent", "payments_received", "overpayment", "total", "share"];
+for (const f of MONEY_FIELDS) STRING_HINTS[f] = "12.50";
+Object.assign(STRING_HINTS, { next_occurrence: DATE, exchange_rate: "0.9215", thread_id: UUID, starts_at: TIMESTAMP, ends_at: TIMESTAMP });
+// An id or code is the one the example calls use for it (made-up.ts), so an example answer and call agree.
+for (const [field, m] of Object.entries(MADE_UP)) STRING_HINTS[field] = m.value;
+const GENERIC_STRINGS = ["example text", "alice", UUID, TIMESTAMP, DATE, "EUR", "0"];
 const FORMATS: Record<string, string> = {
   uuid: UUID,
   "date-time": TIMESTAMP,
@@ -86,14 +93,19 @@ function fits(value: string, s: Schema): boolean {
   if (s.minLength !== undefined && value.length < s.minLength) return false;
   if (s.maxLength !== undefined && value.length > s.maxLength) return false;
   if (s.pattern !== undefined && !new RegExp(s.pattern, "u").test(value)) return false;
-  if (s.format === "uuid" && value !== UUID) return false;
+  if (s.format === "uuid" && !UUID_SHAPE.test(value)) return false;
   return (s.allOf ?? []).every((part: Schema) => fits(value, part));
 }
 
 function exampleString(s: Schema, name: string): string {
-  const candidates = [STRING_HINTS[name], FORMATS[s.format], name.endsWith("_at") ? TIMESTAMP : undefined, ...GENERIC_STRINGS].filter(
-    (c): c is string => c !== undefined,
-  );
+  const candidates = [
+    STRING_HINTS[name],
+    FORMATS[s.format],
+    name.endsWith("_at") ? TIMESTAMP : undefined,
+    name.endsWith("_id") ? UUID : undefined,
+    name === "date" || name.endsWith("_date") ? DATE : undefined,
+    ...GENERIC_STRINGS,
+  ].filter((c): c is string => c !== undefined);
   return candidates.find((c) => fits(c, s)) ?? "x".repeat(Math.max(1, s.minLength ?? 1));
 }
 
@@ -146,7 +158,7 @@ function exampleObject(s: Schema, full: boolean): Record<string, unknown> {
 
 /** An example `data` of a successful call, every optional field shown. */
 export function exampleAnswer(t: Tool): Record<string, unknown> {
-  const schema = toolJsonSchema(t.output, "output") as Schema;
+  const schema = inlineRefs(toolJsonSchema(t.output, "output")) as Schema;
   const full = exampleObject(schema, true);
   return t.output.safeParse(full).success ? full : exampleObject(schema, false);
 }

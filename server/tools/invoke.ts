@@ -12,14 +12,21 @@ import { sha256 } from "../auth/secrets.ts";
 import { AppError, describeCause, storageFault, toAppError, type Issue } from "../errors.ts";
 import { rateLimitHeaders, type RateDecision } from "../rate-limit.ts";
 import type { Call, CallEvent, CallMeta, CallResult, Services } from "../services.ts";
-import { findTool } from "./catalogue.ts";
+import { findTool, inputJsonSchema } from "./catalogue.ts";
+import { fieldsAt, unknownField } from "./unknown-fields.ts";
 import type { Tool, ToolContext } from "./define.ts";
 import type { Principal } from "../contract/principal.ts";
 import { lookup, remember, requestHash } from "./idempotency.ts";
 import { unkeptValue } from "./json-values.ts";
 
-export function zodIssues(err: ZodError): Issue[] {
-  return err.issues.map((i) => ({ path: i.path.length ? i.path.join(".") : "(arguments)", message: i.message }));
+/** The issues of a failed parse; an unknown field is named with the field meant, when `schema` tells what is known there. */
+export function zodIssues(err: ZodError, schema?: Record<string, unknown>): Issue[] {
+  return err.issues.flatMap((i) => {
+    const at = (path: PropertyKey[]) => (path.length ? path.join(".") : "(arguments)");
+    if (i.code !== "unrecognized_keys" || !schema) return [{ path: at(i.path), message: i.message }];
+    const known = fieldsAt(schema, i.path);
+    return i.keys.map((key) => ({ path: at(i.path), message: unknownField(key, known) }));
+  });
 }
 
 function validationError(issues: Issue[]): AppError {
@@ -40,7 +47,7 @@ export function parseArguments(tool: Tool, raw: unknown, headerKey?: string | nu
     args.idempotency_key = headerKey; // the request's own parsed body: no one else holds it
   }
   const parsed = tool.input.safeParse(args);
-  if (!parsed.success) throw validationError(zodIssues(parsed.error));
+  if (!parsed.success) throw validationError(zodIssues(parsed.error, inputJsonSchema(tool)));
   return parsed.data as Record<string, unknown>;
 }
 

@@ -2,8 +2,12 @@
 // subset: clients that map tool schemas onto a single-`type` dialect (Gemini's function declarations, for one)
 // reject or drop a tool whose schema has a type array (["string","null"]) or a schema that says nothing ({}).
 import { z } from "zod";
+import { NO_CONTROL } from "../contract/text.ts";
 
 type Schema = Record<string, unknown>;
+
+/** Every schema svc advertises is JSON Schema 2020-12. */
+export const SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema";
 
 /** Keywords that constrain only values of one type; they go into that type's anyOf branch. */
 const KEYWORDS_OF: Record<string, string[]> = {
@@ -47,5 +51,129 @@ function portable(node: unknown): unknown {
   return s;
 }
 
+/**
+ * What a schema says that costs a reader more than it tells, dropped from what is advertised (the zod schema still
+ * checks all of it): `$schema` (said once), the pattern zod adds to a format
+ * (uuid, date-time, date), the pattern that refuses control and invisible characters (said once in the rules, and
+ * refused with its own message), and the bounds of a safe integer. An output's objects are not closed: v1 only
+ * grows, and an answer with a field added later must still match a schema a client cached.
+ */
+function compact(node: unknown, io: "input" | "output"): unknown {
+  if (Array.isArray(node)) return node.map((n) => compact(n, io));
+  if (node === null || typeof node !== "object") return node;
+  const s = node as Schema;
+  const out: Schema = {};
+  for (const [k, v] of Object.entries(s)) {
+    if (k === "pattern" && (UNSAID_PATTERNS.has(v as string) || ["uuid", "date-time", "date"].includes(s.format as string))) continue;
+    if (k === "minLength" && v === 0) continue;
+    if ((k === "minimum" && v === Number.MIN_SAFE_INTEGER) || (k === "maximum" && v === Number.MAX_SAFE_INTEGER)) continue;
+    if (io === "output" && k === "additionalProperties" && v === false) continue;
+    out[k] = k === "properties" || k === "$defs" ? mapValues(v as Schema, (c) => compact(c, io)) : compact(v, io);
+  }
+  // zod's allOf of patterns, once a pattern is dropped: what is left joins the schema, or goes.
+  if (Array.isArray(out.allOf)) {
+    const parts = (out.allOf as Schema[]).filter((p) => Object.keys(p).length > 0);
+    delete out.allOf;
+    if (parts.length === 1 && Object.keys(parts[0]!).every((k) => !(k in out))) Object.assign(out, parts[0]);
+    else if (parts.length) out.allOf = parts;
+  }
+  return out;
+}
+
+/** Patterns that refuse what no one means to send (control, invisible and NUL characters): said once in the docs. */
+const UNSAID_PATTERNS = new Set([NO_CONTROL.source, "^[^\\x00]*$"]);
+
+const mapValues = (o: Schema, f: (v: unknown, k: string) => unknown): Schema => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, f(v, k)]));
+
+/** The same schema with each subschema it holds (a property, an item, a branch) replaced by f's answer. */
+function mapSubschemas(s: Schema, f: (sub: Schema, key: string) => Schema, key: string): Schema {
+  const out: Schema = { ...s };
+  if (s.properties) out.properties = mapValues(s.properties as Schema, (v, k) => f(v as Schema, k));
+  for (const k of ["items", "additionalProperties", "propertyNames"]) if (s[k] && typeof s[k] === "object") out[k] = f(s[k] as Schema, key);
+  for (const k of ["anyOf", "oneOf", "allOf"]) if (Array.isArray(s[k])) out[k] = (s[k] as Schema[]).map((b) => f(b, key));
+  return out;
+}
+
+/** Subschemas shorter than this stay where they are: a $ref would save little or nothing. */
+const SHARED_MIN_CHARS = 60;
+
+/**
+ * Shares what an answer's schema repeats (an agent, a timestamp, a note): each subschema met more than once is
+ * said once under $defs, named after the first property that holds it, and referred to by $ref.
+ */
+function shareDefinitions(root: Schema): Schema {
+  const seen = new Map<string, number>();
+  const count = (sub: Schema, key: string): Schema => {
+    const text = JSON.stringify(sub);
+    if (text.length >= SHARED_MIN_CHARS) seen.set(text, (seen.get(text) ?? 0) + 1);
+    return mapSubschemas(sub, count, key);
+  };
+  mapSubschemas(root, count, "");
+  const defs: Schema = {};
+  const names = new Map<string, string>();
+  const share = (sub: Schema, key: string): Schema => {
+    const text = JSON.stringify(sub);
+    if ((seen.get(text) ?? 0) < 2) return mapSubschemas(sub, share, key);
+    let name = names.get(text);
+    if (!name) {
+      name = key || "shared";
+      for (let i = 2; name in defs; i++) name = `${key || "shared"}_${i}`;
+      names.set(text, name);
+      defs[name] = true; // taken before its own subschemas are shared
+      defs[name] = mapSubschemas(sub, share, key);
+    }
+    return { $ref: `#/$defs/${name}` };
+  };
+  const shared = mapSubschemas(root, share, "");
+  return Object.keys(defs).length ? { ...shared, $defs: defs } : shared;
+}
+
+/** The same schema with every $ref to its own $defs replaced by the definition (for code that walks a schema). */
+export function inlineRefs(root: Schema): Schema {
+  const defs = (root.$defs ?? {}) as Record<string, Schema>;
+  const inline = (s: Schema, key: string): Schema => {
+    const ref = typeof s.$ref === "string" ? /^#\/\$defs\/(.+)$/.exec(s.$ref) : null;
+    const { $ref: _, ...rest } = s;
+    return ref ? inline({ ...defs[ref[1]!], ...rest }, key) : mapSubschemas(s, inline, key);
+  };
+  const { $defs: _, ...rest } = root;
+  return mapSubschemas(rest, inline, "");
+}
+
+/**
+ * Shapes that several tools answer with (an expense, a group, a plan, ...): declared in full once, in the answer of
+ * the tool that reads them (their home), and in every other tool's answer as an object that keeps its ids and says
+ * where the full shape is. The answers themselves are checked against the whole zod schema all the same.
+ */
+const SHARED_SHAPES = new Map<z.ZodType, { home: string; what: string }>();
+
+/** Marks a shape as declared in full in `home`'s answer only; returns it unchanged. */
+export function sharedShape<T extends z.ZodType>(schema: T, what: string, home: string): T {
+  SHARED_SHAPES.set(schema, { home, what });
+  return schema;
+}
+
+/** In a tool other than its home, a shared shape becomes an object with its ids and a pointer to the full one. */
+function pointToSharedShapes(tool: string | undefined) {
+  return ({ zodSchema, jsonSchema }: { zodSchema: unknown; jsonSchema: Schema }) => {
+    const shared = SHARED_SHAPES.get(zodSchema as z.ZodType);
+    if (!shared || tool === undefined || tool === shared.home) return;
+    const props = (jsonSchema.properties ?? {}) as Record<string, Schema>;
+    const ids = Object.keys(props).filter((k) => k.endsWith("_id") && props[k]!.type === "string" && props[k]!.format === "uuid");
+    for (const k of Object.keys(jsonSchema)) delete jsonSchema[k];
+    Object.assign(jsonSchema, {
+      type: "object",
+      description: `${shared.what}, as in ${shared.home}'s answer (its output schema has every field)`,
+      ...(ids.length ? { properties: Object.fromEntries(ids.map((k) => [k, { type: "string", format: "uuid" }])), required: ids } : {}),
+    });
+  };
+}
+
 /** The JSON Schema (2020-12) of a tool's input or output, in the portable subset. */
-export const toolJsonSchema = (schema: z.ZodType, io: "input" | "output") => portable(z.toJSONSchema(schema, { io, unrepresentable: "any" })) as Schema;
+export function toolJsonSchema(schema: z.ZodType, io: "input" | "output", tool?: string): Schema {
+  const json = z.toJSONSchema(schema, { io, unrepresentable: "any", override: io === "output" ? pointToSharedShapes(tool) : undefined });
+  // The dialect is said once (GET /v1/tools schema_dialect; MCP's default): 2020-12.
+  delete json.$schema;
+  const plain = compact(portable(json), io) as Schema;
+  return io === "output" ? shareDefinitions(plain) : plain;
+}

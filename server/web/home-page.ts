@@ -1,6 +1,7 @@
 // `/` for a browser: what this server is and how to connect an agent to it, with this server's own URLs.
 // API clients (asking for JSON, or not for HTML) keep getting the JSON answer app.ts gives them.
 import { accountOffer } from "./accounts-page.ts";
+import { TOOLSETS } from "../tools/catalogue.ts";
 import { html, page } from "./html.ts";
 
 /** A browser asks for HTML; an API client asks for JSON or does not mention HTML at all. */
@@ -8,6 +9,8 @@ export function wantsHtml(req: Request): boolean {
   const accept = (req.headers.get("accept") ?? "").toLowerCase();
   return accept.includes("text/html") && !accept.includes("application/json");
 }
+
+const TOOLSET_NAMES = Object.keys(TOOLSETS).join(", ");
 
 export function renderHome(base: string): Response {
   const config = JSON.stringify({ mcpServers: { svc: { url: `${base}/mcp` }, "svc-docs": { url: `${base}/mcp/docs` } } }, null, 2);
@@ -21,6 +24,8 @@ export function renderHome(base: string): Response {
 <p>The client opens a page here where you sign in with your handle, or create one, and allow it. A client that cannot sign you in by itself takes an API key instead, as the header <code>Authorization: Bearer svc_…</code>: create one on <a href="/account">your account page</a>.</p>
 <p>Claude Code:</p>
 <pre tabindex="0"><code>claude mcp add --transport http svc ${base}/mcp</code></pre>
+<p>Only part of the tools, to keep the model's context small: add <code>?toolsets=</code> with any of ${TOOLSET_NAMES} (default: all), for example</p>
+<pre tabindex="0"><code>claude mcp add --transport http svc-ledger "${base}/mcp?toolsets=ledger,inbox"</code></pre>
 <h2>From the command line</h2>
 <pre tabindex="0"><code>svc login --url ${base}
 svc status

@@ -1,6 +1,7 @@
 // fast-check arbitraries derived from a tool's input JSON Schema (as GET /v1/tools publishes it), so every
 // registered tool is fuzzed without anyone writing generators for it: valid values, and near misses.
 import fc from "fast-check";
+import { NO_CONTROL } from "../../server/contract/text.ts";
 
 export type JsonSchema = Record<string, any>;
 
@@ -50,7 +51,8 @@ function validString(s: JsonSchema): fc.Arbitrary<string> {
     { weight: 1, arbitrary: fc.constant("x".repeat(Math.min(max, 100_000))) },
     { weight: 1, arbitrary: fc.constant("y".repeat(min)) },
   );
-  if (!re) return plain.filter((v) => lengthOk(s, v));
+  // No text svc takes holds control or invisible characters (a shared rule the advertised schemas leave out).
+  if (!re) return plain.filter((v) => lengthOk(s, v) && NO_CONTROL.test(v));
   let matching: fc.Arbitrary<string>;
   try {
     matching = fc.stringMatching(re);

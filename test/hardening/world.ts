@@ -138,7 +138,8 @@ export function worldHints(o: HintOptions): Hints {
     if (name === "currency") return fc.constant("EUR");
     // times in a plausible order: answers due before things start, and things end after they start
     if (s.format === "date-time") return fc.constant(new Date(Date.UTC(2030 + timeRank(name), 0, 1)).toISOString());
-    if (name === "amount" && s.type === "string") return fc.constant("12.34");
+    // an amount is a decimal string or a JSON number (anyOf); a realistic caller sends the string
+    if (name === "amount" && (s.type === "string" || s.anyOf)) return fc.constant("12.34");
     if (name === "amount_minor") return fc.constant(1234);
     // a file is kept only when its content is of its declared type: a small PDF
     if (name === "media_type" && Array.isArray(s.enum) && s.enum.includes("application/pdf")) return fc.constant("application/pdf");

@@ -19,9 +19,10 @@ describe("catalogue and discovery", () => {
     const { res, body } = await get("/v1/tools");
     expect(res.status).toBe(200);
     expect(body.data.tools.map((t: any) => t.name)).toEqual(TOOLS.map((t) => t.name));
+    // The dialect is said once for every schema.
+    expect(body.data.schema_dialect).toBe("https://json-schema.org/draft/2020-12/schema");
     for (const t of body.data.tools) {
       expect(t.input_schema.type).toBe("object");
-      expect(t.input_schema.$schema).toBe("https://json-schema.org/draft/2020-12/schema");
       expect(t.output_schema.properties.suggested_next).toBeDefined();
       expect(t.tags.length).toBeGreaterThan(0);
       if (t.idempotent) expect(t.input_schema.required).toContain("idempotency_key");
@@ -150,6 +151,16 @@ describe("catalogue and discovery", () => {
     expect(body.components.securitySchemes.oauth.type).toBe("oauth2");
     expect(body.components.parameters.IdempotencyKey.in).toBe("header");
     expect(body.components.schemas.ErrorEnvelope.properties.error.properties.code.enum).toContain("IDEMPOTENCY_KEY_REUSED");
+    // every reference points into the document: an answer's shared definitions are components
+    const refs = [...JSON.stringify(body).matchAll(/"\$ref":"([^"]+)"/g)].map((m) => m[1]!);
+    expect(refs.length).toBeGreaterThan(0);
+    for (const r of refs) {
+      const target = r
+        .replace(/^#\//, "")
+        .split("/")
+        .reduce((node: any, part) => node?.[part.replaceAll("~1", "/").replaceAll("~0", "~")], body);
+      expect({ ref: r, found: target !== undefined }).toEqual({ ref: r, found: true });
+    }
   });
 
   test("the well-known metadata documents carry agent_auth.register_uri, and every endpoint they name answers", async () => {

@@ -5,7 +5,7 @@ import { sharesGroup } from "../../domain/ledger/groups/membership.ts";
 import { defineTool } from "../define.ts";
 import { federationScope } from "../../federation/scope.ts";
 import description from "./add-contact.description.md" with { type: "text" };
-import { ContactRecord, Handle, Uuid } from "../../contract/wire.ts";
+import { ContactRecord, handleFrom, idFrom } from "../../contract/wire.ts";
 
 export const addContact = defineTool({
   name: "add_contact",
@@ -16,16 +16,16 @@ export const addContact = defineTool({
   attempts: { limit: 20, windowMs: HOUR, guess: (input) => (input.code === undefined ? null : "code") },
   input: z
     .strictObject({
-      handle: Handle.optional(),
-      code: z.string().min(3).max(120).optional(),
+      handle: handleFrom("your human or list_contacts").optional(),
+      code: z.string().min(3).max(120).optional().describe("Their contact code (code@host for another server), from your human"),
       address: z
         .string()
         .max(300)
         .regex(/^@?[A-Za-z0-9][A-Za-z0-9_-]{2,31}@[^\s@]+$/, "must be handle@host")
         .optional()
-        .describe("An agent on another svc server, handle@host, from its human"),
-      via_group_id: Uuid.optional(),
-      note: z.string().max(500).optional(),
+        .describe("handle@host on another svc server, from your human"),
+      via_group_id: idFrom("list_groups: a group you share").optional(),
+      note: z.string().max(500).optional().describe("A short note to them (kept to 140 chars)"),
     })
     .superRefine((v, ctx) => {
       if ([v.handle, v.code, v.address].filter((x) => x !== undefined).length !== 1) {

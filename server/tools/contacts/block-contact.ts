@@ -1,15 +1,14 @@
 import { z } from "zod";
 import { blockContact as block } from "../../domain/contacts.ts";
 import { defineTool } from "../define.ts";
-import { Handle } from "../../contract/wire.ts";
+import { handleFrom } from "../../contract/wire.ts";
 
 export const blockContact = defineTool({
   name: "block_contact",
   title: "Block an agent",
-  description:
-    "Blocks an agent, contact or not (exact handle). They are not told; they can no longer send you contact requests or targeted invites, and their envelopes, plans and invites stop reaching you. Groups you still share keep their expense and payment updates. Only add_contact on that handle unblocks.",
+  description: "Blocks an agent silently: their requests, invites, envelopes and plans stop reaching you. add_contact unblocks.",
   tags: ["write", "destructive"],
-  input: z.strictObject({ handle: Handle }),
+  input: z.strictObject({ handle: handleFrom("list_contacts or your human") }),
   output: z.object({ blocked: z.boolean() }),
   example: { handle: "mallory" },
   async run(ctx, input) {

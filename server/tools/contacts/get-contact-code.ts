@@ -6,8 +6,7 @@ import { EMPTY } from "../../contract/wire.ts";
 export const getContactCode = defineTool({
   name: "get_contact_code",
   title: "Get my contact code",
-  description:
-    "Returns the caller's reusable four-word contact code and a message ready to forward. Whoever holds the code can send a contact request; the owner still decides. rotate_contact_code replaces it.",
+  description: "Your reusable four-word contact code and a message to forward; whoever holds it can ask to be your contact.",
   tags: ["read"],
   writes: true, // creates the code the first time it is asked for
   input: EMPTY,

@@ -6,11 +6,10 @@ import { ContactRecord, Cursor, Limit } from "../../contract/wire.ts";
 export const listContacts = defineTool({
   name: "list_contacts",
   title: "List contacts",
-  description:
-    "Lists the caller's contacts in one state: accepted (default), incoming (requests to answer), outgoing (requests sent) or blocked; sorted by handle, paged with limit and cursor.",
+  description: "Lists your contacts in one state (default accepted), by handle.",
   tags: ["read"],
   input: z.strictObject({
-    state: z.enum(["accepted", "incoming", "outgoing", "blocked"]).optional(),
+    state: z.enum(["accepted", "incoming", "outgoing", "blocked"]).optional().describe("Only contacts in this state"),
     limit: Limit.optional(),
     cursor: Cursor.optional(),
   }),

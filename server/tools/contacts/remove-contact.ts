@@ -1,15 +1,14 @@
 import { z } from "zod";
 import { removeContact as remove } from "../../domain/contacts.ts";
 import { defineTool } from "../define.ts";
-import { Handle } from "../../contract/wire.ts";
+import { handleFrom } from "../../contract/wire.ts";
 
 export const removeContact = defineTool({
   name: "remove_contact",
   title: "Remove a contact",
-  description:
-    "Removes an accepted contact on both sides, or cancels a request you sent. handle is the exact handle, without @. Shared groups are not affected.",
+  description: "Removes a contact on both sides, or cancels your request. Shared groups stay.",
   tags: ["write", "destructive"],
-  input: z.strictObject({ handle: Handle }),
+  input: z.strictObject({ handle: handleFrom("list_contacts") }),
   output: z.object({ removed: z.boolean() }),
   example: { handle: "carol" },
   async run(ctx, input) {

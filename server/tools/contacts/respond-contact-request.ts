@@ -1,15 +1,17 @@
 import { z } from "zod";
 import { respondContactRequest as respond } from "../../domain/contacts.ts";
 import { defineTool } from "../define.ts";
-import { ContactRecord, Handle } from "../../contract/wire.ts";
+import { ContactRecord, handleFrom } from "../../contract/wire.ts";
 
 export const respondContactRequest = defineTool({
   name: "respond_contact_request",
   title: "Answer a contact request",
-  description:
-    "Accepts, declines or blocks a contact request, named by the requester's handle as get_inbox or list_contacts (state incoming) shows it. Ask your human first. Decline: the requester may not ask again for 30 days. Block: silent and permanent until you add them yourself.",
+  description: "Accepts, declines (no new request for 30 days) or silently blocks a contact request, after asking your human.",
   tags: ["write"],
-  input: z.strictObject({ handle: Handle, action: z.enum(["accept", "decline", "block"]) }),
+  input: z.strictObject({
+    handle: handleFrom("the get_inbox item"),
+    action: z.enum(["accept", "decline", "block"]).describe("Your human's decision"),
+  }),
   output: z.object({ contact: ContactRecord.nullable() }),
   example: { handle: "alice", action: "accept" },
   async run(ctx, input) {

@@ -6,7 +6,7 @@ import { EMPTY } from "../../contract/wire.ts";
 export const rotateContactCode = defineTool({
   name: "rotate_contact_code",
   title: "Rotate my contact code",
-  description: "Issues a new four-word contact code; the old one stops working at once.",
+  description: "Issues a new contact code; the old one stops at once.",
   tags: ["write"],
   input: EMPTY,
   output: z.object({ code: z.string() }),

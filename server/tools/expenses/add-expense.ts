@@ -3,7 +3,7 @@ import { addExpenseCounted } from "../../domain/ledger/expenses/expenses.ts";
 import { defineTool } from "../define.ts";
 import description from "./add-expense.description.md" with { type: "text" };
 import { madeUp } from "../made-up.ts";
-import { Uuid } from "../../contract/wire.ts";
+import { GroupId } from "../../contract/wire.ts";
 import { Expense, expenseFields } from "../../contract/ledger.ts";
 
 export const addExpense = defineTool({
@@ -11,10 +11,10 @@ export const addExpense = defineTool({
   title: "Add an expense",
   description,
   tags: ["write"],
-  input: z.strictObject({ group_id: Uuid, ...expenseFields }),
+  input: z.strictObject({ group_id: GroupId, ...expenseFields }),
   output: z.object({
     expense: Expense,
-    past_occurrences: z.number().int().optional().describe("A back-dated series: how many past occurrences the next job run adds (at most 52)"),
+    past_occurrences: z.number().int().optional().describe("A back-dated series: past occurrences the next job run adds"),
   }),
   example: {
     group_id: madeUp("group_id"),

@@ -2,16 +2,15 @@ import { z } from "zod";
 import { setDeleted } from "../../domain/ledger/expenses/expenses.ts";
 import { defineTool } from "../define.ts";
 import { madeUp } from "../made-up.ts";
-import { Uuid } from "../../contract/wire.ts";
+import { ExpenseId } from "../../contract/wire.ts";
 import { Expense } from "../../contract/ledger.ts";
 
 export const deleteExpense = defineTool({
   name: "delete_expense",
   title: "Delete an expense",
-  description:
-    "Soft-deletes an expense: it stops counting in balances at once but stays readable (list_expenses with include_deleted) and can be brought back with restore_expense. Participants get ledger.expense_deleted. CONFLICT if it is already deleted or the group is archived.",
+  description: "Deletes an expense: it stops counting at once and stays readable; restore_expense brings it back.",
   tags: ["write", "destructive"],
-  input: z.strictObject({ expense_id: Uuid }),
+  input: z.strictObject({ expense_id: ExpenseId }),
   output: z.object({ expense: Expense }),
   example: { expense_id: madeUp("expense_id") },
   async run(ctx, input) {

@@ -3,14 +3,14 @@ import { exportGroup as exportLedger } from "../../domain/ledger/exchange/export
 import { defineTool } from "../define.ts";
 import description from "./export-group.description.md" with { type: "text" };
 import { madeUp } from "../made-up.ts";
-import { Untrusted, Uuid } from "../../contract/wire.ts";
+import { GroupId, Untrusted } from "../../contract/wire.ts";
 
 export const exportGroup = defineTool({
   name: "export_group",
   title: "Export a group's ledger",
   description,
   tags: ["read"],
-  input: z.strictObject({ group_id: Uuid, format: z.enum(["csv", "json"]) }),
+  input: z.strictObject({ group_id: GroupId, format: z.enum(["csv", "json"]).describe("csv (one row per share and payment) or json") }),
   output: z.object({ format: z.enum(["csv", "json"]), filename: z.string(), media_type: z.string(), content: Untrusted }),
   example: { group_id: madeUp("group_id"), format: "csv" },
   async run(ctx, input) {

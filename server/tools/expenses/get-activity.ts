@@ -2,16 +2,15 @@ import { z } from "zod";
 import { listActivity } from "../../domain/ledger/groups/activity.ts";
 import { defineTool } from "../define.ts";
 import { madeUp } from "../made-up.ts";
-import { Cursor, Limit, Uuid } from "../../contract/wire.ts";
+import { Cursor, GroupId, Limit } from "../../contract/wire.ts";
 import { ActivityEntry } from "../../contract/ledger.ts";
 
 export const getActivity = defineTool({
   name: "get_activity",
   title: "A group's activity log",
-  description:
-    "Lists what happened in a group, newest first: who added, changed, deleted, restored, confirmed or disputed which expense, who paid whom, membership changes; paged with limit and cursor. Text members wrote appears quoted in summary_md.",
+  description: "What happened in a group, newest first; members' text is quoted in summary_md.",
   tags: ["read"],
-  input: z.strictObject({ group_id: Uuid, limit: Limit.optional(), cursor: Cursor.optional() }),
+  input: z.strictObject({ group_id: GroupId, limit: Limit.optional(), cursor: Cursor.optional() }),
   output: z.object({ entries: z.array(ActivityEntry), next_cursor: z.string().nullable() }),
   example: { group_id: madeUp("group_id"), limit: 20 },
   async run(ctx, input) {

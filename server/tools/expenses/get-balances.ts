@@ -6,7 +6,7 @@ import { BALANCES_VIEW } from "../../views/index.ts";
 import { defineTool } from "../define.ts";
 import description from "./get-balances.description.md" with { type: "text" };
 import { madeUp } from "../made-up.ts";
-import { Uuid } from "../../contract/wire.ts";
+import { GroupId, Uuid } from "../../contract/wire.ts";
 import { Counterparty, CurrencyBreakdown, MemberBalance, Payment, Transfer } from "../../contract/ledger.ts";
 
 export const getBalances = defineTool({
@@ -17,7 +17,7 @@ export const getBalances = defineTool({
   tags: ["read"],
   view: BALANCES_VIEW,
   input: z.strictObject({
-    group_id: Uuid.optional(),
+    group_id: GroupId.optional().describe("The group's id, from list_groups or get_me; omitted: your net with each counterparty"),
     by_currency: z.boolean().optional().describe("With group_id: also show what each member paid and owes per currency the amounts were given in"),
   }),
   output: z.object({

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { getExpense as get } from "../../domain/ledger/expenses/expenses.ts";
 import { defineTool } from "../define.ts";
 import { madeUp } from "../made-up.ts";
-import { Uuid } from "../../contract/wire.ts";
+import { ExpenseId } from "../../contract/wire.ts";
 import { Attachment, Expense, ExpenseHistoryEntry } from "../../contract/ledger.ts";
 import { attachmentsOf } from "../../domain/ledger/expenses/attachments.ts";
 import { linkSigner } from "./attachment-context.ts";
@@ -10,14 +10,13 @@ import { linkSigner } from "./attachment-context.ts";
 export const getExpense = defineTool({
   name: "get_expense",
   title: "Get an expense with its history",
-  description:
-    "Returns one expense of a group you belong to, with each participant's response and its history of changes (each version: who, when, which fields, and the expense as it was). Use its version as expected_version for update_expense.",
+  description: "One expense with each participant's response and its history; version is update_expense's expected_version.",
   tags: ["read"],
-  input: z.strictObject({ expense_id: Uuid }),
+  input: z.strictObject({ expense_id: ExpenseId }),
   output: z.object({
     expense: Expense,
     history: z.array(ExpenseHistoryEntry),
-    attachments: z.array(Attachment).optional().describe("Files kept with it (receipts), as list_attachments gives them"),
+    attachments: z.array(Attachment).optional().describe("Files kept with it (receipts)"),
   }),
   example: { expense_id: madeUp("expense_id") },
   async run(ctx, input) {

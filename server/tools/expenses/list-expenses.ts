@@ -3,7 +3,7 @@ import { listExpenses as list } from "../../domain/ledger/expenses/expenses.ts";
 import { defineTool } from "../define.ts";
 import description from "./list-expenses.description.md" with { type: "text" };
 import { madeUp } from "../made-up.ts";
-import { Cursor, Handle, Limit, Uuid } from "../../contract/wire.ts";
+import { Cursor, GroupId, Limit, handleFrom } from "../../contract/wire.ts";
 import { DateOnly, Expense } from "../../contract/ledger.ts";
 
 export const listExpenses = defineTool({
@@ -12,13 +12,13 @@ export const listExpenses = defineTool({
   description,
   tags: ["read"],
   input: z.strictObject({
-    group_id: Uuid,
+    group_id: GroupId,
     limit: Limit.optional(),
     cursor: Cursor.optional(),
-    since_date: DateOnly.optional(),
-    until_date: DateOnly.optional(),
-    involving: Handle.optional(),
-    include_deleted: z.boolean().optional(),
+    since_date: DateOnly.optional().describe("Earliest date, YYYY-MM-DD (inclusive)"),
+    until_date: DateOnly.optional().describe("Latest date, YYYY-MM-DD (inclusive)"),
+    involving: handleFrom("get_group").optional().describe("Only expenses this member paid or shares"),
+    include_deleted: z.boolean().optional().describe("Also deleted expenses (default false)"),
   }),
   output: z.object({ expenses: z.array(Expense), next_cursor: z.string().nullable() }),
   example: { group_id: madeUp("group_id"), involving: "bob", limit: 10 },

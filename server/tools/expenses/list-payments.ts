@@ -2,18 +2,17 @@ import { z } from "zod";
 import { listPayments as list } from "../../domain/ledger/payments/payments.ts";
 import { defineTool } from "../define.ts";
 import { madeUp } from "../made-up.ts";
-import { Cursor, Limit, Uuid } from "../../contract/wire.ts";
+import { Cursor, GroupId, Limit } from "../../contract/wire.ts";
 import { Payment, PAYMENT_STATES } from "../../contract/ledger.ts";
 
 export const listPayments = defineTool({
   name: "list_payments",
   title: "List a group's payments",
-  description:
-    "Lists a group's payments, newest first, paged with limit and cursor; filter by state (pending, confirmed, rejected, voided). A voided payment names who voided it and when.",
+  description: "Lists a group's payments, newest first.",
   tags: ["read"],
   input: z.strictObject({
-    group_id: Uuid,
-    state: z.enum(PAYMENT_STATES).optional(),
+    group_id: GroupId,
+    state: z.enum(PAYMENT_STATES).optional().describe("Only payments in this state"),
     limit: Limit.optional(),
     cursor: Cursor.optional(),
   }),

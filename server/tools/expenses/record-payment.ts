@@ -4,7 +4,7 @@ import { recordAcrossGroups } from "../../domain/ledger/payments/across-groups.t
 import { defineTool } from "../define.ts";
 import description from "./record-payment.description.md" with { type: "text" };
 import { madeUp } from "../made-up.ts";
-import { Handle, Uuid } from "../../contract/wire.ts";
+import { GroupId, handleFrom, Uuid } from "../../contract/wire.ts";
 import { amountFields, CurrencyInput, ExchangeRate, Notes, Payment } from "../../contract/ledger.ts";
 
 export const recordPayment = defineTool({
@@ -13,13 +13,13 @@ export const recordPayment = defineTool({
   description,
   tags: ["write"],
   input: z.strictObject({
-    group_id: Uuid.optional().describe("The group's id, from list_groups or get_me; omitted: one payment across every group you share with the other member"),
-    from: Handle.optional(),
-    to: Handle.optional(),
+    group_id: GroupId.optional().describe("From list_groups; omitted: one payment across every group you share"),
+    from: handleFrom("get_group").optional().describe("The payer, from get_group; default you"),
+    to: handleFrom("get_group").optional().describe("The payee, from get_group or settle_up; default you"),
     ...amountFields,
     currency: CurrencyInput.optional().describe("Currency of the amount given; default the group's. Another currency needs exchange_rate."),
     exchange_rate: ExchangeRate.optional(),
-    note: Notes.optional(),
+    note: Notes.optional().describe("A note for the other side"),
   }),
   output: z.object({
     payment: Payment,

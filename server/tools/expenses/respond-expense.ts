@@ -4,7 +4,7 @@ import { invalid } from "../../errors.ts";
 import { defineTool } from "../define.ts";
 import description from "./respond-expense.description.md" with { type: "text" };
 import { madeUp } from "../made-up.ts";
-import { plainText, Uuid } from "../../contract/wire.ts";
+import { ExpenseId, plainText } from "../../contract/wire.ts";
 import { Expense } from "../../contract/ledger.ts";
 
 export const respondExpense = defineTool({
@@ -13,29 +13,24 @@ export const respondExpense = defineTool({
   description,
   tags: ["write"],
   input: z.strictObject({
-    expense_id: Uuid.optional().describe("The expense to answer, from get_inbox refs or list_expenses; or give expense_ids"),
-    expense_ids: z
-      .array(Uuid)
-      .min(1)
-      .max(100)
-      .optional()
-      .describe("Several expenses to answer alike at once, from get_inbox refs (with or instead of expense_id)"),
-    action: z.enum(["confirm", "dispute"]),
-    reason: plainText(1, 500).optional(),
+    expense_id: ExpenseId.optional(),
+    expense_ids: z.array(ExpenseId).min(1).max(100).optional().describe("Several to answer alike (with or instead of expense_id)"),
+    action: z.enum(["confirm", "dispute"]).describe("Your human's answer"),
+    reason: plainText(1, 500).optional().describe("Why it is disputed, shown to the others"),
   }),
   output: z.object({
-    expense: Expense.optional().describe("The expense answered, with expense_id"),
+    expense: Expense.optional(),
     results: z
       .array(
         z.object({
-          expense_id: Uuid,
+          expense_id: z.string(),
           ok: z.boolean(),
           state: z.enum(["active", "disputed"]).optional(),
           error: z.object({ code: z.string(), message: z.string() }).optional(),
         }),
       )
       .optional()
-      .describe("With expense_ids: each expense's outcome; a refused one names its error and the others are still answered"),
+      .describe("With expense_ids: each one's outcome"),
   }),
   example: { expense_id: madeUp("expense_id"), action: "dispute", reason: "I only had a starter; my share is 15.00." },
   async run(ctx, input) {

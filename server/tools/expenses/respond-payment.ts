@@ -3,7 +3,7 @@ import { respondAnyPayment } from "../../domain/ledger/payments/across-groups.ts
 import { defineTool } from "../define.ts";
 import description from "./respond-payment.description.md" with { type: "text" };
 import { madeUp } from "../made-up.ts";
-import { Uuid } from "../../contract/wire.ts";
+import { PaymentId } from "../../contract/wire.ts";
 import { Payment } from "../../contract/ledger.ts";
 
 export const respondPayment = defineTool({
@@ -11,10 +11,13 @@ export const respondPayment = defineTool({
   title: "Confirm, reject or void a payment",
   description,
   tags: ["write"],
-  input: z.strictObject({ payment_id: Uuid, action: z.enum(["confirm", "reject", "void"]) }),
+  input: z.strictObject({
+    payment_id: PaymentId,
+    action: z.enum(["confirm", "reject", "void"]).describe("confirm or reject (the payee), void (payer or payee, undoes it)"),
+  }),
   output: z.object({
     payment: Payment,
-    parts: z.array(Payment).optional().describe("When the payment is one part of a payment across groups: every part, all answered together"),
+    parts: z.array(Payment).optional().describe("A payment across groups: every part, answered together"),
   }),
   example: { payment_id: madeUp("payment_id"), action: "confirm" },
   async run(ctx, input) {

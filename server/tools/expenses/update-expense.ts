@@ -3,7 +3,7 @@ import { updateExpense as update } from "../../domain/ledger/expenses/expenses.t
 import { defineTool } from "../define.ts";
 import description from "./update-expense.description.md" with { type: "text" };
 import { madeUp } from "../made-up.ts";
-import { plainText, Uuid } from "../../contract/wire.ts";
+import { ExpenseId, plainText } from "../../contract/wire.ts";
 import { Expense, expenseFields, Notes } from "../../contract/ledger.ts";
 
 export const updateExpense = defineTool({
@@ -13,11 +13,11 @@ export const updateExpense = defineTool({
   tags: ["write"],
   input: z
     .strictObject({
-      expense_id: Uuid,
-      expected_version: z.number().int().min(1),
+      expense_id: ExpenseId,
+      expected_version: z.number().int().min(1).describe("The version you last read, from get_expense (CONFLICT if it changed)"),
       ...expenseFields,
-      description: plainText(1, 140).optional(),
-      notes: Notes.nullable().optional(),
+      description: plainText(1, 140).optional().describe('What it was for, e.g. "Dinner at Rosa\'s"'),
+      notes: Notes.nullable().optional().describe("Longer notes; null clears them"),
     })
     .superRefine((v, ctx) => {
       const fields = Object.keys(v).filter((k) => !["expense_id", "expected_version", "idempotency_key"].includes(k));

@@ -2,16 +2,15 @@ import { z } from "zod";
 import { archiveGroup as archive, groupView } from "../../domain/ledger/groups/groups.ts";
 import { defineTool } from "../define.ts";
 import { madeUp } from "../made-up.ts";
-import { Uuid } from "../../contract/wire.ts";
+import { GroupId } from "../../contract/wire.ts";
 import { Group } from "../../contract/groups.ts";
 
 export const archiveGroup = defineTool({
   name: "archive_group",
   title: "Archive or unarchive a group",
-  description:
-    "archived true makes a group read-only: it stays readable, but accepts no new expenses, payments, members or changes (CONFLICT) until archived false. Any member may do either.",
+  description: "Archives (read-only: no new expenses, payments, members or changes) or restores a group. Any member may.",
   tags: ["write"],
-  input: z.strictObject({ group_id: Uuid, archived: z.boolean() }),
+  input: z.strictObject({ group_id: GroupId, archived: z.boolean().describe("true archives, false restores") }),
   output: z.object({ group: Group }),
   example: { group_id: madeUp("group_id"), archived: true },
   async run(ctx, input) {

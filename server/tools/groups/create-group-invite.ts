@@ -3,7 +3,7 @@ import { createInvite } from "../../domain/ledger/groups/invites.ts";
 import { defineTool } from "../define.ts";
 import description from "./create-group-invite.description.md" with { type: "text" };
 import { madeUp } from "../made-up.ts";
-import { Handle, Uuid } from "../../contract/wire.ts";
+import { GroupId, handleFrom } from "../../contract/wire.ts";
 import { Invite } from "../../contract/groups.ts";
 
 export const createGroupInvite = defineTool({
@@ -13,10 +13,10 @@ export const createGroupInvite = defineTool({
   tags: ["write"],
   input: z
     .strictObject({
-      group_id: Uuid,
-      handle: Handle.optional(),
-      max_uses: z.number().int().min(1).max(1000).optional(),
-      expires_at: z.iso.datetime({ offset: true }).optional(),
+      group_id: GroupId,
+      handle: handleFrom("list_contacts").optional().describe("Whom to invite, from list_contacts; omitted: a shareable code"),
+      max_uses: z.number().int().min(1).max(1000).optional().describe("How many may join with the code"),
+      expires_at: z.iso.datetime({ offset: true }).optional().describe("When the code stops working, RFC 3339"),
     })
     .superRefine((v, ctx) => {
       if (v.handle === undefined) return;

@@ -4,17 +4,16 @@ import { requireMember } from "../../domain/ledger/groups/membership.ts";
 import { GROUP_VIEW } from "../../views/index.ts";
 import { defineTool } from "../define.ts";
 import { madeUp } from "../made-up.ts";
-import { Uuid } from "../../contract/wire.ts";
+import { GroupId } from "../../contract/wire.ts";
 import { Group } from "../../contract/groups.ts";
 
 export const getGroup = defineTool({
   name: "get_group",
   title: "Show a group",
-  description:
-    "One group the caller belongs to: its summary, settings (simplify_debts, description) and current members, each with role (owner or member), joined_at and balance (positive: the others owe them). Groups the caller is not in are NOT_FOUND.",
+  description: "One of your groups: settings and members with role and balance.",
   tags: ["read"],
   view: GROUP_VIEW,
-  input: z.strictObject({ group_id: Uuid }),
+  input: z.strictObject({ group_id: GroupId }),
   output: z.object({ group: Group }),
   example: { group_id: madeUp("group_id") },
   async run(ctx, input) {

@@ -9,10 +9,9 @@ import { Group } from "../../contract/groups.ts";
 export const joinGroup = defineTool({
   name: "join_group",
   title: "Join a group with an invite code",
-  description:
-    "Joins the group of a shareable invite code (8-64 chars) someone gave your human; the other members are told. joined is false when you already were a member (no use of the code is spent). Expired or used-up codes and archived groups are a CONFLICT.",
+  description: "Joins the group of a shareable invite code; joined false: you already were a member.",
   tags: ["write"],
-  input: z.strictObject({ invite_code: InviteCode }),
+  input: z.strictObject({ invite_code: InviteCode.describe("The group invite code your human was given") }),
   output: z.object({ group: Group, joined: z.boolean() }),
   example: { invite_code: madeUp("invite_code") },
   async run(ctx, input) {

@@ -2,15 +2,14 @@ import { z } from "zod";
 import { leaveGroup as leave } from "../../domain/ledger/groups/groups.ts";
 import { defineTool } from "../define.ts";
 import { madeUp } from "../made-up.ts";
-import { Uuid } from "../../contract/wire.ts";
+import { GroupId, Uuid } from "../../contract/wire.ts";
 
 export const leaveGroup = defineTool({
   name: "leave_group",
   title: "Leave a group",
-  description:
-    "Leaves a group; only with a zero balance in it (else CONFLICT naming the balance: settle up first). Past expenses keep naming you. An owner who leaves hands ownership to the longest-standing member. Direct ledgers cannot be left (archive them instead).",
+  description: "Leaves a group, only with a zero balance in it (else CONFLICT: settle up first). Direct ledgers cannot be left.",
   tags: ["write"],
-  input: z.strictObject({ group_id: Uuid }),
+  input: z.strictObject({ group_id: GroupId }),
   output: z.object({ left: z.boolean(), group_id: Uuid }),
   example: { group_id: madeUp("group_id") },
   async run(ctx, input) {

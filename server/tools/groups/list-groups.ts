@@ -6,10 +6,13 @@ import { Cursor, GroupSummary, Limit } from "../../contract/wire.ts";
 export const listGroups = defineTool({
   name: "list_groups",
   title: "List groups",
-  description:
-    "Lists the caller's groups (shared groups and direct ledgers) as summaries with the caller's balance in each, oldest first; archived groups only with include_archived. Paged with limit (1-100, default 50) and cursor.",
+  description: "Lists your groups and direct ledgers with your balance in each, oldest first.",
   tags: ["read"],
-  input: z.strictObject({ include_archived: z.boolean().optional(), limit: Limit.optional(), cursor: Cursor.optional() }),
+  input: z.strictObject({
+    include_archived: z.boolean().optional().describe("Also archived groups (default false)"),
+    limit: Limit.optional(),
+    cursor: Cursor.optional(),
+  }),
   output: z.object({ groups: z.array(GroupSummary), next_cursor: z.string().nullable() }),
   example: { include_archived: true },
   async run(ctx, input) {

@@ -1,16 +1,18 @@
 import { z } from "zod";
 import { groupView, openDirectLedger as open } from "../../domain/ledger/groups/groups.ts";
 import { defineTool } from "../define.ts";
-import { Handle } from "../../contract/wire.ts";
+import { handleFrom } from "../../contract/wire.ts";
 import { CurrencyCode, Group } from "../../contract/groups.ts";
 
 export const openDirectLedger = defineTool({
   name: "open_direct_ledger",
   title: "Open the direct ledger with a contact",
-  description:
-    "Returns the two-person ledger (a group of kind direct) between the caller and an accepted contact, creating it on the first call; later calls return the same group (created false). currency (ISO 4217) is needed only to create it.",
+  description: "Returns the two-person ledger with a contact, creating it on the first call (created true; currency needed then).",
   tags: ["write"],
-  input: z.strictObject({ handle: Handle, currency: CurrencyCode.optional() }),
+  input: z.strictObject({
+    handle: handleFrom("list_contacts"),
+    currency: CurrencyCode.optional().describe("ISO 4217 code for a new ledger, e.g. EUR"),
+  }),
   output: z.object({ group: Group, created: z.boolean() }),
   example: { handle: "bob", currency: "EUR" },
   async run(ctx, input) {

@@ -2,16 +2,15 @@ import { z } from "zod";
 import { groupView, removeMember } from "../../domain/ledger/groups/groups.ts";
 import { defineTool } from "../define.ts";
 import { madeUp } from "../made-up.ts";
-import { Handle, Uuid } from "../../contract/wire.ts";
+import { GroupId, handleFrom } from "../../contract/wire.ts";
 import { Group } from "../../contract/groups.ts";
 
 export const removeGroupMember = defineTool({
   name: "remove_group_member",
   title: "Remove a member from a group",
-  description:
-    "The group's owner removes a member (exact handle); only a member whose balance is zero (else CONFLICT naming it). Others get FORBIDDEN. Ask your human first.",
+  description: "The owner removes a member whose balance is zero (else CONFLICT). Ask your human first.",
   tags: ["write", "destructive"],
-  input: z.strictObject({ group_id: Uuid, handle: Handle }),
+  input: z.strictObject({ group_id: GroupId, handle: handleFrom("get_group") }),
   output: z.object({ group: Group }),
   example: { group_id: madeUp("group_id"), handle: "dave" },
   async run(ctx, input) {

@@ -3,16 +3,18 @@ import { groupView } from "../../domain/ledger/groups/groups.ts";
 import { respondInvite } from "../../domain/ledger/groups/invites.ts";
 import { defineTool } from "../define.ts";
 import { madeUp } from "../made-up.ts";
-import { Uuid } from "../../contract/wire.ts";
+import { idFrom } from "../../contract/wire.ts";
 import { Group, Invite } from "../../contract/groups.ts";
 
 export const respondGroupInvite = defineTool({
   name: "respond_group_invite",
   title: "Answer a group invitation",
-  description:
-    "Accepts (joins the group) or declines a group invitation addressed to the caller; invite_id is in the group.invitation inbox item's refs. Ask your human first. Either answer resolves the inbox item; an invitation answers once (CONFLICT after).",
+  description: "Accepts (joins) or declines a group invitation, after asking your human; it answers once.",
   tags: ["write"],
-  input: z.strictObject({ invite_id: Uuid, action: z.enum(["accept", "decline"]) }),
+  input: z.strictObject({
+    invite_id: idFrom("the get_inbox item"),
+    action: z.enum(["accept", "decline"]).describe("Your human's decision"),
+  }),
   output: z.object({ invite: Invite, group: Group.nullable() }),
   example: { invite_id: madeUp("invite_id"), action: "accept" },
   async run(ctx, input) {

@@ -2,16 +2,15 @@ import { z } from "zod";
 import { disconnectClient as disconnect } from "../../auth/credentials.ts";
 import { defineTool } from "../define.ts";
 import { madeUp } from "../made-up.ts";
-import { Uuid } from "../../contract/wire.ts";
+import { idFrom } from "../../contract/wire.ts";
 
 export const disconnectClient = defineTool({
   name: "disconnect_client",
   title: "Disconnect a client",
-  description:
-    "Revokes another client of the caller's handle (client_id from list_clients): its key or tokens stop at once. A client cannot disconnect itself (CONFLICT: use rotate_api_key).",
+  description: "Revokes another client of your handle: its key or tokens stop at once.",
   tags: ["write", "destructive"],
   refusedInGrace: true,
-  input: z.strictObject({ client_id: Uuid }),
+  input: z.strictObject({ client_id: idFrom("list_clients") }),
   output: z.object({ disconnected: z.boolean() }),
   example: { client_id: madeUp("client_id") },
   async run(ctx, input) {

@@ -10,8 +10,7 @@ import { Agent, EMPTY, GroupSummary, Verification } from "../../contract/wire.ts
 export const getMe = defineTool({
   name: "get_me",
   title: "Who am I",
-  description:
-    "Returns the caller's agent profile, groups with the caller's balance in each, pending group invitations and verification state. A good first call in a session.",
+  description: "Your profile, groups with your balance in each, pending invitations. A good first call.",
   tags: ["read"],
   input: EMPTY,
   output: z.object({

@@ -14,17 +14,16 @@ export const REGISTRATION_CLIENT = "Agent that registered the handle";
 export const registerAgent = defineTool({
   name: "register_agent",
   title: "Register an agent",
-  description:
-    "Creates a new identity (a global, unique, permanent handle) and returns its API key, shown only this once: store it. Not idempotent: call once. With invite_code, also joins that group. When the deployment is invite-only, platform_invite_code is required.",
+  description: "Creates a new identity (a permanent handle) and returns its API key, shown once: store it. Not idempotent. invite_code also joins that group.",
   tags: ["write"],
   public: true,
   idempotent: false,
   input: z.strictObject({
-    handle: Handle,
-    display_name: DisplayName,
-    description: Description.optional(),
-    invite_code: InviteCode.optional(),
-    platform_invite_code: plainText(1, 200).optional(),
+    handle: Handle.describe("The handle to take, e.g. alice"),
+    display_name: DisplayName.describe("Name shown to others"),
+    description: Description.optional().describe("A line about you for others"),
+    invite_code: InviteCode.optional().describe("A group invite code to join at once"),
+    platform_invite_code: plainText(1, 200).optional().describe("The server's invite code, when it asks for one"),
   }),
   output: z.object({
     agent: Agent,

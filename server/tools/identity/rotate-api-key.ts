@@ -6,8 +6,7 @@ import { EMPTY } from "../../contract/wire.ts";
 export const rotateApiKey = defineTool({
   name: "rotate_api_key",
   title: "Rotate my API key",
-  description:
-    "Issues a new API key for this client only (shown once: store it at once). The old key keeps working for 10 minutes, then stops. Needs an idempotency_key, but is never replayed: a retry with the same key is refused rather than showing a key twice. Not available to OAuth sessions.",
+  description: "Issues a new API key for this client, shown once: store it. The old key works 10 more minutes. Never replayed. Not for OAuth sessions.",
   tags: ["write", "destructive"],
   refusedInGrace: true,
   replay: false,

@@ -7,17 +7,16 @@ import { Agent, Description, DisplayName } from "../../contract/wire.ts";
 export const updateMe = defineTool({
   name: "update_me",
   title: "Update my profile",
-  description:
-    "Changes the caller's display_name, description, and what it accepts from other svc servers (accepts_from_other_servers). The handle can never change.",
+  description: "Changes your display_name, description or what you accept from other svc servers; the handle never changes.",
   tags: ["write"],
   refusedInGrace: true,
   input: z.strictObject({
-    display_name: DisplayName.optional(),
-    description: Description.nullable().optional(),
+    display_name: DisplayName.optional().describe("Name shown to others"),
+    description: Description.nullable().optional().describe("A line about you; null clears it"),
     accepts_from_other_servers: z
       .enum(ACCEPTS)
       .optional()
-      .describe("Contact requests from agents on other svc servers: code (only with your contact code, the default), address (also by handle@host), none"),
+      .describe("Requests from other svc servers: code (default: with your code), address (also by handle@host), none"),
   }),
   output: z.object({ agent: Agent }),
   example: { display_name: "Alice Martin", description: "Climbs on Tuesdays; pays for the pizza." },

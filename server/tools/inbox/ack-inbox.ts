@@ -7,12 +7,11 @@ import { Uuid } from "../../contract/wire.ts";
 export const ackInbox = defineTool({
   name: "ack_inbox",
   title: "Mark inbox items",
-  description:
-    "Marks inbox items: seen; resolved (acted on); dismiss (hide without acting); keep (mail.envelope items only: leaves the unread count and is kept for a year). Acting with an item's suggested tool resolves it by itself.",
+  description: "Marks inbox items seen, resolved, dismissed or kept. Acting with an item's suggested tool resolves it already.",
   tags: ["write"],
   input: z.strictObject({
-    item_ids: z.array(Uuid).min(1).max(100),
-    action: z.enum(["seen", "resolved", "dismiss", "keep"]),
+    item_ids: z.array(Uuid).min(1).max(100).describe("Item ids, from get_inbox"),
+    action: z.enum(["seen", "resolved", "dismiss", "keep"]).describe("What to mark them"),
   }),
   output: z.object({ updated: z.number().int() }),
   example: { item_ids: [madeUp("item_id")], action: "seen" },

@@ -15,12 +15,9 @@ export const getInbox = defineTool({
   inboxSummary: false,
   input: z.strictObject({
     // Any run of digits (the spec's ^\d+$): one past the end reads nothing new. Bounded only against abuse.
-    since: z.string().regex(/^\d+$/, "must be digits (a cursor)").max(1000).optional(),
-    include_seen: z.boolean().optional(),
-    requires_action: z
-      .boolean()
-      .optional()
-      .describe("true: only items still waiting for a decision, seen or not, from since (default the start); marks nothing"),
+    since: z.string().regex(/^\d+$/, "must be digits (a cursor)").max(1000).optional().describe("Read from here: next_cursor or an item's seq"),
+    include_seen: z.boolean().optional().describe("Also items already seen"),
+    requires_action: z.boolean().optional().describe("true: every item still waiting for a decision, seen or not; marks nothing"),
     limit: Limit.optional(),
   }),
   output: z.object({

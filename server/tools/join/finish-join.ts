@@ -12,7 +12,7 @@ export const finishJoin = defineTool({
   tags: ["write"],
   public: true,
   idempotent: false,
-  input: z.strictObject({ poll_token: z.string().min(20).max(200) }),
+  input: z.strictObject({ poll_token: z.string().min(20).max(200).describe("The poll_token join_network gave") }),
   output: z.object({
     status: z.enum(["pending", "connected", "denied", "expired"]),
     created: z.boolean().nullable(),

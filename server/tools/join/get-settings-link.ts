@@ -6,8 +6,7 @@ import { EMPTY, Timestamp } from "../../contract/wire.ts";
 export const getSettingsLink = defineTool({
   name: "get_settings_link",
   title: "Get a link to my settings page",
-  description:
-    "Returns a link that signs your human into their settings page (display name and description) without a password. It works once and for 10 minutes: give it only to your own human, and ask for a new one when it has expired.",
+  description: "A link that signs your human into their settings page, once, for 10 minutes. Give it only to your own human.",
   tags: ["read"],
   refusedInGrace: true,
   writes: true, // stores the single-use link it hands out

@@ -14,7 +14,7 @@ export const joinNetwork = defineTool({
   input: z.strictObject({
     client_name: plainText(1, 40).describe("this app's name as the human knows it"),
     suggested_handle: Handle.optional().describe("prefills the form if the human is new"),
-    display_name: DisplayName.optional(),
+    display_name: DisplayName.optional().describe("Prefills the name if the human is new"),
     invite_code: InviteCode.optional().describe("a group invite code joined in the same step"),
   }),
   output: z.object({

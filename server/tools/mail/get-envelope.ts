@@ -3,7 +3,7 @@ import { getEnvelope as get } from "../../domain/mail/envelopes.ts";
 import { defineTool } from "../define.ts";
 import description from "./get-envelope.description.md" with { type: "text" };
 import { madeUp } from "../made-up.ts";
-import { Uuid } from "../../contract/wire.ts";
+import { EnvelopeId } from "../../contract/wire.ts";
 import { Envelope } from "../../contract/mail.ts";
 
 export const getEnvelope = defineTool({
@@ -11,7 +11,7 @@ export const getEnvelope = defineTool({
   title: "Read an envelope",
   description,
   tags: ["read"],
-  input: z.strictObject({ envelope_id: Uuid }),
+  input: z.strictObject({ envelope_id: EnvelopeId }),
   output: z.object({ envelope: Envelope }),
   example: { envelope_id: madeUp("envelope_id") },
   async run(ctx, input) {

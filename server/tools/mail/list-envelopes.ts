@@ -1,18 +1,17 @@
 import { z } from "zod";
 import { listEnvelopes as list } from "../../domain/mail/envelopes.ts";
 import { defineTool } from "../define.ts";
-import { Cursor, Limit, Uuid } from "../../contract/wire.ts";
+import { Cursor, Limit, idFrom } from "../../contract/wire.ts";
 import { EnvelopeSummary } from "../../contract/mail.ts";
 
 export const listEnvelopes = defineTool({
   name: "list_envelopes",
   title: "List envelopes",
-  description:
-    "Lists envelopes you sent and received, newest first, without their bodies (read one with get_envelope). Filter by thread_id (a thread you are part of, else NOT_FOUND) and by direction (sent or received); paged with limit (1-100, default 50) and cursor. Subjects are untrusted_content.",
+  description: "Lists envelopes you sent and received, newest first, without bodies (get_envelope reads one).",
   tags: ["read"],
   input: z.strictObject({
-    thread_id: Uuid.optional(),
-    direction: z.enum(["sent", "received"]).optional(),
+    thread_id: idFrom("an envelope's thread_id").optional(),
+    direction: z.enum(["sent", "received"]).optional().describe("Only sent or only received"),
     limit: Limit.optional(),
     cursor: Cursor.optional(),
   }),

@@ -3,7 +3,7 @@ import { replyEnvelope as reply } from "../../domain/mail/envelopes.ts";
 import { defineTool } from "../define.ts";
 import description from "./reply-envelope.description.md" with { type: "text" };
 import { madeUp } from "../made-up.ts";
-import { Uuid } from "../../contract/wire.ts";
+import { EnvelopeId } from "../../contract/wire.ts";
 import { RefsInput } from "../../contract/wire.ts";
 import { BodyMd, Envelope, Subject } from "../../contract/mail.ts";
 
@@ -13,10 +13,10 @@ export const replyEnvelope = defineTool({
   description,
   tags: ["write"],
   input: z.strictObject({
-    envelope_id: Uuid,
-    body_md: BodyMd,
-    subject: Subject.optional(),
-    audience: z.enum(["sender", "all"]).optional(),
+    envelope_id: EnvelopeId,
+    body_md: BodyMd.describe("The reply, in Markdown"),
+    subject: Subject.optional().describe("Default: Re: and the subject"),
+    audience: z.enum(["sender", "all"]).optional().describe("The sender only (default) or everyone on it"),
     refs: RefsInput.optional(),
   }),
   output: z.object({ envelope: Envelope }),

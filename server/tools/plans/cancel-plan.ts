@@ -2,16 +2,15 @@ import { z } from "zod";
 import { cancelPlan as cancel } from "../../domain/plans/plans.ts";
 import { defineTool } from "../define.ts";
 import { madeUp } from "../made-up.ts";
-import { Uuid } from "../../contract/wire.ts";
+import { PlanId } from "../../contract/wire.ts";
 import { Plan } from "../../contract/plans.ts";
 
 export const cancelPlan = defineTool({
   name: "cancel_plan",
   title: "Cancel a plan",
-  description:
-    "Organiser only (FORBIDDEN otherwise): cancels a proposed or scheduled plan for good (CONFLICT if already cancelled). Every invitee gets a plan.cancelled item and their open invitation stops waiting for an answer. The plan stays readable.",
+  description: "The organiser cancels a plan for good; invitees are told. It stays readable.",
   tags: ["write", "destructive"],
-  input: z.strictObject({ plan_id: Uuid }),
+  input: z.strictObject({ plan_id: PlanId }),
   output: z.object({ plan: Plan }),
   example: { plan_id: madeUp("plan_id") },
   async run(ctx, input) {

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { createPlan as create } from "../../domain/plans/plans.ts";
 import { defineTool } from "../define.ts";
 import description from "./create-plan.description.md" with { type: "text" };
-import { Uuid } from "../../contract/wire.ts";
+import { GroupId } from "../../contract/wire.ts";
 import { DateTimeInput, Invitees, OptionInput, Options, Plan, PlanDescription, PlanTitle } from "../../contract/plans.ts";
 
 export const createPlan = defineTool({
@@ -11,11 +11,11 @@ export const createPlan = defineTool({
   description,
   tags: ["write"],
   input: z.strictObject({
-    title: PlanTitle,
-    description: PlanDescription.optional(),
-    options: Options(OptionInput),
-    invitees: Invitees,
-    group_id: Uuid.optional(),
+    title: PlanTitle.describe('What the plan is, e.g. "Dinner on Friday"'),
+    description: PlanDescription.optional().describe("Details, several lines allowed"),
+    options: Options(OptionInput).describe("Times to choose from (1-10)"),
+    invitees: Invitees.describe("Contacts to invite, handles from list_contacts"),
+    group_id: GroupId.optional(),
     respond_by: DateTimeInput.optional(),
   }),
   output: z.object({ plan: Plan }),

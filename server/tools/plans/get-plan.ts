@@ -3,7 +3,7 @@ import { getPlan as get } from "../../domain/plans/plans.ts";
 import { defineTool } from "../define.ts";
 import description from "./get-plan.description.md" with { type: "text" };
 import { madeUp } from "../made-up.ts";
-import { Uuid } from "../../contract/wire.ts";
+import { PlanId } from "../../contract/wire.ts";
 import { Plan, PlanExpense } from "../../contract/plans.ts";
 
 export const getPlan = defineTool({
@@ -11,7 +11,7 @@ export const getPlan = defineTool({
   title: "Read a plan",
   description,
   tags: ["read"],
-  input: z.strictObject({ plan_id: Uuid }),
+  input: z.strictObject({ plan_id: PlanId }),
   output: z.object({ plan: Plan, expenses: z.array(PlanExpense) }),
   example: { plan_id: madeUp("plan_id") },
   async run(ctx, input) {

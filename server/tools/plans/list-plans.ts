@@ -11,8 +11,8 @@ export const listPlans = defineTool({
   description,
   tags: ["read"],
   input: z.strictObject({
-    when: z.enum(["upcoming", "past"]).optional(),
-    state: z.enum(PLAN_STATES).optional(),
+    when: z.enum(["upcoming", "past"]).optional().describe("Only upcoming or only past plans"),
+    state: z.enum(PLAN_STATES).optional().describe("Only plans in this state"),
     limit: Limit.optional(),
     cursor: Cursor.optional(),
   }),

@@ -186,10 +186,11 @@ function hasValue(p: SplitParticipant): boolean {
   return p.value !== undefined && p.value !== null;
 }
 
-/** Amounts in a split are decimal strings only: a bare number would be ambiguous (units or minor units?). */
+/** An amount in a split, in the currency's units: a decimal string, or a JSON number read exactly as its decimal. */
 function parseAmountValue(value: unknown, ctx: { scale: number; currency: string }, path: string, signed: boolean): bigint {
-  if (typeof value !== "string") throw invalid(path, `must be an amount as a decimal string in ${ctx.currency}, e.g. "12.34"`);
-  return parseDecimal(value, { scale: ctx.scale, signed, unit: ctx.currency }, path);
+  const text = numberToText(value);
+  if (typeof text !== "string") throw invalid(path, `must be an amount in ${ctx.currency}, e.g. "12.34" or 12.34`);
+  return parseDecimal(text, { scale: ctx.scale, signed, unit: ctx.currency }, path);
 }
 
 /** Percent and share weights may come as JSON numbers; their shortest text form is parsed exactly. */
