@@ -25,6 +25,8 @@ export const Description = plainText(0, 500);
 export const Uuid = z.uuid();
 // An RFC 3339 UTC timestamp with milliseconds, as svc writes it (advertised as a date-time, unchecked on the way out).
 export const Timestamp = z.string().meta({ format: "date-time" });
+/** The description of a field whose rules (bounds included) are said once, in the shared rules. */
+export const SEE_SHARED_RULES = "See the shared rules";
 export const IdempotencyKey = z
   .string({
     // Said the same way over every transport, since every one parses with this schema (invoke.ts parseArguments).
@@ -35,7 +37,7 @@ export const IdempotencyKey = z
   })
   .min(8)
   .max(128)
-  .describe("See the shared rules");
+  .describe(SEE_SHARED_RULES);
 export const InviteCode = z.string().min(8).max(64);
 export const Limit = z.number().int().min(1).max(100).describe("Page size");
 export const Cursor = z.string().min(1).max(200).describe("From next_cursor");

@@ -2,7 +2,9 @@
 // subset: clients that map tool schemas onto a single-`type` dialect (Gemini's function declarations, for one)
 // reject or drop a tool whose schema has a type array (["string","null"]) or a schema that says nothing ({}).
 import { z } from "zod";
+import { MAX_MINOR } from "../contract/ledger.ts";
 import { NO_CONTROL } from "../contract/text.ts";
+import { HANDLE_PATTERN, SEE_SHARED_RULES } from "../contract/wire.ts";
 
 type Schema = Record<string, unknown>;
 
@@ -54,8 +56,8 @@ function portable(node: unknown): unknown {
 /**
  * What a schema says that costs a reader more than it tells, dropped from what is advertised (the zod schema still
  * checks all of it): `$schema` (said once), the pattern zod adds to a format
- * (uuid, date-time, date), the pattern that refuses control and invisible characters (said once in the rules, and
- * refused with its own message), and the bounds of a safe integer. An output's objects are not closed: v1 only
+ * (uuid, date-time, date), the patterns and bounds said once in the shared rules (control and invisible characters,
+ * a handle's form, an idempotency key's length), and the bounds of a safe integer or of an amount in minor units. An output's objects are not closed: v1 only
  * grows, and an answer with a field added later must still match a schema a client cached.
  */
 function compact(node: unknown, io: "input" | "output"): unknown {
@@ -66,7 +68,8 @@ function compact(node: unknown, io: "input" | "output"): unknown {
   for (const [k, v] of Object.entries(s)) {
     if (k === "pattern" && (UNSAID_PATTERNS.has(v as string) || ["uuid", "date-time", "date"].includes(s.format as string))) continue;
     if (k === "minLength" && v === 0) continue;
-    if ((k === "minimum" && v === Number.MIN_SAFE_INTEGER) || (k === "maximum" && v === Number.MAX_SAFE_INTEGER)) continue;
+    if ((k === "minLength" || k === "maxLength") && s.description === SEE_SHARED_RULES) continue;
+    if ((k === "minimum" && v === Number.MIN_SAFE_INTEGER) || (k === "maximum" && (v === Number.MAX_SAFE_INTEGER || v === MAX_MINOR))) continue;
     if (io === "output" && k === "additionalProperties" && v === false) continue;
     out[k] = k === "properties" || k === "$defs" ? mapValues(v as Schema, (c) => compact(c, io)) : compact(v, io);
   }
@@ -80,8 +83,11 @@ function compact(node: unknown, io: "input" | "output"): unknown {
   return out;
 }
 
-/** Patterns that refuse what no one means to send (control, invisible and NUL characters): said once in the docs. */
-const UNSAID_PATTERNS = new Set([NO_CONTROL.source, "^[^\\x00]*$"]);
+/**
+ * Patterns said once in the shared rules instead of in every field: what no one means to send (control, invisible
+ * and NUL characters), and the form of a handle (handles are copied from other tools' answers, never made up).
+ */
+const UNSAID_PATTERNS = new Set([NO_CONTROL.source, "^[^\\x00]*$", HANDLE_PATTERN.source]);
 
 const mapValues = (o: Schema, f: (v: unknown, k: string) => unknown): Schema => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, f(v, k)]));
 

@@ -10,7 +10,7 @@ export const addAttachment = defineTool({
   name: "add_attachment",
   title: "Attach a receipt to an expense",
   description:
-    "Keeps a file with an expense of a group you belong to: a receipt or invoice your human sent you, as base64 with its media type (PNG, JPEG, WebP, HEIC or PDF; the content must be of that type) and file name. At most 5 MiB a file and 100 MiB a group by default (VALIDATION_ERROR past the first, CONFLICT past the second). Only the group's members see it; the answer's url is a link for your human that expires.",
+    "Keeps a file (receipt) with an expense: base64 PNG, JPEG, WebP, HEIC or PDF, 5 MiB by default. Members only; url is an expiring link for your human.",
   tags: ["write"],
   bodyLimit: attachmentBodyLimit,
   input: z.strictObject({

@@ -7,8 +7,7 @@ import { Uuid } from "../../contract/wire.ts";
 export const deleteAttachment = defineTool({
   name: "delete_attachment",
   title: "Delete a receipt",
-  description:
-    "Deletes a file kept with an expense, for good: its bytes leave the database and its links stop working. Only who added it or who added the expense may (CONFLICT otherwise).",
+  description: "Deletes a file kept with an expense, for good; only who added it or the expense may.",
   tags: ["write", "destructive"],
   input: z.strictObject({ attachment_id: Uuid.describe("The file's id, from list_attachments or get_expense") }),
   output: z.object({ deleted: z.boolean() }),

@@ -9,8 +9,7 @@ import { linkSigner } from "./attachment-context.ts";
 export const listAttachments = defineTool({
   name: "list_attachments",
   title: "List an expense's receipts",
-  description:
-    "Lists the files kept with an expense of a group you belong to (oldest first), each with a fresh url your human can open: it expires after an hour, served as a download (images may show inline), never as a page.",
+  description: "Lists an expense's files (receipts), each with a url for your human that expires in an hour.",
   tags: ["read"],
   input: z.strictObject({ expense_id: Uuid.describe("The expense's id, from list_expenses or get_inbox refs") }),
   output: z.object({ attachments: z.array(Attachment) }),

@@ -8,8 +8,7 @@ import { Expense } from "../../contract/ledger.ts";
 export const listRecurring = defineTool({
   name: "list_recurring",
   title: "List a group's recurring expenses",
-  description:
-    "Lists the recurring expenses of a group you belong to that still add occurrences (soonest next_occurrence first, up to 500), each with its repeat, repeat_until and next_occurrence. End one with stop_recurring.",
+  description: "Lists a group's recurring expenses that still add occurrences, soonest first; end one with stop_recurring.",
   tags: ["read"],
   input: z.strictObject({ group_id: Uuid.describe("The group's id, from list_groups or get_me") }),
   output: z.object({ expenses: z.array(Expense) }),

@@ -8,8 +8,7 @@ import { Expense } from "../../contract/ledger.ts";
 export const stopRecurring = defineTool({
   name: "stop_recurring",
   title: "Stop a recurring expense",
-  description:
-    "Ends a recurring expense: no occurrence is added after those already made (its repeat_until becomes the last one's date), as a new version its participants are told of. The occurrences made stay. CONFLICT when it is not an active series.",
+  description: "Ends a recurring expense after the occurrences already made (they stay).",
   tags: ["write"],
   input: z.strictObject({ expense_id: Uuid.describe("The series' expense_id, from list_recurring") }),
   output: z.object({ expense: Expense }),
