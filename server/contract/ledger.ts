@@ -48,11 +48,20 @@ export const DateOnly = z
   }, "must be a real calendar date");
 export const Notes = plainText(0, 500);
 
-export const PayerInput = z.strictObject({ handle: Handle, ...amountFields });
+/** A member named by handle or by member_id (get_group): exactly one of the two. */
+const memberRef = {
+  handle: Handle.optional().describe("The member's handle; or give member_id instead"),
+  member_id: Uuid.optional().describe("The member's member_id from get_group: how a placeholder (no account yet) is named"),
+};
+const oneMember = (v: { handle?: string | undefined; member_id?: string | undefined }, ctx: z.RefinementCtx) => {
+  if ((v.handle === undefined) === (v.member_id === undefined))
+    ctx.addIssue({ code: "custom", path: ["handle"], message: "give exactly one of handle and member_id" });
+};
+export const PayerInput = z.strictObject({ ...memberRef, ...amountFields }).superRefine(oneMember);
 export const SplitInput = z.strictObject({
   mode: z.enum(SPLIT_MODES),
   among: z
-    .array(z.strictObject({ handle: Handle, value: z.union([z.string().max(40), z.number()]).optional() }))
+    .array(z.strictObject({ ...memberRef, value: z.union([z.string().max(40), z.number()]).optional() }).superRefine(oneMember))
     .min(1)
     .max(200)
     .optional()
@@ -76,7 +85,12 @@ export const expenseFields = {
   refs: RefsInput.optional(),
 };
 
-const HandleAmount = z.object({ handle: z.string(), amount_minor: z.number().int(), amount: z.string() });
+const HandleAmount = z.object({
+  handle: z.string().describe("The member's handle; a placeholder member (no account yet) has none, and its member_id stands here"),
+  member_id: Uuid.optional().describe("The member's member_id (get_group): an agent's agent_id, or a placeholder's id"),
+  amount_minor: z.number().int(),
+  amount: z.string(),
+});
 
 export const OriginalAmount = z
   .object({ currency: z.string(), amount_minor: z.number().int(), amount: z.string(), exchange_rate: z.string() })
@@ -161,7 +175,13 @@ export type Payment = z.infer<typeof Payment>;
 export const Transfer = z.object({ from: AgentRef, to: AgentRef, amount_minor: z.number().int(), amount: z.string() });
 export type Transfer = z.infer<typeof Transfer>;
 
-export const MemberBalance = z.object({ agent: AgentRef, balance_minor: z.number().int(), balance: z.string() });
+export const MemberBalance = z.object({
+  agent: AgentRef.describe("The member; for a placeholder (no account yet): agent_id and handle are its member_id, display_name its name"),
+  member_id: Uuid.optional().describe("The member's member_id (get_group)"),
+  placeholder: z.boolean().optional().describe("true for a placeholder member, who has no account yet"),
+  balance_minor: z.number().int(),
+  balance: z.string(),
+});
 
 export const CurrencyBreakdown = z.object({
   currency: z.string().describe("The currency the amounts were given in"),

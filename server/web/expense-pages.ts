@@ -118,6 +118,8 @@ ${field("notes", "Notes", { value: v("notes"), multiline: true, maxlength: 500, 
 /** The tool's arguments from the form, with the handles in the order they were sent (to place errors). */
 export function expenseArgs(f: URLSearchParams, members: string[], forUpdate: boolean) {
   const text = (name: string) => (f.get(name) ?? "").trim();
+  // A placeholder member is keyed by its member_id (never a handle: 36 chars against at most 32).
+  const who = (key: string) => (key.length > 32 ? { member_id: key } : { handle: key });
   const args: Record<string, unknown> = { description: f.get("description") ?? "" };
   for (const name of ["amount", "exchange_rate", "date", "category", "repeat"]) if (text(name)) args[name] = text(name);
   if (text("currency")) args.currency = text("currency").toUpperCase();
@@ -126,17 +128,17 @@ export function expenseArgs(f: URLSearchParams, members: string[], forUpdate: bo
   let payers: string[] = [];
   if (text("paid_by") === "several") {
     payers = members.filter((h) => text(`paid_${h}`));
-    args.paid_by = payers.map((handle) => ({ handle, amount: text(`paid_${handle}`) }));
+    args.paid_by = payers.map((handle) => ({ ...who(handle), amount: text(`paid_${handle}`) }));
   } else if (text("paid_by") && text("amount")) {
     payers = [text("paid_by")];
-    args.paid_by = [{ handle: text("paid_by"), amount: text("amount") }];
+    args.paid_by = [{ ...who(text("paid_by")), amount: text("amount") }];
   }
   const mode = text("split_mode") || "equal";
   const among = VALUE_MODES.has(mode) ? members.filter((h) => text(`value_${h}`)) : members.filter((h) => f.has(`in_${h}`));
   args.split = {
     mode,
     among: among.map((handle) =>
-      mode === "equal" || (mode === "adjustment" && !text(`value_${handle}`)) ? { handle } : { handle, value: text(`value_${handle}`) },
+      mode === "equal" || (mode === "adjustment" && !text(`value_${handle}`)) ? who(handle) : { ...who(handle), value: text(`value_${handle}`) },
     ),
   };
   return { args, among, payers };
@@ -164,7 +166,7 @@ export function fieldErrors(err: AppError, among: string[], payers: string[], se
 async function memberGroup(c: WebContext, groupId: string) {
   await requireMember(c.tx, groupId, c.session.agentId!);
   const group = await groupView(c.tx, groupId, c.session.agentId!);
-  return { group, members: group.members.map((m) => m.agent.handle) };
+  return { group, members: group.members.map((m) => m.agent?.handle ?? m.member_id) };
 }
 
 const signInFirst = () => seeOther("/groups");
@@ -196,7 +198,7 @@ ${expenseForm(c, { to: `/groups/${group.group_id}/expenses/new`, submit: "Add th
 async function membersOf(a: ActionContext, groupId: string): Promise<string[] | null> {
   return a.svc.db.read(async (tx) => {
     try {
-      return (await groupView(tx, groupId, a.agentId)).members.map((m) => m.agent.handle);
+      return (await groupView(tx, groupId, a.agentId)).members.map((m) => m.agent?.handle ?? m.member_id);
     } catch {
       return null;
     }

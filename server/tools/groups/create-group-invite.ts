@@ -3,7 +3,7 @@ import { createInvite } from "../../domain/ledger/groups/invites.ts";
 import { defineTool } from "../define.ts";
 import description from "./create-group-invite.description.md" with { type: "text" };
 import { madeUp } from "../made-up.ts";
-import { Handle, Uuid } from "../../contract/wire.ts";
+import { DisplayName, Handle, Uuid } from "../../contract/wire.ts";
 import { Invite } from "../../contract/groups.ts";
 
 export const createGroupInvite = defineTool({
@@ -15,19 +15,21 @@ export const createGroupInvite = defineTool({
     .strictObject({
       group_id: Uuid,
       handle: Handle.optional(),
+      name: DisplayName.optional().describe("A friend without an account, by name (1-80 chars): added as a placeholder member with a claim link"),
       max_uses: z.number().int().min(1).max(1000).optional(),
       expires_at: z.iso.datetime({ offset: true }).optional(),
     })
     .superRefine((v, ctx) => {
-      if (v.handle === undefined) return;
+      if (v.handle !== undefined && v.name !== undefined) ctx.addIssue({ code: "custom", path: ["name"], message: "give handle or name, not both" });
+      if (v.handle === undefined && v.name === undefined) return;
       for (const field of ["max_uses", "expires_at"] as const) {
-        if (v[field] !== undefined) ctx.addIssue({ code: "custom", path: [field], message: "applies to shareable codes only (leave out handle)" });
+        if (v[field] !== undefined) ctx.addIssue({ code: "custom", path: [field], message: "applies to shareable codes only (leave out handle and name)" });
       }
     }),
   output: z.object({ invite: Invite, message: z.string() }),
   example: { group_id: madeUp("group_id"), max_uses: 5 },
   async run(ctx, input) {
-    const res = await createInvite(ctx, input);
+    const res = await createInvite(ctx, input, ctx.config.baseUrl);
     return { ...res, suggested_next: ["get_group"] };
   },
 });

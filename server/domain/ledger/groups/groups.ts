@@ -13,7 +13,7 @@ import { isAcceptedContact } from "../../contacts.ts";
 import { deliver, hasBlocked } from "../../inbox.ts";
 import { quoted, untrusted } from "../../untrusted.ts";
 import { markBuilt } from "../balances/pairs.ts";
-import { requireMember, requireWritable, type GroupRow } from "./membership.ts";
+import { isPlaceholder, requireMember, requireWritable, type GroupRow } from "./membership.ts";
 import { logActivity } from "./activity.ts";
 import { groupBalances, groupSummaries } from "../balances/balances.ts";
 import { formatBalance, totalMinor } from "../money/amounts.ts";
@@ -49,7 +49,16 @@ export async function groupView(tx: Tx, groupId: string, viewerId: string): Prom
     },
     members: rows.map((r) => {
       const b = balances.get(r.agentId) ?? 0n;
-      return { agent: toRef(r), role: r.m.role, joined_at: r.m.joinedAt, balance_minor: totalMinor(b), balance: formatBalance(b, g.currency) };
+      return {
+        // A placeholder (no account yet) is nobody: no agent, its name and member_id only.
+        agent: isPlaceholder(r) ? null : toRef(r),
+        member_id: r.agentId,
+        name: r.displayName,
+        role: r.m.role,
+        joined_at: r.m.joinedAt,
+        balance_minor: totalMinor(b),
+        balance: formatBalance(b, g.currency),
+      };
     }),
   };
 }
@@ -93,7 +102,16 @@ export async function notifyJoined(tx: Tx, now: Date, g: GroupRow, joiner: Agent
   const others = await tx
     .select({ agentId: groupMembers.agentId })
     .from(groupMembers)
-    .where(and(eq(groupMembers.groupId, g.groupId), isNull(groupMembers.leftAt), sql`${groupMembers.agentId} <> ${joiner.agent_id}`));
+    // placeholders (handle = agent id) have no inbox
+    .innerJoin(agents, eq(agents.agentId, groupMembers.agentId))
+    .where(
+      and(
+        eq(groupMembers.groupId, g.groupId),
+        isNull(groupMembers.leftAt),
+        sql`${groupMembers.agentId} <> ${joiner.agent_id}`,
+        sql`${agents.handle} <> ${agents.agentId}`,
+      ),
+    );
   for (const o of others) {
     await deliver(tx, now, {
       to: o.agentId,
