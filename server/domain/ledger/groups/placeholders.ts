@@ -34,8 +34,6 @@ import { logActivity } from "./activity.ts";
 import { notifyJoined, untrustedName } from "./groups.ts";
 import { isMember, requireWritable } from "./membership.ts";
 
-type PlaceholderRow = typeof groupPlaceholders.$inferSelect;
-
 /** 31 letters and digits without look-alikes, as group invite codes: 20 characters carry about 99 bits. */
 const CODE_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789";
 const CODE_LENGTH = 20;
@@ -52,40 +50,40 @@ export const isClaimCode = (code: string) => code.trim().toLowerCase().startsWit
 export const claimPath = (code: string) => `/claim/${encodeURIComponent(code)}`;
 
 /**
- * Adds a placeholder named `name` to the group (the caller must be a member of a writable group): its member row
- * and its one-time claim code, which is returned once and stored only as a digest.
+ * Stores a new placeholder named `name` in the group, made by `createdBy`: its agent row (nobody), its member row
+ * and the digest of its one-time claim code, which is returned here once.
  */
+export async function insertPlaceholder(tx: Tx, now: Date, groupId: string, name: string, createdBy: string): Promise<{ memberId: string; code: string }> {
+  const code = newClaimCode();
+  const at = iso(now);
+  const memberId = crypto.randomUUID();
+  await tx.insert(agents).values({ agentId: memberId, handle: memberId, displayName: name, createdAt: at, retiredAt: at });
+  await tx
+    .insert(groupPlaceholders)
+    .values({ memberId, groupId, name, createdBy, createdAt: at, claimHash: claimHash(code), claimedBy: null, claimedAt: null });
+  await tx.insert(groupMembers).values({ groupId, agentId: memberId, role: "member", joinedAt: at, leftAt: null });
+  return { memberId, code };
+}
+
+/** create_group_invite with `name`: a placeholder in a group the caller may change, answered as an invite with its claim link. */
 export async function addPlaceholder(ctx: DomainContext, groupId: string, name: string, baseUrl: string): Promise<{ invite: Invite; message: string }> {
   const { tx, now, actor } = ctx;
   const g = await requireWritable(tx, groupId, actor.agentId);
   if (g.kind === "direct") throw conflict("A direct ledger is between two people; create a group (create_group) to share costs with more.");
-  const code = newClaimCode();
+  const { memberId, code } = await insertPlaceholder(tx, now, groupId, name, actor.agentId);
   const at = iso(now);
-  const row: PlaceholderRow = {
-    memberId: crypto.randomUUID(),
-    groupId,
-    name,
-    createdBy: actor.agentId,
-    createdAt: at,
-    claimHash: claimHash(code),
-    claimedBy: null,
-    claimedAt: null,
-  };
-  await tx.insert(agents).values({ agentId: row.memberId, handle: row.memberId, displayName: name, createdAt: at, retiredAt: at });
-  await tx.insert(groupPlaceholders).values(row);
-  await tx.insert(groupMembers).values({ groupId, agentId: row.memberId, role: "member", joinedAt: at, leftAt: null });
   await logActivity(tx, now, {
     groupId,
     actorId: actor.agentId,
     action: "placeholder_added",
     summary: `@${actor.handle} added ${quoted(name)}, who has no account yet`,
-    refs: { member_id: row.memberId },
+    refs: { member_id: memberId },
   });
   const claimUrl = `${baseUrl}${claimPath(code)}`;
   const inviter = (await refsByIds(tx, [actor.agentId])).get(actor.agentId)!;
   return {
     invite: {
-      invite_id: row.memberId,
+      invite_id: memberId,
       group_id: groupId,
       kind: "placeholder",
       invitee: null,
@@ -97,9 +95,9 @@ export async function addPlaceholder(ctx: DomainContext, groupId: string, name: 
       created_at: at,
       expires_at: "9999-12-31T23:59:59.999Z",
       responded_at: null,
-      placeholder: { member_id: row.memberId, name, claim_url: claimUrl },
+      placeholder: { member_id: memberId, name, claim_url: claimUrl },
     },
-    message: `${name} is in the group as a placeholder; split expenses with them by member_id ${row.memberId}. Send them this one-time link to take it over: ${claimUrl} (or join_group with the code ${code}).`,
+    message: `${name} is in the group as a placeholder; split expenses with them by member_id ${memberId}. Send them this one-time link to take it over: ${claimUrl} (or join_group with the code ${code}).`,
   };
 }
 
