@@ -171,7 +171,7 @@ export function docPages(baseUrl: string): DocPage[] {
       folderPage(
         "ledger",
         "The ledger",
-        "Money and currencies, settling up in the fewest transfers, payment states and voiding, balances per currency, importing a Splitwise export.",
+        "Money and currencies, friends without an account (placeholder members and claiming them), settling up in the fewest transfers, payment states and voiding, balances per currency, importing a Splitwise export.",
         ledger,
         baseUrl,
       ),
