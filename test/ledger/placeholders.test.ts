@@ -182,4 +182,45 @@ describe("placeholder members", () => {
     for (let i = 0; i < 21; i++) last = (await failure(s, "join_group", { invite_code: `claim-${"x".repeat(20)}${i}` }, a!.key)).code;
     expect(last).toBe("RATE_LIMITED");
   });
+
+  test("payments with a placeholder: one it made, recorded by its payee, counts at once; one to it waits for whoever claims it", async () => {
+    const [a, b, c] = await people(3);
+    const g = await groupOf(s, [a!, b!]);
+    const dana = await placeholder(g.group_id, a!.key, "Dana");
+    await s.ok(
+      "add_expense",
+      { group_id: g.group_id, description: "Tickets", amount: "20.00", split: { mode: "equal", among: [{ member_id: dana.memberId }] } },
+      a!.key,
+    );
+    const got = await s.ok("record_payment", { group_id: g.group_id, from_member_id: dana.memberId, amount: "5.00" }, a!.key);
+    expect(got.payment).toMatchObject({ state: "confirmed", from: { agent_id: dana.memberId, display_name: "Dana" }, to: { handle: a!.handle } });
+    expect(await balancesOf(s, a!.key, g.group_id)).toEqual({ [a!.handle]: 1500, [b!.handle]: 0, [dana.memberId]: -1500 });
+    const toDana = await s.ok("record_payment", { group_id: g.group_id, to_member_id: dana.memberId, amount: "1.00" }, b!.key);
+    expect(toDana.payment.state).toBe("pending");
+    expect((await failure(s, "record_payment", { group_id: g.group_id, to: a!.handle, to_member_id: dana.memberId, amount: "1.00" }, b!.key)).path).toBe(
+      "to_member_id",
+    );
+    expect((await failure(s, "record_payment", { group_id: g.group_id, to_member_id: crypto.randomUUID(), amount: "1.00" }, b!.key)).path).toBe("to_member_id");
+    await s.ok("join_group", { invite_code: dana.code }, c!.key);
+    // The claimer now is the payee of the pending payment and confirms it like any.
+    await s.ok("respond_payment", { payment_id: toDana.payment.payment_id, action: "confirm" }, c!.key);
+    expect(await balancesOf(s, a!.key, g.group_id)).toEqual({ [a!.handle]: 1500, [b!.handle]: 100, [c!.handle]: -1600 });
+  });
+
+  test("the owner removes a placeholder with a zero balance by member_id; its claim code then stops working", async () => {
+    const [a, b] = await people(2);
+    const g = await groupOf(s, [a!]);
+    const dana = await placeholder(g.group_id, a!.key, "Dana");
+    await s.ok(
+      "add_expense",
+      { group_id: g.group_id, description: "Pen", amount: "2.00", split: { mode: "equal", among: [{ member_id: dana.memberId }] } },
+      a!.key,
+    );
+    const owing = await failure(s, "remove_group_member", { group_id: g.group_id, member_id: dana.memberId }, a!.key);
+    expect(owing.code).toBe("CONFLICT");
+    await s.ok("record_payment", { group_id: g.group_id, from_member_id: dana.memberId, amount: "2.00" }, a!.key);
+    const left = (await s.ok("remove_group_member", { group_id: g.group_id, member_id: dana.memberId }, a!.key)).group;
+    expect(left.members.map((m: any) => m.member_id)).toEqual([a!.agent_id]);
+    expect((await failure(s, "join_group", { invite_code: dana.code }, b!.key)).code).toBe("NOT_FOUND");
+  });
 });

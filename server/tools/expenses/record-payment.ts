@@ -11,15 +11,24 @@ export const recordPayment = defineTool({
   title: "Record a payment",
   description,
   tags: ["write"],
-  input: z.strictObject({
-    group_id: Uuid,
-    from: Handle.optional(),
-    to: Handle.optional(),
-    ...amountFields,
-    currency: CurrencyInput.optional().describe("Currency of the amount given; default the group's. Another currency needs exchange_rate."),
-    exchange_rate: ExchangeRate.optional(),
-    note: Notes.optional(),
-  }),
+  input: z
+    .strictObject({
+      group_id: Uuid,
+      from: Handle.optional(),
+      to: Handle.optional(),
+      from_member_id: Uuid.optional().describe("The payer by member_id (get_group), e.g. a placeholder member; instead of from"),
+      to_member_id: Uuid.optional().describe("The payee by member_id (get_group), e.g. a placeholder member; instead of to"),
+      ...amountFields,
+      currency: CurrencyInput.optional().describe("Currency of the amount given; default the group's. Another currency needs exchange_rate."),
+      exchange_rate: ExchangeRate.optional(),
+      note: Notes.optional(),
+    })
+    .superRefine((v, ctx) => {
+      if (v.from !== undefined && v.from_member_id !== undefined)
+        ctx.addIssue({ code: "custom", path: ["from_member_id"], message: "give from or from_member_id, not both" });
+      if (v.to !== undefined && v.to_member_id !== undefined)
+        ctx.addIssue({ code: "custom", path: ["to_member_id"], message: "give to or to_member_id, not both" });
+    }),
   output: z.object({
     payment: Payment,
     overpayment: z

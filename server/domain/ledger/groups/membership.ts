@@ -59,9 +59,13 @@ export function withMemberKeys<
  * the members map: what splits and payers that name either one are turned into before they are checked.
  */
 export function memberKey(members: Map<string, Member>, ref: { handle?: string | undefined; member_id?: string | undefined }, path: string): string {
-  if (ref.member_id === undefined) return ref.handle!;
-  for (const m of members.values()) if (m.agentId === ref.member_id) return m.handle;
-  throw invalid(`${path}.member_id`, "is not a current member of this group (get_group lists them)");
+  return ref.member_id === undefined ? ref.handle! : keyOfMemberId(members, ref.member_id, `${path}.member_id`);
+}
+
+/** The members map's key of the current member with that member_id; anyone else is refused at `path` (INVALID). */
+export function keyOfMemberId(members: Map<string, Member>, memberId: string, path: string): string {
+  for (const m of members.values()) if (m.agentId === memberId) return m.handle;
+  throw invalid(path, "is not a current member of this group (get_group lists them)");
 }
 
 /** The current member with that handle; anyone else is refused at `path` (INVALID). */
