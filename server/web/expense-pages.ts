@@ -60,6 +60,8 @@ interface ExpenseFormOptions {
   values: URLSearchParams;
   errors: FieldErrors;
   hidden?: Record<string, string>;
+  /** How to name a member key on the page: placeholders (keyed by member_id) by their name. */
+  labels?: Map<string, string>;
 }
 
 /**
@@ -72,6 +74,7 @@ function expenseForm(c: WebContext, o: ExpenseFormOptions): Markup {
   const e = o.errors;
   const mode = v("split_mode") || "equal";
   const payer = v("paid_by");
+  const l = (h: string) => o.labels?.get(h) ?? h;
   const fields = html`${Object.entries(o.hidden ?? {}).map(([k, val]) => html`<input type="hidden" name="${k}" value="${val}">`)}
 ${field("description", "Description", { value: v("description"), required: true, maxlength: 140, error: e.description })}
 ${field("amount", "Amount", { value: v("amount"), required: true, error: e.amount, hint: `A decimal such as 12.50, in the currency below.` })}
@@ -87,9 +90,9 @@ ${select(
 )}
 <fieldset${describedBy("paid_by", e.paid_by)}><legend>Paid by</legend>
 ${groupError("paid_by", e.paid_by)}
-${select("paid_by", "Who paid", [...o.members.map((h) => [h, h] as const), ["several", "Several people (amounts below)"] as const], payer, undefined)}
+${select("paid_by", "Who paid", [...o.members.map((h) => [h, l(h)] as const), ["several", "Several people (amounts below)"] as const], payer, undefined)}
 <p class="muted">With several people: what each paid, in the expense's currency, summing to the amount.</p>
-${o.members.map((h) => field(`paid_${h}`, `${h} paid`, { value: v(`paid_${h}`), error: e[`paid_${h}`] }))}
+${o.members.map((h) => field(`paid_${h}`, `${l(h)} paid`, { value: v(`paid_${h}`), error: e[`paid_${h}`] }))}
 </fieldset>
 <fieldset${describedBy("split", e.split)}><legend>Split</legend>
 ${groupError("split", e.split)}
@@ -100,8 +103,8 @@ ${SPLIT_MODES.map(
 <p class="muted">An equal split counts the members ticked. Exact amounts, percentages and shares count the members given a value (blank: not in it). An adjustment is added to a ticked member's equal share.</p>
 ${o.members.map(
   (h) =>
-    html`<div><input type="checkbox" id="f-in_${h}" name="in_${h}" value="1"${o.values.has(`in_${h}`) ? new Markup(" checked") : ""}> <label for="f-in_${h}">${h} is in it</label></div>
-${field(`value_${h}`, `${h}: amount, percent or shares`, { value: v(`value_${h}`), error: e[`value_${h}`] })}`,
+    html`<div><input type="checkbox" id="f-in_${h}" name="in_${h}" value="1"${o.values.has(`in_${h}`) ? new Markup(" checked") : ""}> <label for="f-in_${h}">${l(h)} is in it</label></div>
+${field(`value_${h}`, `${l(h)}: amount, percent or shares`, { value: v(`value_${h}`), error: e[`value_${h}`] })}`,
 )}
 </fieldset>
 ${select(
@@ -166,16 +169,21 @@ export function fieldErrors(err: AppError, among: string[], payers: string[], se
 async function memberGroup(c: WebContext, groupId: string) {
   await requireMember(c.tx, groupId, c.session.agentId!);
   const group = await groupView(c.tx, groupId, c.session.agentId!);
-  return { group, members: group.members.map((m) => m.agent?.handle ?? m.member_id) };
+  const labels = placeholderLabels(group.members);
+  return { group, members: group.members.map((m) => m.agent?.handle ?? m.member_id), labels };
 }
 
 const signInFirst = () => seeOther("/groups");
+
+/** Placeholder members (no account yet) by the member_id that stands for their handle, as the pages name them. */
+const placeholderLabels = (members: { agent: unknown; member_id: string; name: string }[]) =>
+  new Map(members.filter((m) => m.agent === null).map((m) => [m.member_id, `${m.name} (no account yet)`]));
 
 /** GET /groups/{group_id}/expenses/new, and the same form with what the tool refused. */
 export async function renderNewExpense(c: WebContext, groupId: string, m: Messages = {}, sent?: URLSearchParams, errors: FieldErrors = {}): Promise<Response> {
   if (!signedIn(c.session)) return signInFirst();
   if (!Uuid.safeParse(groupId).success) return notFoundPage();
-  const { group, members } = await memberGroup(c, groupId);
+  const { group, members, labels } = await memberGroup(c, groupId);
   const me = (await actingAs(c, c.session.agentId)).actor.handle;
   const values =
     sent ??
@@ -189,7 +197,7 @@ export async function renderNewExpense(c: WebContext, groupId: string, m: Messag
   return page(
     "Add an expense",
     html`${alert(m.error)}<p>To <a href="/groups/${group.group_id}">${group.name}</a>, which counts in ${group.currency}. The others are asked to confirm it.</p>
-${expenseForm(c, { to: `/groups/${group.group_id}/expenses/new`, submit: "Add the expense", members, groupCurrency: group.currency, values, errors })}`,
+${expenseForm(c, { to: `/groups/${group.group_id}/expenses/new`, submit: "Add the expense", members, labels, groupCurrency: group.currency, values, errors })}`,
     { status: m.status },
   );
 }
@@ -241,6 +249,8 @@ export async function renderExpense(c: WebContext, groupId: string, m: Messages 
   m = { info: DONE[c.url.searchParams.get("done") ?? ""], ...m };
   const { expense: e, history } = found;
   const me = (await actingAs(c, c.session.agentId)).actor.handle;
+  const labels = placeholderLabels((await groupView(c.tx, groupId, c.session.agentId)).members);
+  const l = (h: string) => labels.get(h) ?? h;
   const at = `/groups/${groupId}/expenses/${e.expense_id}`;
   const cur = e.currency;
   const answers = e.responses.filter((r) => r.version === e.version);
@@ -272,12 +282,12 @@ ${e.original ? html`<dt>Given as</dt><dd>${e.original.amount} ${e.original.curre
 ${e.notes ? html`<dt>Notes</dt><dd>${quoted(e.notes.untrusted_content)}</dd>` : ""}
 </dl></li></ul>
 <h2>Paid by</h2>
-<ul>${e.paid_by.map((p) => html`<li>${p.handle}: ${p.amount} ${cur}</li>`)}</ul>
+<ul>${e.paid_by.map((p) => html`<li>${l(p.handle)}: ${p.amount} ${cur}</li>`)}</ul>
 <h2>Shares</h2>
 <p class="muted">Split: ${SPLIT_LABELS[e.split.mode].toLowerCase()}.</p>
 <ul>${e.shares.map((s) => {
       const given = e.split.among.find((x) => x.handle === s.handle)?.value;
-      return html`<li>${s.handle}: ${s.amount} ${cur}${given !== undefined && (e.split.mode !== "exact" || e.original) ? html` <span class="muted">(${e.split.mode === "percent" ? `${given}%` : e.split.mode === "shares" ? `${given} shares` : given})</span>` : ""}</li>`;
+      return html`<li>${l(s.handle)}: ${s.amount} ${cur}${given !== undefined && (e.split.mode !== "exact" || e.original) ? html` <span class="muted">(${e.split.mode === "percent" ? `${given}%` : e.split.mode === "shares" ? `${given} shares` : given})</span>` : ""}</li>`;
     })}</ul>
 <h2>Confirmations</h2>
 ${
@@ -337,7 +347,7 @@ export async function renderEditExpense(c: WebContext, groupId: string, m: Messa
   const found = await expenseIn(c, groupId, expenseIdIn(c.url.pathname));
   if (!found) return notFoundPage();
   const e = found.expense;
-  const { group, members } = await memberGroup(c, groupId);
+  const { group, members, labels } = await memberGroup(c, groupId);
   const everyone = [...new Set([...members, ...participants(e)])];
   const at = `/groups/${groupId}/expenses/${e.expense_id}`;
   return page(
@@ -347,6 +357,7 @@ ${expenseForm(c, {
   to: `${at}/edit`,
   submit: "Save the changes",
   members: everyone,
+  labels,
   groupCurrency: group.currency,
   values: sent ?? valuesOf(e),
   errors,

@@ -31,16 +31,26 @@ test("a member adds a friend by name and sees the claim link once; the friend si
   expect((await alice.get(`/groups/${g.group_id}`)).html).not.toContain("f-claim-url");
 
   const dana = (await s.ok("get_group", { group_id: g.group_id }, g.by["pw-bob"]!.key)).group.members.find((m: any) => m.agent === null);
-  await s.ok(
-    "add_expense",
-    {
-      group_id: g.group_id,
-      description: "Firewood",
-      amount: "30.00",
-      split: { mode: "equal", among: [{ handle: "pw-alice" }, { member_id: dana.member_id }] },
-    },
-    g.by["pw-alice"]!.key,
-  );
+  // The expense form names Dana and splits with her by member_id.
+  const form = await alice.get(`/groups/${g.group_id}/expenses/new`);
+  expect(form.html).toContain(`<label for="f-in_${dana.member_id}">Dana (no account yet) is in it</label>`);
+  const sent = await alice.post(`/groups/${g.group_id}/expenses/new`, {
+    description: "Firewood",
+    amount: "30.00",
+    currency: "EUR",
+    paid_by: "pw-alice",
+    split_mode: "equal",
+    "in_pw-alice": "1",
+    [`in_${dana.member_id}`]: "1",
+    idempotency_key: crypto.randomUUID(),
+  });
+  expect(sent.status).toBe(303);
+  const expense = (await s.ok("list_expenses", { group_id: g.group_id }, g.by["pw-bob"]!.key)).expenses[0];
+  expect(Object.fromEntries(expense.shares.map((x: any) => [x.member_id, x.amount_minor]))).toEqual({
+    [g.by["pw-alice"]!.agent_id]: 1500,
+    [dana.member_id]: 1500,
+  });
+  expect((await alice.get(`/groups/${g.group_id}/expenses/${expense.expense_id}`)).html).toContain("Dana (no account yet): 15.00 EUR");
   expect((await alice.get(`/groups/${g.group_id}`)).html).toContain("Dana (no account yet) owes 15.00 EUR");
 
   // The friend, signed out, opens the link: what it is, and how to get an account.
