@@ -1,7 +1,7 @@
 // How `svc call` shows answers to a person at a terminal: ledger balances and settle-up as sentences, expenses and
 // payments as tables, a new API key with the svc login line that stores it. Piped, or with --json-out, the same
 // answers stay JSON. Any other answer is shown by toText.
-import { balanceSentence, counterpartySentence, paymentSentence, SETTLE_UP_NOTE, transferSentence } from "../server/contract/ledger-wording.ts";
+import { balanceSentence, counterpartySentence, paymentSentence, SETTLE_UP_NOTE, transferSentence, whoIs } from "../server/contract/ledger-wording.ts";
 import { printable, table, toText } from "./output.ts";
 
 // Answers arrive as JSON; their shapes are the tools' output schemas, checked by the server.
@@ -55,7 +55,7 @@ function balancesText(d: Data): string {
   return [
     ...section(
       `Balances (${d.currency})`,
-      d.members.map((m: Data) => balanceSentence(m.agent.handle, m)),
+      d.members.map((m: Data) => balanceSentence(whoIs(m.agent), m)),
       "no members",
     ),
     ...section(
@@ -73,7 +73,11 @@ function groupText(g: Data): string {
   return [
     printable(`${g.name} (${g.kind === "direct" ? "direct ledger" : "group"}, ${g.currency}${g.archived ? ", archived" : ""}): your balance ${g.my_balance}`),
     `  group_id ${g.group_id}`,
-    ...(g.members ?? []).map((m: Data) => printable(`  ${balanceSentence(m.agent.handle, m)}${m.role === "owner" ? " (owner)" : ""}`)),
+    ...(g.members ?? []).map((m: Data) =>
+      printable(
+        `  ${balanceSentence(m.agent ? m.agent.handle : `${m.name} (no account yet, member_id ${m.member_id})`, m)}${m.role === "owner" ? " (owner)" : ""}`,
+      ),
+    ),
   ].join("\n");
 }
 
