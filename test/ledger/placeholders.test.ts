@@ -1,6 +1,8 @@
 // Placeholder members: friends without an account, added by name, splitting and paying like any member, and
 // taken over (claimed) by whoever opens their one-time link.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { startTestServer, type Agent, type TestServer } from "../harness.ts";
 import { balancesOf, failure, groupOf, inboxItems } from "./ledger-fixtures.ts";
 
@@ -222,5 +224,20 @@ describe("placeholder members", () => {
     const left = (await s.ok("remove_group_member", { group_id: g.group_id, member_id: dana.memberId }, a!.key)).group;
     expect(left.members.map((m: any) => m.member_id)).toEqual([a!.agent_id]);
     expect((await failure(s, "join_group", { invite_code: dana.code }, b!.key)).code).toBe("NOT_FOUND");
+  });
+
+  test("the claim code is shown once: stored only as a digest, and a retry with the same key is not replayed", async () => {
+    const [a] = await people(1);
+    const g = await groupOf(s, [a!]);
+    const args = { group_id: g.group_id, name: "Dana", idempotency_key: `k-${crypto.randomUUID()}` };
+    const first = await s.call("create_group_invite", args, a!.key);
+    expect(first.status).toBe(200);
+    const code: string = first.body.data.invite.code;
+    const again = await s.call("create_group_invite", args, a!.key);
+    expect(again.body.error.code).toBe("IDEMPOTENCY_KEY_REUSED");
+    // Nowhere in the database (its file and write-ahead log) is the code in clear.
+    const files = [join(s.dir, "svc.db"), join(s.dir, "svc.db-wal")].filter((f) => existsSync(f));
+    if (files.length) for (const f of files) expect(readFileSync(f).includes(code)).toBe(false);
+    expect((await s.ok("get_group", { group_id: g.group_id }, a!.key)).group.member_count).toBe(2);
   });
 });

@@ -11,6 +11,8 @@ export const createGroupInvite = defineTool({
   title: "Invite someone to a group",
   description,
   tags: ["write"],
+  // A placeholder's claim code is stored only as a digest: its answer is not kept for a retry to replay.
+  shownOnce: (input) => input.name !== undefined,
   input: z
     .strictObject({
       group_id: Uuid,
