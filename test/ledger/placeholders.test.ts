@@ -240,4 +240,12 @@ describe("placeholder members", () => {
     if (files.length) for (const f of files) expect(readFileSync(f).includes(code)).toBe(false);
     expect((await s.ok("get_group", { group_id: g.group_id }, a!.key)).group.member_count).toBe(2);
   });
+
+  test("a group holds at most 50 unclaimed placeholders", async () => {
+    const [a] = await people(1);
+    const g = await groupOf(s, [a!]);
+    for (let i = 0; i < 50; i++) await s.ok("create_group_invite", { group_id: g.group_id, name: `Friend ${i}` }, a!.key);
+    const refused = await failure(s, "create_group_invite", { group_id: g.group_id, name: "One more" }, a!.key);
+    expect(refused).toMatchObject({ code: "CONFLICT", details: { limit: 50 } });
+  }, 60_000);
 });

@@ -37,6 +37,8 @@ import { isMember, requireWritable } from "./membership.ts";
 /** 31 letters and digits without look-alikes, as group invite codes: 20 characters carry about 99 bits. */
 const CODE_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789";
 const CODE_LENGTH = 20;
+/** Unclaimed placeholders a group may have at once, so that no member fills the database with names. */
+export const MAX_OPEN_PLACEHOLDERS = 50;
 /** Claim codes start so, which tells them from group invite codes (those have no dash). */
 const CLAIM_PREFIX = "claim-";
 
@@ -54,6 +56,16 @@ export const claimPath = (code: string) => `/claim/${encodeURIComponent(code)}`;
  * and the digest of its one-time claim code, which is returned here once.
  */
 export async function insertPlaceholder(tx: Tx, now: Date, groupId: string, name: string, createdBy: string): Promise<{ memberId: string; code: string }> {
+  const open = await tx
+    .select({ n: sql<number>`count(*)` })
+    .from(groupPlaceholders)
+    .where(and(eq(groupPlaceholders.groupId, groupId), sql`${groupPlaceholders.claimHash} IS NOT NULL`))
+    .get();
+  if (Number(open?.n ?? 0) >= MAX_OPEN_PLACEHOLDERS) {
+    throw conflict(`The group already has ${MAX_OPEN_PLACEHOLDERS} placeholders nobody has claimed, the most it may have; remove one or wait for a claim.`, {
+      limit: MAX_OPEN_PLACEHOLDERS,
+    });
+  }
   const code = newClaimCode();
   const at = iso(now);
   const memberId = crypto.randomUUID();
