@@ -248,4 +248,18 @@ describe("placeholder members", () => {
     const refused = await failure(s, "create_group_invite", { group_id: g.group_id, name: "One more" }, a!.key);
     expect(refused).toMatchObject({ code: "CONFLICT", details: { limit: 50 } });
   }, 60_000);
+
+  test("register_agent with the claim code as invite_code makes the account and takes the placeholder over in one step", async () => {
+    const [a] = await people(1);
+    const g = await groupOf(s, [a!]);
+    const dana = await placeholder(g.group_id, a!.key, "Dana");
+    await s.ok(
+      "add_expense",
+      { group_id: g.group_id, description: "Cake", amount: "9.00", split: { mode: "equal", among: [{ member_id: dana.memberId }] } },
+      a!.key,
+    );
+    const d = await s.register(`ph${++counter}-dana`, { invite_code: dana.code });
+    expect(await balancesOf(s, a!.key, g.group_id)).toEqual({ [a!.handle]: 900, [d.handle]: -900 });
+    expect(await inboxItems(s, d.key, "ledger.placeholder_claimed")).toHaveLength(1);
+  });
 });
