@@ -135,6 +135,7 @@ describe("placeholder members", () => {
     expect(items[0].requires_action).toBe(true);
     expect(items[0].payload).toMatchObject({ member_id: dana.memberId, name: "Dana", your_shares_minor: 3000, you_paid_minor: 800, balance_minor: -2200 });
     expect(items[0].payload.expense_ids).toHaveLength(2);
+    expect(items[0].summary_md).toContain("your shares 30.00 EUR, you paid 8.00 EUR, balance -22.00 EUR.");
     // c was never told of the expenses one by one (the placeholder had no inbox).
     expect(await inboxItems(s, c!.key, "ledger.expense_added")).toHaveLength(0);
     await s.ok("respond_expense", { expense_id: e.expense.expense_id, action: "confirm" }, c!.key);
@@ -204,6 +205,9 @@ describe("placeholder members", () => {
     );
     expect((await failure(s, "record_payment", { group_id: g.group_id, to_member_id: crypto.randomUUID(), amount: "1.00" }, b!.key)).path).toBe("to_member_id");
     await s.ok("join_group", { invite_code: dana.code }, c!.key);
+    const [item] = await inboxItems(s, c!.key, "ledger.placeholder_claimed");
+    expect(item.payload.payment_ids_to_confirm).toEqual([toDana.payment.payment_id]);
+    expect(item.summary_md).toContain("1 payment to you waits for your confirmation");
     // The claimer now is the payee of the pending payment and confirms it like any.
     await s.ok("respond_payment", { payment_id: toDana.payment.payment_id, action: "confirm" }, c!.key);
     expect(await balancesOf(s, a!.key, g.group_id)).toEqual({ [a!.handle]: 1500, [b!.handle]: 100, [c!.handle]: -1600 });

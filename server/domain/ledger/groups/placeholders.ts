@@ -28,6 +28,7 @@ import { agentById, refsByIds, toRef } from "../../agents.ts";
 import { deliver, resolveItems } from "../../inbox.ts";
 import { quotasOf, requireRoomForGroup } from "../../quotas.ts";
 import { quoted } from "../../untrusted.ts";
+import { groupBalances as balancesOfGroup } from "../balances/balances.ts";
 import { applyDebts } from "../balances/pairs.ts";
 import { formatAmount, formatBalance, moneyText, totalMinor } from "../money/amounts.ts";
 import { logActivity } from "./activity.ts";
@@ -222,11 +223,15 @@ export async function claimPlaceholder(ctx: DomainContext, code: string): Promis
     .where(and(eq(expenseShares.groupId, g.groupId), eq(expenseShares.agentId, me), eq(expenses.deleted, false)));
   const shareTotal = mine.reduce((s, r) => s + BigInt(r.share), 0n);
   const paidTotal = mine.reduce((s, r) => s + BigInt(r.paid), 0n);
-  const balance = (await tx
-    .select({ b: groupBalances.balanceMinor })
-    .from(groupBalances)
-    .where(and(eq(groupBalances.groupId, g.groupId), eq(groupBalances.agentId, me)))
-    .get()) ?? { b: 0 };
+  const balance = (await balancesOfGroup(tx, g.groupId)).get(me) ?? 0n;
+  // Payments to the placeholder waited for it: they are the caller's to confirm now (respond_payment).
+  const toConfirm = await tx
+    .select({ id: payments.paymentId })
+    .from(payments)
+    .where(and(eq(payments.groupId, g.groupId), eq(payments.toId, me), eq(payments.state, "pending")));
+  const waiting = toConfirm.length
+    ? ` ${toConfirm.length} payment${toConfirm.length === 1 ? "" : "s"} to you wait${toConfirm.length === 1 ? "s" : ""} for your confirmation (respond_payment).`
+    : "";
   const inviter = (await refsByIds(tx, [p.createdBy])).get(p.createdBy);
   await deliver(tx, now, {
     to: me,
@@ -234,7 +239,7 @@ export async function claimPlaceholder(ctx: DomainContext, code: string): Promis
     from: p.createdBy,
     summaryMd:
       `You took over ${quoted(p.name)} in ${quoted(g.name, 40)}, added by @${inviter?.handle ?? "someone"}: ${mine.length} expense${mine.length === 1 ? "" : "s"}, ` +
-      `your shares ${moneyText(Number(shareTotal), g.currency)}, you paid ${moneyText(Number(paidTotal), g.currency)}, balance ${formatBalance(BigInt(balance.b), g.currency)} ${g.currency}. ` +
+      `your shares ${moneyText(Number(shareTotal), g.currency)}, you paid ${moneyText(Number(paidTotal), g.currency)}, balance ${formatBalance(balance, g.currency)}.${waiting} ` +
       "Ask your human, then confirm or dispute each expense with respond_expense.",
     payload: {
       group_id: g.groupId,
@@ -247,8 +252,9 @@ export async function claimPlaceholder(ctx: DomainContext, code: string): Promis
       your_shares: formatAmount(shareTotal, g.currency),
       you_paid_minor: totalMinor(paidTotal),
       you_paid: formatAmount(paidTotal, g.currency),
-      balance_minor: balance.b,
-      balance: formatBalance(BigInt(balance.b), g.currency),
+      balance_minor: totalMinor(balance),
+      balance: formatBalance(balance, g.currency),
+      payment_ids_to_confirm: toConfirm.map((r) => r.id),
     },
     refs: { group_id: g.groupId, member_id: ph },
   });
