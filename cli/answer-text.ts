@@ -2,7 +2,7 @@
 // with by_currency), expenses and payments as tables, an expense with its original currency and history, the
 // inbox, a group's activity and get_me as their digest first with ids only on --ids, a new API key with the svc
 // login line that stores it. Piped, or with --json-out, the same answers stay JSON. Any other answer is shown by toText.
-import { balanceSentence, counterpartySentence, paymentSentence, settleUpNote, transferSentence } from "../server/contract/ledger-wording.ts";
+import { balanceSentence, counterpartySentence, paymentSentence, settleUpNote, transferSentence, whoIs } from "../server/contract/ledger-wording.ts";
 import { printable, table, toText } from "./output.ts";
 
 // Answers arrive as JSON; their shapes are the tools' output schemas, checked by the server.
@@ -100,7 +100,7 @@ function balancesText(d: Data): string {
   return [
     ...section(
       `Balances (${d.currency})`,
-      d.members.map((m: Data) => balanceSentence(m.agent.handle, m)),
+      d.members.map((m: Data) => balanceSentence(whoIs(m.agent), m)),
       "no members",
     ),
     ...section(
@@ -152,7 +152,11 @@ function groupText(g: Data): string {
   return [
     printable(`${g.name} (${g.kind === "direct" ? "direct ledger" : "group"}, ${g.currency}${g.archived ? ", archived" : ""}): your balance ${g.my_balance}`),
     `  group_id ${g.group_id}`,
-    ...(g.members ?? []).map((m: Data) => printable(`  ${balanceSentence(m.agent.handle, m)}${m.role === "owner" ? " (owner)" : ""}`)),
+    ...(g.members ?? []).map((m: Data) =>
+      printable(
+        `  ${balanceSentence(m.agent ? m.agent.handle : `${m.name} (no account yet, member_id ${m.member_id})`, m)}${m.role === "owner" ? " (owner)" : ""}`,
+      ),
+    ),
   ].join("\n");
 }
 

@@ -34,12 +34,14 @@ import {
   renderExpense,
   renderNewExpense,
 } from "./web/expense-pages.ts";
+import { postClaim, renderClaim } from "./web/claim-page.ts";
 import {
   exportCsv,
   postConfirmAll,
   postExpenseAnswer,
   postPayment,
   postPaymentAnswer,
+  postPlaceholder,
   postStopRecurring,
   renderGroup,
   renderGroups,
@@ -177,10 +179,13 @@ export const ROUTES: readonly Route<Call>[] = [
   post("/settings/phone/verify", form(postPhoneVerify, WRITES)),
   post("/settings/phone/cancel", form(postPhoneCancel, WRITES)),
   post("/settings/phone/remove", form(postPhoneRemove, WRITES)),
+  get("/claim/{code}", pageOf(renderClaim)),
+  post("/claim/{code}", action(postClaim, "/signin")),
   get("/groups", page(renderGroups)),
   get("/groups/{group_id}", pageOf(renderGroup)),
   get("/groups/{group_id}/export.csv", pageOf(exportCsv)),
   post("/groups/{group_id}/payments", action(postPayment, "/groups")),
+  post("/groups/{group_id}/placeholders", action(postPlaceholder, "/groups")),
   post("/groups/{group_id}/payments/respond", action(postPaymentAnswer, "/groups")),
   post("/groups/{group_id}/expenses/respond", action(postExpenseAnswer, "/groups")),
   // A group's expenses, one by one (the expense's id is read from the path: a route hands over the first id only).

@@ -27,7 +27,9 @@ export function parseNameMap(text: string): Map<string, string> {
   const map = new Map<string, string>();
   const add = (name: string, rawHandle: string, given: string) => {
     const handle = rawHandle.trim().replace(/^@/, "");
-    if (!name || !HANDLE.test(handle)) throw new Error(`--map: ${given} is not Name=handle`);
+    // "+Name": a new placeholder member named so (a friend with no account yet)
+    const placeholder = /^\+.{1,80}$/su.test(handle) && handle.slice(1).trim() !== "";
+    if (!name || !(placeholder || HANDLE.test(handle))) throw new Error(`--map: ${given} is not Name=handle or Name=+New Name`);
     if (map.has(name)) throw new Error(`--map: ${name} is mapped twice`);
     map.set(name, handle);
   };
@@ -89,6 +91,8 @@ const summary = (r: ImportResult) =>
       ? [`Skipped ${plural(r.skipped.length, "row")} moving no money, ${r.skipped_total.map((t) => `${t.amount} ${t.currency}`).join(" + ")} in all:`]
       : []),
     ...r.skipped.map((x) => `  line ${x.line}: ${x.reason}`),
+    ...(r.placeholders.length ? [`Added ${plural(r.placeholders.length, "placeholder member")} (no account yet); send each their one-time claim link:`] : []),
+    ...r.placeholders.map((p) => `  ${p.name} (column "${p.column}", member_id ${p.member_id}): <server>${p.claim_path}, or join_group with ${p.claim_code}`),
   ].join("\n");
 
 export function importCommand(): Command {
@@ -103,7 +107,7 @@ export function importCommand(): Command {
       .addOption(
         new Option(
           "--map <names>",
-          'each Splitwise name to an svc handle: "Alice Smith=alice,Bob=bob-h", or JSON for names with commas: \'{"Chen, Li":"chen"}\'',
+          'each Splitwise name to an svc handle, or to "+Name" for a new placeholder member (a friend with no account yet): "Alice Smith=alice,Dana=+Dana", or JSON for names with commas: \'{"Chen, Li":"chen"}\'',
         )
           .makeOptionMandatory()
           .argParser(flag(parseNameMap)),
@@ -120,7 +124,7 @@ export function importCommand(): Command {
       .addHelpText(
         "after",
         example(
-          'svc import splitwise trip.csv --group 5f0c...e1 --map "Alice=alice,Bob Jones=bob"',
+          'svc import splitwise trip.csv --group 5f0c...e1 --map "Alice=alice,Bob Jones=bob,Dana=+Dana"',
           'svc import splitwise trip.csv --group 5f0c...e1 --map \'{"Chen, Li":"chen","Zoë":"zoe"}\' --rate GBP=1.17 --rate USD=0.92',
         ),
       )

@@ -19,6 +19,7 @@ import quotaIndexes from "./0017_quota_indexes.sql" with { type: "text" };
 import exportOrder from "./0018_export_order.sql" with { type: "text" };
 import accounts from "./0019_accounts.sql" with { type: "text" };
 import people from "./0020_people.sql" with { type: "text" };
+import placeholders from "./0021_placeholders.sql" with { type: "text" };
 import refundsSpendingBatches from "./0022_refunds_spending_batches.sql" with { type: "text" };
 import receiptsRatesSeries from "./0023_receipts_rates_series.sql" with { type: "text" };
 import federation from "./0025_federation.sql" with { type: "text" };
@@ -44,6 +45,7 @@ export const MIGRATIONS: readonly { id: number; name: string; sql: string }[] = 
   { id: 18, name: "0018_export_order", sql: exportOrder },
   { id: 19, name: "0019_accounts", sql: accounts },
   { id: 20, name: "0020_people", sql: people },
+  { id: 21, name: "0021_placeholders", sql: placeholders },
   { id: 22, name: "0022_refunds_spending_batches", sql: refundsSpendingBatches },
   { id: 23, name: "0023_receipts_rates_series", sql: receiptsRatesSeries },
   { id: 25, name: "0025_federation", sql: federation },

@@ -235,6 +235,22 @@ export const ledgerActivity = sqliteTable(
   (t) => [index("ledger_activity_group").on(t.groupId, sql`${t.seq} DESC`)],
 );
 
+// Mirrors db/migrations/0021_placeholders.sql.
+export const groupPlaceholders = sqliteTable(
+  "group_placeholders",
+  {
+    memberId: text("member_id").primaryKey(),
+    groupId: text("group_id").notNull(),
+    name: text("name").notNull(),
+    createdBy: text("created_by").notNull(),
+    createdAt: text("created_at").notNull(),
+    claimHash: text("claim_hash").unique(),
+    claimedBy: text("claimed_by"),
+    claimedAt: text("claimed_at"),
+  },
+  (t) => [index("group_placeholders_group").on(t.groupId)],
+);
+
 // 0023_receipts_rates_series.sql
 export const exchangeRates = sqliteTable(
   "exchange_rates",

@@ -50,7 +50,7 @@ const DOCS_TOOLS: DocsTool[] = [
       name: "search_docs",
       title: "Search the documentation",
       description:
-        "Finds documentation pages (overview, tools, inbox item types, errors, limits) matching the query's words; read a hit with resources/read on its uri.",
+        "Finds documentation pages (overview, tools, inbox item types, the ledger, errors, limits) matching the query's words, e.g. 'placeholder member' or 'settle up'; read a hit with resources/read on its uri.",
       inputSchema: schemaOf(SearchInput, "input"),
       outputSchema: schemaOf(SearchOutput, "output"),
       annotations: { title: "Search the documentation", ...readOnly },

@@ -6,7 +6,9 @@ import { AgentRef, GroupSummary, Timestamp, Untrusted, Uuid } from "./wire.ts";
 export const CurrencyCode = z.string().refine(isCurrency, "must be an ISO 4217 currency code in capitals, such as EUR");
 
 export const GroupMember = z.object({
-  agent: AgentRef,
+  agent: AgentRef.nullable().describe("The member's agent; null for a placeholder (a friend added by name who has no account yet)"),
+  member_id: Uuid.describe("Names the member in splits, paid_by and balances: the agent's agent_id, or the placeholder's own id"),
+  name: z.string().describe("The agent's display name, or the name the placeholder was added with"),
   role: z.enum(["owner", "member"]),
   joined_at: Timestamp,
   balance_minor: z.number().int(),
@@ -28,7 +30,7 @@ export const Invite = z.object({
   invite_id: Uuid,
   group_id: Uuid,
   /** `targeted`: one named agent answers it with respond_group_invite; `code`: anyone holding the code joins with it. */
-  kind: z.enum(["targeted", "code"]),
+  kind: z.enum(["targeted", "code", "placeholder"]),
   invitee: AgentRef.nullable(),
   invited_by: AgentRef,
   code: z.string().nullable(),
@@ -38,5 +40,14 @@ export const Invite = z.object({
   created_at: Timestamp,
   expires_at: Timestamp,
   responded_at: Timestamp.nullable(),
+  placeholder: z
+    .object({
+      member_id: Uuid,
+      name: z.string(),
+      claim_url: z.string().nullable().describe("The one-time claim link, shown only when the placeholder is made"),
+    })
+    .nullable()
+    .optional()
+    .describe("With kind placeholder: the member added by name, and the link to share with them"),
 });
 export type Invite = z.infer<typeof Invite>;

@@ -63,6 +63,14 @@ export const INBOX_TYPES = {
     refs: "group_id, expense_id",
     description: "An expense you share was added, or you were put into one.",
   },
+  "ledger.placeholder_claimed": {
+    app: "ledger",
+    requiresAction: true,
+    suggestedTools: ["respond_expense", "get_balances"],
+    refs: "group_id, member_id",
+    description:
+      "You took over a placeholder member of a group: what it was put down for is now yours. Resolved once you have confirmed or disputed each of its expenses.",
+  },
   "ledger.expense_updated": {
     app: "ledger",
     requiresAction: false,

@@ -3,6 +3,12 @@
 
 const unsigned = (text: string) => text.replace(/^[+-]/, "");
 
+/** Who a ref names, for people: its handle, or for a placeholder member (its handle is its id) its name. */
+export const whoIs = (r: { handle: string; agent_id?: string; display_name?: string }) =>
+  r.agent_id !== undefined && r.handle === r.agent_id ? `${r.display_name ?? "someone"} (no account yet)` : r.handle;
+
+type Ref = { handle: string; agent_id?: string; display_name?: string };
+
 /** A member's group balance: "alice is owed 37.50 EUR", "bob owes 37.50 EUR", "carol is settled up". */
 export function balanceSentence(handle: string, m: { balance_minor: number; balance: string }): string {
   if (m.balance_minor > 0) return `${handle} is owed ${unsigned(m.balance)}`;
@@ -11,20 +17,20 @@ export function balanceSentence(handle: string, m: { balance_minor: number; bala
 }
 
 /** One settle-up transfer: "bob owes alice 37.50 EUR". */
-export const transferSentence = (t: { from: { handle: string }; to: { handle: string }; amount: string }, currency: string) =>
-  `${t.from.handle} owes ${t.to.handle} ${t.amount} ${currency}`;
+export const transferSentence = (t: { from: Ref; to: Ref; amount: string }, currency: string) => `${whoIs(t.from)} owes ${whoIs(t.to)} ${t.amount} ${currency}`;
 
 /** The caller's net with a counterparty (positive: they owe the caller): "bob owes you 12.50 EUR", "you owe carol 3.00 EUR". */
-export function counterpartySentence(c: { agent: { handle: string }; balance_minor: number; balance: string }): string {
-  if (c.balance_minor > 0) return `${c.agent.handle} owes you ${unsigned(c.balance)}`;
-  if (c.balance_minor < 0) return `you owe ${c.agent.handle} ${unsigned(c.balance)}`;
-  return `you and ${c.agent.handle} are settled up`;
+export function counterpartySentence(c: { agent: Ref; balance_minor: number; balance: string }): string {
+  const who = whoIs(c.agent);
+  if (c.balance_minor > 0) return `${who} owes you ${unsigned(c.balance)}`;
+  if (c.balance_minor < 0) return `you owe ${who} ${unsigned(c.balance)}`;
+  return `you and ${who} are settled up`;
 }
 
 /** A payment: "bob paid alice 20.00 EUR", and what it waits for while pending. */
-export function paymentSentence(p: { from: { handle: string }; to: { handle: string }; amount: string; currency: string; state: string }): string {
-  const paid = `${p.from.handle} paid ${p.to.handle} ${p.amount} ${p.currency}`;
-  if (p.state === "pending") return `${paid}: waiting for ${p.to.handle} to confirm`;
+export function paymentSentence(p: { from: Ref; to: Ref; amount: string; currency: string; state: string }): string {
+  const paid = `${whoIs(p.from)} paid ${whoIs(p.to)} ${p.amount} ${p.currency}`;
+  if (p.state === "pending") return `${paid}: waiting for ${whoIs(p.to)} to confirm`;
   return p.state === "confirmed" ? paid : `${paid} (${p.state})`;
 }
 

@@ -65,19 +65,29 @@ export const Notes = plainText(0, 500);
 /** A participant's value in a split: a decimal string or a JSON number (read exactly, by mode). */
 const SplitValue = z.union([z.string().max(40), z.number()]);
 
-export const PayerInput = z.strictObject({ handle: Handle.describe("A member's handle, from get_group"), ...amountFields });
+/** A member named by handle or by member_id (get_group): exactly one of the two. */
+const memberRef = {
+  handle: Handle.optional().describe("A member's handle, from get_group; or member_id"),
+  member_id: Uuid.optional().describe("From get_group: names a placeholder (no account yet)"),
+};
+const oneMember = (v: { handle?: string | undefined; member_id?: string | undefined }, ctx: z.RefinementCtx) => {
+  if ((v.handle === undefined) === (v.member_id === undefined))
+    ctx.addIssue({ code: "custom", path: ["handle"], message: "give exactly one of handle and member_id" });
+};
+export const PayerInput = z.strictObject({ ...memberRef, ...amountFields }).superRefine(oneMember);
 export const SplitInput = z.strictObject({
   mode: z.enum(SPLIT_MODES).describe("How the amount is divided"),
   among: z
     .array(
       z
         .strictObject({
-          handle: Handle.describe("A member's handle, from get_group"),
+          ...memberRef,
           value: SplitValue.optional().describe("By mode: none (equal), amount (exact), percent, weight (shares), signed amount (adjustment)"),
           amount: SplitValue.optional().describe("Same as value"),
         })
         // `amount`, as paid_by names it, is the same as `value`: one of the two.
         .superRefine((p, ctx) => {
+          oneMember(p, ctx);
           if (p.value !== undefined && p.amount !== undefined) ctx.addIssue({ code: "custom", path: ["amount"], message: "give value or amount, not both" });
         })
         .transform(({ amount, ...p }) => (amount === undefined ? p : { ...p, value: amount })),
@@ -105,7 +115,12 @@ export const expenseFields = {
   refs: RefsInput.optional(),
 };
 
-const HandleAmount = z.object({ handle: z.string(), amount_minor: z.number().int(), amount: z.string() });
+const HandleAmount = z.object({
+  handle: z.string().describe("The member's handle; a placeholder member (no account yet) has none, and its member_id stands here"),
+  member_id: Uuid.optional().describe("The member's member_id (get_group): an agent's agent_id, or a placeholder's id"),
+  amount_minor: z.number().int(),
+  amount: z.string(),
+});
 
 export const OriginalAmount = z
   .object({ currency: z.string(), amount_minor: z.number().int(), amount: z.string(), exchange_rate: z.string() })
@@ -204,7 +219,13 @@ export type Payment = z.infer<typeof Payment>;
 export const Transfer = z.object({ from: AgentRef, to: AgentRef, amount_minor: z.number().int(), amount: z.string() });
 export type Transfer = z.infer<typeof Transfer>;
 
-export const MemberBalance = z.object({ agent: AgentRef, balance_minor: z.number().int(), balance: z.string() });
+export const MemberBalance = z.object({
+  agent: AgentRef.describe("The member; for a placeholder (no account yet): agent_id and handle are its member_id, display_name its name"),
+  member_id: Uuid.optional().describe("The member's member_id (get_group)"),
+  placeholder: z.boolean().optional().describe("true for a placeholder member, who has no account yet"),
+  balance_minor: z.number().int(),
+  balance: z.string(),
+});
 
 export const CurrencyBreakdown = z.object({
   currency: z.string().describe("The currency the amounts were given in"),

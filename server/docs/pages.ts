@@ -172,7 +172,7 @@ export function docPages(baseUrl: string): DocPage[] {
       folderPage(
         "ledger",
         "The ledger",
-        "Money and currencies, refunds, spending totals, settling up in the fewest transfers, payments (across groups too) and voiding, balances per currency, the export, importing a Splitwise export.",
+        "Money and currencies, friends without an account (placeholders and claiming them), refunds, spending totals, settling up in the fewest transfers, payments (across groups too) and voiding, balances per currency, the export, importing a Splitwise export.",
         ledger,
         baseUrl,
       ),

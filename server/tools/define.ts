@@ -41,6 +41,8 @@ interface ToolSpec<I extends AnyObject, O extends AnyObject, P extends boolean> 
   idempotent?: boolean;
   /** A retry with the same key replays the stored answer, unless the answer is a secret shown once. */
   replay?: boolean;
+  /** Calls whose answer holds a secret shown once (a placeholder's claim code): stored for no replay, as replay false. */
+  shownOnce?: (input: z.output<I>) => boolean;
   /**
    * Refused to an API key in its rotation grace period: what would let a leaked old key outlast the rotation
    * (a new key, a settings link, disconnecting clients, changing the identity).
@@ -95,6 +97,7 @@ export function defineTool<I extends AnyObject, O extends AnyObject, P extends b
     writesWhenNeeded: spec.writes === "when-needed",
     idempotent,
     replay: spec.replay !== false,
+    shownOnce: spec.shownOnce as ((input: Record<string, unknown>) => boolean) | undefined,
     refusedInGrace: spec.refusedInGrace === true,
     inboxSummary: spec.inboxSummary !== false && !isPublic,
     attempts: spec.attempts as (AttemptLimit & { guess(input: Record<string, unknown>): string | null }) | undefined,

@@ -189,9 +189,10 @@ async function inTransaction(svc: Services, r: Running, tx: Tx): Promise<Omit<An
   const args = parseArguments(tool, call.raw, call.meta.idempotencyKey);
   const key = tool.idempotent && r.principal ? (args.idempotency_key as string) : null;
   const hash = key ? requestHash(tool.name, args) : "";
-  const stored = key ? await lookup(tx, r.principal!.agentId, key, hash, tool.replay) : null;
+  const replay = tool.replay && !tool.shownOnce?.(args);
+  const stored = key ? await lookup(tx, r.principal!.agentId, key, hash, replay) : null;
   const data = stored ?? (await runTool(svc, r, tx, args));
-  if (key && !stored) await remember(tx, r.principal!.agentId, key, tool.name, hash, tool.replay ? data : null, r.now);
+  if (key && !stored) await remember(tx, r.principal!.agentId, key, tool.name, hash, replay ? data : null, r.now);
   if (tool.inboxSummary && r.principal) data.inbox = await summary({ tx, now: r.now, actor: r.principal });
   return { data, replayed: stored !== null };
 }

@@ -65,6 +65,8 @@ interface ExpenseFormOptions {
   values: URLSearchParams;
   errors: FieldErrors;
   hidden?: Record<string, string>;
+  /** How to name a member key on the page: placeholders (keyed by member_id) by their name. */
+  labels?: Map<string, string>;
 }
 
 /**
@@ -77,6 +79,7 @@ function expenseForm(c: WebContext, o: ExpenseFormOptions): Markup {
   const e = o.errors;
   const mode = v("split_mode") || "equal";
   const payer = v("paid_by");
+  const l = (h: string) => o.labels?.get(h) ?? h;
   const fields = html`${Object.entries(o.hidden ?? {}).map(([k, val]) => html`<input type="hidden" name="${k}" value="${val}">`)}
 ${select(
   "kind",
@@ -103,9 +106,9 @@ ${select(
 )}
 <fieldset${describedBy("paid_by", e.paid_by)}><legend>Paid by</legend>
 ${groupError("paid_by", e.paid_by)}
-${select("paid_by", "Who paid", [...o.members.map((h) => [h, h] as const), ["several", "Several people (amounts below)"] as const], payer, undefined)}
+${select("paid_by", "Who paid", [...o.members.map((h) => [h, l(h)] as const), ["several", "Several people (amounts below)"] as const], payer, undefined)}
 <p class="muted">With several people: what each paid, in the expense's currency, summing to the amount.</p>
-${o.members.map((h) => field(`paid_${h}`, `${h} paid`, { value: v(`paid_${h}`), error: e[`paid_${h}`] }))}
+${o.members.map((h) => field(`paid_${h}`, `${l(h)} paid`, { value: v(`paid_${h}`), error: e[`paid_${h}`] }))}
 </fieldset>
 <fieldset${describedBy("split", e.split)}><legend>Split</legend>
 ${groupError("split", e.split)}
@@ -116,8 +119,8 @@ ${SPLIT_MODES.map(
 <p class="muted">An equal split counts the members ticked. Exact amounts, percentages and shares count the members given a value (blank: not in it). An adjustment is added to a ticked member's equal share.</p>
 ${o.members.map(
   (h) =>
-    html`<div><input type="checkbox" id="f-in_${h}" name="in_${h}" value="1"${o.values.has(`in_${h}`) ? new Markup(" checked") : ""}> <label for="f-in_${h}">${h} is in it</label></div>
-${field(`value_${h}`, `${h}: amount, percent or shares`, { value: v(`value_${h}`), error: e[`value_${h}`] })}`,
+    html`<div><input type="checkbox" id="f-in_${h}" name="in_${h}" value="1"${o.values.has(`in_${h}`) ? new Markup(" checked") : ""}> <label for="f-in_${h}">${l(h)} is in it</label></div>
+${field(`value_${h}`, `${l(h)}: amount, percent or shares`, { value: v(`value_${h}`), error: e[`value_${h}`] })}`,
 )}
 </fieldset>
 ${select(
@@ -134,6 +137,8 @@ ${field("notes", "Notes", { value: v("notes"), multiline: true, maxlength: 500, 
 /** The tool's arguments from the form, with the handles in the order they were sent (to place errors). */
 export function expenseArgs(f: URLSearchParams, members: string[], forUpdate: boolean) {
   const text = (name: string) => (f.get(name) ?? "").trim();
+  // A placeholder member is keyed by its member_id (never a handle: 36 chars against at most 32).
+  const who = (key: string) => (key.length > 32 ? { member_id: key } : { handle: key });
   const args: Record<string, unknown> = { description: f.get("description") ?? "" };
   for (const name of ["kind", "amount", "exchange_rate", "date", "category", "repeat"]) if (text(name)) args[name] = text(name);
   if (text("currency")) args.currency = text("currency").toUpperCase();
@@ -142,17 +147,17 @@ export function expenseArgs(f: URLSearchParams, members: string[], forUpdate: bo
   let payers: string[] = [];
   if (text("paid_by") === "several") {
     payers = members.filter((h) => text(`paid_${h}`));
-    args.paid_by = payers.map((handle) => ({ handle, amount: text(`paid_${handle}`) }));
+    args.paid_by = payers.map((handle) => ({ ...who(handle), amount: text(`paid_${handle}`) }));
   } else if (text("paid_by") && text("amount")) {
     payers = [text("paid_by")];
-    args.paid_by = [{ handle: text("paid_by"), amount: text("amount") }];
+    args.paid_by = [{ ...who(text("paid_by")), amount: text("amount") }];
   }
   const mode = text("split_mode") || "equal";
   const among = VALUE_MODES.has(mode) ? members.filter((h) => text(`value_${h}`)) : members.filter((h) => f.has(`in_${h}`));
   args.split = {
     mode,
     among: among.map((handle) =>
-      mode === "equal" || (mode === "adjustment" && !text(`value_${handle}`)) ? { handle } : { handle, value: text(`value_${handle}`) },
+      mode === "equal" || (mode === "adjustment" && !text(`value_${handle}`)) ? who(handle) : { ...who(handle), value: text(`value_${handle}`) },
     ),
   };
   return { args, among, payers };
@@ -180,16 +185,21 @@ export function fieldErrors(err: AppError, among: string[], payers: string[], se
 async function memberGroup(c: WebContext, groupId: string) {
   await requireMember(c.tx, groupId, c.session.agentId!);
   const group = await groupView(c.tx, groupId, c.session.agentId!);
-  return { group, members: group.members.map((m) => m.agent.handle) };
+  const labels = placeholderLabels(group.members);
+  return { group, members: group.members.map((m) => m.agent?.handle ?? m.member_id), labels };
 }
 
 const signInFirst = () => seeOther("/groups");
+
+/** Placeholder members (no account yet) by the member_id that stands for their handle, as the pages name them. */
+const placeholderLabels = (members: { agent: unknown; member_id: string; name: string }[]) =>
+  new Map(members.filter((m) => m.agent === null).map((m) => [m.member_id, `${m.name} (no account yet)`]));
 
 /** GET /groups/{group_id}/expenses/new, and the same form with what the tool refused. */
 export async function renderNewExpense(c: WebContext, groupId: string, m: Messages = {}, sent?: URLSearchParams, errors: FieldErrors = {}): Promise<Response> {
   if (!signedIn(c.session)) return signInFirst();
   if (!Uuid.safeParse(groupId).success) return notFoundPage();
-  const { group, members } = await memberGroup(c, groupId);
+  const { group, members, labels } = await memberGroup(c, groupId);
   const me = (await actingAs(c, c.session.agentId)).actor.handle;
   const values =
     sent ??
@@ -203,7 +213,7 @@ export async function renderNewExpense(c: WebContext, groupId: string, m: Messag
   return page(
     "Add an expense",
     html`${alert(m.error)}<p>To <a href="/groups/${group.group_id}">${group.name}</a>, which counts in ${group.currency}. The others are asked to confirm it.</p>
-${expenseForm(c, { to: `/groups/${group.group_id}/expenses/new`, submit: "Add the expense", members, groupCurrency: group.currency, values, errors })}`,
+${expenseForm(c, { to: `/groups/${group.group_id}/expenses/new`, submit: "Add the expense", members, labels, groupCurrency: group.currency, values, errors })}`,
     { status: m.status },
   );
 }
@@ -212,7 +222,7 @@ ${expenseForm(c, { to: `/groups/${group.group_id}/expenses/new`, submit: "Add th
 async function membersOf(a: ActionContext, groupId: string): Promise<string[] | null> {
   return a.svc.db.read(async (tx) => {
     try {
-      return (await groupView(tx, groupId, a.agentId)).members.map((m) => m.agent.handle);
+      return (await groupView(tx, groupId, a.agentId)).members.map((m) => m.agent?.handle ?? m.member_id);
     } catch {
       return null;
     }
@@ -255,6 +265,8 @@ export async function renderExpense(c: WebContext, groupId: string, m: Messages 
   m = { info: DONE[c.url.searchParams.get("done") ?? ""], ...m };
   const { expense: e, history } = found;
   const me = (await actingAs(c, c.session.agentId)).actor.handle;
+  const labels = placeholderLabels((await groupView(c.tx, groupId, c.session.agentId)).members);
+  const l = (h: string) => labels.get(h) ?? h;
   const at = `/groups/${groupId}/expenses/${e.expense_id}`;
   const cur = e.currency;
   const answers = e.responses.filter((r) => r.version === e.version);
@@ -287,12 +299,12 @@ ${e.original ? html`<dt>Given as</dt><dd>${e.original.amount} ${e.original.curre
 ${e.notes ? html`<dt>Notes</dt><dd>${quoted(e.notes.untrusted_content)}</dd>` : ""}
 </dl></li></ul>
 <h2>${e.kind === "refund" ? "Received by" : "Paid by"}</h2>
-<ul>${e.paid_by.map((p) => html`<li>${p.handle}: ${p.amount} ${cur}</li>`)}</ul>
+<ul>${e.paid_by.map((p) => html`<li>${l(p.handle)}: ${p.amount} ${cur}</li>`)}</ul>
 <h2>Shares</h2>
 <p class="muted">Split: ${SPLIT_LABELS[e.split.mode].toLowerCase()}.</p>
 <ul>${e.shares.map((s) => {
       const given = e.split.among.find((x) => x.handle === s.handle)?.value;
-      return html`<li>${s.handle}: ${s.amount} ${cur}${given !== undefined && (e.split.mode !== "exact" || e.original) ? html` <span class="muted">(${e.split.mode === "percent" ? `${given}%` : e.split.mode === "shares" ? `${given} shares` : given})</span>` : ""}</li>`;
+      return html`<li>${l(s.handle)}: ${s.amount} ${cur}${given !== undefined && (e.split.mode !== "exact" || e.original) ? html` <span class="muted">(${e.split.mode === "percent" ? `${given}%` : e.split.mode === "shares" ? `${given} shares` : given})</span>` : ""}</li>`;
     })}</ul>
 <h2>Confirmations</h2>
 ${
@@ -411,7 +423,7 @@ export async function renderEditExpense(c: WebContext, groupId: string, m: Messa
   const found = await expenseIn(c, groupId, expenseIdIn(c.url.pathname));
   if (!found) return notFoundPage();
   const e = found.expense;
-  const { group, members } = await memberGroup(c, groupId);
+  const { group, members, labels } = await memberGroup(c, groupId);
   const everyone = [...new Set([...members, ...participants(e)])];
   const at = `/groups/${groupId}/expenses/${e.expense_id}`;
   return page(
@@ -421,6 +433,7 @@ ${expenseForm(c, {
   to: `${at}/edit`,
   submit: "Save the changes",
   members: everyone,
+  labels,
   groupCurrency: group.currency,
   values: sent ?? valuesOf(e),
   errors,

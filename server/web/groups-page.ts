@@ -11,14 +11,15 @@ import { requireMember } from "../domain/ledger/groups/membership.ts";
 import { listPayments } from "../domain/ledger/payments/payments.ts";
 import { SPENDING_BY, spending, type SpendingBy, type SpendingRow } from "../domain/ledger/spending/spending.ts";
 import type { DomainContext } from "../contract/principal.ts";
-import { balanceSentence, paymentSentence, settleUpNote, transferSentence } from "../contract/ledger-wording.ts";
+import { balanceSentence, paymentSentence, settleUpNote, transferSentence, whoIs } from "../contract/ledger-wording.ts";
+import { claimPath } from "../domain/ledger/groups/placeholders.ts";
 import type { Expense } from "../contract/ledger.ts";
 import { Uuid } from "../contract/wire.ts";
 import { actingAs, notFoundPage, type Messages, type WebContext } from "./context.ts";
 import { fieldErrors, formKeyFor, type FieldErrors } from "./expense-pages.ts";
 import { alert, field, form, html, notice, page, seeOther, type Markup } from "./html.ts";
 import type { ActionContext } from "./pages.ts";
-import { button, toolForm } from "./web-actions.ts";
+import { again, button, required, toolForm, type FormMessages } from "./web-actions.ts";
 import { signedIn } from "./session.ts";
 import { signinBlock } from "./signin.ts";
 
@@ -60,7 +61,7 @@ ${next_cursor ? html`<p><a href="/groups?cursor=${encodeURIComponent(next_cursor
 }
 
 /** The balances as a diverging bar chart: owed to the right (green), owing to the left (red), the amount on the other side. */
-function balanceChart(members: { agent: { handle: string }; balance_minor: number; balance: string }[]): Markup {
+function balanceChart(members: { agent: { handle: string; agent_id: string; display_name: string }; balance_minor: number; balance: string }[]): Markup {
   const W = 360;
   const LABEL = 110;
   const ROW = 28;
@@ -75,11 +76,11 @@ function balanceChart(members: { agent: { handle: string }; balance_minor: numbe
     const owed = m.balance_minor > 0;
     const x = owed ? axis : axis - width;
     const text = m.balance_minor === 0 ? "0" : m.balance;
-    return html`<text x="0" y="${y + 18}">${label(m.agent.handle)}</text>
+    return html`<text x="0" y="${y + 18}">${label(isPlaceholderRef(m.agent) ? m.agent.display_name : m.agent.handle)}</text>
 <rect class="${owed ? "owed" : "owes"}" x="${x}" y="${y + 5}" width="${width}" height="${ROW - 10}" rx="2"></rect>
 <text x="${owed || m.balance_minor === 0 ? axis - 6 : axis + 6}" y="${y + 18}" text-anchor="${owed || m.balance_minor === 0 ? "end" : "start"}">${text}</text>`;
   });
-  const summary = members.map((m) => balanceSentence(m.agent.handle, m)).join("; ");
+  const summary = members.map((m) => balanceSentence(whoIs(m.agent), m)).join("; ");
   return html`<svg class="chart" viewBox="0 0 ${W} ${height}" width="${W}" height="${height}" role="img" aria-labelledby="chart-title"><title id="chart-title">Balances: ${summary}</title>
 <line class="axis" x1="${axis}" y1="0" x2="${axis}" y2="${height}"></line>
 ${bars}</svg>`;
@@ -127,16 +128,22 @@ async function spendingSection(ctx: DomainContext, c: WebContext, groupId: strin
 ${spendingChart(totals.rows, by, cur)}${by === "member" ? html`<p class="muted">What each member paid; their shares: ${totals.rows.map((r) => `${r.key} ${r.amount}`).join(", ")} ${cur}.</p>` : ""}`;
 }
 
-/** Participants of an expense (who paid or shares it) who have neither confirmed nor disputed its current version, its creator aside. */
-function waitingFor(e: Expense): string[] {
+/** A placeholder member (a friend with no account yet) as a ref: its handle is its id. */
+const isPlaceholderRef = (r: { handle: string; agent_id: string }) => r.handle === r.agent_id;
+
+/**
+ * Participants of an expense (who paid or shares it) who have neither confirmed nor disputed its current version, its
+ * creator aside; placeholders (`names` has them) answer nothing.
+ */
+function waitingFor(e: Expense, names: Map<string, string>): string[] {
   const answered = new Set(e.responses.filter((r) => r.version === e.version).map((r) => r.agent.handle));
   const involved = new Set([...e.paid_by.map((p) => p.handle), ...e.shares.map((s) => s.handle)]);
-  return [...involved].filter((h) => h !== e.created_by.handle && !answered.has(h)).sort();
+  return [...involved].filter((h) => h !== e.created_by.handle && !answered.has(h) && !names.has(h)).sort();
 }
 
-const paidBy = (e: Expense) => {
+const paidBy = (e: Expense, name: (handle: string) => string) => {
   const verb = e.kind === "refund" ? "received by" : "paid by";
-  return e.paid_by.length === 1 ? `${verb} ${e.paid_by[0]!.handle}` : `${verb} ${e.paid_by.map((p) => `${p.handle} ${p.amount}`).join(", ")}`;
+  return e.paid_by.length === 1 ? `${verb} ${name(e.paid_by[0]!.handle)}` : `${verb} ${e.paid_by.map((p) => `${name(p.handle)} ${p.amount}`).join(", ")}`;
 };
 
 /** What the page says after an action succeeded (?done=...). */
@@ -144,6 +151,7 @@ const DONE: Record<string, string> = {
   payment: "Payment recorded. It counts once the payee confirms it.",
   answered: "Your answer is saved.",
   expense: "Expense added. The others are asked to confirm it.",
+  placeholder: "Added. They take part in expenses and balances at once; send them the link below so they can take their place.",
   confirmed: "The expenses are confirmed.",
   stopped: "The recurring expense is stopped: it adds no more occurrences.",
 };
@@ -169,7 +177,7 @@ ${field("note", "Note", { id: "f-pay-note", value: v("note"), maxlength: 500, er
 }
 
 /** GET /groups/{group_id}, and the same page with what an action answered. */
-export async function renderGroup(c: WebContext, groupId: string, m: Messages = {}, pay?: PaymentForm): Promise<Response> {
+export async function renderGroup(c: WebContext, groupId: string, m: FormMessages = {}, pay?: PaymentForm): Promise<Response> {
   if (!signedIn(c.session)) return signinPage(c, { status: 401 });
   if (!Uuid.safeParse(groupId).success) return notFoundPage();
   m = { info: DONE[c.url.searchParams.get("done") ?? ""], ...m };
@@ -181,13 +189,16 @@ export async function renderGroup(c: WebContext, groupId: string, m: Messages = 
   const { payments, next_cursor: morePayments } = await listPayments(ctx, { group_id: groupId, limit: RECENT });
   const series = await listRecurring(ctx, groupId);
   const cur = group.currency;
-  const waiting = expenses.map((e) => ({ e, who: waitingFor(e) })).filter((w) => w.who.length);
+  // Placeholder members (no account yet) by the id that stands for their handle.
+  const names = new Map(group.members.filter((x) => x.agent === null).map((x) => [x.member_id, `${x.name} (no account yet)`]));
+  const name = (handle: string) => names.get(handle) ?? handle;
+  const waiting = expenses.map((e) => ({ e, who: waitingFor(e, names) })).filter((w) => w.who.length);
   const description = group.settings.description?.untrusted_content;
   const me = ctx.actor.agentId;
   const myHandle = ctx.actor.handle;
   const at = `/groups/${group.group_id}`;
   const settle = (t: (typeof balances.settle_up)[number]) =>
-    t.from.agent_id === me
+    t.from.agent_id === me && !isPlaceholderRef(t.to)
       ? button(c, `${at}/payments`, { to: t.to.handle, amount_minor: String(t.amount_minor) }, "Record this payment", {
           ariaLabel: `Record that you paid ${t.to.handle} ${t.amount} ${cur}`,
         })
@@ -216,7 +227,13 @@ export async function renderGroup(c: WebContext, groupId: string, m: Messages = 
     p.state === "confirmed" && (p.from.agent_id === me || p.to.agent_id === me)
       ? html` ${button(c, `${at}/payments/respond`, { payment_id: p.payment_id, action: "void" }, "Void", { secondary: true, ariaLabel: `Void the payment of ${p.amount} from ${p.from.handle} to ${p.to.handle}` })}`
       : "";
-  const others = balances.members!.map((x) => x.agent.handle).filter((h) => h !== myHandle);
+  const others = balances
+    .members!.filter((x) => !isPlaceholderRef(x.agent))
+    .map((x) => x.agent.handle)
+    .filter((h) => h !== myHandle);
+  const claim = c.url.searchParams.get("claim");
+  const claimUrl = claim ? new URL(claimPath(claim), c.url).href : null;
+  const newName = again(m, "placeholder", "name");
   return page(
     group.name,
     html`${alert(m.error)}${notice(m.info)}<p>${group.kind === "direct" ? "A direct ledger" : "A group"} in ${cur}, ${group.member_count} ${group.member_count === 1 ? "member" : "members"}${group.archived ? html`, <span class="badge">archived</span>` : ""}. Your balance: <strong>${group.my_balance}</strong>.</p>
@@ -224,7 +241,7 @@ ${description ? html`<p><span class="muted">Description, written by the group's 
 <p><a href="${at}/expenses/new">Add an expense</a> · <a href="#record-payment">Record a payment</a></p>
 <h2>Balances</h2>
 ${balanceChart(balances.members!)}
-<ul>${balances.members!.map((m) => html`<li>${balanceSentence(m.agent.handle, m)}</li>`)}</ul>
+<ul>${balances.members!.map((m) => html`<li>${balanceSentence(whoIs(m.agent), m)}</li>`)}</ul>
 <h2>To settle up</h2>
 ${
   balances.settle_up!.length
@@ -245,7 +262,7 @@ ${
   expenses.length
     ? html`<table><thead><tr><th scope="col">Date</th><th scope="col">Expense</th><th scope="col" class="num">Amount</th></tr></thead><tbody>${expenses.map(
         (e) =>
-          html`<tr><td class="date">${e.date}</td><td><a href="${at}/expenses/${e.expense_id}">“${e.description.untrusted_content}”</a><br><span class="muted">${paidBy(e)}</span>${e.kind === "refund" ? html` <span class="badge">refund</span>` : ""}${e.state === "disputed" ? html` <span class="badge">disputed</span>` : ""}</td><td class="num">${e.amount} ${cur}</td></tr>`,
+          html`<tr><td class="date">${e.date}</td><td><a href="${at}/expenses/${e.expense_id}">“${e.description.untrusted_content}”</a><br><span class="muted">${paidBy(e, name)}</span>${e.kind === "refund" ? html` <span class="badge">refund</span>` : ""}${e.state === "disputed" ? html` <span class="badge">disputed</span>` : ""}</td><td class="num">${e.amount} ${cur}</td></tr>`,
       )}</tbody></table>${moreExpenses ? html`<p class="muted">The ${RECENT} most recent; the CSV has them all.</p>` : ""}`
     : html`<p>No expenses yet.</p>`
 }
@@ -266,6 +283,32 @@ ${
 }
 <h2 id="record-payment">Record a payment</h2>
 ${others.length ? html`<p class="muted">A payment you made to another member; it counts once they confirm it.</p>${paymentForm(c, at, others, cur, pay)}` : html`<p>Nobody else is in the group.</p>`}
+<h2 id="members">Members</h2>
+<ul>${group.members.map((x) => html`<li>${x.agent ? x.agent.handle : html`${x.name} <span class="badge">no account yet</span>`}${x.role === "owner" ? html` <span class="muted">(owner)</span>` : ""}</li>`)}</ul>
+${
+  claimUrl
+    ? html`<p><label for="f-claim-url">Link for them to take their place (shown once; copy it now and send it by any channel):</label>
+<input id="f-claim-url" name="claim_url" value="${claimUrl}" readonly></p>`
+    : ""
+}
+${
+  group.kind === "group" && !group.archived
+    ? form(
+        `${at}/placeholders`,
+        c.session.csrfToken,
+        html`<input type="hidden" name="form" value="placeholder">${field("name", "Add someone without an account", {
+          required: true,
+          maxlength: 80,
+          value: newName.value,
+          error: newName.error,
+          autocomplete: "off",
+          hint: "Their name. They join expenses and balances at once, and get a link to take their place with an account of their own.",
+        })}`,
+        "Add by name",
+        { idempotencyKey: crypto.randomUUID() },
+      )
+    : ""
+}
 <h2>Export</h2>
 <p><a href="/groups/${group.group_id}/export.csv" download>Download the whole ledger as CSV</a> (one row per expense share and per payment). Descriptions and notes in it were written by the group's members.</p>
 <p><a href="/groups/${group.group_id}/settings">Group settings</a>: rename, archive, invite a contact</p>
@@ -379,3 +422,12 @@ export async function postConfirmAll(a: ActionContext, groupId: string): Promise
   }
   return seeOther(`/groups/${groupId}?done=confirmed`);
 }
+
+/** POST /groups/{group_id}/placeholders: create_group_invite with a name (a friend without an account); the page then shows the claim link once. */
+export const postPlaceholder = toolForm({
+  tool: "create_group_invite",
+  form: "placeholder",
+  args: (f, group_id) => ({ group_id, name: required(f, "name") }),
+  done: (data, id) => `/groups/${id}?done=placeholder&claim=${encodeURIComponent(data.invite.code)}#members`,
+  show: renderGroup,
+});

@@ -41,7 +41,7 @@ const RENDER_FLOW: Record<Flow, (c: WebContext, m: Messages) => Promise<Response
 };
 const renderFlow = (c: WebContext, flow: Flow, m: Messages) => RENDER_FLOW[flow](c, m);
 
-const WEB_AREAS = ["/join", "/account", "/settings", "/groups", "/docs", "/signup", "/signin", "/contacts", "/inbox", "/plans", "/envelopes"];
+const WEB_AREAS = ["/join", "/account", "/settings", "/groups", "/docs", "/signup", "/signin", "/contacts", "/inbox", "/plans", "/envelopes", "/claim"];
 
 /** Whether a path nobody answers is a missing page (HTML) rather than a missing API endpoint (JSON); `/` only for a browser. */
 export const isWebPath = (req: Request, path: string) =>

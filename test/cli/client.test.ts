@@ -194,6 +194,23 @@ describe("ledger answers for people", () => {
     expect((await svc(["call", "get_balances", `group_id=${groupId}`, ...as(alice.key)])).json().members).toHaveLength(2);
   });
 
+  test("svc call adds a placeholder member by name; on a terminal the group and its balances name it", async () => {
+    const { group } = await s.ok("create_group", { name: "Hut", currency: "EUR" }, alice.key);
+    const added = await svc(["call", "create_group_invite", `group_id=${group.group_id}`, "name=Dana", ...as(alice.key)]);
+    expect(added.code).toBe(0);
+    const { invite } = added.json();
+    expect(invite.placeholder.claim_url).toContain(`/claim/${invite.code}`);
+    await s.ok(
+      "add_expense",
+      { group_id: group.group_id, description: "Wood", amount: "8.00", split: { mode: "equal", among: [{ member_id: invite.placeholder.member_id }] } },
+      alice.key,
+    );
+    const shown = await svcOnTerminal(["call", "get_group", `group_id=${group.group_id}`, ...as(alice.key)]);
+    expect(shown.output).toContain(`Dana (no account yet, member_id ${invite.placeholder.member_id}) owes 8.00 EUR`);
+    const balances = await svcOnTerminal(["call", "get_balances", `group_id=${group.group_id}`, ...as(alice.key)]);
+    expect(balances.output).toContain("Dana (no account yet) owes cli-alice 8.00 EUR");
+  });
+
   test("export_group -o FILE writes the plain CSV; -o - prints it; other tools have no file to write", async () => {
     const dir = freshConfigHome();
     const file = join(dir, "lisbon.csv");

@@ -41,7 +41,7 @@ export async function befriend(api: Api, a: Member, b: Member): Promise<void> {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 // Identifier fields whose names do not say which object they point at.
-const FAMILY_ALIASES: Record<string, string> = { in_reply_to: "envelope_id" };
+const FAMILY_ALIASES: Record<string, string> = { in_reply_to: "envelope_id", from_member_id: "member_id", to_member_id: "member_id" };
 
 const isUuidSchema = (s: JsonSchema | undefined): boolean => !!s && (s.format === "uuid" || (s.anyOf ?? []).some(isUuidSchema));
 const isHandleSchema = (s: JsonSchema | undefined): boolean => s?.pattern === HANDLE_PATTERN.source;

@@ -76,7 +76,15 @@ describe("create_group", () => {
       created_by: { handle: "cg-a" },
     });
     expect(g.members).toEqual([
-      { agent: { agent_id: a!.agent_id, handle: "cg-a", display_name: "CG-A" }, role: "owner", joined_at: g.created_at, balance_minor: 0, balance: "0.00 EUR" },
+      {
+        agent: { agent_id: a!.agent_id, handle: "cg-a", display_name: "CG-A" },
+        member_id: a!.agent_id,
+        name: "CG-A",
+        role: "owner",
+        joined_at: g.created_at,
+        balance_minor: 0,
+        balance: "0.00 EUR",
+      },
     ]);
     expect(r.invites).toEqual([]);
     expect(await activity(g.group_id)).toEqual(["group_created"]);

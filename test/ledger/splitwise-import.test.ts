@@ -11,6 +11,8 @@ const FIXTURE = join(import.meta.dir, "fixtures", "splitwise.csv");
 const fixture = () => Bun.file(FIXTURE).text();
 // A real export's shape: a blank line after the header, EUR and GBP rows, a dated Total balance row per currency.
 const TRIP = join(import.meta.dir, "fixtures", "splitwise-trip.csv");
+/** A trip with Dana, who has no account: mapped to a new placeholder member ("Dana=+Dana"). */
+const DANA = join(import.meta.dir, "fixtures", "splitwise-dana.csv");
 const trip = () => Bun.file(TRIP).text();
 const TRIP_NAMES = new Map([
   ["Alice Smith", "alice"],
@@ -334,4 +336,41 @@ describe("svc import splitwise (the command, against a server's database)", () =
     const chen = by_currency[1].members.find((m: any) => m.agent.handle === "tr-chen");
     expect([chen.paid, chen.owes, chen.payments_sent, chen.payments_received]).toEqual(["48.00", "12.00", "0.00", "22.00"]);
   }, 60_000);
+
+  test("a member with no account imports as a new placeholder (--map Dana=+Dana), and whoever claims it gets exactly its balance", async () => {
+    const g = await groupWith(s, ["swd-alice", "swd-bob"]);
+    const [alice, bob] = g.members;
+    const dana = await s.register("swd-dana");
+    expect(parseNameMap("Alice Smith=swd-alice,Dana=+Dana")).toEqual(
+      new Map([
+        ["Alice Smith", "swd-alice"],
+        ["Dana", "+Dana"],
+      ]),
+    );
+    expect(() => parseNameMap("Dana=+")).toThrow("is not Name=handle");
+    // refused for another reason: the placeholder is not kept
+    const refused = run([DANA, "--group", g.group_id, "--map", "Alice Smith=swd-alice,Bob=swd-nobody,Dana=+Dana"]);
+    expect(refused.code).toBe(2);
+    expect((await s.ok("get_group", { group_id: g.group_id }, alice!.key)).group.member_count).toBe(2);
+
+    const done = run([DANA, "--group", g.group_id, "--map", JSON.stringify({ "Alice Smith": "swd-alice", Bob: "swd-bob", Dana: "+Dana" }), "--json"]);
+    expect(done.err).toBe("");
+    expect(done.code).toBe(0);
+    const result = JSON.parse(done.out);
+    expect([result.expenses, result.payments]).toEqual([2, 1]);
+    expect(result.placeholders).toHaveLength(1);
+    const p = result.placeholders[0];
+    expect(p).toMatchObject({ column: "Dana", name: "Dana" });
+    expect(p.claim_path).toBe(`/claim/${p.claim_code}`);
+    const members = (await s.ok("get_group", { group_id: g.group_id }, bob!.key)).group.members;
+    expect(members.find((m: any) => m.member_id === p.member_id)).toMatchObject({ agent: null, name: "Dana", balance_minor: -400 });
+    expect(await balancesOf(s, bob!.key, g.group_id)).toEqual({ "swd-alice": 4200, "swd-bob": -3800, [p.member_id]: -400 });
+    const payments = (await s.ok("list_payments", { group_id: g.group_id }, alice!.key)).payments;
+    expect(payments.map((x: any) => [x.from.agent_id, x.to.handle, x.amount])).toEqual([[p.member_id, "swd-alice", "10.00"]]);
+
+    await s.ok("join_group", { invite_code: p.claim_code }, dana.key);
+    expect(await balancesOf(s, bob!.key, g.group_id)).toEqual({ "swd-alice": 4200, "swd-bob": -3800, "swd-dana": -400 });
+    const claimed = (await s.ok("list_payments", { group_id: g.group_id }, dana.key)).payments;
+    expect(claimed.map((x: any) => [x.from.handle, x.to.handle])).toEqual([["swd-dana", "swd-alice"]]);
+  }, 30_000);
 });

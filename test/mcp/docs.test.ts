@@ -25,6 +25,8 @@ const ITEM_TYPES = [
   "ledger.payment_rejected",
   // added by svc (docs/ledger.md): a payment voided by the other party
   "ledger.payment_voided",
+  // added by svc (docs/ledger.md): a placeholder member taken over, summing up what it was put down for
+  "ledger.placeholder_claimed",
   "plan.invitation",
   "plan.response",
   "plan.changed",

@@ -206,6 +206,27 @@ describe("in Chromium, through an MCP Apps host", () => {
     expect(await noOverflow(frame)).toBe(true);
   }, 60_000);
 
+  test("a placeholder member (no account yet) is shown by its name, and settling with it records by member_id", async () => {
+    const alice = g.by["view-alice"]!;
+    const { group } = await s.ok("create_group", { name: "Hut", currency: "EUR" }, alice.key);
+    const { invite } = await s.ok("create_group_invite", { group_id: group.group_id, name: "Dana" }, alice.key);
+    const id = invite.placeholder.member_id;
+    await s.ok(
+      "add_expense",
+      { group_id: group.group_id, description: "Wood", amount: "6.00", split: { mode: "equal", among: [{ member_id: id }] } },
+      alice.key,
+    );
+    let frame = await render("get_group", { group_id: group.group_id }, alice.key);
+    expect(await frame.locator(`[data-member="${id}"]`).innerText()).toContain("Dana (no account yet)");
+    frame = await render("get_balances", { group_id: group.group_id }, alice.key);
+    expect(await frame.getByRole("list", { name: "Settle up" }).innerText()).toContain("Dana (no account yet) pays VIEW-ALICE (@view-alice)");
+    await frame.getByRole("button", { name: "I received this" }).click();
+    await frame.getByText("Recorded.").waitFor();
+    const recorded = (await calls()).filter((c) => c.name === "record_payment").at(-1)!;
+    expect(recorded.arguments).toMatchObject({ group_id: group.group_id, from_member_id: id, to: "view-alice", amount_minor: 600 });
+    expect((await s.ok("get_balances", { group_id: group.group_id }, alice.key)).members.every((m: any) => m.balance_minor === 0)).toBe(true);
+  }, 60_000);
+
   test("inbox: what waits for a decision first, with the tools that make it", async () => {
     const frame = await render("get_inbox", { since: "0", include_seen: true }, g.by["view-alice"]!.key, "dark");
     await shot("inbox-dark");

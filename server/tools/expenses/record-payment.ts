@@ -12,15 +12,27 @@ export const recordPayment = defineTool({
   title: "Record a payment",
   description,
   tags: ["write"],
-  input: z.strictObject({
-    group_id: GroupId.optional().describe("From list_groups; omitted: one payment across every group you share"),
-    from: handleFrom("get_group").optional().describe("The payer, from get_group; default you"),
-    to: handleFrom("get_group").optional().describe("The payee, from get_group or settle_up; default you"),
-    ...amountFields,
-    currency: CurrencyInput.optional().describe("Currency of the amount given; default the group's. Another currency needs exchange_rate."),
-    exchange_rate: ExchangeRate.optional(),
-    note: Notes.optional().describe("A note for the other side"),
-  }),
+  input: z
+    .strictObject({
+      group_id: GroupId.optional().describe("From list_groups; omitted: one payment across every group you share"),
+      from: handleFrom("get_group").optional().describe("The payer, from get_group; default you"),
+      to: handleFrom("get_group").optional().describe("The payee, from get_group or settle_up; default you"),
+      from_member_id: Uuid.optional().describe("The payer by member_id (get_group), e.g. a placeholder"),
+      to_member_id: Uuid.optional().describe("The payee by member_id (get_group), e.g. a placeholder"),
+      ...amountFields,
+      currency: CurrencyInput.optional().describe("Currency of the amount given; default the group's. Another currency needs exchange_rate."),
+      exchange_rate: ExchangeRate.optional(),
+      note: Notes.optional().describe("A note for the other side"),
+    })
+    .superRefine((v, ctx) => {
+      if (v.from !== undefined && v.from_member_id !== undefined)
+        ctx.addIssue({ code: "custom", path: ["from_member_id"], message: "give from or from_member_id, not both" });
+      if (v.to !== undefined && v.to_member_id !== undefined)
+        ctx.addIssue({ code: "custom", path: ["to_member_id"], message: "give to or to_member_id, not both" });
+      // A member_id belongs to one group: a payment across groups names people by handle.
+      for (const k of ["from_member_id", "to_member_id"] as const)
+        if (v.group_id === undefined && v[k] !== undefined) ctx.addIssue({ code: "custom", path: [k], message: `${k} goes with group_id` });
+    }),
   output: z.object({
     payment: Payment,
     overpayment: z

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { HOUR } from "../../clock.ts";
 import { groupView } from "../../domain/ledger/groups/groups.ts";
 import { joinByCode } from "../../domain/ledger/groups/invites.ts";
 import { defineTool } from "../define.ts";
@@ -9,9 +10,11 @@ import { Group } from "../../contract/groups.ts";
 export const joinGroup = defineTool({
   name: "join_group",
   title: "Join a group with an invite code",
-  description: "Joins the group of a shareable invite code; joined false: you already were a member.",
+  description:
+    "Joins the group of a shareable invite code; joined false: you already were a member. A claim code (claim-...) takes over that placeholder and its balance.",
   tags: ["write"],
-  input: z.strictObject({ invite_code: InviteCode.describe("The group invite code your human was given") }),
+  attempts: { limit: 20, windowMs: HOUR, guess: () => "code" },
+  input: z.strictObject({ invite_code: InviteCode.describe("The group invite or claim code your human was given") }),
   output: z.object({ group: Group, joined: z.boolean() }),
   example: { invite_code: madeUp("invite_code") },
   async run(ctx, input) {

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { groupView, removeMember } from "../../domain/ledger/groups/groups.ts";
 import { defineTool } from "../define.ts";
 import { madeUp } from "../made-up.ts";
-import { GroupId, handleFrom } from "../../contract/wire.ts";
+import { GroupId, handleFrom, Uuid } from "../../contract/wire.ts";
 import { Group } from "../../contract/groups.ts";
 
 export const removeGroupMember = defineTool({
@@ -10,11 +10,20 @@ export const removeGroupMember = defineTool({
   title: "Remove a member from a group",
   description: "The owner removes a member whose balance is zero (else CONFLICT). Ask your human first.",
   tags: ["write", "destructive"],
-  input: z.strictObject({ group_id: GroupId, handle: handleFrom("get_group") }),
+  input: z
+    .strictObject({
+      group_id: GroupId,
+      handle: handleFrom("get_group").optional(),
+      member_id: Uuid.optional().describe("From get_group: a placeholder; instead of handle"),
+    })
+    .superRefine((v, ctx) => {
+      if ((v.handle === undefined) === (v.member_id === undefined))
+        ctx.addIssue({ code: "custom", path: ["handle"], message: "give exactly one of handle and member_id" });
+    }),
   output: z.object({ group: Group }),
   example: { group_id: madeUp("group_id"), handle: "dave" },
   async run(ctx, input) {
-    await removeMember(ctx, input.group_id, input.handle);
+    await removeMember(ctx, input.group_id, { handle: input.handle, memberId: input.member_id });
     return { group: await groupView(ctx.tx, input.group_id, ctx.actor.agentId), suggested_next: ["get_group"] };
   },
 });

@@ -38,7 +38,9 @@ export async function groupBalanceView({ tx, now, actor: { agentId } }: DomainCo
     members: shown
       .map((id) => {
         const b = balances.get(id) ?? 0n;
-        return { agent: people.get(id)!, balance_minor: totalMinor(b), balance: formatBalance(b, group.currency) };
+        const agent = people.get(id)!;
+        const placeholder = agent.handle === agent.agent_id;
+        return { agent, member_id: id, placeholder, balance_minor: totalMinor(b), balance: formatBalance(b, group.currency) };
       })
       .sort((a, b) => compareText(a.agent.handle, b.agent.handle)),
     pending_payments: await paymentViews(tx, pending, () => group.currency),

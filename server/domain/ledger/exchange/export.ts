@@ -142,6 +142,15 @@ async function* batches(tx: Tx, group: GroupRow): AsyncGenerator<LedgerBatch> {
   }
 }
 
+/**
+ * An expense as the document holds it: payers and shares by handle only, without the member_id the tools add (a
+ * placeholder's handle is its member_id already), so a long history's document stays the size it always was.
+ */
+const byHandleOnly = (e: Expense): Expense => {
+  const strip = <T extends { member_id?: string | undefined }>({ member_id: _, ...rest }: T) => rest as T;
+  return { ...e, paid_by: e.paid_by.map(strip), shares: e.shares.map(strip) };
+};
+
 /** Items as JSON.stringify(document, null, 2) writes those of an array two levels deep, each after a line break. */
 const nested = (items: unknown[]) => items.map((x) => `\n    ${JSON.stringify(x, null, 2).replaceAll("\n", "\n    ")}`);
 
@@ -167,7 +176,7 @@ async function jsonText(ctx: DomainContext, group: GroupRow): Promise<string> {
   };
   for await (const batch of batches(ctx.tx, group)) {
     if (section === "expenses" && batch.payments.length) toPayments();
-    for (const item of nested(section === "expenses" ? batch.expenses : batch.payments)) chunks.push(count++ ? `,${item}` : item);
+    for (const item of nested(section === "expenses" ? batch.expenses.map(byHandleOnly) : batch.payments)) chunks.push(count++ ? `,${item}` : item);
   }
   if (section === "expenses") toPayments();
   chunks.push(count ? "\n  ]\n}" : "]\n}");

@@ -13,6 +13,8 @@ import { currencyExponent } from "../../../contract/currencies.ts";
 import { parseCsv } from "./csv.ts";
 import { createExpense, newExpenseState } from "../expenses/store.ts";
 import { membersByHandle } from "../groups/membership.ts";
+import { claimPath, insertPlaceholder } from "../groups/placeholders.ts";
+import { DisplayName } from "../../../contract/wire.ts";
 import { logActivity } from "../groups/activity.ts";
 import { convert, formatAmount, inGroupCurrency, moneyText, parseDecimal } from "../money/amounts.ts";
 import { MAX_MINOR } from "../../../contract/ledger.ts";
@@ -312,6 +314,8 @@ export interface ImportResult {
   payments: number;
   /** Rows moving no money, left out. */
   skipped: { line: number; reason: string }[];
+  /** Columns mapped to "+Name": the placeholder members made for them, each with its one-time claim code (shown only here). */
+  placeholders: { column: string; name: string; member_id: string; claim_code: string; claim_path: string }[];
   /** Their cost in all, per currency. */
   skipped_total: { currency: string; amount_minor: number; amount: string }[];
 }
@@ -333,10 +337,31 @@ export async function importSplitwise(
   if (!group) throw notFound("Group");
   if (group.archived) throw conflict("The group is archived and read-only; unarchive it before importing.");
   const rates = input.rates ?? new Map<string, string>();
-  const { plan, problems } = parseSplitwise(input.text, input.names, group.currency, rates);
+  // A name mapped to "+Name" becomes a new placeholder member (no account yet), made by the group's owner; refused
+  // imports roll it back with the rest.
+  const names = new Map<string, string>();
+  const placeholders: ImportResult["placeholders"] = [];
+  const namingProblems: ImportProblem[] = [];
+  for (const [name, handle] of input.names) {
+    if (!handle.startsWith("+")) {
+      names.set(name, handle);
+      continue;
+    }
+    const given = DisplayName.safeParse(handle.slice(1).trim());
+    if (!given.success) {
+      namingProblems.push({ input: "names", text: `${name}=${handle}: a new placeholder needs a name of 1-80 characters after the +` });
+      names.set(name, handle);
+      continue;
+    }
+    const { memberId, code } = await insertPlaceholder(tx, now, group.groupId, given.data, group.createdBy);
+    placeholders.push({ column: name, name: given.data, member_id: memberId, claim_code: code, claim_path: claimPath(code) });
+    names.set(name, memberId);
+  }
+  const { plan, problems } = parseSplitwise(input.text, names, group.currency, rates);
+  problems.push(...namingProblems);
   const members = await membersByHandle(tx, group.groupId);
   for (const [name, handle] of input.names) {
-    if (!members.has(handle)) problems.push({ input: "names", text: `${name}=${handle}: @${handle} is not a member of the group` });
+    if (!handle.startsWith("+") && !members.has(handle)) problems.push({ input: "names", text: `${name}=${handle}: @${handle} is not a member of the group` });
   }
   const refuse = (list: ImportProblem[]) =>
     new AppError("VALIDATION_ERROR", `The Splitwise file was not imported: ${list.length} problem${list.length === 1 ? "" : "s"} to fix.`, { problems: list });
@@ -415,6 +440,7 @@ export async function importSplitwise(
   return {
     group_id: group.groupId,
     import_id: importId,
+    placeholders,
     expenses: plan.expenses.length,
     payments: plan.payments.length,
     skipped: plan.skipped,

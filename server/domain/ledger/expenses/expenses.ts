@@ -12,7 +12,21 @@ import { quoted } from "../../untrusted.ts";
 import { decodeCursor, encodeCursor, paginate } from "../../../contract/cursor.ts";
 import type { DomainContext } from "../../../contract/principal.ts";
 import { requireExpenseBudget } from "../../quotas.ts";
-import { assertWritable, memberGroup, membersByHandle, refsOfMembers, requireMember, writableGroupMembers, type GroupRow } from "../groups/membership.ts";
+import {
+  assertWritable,
+  memberGroup,
+  membersByHandle,
+  refsOfMembers,
+  requireMember,
+  withMemberKeys,
+  writableGroupMembers,
+  type GroupRow,
+  type Member,
+  type MemberRefInput,
+} from "../groups/membership.ts";
+import { resolveClaimWhenAnswered } from "../groups/placeholders.ts";
+import type { Payer, SplitParticipant } from "../money/splits.ts";
+import type { SplitMode } from "../../../contract/ledger.ts";
 import { logActivity } from "../groups/activity.ts";
 import {
   checkRefs,
@@ -51,18 +65,29 @@ async function changeableExpense(tx: Tx, expenseId: string, agentId: string) {
 
 // ---------- the tools' domain ----------
 
-export async function addExpense(ctx: DomainContext, input: ExpenseInput & { group_id: string; description: string }): Promise<Expense> {
+/** add_expense's and update_expense's fields as the tools take them: payers and participants by handle or member_id. */
+export type ExpenseToolInput = Omit<ExpenseInput, "paid_by" | "split"> & {
+  paid_by?: (Omit<Payer, "handle"> & MemberRefInput)[] | undefined;
+  split?: { mode: SplitMode; among?: (Omit<SplitParticipant, "handle"> & MemberRefInput)[] | undefined } | undefined;
+};
+
+/** The fields with each payer and participant named by the members map's key (placeholders by member_id). */
+const keyed = <T extends ExpenseToolInput>(members: Map<string, Member>, input: T) =>
+  withMemberKeys(members, input) as Omit<T, "paid_by" | "split"> & ExpenseInput;
+
+export async function addExpense(ctx: DomainContext, input: ExpenseToolInput & { group_id: string; description: string }): Promise<Expense> {
   return (await addExpenseCounted(ctx, input)).expense;
 }
 
 /** add_expense: the expense, and how many past occurrences of its series the next job run makes. */
 export async function addExpenseCounted(
   ctx: DomainContext,
-  input: ExpenseInput & { group_id: string; description: string },
+  toolInput: ExpenseToolInput & { group_id: string; description: string },
 ): Promise<{ expense: Expense; past_occurrences: number }> {
   const { tx, now, actor } = ctx;
-  const { group, members } = await writableGroupMembers(tx, input.group_id, actor.agentId);
+  const { group, members } = await writableGroupMembers(tx, toolInput.group_id, actor.agentId);
   await requireExpenseBudget(ctx, group.groupId);
+  const input = keyed(members, toolInput);
   // Another currency without a rate: the fetched reference rate of the expense's date, if one is known.
   const fetched =
     input.currency !== undefined && input.currency !== group.currency && input.exchange_rate === undefined
@@ -180,8 +205,9 @@ function moneyForUpdate(before: ExpenseState, group: GroupRow, input: ExpenseInp
 
 export async function updateExpense(
   { tx, now, actor }: DomainContext,
-  input: ExpenseInput & { expense_id: string; expected_version: number },
+  toolInput: ExpenseToolInput & { expense_id: string; expected_version: number },
 ): Promise<{ expense: Expense; changed_fields: string[] }> {
+  let input = toolInput as ExpenseInput & { expense_id: string; expected_version: number };
   const { row, group } = await changeableExpense(tx, input.expense_id, actor.agentId);
   if (row.deleted) throw conflict("The expense is deleted; restore it with restore_expense before changing it.");
   if (row.version !== input.expected_version) {
@@ -192,6 +218,7 @@ export async function updateExpense(
   }
   const before = await storedState(tx, row);
   const members = await membersByHandle(tx, group.groupId);
+  input = keyed(members, toolInput);
   const money = moneyForUpdate(before, group, input);
   const fetched =
     money.currency !== group.currency && money.exchangeRate === null ? await knownRate(tx, money.currency, group.currency, input.date ?? before.date) : null;
@@ -310,6 +337,7 @@ export async function respondExpense(
   const state = Number(disputes?.n ?? 0) > 0 ? "disputed" : "active";
   if (state !== row.state) await tx.update(expenses).set({ state, updatedAt: at }).where(eq(expenses.expenseId, row.expenseId));
   await resolveItems(tx, actor.agentId, "ledger.expense_added", { expense_id: row.expenseId });
+  await resolveClaimWhenAnswered(tx, actor.agentId, group.groupId);
   await logActivity(tx, now, {
     groupId: group.groupId,
     actorId: actor.agentId,

@@ -6,7 +6,7 @@ import { refsByIds } from "../../agents.ts";
 import { deliver, deliverAll, type Delivery } from "../../inbox.ts";
 import { quoted, untrusted } from "../../untrusted.ts";
 import type { GroupRow } from "../groups/membership.ts";
-import { refsWithKnown } from "../groups/membership.ts";
+import { isPlaceholder, refsWithKnown } from "../groups/membership.ts";
 import { formatAmount, moneyText } from "../money/amounts.ts";
 import type { ExpenseRow, ExpenseState, ParticipantShare } from "./store.ts";
 import { authorOf } from "./views.ts";
@@ -35,7 +35,9 @@ async function tell(
   say: (what: string, where: string, share: string) => string,
   extra: Record<string, unknown> = {},
 ): Promise<void> {
-  const { tx, now, group, actor, expenseId, version, state: s, recipients } = n;
+  const { tx, now, group, actor, expenseId, version, state: s } = n;
+  // A placeholder member has no inbox: it is nobody until claimed (its claim sums up what it was put down for).
+  const recipients = n.recipients.filter((r) => !isPlaceholder(r));
   if (!recipients.length) return;
   const people = await refsWithKnown(tx, [s.descriptionBy, ...(s.notesBy ? [s.notesBy] : [])], n.known ?? new Map());
   const what = `${kindWord(s.kind)}${quoted(s.description)} (${moneyText(s.amountMinor, group.currency)})`;

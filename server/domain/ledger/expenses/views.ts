@@ -15,6 +15,11 @@ export const authorOf = (people: Map<string, AgentRef>, id: string | null) => `@
 function contentWire(s: ExpenseState, currency: string, people: Map<string, AgentRef>): ExpenseContent {
   const amounts = (minor: number) => ({ amount_minor: minor, amount: formatAmount(minor, currency) });
   const of = new Map(s.shares.map((p) => [p.handle, p]));
+  // Each entry's member_id (an agent's agent_id, or a placeholder's own id: its handle field holds that id too).
+  const memberOf = (handle: string) => {
+    const id = of.get(handle)?.agentId;
+    return id === undefined ? {} : { member_id: id };
+  };
   return {
     kind: s.kind,
     description: untrusted(s.description, `expense description written by ${authorOf(people, s.descriptionBy)}`),
@@ -23,9 +28,9 @@ function contentWire(s: ExpenseState, currency: string, people: Map<string, Agen
     original: originalWire(s.original),
     date: s.date,
     category: s.category,
-    paid_by: s.paidBy.map((p) => ({ handle: p.handle, ...amounts(of.get(p.handle)?.paidMinor ?? 0) })),
+    paid_by: s.paidBy.map((p) => ({ handle: p.handle, ...memberOf(p.handle), ...amounts(of.get(p.handle)?.paidMinor ?? 0) })),
     split: s.split,
-    shares: s.split.among.map((p) => ({ handle: p.handle, ...amounts(of.get(p.handle)?.shareMinor ?? 0) })),
+    shares: s.split.among.map((p) => ({ handle: p.handle, ...memberOf(p.handle), ...amounts(of.get(p.handle)?.shareMinor ?? 0) })),
     notes: s.notes === null ? null : untrusted(s.notes, `expense notes written by ${authorOf(people, s.notesBy)}`),
     repeat: s.repeat,
     repeat_until: s.repeatUntil,

@@ -1,20 +1,20 @@
 // Groups: creating, reading, changing, archiving, leaving, removing members, and direct ledgers.
 import { and, asc, eq, isNull, sql } from "drizzle-orm";
 import { scalar, type Tx } from "../../../../db/client.ts";
-import { agents, groupMembers, groups } from "../../../../db/schema/index.ts";
+import { agents, groupMembers, groupPlaceholders, groups } from "../../../../db/schema/index.ts";
 import { iso } from "../../../clock.ts";
 import { AppError, conflict, invalid, notFound } from "../../../errors.ts";
 import type { DomainContext } from "../../../contract/principal.ts";
 import { quotasOf, requireRoomForGroup } from "../../quotas.ts";
 import type { Group } from "../../../contract/groups.ts";
 import type { AgentRef, GroupSummary } from "../../../contract/wire.ts";
-import { agentByHandle, refsByIds, toRef } from "../../agents.ts";
+import { agentByHandle, agentById, refsByIds, toRef } from "../../agents.ts";
 import { isAcceptedContact } from "../../contacts.ts";
 import { ON_ANOTHER_SERVER, remoteOf } from "../../federation.ts";
 import { deliver, hasBlocked } from "../../inbox.ts";
 import { quoted, untrusted } from "../../untrusted.ts";
 import { markBuilt } from "../balances/pairs.ts";
-import { requireMember, requireWritable, type GroupRow } from "./membership.ts";
+import { isPlaceholder, requireMember, requireWritable, type GroupRow } from "./membership.ts";
 import { logActivity } from "./activity.ts";
 import { groupBalances, groupSummaries } from "../balances/balances.ts";
 import { formatBalance, totalMinor } from "../money/amounts.ts";
@@ -50,7 +50,16 @@ export async function groupView(tx: Tx, groupId: string, viewerId: string): Prom
     },
     members: rows.map((r) => {
       const b = balances.get(r.agentId) ?? 0n;
-      return { agent: toRef(r), role: r.m.role, joined_at: r.m.joinedAt, balance_minor: totalMinor(b), balance: formatBalance(b, g.currency) };
+      return {
+        // A placeholder (no account yet) is nobody: no agent, its name and member_id only.
+        agent: isPlaceholder(r) ? null : toRef(r),
+        member_id: r.agentId,
+        name: r.displayName,
+        role: r.m.role,
+        joined_at: r.m.joinedAt,
+        balance_minor: totalMinor(b),
+        balance: formatBalance(b, g.currency),
+      };
     }),
   };
 }
@@ -94,7 +103,16 @@ export async function notifyJoined(tx: Tx, now: Date, g: GroupRow, joiner: Agent
   const others = await tx
     .select({ agentId: groupMembers.agentId })
     .from(groupMembers)
-    .where(and(eq(groupMembers.groupId, g.groupId), isNull(groupMembers.leftAt), sql`${groupMembers.agentId} <> ${joiner.agent_id}`));
+    // placeholders (handle = agent id) have no inbox
+    .innerJoin(agents, eq(agents.agentId, groupMembers.agentId))
+    .where(
+      and(
+        eq(groupMembers.groupId, g.groupId),
+        isNull(groupMembers.leftAt),
+        sql`${groupMembers.agentId} <> ${joiner.agent_id}`,
+        sql`${agents.handle} <> ${agents.agentId}`,
+      ),
+    );
   for (const o of others) {
     await deliver(tx, now, {
       to: o.agentId,
@@ -258,7 +276,11 @@ export async function leaveGroup({ tx, now, actor }: DomainContext, groupId: str
   await logActivity(tx, now, { groupId, actorId: actor.agentId, action: "member_left", summary: `@${actor.handle} left the group` });
 }
 
-export async function removeMember({ tx, now, actor }: DomainContext, groupId: string, handle: string): Promise<void> {
+export async function removeMember(
+  { tx, now, actor }: DomainContext,
+  groupId: string,
+  who: { handle?: string | undefined; memberId?: string | undefined },
+): Promise<void> {
   const g = await requireWritable(tx, groupId, actor.agentId);
   requireSharedGroup(g);
   if ((await membership(tx, groupId, actor.agentId))?.role !== "owner") {
@@ -270,16 +292,19 @@ export async function removeMember({ tx, now, actor }: DomainContext, groupId: s
       "Ask the owner (get_group shows who it is), or leave the group yourself with leave_group.",
     );
   }
-  const them = await agentByHandle(tx, handle);
-  if (!them || !(await membership(tx, groupId, them.agentId))) throw notFound(`Member @${handle}`);
+  const them = who.memberId !== undefined ? await agentById(tx, who.memberId) : await agentByHandle(tx, who.handle!);
+  if (!them || !(await membership(tx, groupId, them.agentId))) throw notFound(who.memberId !== undefined ? "Member" : `Member @${who.handle}`);
   if (them.agentId === actor.agentId) throw conflict("You cannot remove yourself; use leave_group.");
-  await requireZeroBalance(tx, g, them.agentId, `@${them.handle}'s`);
+  const placeholder = isPlaceholder(them);
+  await requireZeroBalance(tx, g, them.agentId, placeholder ? `${quoted(them.displayName)}'s` : `@${them.handle}'s`);
   await markLeft(tx, groupId, them.agentId, now);
+  // A placeholder removed can no longer be claimed.
+  if (placeholder) await tx.update(groupPlaceholders).set({ claimHash: null }).where(eq(groupPlaceholders.memberId, them.agentId));
   await logActivity(tx, now, {
     groupId,
     actorId: actor.agentId,
     action: "member_removed",
-    summary: `@${actor.handle} removed @${them.handle}`,
+    summary: `@${actor.handle} removed ${placeholder ? quoted(them.displayName) : `@${them.handle}`}`,
     refs: { agent_id: them.agentId },
   });
 }

@@ -16,6 +16,7 @@ import { quotasOf, requireRoomForGroup } from "../../quotas.ts";
 import { isMember, requireWritable, type GroupRow } from "./membership.ts";
 import { logActivity } from "./activity.ts";
 import { ON_ANOTHER_SERVER, remoteOf } from "../../federation.ts";
+import { addPlaceholder, claimPlaceholder, isClaimCode } from "./placeholders.ts";
 
 type InviteRow = typeof groupInvites.$inferSelect;
 
@@ -152,13 +153,16 @@ export async function inviteContacts(ctx: DomainContext, g: GroupRow, handles: s
 export interface CreateInviteInput {
   group_id: string;
   handle?: string | undefined;
+  /** A friend without an account: added as a placeholder member with a one-time claim link. */
+  name?: string | undefined;
   max_uses?: number | undefined;
   expires_at?: string | undefined;
 }
 
 /** create_group_invite: a targeted invitation with `handle`, else a shareable code. */
-export async function createInvite(ctx: DomainContext, input: CreateInviteInput): Promise<{ invite: Invite; message: string }> {
+export async function createInvite(ctx: DomainContext, input: CreateInviteInput, baseUrl = ""): Promise<{ invite: Invite; message: string }> {
   const { tx, now, actor } = ctx;
+  if (input.name !== undefined) return addPlaceholder(ctx, input.group_id, input.name, baseUrl);
   const g = await requireWritable(tx, input.group_id, actor.agentId);
   if (g.kind === "direct") throw conflict("A direct ledger is between two people; create a group (create_group) to share costs with more.");
   if (input.handle !== undefined) {
@@ -270,6 +274,7 @@ export async function respondInvite(ctx: DomainContext, inviteId: string, action
 export async function joinByCode(ctx: DomainContext, code: string): Promise<{ groupId: string; joined: boolean }> {
   const { tx, now } = ctx;
   const { agentId } = ctx.actor;
+  if (isClaimCode(code)) return { ...(await claimPlaceholder(ctx, code)), joined: true };
   const row = await tx
     .select()
     .from(groupInvites)

@@ -8,17 +8,70 @@ import { refsByIds, toRef } from "../../agents.ts";
 
 export type GroupRow = typeof groups.$inferSelect;
 
-/** A current member of a group, as the ledger names them. */
+/**
+ * A current member of a group, as the ledger names them. A placeholder member (a friend without an account yet,
+ * placeholders.ts) is an agent row that is nobody: its agent id is its member_id and, having no handle, its handle
+ * is that id too: a member_id (36 chars) is never a handle (3-32), so one map keys both.
+ */
 export interface Member {
   agentId: string;
   handle: string;
   displayName: string;
 }
 
+/** Whether a member (or share, or ref) is a placeholder: its handle is its member_id. */
+export const isPlaceholder = (m: { agentId: string; handle: string }) => m.handle === m.agentId;
+
+/** A payer or split participant as a tool takes it: by handle or by member_id. */
+export type MemberRefInput = { handle?: string | undefined; member_id?: string | undefined };
+
+/**
+ * Expense fields with every payer and split participant named by the key of the members map (a handle, or a
+ * placeholder's member_id), as the expense store takes them.
+ */
+export function withMemberKeys<
+  P extends MemberRefInput,
+  S extends MemberRefInput,
+  T extends { paid_by?: P[] | undefined; split?: { among?: S[] | undefined } | undefined },
+>(
+  members: Map<string, Member>,
+  input: T,
+): Omit<T, "paid_by" | "split"> & {
+  paid_by?: (Omit<P, "member_id"> & { handle: string })[];
+  split?: Omit<NonNullable<T["split"]>, "among"> & { among?: (Omit<S, "member_id"> & { handle: string })[] };
+} {
+  const key = <R extends MemberRefInput>({ member_id, ...rest }: R, path: string) => ({
+    ...rest,
+    handle: memberKey(members, { handle: rest.handle, member_id }, path),
+  });
+  const { paid_by, split, ...rest } = input;
+  return {
+    ...rest,
+    ...(paid_by === undefined ? {} : { paid_by: paid_by.map((p, i) => key(p, `paid_by[${i}]`)) }),
+    ...(split === undefined
+      ? {}
+      : { split: { ...split, ...(split.among === undefined ? {} : { among: split.among.map((p, i) => key(p, `split.among[${i}]`)) }) } as never }),
+  };
+}
+
+/**
+ * The member `member_id` names (an agent's member_id is its agent_id), or the one `handle` names, as the key of
+ * the members map: what splits and payers that name either one are turned into before they are checked.
+ */
+export function memberKey(members: Map<string, Member>, ref: { handle?: string | undefined; member_id?: string | undefined }, path: string): string {
+  return ref.member_id === undefined ? ref.handle! : keyOfMemberId(members, ref.member_id, `${path}.member_id`);
+}
+
+/** The members map's key of the current member with that member_id; anyone else is refused at `path` (INVALID). */
+export function keyOfMemberId(members: Map<string, Member>, memberId: string, path: string): string {
+  for (const m of members.values()) if (m.agentId === memberId) return m.handle;
+  throw invalid(path, "is not a current member of this group (get_group lists them)");
+}
+
 /** The current member with that handle; anyone else is refused at `path` (INVALID). */
 export function requireParticipant(members: Map<string, Member>, handle: string, path: string): Member {
   const m = members.get(handle);
-  if (!m) throw invalid(path, `@${handle} is not a member of this group`);
+  if (!m) throw invalid(path, `${handle.length > 32 ? handle : `@${handle}`} is not a member of this group`);
   return m;
 }
 

@@ -14,7 +14,9 @@ import { applyDebts, paymentDebt, reversed } from "../balances/pairs.ts";
 import {
   assertWritable,
   isMember,
+  isPlaceholder,
   memberGroup,
+  keyOfMemberId,
   refsOfMembers,
   requireMember,
   requireParticipant,
@@ -121,6 +123,9 @@ export interface RecordPaymentInput {
   group_id: string;
   from?: string;
   to?: string;
+  /** A placeholder member (no account yet), or any member, by member_id instead of from or to. */
+  from_member_id?: string;
+  to_member_id?: string;
   amount?: string;
   amount_minor?: number;
   currency?: string;
@@ -145,9 +150,13 @@ export async function recordPayment(
   input: RecordPaymentInput,
 ): Promise<{ payment: Payment; overpayment: Overpayment | null }> {
   const { group, members } = await writableGroupMembers(tx, input.group_id, actor.agentId);
-  if (input.from === undefined && input.to === undefined) throw invalid("to", "name the payee with to, or the payer with from; you are the other one");
-  const fromHandle = input.from ?? actor.handle;
-  const toHandle = input.to ?? actor.handle;
+  const named = (handle: string | undefined, memberId: string | undefined, path: string) =>
+    memberId === undefined ? handle : keyOfMemberId(members, memberId, path);
+  const fromGiven = named(input.from, input.from_member_id, "from_member_id");
+  const toGiven = named(input.to, input.to_member_id, "to_member_id");
+  if (fromGiven === undefined && toGiven === undefined) throw invalid("to", "name the payee with to, or the payer with from; you are the other one");
+  const fromHandle = fromGiven ?? actor.handle;
+  const toHandle = toGiven ?? actor.handle;
   if (fromHandle !== actor.handle && toHandle !== actor.handle) throw invalid("from", "you must be the payer (from) or the payee (to)");
   if (fromHandle === toHandle) throw invalid("to", "the payer and the payee must be two different members");
   const from = requireParticipant(members, fromHandle, "from");
@@ -172,6 +181,8 @@ export async function recordPayment(
   const note = row.note === null ? null : untrusted(row.note, `payment note written by @${actor.handle}`);
   const payload = paymentPayload(row, group, from.handle, to.handle);
   const where = `in ${quoted(group.name, 40)}`;
+  // A placeholder member (no account yet) has no inbox; a payment to one waits for whoever claims it.
+  if (isPlaceholder(row.state === "pending" ? to : from)) return { payment: await viewOne(tx, row, group), overpayment };
   if (row.state === "pending") {
     const beyond = overpayment ? ` That is ${moneyText(overpayment.excess_minor, group.currency)} more than they owed you.` : "";
     await deliver(tx, now, {
@@ -306,6 +317,8 @@ async function tellAnswered(tx: Tx, now: Date, actor: Actor, a: Answered): Promi
   const where = `in ${quoted(group.name, 40)}`;
   const refs = { group_id: group.groupId, payment_id: row.paymentId };
   if (a.action === "void") {
+    // A placeholder member (no account yet) has no inbox.
+    if (isPlaceholder({ agentId: a.otherId, handle: a.otherId === row.fromId ? payer : payee })) return;
     await deliver(tx, now, {
       to: a.otherId,
       type: "ledger.payment_voided",

@@ -1,0 +1,292 @@
+// Placeholder members: a friend without an account, added to a group by name. It is an agent row that is nobody:
+// agent id and handle are its member_id (never a valid handle), retired from the start (no one finds it, lists it or
+// signs in as it), so the ledger (group_members, expense_shares, ledger_pairs) takes it in splits, payers, balances
+// and settle-up like any member; it has no inbox (notices skip it) and no credentials. Whoever holds
+// its one-time claim code (join_group, or the claim page) takes it over: in one transaction its whole history
+// becomes theirs, and they get one inbox item summing up what they were put down for.
+import { and, eq, isNull, or, sql } from "drizzle-orm";
+import { randomInt } from "node:crypto";
+import type { Tx } from "../../../../db/client.ts";
+import {
+  agents,
+  expenseShares,
+  expenses,
+  groupBalances,
+  groupMembers,
+  groupPlaceholders,
+  groups,
+  ledgerPairs,
+  ledgerTotals,
+  payments,
+} from "../../../../db/schema/index.ts";
+import { sha256 } from "../../../auth/secrets.ts";
+import { iso } from "../../../clock.ts";
+import { conflict, notFound } from "../../../errors.ts";
+import type { Invite } from "../../../contract/groups.ts";
+import type { DomainContext } from "../../../contract/principal.ts";
+import { agentById, refsByIds, toRef } from "../../agents.ts";
+import { deliver, resolveItems } from "../../inbox.ts";
+import { quotasOf, requireRoomForGroup } from "../../quotas.ts";
+import { quoted } from "../../untrusted.ts";
+import { groupBalances as balancesOfGroup } from "../balances/balances.ts";
+import { applyDebts } from "../balances/pairs.ts";
+import { formatAmount, formatBalance, moneyText, totalMinor } from "../money/amounts.ts";
+import { logActivity } from "./activity.ts";
+import { notifyJoined, untrustedName } from "./groups.ts";
+import { isMember, requireWritable } from "./membership.ts";
+
+/** 31 letters and digits without look-alikes, as group invite codes: 20 characters carry about 99 bits. */
+const CODE_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789";
+const CODE_LENGTH = 20;
+/** Unclaimed placeholders a group may have at once, so that no member fills the database with names. */
+export const MAX_OPEN_PLACEHOLDERS = 50;
+/** Claim codes start so, which tells them from group invite codes (those have no dash). */
+const CLAIM_PREFIX = "claim-";
+
+const newClaimCode = () => CLAIM_PREFIX + Array.from({ length: CODE_LENGTH }, () => CODE_ALPHABET[randomInt(CODE_ALPHABET.length)]).join("");
+const claimHash = (code: string) => sha256(code.trim().toLowerCase());
+
+/** Whether a code someone gives is a placeholder's claim code rather than a group invite code. */
+export const isClaimCode = (code: string) => code.trim().toLowerCase().startsWith(CLAIM_PREFIX);
+
+/** The web page that claims a placeholder with its code. */
+export const claimPath = (code: string) => `/claim/${encodeURIComponent(code)}`;
+
+/**
+ * Stores a new placeholder named `name` in the group, made by `createdBy`: its agent row (nobody), its member row
+ * and the digest of its one-time claim code, which is returned here once.
+ */
+export async function insertPlaceholder(tx: Tx, now: Date, groupId: string, name: string, createdBy: string): Promise<{ memberId: string; code: string }> {
+  const open = await tx
+    .select({ n: sql<number>`count(*)` })
+    .from(groupPlaceholders)
+    .where(and(eq(groupPlaceholders.groupId, groupId), sql`${groupPlaceholders.claimHash} IS NOT NULL`))
+    .get();
+  if (Number(open?.n ?? 0) >= MAX_OPEN_PLACEHOLDERS) {
+    throw conflict(`The group already has ${MAX_OPEN_PLACEHOLDERS} placeholders nobody has claimed, the most it may have; remove one or wait for a claim.`, {
+      limit: MAX_OPEN_PLACEHOLDERS,
+    });
+  }
+  const code = newClaimCode();
+  const at = iso(now);
+  const memberId = crypto.randomUUID();
+  await tx.insert(agents).values({ agentId: memberId, handle: memberId, displayName: name, createdAt: at, retiredAt: at });
+  await tx
+    .insert(groupPlaceholders)
+    .values({ memberId, groupId, name, createdBy, createdAt: at, claimHash: claimHash(code), claimedBy: null, claimedAt: null });
+  await tx.insert(groupMembers).values({ groupId, agentId: memberId, role: "member", joinedAt: at, leftAt: null });
+  return { memberId, code };
+}
+
+/** create_group_invite with `name`: a placeholder in a group the caller may change, answered as an invite with its claim link. */
+export async function addPlaceholder(ctx: DomainContext, groupId: string, name: string, baseUrl: string): Promise<{ invite: Invite; message: string }> {
+  const { tx, now, actor } = ctx;
+  const g = await requireWritable(tx, groupId, actor.agentId);
+  if (g.kind === "direct") throw conflict("A direct ledger is between two people; create a group (create_group) to share costs with more.");
+  const { memberId, code } = await insertPlaceholder(tx, now, groupId, name, actor.agentId);
+  const at = iso(now);
+  await logActivity(tx, now, {
+    groupId,
+    actorId: actor.agentId,
+    action: "placeholder_added",
+    summary: `@${actor.handle} added ${quoted(name)}, who has no account yet`,
+    refs: { member_id: memberId },
+  });
+  const claimUrl = `${baseUrl}${claimPath(code)}`;
+  const inviter = (await refsByIds(tx, [actor.agentId])).get(actor.agentId)!;
+  return {
+    invite: {
+      invite_id: memberId,
+      group_id: groupId,
+      kind: "placeholder",
+      invitee: null,
+      invited_by: inviter,
+      code,
+      state: "pending",
+      max_uses: 1,
+      uses: 0,
+      created_at: at,
+      expires_at: "9999-12-31T23:59:59.999Z",
+      responded_at: null,
+      placeholder: { member_id: memberId, name, claim_url: claimUrl },
+    },
+    message: `${name} is in the group as a placeholder; split expenses with them by member_id ${memberId}. Send them this one-time link to take it over: ${claimUrl} (or join_group with the code ${code}).`,
+  };
+}
+
+/** The unclaimed placeholder a claim code names, with its group; NOT_FOUND for any other code. */
+export async function placeholderByCode(tx: Tx, code: string) {
+  const row = await tx
+    .select({ p: groupPlaceholders, g: groups })
+    .from(groupPlaceholders)
+    .innerJoin(groups, eq(groups.groupId, groupPlaceholders.groupId))
+    .where(and(eq(groupPlaceholders.claimHash, claimHash(code)), isNull(groupPlaceholders.claimedBy)))
+    .get();
+  if (!row) throw notFound("Claim code (no placeholder has it, or it was already used)");
+  return row;
+}
+
+/**
+ * The caller takes the placeholder over: its membership, shares, payer entries, payments and pair debts become
+ * the caller's, in the caller's transaction, and the claim code is spent. A current member of the group cannot
+ * claim (CONFLICT: merging two members' histories is not done); a former member can, unless the placeholder shares
+ * an expense with their old self.
+ */
+export async function claimPlaceholder(ctx: DomainContext, code: string): Promise<{ groupId: string }> {
+  const { tx, now, actor } = ctx;
+  const { p, g } = await placeholderByCode(tx, code);
+  const me = actor.agentId;
+  const ph = p.memberId;
+  if (await isMember(tx, g.groupId, me)) {
+    throw conflict(
+      `You are already a member of this group, so you cannot take over the placeholder ${quoted(p.name)}; ask a member to move its expenses to you with update_expense.`,
+      { member_id: ph },
+    );
+  }
+  if (g.archived) throw conflict("The group is archived and read-only; ask a member to unarchive it first.");
+  await requireRoomForGroup(tx, me, quotasOf(ctx).groups);
+  const overlap = await tx
+    .select({ id: expenseShares.expenseId })
+    .from(expenseShares)
+    .where(
+      and(
+        eq(expenseShares.groupId, g.groupId),
+        eq(expenseShares.agentId, me),
+        sql`${expenseShares.expenseId} IN (SELECT expense_id FROM expense_shares WHERE agent_id = ${ph})`,
+      ),
+    )
+    .get();
+  if (overlap) throw conflict(`The placeholder ${quoted(p.name)} shares an expense with you from before you left; it cannot become you.`, { member_id: ph });
+  const at = iso(now);
+  const spent = await tx
+    .update(groupPlaceholders)
+    .set({ claimHash: null, claimedBy: me, claimedAt: at })
+    .where(and(eq(groupPlaceholders.memberId, ph), isNull(groupPlaceholders.claimedBy)));
+  if (spent.rowsAffected === 0) throw notFound("Claim code (no placeholder has it, or it was already used)");
+  // The placeholder's row stays, so old history snapshots still name it; it now says who took it over.
+  await tx.update(agents).set({ mergedInto: me }).where(eq(agents.agentId, ph));
+  const meAgent = (await agentById(tx, me))!;
+
+  // Membership: a former member's row comes back; otherwise the placeholder's row becomes the caller's.
+  await tx.delete(groupMembers).where(and(eq(groupMembers.groupId, g.groupId), eq(groupMembers.agentId, me)));
+  await tx
+    .update(groupMembers)
+    .set({ agentId: me, joinedAt: at })
+    .where(and(eq(groupMembers.groupId, g.groupId), eq(groupMembers.agentId, ph)));
+
+  // Pair debts move as debts: taken out for the placeholder, put back for the caller (the triggers keep the
+  // members' balances and open totals), so the claimed balance is exactly the placeholder's.
+  const pairs = await tx
+    .select()
+    .from(ledgerPairs)
+    .where(and(eq(ledgerPairs.groupId, g.groupId), or(eq(ledgerPairs.lowId, ph), eq(ledgerPairs.highId, ph))));
+  const debts = pairs.map((r) =>
+    r.lowOwesMinor > 0 ? { from: r.lowId, to: r.highId, amount: BigInt(r.lowOwesMinor) } : { from: r.highId, to: r.lowId, amount: BigInt(-r.lowOwesMinor) },
+  );
+  await applyDebts(tx, g.groupId, debts, -1);
+  const renamed = debts.map((d) => ({ from: d.from === ph ? me : d.from, to: d.to === ph ? me : d.to, amount: d.amount }));
+  await applyDebts(tx, g.groupId, renamed, 1);
+  await tx.delete(ledgerPairs).where(and(eq(ledgerPairs.groupId, g.groupId), or(eq(ledgerPairs.lowId, ph), eq(ledgerPairs.highId, ph))));
+  await tx.delete(groupBalances).where(and(eq(groupBalances.groupId, g.groupId), eq(groupBalances.agentId, ph)));
+  await tx.delete(ledgerTotals).where(eq(ledgerTotals.agentId, ph));
+
+  // The ledger rows that name the placeholder name the caller.
+  await tx
+    .update(expenseShares)
+    .set({ agentId: me })
+    .where(and(eq(expenseShares.groupId, g.groupId), eq(expenseShares.agentId, ph)));
+  await tx
+    .update(payments)
+    .set({ fromId: me })
+    .where(and(eq(payments.groupId, g.groupId), eq(payments.fromId, ph)));
+  await tx
+    .update(payments)
+    .set({ toId: me })
+    .where(and(eq(payments.groupId, g.groupId), eq(payments.toId, ph)));
+  const named = await tx
+    .select({ expenseId: expenses.expenseId, split: expenses.split, paidBy: expenses.paidBy, deleted: expenses.deleted, amountMinor: expenses.amountMinor })
+    .from(expenses)
+    .where(and(eq(expenses.groupId, g.groupId), sql`(instr(${expenses.split}, ${ph}) > 0 OR instr(${expenses.paidBy}, ${ph}) > 0)`));
+  const rename = <T extends { handle: string }>(list: T[]) => list.map((x) => (x.handle === ph ? { ...x, handle: meAgent.handle } : x));
+  for (const e of named) {
+    await tx
+      .update(expenses)
+      .set({ split: { ...e.split, among: rename(e.split.among) }, paidBy: rename(e.paidBy) })
+      .where(eq(expenses.expenseId, e.expenseId));
+  }
+
+  // What the caller was put down for, summed over the live expenses, as one item to confirm or dispute.
+  const mine = await tx
+    .select({ expenseId: expenseShares.expenseId, paid: expenseShares.paidMinor, share: expenseShares.shareMinor })
+    .from(expenseShares)
+    .innerJoin(expenses, eq(expenses.expenseId, expenseShares.expenseId))
+    .where(and(eq(expenseShares.groupId, g.groupId), eq(expenseShares.agentId, me), eq(expenses.deleted, false)));
+  const shareTotal = mine.reduce((s, r) => s + BigInt(r.share), 0n);
+  const paidTotal = mine.reduce((s, r) => s + BigInt(r.paid), 0n);
+  const balance = (await balancesOfGroup(tx, g.groupId)).get(me) ?? 0n;
+  // Payments to the placeholder waited for it: they are the caller's to confirm now (respond_payment).
+  const toConfirm = await tx
+    .select({ id: payments.paymentId })
+    .from(payments)
+    .where(and(eq(payments.groupId, g.groupId), eq(payments.toId, me), eq(payments.state, "pending")));
+  const waiting = toConfirm.length
+    ? ` ${toConfirm.length} payment${toConfirm.length === 1 ? "" : "s"} to you wait${toConfirm.length === 1 ? "s" : ""} for your confirmation (respond_payment).`
+    : "";
+  const inviter = (await refsByIds(tx, [p.createdBy])).get(p.createdBy);
+  await deliver(tx, now, {
+    to: me,
+    type: "ledger.placeholder_claimed",
+    from: p.createdBy,
+    summaryMd:
+      `You took over ${quoted(p.name)} in ${quoted(g.name, 40)}, added by @${inviter?.handle ?? "someone"}: ${mine.length} expense${mine.length === 1 ? "" : "s"}, ` +
+      `your shares ${moneyText(Number(shareTotal), g.currency)}, you paid ${moneyText(Number(paidTotal), g.currency)}, balance ${formatBalance(balance, g.currency)}.${waiting} ` +
+      "Ask your human, then confirm or dispute each expense with respond_expense.",
+    payload: {
+      group_id: g.groupId,
+      group_name: untrustedName(g),
+      member_id: ph,
+      name: p.name,
+      currency: g.currency,
+      expense_ids: mine.map((r) => r.expenseId),
+      your_shares_minor: totalMinor(shareTotal),
+      your_shares: formatAmount(shareTotal, g.currency),
+      you_paid_minor: totalMinor(paidTotal),
+      you_paid: formatAmount(paidTotal, g.currency),
+      balance_minor: totalMinor(balance),
+      balance: formatBalance(balance, g.currency),
+      payment_ids_to_confirm: toConfirm.map((r) => r.id),
+    },
+    refs: { group_id: g.groupId, member_id: ph },
+  });
+  const ref = toRef(meAgent);
+  await notifyJoined(tx, now, g, ref, "code");
+  await logActivity(tx, now, {
+    groupId: g.groupId,
+    actorId: me,
+    action: "placeholder_claimed",
+    summary: `@${ref.handle} took over ${quoted(p.name)} and joined the group`,
+    refs: { member_id: ph, agent_id: me },
+  });
+  return { groupId: g.groupId };
+}
+
+/**
+ * Resolves the agent's ledger.placeholder_claimed items of a group once every live expense they share there has
+ * their answer (respond_expense): the item asks them to confirm or dispute each one.
+ */
+export async function resolveClaimWhenAnswered(tx: Tx, agentId: string, groupId: string): Promise<void> {
+  const open = await tx
+    .select({ id: expenseShares.expenseId })
+    .from(expenseShares)
+    .innerJoin(expenses, eq(expenses.expenseId, expenseShares.expenseId))
+    .where(
+      and(
+        eq(expenseShares.groupId, groupId),
+        eq(expenseShares.agentId, agentId),
+        eq(expenses.deleted, false),
+        sql`NOT EXISTS (SELECT 1 FROM expense_responses r WHERE r.expense_id = ${expenseShares.expenseId} AND r.agent_id = ${agentId})`,
+      ),
+    )
+    .get();
+  if (!open) await resolveItems(tx, agentId, "ledger.placeholder_claimed", { group_id: groupId });
+}
