@@ -39,19 +39,22 @@ export type Repeat = (typeof REPEATS)[number];
  */
 export const numberAsDecimal = (n: number): string => String(n);
 
+/** A string whose length is bounded only against abuse: checked, not advertised (a decimal is never near it). */
+const boundedText = (max: number) => z.string().refine((v) => v.length <= max, `must be at most ${max} characters`);
+
 /** A decimal given as a string or as a JSON number; either way a string from here on. */
 const decimalInput = (maxLength: number) =>
-  z.union([z.string().max(maxLength), z.number().transform(numberAsDecimal)], {
+  z.union([boundedText(maxLength), z.number().transform(numberAsDecimal)], {
     error: 'must be a decimal string such as "12.34" or a number such as 12.34',
   });
 
 // Money inputs: exactly one of the two (checked with the currency, which fixes the decimals).
-export const DecimalAmount = decimalInput(40).describe('In the currency\'s units, e.g. "12.34" or 12.34');
-export const MinorAmount = z.number().int().min(1).max(MAX_MINOR).describe("In minor units (cents), e.g. 1234");
+export const DecimalAmount = decimalInput(40).describe('e.g. "12.34" or 12.34');
+export const MinorAmount = z.number().int().min(1).max(MAX_MINOR).describe("Minor units (cents)");
 export const amountFields = { amount: DecimalAmount.optional(), amount_minor: MinorAmount.optional() };
 
 export const CurrencyInput = z.string().regex(/^[A-Z]{3}$/, "must be an ISO 4217 code in capitals, such as EUR");
-export const ExchangeRate = decimalInput(30).describe('Group currency units per 1 `currency`, e.g. "0.9215"');
+export const ExchangeRate = decimalInput(30).describe('Group currency per 1 `currency`, e.g. "0.92"');
 export const DateOnly = z
   .string()
   .regex(/^(19|2\d)\d\d-\d\d-\d\d$/, "must be a date YYYY-MM-DD between 1900 and 2999")
@@ -63,12 +66,12 @@ export const DateOnly = z
 export const Notes = plainText(0, 500);
 
 /** A participant's value in a split: a decimal string or a JSON number (read exactly, by mode). */
-const SplitValue = z.union([z.string().max(40), z.number()]);
+const SplitValue = z.union([boundedText(40), z.number()]);
 
 /** A member named by handle or by member_id (get_group): exactly one of the two. */
 const memberRef = {
-  handle: Handle.optional().describe("A member's handle, from get_group; or member_id"),
-  member_id: Uuid.optional().describe("From get_group: names a placeholder (no account yet)"),
+  handle: Handle.optional().describe("From get_group"),
+  member_id: Uuid.optional().describe("From get_group; names a placeholder"),
 };
 const oneMember = (v: { handle?: string | undefined; member_id?: string | undefined }, ctx: z.RefinementCtx) => {
   if ((v.handle === undefined) === (v.member_id === undefined))
@@ -76,13 +79,13 @@ const oneMember = (v: { handle?: string | undefined; member_id?: string | undefi
 };
 export const PayerInput = z.strictObject({ ...memberRef, ...amountFields }).superRefine(oneMember);
 export const SplitInput = z.strictObject({
-  mode: z.enum(SPLIT_MODES).describe("How the amount is divided"),
+  mode: z.enum(SPLIT_MODES).describe("Split mode"),
   among: z
     .array(
       z
         .strictObject({
           ...memberRef,
-          value: SplitValue.optional().describe("By mode: none (equal), amount (exact), percent, weight (shares), signed amount (adjustment)"),
+          value: SplitValue.optional().describe("Per mode: amount, percent, weight or signed amount"),
           amount: SplitValue.optional().describe("Same as value"),
         })
         // `amount`, as paid_by names it, is the same as `value`: one of the two.
@@ -95,23 +98,23 @@ export const SplitInput = z.strictObject({
     .min(1)
     .max(200)
     .optional()
-    .describe("Participants; omitted: every member"),
+    .describe("Default: every member"),
 });
 
 /** Fields add_expense takes and update_expense may change. */
 export const expenseFields = {
-  kind: z.enum(EXPENSE_KINDS).optional().describe("refund: money back (paid_by received it); moves balances the other way. Default expense"),
+  kind: z.enum(EXPENSE_KINDS).optional().describe("refund: money back (paid_by received it)"),
   description: plainText(1, 140).describe('What it was for, e.g. "Dinner at Rosa\'s"'),
   ...amountFields,
-  currency: CurrencyInput.optional().describe("ISO 4217 code of the amounts; default the group's"),
+  currency: CurrencyInput.optional().describe("ISO 4217; default the group's"),
   exchange_rate: ExchangeRate.optional(),
-  date: DateOnly.optional().describe("YYYY-MM-DD; default today (UTC)"),
+  date: DateOnly.optional().describe("Default: today (UTC)"),
   category: z.enum(CATEGORIES).optional().describe("Default general"),
-  paid_by: z.array(PayerInput).min(1).max(50).optional().describe("Who paid how much; default you paid it all"),
-  split: SplitInput.optional().describe("How it is shared; default equal among all members"),
+  paid_by: z.array(PayerInput).min(1).max(50).optional().describe("Default: you paid it all"),
+  split: SplitInput.optional().describe("Default: equal among all"),
   notes: Notes.optional().describe("Longer notes for the members"),
-  repeat: z.enum(REPEATS).optional().describe("Adds later occurrences on their dates"),
-  repeat_until: DateOnly.nullable().optional().describe("Last date of a series (inclusive); null clears it"),
+  repeat: z.enum(REPEATS).optional().describe("Repeats on later dates"),
+  repeat_until: DateOnly.nullable().optional().describe("A series' last date; null clears it"),
   refs: RefsInput.optional(),
 };
 

@@ -26,7 +26,7 @@ export const Uuid = z.uuid();
 // An RFC 3339 UTC timestamp with milliseconds, as svc writes it (advertised as a date-time, unchecked on the way out).
 export const Timestamp = z.string().meta({ format: "date-time" });
 /** The description of a field whose rules (bounds included) are said once, in the shared rules. */
-export const SEE_SHARED_RULES = "See the shared rules";
+export const SEE_SHARED_RULES = "Shared rules (1)";
 export const IdempotencyKey = z
   .string({
     // Said the same way over every transport, since every one parses with this schema (invoke.ts parseArguments).
@@ -40,11 +40,15 @@ export const IdempotencyKey = z
   .describe(SEE_SHARED_RULES);
 export const InviteCode = z.string().min(8).max(64);
 export const Limit = z.number().int().min(1).max(100).describe("Page size");
-export const Cursor = z.string().min(1).max(200).describe("From next_cursor");
+export const Cursor = z
+  .string()
+  .min(1)
+  .refine((v) => v.length <= 200, "must be at most 200 characters")
+  .describe("From next_cursor");
 
 /** An id field, described with the tool its value comes from. */
 export const idFrom = (from: string) => Uuid.describe(`From ${from}`);
-export const GroupId = idFrom("list_groups or get_me");
+export const GroupId = idFrom("list_groups");
 export const ExpenseId = idFrom("list_expenses or get_inbox");
 export const PaymentId = idFrom("list_payments or get_inbox");
 export const PlanId = idFrom("list_plans or get_inbox");
@@ -56,13 +60,15 @@ export const handleFrom = (from: string) => Handle.describe(`A handle, from ${fr
  * Links to other objects, e.g. {"plan_id": "..."}: identifiers, not prose or links, since the other side reads them
  * as bare strings outside any untrusted_content. Values take no "/", ":", "." or spaces, so no URL, path or domain.
  */
+export const REF_NAME = /^[a-z][a-z0-9_]{0,31}$/;
+export const REF_VALUE = /^[A-Za-z0-9_-]{1,128}$/;
 export const RefsInput = z
   .record(
-    z.string().regex(/^[a-z][a-z0-9_]{0,31}$/, "ref names are 1-32 chars of a-z 0-9 _, starting with a letter"),
-    z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, "ref values are identifiers: 1-128 letters, digits, _ and -"),
+    z.string().regex(REF_NAME, "ref names are 1-32 chars of a-z 0-9 _, starting with a letter"),
+    z.string().regex(REF_VALUE, "ref values are identifiers: 1-128 letters, digits, _ and -"),
   )
   .refine((r) => Object.keys(r).length <= 20, "at most 20 refs")
-  .describe('Links to other objects by id, e.g. {"plan_id": "..."}');
+  .describe("Related ids (shared rules)");
 
 export const AgentRef = z.object({ agent_id: Uuid, handle: z.string(), display_name: z.string() });
 export type AgentRef = z.infer<typeof AgentRef>;

@@ -71,8 +71,8 @@ interface ToolSpec<I extends AnyObject, O extends AnyObject, P extends boolean> 
  * that apply, in one short line.
  */
 function rulesLine(idempotent: boolean, refusedInGrace: boolean): string {
-  const rules = [idempotent ? "takes an idempotency_key" : "", refusedInGrace ? "refused in a rotated key's grace period" : ""].filter(Boolean).join("; ");
-  return rules ? ` ${rules[0]!.toUpperCase()}${rules.slice(1)} (shared rules).` : "";
+  if (refusedInGrace) return " Refused in a rotated key's grace period (shared rules).";
+  return idempotent ? " Shared rules apply." : "";
 }
 
 export function defineTool<I extends AnyObject, O extends AnyObject, P extends boolean = false>(spec: ToolSpec<I, O, P>) {

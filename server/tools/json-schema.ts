@@ -4,7 +4,7 @@
 import { z } from "zod";
 import { MAX_MINOR } from "../contract/ledger.ts";
 import { NO_CONTROL } from "../contract/text.ts";
-import { HANDLE_PATTERN, SEE_SHARED_RULES } from "../contract/wire.ts";
+import { HANDLE_PATTERN, REF_NAME, REF_VALUE, SEE_SHARED_RULES } from "../contract/wire.ts";
 
 type Schema = Record<string, unknown>;
 
@@ -85,9 +85,9 @@ function compact(node: unknown, io: "input" | "output"): unknown {
 
 /**
  * Patterns said once in the shared rules instead of in every field: what no one means to send (control, invisible
- * and NUL characters), and the form of a handle (handles are copied from other tools' answers, never made up).
+ * and NUL characters), the form of a handle (handles are copied from other tools' answers, never made up) and of refs.
  */
-const UNSAID_PATTERNS = new Set([NO_CONTROL.source, "^[^\\x00]*$", HANDLE_PATTERN.source]);
+const UNSAID_PATTERNS = new Set([NO_CONTROL.source, "^[^\\x00]*$", HANDLE_PATTERN.source, REF_NAME.source, REF_VALUE.source]);
 
 const mapValues = (o: Schema, f: (v: unknown, k: string) => unknown): Schema => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, f(v, k)]));
 

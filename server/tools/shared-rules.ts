@@ -7,4 +7,5 @@ export const SHARED_RULES = [
   "(3) Ids come from the tools that list them (group_id from list_groups or get_me, expense_id from list_expenses, ...); handles (3-32 of a-z 0-9 _ -) from list_contacts, get_group or your human.",
   '(4) Amounts are decimal strings or numbers in the currency\'s units ("12.50", 12.5), or amount_minor in minor units; never more decimals than the currency has.',
   "(5) An API key in its grace period after rotate_api_key is refused what would let it outlast the rotation.",
+  "(6) refs link other objects by id: names such as plan_id (a-z 0-9 _), values ids (letters, digits, _ and -); at most 20.",
 ].join(" ");

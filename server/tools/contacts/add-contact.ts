@@ -21,7 +21,7 @@ export const addContact = defineTool({
       address: z
         .string()
         .max(300)
-        .regex(/^@?[A-Za-z0-9][A-Za-z0-9_-]{2,31}@[^\s@]+$/, "must be handle@host")
+        .refine((v) => /^@?[A-Za-z0-9][A-Za-z0-9_-]{2,31}@[^\s@]+$/.test(v), "must be handle@host")
         .optional()
         .describe("handle@host on another svc server, from your human"),
       via_group_id: idFrom("list_groups: a group you share").optional(),

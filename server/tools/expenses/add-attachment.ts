@@ -10,7 +10,7 @@ export const addAttachment = defineTool({
   name: "add_attachment",
   title: "Attach a receipt to an expense",
   description:
-    "Keeps a file (receipt) with an expense: base64 PNG, JPEG, WebP, HEIC or PDF, 5 MiB by default. Members only; url is an expiring link for your human.",
+    "Keeps a receipt with an expense: base64 PNG, JPEG, WebP, HEIC or PDF (5 MiB by default), seen by members only; url is an expiring link for your human.",
   tags: ["write"],
   bodyLimit: attachmentBodyLimit,
   input: z.strictObject({

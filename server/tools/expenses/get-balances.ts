@@ -17,8 +17,8 @@ export const getBalances = defineTool({
   tags: ["read"],
   view: BALANCES_VIEW,
   input: z.strictObject({
-    group_id: GroupId.optional().describe("The group's id, from list_groups or get_me; omitted: your net with each counterparty"),
-    by_currency: z.boolean().optional().describe("With group_id: also show what each member paid and owes per currency the amounts were given in"),
+    group_id: GroupId.optional().describe("From list_groups; omitted: your net per counterparty"),
+    by_currency: z.boolean().optional().describe("With group_id: also each member's totals per currency given"),
   }),
   output: z.object({
     group_id: Uuid.optional(),

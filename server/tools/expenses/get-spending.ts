@@ -22,7 +22,7 @@ export const getSpending = defineTool({
   description,
   tags: ["read"],
   input: z.strictObject({
-    group_id: Uuid.optional().describe("The group's id, from list_groups or get_me; omitted: all your groups"),
+    group_id: Uuid.optional().describe("From list_groups; omitted: all your groups"),
     by: z.enum(SPENDING_BY).optional().describe("How to group the totals: category (default), month or member"),
     since_date: DateOnly.optional().describe("First expense date counted, YYYY-MM-DD; default: from the first"),
     until_date: DateOnly.optional().describe("Last expense date counted, YYYY-MM-DD; default: to the last"),

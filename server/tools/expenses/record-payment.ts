@@ -20,7 +20,7 @@ export const recordPayment = defineTool({
       from_member_id: Uuid.optional().describe("The payer by member_id (get_group), e.g. a placeholder"),
       to_member_id: Uuid.optional().describe("The payee by member_id (get_group), e.g. a placeholder"),
       ...amountFields,
-      currency: CurrencyInput.optional().describe("Currency of the amount given; default the group's. Another currency needs exchange_rate."),
+      currency: CurrencyInput.optional().describe("ISO 4217; default the group's"),
       exchange_rate: ExchangeRate.optional(),
       note: Notes.optional().describe("A note for the other side"),
     })

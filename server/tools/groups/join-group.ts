@@ -10,8 +10,7 @@ import { Group } from "../../contract/groups.ts";
 export const joinGroup = defineTool({
   name: "join_group",
   title: "Join a group with an invite code",
-  description:
-    "Joins the group of a shareable invite code; joined false: you already were a member. A claim code (claim-...) takes over that placeholder and its balance.",
+  description: "Joins the group of an invite code (joined false: already a member); a claim code (claim-...) takes over its placeholder and balance.",
   tags: ["write"],
   attempts: { limit: 20, windowMs: HOUR, guess: () => "code" },
   input: z.strictObject({ invite_code: InviteCode.describe("The group invite or claim code your human was given") }),

@@ -13,10 +13,7 @@ export const updateMe = defineTool({
   input: z.strictObject({
     display_name: DisplayName.optional().describe("Name shown to others"),
     description: Description.nullable().optional().describe("A line about you; null clears it"),
-    accepts_from_other_servers: z
-      .enum(ACCEPTS)
-      .optional()
-      .describe("Requests from other svc servers: code (default: with your code), address (also by handle@host), none"),
+    accepts_from_other_servers: z.enum(ACCEPTS).optional().describe("From other svc servers: code (default), address (handle@host too) or none"),
   }),
   output: z.object({ agent: Agent }),
   example: { display_name: "Alice Martin", description: "Climbs on Tuesdays; pays for the pizza." },
