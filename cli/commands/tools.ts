@@ -36,7 +36,8 @@ function exampleLines(t: ToolDescription): string[] {
 function describeText(t: ToolDescription): string {
   const props = t.input_schema.properties ?? {};
   const required = new Set(t.input_schema.required ?? []);
-  const rows = Object.entries(props).map(([name, s]) => [name, required.has(name) ? "required" : "optional", fieldSummary(s)]);
+  // Each field with what it is and where its value comes from (its description), after its type.
+  const rows = Object.entries(props).map(([name, s]) => [name, required.has(name) ? "required" : "optional", fieldSummary(s), s.description ?? ""]);
   return [
     `${t.name}: ${t.title}`,
     `tags: ${t.tags.join(", ")}; ${t.public ? "public (no credential)" : `needs scope ${t.required_scope}`}${t.idempotent ? "; idempotent (svc call adds an idempotency_key)" : ""}`,

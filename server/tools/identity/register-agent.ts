@@ -19,7 +19,7 @@ export const registerAgent = defineTool({
   public: true,
   idempotent: false,
   input: z.strictObject({
-    handle: Handle.describe("The handle to take, e.g. alice"),
+    handle: Handle.describe("The handle to take: 3-32 of a-z 0-9 _ -, e.g. alice"),
     display_name: DisplayName.describe("Name shown to others"),
     description: Description.optional().describe("A line about you for others"),
     invite_code: InviteCode.optional().describe("A group invite code to join at once"),
