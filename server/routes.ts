@@ -44,6 +44,7 @@ import {
   postPlaceholder,
   postStopRecurring,
   renderGroup,
+  serveCopyScript,
   renderGroups,
 } from "./web/groups-page.ts";
 import { wantsHtml } from "./web/home-page.ts";
@@ -237,6 +238,7 @@ export const ROUTES: readonly Route<Call>[] = [
   post("/signin/passkey", form(accounts.postSignInPasskey)),
   post("/passkeys/options", form(accounts.postPasskeyOptions)),
   get("/assets/passkey.js", accounts.servePasskeyScript),
+  get("/assets/copy.js", serveCopyScript),
   post(
     "/account/passkeys",
     form((w) => accounts.postAddPasskey(w, renderAccount), WRITES),

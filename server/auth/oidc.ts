@@ -26,6 +26,8 @@ export interface OidcFlow {
   verifier: string;
   /** Where the human goes afterwards: a fixed page, never an address from the request. */
   flow: string;
+  /** A return path of this server the sign-in started with (checked again by returnPath on the way back). */
+  next?: string;
 }
 
 export type OidcIdentity = ProviderLogin;

@@ -15,7 +15,7 @@ import { DisplayName, HANDLE_PATTERN, plainText } from "../contract/wire.ts";
 import { agentByHandle, agentById, type AgentRow } from "../domain/agents.ts";
 import { handleTaken } from "../domain/join.ts";
 import { AppError } from "../errors.ts";
-import { errorPage, formatTime, type Messages, type WebContext } from "./context.ts";
+import { errorPage, formatTime, nextField, nextOf, withNext, type Messages, type WebContext } from "./context.ts";
 import { alert, field, form, html, notice, page, seeOther, type Markup } from "./html.ts";
 import passkeyScript from "./passkey.js" with { type: "text" };
 import { browserName, mayWrite, sessionCookie, signedIn, signOut, updateSession } from "./session.ts";
@@ -66,7 +66,7 @@ export async function renderSignup(c: WebContext, m: Messages = {}): Promise<Res
     html`${alert(m.error)}${notice(m.info)}
 ${signedIn(c.session) ? html`<p class="notice" role="status">This browser is signed in already; creating an account signs it in as the new handle.</p>` : ""}
 <form method="post" action="/signup">
-<input type="hidden" name="csrf" value="${c.session.csrfToken}">
+<input type="hidden" name="csrf" value="${c.session.csrfToken}">${nextField(c)}
 ${field("handle", "Handle", { required: true, value: typed(c, "handle"), maxlength: 32, pattern: "[a-z0-9][a-z0-9_\\-]{2,31}", autocomplete: "username", hint: "3-32 characters: a-z, 0-9, _ and -. It can never change." })}
 ${field("display_name", "Display name", { required: true, value: typed(c, "display_name"), maxlength: 80, autocomplete: "name" })}
 ${invite}
@@ -78,7 +78,7 @@ ${credentialField}${passkeyStatus}
 ${field("password", "Password", { type: "password", autocomplete: "new-password", maxlength: 256, hint: `At least ${MIN_PASSWORD} characters; a few unrelated words make a good one. Very common passwords are refused.` })}
 <button type="submit" name="method" value="password" class="secondary">Create account with a password</button>
 </form>
-<p>Have an account? <a href="/signin">Sign in</a>.</p>`,
+<p>Have an account? <a href="${withNext("/signin", nextOf(c))}">Sign in</a>.</p>`,
     { status: m.status, scripts: SCRIPTS },
   );
 }
@@ -101,7 +101,7 @@ export async function postSignup(c: WebContext): Promise<Response> {
     const made = await createHandleFromForm(c);
     if (!("agentId" in made)) return renderSignup(c, made);
     await savePasskey(c.tx, made.agentId, key, browserName(c.req).replace(" (web)", ""), c.now);
-    return seeOther("/account");
+    return seeOther(nextOf(c) ?? "/account");
   }
   const password = c.form.get("password") ?? "";
   const problem = passwordProblem(password);
@@ -109,7 +109,7 @@ export async function postSignup(c: WebContext): Promise<Response> {
   const made = await createHandleFromForm(c);
   if (!("agentId" in made)) return renderSignup(c, made);
   await setPassword(c.tx, made.agentId, password, c.now);
-  return seeOther("/account");
+  return seeOther(nextOf(c) ?? "/account");
 }
 
 /** GET /signin */
@@ -120,7 +120,7 @@ export async function renderSignin(c: WebContext, m: Messages = {}): Promise<Res
 ${signedIn(c.session) ? html`<p class="notice" role="status">This browser is signed in already: <a href="/account">your account</a>.</p>` : ""}
 <h2>With a passkey</h2>
 <form method="post" action="/signin/passkey">
-<input type="hidden" name="csrf" value="${c.session.csrfToken}">
+<input type="hidden" name="csrf" value="${c.session.csrfToken}">${nextField(c)}
 ${credentialField}${passkeyStatus}
 <button type="submit" data-passkey="signin">Sign in with a passkey</button>
 </form>
@@ -128,13 +128,13 @@ ${credentialField}${passkeyStatus}
 ${form(
   "/signin/password",
   c.session.csrfToken,
-  html`${field("handle", "Handle", { id: "signin-handle", required: true, value: typed(c, "handle"), maxlength: 32, autocomplete: "username", hint: "Without the @, e.g. alice" })}
+  html`${nextField(c)}${field("handle", "Handle", { id: "signin-handle", required: true, value: typed(c, "handle"), maxlength: 32, autocomplete: "username", hint: "Without the @, e.g. alice" })}
 ${field("password", "Password", { id: "signin-password", type: "password", required: true, maxlength: 256, autocomplete: "current-password" })}`,
   "Sign in",
 )}
 <h2>With a code in your agent's inbox</h2>
 ${await signinBlock(c, "account")}
-<p>New here? <a href="/signup">Create an account</a>.</p>`,
+<p>New here? <a href="${withNext("/signup", nextOf(c))}">Create an account</a>.</p>`,
     { status: m.status, scripts: SCRIPTS },
   );
 }
@@ -158,7 +158,7 @@ export async function postSignInPassword(c: WebContext, address: string): Promis
   }
   if (!ok || !agent) return renderSignin(c, { error: WRONG, status: 401 });
   await signInAs(c, agent.agentId, { parentClientId: null });
-  return seeOther("/account");
+  return seeOther(nextOf(c) ?? "/account");
 }
 
 /** POST /signin/passkey */
@@ -168,7 +168,7 @@ export async function postSignInPasskey(c: WebContext): Promise<Response> {
   const agentId = await checkAuthentication(c.tx, c.base, c.now, challenge, c.form.get("credential") ?? "");
   if (!agentId) return renderSignin(c, { error: NO_PASSKEY, status: 401 });
   await signInAs(c, agentId, { parentClientId: null });
-  return seeOther("/account");
+  return seeOther(nextOf(c) ?? "/account");
 }
 
 const jsonAnswer = (body: unknown, status = 200) =>

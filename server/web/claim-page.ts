@@ -1,12 +1,12 @@
 // /claim/{code}: the one-time link a group member sends a friend they added by name (a placeholder member). The
 // page says which group and name it is and what taking it over means; a signed-in person takes it over with one
 // button (join_group with the claim code, through invoke() as the browser's client); anyone else signs in or creates
-// an account first and opens the link again.
+// an account first and comes back here (the links carry `next`, context.ts returnPath).
 import { formatBalance } from "../domain/ledger/money/amounts.ts";
 import { isClaimCode, placeholderByCode } from "../domain/ledger/groups/placeholders.ts";
 import { groupBalances } from "../domain/ledger/balances/balances.ts";
 import { AppError } from "../errors.ts";
-import { actingAs, errorPage, type Messages, type WebContext } from "./context.ts";
+import { actingAs, errorPage, withNext, type Messages, type WebContext } from "./context.ts";
 import { alert, form, html, page, seeOther } from "./html.ts";
 import type { ActionContext } from "./pages.ts";
 import { signedIn } from "./session.ts";
@@ -28,10 +28,11 @@ export async function renderClaim(c: WebContext, code: string, m: Messages = {})
   const what = html`<p>You were added as <strong>${p.name}</strong> to the group <strong>${g.name}</strong> (${g.currency}) by someone who shares costs with you. The group's current balance for ${p.name} is <strong>${formatBalance(balance, g.currency)}</strong>.</p>
 <p>Taking this place makes its expenses, payments and balance yours; you can then confirm or dispute each expense.</p>`;
   if (!signedIn(c.session)) {
+    const here = `/claim/${encodeURIComponent(code)}`;
     return page(
       "Take your place in a group",
       html`${alert(m.error)}${what}
-<p><a href="/signup">Create an account</a> or <a href="/signin">sign in</a>, then open this link again.</p>`,
+<p><a href="${withNext("/signup", here)}">Create an account</a> or <a href="${withNext("/signin", here)}">sign in</a>; you come back to this page to take the place.</p>`,
       { status: m.status },
     );
   }

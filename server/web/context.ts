@@ -33,6 +33,31 @@ export const FLOWS = { join: "/join", account: "/account", authorize: "/oauth/co
 export type Flow = keyof typeof FLOWS;
 export const isFlow = (v: string | null): v is Flow => v !== null && Object.hasOwn(FLOWS, v);
 
+/**
+ * The one rule for a page a sign-up or sign-in returns to when a link asked (`/signup?next=/claim/...`, as the claim
+ * page links): a path of this server only, starting with a single `/`: never `//`, a scheme, a backslash, a space or
+ * a control character, at most 2,000 characters. Anything else is null, and the usual page follows. The path travels
+ * in the link and in the forms' hidden `next` field, never in the session (a GET never writes).
+ */
+export function returnPath(value: string | null | undefined): string | null {
+  if (!value || value.length > 2000 || !/^\/(?!\/)[^\\\s\p{Cc}]*$/u.test(value)) return null;
+  const origin = "http://svc.invalid";
+  return new URL(value, origin).origin === origin ? value : null;
+}
+
+/** The safe return path a page was asked for: the form's `next` field (a POST), else the address's `?next=`. */
+export const nextOf = (c: WebContext): string | null => returnPath(c.form.get("next") ?? c.url.searchParams.get("next"));
+
+/** The hidden field that carries the return path through a sign-up or sign-in form (nothing without one). */
+export const nextField = (c: WebContext): Markup => {
+  const next = nextOf(c);
+  return next ? html`<input type="hidden" name="next" value="${next}">` : html``;
+};
+
+/** A link to a page (/signup, /signin, /account) that keeps the return path. */
+export const withNext = (path: string, next: string | null): string =>
+  next ? `${path}${path.includes("?") ? "&" : "?"}next=${encodeURIComponent(next)}` : path;
+
 export interface Messages {
   error?: string;
   info?: string;

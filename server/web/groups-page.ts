@@ -17,7 +17,8 @@ import type { Expense } from "../contract/ledger.ts";
 import { Uuid } from "../contract/wire.ts";
 import { actingAs, notFoundPage, type Messages, type WebContext } from "./context.ts";
 import { fieldErrors, formKeyFor, type FieldErrors } from "./expense-pages.ts";
-import { alert, field, form, html, notice, page, seeOther, type Markup } from "./html.ts";
+import copyScript from "./copy.js" with { type: "text" };
+import { alert, field, form, html, notice, page, seeOther, serveScript, type Markup } from "./html.ts";
 import type { ActionContext } from "./pages.ts";
 import { again, button, required, toolForm, type FormMessages } from "./web-actions.ts";
 import { signedIn } from "./session.ts";
@@ -288,7 +289,8 @@ ${others.length ? html`<p class="muted">A payment you made to another member; it
 ${
   claimUrl
     ? html`<p><label for="f-claim-url">Link for them to take their place (shown once; copy it now and send it by any channel):</label>
-<input id="f-claim-url" name="claim_url" value="${claimUrl}" readonly></p>`
+<input id="f-claim-url" name="claim_url" value="${claimUrl}" readonly></p>
+<p><button type="button" class="secondary" data-copy="f-claim-url" hidden>Copy link</button> <span class="muted" role="status" data-copy-status="f-claim-url"></span></p>`
     : ""
 }
 ${
@@ -313,9 +315,12 @@ ${
 <p><a href="/groups/${group.group_id}/export.csv" download>Download the whole ledger as CSV</a> (one row per expense share and per payment). Descriptions and notes in it were written by the group's members.</p>
 <p><a href="/groups/${group.group_id}/settings">Group settings</a>: rename, archive, invite a contact</p>
 <p><a href="/groups">All your groups</a></p>`,
-    { status: m.status },
+    { status: m.status, scripts: claimUrl ? ["/assets/copy.js"] : [] },
   );
 }
+
+/** GET /assets/copy.js: the Copy link button beside a claim link shown once (the field alone without JavaScript). */
+export const serveCopyScript = () => serveScript(copyScript);
 
 /** GET /groups/{group_id}/export.csv: what export_group gives an agent, as a file. */
 /**

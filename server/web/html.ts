@@ -80,6 +80,12 @@ export interface PageOptions {
   scripts?: string[];
 }
 
+/** GET of one of this server's own small scripts (/assets/*.js), the only scripts its pages load. */
+export const serveScript = (source: string) =>
+  new Response(source, {
+    headers: { "Content-Type": "text/javascript; charset=utf-8", "Cache-Control": "public, max-age=300", "X-Content-Type-Options": "nosniff" },
+  });
+
 /** A whole page with the strict headers every page carries: no script but this server's own where asked, styles only by hash, no framing. */
 export function page(title: string, body: Markup, opts: PageOptions = {}): Response {
   const doc = html`<!doctype html>

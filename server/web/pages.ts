@@ -9,7 +9,7 @@ import { AppError } from "../errors.ts";
 import type { CallResult, Services } from "../services.ts";
 import { renderAccount } from "./account-page.ts";
 import { authorize, renderConsent } from "./consent-page.ts";
-import { FLOWS, errorPage, isFlow, notFoundPage, type Flow, type Messages, type WebContext } from "./context.ts";
+import { FLOWS, errorPage, isFlow, notFoundPage, returnPath, type Flow, type Messages, type WebContext } from "./context.ts";
 import { renderDashboard } from "./dashboard-page.ts";
 import { renderDocs } from "./docs-page.ts";
 import { renderGroups } from "./groups-page.ts";
@@ -333,7 +333,8 @@ export async function oidcStart(svc: Services, req: Request, url: URL): Promise<
     return errorPage("Cannot sign in", "The identity provider cannot be reached right now. Try again later, or sign in with your handle.", 502);
   }
   return inSession(svc, req, url, null, async (c) => {
-    c.session = await updateSession(c.tx, c.session, { oidcFlow: { ...started.state } });
+    const next = returnPath(url.searchParams.get("next"));
+    c.session = await updateSession(c.tx, c.session, { oidcFlow: { ...started.state, ...(next ? { next } : {}) } });
     return seeOther(started.url);
   });
 }
@@ -353,6 +354,6 @@ export async function oidcCallback(svc: Services, req: Request, url: URL): Promi
   if ("error" in identity) return errorPage("Cannot sign in", identity.error, 502);
   return inSession(svc, req, url, null, async (c) => {
     await applyIdentity(c, identity);
-    return seeOther(isFlow(flow.flow) ? FLOWS[flow.flow] : "/account");
+    return seeOther(returnPath(flow.next) ?? (isFlow(flow.flow) ? FLOWS[flow.flow] : "/account"));
   });
 }

@@ -23,7 +23,7 @@ import { consumePlatformInvite } from "../domain/platform-invites.ts";
 import { constantTimeEqual } from "../auth/secrets.ts";
 import { Description, DisplayName, Handle, HANDLE_PATTERN } from "../contract/wire.ts";
 import type { Services } from "../services.ts";
-import { FLOWS, isFlow, type Flow, type Messages, type WebContext } from "./context.ts";
+import { FLOWS, isFlow, nextField, nextOf, withNext, type Flow, type Messages, type WebContext } from "./context.ts";
 import { field, form, html, seeOther, type Markup } from "./html.ts";
 import { mayWrite, readCookie, sessionCookie, signIn, signOut, signedIn, updateSession, type Origin, type WebSession } from "./session.ts";
 
@@ -32,7 +32,8 @@ export type RenderFlow = (c: WebContext, flow: Flow, m: Messages) => Promise<Res
 /** The sign-in part of a page: the handle form, or the code form while a code waits in the handle's inbox. */
 export async function signinBlock(c: WebContext, flow: Flow): Promise<Markup> {
   const waiting = await pendingCode(c.tx, c.now, c.session.sessionHash);
-  const flowField = html`<input type="hidden" name="flow" value="${flow}">`;
+  // The return path (context.ts returnPath) rides along with the flow, through the code form to the end.
+  const flowField = html`<input type="hidden" name="flow" value="${flow}">${nextField(c)}`;
   const handleForm = (label: string, secondary: boolean) =>
     form(
       "/account/signin/code",
@@ -41,7 +42,9 @@ export async function signinBlock(c: WebContext, flow: Flow): Promise<Markup> {
       label,
       { secondary },
     );
-  const provider = c.svc.config.oidc ? html`<p><a href="/account/oidc/start?flow=${flow}">Sign in with your identity provider</a></p>` : "";
+  const provider = c.svc.config.oidc
+    ? html`<p><a href="${withNext(`/account/oidc/start?flow=${flow}`, nextOf(c))}">Sign in with your identity provider</a></p>`
+    : "";
   // Offered whenever a sender is configured, whether or not the handle typed has a phone: the page never tells.
   const phone = c.svc.config.smsWebhook
     ? html`<details><summary>Or get the code by text message</summary><p>If your handle has a phone verified on its settings page, we send the code there.</p>
@@ -99,7 +102,7 @@ export async function postSendCode(c: WebContext, render: RenderFlow): Promise<R
     if (!(await agentByHandle(c.tx, handle))) {
       const expiresAt = await decoyCode(c.tx, c.now, c.session.sessionHash, handle);
       c.cookies.push(decoyCookie(c, { handle, channel, expiresAt, attempts: 0 }));
-      return seeOther(FLOWS[flow]);
+      return seeOther(withNext(FLOWS[flow], nextOf(c)));
     }
     c.cookies.push(decoyCookie(c, null));
     if (channel === "sms") {
@@ -119,7 +122,7 @@ export async function postSendCode(c: WebContext, render: RenderFlow): Promise<R
     if (err instanceof AppError && err.code === "RATE_LIMITED") return render(c, flow, { error: err.message, status: 429 });
     throw err;
   }
-  return seeOther(FLOWS[flow]);
+  return seeOther(withNext(FLOWS[flow], nextOf(c)));
 }
 
 export async function postVerifyCode(c: WebContext, render: RenderFlow): Promise<Response> {
@@ -134,7 +137,7 @@ export async function postVerifyCode(c: WebContext, render: RenderFlow): Promise
     return render(c, flow, { error, status: 400 });
   }
   await signInAs(c, result.agentId, { parentClientId: result.readBy });
-  return seeOther(FLOWS[flow]);
+  return seeOther(nextOf(c) ?? FLOWS[flow]);
 }
 
 /**
