@@ -1,6 +1,6 @@
 // A friend without an account, through the pages only, in Chromium: Ann adds Carol to a group by name, splits an
-// expense with her and copies the claim link; Carol opens it, creates an account, opens it again and takes her place
-// over, ending with Carol's balance. The group page and the claim page are audited with axe at 1280 and 390 px.
+// expense with her and copies the claim link (its Copy link button); Carol opens it, creates an account, is back on it
+// and takes her place over, ending with Carol's balance. The group page and the claim page are audited with axe at 1280 and 390 px.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
 import { startTestServer, type TestServer } from "../harness.ts";
@@ -25,12 +25,12 @@ afterAll(async () => {
 const main = (p: Page) => p.locator("main").textContent();
 const click = (p: Page, name: string | RegExp) => follow(p, p.getByRole("button", { name, exact: typeof name === "string" }).first());
 
-async function signUp(p: Page, handle: string, name: string) {
+async function signUp(p: Page, handle: string, name: string, landing = `Signed in as @${handle}`) {
   await p.getByLabel("Handle").fill(handle);
   await p.getByLabel("Display name").fill(name);
   await p.getByLabel("Password").fill("a long and unusual phrase");
   await click(p, "Create account with a password");
-  await expect(main(p)).resolves.toContain(`Signed in as @${handle}`);
+  await expect(main(p)).resolves.toContain(landing);
 }
 
 test("a member adds a friend by name and splits with her; the friend takes her place over from the claim link", async () => {
@@ -47,6 +47,10 @@ test("a member adds a friend by name and splits with her; the friend takes her p
   await expect(main(ann)).resolves.toContain("Carol no account yet");
   const link = await ann.getByLabel(/Link for them to take their place/).inputValue();
   expect(link).toContain("/claim/claim-");
+  await browsers[0]!.context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: s.url });
+  await ann.getByRole("button", { name: "Copy link" }).click();
+  await ann.getByText("Copied.").waitFor();
+  expect(await ann.evaluate(() => navigator.clipboard.readText())).toBe(link);
   await audit(ann, "placeholder-group");
 
   await follow(ann, ann.getByRole("link", { name: "Add an expense" }));
@@ -56,13 +60,13 @@ test("a member adds a friend by name and splits with her; the friend takes her p
   await click(ann, "Add the expense");
   await expect(main(ann)).resolves.toContain("Carol (no account yet) owes 20.00 EUR");
 
-  // Carol, with no account, opens the link, creates one, and opens the link again.
+  // Carol, with no account, opens the link, creates one, and is back on the link's page.
   await carol.goto(link);
   await expect(main(carol)).resolves.toContain("Beach house");
   await audit(carol, "placeholder-claim-signed-out");
   await follow(carol, carol.getByRole("link", { name: "Create an account" }));
-  await signUp(carol, "pj-carol", "Carol");
-  await carol.goto(link);
+  await signUp(carol, "pj-carol", "Carol", "Take over Carol as @pj-carol");
+  expect(carol.url()).toBe(link);
   await audit(carol, "placeholder-claim");
   await click(carol, "Take over Carol as @pj-carol");
   expect(carol.url()).toBe(groupUrl);
