@@ -48,6 +48,16 @@ describe("sign-in with the configured OpenID Connect provider", () => {
     expect((await fresh.get("/account")).html).toContain("Signed in as <strong>@oidc-ann</strong>");
   });
 
+  test("a provider sign-in started with a return path (a claim link's) comes back to it; a foreign one is ignored", async () => {
+    // ann-login was linked to @oidc-ann by the test above.
+    const b = new PageClient(s.url);
+    expect((await b.get("/signin?next=%2Finbox")).html).toContain('href="/account/oidc/start?flow=account&amp;next=%2Finbox"');
+    expect((await providerSignIn(b, "/account/oidc/start?flow=account&next=%2Finbox", "ann-login")).location).toBe("/inbox");
+    const other = new PageClient(s.url);
+    await other.get("/account");
+    expect((await providerSignIn(other, "/account/oidc/start?flow=account&next=%2F%2Fevil.example", "ann-login")).location).toBe("/account");
+  });
+
   test("joining with the provider: the linked handle connects the new app", async () => {
     const j = await s.ok("join_network", { client_name: "Phone App" });
     const b = new PageClient(s.url);
