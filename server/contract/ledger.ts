@@ -1,7 +1,7 @@
 // Wire shapes of expenses, payments and balances, written from the catalogue's "Expenses", "Payments" and
 // "Balances and history" sections and its money conventions.
 import { z } from "zod";
-import { AgentRef, Handle, plainText, RefsInput, Timestamp, Untrusted, Uuid } from "./wire.ts";
+import { abuseBound, AgentRef, Handle, plainText, RefsInput, Timestamp, Untrusted, Uuid } from "./wire.ts";
 
 /** Amounts are limited to 15 digits in minor units: always a safe integer (< 2^53). */
 export const MAX_DIGITS = 15;
@@ -39,8 +39,8 @@ export type Repeat = (typeof REPEATS)[number];
  */
 export const numberAsDecimal = (n: number): string => String(n);
 
-/** A string whose length is bounded only against abuse: checked, not advertised (a decimal is never near it). */
-const boundedText = (max: number) => z.string().refine((v) => v.length <= max, `must be at most ${max} characters`);
+/** A decimal's text, bounded against abuse only (a decimal is never near it): checked, not advertised. */
+const boundedText = (max: number) => abuseBound(z.string().max(max));
 
 /** A decimal given as a string or as a JSON number; either way a string from here on. */
 const decimalInput = (maxLength: number) =>

@@ -40,11 +40,13 @@ export const IdempotencyKey = z
   .describe(SEE_SHARED_RULES);
 export const InviteCode = z.string().min(8).max(64);
 export const Limit = z.number().int().min(1).max(100).describe("Page size");
-export const Cursor = z
-  .string()
-  .min(1)
-  .refine((v) => v.length <= 200, "must be at most 200 characters")
-  .describe("From next_cursor");
+/**
+ * Marks a bound that stops abuse rather than tells a caller anything (a cursor's length, a decimal's): the server
+ * checks it, the advertised schema leaves it out (json-schema.ts), a checked schema keeps it.
+ */
+export const ABUSE_BOUND = "x-abuse-bound";
+export const abuseBound = <T extends z.ZodString>(s: T): T => s.meta({ [ABUSE_BOUND]: true });
+export const Cursor = abuseBound(z.string().min(1).max(200)).describe("From next_cursor");
 
 /** An id field, described with the tool its value comes from. */
 export const idFrom = (from: string) => Uuid.describe(`From ${from}`);

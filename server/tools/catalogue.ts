@@ -202,6 +202,8 @@ sharedShape(Invite, "The invitation", "create_group_invite");
 sharedShape(ContactRecord, "The contact", "list_contacts");
 
 export const inputJsonSchema = (t: Tool) => toolJsonSchema(t.input, "input");
+/** The input schema with every bound and pattern the server checks, the shared rules' included. */
+export const checkedInputJsonSchema = (t: Tool) => toolJsonSchema(t.input, "input", undefined, "checked");
 export const outputJsonSchema = (t: Tool) => toolJsonSchema(t.output, "output", t.name);
 
 /** What GET /v1/tools shows of a tool. */

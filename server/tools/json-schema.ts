@@ -4,7 +4,7 @@
 import { z } from "zod";
 import { MAX_MINOR } from "../contract/ledger.ts";
 import { NO_CONTROL } from "../contract/text.ts";
-import { HANDLE_PATTERN, REF_NAME, REF_VALUE, SEE_SHARED_RULES } from "../contract/wire.ts";
+import { ABUSE_BOUND, HANDLE_PATTERN, REF_NAME, REF_VALUE, SEE_SHARED_RULES } from "../contract/wire.ts";
 
 type Schema = Record<string, unknown>;
 
@@ -60,18 +60,22 @@ function portable(node: unknown): unknown {
  * a handle's form, an idempotency key's length), and the bounds of a safe integer or of an amount in minor units. An output's objects are not closed: v1 only
  * grows, and an answer with a field added later must still match a schema a client cached.
  */
-function compact(node: unknown, io: "input" | "output"): unknown {
-  if (Array.isArray(node)) return node.map((n) => compact(n, io));
+function compact(node: unknown, io: "input" | "output", advertised: boolean): unknown {
+  if (Array.isArray(node)) return node.map((n) => compact(n, io, advertised));
   if (node === null || typeof node !== "object") return node;
   const s = node as Schema;
   const out: Schema = {};
   for (const [k, v] of Object.entries(s)) {
     if (k === "pattern" && (UNSAID_PATTERNS.has(v as string) || ["uuid", "date-time", "date"].includes(s.format as string))) continue;
     if (k === "minLength" && v === 0) continue;
-    if ((k === "minLength" || k === "maxLength") && s.description === SEE_SHARED_RULES) continue;
-    if ((k === "minimum" && v === Number.MIN_SAFE_INTEGER) || (k === "maximum" && (v === Number.MAX_SAFE_INTEGER || v === MAX_MINOR))) continue;
+    if ((k === "minimum" && v === Number.MIN_SAFE_INTEGER) || (k === "maximum" && v === Number.MAX_SAFE_INTEGER)) continue;
+    if (k === ABUSE_BOUND) continue;
+    if (advertised && k === "pattern" && SAID_IN_RULES.has(v as string)) continue;
+    if (advertised && (k === "minLength" || k === "maxLength") && s.description === SEE_SHARED_RULES) continue;
+    if (advertised && k === "maxLength" && s[ABUSE_BOUND]) continue;
+    if (advertised && k === "maximum" && v === MAX_MINOR) continue;
     if (io === "output" && k === "additionalProperties" && v === false) continue;
-    out[k] = k === "properties" || k === "$defs" ? mapValues(v as Schema, (c) => compact(c, io)) : compact(v, io);
+    out[k] = k === "properties" || k === "$defs" ? mapValues(v as Schema, (c) => compact(c, io, advertised)) : compact(v, io, advertised);
   }
   // zod's allOf of patterns, once a pattern is dropped: what is left joins the schema, or goes.
   if (Array.isArray(out.allOf)) {
@@ -83,11 +87,10 @@ function compact(node: unknown, io: "input" | "output"): unknown {
   return out;
 }
 
-/**
- * Patterns said once in the shared rules instead of in every field: what no one means to send (control, invisible
- * and NUL characters), the form of a handle (handles are copied from other tools' answers, never made up) and of refs.
- */
-const UNSAID_PATTERNS = new Set([NO_CONTROL.source, "^[^\\x00]*$", HANDLE_PATTERN.source, REF_NAME.source, REF_VALUE.source]);
+/** Patterns that refuse what no one means to send (control, invisible and NUL characters): said once in the docs. */
+const UNSAID_PATTERNS = new Set([NO_CONTROL.source, "^[^\\x00]*$"]);
+/** Patterns said once in the shared rules: a handle's form (copied from other tools' answers, never made up), refs'. */
+const SAID_IN_RULES = new Set([HANDLE_PATTERN.source, REF_NAME.source, REF_VALUE.source]);
 
 const mapValues = (o: Schema, f: (v: unknown, k: string) => unknown): Schema => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, f(v, k)]));
 
@@ -175,11 +178,15 @@ function pointToSharedShapes(tool: string | undefined) {
   };
 }
 
-/** The JSON Schema (2020-12) of a tool's input or output, in the portable subset. */
-export function toolJsonSchema(schema: z.ZodType, io: "input" | "output", tool?: string): Schema {
+/**
+ * The JSON Schema (2020-12) of a tool's input or output, in the portable subset: as advertised (what the shared
+ * rules say is left out), or as checked (every bound and pattern the server holds a value to, for code that makes
+ * valid values from the schema).
+ */
+export function toolJsonSchema(schema: z.ZodType, io: "input" | "output", tool?: string, as: "advertised" | "checked" = "advertised"): Schema {
   const json = z.toJSONSchema(schema, { io, unrepresentable: "any", override: io === "output" ? pointToSharedShapes(tool) : undefined });
   // The dialect is said once (GET /v1/tools schema_dialect; MCP's default): 2020-12.
   delete json.$schema;
-  const plain = compact(portable(json), io) as Schema;
+  const plain = compact(portable(json), io, as === "advertised") as Schema;
   return io === "output" ? shareDefinitions(plain) : plain;
 }

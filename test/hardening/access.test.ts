@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { MINUTE } from "../../server/clock.ts";
 import { createClient, issueApiKey } from "../../server/auth/credentials.ts";
 import { sha256 } from "../../server/auth/secrets.ts";
-import { findTool, inputJsonSchema, TOOLS } from "../../server/tools/catalogue.ts";
+import { findTool, checkedInputJsonSchema, TOOLS } from "../../server/tools/catalogue.ts";
 import type { Tool } from "../../server/tools/define.ts";
 import { HANDLE_PATTERN } from "../../server/contract/wire.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
@@ -181,7 +181,7 @@ describe("identifiers the caller may not see", () => {
 
 describe("a blocked agent learns nothing", () => {
   const handleFields = (t: Tool) =>
-    Object.entries(((inputJsonSchema(t) as JsonSchema).properties ?? {}) as Record<string, JsonSchema>)
+    Object.entries(((checkedInputJsonSchema(t) as JsonSchema).properties ?? {}) as Record<string, JsonSchema>)
       .filter(([, p]) => p.pattern === HANDLE_PATTERN.source || p.items?.pattern === HANDLE_PATTERN.source)
       .map(([n]) => n);
 

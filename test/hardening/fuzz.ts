@@ -2,7 +2,7 @@
 // generated from every registered tool's input schema, sent over REST (and MCP when mounted), each answer
 // judged by transports.ts. Arguments the schema refuses must be refused with VALIDATION_ERROR.
 import fc from "fast-check";
-import { inputJsonSchema, TOOLS } from "../../server/tools/catalogue.ts";
+import { checkedInputJsonSchema, TOOLS } from "../../server/tools/catalogue.ts";
 import type { Tool } from "../../server/tools/define.ts";
 import { deeplyNested, nearMissArbitrary, type JsonSchema } from "./schema-arbitrary.ts";
 import { type McpSession, restCall, type Outcome, type RawRequest, type Transport } from "./transports.ts";
@@ -112,7 +112,7 @@ export function planCases(world: World, seed: number, perTool: number, mcp: bool
   const cases: FuzzCase[] = [];
   const transports: Transport[] = mcp ? ["rest", "mcp"] : ["rest"];
   TOOLS.forEach((t, i) => {
-    const schema = inputJsonSchema(t) as JsonSchema;
+    const schema = checkedInputJsonSchema(t) as JsonSchema;
     const s = seed + i * 7919;
     const valid = Array.from({ length: perTool }, (_, k) => validArgs(t, hints, s + k, { omitWeight: k % 2 ? 1 : 3 }) ?? {});
     const misses = fc.sample(nearMissArbitrary(schema, hints), { numRuns: perTool, seed: s });

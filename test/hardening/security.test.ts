@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { inputJsonSchema, TOOLS } from "../../server/tools/catalogue.ts";
+import { checkedInputJsonSchema, TOOLS } from "../../server/tools/catalogue.ts";
 import type { Tool } from "../../server/tools/define.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
 import type { JsonSchema } from "./schema-arbitrary.ts";
@@ -247,7 +247,7 @@ function freeTextFields(t: Tool): { path: string; maxLength: number }[] {
     }
     if (sch.type === "array") walk(`${path}[]`, name, sch.items);
   };
-  walk("", "", inputJsonSchema(t) as JsonSchema);
+  walk("", "", checkedInputJsonSchema(t) as JsonSchema);
   return [...out].map(([path, maxLength]) => ({ path, maxLength }));
 }
 

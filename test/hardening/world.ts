@@ -2,7 +2,7 @@
 // fields are identifiers, which tools produce them, and valid arguments for any tool. New tools join in
 // without anyone naming them here.
 import fc from "fast-check";
-import { findTool, inputJsonSchema, outputJsonSchema, TOOLS } from "../../server/tools/catalogue.ts";
+import { findTool, checkedInputJsonSchema, outputJsonSchema, TOOLS } from "../../server/tools/catalogue.ts";
 import type { Tool } from "../../server/tools/define.ts";
 import { HANDLE_PATTERN } from "../../server/contract/wire.ts";
 import { restCall } from "./transports.ts";
@@ -53,7 +53,7 @@ export function familyOf(field: string): string {
   return singular.replace(/^(via|choose|for|in)_/, "");
 }
 
-const properties = (t: Tool): Record<string, JsonSchema> => (inputJsonSchema(t) as JsonSchema).properties ?? {};
+const properties = (t: Tool): Record<string, JsonSchema> => (checkedInputJsonSchema(t) as JsonSchema).properties ?? {};
 
 /** Input fields of a tool that name an object by uuid (or a list of them). */
 export function idFields(t: Tool): string[] {
@@ -63,7 +63,7 @@ export function idFields(t: Tool): string[] {
 }
 
 const requiredFamilies = (t: Tool): string[] => {
-  const required: string[] = (inputJsonSchema(t) as JsonSchema).required ?? [];
+  const required: string[] = (checkedInputJsonSchema(t) as JsonSchema).required ?? [];
   return idFields(t)
     .filter((f) => required.includes(f))
     .map(familyOf);
@@ -164,7 +164,7 @@ export interface ArgOptions {
  * hints. Undefined when no attempt passes.
  */
 export function validArgs(t: Tool, hints: Hints, seed: number, o: ArgOptions = {}): Record<string, unknown> | undefined {
-  const schema = inputJsonSchema(t) as JsonSchema;
+  const schema = checkedInputJsonSchema(t) as JsonSchema;
   const withRequired = { ...schema, required: [...new Set([...(schema.required ?? []), ...(o.require ?? [])])] };
   // Sparse arguments first (fewer optional fields, fewer ways to conflict), then fuller ones.
   const weights = o.omitWeight === undefined ? [4, 1] : [o.omitWeight];
@@ -230,9 +230,13 @@ export async function buildWorld(api: Api, prefix: string, seed = 1): Promise<Wo
 async function produce(api: Api, t: Tool, as: Member, target: string, ids: Map<string, string[]>, seed: number): Promise<boolean> {
   const hints = worldHints({ ids, target });
   // lists of handles (members, to, invitees) always name the target, so it takes part in what is made
-  const require = Object.entries(properties(t))
-    .filter(([, p]) => p.type === "array" && isHandleSchema(p.items))
-    .map(([n]) => n);
+  // and a group the world has is always named: without one, a tool may act across groups (record_payment) and make nothing
+  const require = [
+    ...Object.entries(properties(t))
+      .filter(([, p]) => p.type === "array" && isHandleSchema(p.items))
+      .map(([n]) => n),
+    ...idFields(t).filter((f) => f === "group_id" && ids.get("group_id")?.length),
+  ];
   for (let attempt = 0; attempt < 24; attempt++) {
     const args = validArgs(t, hints, seed + attempt, { require, omitWeight: attempt % 2 ? 1 : 4 });
     if (!args) return false;

@@ -1,7 +1,7 @@
 // Writes whose effect can be counted: each call carries a unique marker in a free-text field, and the rows
 // one call leaves it in are measured once. "Exactly once" is then: every marker in exactly that many rows.
 import type { RawSql } from "../../db/client.ts";
-import { findTool, inputJsonSchema } from "../../server/tools/catalogue.ts";
+import { findTool, checkedInputJsonSchema } from "../../server/tools/catalogue.ts";
 import type { Tool } from "../../server/tools/define.ts";
 import { markerRows } from "./db-inspect.ts";
 import type { JsonSchema } from "./schema-arbitrary.ts";
@@ -49,7 +49,7 @@ export async function calibrateKinds(w: Setting): Promise<{ kinds: WriteKind[]; 
       skipped.push(`${name} (not registered)`);
       continue;
     }
-    const props: Record<string, JsonSchema> = (inputJsonSchema(tool) as JsonSchema).properties ?? {};
+    const props: Record<string, JsonSchema> = (checkedInputJsonSchema(tool) as JsonSchema).properties ?? {};
     const markerField = MARKER_FIELDS.find((f) => props[f]?.type === "string" || props[f]?.anyOf);
     if (!markerField) {
       skipped.push(`${name} (no free-text field for a marker)`);

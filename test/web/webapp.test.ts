@@ -56,7 +56,7 @@ describe("the web app acts through the tools", () => {
     expect(page.status).toBe(200);
     const balances = await s.ok("get_balances", {}, bob.key);
     expect(balances.counterparties.length).toBe(1);
-    for (const p of balances.counterparties) expect(page.html).toContain(`<li>${counterpartySentence(p)}<br>`);
+    for (const p of balances.counterparties) expect(page.html).toContain(`<li>${counterpartySentence(p)} `);
     expect(balances.totals[0].balance).toBe("-20.00 EUR");
     expect(page.html).toContain("You owe <strong>20.00 EUR</strong> in total");
     expect(page.html).toContain(`href="/groups/${group_id}">Decide</a>`);
