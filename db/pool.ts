@@ -2,6 +2,7 @@
 // a local file's writer. How the connections are opened is db/open.ts's; what runs on them, db/connections.ts's.
 import { type Conn, type LocalConnection, type Orm, type RawSql, readOnlyHandles, remoteRaw, remoteTransaction, type TxKind } from "./connections.ts";
 import type { Client } from "@libsql/client";
+import { failedAtCommit, transient } from "./errors.ts";
 import { GroupCommit, Turns } from "./turns.ts";
 
 /** The handle a transaction gives to domain code; the only way domain code reaches the database. */
@@ -59,6 +60,26 @@ export function remotePool(client: Client): Pool {
   return { writer: conn(), readers: Array.from({ length: READERS }, conn) };
 }
 
+// Waits before each new attempt of a transaction that failed for a reason that passes (db/errors.ts transient): a
+// busy lock, a replica's sync that met the primary compacting its log (a window of 15-25 ms), a primary restarting.
+const RETRY_DELAYS_MS = [10, 40, 150];
+
+/**
+ * fn, run again while it fails for a reason that passes, at most RETRY_DELAYS_MS.length times more. A transaction
+ * that failed so was rolled back, unless its COMMIT failed: whether that one committed is unknown, and it is left to
+ * the caller (who retries with its idempotency key).
+ */
+export async function retrying<T>(fn: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (attempt >= RETRY_DELAYS_MS.length || failedAtCommit(err) || !transient(err)) throw err;
+      await Bun.sleep(RETRY_DELAYS_MS[attempt]!);
+    }
+  }
+}
+
 /** The Db over a pool: turns per connection, group commit on a local writer, timing of every transaction. */
 export function assemble(opts: PoolOptions, mode: DbMode, pool: Pool, closeAll: () => void): Db {
   const writerTurns = new Turns();
@@ -91,11 +112,12 @@ export function assemble(opts: PoolOptions, mode: DbMode, pool: Pool, closeAll: 
   return {
     url: opts.url,
     mode,
-    tx: (fn) => (groups ? groups.write(fn) : writerTurns.take(() => timed("write", pool.writer, fn))),
-    read: (fn) => {
-      const [conn, turns] = reader();
-      return turns.take(() => timed("read", conn, fn));
-    },
+    tx: (fn) => (groups ? groups.write(fn) : retrying(() => writerTurns.take(() => timed("write", pool.writer, fn)))),
+    read: (fn) =>
+      retrying(() => {
+        const [conn, turns] = reader();
+        return turns.take(() => timed("read", conn, fn));
+      }),
     exclusive,
     raw: {
       execute: (stmt, args) => exclusive((raw) => raw.execute(stmt, args)),

@@ -8,7 +8,8 @@ import { type Member, type PrimaryLink, Workers } from "./cluster.ts";
 import { ConfigError, DEFAULTS, type ServerConfig } from "./config.ts";
 import { type Admission, ConnectionCap, closing, tooManyConnections } from "./connections.ts";
 import { JOBS } from "./jobs/index.ts";
-import { storageFault } from "./errors.ts";
+import { describeCause, storageFault } from "./errors.ts";
+import { LastUse } from "./auth/last-use.ts";
 import { JobRunner } from "./jobs/runner.ts";
 import { createLogger, logCall } from "./observability/logs.ts";
 import { Metrics } from "./observability/metrics.ts";
@@ -22,6 +23,8 @@ export interface RunningServer {
   port: number;
   db: Db;
   services: Services;
+  /** The clients' last use, written in batches. */
+  lastUse: LastUse;
   ops: Ops;
   jobs: JobRunner;
   connections: ConnectionCap;
@@ -75,7 +78,8 @@ export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink)
   if (!toPrimary) await db.tx((tx) => ensureFormKey(tx, config.clock.now()));
   const formKey = await db.read(readFormKey);
   const several = cluster !== undefined;
-  const services: Services = { db, config, formKey, limiter: new RateLimiter(() => config.clock.now().getTime(), several), cluster };
+  const lastUse = new LastUse(db);
+  const services: Services = { db, config, formKey, limiter: new RateLimiter(() => config.clock.now().getTime(), several), cluster, lastUse };
   const ops = new Ops(services, log, metrics, cluster);
   services.observe = (e) => {
     metrics.recordCall(e);
@@ -154,12 +158,14 @@ export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink)
     throw err;
   });
   if (config.jobIntervalMs && !toPrimary) jobs.start(config.jobIntervalMs);
+  lastUse.start((err) => log.warn("writing clients' last use failed; kept for the next try", { error: describeCause(err) }));
   let stopping: Promise<void> | undefined;
   return {
     url: `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`,
     port,
     db,
     services,
+    lastUse,
     ops,
     jobs,
     connections,
@@ -185,6 +191,7 @@ export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink)
         await stoppingWorkers?.exited;
         // A failure here must not keep the database open; the instance row then goes stale on its own.
         await jobs.stop().catch((err) => log.warn("stopping jobs failed", { error: err instanceof Error ? err.message : String(err) }));
+        await lastUse.stop().catch((err) => log.warn("writing clients' last use failed", { error: describeCause(err) }));
         await db.close();
         log.info("stopped");
       })();
