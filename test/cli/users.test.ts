@@ -30,6 +30,8 @@ describe("svc users list", () => {
   test("every handle with its name, creation, live clients and last use, as a table and as JSON", async () => {
     const a = await s.register("usr-ann");
     await s.ok("get_me", {}, a.key);
+    // The last use of each client is written in batches (server/auth/last-use.ts).
+    await s.server.lastUse.flush();
     await s.register("usr-ben");
     const listed = (await svc(["users", "list", "--json", ...db])).json();
     const ann = listed.find((u: any) => u.handle === "usr-ann");
