@@ -155,7 +155,10 @@ export class LocalConnection implements Conn {
       this.writesRun++;
       return { rowsAffected: stmt.run(params).changes };
     }
-    return { rows: method === "get" ? stmt.get(params) : stmt.all(params) };
+    if (method !== "get") return { rows: stmt.all(params) };
+    // An embedded replica's get() leaves its statement open after the first row, and the local read transaction with
+    // it: every later read would see the file as it was then, however often it syncs. all() runs it to its end.
+    return { rows: this.replica ? (stmt.all(params) as unknown[])[0] : stmt.get(params) };
   }
 
   // BEGIN, COMMIT and ROLLBACK through the driver's plain exec: its prepared-statement run reads the change counters

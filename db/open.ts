@@ -120,7 +120,7 @@ export async function openDb(opts: DbOptions): Promise<Db> {
       throw openError(opts.syncUrl!, opts.authToken, err);
     }
     // One connection holds the replica, so readers and the writer are the same one, taking turns.
-    return assemble(opts, mode, { writer: conn, readers: [conn] }, () => conn.close());
+    return assemble(opts, mode, { writer: conn, readers: [conn], sync: () => void conn.db.sync() }, () => conn.close());
   }
   const open = () => guard(opts.url, undefined, () => new LocalConnection(new Database(path, { timeout: BUSY_TIMEOUT_MS })));
   const writer = open();

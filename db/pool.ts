@@ -27,6 +27,11 @@ export interface Db {
   exclusive<T>(fn: (raw: RawSql) => Promise<T>): Promise<T>;
   /** Plain SQL in the writers' turn: exclusive() for one statement. */
   readonly raw: RawSql;
+  /**
+   * Brings an embedded replica up to its primary now (a no-op in the other modes): what another instance committed
+   * is then read here (db/open.ts syncs after this instance's own writes already).
+   */
+  sync(): Promise<void>;
   /** Milliseconds a trivial query takes; throws when the database cannot answer. */
   ping(): Promise<number>;
   /** Waits for work in progress, checkpoints the WAL of a local file into it, then closes every connection. */
@@ -51,6 +56,8 @@ export interface Pool {
   readers: Conn[];
   /** The local writer, when its writes may share commits (readers of their own, so no read sees an open group). */
   grouped?: LocalConnection;
+  /** An embedded replica's sync with its primary. */
+  sync?: () => void;
 }
 
 /** A remote primary: every transaction is one interactive transaction of the client, reads beside writes. */
@@ -119,6 +126,10 @@ export function assemble(opts: PoolOptions, mode: DbMode, pool: Pool, closeAll: 
         return turns.take(() => timed("read", conn, fn));
       }),
     exclusive,
+    sync: async () => {
+      const sync = pool.sync;
+      if (sync) await retrying(() => writerTurns.take(async () => sync()));
+    },
     raw: {
       execute: (stmt, args) => exclusive((raw) => raw.execute(stmt, args)),
       executeMultiple: (sql) => exclusive((raw) => raw.executeMultiple(sql)),

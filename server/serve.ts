@@ -4,7 +4,7 @@ import { ensureSigningKey } from "./auth/jwt.ts";
 import { ensureFormKey, readFormKey } from "./web/session.ts";
 import { createApp } from "./app.ts";
 import { TrustedProxies } from "./client-address.ts";
-import { type Member, type PrimaryLink, Workers } from "./cluster.ts";
+import { type Member, OneWriter, PEER_CALL_PATH, type PrimaryLink, Workers } from "./cluster.ts";
 import { ConfigError, DEFAULTS, type ServerConfig } from "./config.ts";
 import { type Admission, ConnectionCap, closing, tooManyConnections } from "./connections.ts";
 import { JOBS } from "./jobs/index.ts";
@@ -54,8 +54,10 @@ export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink)
   const connections = new ConnectionCap(config.maxConnectionsPerAddress ?? DEFAULTS.maxConnectionsPerAddress, idleTimeout * 1000);
   const openFiles = raiseOpenFileLimit();
   const workerCount = (config.workers?.count ?? 1) - 1;
-  // This process's part in a server of several: the primary starts the workers, a worker links to the primary.
-  const cluster: Member | undefined = toPrimary ?? (workerCount > 0 ? new Workers(workerCount, config.workers!.command) : undefined);
+  // This process's part in a server of several: the primary starts the workers, a worker links to the primary; an
+  // instance among others on one shared database takes part in choosing the one writer.
+  const peers = config.peer && !toPrimary && workerCount === 0 ? new OneWriter(config.peer) : undefined;
+  const cluster: Member | undefined = toPrimary ?? (workerCount > 0 ? new Workers(workerCount, config.workers!.command) : peers);
   const log = createLogger(config.logLevel ?? "silent", toPrimary?.writeLine, config.logFormat);
   const metrics = new Metrics();
   const db = await openDb({
@@ -72,12 +74,19 @@ export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink)
         await db.close();
         throw err;
       });
+  if (peers && db.mode === "local") {
+    await db.close();
+    throw new ConfigError(
+      "--peer-secret is for instances on one remote database or on replicas of one (--db libsql://..., or --sync-url); a local file has one server",
+    );
+  }
   if (applied.length) log.info("migrations applied", { migrations: applied.map((m) => m.name).join(",") });
   // The server's own keys are made here, once, so that no request has to write them (a GET never writes); the
   // token signing key once the base URL is known, below.
   if (!toPrimary) await db.tx((tx) => ensureFormKey(tx, config.clock.now()));
   const formKey = await db.read(readFormKey);
-  const several = cluster !== undefined;
+  // Processes of one server on one machine share its port and their rate limiters' counts.
+  const several = cluster !== undefined && cluster !== peers;
   const lastUse = new LastUse(db);
   const services: Services = { db, config, formKey, limiter: new RateLimiter(() => config.clock.now().getTime(), several), cluster, lastUse };
   const ops = new Ops(services, log, metrics, cluster);
@@ -128,6 +137,7 @@ export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink)
       const admission: Admission = exempt ? "keep" : connections.admit(address, port);
       if (admission === "refuse") return tooManyConnections(connections.cap);
       try {
+        if (peers && new URL(req.url).pathname === PEER_CALL_PATH) return await peers.receive(req);
         // Looked up only by what needs it (rate limits of public calls and pages): the forwarding headers are parsed.
         const res = await handle(req, () => trusted.clientAddress(address, req.headers));
         return admission === "close" ? closing(res) : res;
@@ -151,7 +161,10 @@ export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink)
   // Workers listen on the port this process got (port 0 asks the system for one).
   config.port = port;
   const workers = cluster instanceof Workers ? cluster : undefined;
-  await cluster?.start(services, ops).catch(async (err) => {
+  await (peers
+    ? peers.start(services, ops, `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`)
+    : cluster?.start(services, ops)
+  )?.catch(async (err) => {
     await workers?.stop().exited;
     server.stop(true);
     await db.close();
@@ -176,6 +189,7 @@ export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink)
         // Every process stops accepting at once; the database stays open until the workers are gone, since their
         // requests in flight may still hand writes to this process.
         const stoppingWorkers = workers?.stop();
+        const leaving = peers?.stop();
         await stoppingWorkers?.closed;
         const draining = server.stop(); // the listener closes now; this settles once requests in flight are answered
         toPrimary?.closed();
@@ -189,6 +203,7 @@ export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink)
           await server.stop(true);
         }
         await stoppingWorkers?.exited;
+        await leaving;
         // A failure here must not keep the database open; the instance row then goes stale on its own.
         await jobs.stop().catch((err) => log.warn("stopping jobs failed", { error: err instanceof Error ? err.message : String(err) }));
         await lastUse.stop().catch((err) => log.warn("writing clients' last use failed", { error: describeCause(err) }));

@@ -19,6 +19,7 @@ import quotaIndexes from "./0017_quota_indexes.sql" with { type: "text" };
 import exportOrder from "./0018_export_order.sql" with { type: "text" };
 import accounts from "./0019_accounts.sql" with { type: "text" };
 import people from "./0020_people.sql" with { type: "text" };
+import writerLease from "./0024_writer_lease.sql" with { type: "text" };
 
 export const MIGRATIONS: readonly { id: number; name: string; sql: string }[] = [
   { id: 1, name: "0001_core", sql: core },
@@ -41,4 +42,5 @@ export const MIGRATIONS: readonly { id: number; name: string; sql: string }[] = 
   { id: 18, name: "0018_export_order", sql: exportOrder },
   { id: 19, name: "0019_accounts", sql: accounts },
   { id: 20, name: "0020_people", sql: people },
+  { id: 24, name: "0024_writer_lease", sql: writerLease },
 ];
