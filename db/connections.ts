@@ -196,6 +196,24 @@ export class LocalConnection implements Conn {
   /** A replica whose sync after a commit failed: the next read transaction syncs first (read-your-writes). */
   private behind = false;
 
+  /** An embedded replica's sync with its primary. */
+  sync(): void {
+    this.db.sync();
+    this.behind = false;
+  }
+
+  /**
+   * After a write committed on the primary: the replica syncs, so the next read here sees it. A sync that fails (the
+   * primary compacting its log) does not fail the write, which is committed: the next read transaction syncs first.
+   */
+  syncAfterWrite(): void {
+    try {
+      this.sync();
+    } catch {
+      this.behind = true;
+    }
+  }
+
   /** Brings a replica up to the primary when a sync after a commit failed; a failure waits for the next read. */
   catchUp(): void {
     if (!this.behind) return;

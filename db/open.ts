@@ -96,31 +96,38 @@ export async function openDb(opts: DbOptions): Promise<Db> {
   if (path && path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
   if (mode === "replica") {
     // Opening a replica syncs inside native code that blocks the event loop and has no timeout of its
-    // own, so the primary is first proven reachable (and the token accepted) with a bounded probe.
-    (await reachPrimary({ url: opts.syncUrl!, authToken: opts.authToken }, timeoutMs)).close();
-    const conn = guard(
-      opts.syncUrl!,
-      opts.authToken,
-      () =>
-        new LocalConnection(
-          new Database(path, {
-            syncUrl: opts.syncUrl,
-            authToken: opts.authToken,
-            // Writes go to the primary; the replica then waits for them, so the next read sees them.
-            readYourWrites: true,
-            syncPeriod: opts.syncIntervalSeconds,
-          } as Database.Options),
-          true,
-        ),
-    );
+    // own, so the primary is first proven reachable (and the token accepted) with a bounded probe. That client is
+    // then the one write transactions go through.
+    const primary = await reachPrimary({ url: opts.syncUrl!, authToken: opts.authToken }, timeoutMs);
+    let conn: LocalConnection;
+    try {
+      conn = guard(
+        opts.syncUrl!,
+        opts.authToken,
+        () =>
+          new LocalConnection(
+            new Database(path, { syncUrl: opts.syncUrl, authToken: opts.authToken, syncPeriod: opts.syncIntervalSeconds } as Database.Options),
+            true,
+          ),
+      );
+    } catch (err) {
+      primary.close();
+      throw err;
+    }
     try {
       conn.db.sync();
     } catch (err) {
       conn.close();
+      primary.close();
       throw openError(opts.syncUrl!, opts.authToken, err);
     }
-    // One connection holds the replica, so readers and the writer are the same one, taking turns.
-    return assemble(opts, mode, { writer: conn, readers: [conn], sync: () => void conn.db.sync() }, () => conn.close());
+    // Reads on the replica's own file, writes on the primary: two connections, so which one a statement runs on is
+    // decided by the transaction it is in, not by the driver's guess when the statement was prepared. After each
+    // write the replica syncs once, so this instance's next read sees it (read-your-writes).
+    return assemble(opts, mode, { ...remotePool(primary, 0), readers: [conn], sync: () => conn.sync(), afterWrite: () => conn.syncAfterWrite() }, () => {
+      conn.close();
+      primary.close();
+    });
   }
   const open = () => guard(opts.url, undefined, () => new LocalConnection(new Database(path, { timeout: BUSY_TIMEOUT_MS })));
   const writer = open();

@@ -58,13 +58,15 @@ export interface Pool {
   grouped?: LocalConnection;
   /** An embedded replica's sync with its primary. */
   sync?: () => void;
+  /** Run after each committed write transaction (an embedded replica catches up with it). */
+  afterWrite?: () => void;
 }
 
-/** A remote primary: every transaction is one interactive transaction of the client, reads beside writes. */
-export function remotePool(client: Client): Pool {
+/** A remote primary: every transaction is one interactive transaction of the client, `readers` reads beside writes. */
+export function remotePool(client: Client, readers = READERS): Pool {
   const conn = (): Conn => ({ run: (kind, fn) => remoteTransaction(client, kind, fn), raw: remoteRaw(client), close() {} });
   // Distinct handles, so that reads take turns apart from the writes (assemble() shares turns only with the writer).
-  return { writer: conn(), readers: Array.from({ length: READERS }, conn) };
+  return { writer: conn(), readers: Array.from({ length: readers }, conn) };
 }
 
 // Waits before each new attempt of a transaction that failed for a reason that passes (db/errors.ts transient): a
@@ -119,7 +121,14 @@ export function assemble(opts: PoolOptions, mode: DbMode, pool: Pool, closeAll: 
   return {
     url: opts.url,
     mode,
-    tx: (fn) => (groups ? groups.write(fn) : retrying(() => writerTurns.take(() => timed("write", pool.writer, fn)))),
+    tx: async (fn) => {
+      if (groups) return groups.write(fn);
+      const result = await retrying(() => writerTurns.take(() => timed("write", pool.writer, fn)));
+      // In the readers' turn: a replica does not sync in the middle of one of its read transactions.
+      const after = pool.afterWrite;
+      if (after) await readerTurns[0]!.take(async () => after());
+      return result;
+    },
     read: (fn) =>
       retrying(() => {
         const [conn, turns] = reader();
@@ -128,7 +137,7 @@ export function assemble(opts: PoolOptions, mode: DbMode, pool: Pool, closeAll: 
     exclusive,
     sync: async () => {
       const sync = pool.sync;
-      if (sync) await retrying(() => writerTurns.take(async () => sync()));
+      if (sync) await retrying(() => readerTurns[0]!.take(async () => sync()));
     },
     raw: {
       execute: (stmt, args) => exclusive((raw) => raw.execute(stmt, args)),

@@ -263,17 +263,16 @@ describe("the pipeline", () => {
   test("last_used_at still advances for a caller that only reads, at most once a minute, written in batches", async () => {
     const a = await s.register("txkind-reader");
     await s.server.lastUse.flush();
-    const lastUsed = async () => {
-      const at = (await s.ok("list_clients", {}, a.key)).clients[0].last_used_at;
-      await s.server.lastUse.flush();
-      return at;
-    };
+    // As stored: list_clients shows the calling client in use now.
+    const lastUsed = async () => (await s.server.db.raw.execute("SELECT last_used_at FROM clients WHERE agent_id = ?", [a.agent_id])).rows[0]!.last_used_at;
     const t1 = s.clock.now().toISOString();
     seen.length = 0;
     await s.ok("get_me", {}, a.key);
     // Noted only: no call writes for it, until the batch is written.
     expect(seen).toEqual(["read"]);
     expect(await lastUsed()).toBeNull();
+    expect((await s.ok("list_clients", {}, a.key)).clients[0].last_used_at).toBe(t1);
+    await s.server.lastUse.flush();
     expect(await lastUsed()).toBe(t1);
     s.clock.advance(30_000);
     await s.ok("list_contacts", {}, a.key);
