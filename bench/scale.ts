@@ -20,7 +20,8 @@ interface Setup {
   start(dir: string, sqld: Sqld | null): Promise<ServerProcess[]>;
 }
 
-const SETUPS: Setup[] = [
+const ONLY = process.env.SCALE_ONLY;
+const ALL: Setup[] = [
   { name: "local file", instances: 1, start: async (dir) => [await spawnServer(join(dir, "svc.db"), ["--workers", "1"])] },
   { name: "remote, 1 instance", instances: 1, start: async (_dir, sqld) => [await spawnServer(sqld!.url, PEER)] },
   {
@@ -45,6 +46,7 @@ const SETUPS: Setup[] = [
     },
   },
 ];
+const SETUPS = ALL.filter((s, i) => !ONLY || i === 0 || s.name === ONLY);
 
 /** Calls made by `width` loops for SECONDS, each loop on the next instance; calls a second (failed calls excluded). */
 async function load(urls: string[], width: number, call: (url: string, i: number) => Promise<boolean>): Promise<{ rate: number; failed: number }> {
@@ -64,13 +66,16 @@ async function load(urls: string[], width: number, call: (url: string, i: number
   return { rate: done / ((performance.now() - started) / 1000), failed };
 }
 
+let firstFailure = "";
+
 async function post(url: string, name: string, args: unknown, key: string): Promise<boolean> {
   const res = await fetch(`${url}/v1/tools/${name}`, {
     method: "POST",
     headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
     body: JSON.stringify(args),
   });
-  await res.arrayBuffer();
+  const text = await res.text();
+  if (!res.ok && !firstFailure) firstFailure = `${name} ${res.status} ${text.slice(0, 200)}`;
   return res.ok;
 }
 
@@ -100,7 +105,7 @@ async function measure(setup: Setup): Promise<Figures> {
       post(
         url,
         "add_expense",
-        { group_id: group.group_id, description: `Bench ${i}`, amount_minor: 1000 + i, idempotency_key: `bench-${i}` },
+        { group_id: group.group_id, description: `Bench ${i}`, amount_minor: 1000 + i, idempotency_key: `bench-add-${i}` },
         members[i % members.length]!,
       ),
     );
@@ -117,6 +122,8 @@ const results: [Setup, Figures][] = [];
 for (const setup of SETUPS) {
   const f = await measure(setup);
   results.push([setup, f]);
+  if (firstFailure) console.log(`  first failure: ${firstFailure}`);
+  firstFailure = "";
   console.log(`${setup.name.padEnd(22)} polls ${f.polls.toFixed(0).padStart(6)}/s   add_expense ${f.writes.toFixed(0).padStart(5)}/s   failed ${f.failed}`);
 }
 const base = results[0]![1];

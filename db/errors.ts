@@ -52,7 +52,7 @@ const BUSY_CODE = /^SQLITE_(BUSY|LOCKED)(_|$)/;
 const BUSY_MESSAGE = /\bdatabase (table )?is locked\b|\bdatabase is busy\b/i;
 const SYNC_MESSAGE = /snapshot not found|\bsync(ing)? (error|failed)|SyncError|Replication|replicator|frame .*not found/i;
 const UNREACHABLE_MESSAGE =
-  /status: Unavailable|connection refused|ECONNREFUSED|ECONNRESET|connection reset|broken pipe|error trying to connect|stream (has )?expired|STREAM_EXPIRED|\b50[234]\b.*(Bad Gateway|Service Unavailable|Gateway Timeout)/i;
+  /status: Unavailable|HRANA_WEBSOCKET_ERROR|WebSocket connection .* failed|WebSocket was closed|Failed to connect|connection refused|ECONNREFUSED|ECONNRESET|connection reset|broken pipe|error trying to connect|stream (has )?expired|STREAM_EXPIRED|\b50[234]\b.*(Bad Gateway|Service Unavailable|Gateway Timeout)/i;
 
 /** Each error in err's chain of causes (drizzle wraps the driver's as `cause`), at most 8 deep. */
 export function* causes(err: unknown): Generator<{ code?: unknown; extendedCode?: unknown; message?: unknown; name?: unknown }> {

@@ -23,6 +23,7 @@ describe("errors of the database server", () => {
     ["a replica's sync during the primary's log compaction", "SyncError: snapshot not found"],
     ["a primary out of reach", 'WriteDelegation(status: Unavailable, message: "error trying to connect: Connection refused")'],
     ["a busy database server", "SQLITE_BUSY: database is locked"],
+    ["a primary gone from under a WebSocket", "HRANA_WEBSOCKET_ERROR: WebSocket connection to 'ws://127.0.0.1:8080/' failed: Failed to connect"],
   ])("%s is 503 STORAGE_UNAVAILABLE with retry_after, not a 500", (_what, message) => {
     expect(toAppError(failedQuery(driverError(message)))).toMatchObject({ code: "STORAGE_UNAVAILABLE", status: 503, retryAfter: 1 });
   });
