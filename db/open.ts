@@ -26,6 +26,9 @@ export interface DbOptions {
 
 export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 const BUSY_TIMEOUT_MS = 5_000;
+// Read transactions of a remote primary in flight at once: each waits on round trips, not on this process's CPU,
+// and one connection (a WebSocket) carries them all.
+const REMOTE_READERS = 16;
 const REMOTE_SCHEMES = ["libsql:", "http:", "https:", "ws:", "wss:"];
 
 const schemeOf = (url: string) => /^[a-z][a-z0-9+.-]*:/i.exec(url)?.[0].toLowerCase();
@@ -90,7 +93,7 @@ export async function openDb(opts: DbOptions): Promise<Db> {
   const timeoutMs = opts.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
   if (mode === "remote") {
     const client = await reachPrimary({ url: opts.url, authToken: opts.authToken }, timeoutMs);
-    return assemble(opts, mode, remotePool(client), () => client.close());
+    return assemble(opts, mode, remotePool(client, REMOTE_READERS), () => client.close());
   }
   const path = localPath(opts.url);
   if (path && path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
