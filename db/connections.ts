@@ -101,7 +101,8 @@ export class LocalConnection implements Conn {
    * Prepared statements by the kind of transaction they were prepared in. An embedded replica decides when it
    * prepares a statement whether the statement runs on its own file or on the primary: one prepared in a read
    * transaction reads the local file even when it runs later inside a write transaction, and misses that
-   * transaction's own writes. So a replica keeps the two apart; a local file shares one cache.
+   * transaction's own writes. So the two are kept apart (a replica keeps none: see statement()); a local file
+   * shares one cache.
    */
   private readonly caches: Record<TxKind, Map<string, Prepared>>;
   private readonly orms: Record<TxKind, Orm>;
@@ -136,6 +137,10 @@ export class LocalConnection implements Conn {
 
   /** The prepared statement for this SQL in a transaction of this kind, prepared on first use. */
   private statement(kind: TxKind, sql: string): Prepared {
+    // An embedded replica's statement run a second time answers with the rows of its first parameters (libsql
+    // 0.5.29: the replica's statement keeps its first bindings), so each run there prepares its statement afresh:
+    // a key's lookup would otherwise find the key looked up before it.
+    if (this.replica) return fresh(this.db, sql);
     const cache = this.caches[kind];
     let s = cache.get(sql);
     if (!s) {

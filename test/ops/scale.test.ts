@@ -167,6 +167,16 @@ test("mixed load over five instances and one writer: nothing lost or doubled, ea
   expect(failures).toEqual([]);
 }, 60_000);
 
+test("on every instance each key is its own agent's, however many keys were looked up before it", async () => {
+  for (const [i, api] of apis.entries()) {
+    for (const m of [...members, ...members.slice().reverse()]) {
+      const me = await call(i, "get_me", {}, m.key);
+      expect({ instance: i, handle: me.agent.handle }).toEqual({ instance: i, handle: m.handle });
+    }
+    expect((await api.call("get_me", {}, "not-a-key")).status).toBe(401);
+  }
+});
+
 test("the writer killed with -9 mid-load: another takes the lease, every acknowledged write is there", async () => {
   const before = await writerUrl();
   const victim = servers.findIndex((s) => s.url === before);
