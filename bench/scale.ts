@@ -7,6 +7,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type ServerProcess, spawnServer } from "../test/hardening/spawn-server.ts";
 import { type Sqld, startSqld } from "../test/sqld.ts";
+import { remoteStatements } from "../db/client.ts";
+import { startTestServer } from "../test/harness.ts";
 import { tool } from "./load.ts";
 
 const SECONDS = Number(process.argv[2] ?? 5);
@@ -133,5 +135,28 @@ for (const [setup, f] of results.slice(1)) {
   console.log(
     `${setup.name.padEnd(22)} polls ${pct(f.polls, base.polls)} (${pct(f.polls / setup.instances, base.polls)} per instance)   add_expense ${pct(f.writes, base.writes)}`,
   );
+}
+
+// Statements each call sends the primary, counted in this process on a server in remote mode.
+{
+  const sqld = await startSqld();
+  const s = await startTestServer({ dbUrl: sqld.url });
+  try {
+    const [a, ...others] = await s.contacts("st-a", "st-b", "st-c", "st-d");
+    const { group } = await s.ok("create_group", { name: "Count", currency: "EUR", members: others.map((o) => o.handle) }, a.key);
+    for (const o of others) await s.ok("get_inbox", { limit: 100 }, o.key);
+    await s.ok("get_inbox", { limit: 100 }, a.key);
+    const count = async (calls: number, fn: (i: number) => Promise<unknown>) => {
+      const before = remoteStatements.read + remoteStatements.write;
+      for (let i = 0; i < calls; i++) await fn(i);
+      return (remoteStatements.read + remoteStatements.write - before) / calls;
+    };
+    const poll = await count(20, () => s.ok("get_inbox", {}, a.key));
+    const add = await count(20, (i) => s.ok("add_expense", { group_id: group.group_id, description: `Count ${i}`, amount_minor: 1000 + i }, a.key));
+    console.log(`\nstatements on the primary per call (remote mode, 4 members): get_inbox with nothing new ${poll.toFixed(1)}, add_expense ${add.toFixed(1)}`);
+  } finally {
+    await s.stop();
+    await sqld.stop();
+  }
 }
 process.exit(0);

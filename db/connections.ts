@@ -275,11 +275,16 @@ function fresh(db: Database.Database, sql: string): Prepared {
   return s;
 }
 
+/** Statements this process sent to a remote primary inside transactions, BEGIN and COMMIT included (bench/scale.ts). */
+export const remoteStatements: Record<TxKind, number> = { read: 0, write: 0 };
+
 /** fn in one interactive transaction of a remote client. */
 export async function remoteTransaction<T>(client: Client, kind: TxKind, fn: (tx: Orm) => Promise<T>): Promise<T> {
+  remoteStatements[kind] += 2;
   const t = await client.transaction(kind);
   try {
     const orm = ormOn(async (sql, params, method) => {
+      remoteStatements[kind]++;
       const rs = await t.execute({ sql, args: params as InValue[] });
       if (method === "run") return { rowsAffected: rs.rowsAffected };
       // drizzle reads rows as arrays (values() destructures them); the client's rows are array-like, not arrays.
