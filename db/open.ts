@@ -6,7 +6,7 @@ import { dirname } from "node:path";
 import { createClient, type Client, type Config } from "@libsql/client";
 import Database from "libsql";
 import { LocalConnection, type TxKind } from "./connections.ts";
-import { DbOpenError, describeUrl, guard, openError } from "./errors.ts";
+import { DbOpenError, describeUrl, guard, openError, transient } from "./errors.ts";
 import { assemble, type Db, type DbMode, READERS, remotePool } from "./pool.ts";
 
 export interface DbOptions {
@@ -29,6 +29,9 @@ const BUSY_TIMEOUT_MS = 5_000;
 // Read transactions of a remote primary in flight at once: each waits on round trips, not on this process's CPU,
 // and one connection (a WebSocket) carries them all.
 const REMOTE_READERS = 16;
+// How often an embedded replica without --sync-interval syncs in the background: a revoked key stops working on it
+// within this long (reads never reach the primary).
+const DEFAULT_SYNC_MS = 1_000;
 const REMOTE_SCHEMES = ["libsql:", "http:", "https:", "ws:", "wss:"];
 
 const schemeOf = (url: string) => /^[a-z][a-z0-9+.-]*:/i.exec(url)?.[0].toLowerCase();
@@ -104,33 +107,29 @@ export async function openDb(opts: DbOptions): Promise<Db> {
     const primary = await reachPrimary({ url: opts.syncUrl!, authToken: opts.authToken }, timeoutMs);
     let conn: LocalConnection;
     try {
-      conn = guard(
-        opts.syncUrl!,
-        opts.authToken,
-        () =>
-          new LocalConnection(
-            new Database(path, { syncUrl: opts.syncUrl, authToken: opts.authToken, syncPeriod: opts.syncIntervalSeconds } as Database.Options),
-            true,
-          ),
-      );
+      conn = await openReplica(path, opts);
     } catch (err) {
       primary.close();
       throw err;
     }
-    try {
-      conn.db.sync();
-    } catch (err) {
-      conn.close();
-      primary.close();
-      throw openError(opts.syncUrl!, opts.authToken, err);
-    }
     // Reads on the replica's own file, writes on the primary: two connections, so which one a statement runs on is
     // decided by the transaction it is in, not by the driver's guess when the statement was prepared. After each
     // write the replica syncs once, so this instance's next read sees it (read-your-writes).
-    return assemble(opts, mode, { ...remotePool(primary, 0), readers: [conn], sync: () => conn.sync(), afterWrite: () => conn.syncAfterWrite() }, () => {
-      conn.close();
-      primary.close();
-    });
+    return assemble(
+      opts,
+      mode,
+      {
+        ...remotePool(primary, 0),
+        readers: [conn],
+        sync: () => conn.sync(),
+        afterWrite: () => conn.syncAfterWrite(),
+        syncEveryMs: opts.syncIntervalSeconds ? undefined : DEFAULT_SYNC_MS,
+      },
+      () => {
+        conn.close();
+        primary.close();
+      },
+    );
   }
   const open = () => guard(opts.url, undefined, () => new LocalConnection(new Database(path, { timeout: BUSY_TIMEOUT_MS })));
   const writer = open();
@@ -160,6 +159,31 @@ export async function openDb(opts: DbOptions): Promise<Db> {
     }
   };
   return assemble(opts, mode, readers.length ? { writer, readers, grouped: writer } : { writer, readers: [writer] }, closeAll);
+}
+
+/**
+ * An embedded replica's connection, synced with its primary. A sync that meets the primary compacting its log
+ * ("snapshot not found", for 15-25 ms) is tried again, a few times.
+ */
+async function openReplica(path: string, opts: DbOptions): Promise<LocalConnection> {
+  for (let attempt = 0; ; attempt++) {
+    let conn: LocalConnection | undefined;
+    try {
+      conn = new LocalConnection(
+        new Database(path, { syncUrl: opts.syncUrl, authToken: opts.authToken, syncPeriod: opts.syncIntervalSeconds } as Database.Options),
+        true,
+      );
+      conn.db.sync();
+      return conn;
+    } catch (err) {
+      conn?.close();
+      if (attempt < 4 && transient(err)) {
+        await Bun.sleep(25 * 2 ** attempt);
+        continue;
+      }
+      throw openError(opts.syncUrl!, opts.authToken, err);
+    }
+  }
 }
 
 /**

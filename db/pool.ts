@@ -60,6 +60,8 @@ export interface Pool {
   sync?: () => void;
   /** Run after each committed write transaction (an embedded replica catches up with it). */
   afterWrite?: () => void;
+  /** How often to sync in the background (an embedded replica without --sync-interval). */
+  syncEveryMs?: number;
 }
 
 /** A remote primary: every transaction is one interactive transaction of the client, `readers` reads beside writes. */
@@ -112,11 +114,25 @@ export function assemble(opts: PoolOptions, mode: DbMode, pool: Pool, closeAll: 
   };
   const groups = pool.grouped && new GroupCommit(pool.grouped, writerTurns, opts.observeTx);
   // Exclusive work runs outside any group: the open one is committed first.
+  // After a write: an embedded replica syncs, in the readers' turn (not in the middle of one of its reads).
+  const caughtUp = async () => {
+    const after = pool.afterWrite;
+    if (after) await readerTurns[0]!.take(async () => after());
+  };
   const exclusive = <T>(fn: (raw: RawSql) => Promise<T>) =>
-    writerTurns.take(() => {
+    writerTurns.take(async () => {
       groups?.commit();
-      return fn(pool.writer.raw);
+      try {
+        return await fn(pool.writer.raw);
+      } finally {
+        await caughtUp();
+      }
     });
+  // A replica that only reads must still learn of a revoked key or a disabled agent: it syncs in the background, in
+  // the readers' turn; a failure waits for the next round.
+  const sync = pool.sync;
+  const syncing = sync && pool.syncEveryMs ? setInterval(() => void readerTurns[0]!.take(async () => sync()).catch(() => {}), pool.syncEveryMs) : undefined;
+  syncing?.unref();
   let closing: Promise<void> | undefined;
   return {
     url: opts.url,
@@ -124,9 +140,7 @@ export function assemble(opts: PoolOptions, mode: DbMode, pool: Pool, closeAll: 
     tx: async (fn) => {
       if (groups) return groups.write(fn);
       const result = await retrying(() => writerTurns.take(() => timed("write", pool.writer, fn)));
-      // In the readers' turn: a replica does not sync in the middle of one of its read transactions.
-      const after = pool.afterWrite;
-      if (after) await readerTurns[0]!.take(async () => after());
+      await caughtUp();
       return result;
     },
     read: (fn) =>
@@ -153,6 +167,7 @@ export function assemble(opts: PoolOptions, mode: DbMode, pool: Pool, closeAll: 
       });
     },
     close() {
+      clearInterval(syncing);
       closing ??= (async () => {
         await Promise.all([writerTurns.drain(), ...readerTurns.map((t) => t.drain())]);
         groups?.commit();
