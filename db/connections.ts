@@ -5,7 +5,7 @@ import type { Client, InValue, ResultSet, Transaction } from "@libsql/client";
 import { type AsyncRemoteCallback, drizzle } from "drizzle-orm/sqlite-proxy";
 import type { BaseSQLiteDatabase } from "drizzle-orm/sqlite-core";
 import type Database from "libsql";
-import { atCommit, syncFailure } from "./errors.ts";
+import { atCommit } from "./errors.ts";
 import * as schema from "./schema/index.ts";
 
 export type TxKind = "read" | "write";
@@ -173,23 +173,16 @@ export class LocalConnection implements Conn {
     this.db.exec(sql);
   }
 
-  /** Whether a commit's failure came after the primary had committed: only the replica's own sync failed. */
-  private committedAnyway(err: unknown): boolean {
-    return this.replica && syncFailure(err);
-  }
-
   private async transact<T>(kind: TxKind, fn: () => Promise<T>): Promise<T> {
-    // BEGIN inside the try: on a replica a BEGIN can open the transaction on the primary and fail after (its sync),
-    // and a transaction left open there would take every later write of this connection into it.
-    if (kind === "read") this.catchUp();
+    // BEGIN inside the try: a BEGIN that fails half way is rolled back like any other failure (on a replica, whose
+    // local file may not know of a transaction open elsewhere, ROLLBACK is always sent: see rollback()).
     try {
       this.control((this.replica ? REPLICA_BEGIN : BEGIN)[kind]);
       const result = await fn();
       try {
         this.commit();
       } catch (err) {
-        if (!this.committedAnyway(err)) throw atCommit(err);
-        this.behind = true;
+        throw atCommit(err);
       }
       return result;
     } catch (err) {
@@ -198,34 +191,9 @@ export class LocalConnection implements Conn {
     }
   }
 
-  /** A replica whose sync after a commit failed: the next read transaction syncs first (read-your-writes). */
-  private behind = false;
-
-  /** An embedded replica's sync with its primary. */
+  /** An embedded replica's sync with its primary: native code that blocks until it is done (db/open.ts guards it). */
   sync(): void {
     this.db.sync();
-    this.behind = false;
-  }
-
-  /**
-   * After a write committed on the primary: the replica syncs, so the next read here sees it. A sync that fails (the
-   * primary compacting its log) does not fail the write, which is committed: the next read transaction syncs first.
-   */
-  syncAfterWrite(): void {
-    try {
-      this.sync();
-    } catch {
-      this.behind = true;
-    }
-  }
-
-  /** Brings a replica up to the primary when a sync after a commit failed; a failure waits for the next read. */
-  catchUp(): void {
-    if (!this.behind) return;
-    try {
-      this.db.sync();
-      this.behind = false;
-    } catch {}
   }
 
   run<T>(kind: TxKind, fn: (tx: Orm) => Promise<T>): Promise<T> {

@@ -115,14 +115,28 @@ export async function openDb(opts: DbOptions): Promise<Db> {
     // Reads on the replica's own file, writes on the primary: two connections, so which one a statement runs on is
     // decided by the transaction it is in, not by the driver's guess when the statement was prepared. After each
     // write the replica syncs once, so this instance's next read sees it (read-your-writes).
+    // The replica's sync is native code that blocks the event loop, for 3 s when the primary is down: once a sync
+    // has failed, the next one waits for the primary to answer the client first (which does not block). After a
+    // write, a sync that fails does not fail the write, which committed: the background sync catches up.
+    let unreachable = false;
+    const sync = async () => {
+      if (unreachable && !(await answers(primary))) throw new Error("Replication: the primary does not answer; the replica was not synced");
+      try {
+        conn.sync();
+        unreachable = false;
+      } catch (err) {
+        unreachable = true;
+        throw err;
+      }
+    };
     return assemble(
       opts,
       mode,
       {
         ...remotePool(primary, 0),
         readers: [conn],
-        sync: () => conn.sync(),
-        afterWrite: () => conn.syncAfterWrite(),
+        sync,
+        afterWrite: () => sync().catch(() => {}),
         syncEveryMs: opts.syncIntervalSeconds ? undefined : DEFAULT_SYNC_MS,
       },
       () => {
@@ -159,6 +173,19 @@ export async function openDb(opts: DbOptions): Promise<Db> {
     }
   };
   return assemble(opts, mode, readers.length ? { writer, readers, grouped: writer } : { writer, readers: [writer] }, closeAll);
+}
+
+/** Whether the primary answers a trivial query within a second (without blocking the event loop). */
+async function answers(client: Client): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    await Promise.race([client.execute("SELECT 1"), new Promise((_, reject) => (timer = setTimeout(() => reject(new Error("timeout")), 1000)))]);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /**

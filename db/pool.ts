@@ -57,9 +57,9 @@ export interface Pool {
   /** The local writer, when its writes may share commits (readers of their own, so no read sees an open group). */
   grouped?: LocalConnection;
   /** An embedded replica's sync with its primary. */
-  sync?: () => void;
+  sync?: () => void | Promise<void>;
   /** Run after each committed write transaction (an embedded replica catches up with it). */
-  afterWrite?: () => void;
+  afterWrite?: () => void | Promise<void>;
   /** How often to sync in the background (an embedded replica without --sync-interval). */
   syncEveryMs?: number;
 }

@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type ServerProcess, spawnServer } from "../hardening/spawn-server.ts";
+import { restCall } from "../hardening/transports.ts";
 import { type Api, type Member, ok, register, restApi } from "../hardening/world.ts";
 import { type Sqld, startSqld } from "../sqld.ts";
 
@@ -203,11 +204,13 @@ test("with the primary stopped, the replicas still answer reads from their own f
     const r = await apis[i]!.call("get_balances", { group_id: groupId }, members[1]!.key);
     expect(r.status).toBe(200);
     expect(r.body.data.members.map((m: any) => m.balance_minor).reduce((a: number, b: number) => a + b, 0)).toBe(0);
-    // A write cannot be stored: 503 with retry_after, never a 500.
-    const w = await apis[i]!.call(
+    // A write cannot be stored: 503 with retry_after, never a 500 (once the lease of a writer gone has run out).
+    const w = await restCall(
+      servers[i]!.url,
       "add_expense",
-      { group_id: groupId, description: "Offline", amount_minor: 5, idempotency_key: crypto.randomUUID() },
       members[1]!.key,
+      { body: JSON.stringify({ group_id: groupId, description: "Offline", amount_minor: 5, idempotency_key: crypto.randomUUID() }) },
+      30_000,
     );
     expect(w.status).toBe(503);
     expect(w.body.error.retry_after).toBeGreaterThan(0);
