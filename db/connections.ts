@@ -5,6 +5,7 @@ import type { Client, InValue, ResultSet, Transaction } from "@libsql/client";
 import { type AsyncRemoteCallback, drizzle } from "drizzle-orm/sqlite-proxy";
 import type { BaseSQLiteDatabase } from "drizzle-orm/sqlite-core";
 import type Database from "libsql";
+import { atCommit } from "./errors.ts";
 import * as schema from "./schema/index.ts";
 
 export type TxKind = "read" | "write";
@@ -45,8 +46,11 @@ export const readOnlyHandles = new WeakSet<Orm>();
 const READ_ONLY = "READ_ONLY_TRANSACTION";
 // What an embedded replica runs locally inside BEGIN READONLY (libsql's parser: SELECT, WITH ... SELECT).
 const READ_STATEMENT = /^\s*(select|with)\b/i;
-// BEGIN TRANSACTION READONLY: an embedded replica serves it locally; SQLite reads READONLY as a name.
+// On a local file a read transaction is a plain deferred BEGIN (SQLite reads the READONLY as a transaction's name).
+// An embedded replica serves `BEGIN READONLY` from its own file; it parses `BEGIN TRANSACTION READONLY` as a BEGIN
+// named READONLY and sends the whole transaction to the primary, so the two are spelt apart.
 const BEGIN = { read: "BEGIN TRANSACTION READONLY", write: "BEGIN IMMEDIATE" } as const;
+const REPLICA_BEGIN = { read: "BEGIN READONLY", write: "BEGIN IMMEDIATE" } as const;
 
 /**
  * Statements are checked before they run: on a local file BEGIN READONLY is a plain BEGIN, so without this a
@@ -90,25 +94,38 @@ function namedRow(columns: string[], values: unknown[]): Row {
 // Statements kept per connection; queries with IN lists of varying length would otherwise grow it forever.
 const STATEMENT_CACHE = 1000;
 
+type Prepared = { stmt: Database.Statement; reader: boolean };
+
 export class LocalConnection implements Conn {
-  private readonly statements = new Map<string, { stmt: Database.Statement; reader: boolean }>();
+  /**
+   * Prepared statements by the kind of transaction they were prepared in. An embedded replica decides when it
+   * prepares a statement whether the statement runs on its own file or on the primary: one prepared in a read
+   * transaction reads the local file even when it runs later inside a write transaction, and misses that
+   * transaction's own writes. So the two are kept apart (a replica keeps none: see statement()); a local file
+   * shares one cache.
+   */
+  private readonly caches: Record<TxKind, Map<string, Prepared>>;
   private readonly orms: Record<TxKind, Orm>;
   readonly raw: RawSql;
 
-  /**
-   * replica: an embedded replica, whose driver routes each statement it runs (reads local, writes to the primary);
-   * its transaction statements go the way they always did, as prepared statements.
-   */
+  /** replica: an embedded replica, whose driver runs reads on its own file and sends writes to the primary. */
   constructor(
     readonly db: Database.Database,
     private readonly replica = false,
   ) {
-    const exec: RunNow = (sql, params, method) => this.exec(sql, params, method);
-    this.orms = { read: ormOn(exec, "read", true), write: ormOn(exec, "write", true) };
+    const shared = new Map<string, Prepared>();
+    this.caches = { read: replica ? new Map() : shared, write: shared };
+    const run =
+      (kind: TxKind): RunNow =>
+      (sql, params, method) =>
+        this.exec(kind, sql, params, method);
+    this.orms = { read: ormOn(run("read"), "read", true), write: ormOn(run("write"), "write", true) };
     this.raw = {
       execute: async (statement, args) => {
         const { sql, args: params } = argsOf(statement, args);
-        const { stmt, reader } = this.statement(sql);
+        // Plain SQL on a replica may run outside any transaction, where a read would be bound to the local file:
+        // it is prepared afresh rather than kept for the write transactions.
+        const { stmt, reader } = this.replica ? fresh(this.db, sql) : this.statement("write", sql);
         if (!reader) return { rows: [], rowsAffected: stmt.run(params).changes };
         const columns = stmt.columns().map((c) => (c as { name: string }).name);
         return { rows: (stmt.all(params) as unknown[][]).map((v) => namedRow(columns, v)), rowsAffected: 0 };
@@ -118,16 +135,18 @@ export class LocalConnection implements Conn {
     };
   }
 
-  /** The prepared statement for this SQL, prepared on first use. */
-  private statement(sql: string): { stmt: Database.Statement; reader: boolean } {
-    let s = this.statements.get(sql);
+  /** The prepared statement for this SQL in a transaction of this kind, prepared on first use. */
+  private statement(kind: TxKind, sql: string): Prepared {
+    // An embedded replica's statement run a second time answers with the rows of its first parameters (libsql
+    // 0.5.29: the replica's statement keeps its first bindings), so each run there prepares its statement afresh:
+    // a key's lookup would otherwise find the key looked up before it.
+    if (this.replica) return fresh(this.db, sql);
+    const cache = this.caches[kind];
+    let s = cache.get(sql);
     if (!s) {
-      const stmt = this.db.prepare(sql);
-      // Asking the native statement costs a call each time, so its answer is kept with it.
-      s = { stmt, reader: stmt.reader };
-      if (s.reader) stmt.raw(true);
-      if (this.statements.size >= STATEMENT_CACHE) this.statements.delete(this.statements.keys().next().value!);
-      this.statements.set(sql, s);
+      s = fresh(this.db, sql);
+      if (cache.size >= STATEMENT_CACHE) cache.delete(cache.keys().next().value!);
+      cache.set(sql, s);
     }
     return s;
   }
@@ -135,32 +154,46 @@ export class LocalConnection implements Conn {
   /** Statements run that may have written: group commit asks whether a failed write changed anything. */
   writesRun = 0;
 
-  private exec(sql: string, params: unknown[], method: Method): { rows: unknown } | RunResult {
-    const { stmt, reader } = this.statement(sql);
+  private exec(kind: TxKind, sql: string, params: unknown[], method: Method): { rows: unknown } | RunResult {
+    const { stmt, reader } = this.statement(kind, sql);
     if (method === "run" || !reader) {
       this.writesRun++;
       return { rowsAffected: stmt.run(params).changes };
     }
-    return { rows: method === "get" ? stmt.get(params) : stmt.all(params) };
+    if (method !== "get") return { rows: stmt.all(params) };
+    // An embedded replica's get() leaves its statement open after the first row, and the local read transaction with
+    // it: every later read would see the file as it was then, however often it syncs. all() runs it to its end.
+    return { rows: this.replica ? (stmt.all(params) as unknown[])[0] : stmt.get(params) };
   }
 
-  // BEGIN, COMMIT and ROLLBACK on a local file through the driver's plain exec: its prepared-statement run reads
-  // the change counters and builds a result around every statement: a tenth of a cheap read call, under load.
+  // BEGIN, COMMIT and ROLLBACK through the driver's plain exec: its prepared-statement run reads the change counters
+  // and builds a result around every statement (a tenth of a cheap read call, under load), and an embedded replica
+  // follows a transaction's state as each control statement is prepared, so one kept prepared would mislead it.
   private control(sql: string): void {
-    if (this.replica) this.exec(sql, [], "run");
-    else this.db.exec(sql);
+    this.db.exec(sql);
   }
 
   private async transact<T>(kind: TxKind, fn: () => Promise<T>): Promise<T> {
-    this.control(BEGIN[kind]);
+    // BEGIN inside the try: a BEGIN that fails half way is rolled back like any other failure (on a replica, whose
+    // local file may not know of a transaction open elsewhere, ROLLBACK is always sent: see rollback()).
     try {
+      this.control((this.replica ? REPLICA_BEGIN : BEGIN)[kind]);
       const result = await fn();
-      this.commit();
+      try {
+        this.commit();
+      } catch (err) {
+        throw atCommit(err);
+      }
       return result;
     } catch (err) {
       this.rollback();
       throw err;
     }
+  }
+
+  /** An embedded replica's sync with its primary: native code that blocks until it is done (db/open.ts guards it). */
+  sync(): void {
+    this.db.sync();
   }
 
   run<T>(kind: TxKind, fn: (tx: Orm) => Promise<T>): Promise<T> {
@@ -184,20 +217,42 @@ export class LocalConnection implements Conn {
   }
   /** Rolls back the open transaction, if SQLite has not already (a full disk, an interrupted statement). */
   rollback(): void {
-    if (this.inTransaction) this.control("ROLLBACK");
+    if (!this.replica) {
+      if (this.inTransaction) this.control("ROLLBACK");
+      return;
+    }
+    // A replica's transaction may be open on the primary while its local file shows none: ROLLBACK always, and
+    // "no transaction" is no failure.
+    try {
+      if (this.db.open) this.control("ROLLBACK");
+    } catch {}
   }
 
   close(): void {
-    this.statements.clear();
+    this.caches.read.clear();
+    this.caches.write.clear();
     if (this.db.open) this.db.close();
   }
 }
 
+function fresh(db: Database.Database, sql: string): Prepared {
+  const stmt = db.prepare(sql);
+  // Asking the native statement costs a call each time, so its answer is kept with it.
+  const s = { stmt, reader: stmt.reader };
+  if (s.reader) stmt.raw(true);
+  return s;
+}
+
+/** Statements this process sent to a remote primary inside transactions, BEGIN and COMMIT included (bench/scale.ts). */
+export const remoteStatements: Record<TxKind, number> = { read: 0, write: 0 };
+
 /** fn in one interactive transaction of a remote client. */
 export async function remoteTransaction<T>(client: Client, kind: TxKind, fn: (tx: Orm) => Promise<T>): Promise<T> {
+  remoteStatements[kind] += 2;
   const t = await client.transaction(kind);
   try {
     const orm = ormOn(async (sql, params, method) => {
+      remoteStatements[kind]++;
       const rs = await t.execute({ sql, args: params as InValue[] });
       if (method === "run") return { rowsAffected: rs.rowsAffected };
       // drizzle reads rows as arrays (values() destructures them); the client's rows are array-like, not arrays.
@@ -205,7 +260,9 @@ export async function remoteTransaction<T>(client: Client, kind: TxKind, fn: (tx
       return { rows: method === "get" ? rows[0] : rows };
     }, kind);
     const result = await fn(orm);
-    await t.commit();
+    await t.commit().catch((err) => {
+      throw atCommit(err);
+    });
     return result;
   } finally {
     t.close();

@@ -43,3 +43,65 @@ export function openError(url: string, token: string | undefined, err: unknown):
   const message = token ? raw.replaceAll(token, "***") : raw;
   return new DbOpenError(`Cannot open the database at ${where}: ${message}`);
 }
+
+// Errors of a running database that pass: the lock held by another writer (SQLITE_BUSY, SQLITE_LOCKED, or a database
+// server's message for them), an embedded replica's sync that met the primary compacting its log ("snapshot not
+// found"), and a primary that cannot be reached for a moment. A transaction that failed so is rolled back and may
+// run again; past a bound, the caller is told to come back (STORAGE_UNAVAILABLE with retry_after).
+const BUSY_CODE = /^SQLITE_(BUSY|LOCKED)(_|$)/;
+const BUSY_MESSAGE = /\bdatabase (table )?is locked\b|\bdatabase is busy\b/i;
+const SYNC_MESSAGE = /snapshot not found|\bsync(ing)? (error|failed)|SyncError|Replication|replicator|frame .*not found/i;
+const UNREACHABLE_MESSAGE =
+  /status: Unavailable|HRANA_WEBSOCKET_ERROR|WebSocket connection .* failed|WebSocket was closed|Failed to connect|connection refused|ECONNREFUSED|ECONNRESET|connection reset|broken pipe|error trying to connect|stream (has )?expired|STREAM_EXPIRED|\b50[234]\b.*(Bad Gateway|Service Unavailable|Gateway Timeout)/i;
+
+/** Each error in err's chain of causes (drizzle wraps the driver's as `cause`), at most 8 deep. */
+export function* causes(err: unknown): Generator<{ code?: unknown; extendedCode?: unknown; message?: unknown; name?: unknown }> {
+  for (let e = err, depth = 0; e !== null && typeof e === "object" && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
+    yield e as { code?: unknown; extendedCode?: unknown; message?: unknown };
+  }
+}
+
+/** Whether err, or what it wraps, says another writer held the database (not a storage fault). */
+export function databaseBusy(err: unknown): boolean {
+  for (const { extendedCode, code, message } of causes(err)) {
+    for (const c of [extendedCode, code]) if (typeof c === "string" && BUSY_CODE.test(c)) return true;
+    if (typeof message === "string" && BUSY_MESSAGE.test(message)) return true;
+  }
+  return false;
+}
+
+const says = (err: unknown, re: RegExp) => [...causes(err)].some(({ message }) => typeof message === "string" && re.test(message));
+
+/** Whether err is an embedded replica's failed sync with its primary (the statement itself was not refused). */
+export const syncFailure = (err: unknown): boolean => says(err, SYNC_MESSAGE) && !says(err, /WriteDelegation/);
+
+/** Whether err is one that passes (busy, a sync, the primary out of reach for a moment): see above. */
+export const transient = (err: unknown): boolean => databaseBusy(err) || says(err, SYNC_MESSAGE) || says(err, UNREACHABLE_MESSAGE);
+
+const AT_COMMIT = Symbol("at commit");
+
+/** Marks err as thrown by COMMIT: whether the transaction was committed is unknown, so it is not run again here. */
+export function atCommit(err: unknown): unknown {
+  if (err !== null && typeof err === "object") (err as Record<symbol, boolean>)[AT_COMMIT] = true;
+  return err;
+}
+export const failedAtCommit = (err: unknown): boolean => err !== null && typeof err === "object" && (err as Record<symbol, boolean>)[AT_COMMIT] === true;
+
+/**
+ * The driver's own error under err, on one line, for the log: drizzle's "Failed query" names the statement, the
+ * driver's error says what the database answered (SQLITE_BUSY, a sync that failed). Never a query's parameters.
+ */
+export function driverCause(err: unknown): string | null {
+  const chain = [...causes(err)];
+  if (chain.length < 2) return null;
+  const inner = chain[chain.length - 1]!;
+  const code = typeof inner.code === "string" && inner.code ? `${inner.code} ` : "";
+  const message =
+    typeof inner.message === "string"
+      ? inner.message
+          .split(/\nparams:|\n\s*\n|Stack backtrace:/)[0]!
+          .replace(/\s+/g, " ")
+          .trim()
+      : String(inner);
+  return `${code}${message}`.slice(0, 300);
+}

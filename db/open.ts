@@ -6,7 +6,7 @@ import { dirname } from "node:path";
 import { createClient, type Client, type Config } from "@libsql/client";
 import Database from "libsql";
 import { LocalConnection, type TxKind } from "./connections.ts";
-import { DbOpenError, describeUrl, guard, openError } from "./errors.ts";
+import { DbOpenError, describeUrl, guard, openError, transient } from "./errors.ts";
 import { assemble, type Db, type DbMode, READERS, remotePool } from "./pool.ts";
 
 export interface DbOptions {
@@ -26,6 +26,12 @@ export interface DbOptions {
 
 export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 const BUSY_TIMEOUT_MS = 5_000;
+// Read transactions of a remote primary in flight at once: each waits on round trips, not on this process's CPU,
+// and one connection (a WebSocket) carries them all.
+const REMOTE_READERS = 16;
+// How often an embedded replica without --sync-interval syncs in the background: a revoked key stops working on it
+// within this long (reads never reach the primary).
+const DEFAULT_SYNC_MS = 1_000;
 const REMOTE_SCHEMES = ["libsql:", "http:", "https:", "ws:", "wss:"];
 
 const schemeOf = (url: string) => /^[a-z][a-z0-9+.-]*:/i.exec(url)?.[0].toLowerCase();
@@ -90,37 +96,54 @@ export async function openDb(opts: DbOptions): Promise<Db> {
   const timeoutMs = opts.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
   if (mode === "remote") {
     const client = await reachPrimary({ url: opts.url, authToken: opts.authToken }, timeoutMs);
-    return assemble(opts, mode, remotePool(client), () => client.close());
+    return assemble(opts, mode, remotePool(client, REMOTE_READERS), () => client.close());
   }
   const path = localPath(opts.url);
   if (path && path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
   if (mode === "replica") {
     // Opening a replica syncs inside native code that blocks the event loop and has no timeout of its
-    // own, so the primary is first proven reachable (and the token accepted) with a bounded probe.
-    (await reachPrimary({ url: opts.syncUrl!, authToken: opts.authToken }, timeoutMs)).close();
-    const conn = guard(
-      opts.syncUrl!,
-      opts.authToken,
-      () =>
-        new LocalConnection(
-          new Database(path, {
-            syncUrl: opts.syncUrl,
-            authToken: opts.authToken,
-            // Writes go to the primary; the replica then waits for them, so the next read sees them.
-            readYourWrites: true,
-            syncPeriod: opts.syncIntervalSeconds,
-          } as Database.Options),
-          true,
-        ),
-    );
+    // own, so the primary is first proven reachable (and the token accepted) with a bounded probe. That client is
+    // then the one write transactions go through.
+    const primary = await reachPrimary({ url: opts.syncUrl!, authToken: opts.authToken }, timeoutMs);
+    let conn: LocalConnection;
     try {
-      conn.db.sync();
+      conn = await openReplica(path, opts);
     } catch (err) {
-      conn.close();
-      throw openError(opts.syncUrl!, opts.authToken, err);
+      primary.close();
+      throw err;
     }
-    // One connection holds the replica, so readers and the writer are the same one, taking turns.
-    return assemble(opts, mode, { writer: conn, readers: [conn] }, () => conn.close());
+    // Reads on the replica's own file, writes on the primary: two connections, so which one a statement runs on is
+    // decided by the transaction it is in, not by the driver's guess when the statement was prepared. After each
+    // write the replica syncs once, so this instance's next read sees it (read-your-writes).
+    // The replica's sync is native code that blocks the event loop, for 3 s when the primary is down: once a sync
+    // has failed, the next one waits for the primary to answer the client first (which does not block). After a
+    // write, a sync that fails does not fail the write, which committed: the background sync catches up.
+    let unreachable = false;
+    const sync = async () => {
+      if (unreachable && !(await answers(primary))) throw new Error("Replication: the primary does not answer; the replica was not synced");
+      try {
+        conn.sync();
+        unreachable = false;
+      } catch (err) {
+        unreachable = true;
+        throw err;
+      }
+    };
+    return assemble(
+      opts,
+      mode,
+      {
+        ...remotePool(primary, 0),
+        readers: [conn],
+        sync,
+        afterWrite: () => sync().catch(() => {}),
+        syncEveryMs: opts.syncIntervalSeconds ? undefined : DEFAULT_SYNC_MS,
+      },
+      () => {
+        conn.close();
+        primary.close();
+      },
+    );
   }
   const open = () => guard(opts.url, undefined, () => new LocalConnection(new Database(path, { timeout: BUSY_TIMEOUT_MS })));
   const writer = open();
@@ -152,16 +175,80 @@ export async function openDb(opts: DbOptions): Promise<Db> {
   return assemble(opts, mode, readers.length ? { writer, readers, grouped: writer } : { writer, readers: [writer] }, closeAll);
 }
 
-/** A remote client that has answered SELECT 1 within the timeout. */
+/** Whether the primary answers a trivial query within a second (without blocking the event loop). */
+async function answers(client: Client): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    await Promise.race([client.execute("SELECT 1"), new Promise((_, reject) => (timer = setTimeout(() => reject(new Error("timeout")), 1000)))]);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * An embedded replica's connection, synced with its primary. A sync that meets the primary compacting its log
+ * ("snapshot not found", for 15-25 ms) is tried again, a few times.
+ */
+async function openReplica(path: string, opts: DbOptions): Promise<LocalConnection> {
+  for (let attempt = 0; ; attempt++) {
+    let conn: LocalConnection | undefined;
+    try {
+      conn = new LocalConnection(
+        new Database(path, { syncUrl: opts.syncUrl, authToken: opts.authToken, syncPeriod: opts.syncIntervalSeconds } as Database.Options),
+        true,
+      );
+      conn.db.sync();
+      return conn;
+    } catch (err) {
+      conn?.close();
+      if (attempt < 4 && transient(err)) {
+        await Bun.sleep(25 * 2 ** attempt);
+        continue;
+      }
+      throw openError(opts.syncUrl!, opts.authToken, err);
+    }
+  }
+}
+
+/**
+ * The same primary over WebSockets: one connection carries every statement (HTTP sends each as a request of its own,
+ * twice the time for a transaction of 20 statements on loopback). null when the URL asks for HTTP or cannot say.
+ */
+export function webSocketUrl(url: string): string | null {
+  const m = /^(libsql|https?):\/\/(.*)$/i.exec(url);
+  if (!m) return null;
+  const scheme = m[1]!.toLowerCase();
+  const plain = scheme === "http" || (scheme === "libsql" && /[?&]tls=0\b/.test(url));
+  return `${plain ? "ws" : "wss"}://${m[2]!}`;
+}
+
+/** A remote client that has answered SELECT 1 within the timeout: over WebSockets where the primary takes them. */
 async function reachPrimary(cfg: Config, timeoutMs: number): Promise<Client> {
-  const client = guard(cfg.url, cfg.authToken, () => createClient(cfg));
+  const ws = webSocketUrl(cfg.url);
+  if (ws) {
+    try {
+      return await probe({ ...cfg, url: ws }, timeoutMs, cfg.url);
+    } catch (err) {
+      // A primary that does not answer at all is reported as such; one that refuses WebSockets is asked over HTTP.
+      if (err instanceof DbOpenError && /did not answer within/.test(err.message)) throw err;
+      return probe(cfg, timeoutMs, cfg.url);
+    }
+  }
+  return probe(cfg, timeoutMs, cfg.url);
+}
+
+async function probe(cfg: Config, timeoutMs: number, shownUrl: string): Promise<Client> {
+  const client = guard(shownUrl, cfg.authToken, () => createClient(cfg));
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(
       () =>
         reject(
           new DbOpenError(
-            `The database at ${describeUrl(cfg.url)} did not answer within ${timeoutMs / 1000}s; check the URL, the network and that the server is up.`,
+            `The database at ${describeUrl(shownUrl)} did not answer within ${timeoutMs / 1000}s; check the URL, the network and that the server is up.`,
           ),
         ),
       timeoutMs,
@@ -172,7 +259,7 @@ async function reachPrimary(cfg: Config, timeoutMs: number): Promise<Client> {
     return client;
   } catch (err) {
     client.close();
-    throw openError(cfg.url, cfg.authToken, err);
+    throw openError(shownUrl, cfg.authToken, err);
   } finally {
     clearTimeout(timer);
   }

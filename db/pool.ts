@@ -2,6 +2,7 @@
 // a local file's writer. How the connections are opened is db/open.ts's; what runs on them, db/connections.ts's.
 import { type Conn, type LocalConnection, type Orm, type RawSql, readOnlyHandles, remoteRaw, remoteTransaction, type TxKind } from "./connections.ts";
 import type { Client } from "@libsql/client";
+import { failedAtCommit, transient } from "./errors.ts";
 import { GroupCommit, Turns } from "./turns.ts";
 
 /** The handle a transaction gives to domain code; the only way domain code reaches the database. */
@@ -26,6 +27,11 @@ export interface Db {
   exclusive<T>(fn: (raw: RawSql) => Promise<T>): Promise<T>;
   /** Plain SQL in the writers' turn: exclusive() for one statement. */
   readonly raw: RawSql;
+  /**
+   * Brings an embedded replica up to its primary now (a no-op in the other modes): what another instance committed
+   * is then read here (db/open.ts syncs after this instance's own writes already).
+   */
+  sync(): Promise<void>;
   /** Milliseconds a trivial query takes; throws when the database cannot answer. */
   ping(): Promise<number>;
   /** Waits for work in progress, checkpoints the WAL of a local file into it, then closes every connection. */
@@ -50,13 +56,39 @@ export interface Pool {
   readers: Conn[];
   /** The local writer, when its writes may share commits (readers of their own, so no read sees an open group). */
   grouped?: LocalConnection;
+  /** An embedded replica's sync with its primary. */
+  sync?: () => void | Promise<void>;
+  /** Run after each committed write transaction (an embedded replica catches up with it). */
+  afterWrite?: () => void | Promise<void>;
+  /** How often to sync in the background (an embedded replica without --sync-interval). */
+  syncEveryMs?: number;
 }
 
-/** A remote primary: every transaction is one interactive transaction of the client, reads beside writes. */
-export function remotePool(client: Client): Pool {
+/** A remote primary: every transaction is one interactive transaction of the client, `readers` reads beside writes. */
+export function remotePool(client: Client, readers = READERS): Pool {
   const conn = (): Conn => ({ run: (kind, fn) => remoteTransaction(client, kind, fn), raw: remoteRaw(client), close() {} });
   // Distinct handles, so that reads take turns apart from the writes (assemble() shares turns only with the writer).
-  return { writer: conn(), readers: Array.from({ length: READERS }, conn) };
+  return { writer: conn(), readers: Array.from({ length: readers }, conn) };
+}
+
+// Waits before each new attempt of a transaction that failed for a reason that passes (db/errors.ts transient): a
+// busy lock, a replica's sync that met the primary compacting its log (a window of 15-25 ms), a primary restarting.
+const RETRY_DELAYS_MS = [10, 40, 150];
+
+/**
+ * fn, run again while it fails for a reason that passes, at most RETRY_DELAYS_MS.length times more. A transaction
+ * that failed so was rolled back, unless its COMMIT failed: whether that one committed is unknown, and it is left to
+ * the caller (who retries with its idempotency key).
+ */
+export async function retrying<T>(fn: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (attempt >= RETRY_DELAYS_MS.length || failedAtCommit(err) || !transient(err)) throw err;
+      await Bun.sleep(RETRY_DELAYS_MS[attempt]!);
+    }
+  }
 }
 
 /** The Db over a pool: turns per connection, group commit on a local writer, timing of every transaction. */
@@ -82,21 +114,45 @@ export function assemble(opts: PoolOptions, mode: DbMode, pool: Pool, closeAll: 
   };
   const groups = pool.grouped && new GroupCommit(pool.grouped, writerTurns, opts.observeTx);
   // Exclusive work runs outside any group: the open one is committed first.
+  // After a write: an embedded replica syncs, in the readers' turn (not in the middle of one of its reads).
+  const caughtUp = async () => {
+    const after = pool.afterWrite;
+    if (after) await readerTurns[0]!.take(async () => after());
+  };
   const exclusive = <T>(fn: (raw: RawSql) => Promise<T>) =>
-    writerTurns.take(() => {
+    writerTurns.take(async () => {
       groups?.commit();
-      return fn(pool.writer.raw);
+      try {
+        return await fn(pool.writer.raw);
+      } finally {
+        await caughtUp();
+      }
     });
+  // A replica that only reads must still learn of a revoked key or a disabled agent: it syncs in the background, in
+  // the readers' turn; a failure waits for the next round.
+  const sync = pool.sync;
+  const syncing = sync && pool.syncEveryMs ? setInterval(() => void readerTurns[0]!.take(async () => sync()).catch(() => {}), pool.syncEveryMs) : undefined;
+  syncing?.unref();
   let closing: Promise<void> | undefined;
   return {
     url: opts.url,
     mode,
-    tx: (fn) => (groups ? groups.write(fn) : writerTurns.take(() => timed("write", pool.writer, fn))),
-    read: (fn) => {
-      const [conn, turns] = reader();
-      return turns.take(() => timed("read", conn, fn));
+    tx: async (fn) => {
+      if (groups) return groups.write(fn);
+      const result = await retrying(() => writerTurns.take(() => timed("write", pool.writer, fn)));
+      await caughtUp();
+      return result;
     },
+    read: (fn) =>
+      retrying(() => {
+        const [conn, turns] = reader();
+        return turns.take(() => timed("read", conn, fn));
+      }),
     exclusive,
+    sync: async () => {
+      const sync = pool.sync;
+      if (sync) await retrying(() => readerTurns[0]!.take(async () => sync()));
+    },
     raw: {
       execute: (stmt, args) => exclusive((raw) => raw.execute(stmt, args)),
       executeMultiple: (sql) => exclusive((raw) => raw.executeMultiple(sql)),
@@ -111,6 +167,7 @@ export function assemble(opts: PoolOptions, mode: DbMode, pool: Pool, closeAll: 
       });
     },
     close() {
+      clearInterval(syncing);
       closing ??= (async () => {
         await Promise.all([writerTurns.drain(), ...readerTurns.map((t) => t.drain())]);
         groups?.commit();

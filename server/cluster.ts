@@ -10,10 +10,12 @@
 // call to the process that writes is a Transport, IPC here (IpcTransport), so that another (HTTP between machines)
 // is one piece more. The rest of this file is the process tree: starting, sharing, stopping.
 import type { Subprocess } from "bun";
-import { NeedsWrite } from "../db/client.ts";
+import { sql } from "drizzle-orm";
+import { timingSafeEqual } from "node:crypto";
+import { NeedsWrite, type Tx } from "../db/client.ts";
 import { systemClock } from "./clock.ts";
 import type { ServerConfig } from "./config.ts";
-import { AppError } from "./errors.ts";
+import { AppError, describeCause } from "./errors.ts";
 import { appendLines, Lines } from "./observability/logs.ts";
 import { Metrics, type MetricsState } from "./observability/metrics.ts";
 import type { Ops, Peers } from "./observability/ops.ts";
@@ -325,4 +327,205 @@ export function connectToPrimary(): Promise<PrimaryLink> {
       }
     });
   });
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// One writer among instances on one shared database (remote or replica mode, svc serve --peer-secret). Each instance
+// answers reads itself (on an embedded replica, from its own file); the instance holding the writer lease (a row of
+// the database, writer_lease) runs every write tool call, and the others send theirs to it over HTTP, authenticated by
+// the secret they share. Writes from several instances would each hold the primary's write lock across their round
+// trips (and sqld's lock queue can stall for good with three or more writing clients); one writer holds it alone.
+// The lease is held for LEASE_MS and renewed every RENEW_MS: when its holder goes away, another instance takes it once
+// it has run out. A call in flight to a writer that went away is sent again to the next one when it carries an
+// idempotency key (it replays if it had committed); any other is answered 503 STORAGE_UNAVAILABLE, safe to retry.
+
+/** svc serve --peer-secret: what one instance needs to take part (config.peer). */
+export interface PeerSettings {
+  /** The secret every instance on the database shares; a sent call without it is refused. */
+  secret: string;
+  /** Where the other instances reach this one (its own address, not the load balancer's); default http://HOST:PORT. */
+  url?: string;
+}
+
+/** The path a writer takes the calls of the other instances on. */
+export const PEER_CALL_PATH = "/internal/peer/call";
+const LEASE_MS = 3_000;
+const RENEW_MS = 1_000;
+// A sender waits this long at most for a writer (the lease of one gone runs out in LEASE_MS, then one takes it).
+const WRITER_WAIT_MS = LEASE_MS + 3 * RENEW_MS;
+const SEND_TIMEOUT_MS = 30_000;
+
+interface Lease {
+  holder: string;
+  url: string;
+  until: number;
+}
+
+const noWriter = () =>
+  new AppError(
+    "STORAGE_UNAVAILABLE",
+    "No instance could take this write now (the instance that writes went away, or the database server cannot be reached). Retrying with the same idempotency key is safe.",
+    undefined,
+    1,
+  );
+
+/** Constant-time comparison of a presented secret with the shared one. */
+function sameSecret(given: string, secret: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(secret);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** This instance's part among several on one database: the writer lease, and the HTTP transport of writes. */
+export class OneWriter implements Member, Transport {
+  readonly id = crypto.randomUUID();
+  private svc!: Services;
+  private ops: Ops | undefined;
+  private lease: Lease | null = null;
+  private url = "";
+  private timer: ReturnType<typeof setInterval> | undefined;
+  private ticking: Promise<void> | undefined;
+  // Stopping: this instance no longer takes the lease.
+  private leaving = false;
+  private readonly runHere: NonNullable<Cluster["run"]> = workerRun(this);
+
+  /**
+   * A call: reads here, writes on the writer. An embedded replica lags its primary by up to RENEW_MS (each renewal
+   * syncs it): a read that finds no such credential or object is run once more after a sync, so that a key or a group
+   * just made through another instance is found.
+   */
+  readonly run: NonNullable<Cluster["run"]> = async (svc, call) => {
+    const answer = await this.runHere(svc, call);
+    if (svc.db.mode !== "replica" || answer.ok || (answer.error.code !== "UNAUTHENTICATED" && answer.error.code !== "NOT_FOUND")) return answer;
+    await svc.db.sync();
+    return this.runHere(svc, call);
+  };
+
+  constructor(private readonly settings: PeerSettings) {}
+
+  /** Takes part once this instance listens at url (the default peer URL): takes or learns the lease. */
+  async start(svc: Services, ops: Ops, url = ""): Promise<void> {
+    this.svc = svc;
+    this.ops = ops;
+    this.url = (this.settings.url ?? url).replace(/\/+$/, "");
+    await this.tick();
+    this.timer = setInterval(() => void this.tick(), RENEW_MS);
+    this.timer.unref();
+  }
+
+  /** Whether this instance holds the lease now, by its own clock. */
+  get writes(): boolean {
+    return !this.leaving && this.lease !== null && this.lease.holder === this.id && this.lease.until > Date.now();
+  }
+
+  /** Renews the lease if this instance holds it, takes it if it has run out, and learns who holds it. */
+  tick(): Promise<void> {
+    this.ticking ??= this.renew()
+      .catch((err) => this.ops?.log.warn("the writer lease could not be read or renewed", { error: describeCause(err) }))
+      .finally(() => (this.ticking = undefined));
+    return this.ticking;
+  }
+
+  private async renew(): Promise<void> {
+    const now = Date.now();
+    const db = this.svc.db;
+    const free = !this.lease || this.lease.holder === this.id || this.lease.until <= now;
+    if (this.leaving || !free) {
+      // Someone else holds it: read who, without writing (a replica first syncs, to see the holder's renewals).
+      await db.sync();
+      this.lease = await db.read(readLease);
+      if (this.leaving || (this.lease && this.lease.until > now)) return;
+    }
+    const held = this.lease?.holder === this.id;
+    this.lease = await db.tx(async (tx) => {
+      await tx.run(sql`INSERT INTO writer_lease (id, holder, url, lease_until) VALUES (1, ${this.id}, ${this.url}, ${new Date(now + LEASE_MS).toISOString()})
+        ON CONFLICT (id) DO UPDATE SET holder = excluded.holder, url = excluded.url, lease_until = excluded.lease_until
+        WHERE writer_lease.holder = excluded.holder OR writer_lease.lease_until <= ${new Date(now).toISOString()}`);
+      return readLease(tx);
+    });
+    if (!held && this.writes) this.ops?.log.info("this instance took the writer lease", { instance: this.id, url: this.url });
+  }
+
+  /** Transport: null when this instance writes (the call runs here), else the writer's answer. */
+  async send(call: Call): Promise<CallResult | null> {
+    if (nestedDeeperThan(call.raw, MAX_SENT_DEPTH)) return null;
+    const { clientAddress, sandbox: _sandbox, ...meta } = call.meta;
+    const sent: SentCall = { ...call, meta: { ...meta, address: clientAddress() } };
+    const tool = findTool(call.name);
+    const raw = call.raw as Record<string, unknown> | null;
+    // Sent again only where a second run replays the first: a call with an idempotency key.
+    const resendable = Boolean(tool?.idempotent && (call.meta.idempotencyKey || (raw && typeof raw === "object" && raw.idempotency_key)));
+    const deadline = Date.now() + WRITER_WAIT_MS;
+    for (;;) {
+      if (this.writes) return null;
+      const lease = this.lease;
+      if (lease && lease.until > Date.now()) {
+        const outcome = await this.post(lease.url, sent);
+        // Read-your-writes: a replica syncs once the writer has committed, so the caller's next read here sees it.
+        if (outcome.answer?.ok && this.svc.db.mode === "replica") await this.svc.db.sync().catch(() => {});
+        if (outcome.answer) return outcome.answer;
+        if (outcome.reached && !resendable) return { ok: false, error: noWriter(), headers: call.headers };
+      }
+      if (Date.now() >= deadline) return { ok: false, error: noWriter(), headers: call.headers };
+      await Bun.sleep(RENEW_MS / 4);
+      await this.tick();
+    }
+  }
+
+  // reached: the writer may have begun the call (the connection failed after the request went out).
+  private async post(url: string, sent: SentCall): Promise<{ answer?: CallResult; reached: boolean }> {
+    let res: Response;
+    try {
+      res = await fetch(`${url}${PEER_CALL_PATH}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${this.settings.secret}`, "content-type": "application/json" },
+        body: JSON.stringify(sent),
+        signal: AbortSignal.timeout(SEND_TIMEOUT_MS),
+      });
+    } catch (err) {
+      const code = (err as { code?: string }).code ?? "";
+      return { reached: !/ConnectionRefused|ECONNREFUSED/i.test(code) };
+    }
+    // 409: the instance there no longer writes (its lease ran out); nothing of the call ran.
+    if (res.status === 409) return { reached: false };
+    if (!res.ok) return { reached: true };
+    return { answer: fromWire((await res.json()) as WireResult), reached: true };
+  }
+
+  /** The writer's side: a call another instance sent, run here as a write if this instance holds the lease. */
+  async receive(req: Request): Promise<Response> {
+    const given = req.headers.get("authorization")?.replace(/^Bearer\s+/i, "") ?? "";
+    if (req.method !== "POST" || !sameSecret(given, this.settings.secret)) return new Response("forbidden", { status: 403 });
+    if (!this.writes) return new Response("not the writer", { status: 409 });
+    const sent = (await req.json()) as SentCall;
+    if (!findTool(sent.name)) return new Response("no such tool", { status: 400 });
+    return Response.json(toWire(await runSent(this.svc, sent)));
+  }
+
+  async metrics(): Promise<MetricsState[]> {
+    return [];
+  }
+
+  faultChanged(): void {}
+
+  /**
+   * Stops writing for the others (a call sent now is answered 409, and its sender finds the next writer) and hands
+   * the lease back, so that another instance takes it at its next renewal rather than once it runs out.
+   */
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.ticking;
+    const held = this.writes;
+    this.leaving = true;
+    this.lease = null;
+    if (!held) return;
+    await this.svc.db
+      .tx((tx) => tx.run(sql`UPDATE writer_lease SET lease_until = ${new Date().toISOString()} WHERE id = 1 AND holder = ${this.id}`))
+      .catch((err) => this.ops?.log.warn("the writer lease could not be handed back; it runs out on its own", { error: describeCause(err) }));
+  }
+}
+
+async function readLease(tx: Tx): Promise<Lease | null> {
+  const row = await tx.get<[string, string, string] | undefined>(sql`SELECT holder, url, lease_until FROM writer_lease WHERE id = 1`);
+  return row ? { holder: row[0], url: row[1], until: Date.parse(row[2]) } : null;
 }

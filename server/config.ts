@@ -42,6 +42,11 @@ export interface ServerConfig {
   shutdownTimeoutMs?: number;
   /** An OpenID Connect provider humans may sign in with on the web pages. */
   oidc?: { issuer: string; clientId: string; clientSecret: string };
+  /**
+   * Instances on one shared database (remote or replica mode): the secret they share, and where the others reach
+   * this one (default http://HOST:PORT). One of them, the holder of the writer lease, runs every write tool call.
+   */
+  peer?: { secret: string; url?: string };
   /** svc serve --workers: how many processes serve (this one included) and the command that starts one more. */
   workers?: { count: number; command: string[] };
   /** How client ID metadata documents are fetched; absent: guardedFetch (server/auth/safe-fetch.ts), the SSRF guard. */
@@ -211,6 +216,9 @@ export interface ServeSettings {
   /** --quota settings; each replaces its default. */
   quota?: Partial<Quotas>;
   smsWebhook?: string;
+  /** --peer-secret and --peer-url (ServerConfig.peer). */
+  peerSecret?: string;
+  peerUrl?: string;
   ratesUrl?: string;
   attachmentMaxBytes?: number;
   groupAttachmentBytes?: number;
@@ -239,6 +247,8 @@ export function parseHosts(v: string | undefined): string[] {
 /** The server's configuration from svc serve's settings and the environment; the three --oidc-* settings go together. */
 export function serveConfig(o: ServeSettings, clock: Clock, env: Record<string, string | undefined> = process.env): ServerConfig {
   const oidcGiven = [o.oidcIssuer, o.oidcClientId, o.oidcClientSecret].filter(Boolean).length;
+  if (o.peerUrl && !o.peerSecret) throw new ConfigError("--peer-url needs --peer-secret, which the instances on one database share");
+  if (o.peerSecret !== undefined && o.peerSecret.length < 16) throw new ConfigError("--peer-secret must be at least 16 characters");
   if (oidcGiven > 0 && oidcGiven < 3) throw new ConfigError("--oidc-issuer, --oidc-client-id and --oidc-client-secret must be given together");
   return {
     host: o.host,
@@ -276,6 +286,7 @@ export function serveConfig(o: ServeSettings, clock: Clock, env: Record<string, 
       limits: o.federationLimits,
       ...(o.federationTestTiming ? { retryBaseMs: o.federationTestTiming, leaseMs: 3000, sendIntervalMs: 100 } : {}),
     },
+    peer: o.peerSecret ? { secret: o.peerSecret, url: o.peerUrl?.replace(/\/+$/, "") } : undefined,
   };
 }
 

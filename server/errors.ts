@@ -1,6 +1,10 @@
 // The errors svc answers with, and where they become answers: AppError for every tool and page (the envelope;
 // domain code throws codes, the HTTP status is derived here only), and OAuthError for the OAuth endpoints, whose
 // wire format is RFC 6749's own ({error, error_description}).
+import { databaseBusy, driverCause, transient } from "../db/client.ts";
+
+export { databaseBusy };
+
 export const ERROR_CODES = {
   VALIDATION_ERROR: { status: 400, action: "Fix the fields named in details.issues and call again." },
   UNAUTHENTICATED: { status: 401, action: "Send a valid credential as 'Authorization: Bearer <key>'; register with register_agent or sign in again." },
@@ -61,8 +65,10 @@ export const invalid = (path: string, message: string) =>
 
 /** What an operator may read of an unexpected error: its kind and message, never a query's parameters. */
 export function describeCause(err: unknown): string {
-  const text = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
-  return text.split(/\nparams:/)[0]!.slice(0, 500);
+  const text = (err instanceof Error ? `${err.name}: ${err.message}` : String(err)).split(/\nparams:/)[0]!.slice(0, 500);
+  // drizzle's "Failed query" says which statement; the driver's error under it says what the database answered.
+  const driver = driverCause(err);
+  return driver ? `${text} (database: ${driver})` : text;
 }
 
 /** Seconds a caller is asked to wait after a storage fault: an operator has to free space or fix the disk. */
@@ -86,21 +92,6 @@ export function storageFault(err: unknown): string | null {
 /** Seconds a caller is asked to wait when the database was busy: another writer held it past the busy timeout. */
 export const BUSY_RETRY_AFTER_S = 1;
 
-// Another connection holds the lock: SQLITE_BUSY and SQLITE_LOCKED (and their extended codes), or a remote
-// database server's message for them, whose code is only its own (SERVER_ERROR).
-const BUSY_CODE = /^SQLITE_(BUSY|LOCKED)(_|$)/;
-const BUSY_MESSAGE = /\bdatabase (table )?is locked\b|\bdatabase is busy\b/i;
-
-/** Whether err, or what it wraps, says the database was busy with another writer (not a storage fault). */
-export function databaseBusy(err: unknown): boolean {
-  for (let e = err, depth = 0; e !== null && typeof e === "object" && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
-    const { extendedCode, code, message } = e as { extendedCode?: unknown; code?: unknown; message?: unknown };
-    for (const c of [extendedCode, code]) if (typeof c === "string" && BUSY_CODE.test(c)) return true;
-    if (typeof message === "string" && BUSY_MESSAGE.test(message)) return true;
-  }
-  return false;
-}
-
 /**
  * Anything that is not an AppError becomes INTERNAL with nothing of the cause leaked, except a storage fault or a
  * busy database: the caller is told the server cannot store writes now, and that retrying later is safe.
@@ -111,6 +102,14 @@ export function toAppError(err: unknown): AppError {
     return new AppError(
       "STORAGE_UNAVAILABLE",
       "The database is busy: another writer held it longer than this call could wait. Nothing of this call was stored.",
+      undefined,
+      BUSY_RETRY_AFTER_S,
+    );
+  }
+  if (transient(err)) {
+    return new AppError(
+      "STORAGE_UNAVAILABLE",
+      "The database server did not answer this call in time (it is restarting, compacting its log or out of reach). Retrying with the same idempotency key is safe.",
       undefined,
       BUSY_RETRY_AFTER_S,
     );

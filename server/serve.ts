@@ -4,12 +4,13 @@ import { ensureSigningKey } from "./auth/jwt.ts";
 import { ensureFormKey, readFormKey } from "./web/session.ts";
 import { createApp } from "./app.ts";
 import { TrustedProxies } from "./client-address.ts";
-import { type Member, type PrimaryLink, Workers } from "./cluster.ts";
+import { type Member, OneWriter, PEER_CALL_PATH, type PrimaryLink, Workers } from "./cluster.ts";
 import { ConfigError, DEFAULTS, type ServerConfig } from "./config.ts";
 import { type Admission, ConnectionCap, closing, tooManyConnections } from "./connections.ts";
 import { JOBS } from "./jobs/index.ts";
 import { fetchExchangeRates } from "./jobs/exchange-rates.ts";
-import { storageFault } from "./errors.ts";
+import { describeCause, storageFault } from "./errors.ts";
+import { LastUse } from "./auth/last-use.ts";
 import { JobRunner } from "./jobs/runner.ts";
 import { ensureFederationKey } from "./federation/keys.ts";
 import { startSender } from "./federation/outbox.ts";
@@ -26,6 +27,8 @@ export interface RunningServer {
   port: number;
   db: Db;
   services: Services;
+  /** The clients' last use, written in batches. */
+  lastUse: LastUse;
   ops: Ops;
   jobs: JobRunner;
   connections: ConnectionCap;
@@ -58,8 +61,10 @@ export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink)
   const connections = new ConnectionCap(config.maxConnectionsPerAddress ?? DEFAULTS.maxConnectionsPerAddress, idleTimeout * 1000);
   const openFiles = raiseOpenFileLimit();
   const workerCount = (config.workers?.count ?? 1) - 1;
-  // This process's part in a server of several: the primary starts the workers, a worker links to the primary.
-  const cluster: Member | undefined = toPrimary ?? (workerCount > 0 ? new Workers(workerCount, config.workers!.command) : undefined);
+  // This process's part in a server of several: the primary starts the workers, a worker links to the primary; an
+  // instance among others on one shared database takes part in choosing the one writer.
+  const peers = config.peer && !toPrimary && workerCount === 0 ? new OneWriter(config.peer) : undefined;
+  const cluster: Member | undefined = toPrimary ?? (workerCount > 0 ? new Workers(workerCount, config.workers!.command) : peers);
   const log = createLogger(config.logLevel ?? "silent", toPrimary?.writeLine, config.logFormat);
   const metrics = new Metrics();
   const db = await openDb({
@@ -76,14 +81,22 @@ export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink)
         await db.close();
         throw err;
       });
+  if (peers && db.mode === "local") {
+    await db.close();
+    throw new ConfigError(
+      "--peer-secret is for instances on one remote database or on replicas of one (--db libsql://..., or --sync-url); a local file has one server",
+    );
+  }
   if (applied.length) log.info("migrations applied", { migrations: applied.map((m) => m.name).join(",") });
   // The server's own keys are made here, once, so that no request has to write them (a GET never writes); the
   // token signing key once the base URL is known, below.
   if (!toPrimary) await db.tx((tx) => ensureFormKey(tx, config.clock.now()));
   if (!toPrimary && config.federation && config.federation.mode !== "off") await db.tx((tx) => ensureFederationKey(tx, config.clock.now()));
   const formKey = await db.read(readFormKey);
-  const several = cluster !== undefined;
-  const services: Services = { db, config, formKey, limiter: new RateLimiter(() => config.clock.now().getTime(), several), cluster };
+  // Processes of one server on one machine share its port and their rate limiters' counts.
+  const several = cluster !== undefined && cluster !== peers;
+  const lastUse = new LastUse(db);
+  const services: Services = { db, config, formKey, limiter: new RateLimiter(() => config.clock.now().getTime(), several), cluster, lastUse };
   const ops = new Ops(services, log, metrics, cluster);
   services.observe = (e) => {
     metrics.recordCall(e);
@@ -132,6 +145,7 @@ export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink)
       const admission: Admission = exempt ? "keep" : connections.admit(address, port);
       if (admission === "refuse") return tooManyConnections(connections.cap);
       try {
+        if (peers && new URL(req.url).pathname === PEER_CALL_PATH) return await peers.receive(req);
         // Looked up only by what needs it (rate limits of public calls and pages): the forwarding headers are parsed.
         const res = await handle(req, () => trusted.clientAddress(address, req.headers));
         return admission === "close" ? closing(res) : res;
@@ -159,19 +173,24 @@ export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink)
   // Workers listen on the port this process got (port 0 asks the system for one).
   config.port = port;
   const workers = cluster instanceof Workers ? cluster : undefined;
-  await cluster?.start(services, ops).catch(async (err) => {
+  await (peers
+    ? peers.start(services, ops, `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`)
+    : cluster?.start(services, ops)
+  )?.catch(async (err) => {
     await workers?.stop().exited;
     server.stop(true);
     await db.close();
     throw err;
   });
   if (config.jobIntervalMs && !toPrimary) jobs.start(config.jobIntervalMs);
+  lastUse.start((err) => log.warn("writing clients' last use failed; kept for the next try", { error: describeCause(err) }));
   let stopping: Promise<void> | undefined;
   return {
     url: `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`,
     port,
     db,
     services,
+    lastUse,
     ops,
     jobs,
     connections,
@@ -182,6 +201,7 @@ export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink)
         // Every process stops accepting at once; the database stays open until the workers are gone, since their
         // requests in flight may still hand writes to this process.
         const stoppingWorkers = workers?.stop();
+        const leaving = peers?.stop();
         await stoppingWorkers?.closed;
         const draining = server.stop(); // the listener closes now; this settles once requests in flight are answered
         toPrimary?.closed();
@@ -195,9 +215,11 @@ export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink)
           await server.stop(true);
         }
         await stoppingWorkers?.exited;
+        await leaving;
         // A failure here must not keep the database open; the instance row then goes stale on its own.
         await jobs.stop().catch((err) => log.warn("stopping jobs failed", { error: err instanceof Error ? err.message : String(err) }));
         await sender?.stop();
+        await lastUse.stop().catch((err) => log.warn("writing clients' last use failed", { error: describeCause(err) }));
         await db.close();
         log.info("stopped");
       })();

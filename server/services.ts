@@ -12,6 +12,8 @@ export interface Services {
   limiter: RateLimiter;
   /** Signs anonymous browsers' CSRF tokens (server/web/session.ts); made once in the database, read at start. */
   formKey: string;
+  /** Where a call notes its client's use; written in batches (server/auth/last-use.ts). */
+  lastUse: { note(clientId: string, at: Date): void };
   /** In a server of several processes (svc serve --workers, server/cluster.ts): what they share. */
   cluster?: Cluster;
   /** Called once per finished call, for logs and metrics. */

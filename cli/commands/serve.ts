@@ -44,8 +44,9 @@ const QUOTA_DEFAULTS = Object.entries(QUOTA_NAMES)
   .map(([name, field]) => `${name}=${DEFAULTS.quotas[field]}`)
   .join(", ");
 
-// More processes than this mostly add memory (~70 MB each): writes all run in the first one.
-const AUTO_WORKERS_MAX = 4;
+// One process per core up to this many: every write runs in the first process, which past ~16 others spends its core
+// relaying their writes, log lines and rate-limit counts; each one more also costs ~70 MB. A larger --workers is taken.
+const AUTO_WORKERS_MAX = 16;
 // Only Linux spreads the connections of one port over the processes listening on it (SO_REUSEPORT); on the BSDs
 // and macOS the last process to listen would get them all.
 const SHARES_PORTS = process.platform === "linux";
@@ -75,6 +76,17 @@ export function serveCommand(): Command {
     .addOption(new Option("--sync-url <url>", "embedded replica: the primary's libsql:// URL; --db is then the replica's local file").env("SVC_SYNC_URL"))
     .addOption(
       new Option("--sync-interval <duration>", "embedded replica: also sync in the background this often, e.g. 5s").env("SVC_SYNC_INTERVAL").argParser(seconds),
+    )
+    .addOption(
+      new Option(
+        "--peer-secret <secret>",
+        "instances on one remote or replicated database: the secret they share; one of them then runs every write, the others send it theirs",
+      ).env("SVC_PEER_SECRET"),
+    )
+    .addOption(
+      new Option("--peer-url <url>", "where the other instances reach this one (its own address, not the load balancer's); default http://HOST:PORT").env(
+        "SVC_PEER_URL",
+      ),
     )
     .addOption(
       new Option(

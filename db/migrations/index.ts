@@ -22,6 +22,7 @@ import people from "./0020_people.sql" with { type: "text" };
 import placeholders from "./0021_placeholders.sql" with { type: "text" };
 import refundsSpendingBatches from "./0022_refunds_spending_batches.sql" with { type: "text" };
 import receiptsRatesSeries from "./0023_receipts_rates_series.sql" with { type: "text" };
+import writerLease from "./0024_writer_lease.sql" with { type: "text" };
 import federation from "./0025_federation.sql" with { type: "text" };
 
 export const MIGRATIONS: readonly { id: number; name: string; sql: string }[] = [
@@ -48,5 +49,6 @@ export const MIGRATIONS: readonly { id: number; name: string; sql: string }[] = 
   { id: 21, name: "0021_placeholders", sql: placeholders },
   { id: 22, name: "0022_refunds_spending_batches", sql: refundsSpendingBatches },
   { id: 23, name: "0023_receipts_rates_series", sql: receiptsRatesSeries },
+  { id: 24, name: "0024_writer_lease", sql: writerLease },
   { id: 25, name: "0025_federation", sql: federation },
 ];

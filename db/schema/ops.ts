@@ -16,3 +16,11 @@ export const instances = sqliteTable("instances", {
   startedAt: text("started_at").notNull(),
   seenAt: text("seen_at").notNull(),
 });
+
+// Mirrors db/migrations/0024_writer_lease.sql: the one writer of instances sharing a database (server/cluster.ts).
+export const writerLease = sqliteTable("writer_lease", {
+  id: integer("id").primaryKey(),
+  holder: text("holder").notNull(),
+  url: text("url").notNull(),
+  leaseUntil: text("lease_until").notNull(),
+});

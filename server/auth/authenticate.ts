@@ -2,7 +2,7 @@ import type { Tx } from "../../db/client.ts";
 import { eq } from "drizzle-orm";
 import { agents, clients, webSessions } from "../../db/schema/index.ts";
 import { iso } from "../clock.ts";
-import { authenticateApiKey, touchClient, touchDue, type Authenticated } from "./credentials.ts";
+import { authenticateApiKey, touchDue, type Authenticated } from "./credentials.ts";
 import { authenticateAccessToken } from "./oauth.ts";
 import { sha256 } from "./secrets.ts";
 import { looksLikeJwt } from "./jwt.ts";
@@ -20,7 +20,7 @@ export function bearerToken(header: string | null | undefined): string | null {
 /**
  * The one place a credential becomes a principal; null means missing, invalid, revoked or expired.
  * A JWT is an OAuth access token (scopes from the token); anything else is an API key.
- * It only reads, so it runs in read transactions too; recordUse writes the client's last use. tokenHash: sha256(token).
+ * It only reads, so it runs in read transactions too; the client's last use is written in batches (LastUse). tokenHash: sha256(token).
  */
 export async function authenticate(tx: Tx, token: string, now: Date, tokenHash = sha256(token), from: { page?: boolean } = {}): Promise<Authenticated | null> {
   // A browser's session secret is a credential only for the pages that act for it, never as a bearer token.
@@ -53,9 +53,4 @@ async function authenticateWebSession(tx: Tx, sessionHash: string, now: Date): P
     },
     touchDue: touchDue(row.c.lastUsedAt, now),
   };
-}
-
-/** Sets the client's last_used_at when it is due (at most once a minute); needs a write transaction. */
-export async function recordUse(tx: Tx, auth: Authenticated, now: Date): Promise<void> {
-  if (auth.touchDue) await touchClient(tx, auth.principal.clientId, now);
 }

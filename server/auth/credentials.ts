@@ -76,7 +76,7 @@ export function narrowScopes(wanted: string, holder: string): string {
 /** Whether a credential may read sign-in codes: an API key that can write and is not in its rotation grace. */
 export const readsSigninCodes = (p: Principal) => p.kind === "api_key" && p.scopes.has("svc:write") && !p.graceUntil;
 
-/** A resolved credential; touchDue: its client's last_used_at is due an update, which the caller makes (touchClient). */
+/** A resolved credential; touchDue: its client's last_used_at is due an update, which the caller notes (server/auth/last-use.ts). */
 export interface Authenticated {
   principal: Principal;
   touchDue: boolean;
@@ -129,19 +129,6 @@ export async function authenticateApiKey(tx: Tx, keyHash: string, now: Date): Pr
 /** Whether a client last used at lastUsedAt is due a new last_used_at: at most one write per minute. */
 export function touchDue(lastUsedAt: string | null, now: Date): boolean {
   return !lastUsedAt || Date.parse(lastUsedAt) + LAST_USED_RESOLUTION_MS <= now.getTime();
-}
-
-const touch = prepared((tx) =>
-  tx
-    .update(clients)
-    .set({ lastUsedAt: sql`${sql.placeholder("at")}` })
-    .where(eq(clients.clientId, sql.placeholder("clientId")))
-    .prepare(),
-);
-
-/** Records when a client was last used (when touchDue said so). */
-export async function touchClient(tx: Tx, clientId: string, now: Date): Promise<void> {
-  await touch(tx).run({ clientId, at: iso(now) });
 }
 
 /** New key for this client only; the keys it replaces keep working for the grace period. `accountUrl`: where keys are managed. */
@@ -198,7 +185,8 @@ export async function listClients({ tx, now, actor }: DomainContext<Actor & { cl
       name: c.name,
       kind: c.kind,
       created_at: c.createdAt,
-      last_used_at: c.lastUsedAt,
+      // The calling client is in use now; its stored last use is written in batches (server/auth/last-use.ts).
+      last_used_at: c.clientId === actor.clientId && touchDue(c.lastUsedAt, now) ? iso(now) : c.lastUsedAt,
       current: c.clientId === actor.clientId,
       obtained_through: c.parentClientId,
       old_key_until: graceUntil,

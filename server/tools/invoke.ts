@@ -4,8 +4,8 @@
 // A tool that writes runs in a write transaction; any other in a read one (local on an embedded replica), and in a
 // write one after all if it finds it must write (NeedsWrite).
 import type { ZodError } from "zod";
-import { isReadOnly, NeedsWrite, type Tx } from "../../db/client.ts";
-import { authenticate, recordUse, type Authenticated } from "../auth/authenticate.ts";
+import { NeedsWrite, type Tx } from "../../db/client.ts";
+import { authenticate, type Authenticated } from "../auth/authenticate.ts";
 import { checkAttempts, recordAttempt } from "../domain/attempts.ts";
 import { summary } from "../domain/inbox.ts";
 import { sha256 } from "../auth/secrets.ts";
@@ -105,9 +105,6 @@ export async function run(svc: Services, call: Call, tool = toolNamed(call.name)
   try {
     if (needsCredential(tool, call.meta) && !call.meta.token) throw new AppError("UNAUTHENTICATED", "This tool needs a credential.");
     const answer = await transaction(svc, r, choice).catch((err) => countFailedGuess(svc, r, err));
-    // A read transaction writes nothing, so a read call's last use is recorded after it, in a small write.
-    const used = r.auth;
-    if (used?.touchDue && answer.ranAsRead) await svc.db.tx((tx) => recordUse(tx, used, r.now));
     return finished(svc, r, { ok: true, data: answer.data, replayed: answer.replayed, headers: call.headers }, { wrote: tool.isWrite && !answer.replayed });
   } catch (err) {
     if (err instanceof NeedsWrite && choice === "read only") throw err;
@@ -197,14 +194,14 @@ async function inTransaction(svc: Services, r: Running, tx: Tx): Promise<Omit<An
   return { data, replayed: stored !== null };
 }
 
-/** The credential, the agent's limit, the client's last use (in a write transaction) and the tool's scope. */
+/** The credential, the agent's limit, the client's last use (noted, written in batches: LastUse) and the tool's scope. */
 async function authenticateIn(svc: Services, r: Running, tx: Tx): Promise<void> {
   const auth = await authenticate(tx, r.call.meta.token!, r.now, r.call.tokenHash!, { page: r.call.meta.page });
   if (!auth) throw new AppError("UNAUTHENTICATED", "The credential is missing, invalid, expired or revoked.");
   r.auth = auth;
   r.principal = auth.principal;
   limitAgent(svc, r.call, auth.principal.agentId);
-  if (!isReadOnly(tx)) await recordUse(tx, auth, r.now);
+  if (auth.touchDue) svc.lastUse.note(auth.principal.clientId, r.now);
   if (!auth.principal.scopes.has(r.tool.scope)) {
     throw new AppError("FORBIDDEN", `This credential lacks the scope ${r.tool.scope}.`, { required_scope: r.tool.scope });
   }

@@ -7,10 +7,16 @@ import { ManualClock } from "../../server/clock.ts";
 import { MIGRATIONS } from "../../db/migrations/index.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
 import { PageClient } from "../web/page-client.ts";
-import { ensureBuilt, svc } from "./bin.ts";
+import { ensureBuilt, svc as runSvc } from "./bin.ts";
 
 // Admin commands stamp real time; the server's clock starts at the real now so expiry agrees on both sides.
 let s: TestServer;
+/** svc, then the server's embedded replica (in replica mode) syncs: it reads what the command wrote once it has. */
+const svc = async (...args: Parameters<typeof runSvc>) => {
+  const r = await runSvc(...args);
+  await s?.server.db.sync();
+  return r;
+};
 let db: string[];
 beforeAll(async () => {
   await ensureBuilt();

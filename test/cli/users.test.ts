@@ -5,10 +5,16 @@ import { ManualClock } from "../../server/clock.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
 import { grant } from "../auth/oauth-helpers.ts";
 import { PageClient } from "../web/page-client.ts";
-import { ensureBuilt, svc } from "./bin.ts";
+import { ensureBuilt, svc as runSvc } from "./bin.ts";
 
 // Admin commands stamp real time; the server's clock starts at the real now so both sides agree.
 let s: TestServer;
+/** svc, then the server's embedded replica (in replica mode) syncs: it reads what the command wrote once it has. */
+const svc = async (...args: Parameters<typeof runSvc>) => {
+  const r = await runSvc(...args);
+  await s?.server.db.sync();
+  return r;
+};
 let db: string[];
 beforeAll(async () => {
   await ensureBuilt();
@@ -30,6 +36,8 @@ describe("svc users list", () => {
   test("every handle with its name, creation, live clients and last use, as a table and as JSON", async () => {
     const a = await s.register("usr-ann");
     await s.ok("get_me", {}, a.key);
+    // The last use of each client is written in batches (server/auth/last-use.ts).
+    await s.server.lastUse.flush();
     await s.register("usr-ben");
     const listed = (await svc(["users", "list", "--json", ...db])).json();
     const ann = listed.find((u: any) => u.handle === "usr-ann");

@@ -35,9 +35,13 @@ export function freePort(): number {
   return port;
 }
 
-/** Starts `bun run cli/main.ts serve` on `dbPath` with no effective rate limit; resolves once /healthz answers. */
+/**
+ * Starts `bun run cli/main.ts serve` on `dbPath` (a file's path, or a database URL as --db takes it) with no effective
+ * rate limit; resolves once /healthz answers.
+ */
 export async function spawnServer(dbPath: string, extra: string[] = [], port = freePort()): Promise<ServerProcess> {
-  const proc = spawn(["bun", "run", "cli/main.ts", "serve", "--port", String(port), "--db", `file:${dbPath}`, ...UNLIMITED, ...extra], {
+  const db = /^[a-z]+:/.test(dbPath) ? dbPath : `file:${dbPath}`;
+  const proc = spawn(["bun", "run", "cli/main.ts", "serve", "--port", String(port), "--db", db, ...UNLIMITED, ...extra], {
     cwd: ROOT,
     stdout: "pipe",
     stderr: "pipe",

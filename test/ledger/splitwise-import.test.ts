@@ -208,8 +208,10 @@ describe("svc import splitwise (the command, against a server's database)", () =
   });
   afterAll(() => s.stop());
 
-  const run = (args: string[]) => {
+  const run = async (args: string[]) => {
     const p = Bun.spawnSync(["bun", "run", join(import.meta.dir, "../../cli/main.ts"), "import", "splitwise", ...args, ...s.dbFlags]);
+    // An embedded replica reads what the command wrote on its primary once it syncs.
+    await s.server.db.sync();
     return { code: p.exitCode, out: p.stdout.toString(), err: p.stderr.toString() };
   };
 
@@ -220,13 +222,13 @@ describe("svc import splitwise (the command, against a server's database)", () =
 
     const bad = join(s.dir, "bad.csv");
     writeFileSync(bad, `${HEADER}\n2026-10-01,Lunch,General,30.00,EUR,20.00,-10.00,-9.00\n2026-10-02,Cab,Taxi,5.00,EUR,5.00,-5.00,0.00\n`);
-    const refused = run([bad, "--group", g.group_id, "--map", map]);
+    const refused = await run([bad, "--group", g.group_id, "--map", map]);
     expect(refused.code).toBe(2);
     expect(refused.err).toContain("not imported: 1 problem");
     expect(refused.err).toContain("line 2: the people's amounts sum to 1.00 EUR, not zero");
     expect((await s.ok("list_expenses", { group_id: g.group_id }, alice!.key)).expenses).toEqual([]);
 
-    const first = run([FIXTURE, "--group", g.group_id, "--map", map]);
+    const first = await run([FIXTURE, "--group", g.group_id, "--map", map]);
     expect(first.err).toBe("");
     expect(first.code).toBe(0);
     expect(first.out).toContain("Imported 3 expenses and 1 payment into group");
@@ -247,14 +249,14 @@ describe("svc import splitwise (the command, against a server's database)", () =
     // imported history tells no one
     expect((await s.ok("get_inbox", { since: "0", include_seen: true }, carol!.key)).items.filter((i: any) => i.app === "ledger")).toEqual([]);
 
-    const again = run([FIXTURE, "--group", g.group_id, "--map", map]);
+    const again = await run([FIXTURE, "--group", g.group_id, "--map", map]);
     expect(again.code).toBe(5);
     expect(again.err).toContain("already imported");
 
-    const notMember = run([FIXTURE, "--group", g.group_id, "--map", "Alice Smith=sw-alice,Bob=sw-bob,Carol=sw-nobody"]);
+    const notMember = await run([FIXTURE, "--group", g.group_id, "--map", "Alice Smith=sw-alice,Bob=sw-bob,Carol=sw-nobody"]);
     expect(notMember.code).toBe(2);
     expect(notMember.err).toContain("@sw-nobody is not a member of the group");
-    const noGroup = run([FIXTURE, "--group", crypto.randomUUID(), "--map", map]);
+    const noGroup = await run([FIXTURE, "--group", crypto.randomUUID(), "--map", map]);
     expect(noGroup.code).toBe(4);
   }, 30_000);
 
@@ -263,10 +265,10 @@ describe("svc import splitwise (the command, against a server's database)", () =
     const key = g.members[0]!.key;
     const map = JSON.stringify({ "Alice Smith": "tr-alice", Bob: "tr-bob", "Chen, Li": "tr-chen", "Zoë Müller": "tr-zoe" });
 
-    const noRate = run([TRIP, "--group", g.group_id, "--map", map]);
+    const noRate = await run([TRIP, "--group", g.group_id, "--map", map]);
     expect(noRate.code).toBe(2);
     expect(noRate.err).toContain("lines 5, 6, 8: in GBP, not the group's EUR; give the rate with --rate GBP=<EUR per 1 GBP>");
-    const badFlag = run([TRIP, "--group", g.group_id, "--map", map, "--rate", "GBP:1.17"]);
+    const badFlag = await run([TRIP, "--group", g.group_id, "--map", map, "--rate", "GBP:1.17"]);
     expect(badFlag.code).toBe(2);
     expect(badFlag.err).toContain("is not CUR=RATE");
     const edited = join(s.dir, "edited.csv");
@@ -274,12 +276,12 @@ describe("svc import splitwise (the command, against a server's database)", () =
       edited,
       (await trip()).replace("Museum,Entertainment,30.00,GBP,-10.00,-10.00,0.00,20.00", "Museum,Entertainment,30.00,GBP,-10.00,0.00,-10.00,20.00"),
     );
-    const disagrees = run([edited, "--group", g.group_id, "--map", map, "--rate", "GBP=1.17"]);
+    const disagrees = await run([edited, "--group", g.group_id, "--map", map, "--rate", "GBP=1.17"]);
     expect(disagrees.code).toBe(2);
     expect(disagrees.err).toContain("the Total balance in GBP gives Bob (@tr-bob) 0.00, but the rows imported give 10.00 (a difference of -10.00 GBP)");
     expect((await s.ok("list_expenses", { group_id: g.group_id }, key)).expenses).toEqual([]);
 
-    const done = run([TRIP, "--group", g.group_id, "--map", map, "--rate", "GBP=1.17", "--rate", "USD=0.92", "--json"]);
+    const done = await run([TRIP, "--group", g.group_id, "--map", map, "--rate", "GBP=1.17", "--rate", "USD=0.92", "--json"]);
     expect(done.err).toBe("");
     expect(done.code).toBe(0);
     const result = JSON.parse(done.out);
@@ -288,7 +290,7 @@ describe("svc import splitwise (the command, against a server's database)", () =
       { currency: "EUR", amount_minor: 1500, amount: "15.00" },
       { currency: "GBP", amount_minor: 350, amount: "3.50" },
     ]);
-    const text = run([
+    const text = await run([
       TRIP,
       "--group",
       (await groupWith(s, ["tr2-alice", "tr2-bob", "tr2-chen", "tr2-zoe"])).group_id,
@@ -349,11 +351,11 @@ describe("svc import splitwise (the command, against a server's database)", () =
     );
     expect(() => parseNameMap("Dana=+")).toThrow("is not Name=handle");
     // refused for another reason: the placeholder is not kept
-    const refused = run([DANA, "--group", g.group_id, "--map", "Alice Smith=swd-alice,Bob=swd-nobody,Dana=+Dana"]);
+    const refused = await run([DANA, "--group", g.group_id, "--map", "Alice Smith=swd-alice,Bob=swd-nobody,Dana=+Dana"]);
     expect(refused.code).toBe(2);
     expect((await s.ok("get_group", { group_id: g.group_id }, alice!.key)).group.member_count).toBe(2);
 
-    const done = run([DANA, "--group", g.group_id, "--map", JSON.stringify({ "Alice Smith": "swd-alice", Bob: "swd-bob", Dana: "+Dana" }), "--json"]);
+    const done = await run([DANA, "--group", g.group_id, "--map", JSON.stringify({ "Alice Smith": "swd-alice", Bob: "swd-bob", Dana: "+Dana" }), "--json"]);
     expect(done.err).toBe("");
     expect(done.code).toBe(0);
     const result = JSON.parse(done.out);

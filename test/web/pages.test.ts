@@ -129,6 +129,8 @@ describe("the pages in Chromium", () => {
 
   test("account: the clients are listed (the one in use marked), a new API key is shown once, nothing is cut off at 390 px", async () => {
     await s.ok("get_me", {}, alice.key);
+    // The last use of each client is written in batches (server/auth/last-use.ts).
+    await s.server.lastUse.flush();
     await page.goto(`${s.url}/account`);
     const apps = page.getByRole("list", { name: "Connected apps" });
     await expect(apps.textContent()).resolves.toContain("Chromium App");

@@ -1,0 +1,162 @@
+// Past one machine, in one run: get_inbox polls and add_expense calls a second on a local file, through one sqld in
+// remote mode (1 and 3 instances) and on embedded replicas of it (1 and 2), as ratios to the local file. Instances on
+// sqld run with one writer among them (--peer-secret); the load is spread over the instances round robin.
+// Run: bun run bench/scale.ts [seconds per figure=5]
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type ServerProcess, spawnServer } from "../test/hardening/spawn-server.ts";
+import { type Sqld, startSqld } from "../test/sqld.ts";
+import { remoteStatements } from "../db/client.ts";
+import { startTestServer } from "../test/harness.ts";
+import { tool } from "./load.ts";
+
+const SECONDS = Number(process.argv[2] ?? 5);
+const POLLERS = 32;
+const WRITERS = 16;
+const PEER = ["--peer-secret", "bench-scale-peer-secret-0123", "--workers", "1"];
+
+interface Setup {
+  name: string;
+  instances: number;
+  start(dir: string, sqld: Sqld | null): Promise<ServerProcess[]>;
+}
+
+const ONLY = process.env.SCALE_ONLY;
+const ALL: Setup[] = [
+  { name: "local file", instances: 1, start: async (dir) => [await spawnServer(join(dir, "svc.db"), ["--workers", "1"])] },
+  { name: "remote, 1 instance", instances: 1, start: async (_dir, sqld) => [await spawnServer(sqld!.url, PEER)] },
+  {
+    name: "remote, 3 instances",
+    instances: 3,
+    start: async (_dir, sqld) => {
+      const first = await spawnServer(sqld!.url, PEER);
+      return [first, ...(await Promise.all([spawnServer(sqld!.url, PEER), spawnServer(sqld!.url, PEER)]))];
+    },
+  },
+  {
+    name: "replica, 1 instance",
+    instances: 1,
+    start: async (dir, sqld) => [await spawnServer(`file:${join(dir, "r1.db")}`, ["--sync-url", sqld!.url, ...PEER])],
+  },
+  {
+    name: "replica, 2 instances",
+    instances: 2,
+    start: async (dir, sqld) => {
+      const first = await spawnServer(`file:${join(dir, "r1.db")}`, ["--sync-url", sqld!.url, ...PEER]);
+      return [first, await spawnServer(`file:${join(dir, "r2.db")}`, ["--sync-url", sqld!.url, ...PEER])];
+    },
+  },
+];
+const SETUPS = ALL.filter((s, i) => !ONLY || i === 0 || s.name === ONLY);
+
+/** Calls made by `width` loops for SECONDS, each loop on the next instance; calls a second (failed calls excluded). */
+async function load(urls: string[], width: number, call: (url: string, i: number) => Promise<boolean>): Promise<{ rate: number; failed: number }> {
+  const until = performance.now() + SECONDS * 1000;
+  let done = 0;
+  let failed = 0;
+  let n = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: width }, async (_, w) => {
+      while (performance.now() < until) {
+        if (await call(urls[w % urls.length]!, n++)) done++;
+        else failed++;
+      }
+    }),
+  );
+  return { rate: done / ((performance.now() - started) / 1000), failed };
+}
+
+let firstFailure = "";
+
+async function post(url: string, name: string, args: unknown, key: string): Promise<boolean> {
+  const res = await fetch(`${url}/v1/tools/${name}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+    body: JSON.stringify(args),
+  });
+  const text = await res.text();
+  if (!res.ok && !firstFailure) firstFailure = `${name} ${res.status} ${text.slice(0, 200)}`;
+  return res.ok;
+}
+
+interface Figures {
+  polls: number;
+  writes: number;
+  failed: number;
+}
+
+async function measure(setup: Setup): Promise<Figures> {
+  const dir = mkdtempSync(join(tmpdir(), "svc-bench-scale-"));
+  const sqld = setup.name === "local file" ? null : await startSqld();
+  const servers = await setup.start(dir, sqld);
+  try {
+    const urls = servers.map((s) => s.url);
+    const members: string[] = [];
+    for (let i = 0; i < 4; i++) members.push((await tool(urls[0]!, "register_agent", { handle: `bs-${i}`, display_name: `Bench ${i}` })).api_key);
+    const { group } = await tool(urls[0]!, "create_group", { name: "Bench", currency: "EUR", idempotency_key: "bench-group" }, members[0]);
+    const { invite } = await tool(urls[0]!, "create_group_invite", { group_id: group.group_id, max_uses: 10, idempotency_key: "bench-invite" }, members[0]);
+    for (const [i, key] of members.slice(1).entries())
+      await tool(urls[0]!, "join_group", { invite_code: invite.code, idempotency_key: `bench-join-${i}` }, key);
+    for (const key of members) await tool(urls[0]!, "get_inbox", { limit: 100 }, key);
+    // Every instance has seen the members (a replica syncs within a second).
+    for (const url of urls) for (const key of members) while (!(await post(url, "get_me", {}, key))) await Bun.sleep(50);
+    const polls = await load(urls, POLLERS, (url, i) => post(url, "get_inbox", {}, members[i % members.length]!));
+    const writes = await load(urls, WRITERS, (url, i) =>
+      post(
+        url,
+        "add_expense",
+        { group_id: group.group_id, description: `Bench ${i}`, amount_minor: 1000 + i, idempotency_key: `bench-add-${i}` },
+        members[i % members.length]!,
+      ),
+    );
+    return { polls: polls.rate, writes: writes.rate, failed: polls.failed + writes.failed };
+  } finally {
+    await Promise.all(servers.map((s) => s.stop()));
+    await sqld?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+console.log(`svc scale benchmark: ${SECONDS} s a figure, ${POLLERS} polling and ${WRITERS} writing loops in this process, loopback, one sqld\n`);
+const results: [Setup, Figures][] = [];
+for (const setup of SETUPS) {
+  const f = await measure(setup);
+  results.push([setup, f]);
+  if (firstFailure) console.log(`  first failure: ${firstFailure}`);
+  firstFailure = "";
+  console.log(`${setup.name.padEnd(22)} polls ${f.polls.toFixed(0).padStart(6)}/s   add_expense ${f.writes.toFixed(0).padStart(5)}/s   failed ${f.failed}`);
+}
+const base = results[0]![1];
+const pct = (v: number, of: number) => `${((100 * v) / of).toFixed(1)}%`;
+console.log("\nratios to the local file (per instance for polls):");
+for (const [setup, f] of results.slice(1)) {
+  console.log(
+    `${setup.name.padEnd(22)} polls ${pct(f.polls, base.polls)} (${pct(f.polls / setup.instances, base.polls)} per instance)   add_expense ${pct(f.writes, base.writes)}`,
+  );
+}
+
+// Statements each call sends the primary, counted in this process on a server in remote mode.
+{
+  const sqld = await startSqld();
+  const s = await startTestServer({ dbUrl: sqld.url });
+  try {
+    const [a, ...others] = await s.contacts("st-a", "st-b", "st-c", "st-d");
+    const { group } = await s.ok("create_group", { name: "Count", currency: "EUR", members: others.map((o) => o.handle) }, a.key);
+    for (const o of others) await s.ok("get_inbox", { limit: 100 }, o.key);
+    await s.ok("get_inbox", { limit: 100 }, a.key);
+    const count = async (calls: number, fn: (i: number) => Promise<unknown>) => {
+      const before = remoteStatements.read + remoteStatements.write;
+      for (let i = 0; i < calls; i++) await fn(i);
+      return (remoteStatements.read + remoteStatements.write - before) / calls;
+    };
+    const poll = await count(20, () => s.ok("get_inbox", {}, a.key));
+    const add = await count(20, (i) => s.ok("add_expense", { group_id: group.group_id, description: `Count ${i}`, amount_minor: 1000 + i }, a.key));
+    console.log(`\nstatements on the primary per call (remote mode, 4 members): get_inbox with nothing new ${poll.toFixed(1)}, add_expense ${add.toFixed(1)}`);
+  } finally {
+    await s.stop();
+    await sqld.stop();
+  }
+}
+process.exit(0);
