@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { checksum } from "../../db/migrate.ts";
 import { MIGRATIONS } from "../../db/migrations/index.ts";
 
-/** id, name, SHA-256 of the file, for every migration a release has shipped. 0001-0011: release 0.9.0; 0012-0020: 0.10.0. */
+/** id, name, SHA-256 of the file, for every migration a release has shipped. 0001-0011: release 0.9.0; 0012-0020: 0.10.0; 0021-0025: 0.11.0. */
 const RELEASED: readonly [number, string, string][] = [
   [1, "0001_core", "58d9beacdbce2e175831893d80cb1be82f57c2be41a43a0ae57432ea95b9ad2f"],
   [2, "0002_ledger", "559946fe3829a5e648690730f42efe3fce3a7c0af70337e892a958eb61e62a8d"],
@@ -34,6 +34,11 @@ const RELEASED: readonly [number, string, string][] = [
   [18, "0018_export_order", "d39c198736b07e395d9ceaaed176b06bcd667a8c9c3fbada4b83c5d342e680a3"],
   [19, "0019_accounts", "4228082f12376047f7c725c65a92feadddaeee2e32bd9e4aa2487f0aa4d3fead"],
   [20, "0020_people", "d7397899d012e7439fcd0ef6f6129c1a918215b1b01b8ebe7163b551b9ae96f3"],
+  [21, "0021_placeholders", "c5ddb0cf5394751d8f047a2e31d05fd4dec5bf00252b7487c4395bafad6bd2f2"],
+  [22, "0022_refunds_spending_batches", "6396e3f1409187c923d2a4d4c60b82e42a2fb59bab2caa19100e8495ab295c58"],
+  [23, "0023_receipts_rates_series", "2c540be270fdcacb19d36094b50e4ef8d1b2c1d3b13f780dd53c33b40b921df4"],
+  [24, "0024_writer_lease", "026fdbae9d31fcbb41a72b9e1850b0682089f275142e3d61453f27a9781cb6a7"],
+  [25, "0025_federation", "1d6aa702f9a70d0a15995e56f672575b01accbf21ca208b480f0563bdb147ebb"],
 ];
 
 const FIXTURES = join(import.meta.dir, "../fixtures/releases");
