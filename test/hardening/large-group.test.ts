@@ -36,7 +36,7 @@ beforeAll(async () => {
           sql: `${ids} INSERT INTO expenses SELECT ${id}, e.group_id, 'Item ' || n.i, e.amount_minor, e.original_currency, e.original_amount_minor,
                   e.exchange_rate, date('2026-01-01', '+' || (n.i % 300) || ' days'), e.category, e.split, e.paid_by, e.notes, e.repeat,
                   e.next_occurrence, e.recurring_of, e.refs, e.state, e.deleted, e.version, e.created_by, e.created_at, e.updated_at,
-                  e.description_by, e.notes_by, e.kind
+                  e.description_by, e.notes_by, e.kind, e.repeat_until, e.rate_source
                 FROM n, expenses e WHERE e.expense_id = :template`,
           args: { template: template.expense_id },
         },
