@@ -68,84 +68,17 @@ import { respondPlan } from "./plans/respond-plan.ts";
 import { updatePlan } from "./plans/update-plan.ts";
 import { cancelPlan } from "./plans/cancel-plan.ts";
 
-export const TOOLS: readonly Tool[] = [
-  // identity and clients
-  registerAgent,
-  getMe,
-  updateMe,
-  rotateApiKey,
-  listClients,
-  disconnectClient,
-  // contacts
-  getContactCode,
-  rotateContactCode,
-  addContact,
-  respondContactRequest,
-  listContacts,
-  removeContact,
-  blockContact,
-  // inbox
-  getInbox,
-  ackInbox,
-  // joining an existing handle from another agent, and the human's settings link
-  joinNetwork,
-  finishJoin,
-  getSettingsLink,
-  // groups and invitations (the ledger's membership side)
-  createGroup,
-  listGroups,
-  getGroup,
-  updateGroup,
-  archiveGroup,
-  createGroupInvite,
-  respondGroupInvite,
-  joinGroup,
-  leaveGroup,
-  removeGroupMember,
-  openDirectLedger,
-  // expenses, payments, balances and history
-  addExpense,
-  listExpenses,
-  getExpense,
-  updateExpense,
-  deleteExpense,
-  restoreExpense,
-  respondExpense,
-  listRecurring,
-  stopRecurring,
-  addAttachment,
-  listAttachments,
-  deleteAttachment,
-  recordPayment,
-  respondPayment,
-  listPayments,
-  getBalances,
-  getActivity,
-  getSpending,
-  exportGroup,
-  // envelopes: agent mail
-  sendEnvelope,
-  getEnvelope,
-  replyEnvelope,
-  listEnvelopes,
-  // plans: things to do together
-  createPlan,
-  getPlan,
-  listPlans,
-  respondPlan,
-  updatePlan,
-  cancelPlan,
-];
-
 /**
- * Toolsets: the parts of the catalogue a client may ask for alone (`/mcp?toolsets=ledger,inbox`, docs/mcp.md).
- * Every tool belongs to exactly one (test/mcp/toolsets.test.ts holds that).
+ * The catalogue, declared once: every tool in its toolset (the parts a client may ask for alone,
+ * `/mcp?toolsets=ledger,inbox`, docs/mcp.md), in the order the catalogue lists them.
  */
 export const TOOLSETS: Readonly<Record<string, readonly Tool[]>> = {
+  // identity and clients; joining an existing handle from another agent, and the human's settings link
   identity: [registerAgent, getMe, updateMe, rotateApiKey, listClients, disconnectClient, joinNetwork, finishJoin, getSettingsLink],
   contacts: [getContactCode, rotateContactCode, addContact, respondContactRequest, listContacts, removeContact, blockContact],
   inbox: [getInbox, ackInbox],
   ledger: [
+    // groups and invitations (the ledger's membership side)
     createGroup,
     listGroups,
     getGroup,
@@ -157,6 +90,7 @@ export const TOOLSETS: Readonly<Record<string, readonly Tool[]>> = {
     leaveGroup,
     removeGroupMember,
     openDirectLedger,
+    // expenses, payments, balances and history
     addExpense,
     listExpenses,
     getExpense,
@@ -164,22 +98,26 @@ export const TOOLSETS: Readonly<Record<string, readonly Tool[]>> = {
     deleteExpense,
     restoreExpense,
     respondExpense,
-    recordPayment,
-    respondPayment,
-    listPayments,
-    getBalances,
-    getActivity,
-    exportGroup,
     listRecurring,
     stopRecurring,
     addAttachment,
     listAttachments,
     deleteAttachment,
+    recordPayment,
+    respondPayment,
+    listPayments,
+    getBalances,
+    getActivity,
     getSpending,
+    exportGroup,
   ],
+  // envelopes: agent mail
   mail: [sendEnvelope, getEnvelope, replyEnvelope, listEnvelopes],
   plans: [createPlan, getPlan, listPlans, respondPlan, updatePlan, cancelPlan],
 };
+
+/** Every tool, in catalogue order. */
+export const TOOLS: readonly Tool[] = Object.values(TOOLSETS).flat();
 
 /** The tools of the named toolsets, in catalogue order; an unknown name is an error naming the known ones. */
 export function toolsOf(names: readonly string[]): Tool[] {
