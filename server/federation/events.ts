@@ -166,6 +166,16 @@ const knownRemote = async ({ tx }: TxNow, address: string): Promise<AgentRow | u
 };
 const noGroups = async () => false;
 
+/** The addressees of an event that are agents of this server; the others are not this server's to reach. */
+async function localRecipients(tx: TxNow["tx"], addresses: readonly string[]): Promise<AgentRow[]> {
+  const locals: AgentRow[] = [];
+  for (const a of addresses) {
+    const l = await localAgentByHandle(tx, handleOf(a));
+    if (l) locals.push(l);
+  }
+  return locals;
+}
+
 async function apply(r: Receiver, c: TxNow, e: FederationEvent): Promise<void> {
   const { tx, now } = c;
   switch (e.type) {
@@ -205,11 +215,7 @@ async function apply(r: Receiver, c: TxNow, e: FederationEvent): Promise<void> {
     case "envelope": {
       const them = await knownRemote(c, e.from);
       if (!them) return;
-      const locals: AgentRow[] = [];
-      for (const a of e.to) {
-        const l = await localAgentByHandle(tx, handleOf(a));
-        if (l) locals.push(l);
-      }
+      const locals = await localRecipients(tx, e.to);
       await receiveEnvelope({ tx, now, actor: actorOf(them) }, locals, e);
       return;
     }
@@ -218,11 +224,7 @@ async function apply(r: Receiver, c: TxNow, e: FederationEvent): Promise<void> {
     case "plan.cancel": {
       const them = await knownRemote(c, e.from);
       if (!them) return;
-      const locals: AgentRow[] = [];
-      for (const a of e.to) {
-        const l = await localAgentByHandle(tx, handleOf(a));
-        if (l) locals.push(l);
-      }
+      const locals = await localRecipients(tx, e.to);
       const detail = e.type === "plan.update" ? { changes: e.changes } : e.type === "plan.cancel" ? { reason: e.reason } : {};
       await receivePlan({ tx, now, actor: actorOf(them) }, e.plan, locals, e.type, detail);
       return;
