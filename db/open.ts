@@ -112,9 +112,13 @@ export async function openDb(opts: DbOptions): Promise<Db> {
       primary.close();
       throw err;
     }
-    // Reads on the replica's own file, writes on the primary: two connections, so which one a statement runs on is
-    // decided by the transaction it is in, not by the driver's guess when the statement was prepared. After each
-    // write the replica syncs once, so this instance's next read sees it (read-your-writes).
+    // Reads on the replica's own file, writes on the primary: separate connections, so which one a statement runs on
+    // is decided by the transaction it is in, not by the driver's guess when the statement was prepared. The reads
+    // go through plain read-only connections on the replica's file (a WAL file like any other, which each sync
+    // appends to): they keep their statements prepared and run beside each other, where the replica's own connection
+    // would prepare every statement afresh (libsql 0.5.29: a replica's statement run again keeps its first
+    // parameters) and take every read in turn. The replica's connection only syncs. After each write the replica
+    // syncs once, so this instance's next read sees it (read-your-writes).
     // The replica's sync is native code that blocks the event loop, for 3 s when the primary is down: once a sync
     // has failed, the next one waits for the primary to answer the client first (which does not block). After a
     // write, a sync that fails does not fail the write, which committed: the background sync catches up.
@@ -129,17 +133,32 @@ export async function openDb(opts: DbOptions): Promise<Db> {
         throw err;
       }
     };
+    const readers: LocalConnection[] = [];
+    try {
+      for (let i = 0; i < READERS; i++) {
+        const reader = new LocalConnection(new Database(path, { timeout: BUSY_TIMEOUT_MS }));
+        readers.push(reader);
+        // Only the replica's own sync writes this file.
+        reader.db.exec("PRAGMA query_only = 1");
+      }
+    } catch (err) {
+      for (const r of readers) r.close();
+      conn.close();
+      primary.close();
+      throw openError(opts.url, undefined, err);
+    }
     return assemble(
       opts,
       mode,
       {
         ...remotePool(primary, 0),
-        readers: [conn],
+        readers,
         sync,
         afterWrite: () => sync().catch(() => {}),
         syncEveryMs: opts.syncIntervalSeconds ? undefined : DEFAULT_SYNC_MS,
       },
       () => {
+        for (const r of readers) r.close();
         conn.close();
         primary.close();
       },
