@@ -5,7 +5,7 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { createClient, type Client, type Config } from "@libsql/client";
 import Database from "libsql";
-import { LocalConnection, type TxKind } from "./connections.ts";
+import { LocalConnection, RemoteStreams, type TxKind } from "./connections.ts";
 import { DbOpenError, describeUrl, guard, openError, transient } from "./errors.ts";
 import { assemble, type Db, type DbMode, READERS, remotePool } from "./pool.ts";
 
@@ -96,7 +96,11 @@ export async function openDb(opts: DbOptions): Promise<Db> {
   const timeoutMs = opts.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
   if (mode === "remote") {
     const client = await reachPrimary({ url: opts.url, authToken: opts.authToken }, timeoutMs);
-    return assemble(opts, mode, remotePool(client, REMOTE_READERS), () => client.close());
+    const streams = streamsOf(client, opts.url, opts.authToken);
+    return assemble(opts, mode, remotePool(client, REMOTE_READERS, streams), () => {
+      streams?.close();
+      client.close();
+    });
   }
   const path = localPath(opts.url);
   if (path && path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
@@ -133,6 +137,7 @@ export async function openDb(opts: DbOptions): Promise<Db> {
         throw err;
       }
     };
+    const streams = streamsOf(primary, opts.syncUrl!, opts.authToken);
     const readers: LocalConnection[] = [];
     try {
       for (let i = 0; i < READERS; i++) {
@@ -151,7 +156,7 @@ export async function openDb(opts: DbOptions): Promise<Db> {
       opts,
       mode,
       {
-        ...remotePool(primary, 0),
+        ...remotePool(primary, 0, streams),
         readers,
         sync,
         afterWrite: () => sync().catch(() => {}),
@@ -160,6 +165,7 @@ export async function openDb(opts: DbOptions): Promise<Db> {
       () => {
         for (const r of readers) r.close();
         conn.close();
+        streams?.close();
         primary.close();
       },
     );
@@ -242,6 +248,18 @@ export function webSocketUrl(url: string): string | null {
   const scheme = m[1]!.toLowerCase();
   const plain = scheme === "http" || (scheme === "libsql" && /[?&]tls=0\b/.test(url));
   return `${plain ? "ws" : "wss"}://${m[2]!}`;
+}
+
+/**
+ * Streams kept open on the primary (db/connections.ts RemoteStreams) when the client reached it over WebSockets; the
+ * token may be given in the URL, as @libsql/client takes it.
+ */
+function streamsOf(client: Client, url: string, authToken?: string): RemoteStreams | undefined {
+  if (client.protocol !== "ws") return undefined;
+  const u = new URL(webSocketUrl(url) ?? url);
+  const token = authToken ?? u.searchParams.get("authToken") ?? undefined;
+  u.search = "";
+  return new RemoteStreams(u.toString().replace(/\/$/, ""), token);
 }
 
 /** A remote client that has answered SELECT 1 within the timeout: over WebSockets where the primary takes them. */

@@ -1,6 +1,17 @@
 // The connection pool behind a Db: one writer and a few readers, each taking turns (db/turns.ts), and group commit on
 // a local file's writer. How the connections are opened is db/open.ts's; what runs on them, db/connections.ts's.
-import { type Conn, type LocalConnection, type Orm, type RawSql, readOnlyHandles, remoteRaw, remoteTransaction, type TxKind } from "./connections.ts";
+import {
+  type Conn,
+  type LocalConnection,
+  type Orm,
+  type RawSql,
+  type RemoteStreams,
+  readOnlyHandles,
+  remoteRaw,
+  remoteTransaction,
+  StreamConn,
+  type TxKind,
+} from "./connections.ts";
 import type { Client } from "@libsql/client";
 import { failedAtCommit, transient } from "./errors.ts";
 import { GroupCommit, Turns } from "./turns.ts";
@@ -64,9 +75,13 @@ export interface Pool {
   syncEveryMs?: number;
 }
 
-/** A remote primary: every transaction is one interactive transaction of the client, `readers` reads beside writes. */
-export function remotePool(client: Client, readers = READERS): Pool {
-  const conn = (): Conn => ({ run: (kind, fn) => remoteTransaction(client, kind, fn), raw: remoteRaw(client), close() {} });
+/**
+ * A remote primary: every transaction is one interactive transaction, `readers` reads beside writes. Over WebSockets
+ * (streams given) each connection keeps a stream of its own; over HTTP each transaction is one of the client's.
+ */
+export function remotePool(client: Client, readers = READERS, streams?: RemoteStreams): Pool {
+  const conn = (): Conn =>
+    streams ? new StreamConn(streams, client) : { run: (kind, fn) => remoteTransaction(client, kind, fn), raw: remoteRaw(client), close() {} };
   // Distinct handles, so that reads take turns apart from the writes (assemble() shares turns only with the writer).
   return { writer: conn(), readers: Array.from({ length: readers }, conn) };
 }
