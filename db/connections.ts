@@ -361,28 +361,41 @@ export class StreamConn implements Conn {
     return result;
   }
 
+  // The transaction open on this connection: its stream, and its BEGIN until the first statement carries it.
+  private current: { stream: hrana.Stream; begin: string | undefined } | null = null;
+
+  // One drizzle handle per kind for the connection's life, as a local connection has: prepared() (db/query.ts) builds
+  // each query's SQL once per handle, and drizzle() itself costs; a handle per transaction cost a third of the CPU of
+  // an add_expense here.
+  private readonly orms: Record<TxKind, Orm> = { read: ormOn(this.exec("read"), "read"), write: ormOn(this.exec("write"), "write") };
+
+  private exec(kind: TxKind): Exec {
+    return async (sql, params, method) => {
+      const tx = this.current;
+      if (!tx) throw new Error("A statement ran outside its transaction on a remote connection");
+      remoteStatements[kind]++;
+      const begin = tx.begin;
+      tx.begin = undefined;
+      const rs = await this.statement(tx.stream, sql, params, begin).catch((err) => {
+        throw libsqlError(err);
+      });
+      if (method === "run") return { rowsAffected: rs.affectedRowCount };
+      // drizzle reads rows as arrays (values() destructures them); the protocol's rows are array-like, not arrays.
+      const rows = rs.rows.map((r) => Array.from(r as ArrayLike<unknown>));
+      return { rows: method === "get" ? rows[0] : rows };
+    };
+  }
+
   async run<T>(kind: TxKind, fn: (tx: Orm) => Promise<T>): Promise<T> {
     if (!this.stream || this.stream.closed) ({ stream: this.stream, version: this.version } = this.streams.open());
-    const stream = this.stream;
+    const tx = { stream: this.stream, begin: REMOTE_BEGIN[kind] as string | undefined };
+    this.current = tx;
     remoteStatements[kind] += 2;
-    let begin: string | undefined = REMOTE_BEGIN[kind];
     try {
-      const orm = ormOn(async (sql, params, method) => {
-        remoteStatements[kind]++;
-        const first = begin;
-        begin = undefined;
-        const rs = await this.statement(stream, sql, params, first).catch((err) => {
-          throw libsqlError(err);
-        });
-        if (method === "run") return { rowsAffected: rs.affectedRowCount };
-        // drizzle reads rows as arrays (values() destructures them); the protocol's rows are array-like, not arrays.
-        const rows = rs.rows.map((r) => Array.from(r as ArrayLike<unknown>));
-        return { rows: method === "get" ? rows[0] : rows };
-      }, kind);
-      const result = await fn(orm);
+      const result = await fn(this.orms[kind]);
       // A transaction that sent no statement has nothing to commit.
-      if (begin === undefined) {
-        await stream.run("COMMIT").catch((err) => {
+      if (tx.begin === undefined) {
+        await tx.stream.run("COMMIT").catch((err) => {
           throw atCommit(libsqlError(err));
         });
       }
@@ -390,8 +403,10 @@ export class StreamConn implements Conn {
     } catch (err) {
       // Whatever failed, the transaction is taken back; a stream that cannot say so is dropped, and the primary rolls
       // back what it had open on it.
-      if (begin === undefined) await stream.run("ROLLBACK").catch((e) => e instanceof hrana.ResponseError || this.drop());
+      if (tx.begin === undefined) await tx.stream.run("ROLLBACK").catch((e) => e instanceof hrana.ResponseError || this.drop());
       throw err;
+    } finally {
+      this.current = null;
     }
   }
 
