@@ -121,8 +121,8 @@ export async function openDb(opts: DbOptions): Promise<Db> {
     // go through plain read-only connections on the replica's file (a WAL file like any other, which each sync
     // appends to): they keep their statements prepared and run beside each other, where the replica's own connection
     // would prepare every statement afresh (libsql 0.5.29: a replica's statement run again keeps its first
-    // parameters) and take every read in turn. The replica's connection only syncs. After each write the replica
-    // syncs once, so this instance's next read sees it (read-your-writes).
+    // parameters) and take every read in turn. The replica's connection only syncs. After a write the replica
+    // syncs before its next read, so this instance's next read sees it (read-your-writes; db/pool.ts).
     // The replica's sync is native code that blocks the event loop, for 3 s when the primary is down: once a sync
     // has failed, the next one waits for the primary to answer the client first (which does not block). After a
     // write, a sync that fails does not fail the write, which committed: the background sync catches up.
