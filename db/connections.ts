@@ -1,7 +1,8 @@
 // Connections and how drizzle reaches them. A local connection (the `libsql` package's native Database:
 // a local file or an embedded replica) prepares each statement once and keeps it; a remote primary is
 // reached through @libsql/client, one interactive transaction at a time.
-import type { Client, InValue, ResultSet, Transaction } from "@libsql/client";
+import { type Client, type InValue, LibsqlError, type ResultSet, type Transaction } from "@libsql/client";
+import * as hrana from "@libsql/hrana-client";
 import { type AsyncRemoteCallback, drizzle } from "drizzle-orm/sqlite-proxy";
 import type { BaseSQLiteDatabase } from "drizzle-orm/sqlite-core";
 import type Database from "libsql";
@@ -266,6 +267,151 @@ export async function remoteTransaction<T>(client: Client, kind: TxKind, fn: (tx
     return result;
   } finally {
     t.close();
+  }
+}
+
+/**
+ * The WebSocket to a remote primary that the streams of a pool share: each stream is one connection on the primary.
+ * @libsql/client opens a stream for each transaction, and sqld opens a connection for each stream, which reads the
+ * schema before its first statement: with svc's schema that is ~3.5 ms of sqld's CPU for every transaction (a read
+ * transaction of one SELECT took 4.2 ms on a new stream, 0.6 ms on one kept open, on loopback). So a pool keeps one
+ * stream per connection of its own (StreamConn), opened again when the WebSocket or the stream goes away.
+ */
+export class RemoteStreams {
+  private client: hrana.WsClient | null = null;
+  private version: Promise<hrana.ProtocolVersion> = Promise.resolve(1);
+
+  constructor(
+    private readonly url: string,
+    private readonly authToken?: string,
+  ) {}
+
+  /** A new stream, on the WebSocket opened again if it was closed; and the protocol version the primary speaks. */
+  open(): { stream: hrana.Stream; version: Promise<hrana.ProtocolVersion> } {
+    if (!this.client || this.client.closed) {
+      this.client = hrana.openWs(this.url, this.authToken);
+      this.version = this.client.getVersion();
+      this.version.catch(() => {});
+    }
+    return { stream: this.client.openStream(), version: this.version };
+  }
+
+  close(): void {
+    this.client?.close();
+    this.client = null;
+  }
+}
+
+/** The code @libsql/client gives a protocol error, so that db/errors.ts reads both drivers' errors alike. */
+function hranaCode(e: hrana.ClientError): string {
+  if (e instanceof hrana.ResponseError && e.code !== undefined) return e.code;
+  if (e instanceof hrana.ClosedError) return e.cause instanceof hrana.ClientError ? hranaCode(e.cause) : "HRANA_CLOSED_ERROR";
+  if (e instanceof hrana.WebSocketError) return "HRANA_WEBSOCKET_ERROR";
+  if (e instanceof hrana.ProtoError) return "HRANA_PROTO_ERROR";
+  return "UNKNOWN";
+}
+const libsqlError = (e: unknown) => (e instanceof hrana.ClientError ? new LibsqlError(e.message, hranaCode(e), undefined, undefined, e) : e);
+
+// How @libsql/client begins a transaction of each kind (a read one may be served by a replica of the primary).
+const REMOTE_BEGIN = { read: "BEGIN TRANSACTION READONLY", write: "BEGIN IMMEDIATE" } as const;
+
+/** One connection of a remote pool: its stream kept from one transaction to the next (see RemoteStreams). */
+export class StreamConn implements Conn {
+  private stream: hrana.Stream | null = null;
+  private version: Promise<hrana.ProtocolVersion> = Promise.resolve(1);
+  readonly raw: RawSql;
+
+  constructor(
+    private readonly streams: RemoteStreams,
+    client: Client,
+  ) {
+    this.raw = remoteRaw(client);
+  }
+
+  private drop(): void {
+    this.stream?.close();
+    this.stream = null;
+  }
+
+  /**
+   * One statement in the open transaction: never outside one (were the transaction rolled back by the primary, its
+   * timeout, the statement would otherwise run on its own and commit), and after BEGIN in the same request when begin
+   * is given, as @libsql/client does.
+   */
+  private async statement(stream: hrana.Stream, sql: string, args: unknown[], begin?: string): Promise<hrana.RowsResult> {
+    const v3 = (await this.version) >= 3;
+    const batch = stream.batch(v3);
+    let first: hrana.BatchStep | undefined;
+    let began: Promise<unknown> | undefined;
+    if (begin) {
+      first = batch.step();
+      began = first.run(begin);
+      began.catch(() => undefined);
+    }
+    const step = batch.step();
+    if (first) step.condition(hrana.BatchCond.ok(first));
+    if (v3) step.condition(hrana.BatchCond.not(hrana.BatchCond.isAutocommit(batch)));
+    const rows = step.query(new hrana.Stmt(sql).bindIndexes(args as hrana.InValue[]));
+    rows.catch(() => undefined);
+    await batch.execute();
+    // A BEGIN that failed (a busy primary) is the error to report, not the statement it kept from running.
+    await began;
+    const result = await rows;
+    if (result === undefined) throw new LibsqlError("Statement in a transaction was not executed: the transaction was rolled back", "TRANSACTION_CLOSED");
+    return result;
+  }
+
+  // The transaction open on this connection: its stream, and its BEGIN until the first statement carries it.
+  private current: { stream: hrana.Stream; begin: string | undefined } | null = null;
+
+  // One drizzle handle per kind for the connection's life, as a local connection has: prepared() (db/query.ts) builds
+  // each query's SQL once per handle, and drizzle() itself costs; a handle per transaction cost a third of the CPU of
+  // an add_expense here.
+  private readonly orms: Record<TxKind, Orm> = { read: ormOn(this.exec("read"), "read"), write: ormOn(this.exec("write"), "write") };
+
+  private exec(kind: TxKind): Exec {
+    return async (sql, params, method) => {
+      const tx = this.current;
+      if (!tx) throw new Error("A statement ran outside its transaction on a remote connection");
+      remoteStatements[kind]++;
+      const begin = tx.begin;
+      tx.begin = undefined;
+      const rs = await this.statement(tx.stream, sql, params, begin).catch((err) => {
+        throw libsqlError(err);
+      });
+      if (method === "run") return { rowsAffected: rs.affectedRowCount };
+      // drizzle reads rows as arrays (values() destructures them); the protocol's rows are array-like, not arrays.
+      const rows = rs.rows.map((r) => Array.from(r as ArrayLike<unknown>));
+      return { rows: method === "get" ? rows[0] : rows };
+    };
+  }
+
+  async run<T>(kind: TxKind, fn: (tx: Orm) => Promise<T>): Promise<T> {
+    if (!this.stream || this.stream.closed) ({ stream: this.stream, version: this.version } = this.streams.open());
+    const tx = { stream: this.stream, begin: REMOTE_BEGIN[kind] as string | undefined };
+    this.current = tx;
+    remoteStatements[kind] += 2;
+    try {
+      const result = await fn(this.orms[kind]);
+      // A transaction that sent no statement has nothing to commit.
+      if (tx.begin === undefined) {
+        await tx.stream.run("COMMIT").catch((err) => {
+          throw atCommit(libsqlError(err));
+        });
+      }
+      return result;
+    } catch (err) {
+      // Whatever failed, the transaction is taken back; a stream that cannot say so is dropped, and the primary rolls
+      // back what it had open on it.
+      if (tx.begin === undefined) await tx.stream.run("ROLLBACK").catch((e) => e instanceof hrana.ResponseError || this.drop());
+      throw err;
+    } finally {
+      this.current = null;
+    }
+  }
+
+  close(): void {
+    this.drop();
   }
 }
 

@@ -5,7 +5,7 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { createClient, type Client, type Config } from "@libsql/client";
 import Database from "libsql";
-import { LocalConnection, type TxKind } from "./connections.ts";
+import { LocalConnection, RemoteStreams, type TxKind } from "./connections.ts";
 import { DbOpenError, describeUrl, guard, openError, transient } from "./errors.ts";
 import { assemble, type Db, type DbMode, READERS, remotePool } from "./pool.ts";
 
@@ -96,7 +96,11 @@ export async function openDb(opts: DbOptions): Promise<Db> {
   const timeoutMs = opts.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
   if (mode === "remote") {
     const client = await reachPrimary({ url: opts.url, authToken: opts.authToken }, timeoutMs);
-    return assemble(opts, mode, remotePool(client, REMOTE_READERS), () => client.close());
+    const streams = streamsOf(client, opts.url, opts.authToken);
+    return assemble(opts, mode, remotePool(client, REMOTE_READERS, streams), () => {
+      streams?.close();
+      client.close();
+    });
   }
   const path = localPath(opts.url);
   if (path && path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
@@ -112,9 +116,13 @@ export async function openDb(opts: DbOptions): Promise<Db> {
       primary.close();
       throw err;
     }
-    // Reads on the replica's own file, writes on the primary: two connections, so which one a statement runs on is
-    // decided by the transaction it is in, not by the driver's guess when the statement was prepared. After each
-    // write the replica syncs once, so this instance's next read sees it (read-your-writes).
+    // Reads on the replica's own file, writes on the primary: separate connections, so which one a statement runs on
+    // is decided by the transaction it is in, not by the driver's guess when the statement was prepared. The reads
+    // go through plain read-only connections on the replica's file (a WAL file like any other, which each sync
+    // appends to): they keep their statements prepared and run beside each other, where the replica's own connection
+    // would prepare every statement afresh (libsql 0.5.29: a replica's statement run again keeps its first
+    // parameters) and take every read in turn. The replica's connection only syncs. After a write the replica
+    // syncs before its next read, so this instance's next read sees it (read-your-writes; db/pool.ts).
     // The replica's sync is native code that blocks the event loop, for 3 s when the primary is down: once a sync
     // has failed, the next one waits for the primary to answer the client first (which does not block). After a
     // write, a sync that fails does not fail the write, which committed: the background sync catches up.
@@ -129,18 +137,35 @@ export async function openDb(opts: DbOptions): Promise<Db> {
         throw err;
       }
     };
+    const streams = streamsOf(primary, opts.syncUrl!, opts.authToken);
+    const readers: LocalConnection[] = [];
+    try {
+      for (let i = 0; i < READERS; i++) {
+        const reader = new LocalConnection(new Database(path, { timeout: BUSY_TIMEOUT_MS }));
+        readers.push(reader);
+        // Only the replica's own sync writes this file.
+        reader.db.exec("PRAGMA query_only = 1");
+      }
+    } catch (err) {
+      for (const r of readers) r.close();
+      conn.close();
+      primary.close();
+      throw openError(opts.url, undefined, err);
+    }
     return assemble(
       opts,
       mode,
       {
-        ...remotePool(primary, 0),
-        readers: [conn],
+        ...remotePool(primary, 0, streams),
+        readers,
         sync,
         afterWrite: () => sync().catch(() => {}),
         syncEveryMs: opts.syncIntervalSeconds ? undefined : DEFAULT_SYNC_MS,
       },
       () => {
+        for (const r of readers) r.close();
         conn.close();
+        streams?.close();
         primary.close();
       },
     );
@@ -223,6 +248,18 @@ export function webSocketUrl(url: string): string | null {
   const scheme = m[1]!.toLowerCase();
   const plain = scheme === "http" || (scheme === "libsql" && /[?&]tls=0\b/.test(url));
   return `${plain ? "ws" : "wss"}://${m[2]!}`;
+}
+
+/**
+ * Streams kept open on the primary (db/connections.ts RemoteStreams) when the client reached it over WebSockets; the
+ * token may be given in the URL, as @libsql/client takes it.
+ */
+function streamsOf(client: Client, url: string, authToken?: string): RemoteStreams | undefined {
+  if (client.protocol !== "ws") return undefined;
+  const u = new URL(webSocketUrl(url) ?? url);
+  const token = authToken ?? u.searchParams.get("authToken") ?? undefined;
+  u.search = "";
+  return new RemoteStreams(u.toString().replace(/\/$/, ""), token);
 }
 
 /** A remote client that has answered SELECT 1 within the timeout: over WebSockets where the primary takes them. */

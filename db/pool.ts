@@ -1,6 +1,17 @@
 // The connection pool behind a Db: one writer and a few readers, each taking turns (db/turns.ts), and group commit on
 // a local file's writer. How the connections are opened is db/open.ts's; what runs on them, db/connections.ts's.
-import { type Conn, type LocalConnection, type Orm, type RawSql, readOnlyHandles, remoteRaw, remoteTransaction, type TxKind } from "./connections.ts";
+import {
+  type Conn,
+  type LocalConnection,
+  type Orm,
+  type RawSql,
+  type RemoteStreams,
+  readOnlyHandles,
+  remoteRaw,
+  remoteTransaction,
+  StreamConn,
+  type TxKind,
+} from "./connections.ts";
 import type { Client } from "@libsql/client";
 import { failedAtCommit, transient } from "./errors.ts";
 import { GroupCommit, Turns } from "./turns.ts";
@@ -29,9 +40,14 @@ export interface Db {
   readonly raw: RawSql;
   /**
    * Brings an embedded replica up to its primary now (a no-op in the other modes): what another instance committed
-   * is then read here (db/open.ts syncs after this instance's own writes already).
+   * is then read here (after this instance's own writes, its next read syncs first already).
    */
   sync(): Promise<void>;
+  /**
+   * Has an embedded replica sync before its next read (a no-op in the other modes): a write this instance asked another
+   * to make has committed, and the caller's next read here must see it.
+   */
+  syncBeforeNextRead(): void;
   /** Milliseconds a trivial query takes; throws when the database cannot answer. */
   ping(): Promise<number>;
   /** Waits for work in progress, checkpoints the WAL of a local file into it, then closes every connection. */
@@ -58,15 +74,19 @@ export interface Pool {
   grouped?: LocalConnection;
   /** An embedded replica's sync with its primary. */
   sync?: () => void | Promise<void>;
-  /** Run after each committed write transaction (an embedded replica catches up with it). */
+  /** Run before the first read after committed writes (an embedded replica catches up with them). */
   afterWrite?: () => void | Promise<void>;
   /** How often to sync in the background (an embedded replica without --sync-interval). */
   syncEveryMs?: number;
 }
 
-/** A remote primary: every transaction is one interactive transaction of the client, `readers` reads beside writes. */
-export function remotePool(client: Client, readers = READERS): Pool {
-  const conn = (): Conn => ({ run: (kind, fn) => remoteTransaction(client, kind, fn), raw: remoteRaw(client), close() {} });
+/**
+ * A remote primary: every transaction is one interactive transaction, `readers` reads beside writes. Over WebSockets
+ * (streams given) each connection keeps a stream of its own; over HTTP each transaction is one of the client's.
+ */
+export function remotePool(client: Client, readers = READERS, streams?: RemoteStreams): Pool {
+  const conn = (): Conn =>
+    streams ? new StreamConn(streams, client) : { run: (kind, fn) => remoteTransaction(client, kind, fn), raw: remoteRaw(client), close() {} };
   // Distinct handles, so that reads take turns apart from the writes (assemble() shares turns only with the writer).
   return { writer: conn(), readers: Array.from({ length: readers }, conn) };
 }
@@ -114,11 +134,19 @@ export function assemble(opts: PoolOptions, mode: DbMode, pool: Pool, closeAll: 
   };
   const groups = pool.grouped && new GroupCommit(pool.grouped, writerTurns, opts.observeTx);
   // Exclusive work runs outside any group: the open one is committed first.
-  // After a write: an embedded replica syncs, in the readers' turn (not in the middle of one of its reads).
+  // After a write an embedded replica syncs before its next read (read-your-writes), in the readers' turn: not at once,
+  // since a sync blocks the event loop for a round trip to the primary, and the writes that commit before that read
+  // then share one sync (a writer under a load of writes alone synced after each, and spent 40% of its time there).
+  let behind = false;
   const caughtUp = async () => {
-    const after = pool.afterWrite;
-    if (after) await readerTurns[0]!.take(async () => after());
+    if (pool.afterWrite) behind = true;
   };
+  const catchUp = () =>
+    readerTurns[0]!.take(async () => {
+      if (!behind) return;
+      behind = false;
+      await pool.afterWrite?.();
+    });
   const exclusive = <T>(fn: (raw: RawSql) => Promise<T>) =>
     writerTurns.take(async () => {
       groups?.commit();
@@ -144,11 +172,13 @@ export function assemble(opts: PoolOptions, mode: DbMode, pool: Pool, closeAll: 
       return result;
     },
     read: (fn) =>
-      retrying(() => {
+      retrying(async () => {
+        if (behind) await catchUp();
         const [conn, turns] = reader();
         return turns.take(() => timed("read", conn, fn));
       }),
     exclusive,
+    syncBeforeNextRead: () => void caughtUp(),
     sync: async () => {
       const sync = pool.sync;
       if (sync) await retrying(() => readerTurns[0]!.take(async () => sync()));

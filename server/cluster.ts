@@ -461,8 +461,9 @@ export class OneWriter implements Member, Transport {
       const lease = this.lease;
       if (lease && lease.until > Date.now()) {
         const outcome = await this.post(lease.url, sent);
-        // Read-your-writes: a replica syncs once the writer has committed, so the caller's next read here sees it.
-        if (outcome.answer?.ok && this.svc.db.mode === "replica") await this.svc.db.sync().catch(() => {});
+        // Read-your-writes: a replica syncs before its next read once the writer has committed, so the caller's next
+        // read here sees it.
+        if (outcome.answer?.ok) this.svc.db.syncBeforeNextRead();
         if (outcome.answer) return outcome.answer;
         if (outcome.reached && !resendable) return { ok: false, error: noWriter(), headers: call.headers };
       }

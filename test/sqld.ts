@@ -21,6 +21,8 @@ export interface Sqld {
   url: string;
   /** SIGKILL, and wait: the primary is gone. */
   kill(): Promise<void>;
+  /** SIGKILL, then start it again on the same port and data (after kill() too). */
+  restart(): Promise<void>;
   /** Stops it and removes its data. */
   stop(): Promise<void>;
 }
@@ -36,19 +38,22 @@ function freePort(): number {
 export async function startSqld(extra: string[] = []): Promise<Sqld> {
   const dir = mkdtempSync(join(tmpdir(), "svc-sqld-"));
   const port = freePort();
-  const proc: Subprocess = spawn([sqldBinary(), "--db-path", join(dir, "db"), "--http-listen-addr", `127.0.0.1:${port}`, ...extra], {
-    stdout: "ignore",
-    stderr: "ignore",
-  });
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    try {
-      if ((await fetch(`${url}/health`)).ok) break;
-    } catch {}
-    if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`sqld did not start on ${url}`);
-    await Bun.sleep(50);
-  }
+  const launch = async (): Promise<Subprocess> => {
+    const proc = spawn([sqldBinary(), "--db-path", join(dir, "db"), "--http-listen-addr", `127.0.0.1:${port}`, ...extra], {
+      stdout: "ignore",
+      stderr: "ignore",
+    });
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      try {
+        if ((await fetch(`${url}/health`)).ok) return proc;
+      } catch {}
+      if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`sqld did not start on ${url}`);
+      await Bun.sleep(50);
+    }
+  };
+  let proc = await launch();
   const kill = async () => {
     proc.kill("SIGKILL");
     await proc.exited;
@@ -56,6 +61,10 @@ export async function startSqld(extra: string[] = []): Promise<Sqld> {
   return {
     url,
     kill,
+    async restart() {
+      await kill();
+      proc = await launch();
+    },
     async stop() {
       await kill();
       rmSync(dir, { recursive: true, force: true });
