@@ -207,29 +207,39 @@ const newestAsks = newestUnread(
 /** The type whose items collapse into one line per group in `top` and the digest. */
 export const CONFIRMATION_ITEM = "ledger.expense_added" satisfies InboxType;
 
-// Per group with an unread one: how many expenses wait for the agent's confirmation, newest groups first.
+/**
+ * How many of the newest unread expenses to confirm the summary reads: it is part of every answer, so its work is
+ * bounded however many wait (an agent that never reads its inbox may have thousands); past it a count says "+".
+ */
+export const CONFIRMATIONS_READ = 200;
+
+// Per group, the newest unread expenses waiting for the agent's confirmation (at most CONFIRMATIONS_READ in all),
+// newest groups first: the partial index gives them newest first without reading the others.
 const pendingConfirmations = prepared((tx) =>
   tx
     .select({
-      groupId: sql<string>`json_extract(refs, '$.group_id')`.as("gid"),
+      groupId: sql<string>`gid`,
       n: sql<number>`count(*)`,
       newest: sql<number>`max(seq)`,
       // With one item in the group, its own summary (the only one, so max is it).
       only: sql<string>`max(summary_md)`,
-      name: sql<string | null>`(SELECT ${groups.name} FROM ${groups} WHERE ${groups.groupId} = json_extract(inbox_items.refs, '$.group_id'))`,
+      name: sql<string | null>`(SELECT ${groups.name} FROM ${groups} WHERE ${groups.groupId} = gid)`,
     })
-    .from(sql`${inboxItems} INDEXED BY inbox_pending_action`)
-    .where(and(eq(inboxItems.agentId, agent), sql`requires_action = 1 AND resolved = 0 AND dismissed = 0 AND type = 'ledger.expense_added'`, notExpired(at)))
+    .from(
+      sql`(SELECT json_extract(refs, '$.group_id') AS gid, seq, summary_md FROM ${inboxItems} INDEXED BY inbox_pending_action
+        WHERE agent_id = ${agent} AND seen = 0 AND requires_action = 1 AND resolved = 0 AND dismissed = 0
+          AND type = 'ledger.expense_added' AND ${notExpired(at)}
+        ORDER BY seq DESC LIMIT ${sql.raw(String(CONFIRMATIONS_READ))})`,
+    )
     .groupBy(sql`gid`)
-    .having(sql`sum(seen = 0) > 0`)
     .orderBy(sql`max(seq) DESC`)
     .limit(TOP_ITEMS)
     .prepare(),
 );
 
 /** "6 expenses in “Lisbon trip” (quoted) to confirm": one line for a group's expenses waiting for the agent. */
-export const confirmationLine = (n: number, groupName: string | null) =>
-  `${n} expense${n === 1 ? "" : "s"} in ${groupName === null ? "a group" : quoted(groupName, 40)} to confirm: respond_expense with expense_ids (get_inbox requires_action=true lists them).`;
+export const confirmationLine = (n: number, groupName: string | null, more = false) =>
+  `${n}${more ? "+" : ""} expense${n === 1 && !more ? "" : "s"} in ${groupName === null ? "a group" : quoted(groupName, 40)} to confirm: respond_expense with expense_ids (get_inbox requires_action=true lists them).`;
 const newestNews = newestUnread(sql`${inboxItems} INDEXED BY inbox_unread_news`, sql`seen = 0 AND dismissed = 0 AND requires_action = 0`);
 
 export interface InboxCounts {
@@ -251,9 +261,11 @@ export async function summary({ tx, now, actor: { agentId } }: DomainContext): P
   if (!c.unread) return { ...c, top: [] };
   const args = { agent: agentId, now: iso(now) };
   const groupsToConfirm = await pendingConfirmations(tx).all(args);
+  // Read to the bound: the counts may be short of what waits.
+  const more = groupsToConfirm.reduce((n, g) => n + Number(g.n), 0) >= CONFIRMATIONS_READ;
   const asks = [
     ...(await newestAsks(tx).all(args)).map((a) => ({ line: firstLine(a.summaryMd), seq: a.seq })),
-    ...groupsToConfirm.map((g) => ({ line: Number(g.n) === 1 ? firstLine(g.only) : confirmationLine(Number(g.n), g.name), seq: Number(g.newest) })),
+    ...groupsToConfirm.map((g) => ({ line: Number(g.n) === 1 ? firstLine(g.only) : confirmationLine(Number(g.n), g.name, more), seq: Number(g.newest) })),
   ].sort((a, b) => b.seq - a.seq);
   const news = asks.length < TOP_ITEMS ? (await newestNews(tx).all(args)).map((t) => firstLine(t.summaryMd)) : [];
   return { ...c, top: [...asks.map((a) => a.line), ...news].slice(0, TOP_ITEMS) };
