@@ -198,42 +198,30 @@ const newestUnread = (from: SQL, condition: SQL) =>
       .limit(TOP_ITEMS)
       .prepare(),
   );
-// Expenses to confirm are summed up per group (confirmationLines), so they are left out of the single asks.
-const newestAsks = newestUnread(
-  sql`${inboxItems} INDEXED BY inbox_pending_action`,
-  sql`seen = 0 AND requires_action = 1 AND resolved = 0 AND dismissed = 0 AND type <> 'ledger.expense_added'`,
-);
 
 /** The type whose items collapse into one line per group in `top` and the digest. */
 export const CONFIRMATION_ITEM = "ledger.expense_added" satisfies InboxType;
 
 /**
- * How many of the newest unread expenses to confirm the summary reads: it is part of every answer, so its work is
- * bounded however many wait (an agent that never reads its inbox may have thousands); past it a count says "+".
+ * How many of the newest unread asks the summary reads. It rides on every answer, so its work is bounded however
+ * many wait (an agent that never reads its inbox may have thousands of expenses to confirm); a group's count that
+ * may be short of what waits says "+".
  */
-export const CONFIRMATIONS_READ = 200;
+export const ASKS_READ = 200;
 
-// Per group, the newest unread expenses waiting for the agent's confirmation (at most CONFIRMATIONS_READ in all),
-// newest groups first: the partial index gives them newest first without reading the others.
-const pendingConfirmations = prepared((tx) =>
+// The newest unread asks, newest first, from their partial index (each ask's group, for expenses to confirm).
+const newestAsks = prepared((tx) =>
   tx
     .select({
-      groupId: sql<string>`gid`,
-      n: sql<number>`count(*)`,
-      newest: sql<number>`max(seq)`,
-      // With one item in the group, its own summary (the only one, so max is it).
-      only: sql<string>`max(summary_md)`,
-      name: sql<string | null>`(SELECT ${groups.name} FROM ${groups} WHERE ${groups.groupId} = gid)`,
+      summaryMd: sql<string>`summary_md`,
+      seq: sql<number>`seq`,
+      type: sql<string>`type`,
+      groupId: sql<string | null>`json_extract(refs, '$.group_id')`,
     })
-    .from(
-      sql`(SELECT json_extract(refs, '$.group_id') AS gid, seq, summary_md FROM ${inboxItems} INDEXED BY inbox_pending_action
-        WHERE agent_id = ${agent} AND seen = 0 AND requires_action = 1 AND resolved = 0 AND dismissed = 0
-          AND type = 'ledger.expense_added' AND ${notExpired(at)}
-        ORDER BY seq DESC LIMIT ${sql.raw(String(CONFIRMATIONS_READ))})`,
-    )
-    .groupBy(sql`gid`)
-    .orderBy(sql`max(seq) DESC`)
-    .limit(TOP_ITEMS)
+    .from(sql`${inboxItems} INDEXED BY inbox_pending_action`)
+    .where(and(eq(inboxItems.agentId, agent), sql`seen = 0 AND requires_action = 1 AND resolved = 0 AND dismissed = 0`, notExpired(at)))
+    .orderBy(desc(inboxItems.seq))
+    .limit(ASKS_READ)
     .prepare(),
 );
 
@@ -260,12 +248,27 @@ export async function summary({ tx, now, actor: { agentId } }: DomainContext): P
   const c = await counts(tx, agentId, now);
   if (!c.unread) return { ...c, top: [] };
   const args = { agent: agentId, now: iso(now) };
-  const groupsToConfirm = await pendingConfirmations(tx).all(args);
-  // Read to the bound: the counts may be short of what waits.
-  const more = groupsToConfirm.reduce((n, g) => n + Number(g.n), 0) >= CONFIRMATIONS_READ;
+  const window = await newestAsks(tx).all(args);
+  // Expenses to confirm are summed up per group (newest first, as the window is); other asks stand alone.
+  const byGroup = new Map<string, { n: number; seq: number; only: string }>();
+  for (const a of window) {
+    if (a.type !== CONFIRMATION_ITEM || a.groupId === null) continue;
+    const g = byGroup.get(a.groupId);
+    if (g) g.n++;
+    else byGroup.set(a.groupId, { n: 1, seq: Number(a.seq), only: a.summaryMd });
+  }
+  const shown = [...byGroup].slice(0, TOP_ITEMS);
+  const names = await groupNamesOf(
+    tx,
+    shown.filter(([, g]) => g.n > 1).map(([id]) => id),
+  );
+  const more = window.length >= ASKS_READ;
   const asks = [
-    ...(await newestAsks(tx).all(args)).map((a) => ({ line: firstLine(a.summaryMd), seq: a.seq })),
-    ...groupsToConfirm.map((g) => ({ line: Number(g.n) === 1 ? firstLine(g.only) : confirmationLine(Number(g.n), g.name, more), seq: Number(g.newest) })),
+    ...window
+      .filter((a) => a.type !== CONFIRMATION_ITEM || a.groupId === null)
+      .slice(0, TOP_ITEMS)
+      .map((a) => ({ line: firstLine(a.summaryMd), seq: Number(a.seq) })),
+    ...shown.map(([id, g]) => ({ line: g.n === 1 ? firstLine(g.only) : confirmationLine(g.n, names.get(id) ?? null, more), seq: g.seq })),
   ].sort((a, b) => b.seq - a.seq);
   const news = asks.length < TOP_ITEMS ? (await newestNews(tx).all(args)).map((t) => firstLine(t.summaryMd)) : [];
   return { ...c, top: [...asks.map((a) => a.line), ...news].slice(0, TOP_ITEMS) };
@@ -447,8 +450,10 @@ async function listPending({ tx, now, actor }: DomainContext<Principal>, opts: L
 }
 
 /** The names of the groups whose expenses wait for confirmation among `items`, for the digest's lines. */
-async function groupNames(tx: Tx, items: InboxItem[]): Promise<Map<string, string>> {
-  const ids = [...new Set(items.filter(waitsForConfirmation).map((i) => i.refs.group_id!))];
+const groupNames = (tx: Tx, items: InboxItem[]) => groupNamesOf(tx, [...new Set(items.filter(waitsForConfirmation).map((i) => i.refs.group_id!))]);
+
+/** The names of a few groups by id. */
+async function groupNamesOf(tx: Tx, ids: string[]): Promise<Map<string, string>> {
   if (!ids.length) return new Map();
   const rows = await tx.select({ id: groups.groupId, name: groups.name }).from(groups).where(inArray(groups.groupId, ids));
   return new Map(rows.map((r) => [r.id, r.name]));
