@@ -207,7 +207,7 @@ export const CONFIRMATION_ITEM = "ledger.expense_added" satisfies InboxType;
  * many wait (an agent that never reads its inbox may have thousands of expenses to confirm); a group's count that
  * may be short of what waits says "+".
  */
-export const ASKS_READ = 200;
+export const ASKS_READ = 25;
 
 // The newest unread asks, newest first, from their partial index (each ask's group, for expenses to confirm).
 const newestAsks = prepared((tx) =>
