@@ -32,6 +32,8 @@ try {
 
   console.log(`svc inbox summary benchmark: get_me, 64 connections, ${seconds} s each, wrk on loopback, 2 cores shared with the load generator\n`);
   const rates = new Map<number, number>();
+  // A warm-up on the empty inbox first: measured cold, the first figure would be the lowest and flatter the ratios.
+  wrk(`${svc.url}/v1/tools/get_me`, { seconds: 1, headers: { authorization: `Bearer ${agents[0]!.key}`, "content-type": "application/json" }, body: "{}" });
   for (const a of agents) {
     const me = await tool(svc.url, "get_me", {}, a.key);
     const r = wrk(`${svc.url}/v1/tools/get_me`, { seconds, headers: { authorization: `Bearer ${a.key}`, "content-type": "application/json" }, body: "{}" });

@@ -221,9 +221,12 @@ const newestAsks = prepared((tx) =>
     .from(sql`${inboxItems} INDEXED BY inbox_pending_action`)
     .where(and(eq(inboxItems.agentId, agent), sql`seen = 0 AND requires_action = 1 AND resolved = 0 AND dismissed = 0`, notExpired(at)))
     .orderBy(desc(inboxItems.seq))
-    .limit(ASKS_READ)
+    .limit(sql.placeholder("limit"))
     .prepare(),
 );
+
+const waitsInGroup = <A extends { type: string; groupId: string | null }>(a: A): a is A & { groupId: string } =>
+  a.type === CONFIRMATION_ITEM && a.groupId !== null;
 
 /** "6 expenses in “Lisbon trip” (quoted) to confirm": one line for a group's expenses waiting for the agent. */
 export const confirmationLine = (n: number, groupName: string | null, more = false) =>
@@ -248,11 +251,14 @@ export async function summary({ tx, now, actor: { agentId } }: DomainContext): P
   const c = await counts(tx, agentId, now);
   if (!c.unread) return { ...c, top: [] };
   const args = { agent: agentId, now: iso(now) };
-  const window = await newestAsks(tx).all(args);
+  // The few newest asks decide the top unless an expense to confirm is among them: only then is its group's count
+  // needed, and the wider window read (each row read costs; this runs on every answer).
+  let window = await newestAsks(tx).all({ ...args, limit: TOP_ITEMS });
+  if (window.length === TOP_ITEMS && window.some(waitsInGroup)) window = await newestAsks(tx).all({ ...args, limit: ASKS_READ });
   // Expenses to confirm are summed up per group (newest first, as the window is); other asks stand alone.
   const byGroup = new Map<string, { n: number; seq: number; only: string }>();
   for (const a of window) {
-    if (a.type !== CONFIRMATION_ITEM || a.groupId === null) continue;
+    if (!waitsInGroup(a)) continue;
     const g = byGroup.get(a.groupId);
     if (g) g.n++;
     else byGroup.set(a.groupId, { n: 1, seq: Number(a.seq), only: a.summaryMd });
@@ -265,7 +271,7 @@ export async function summary({ tx, now, actor: { agentId } }: DomainContext): P
   const more = window.length >= ASKS_READ;
   const asks = [
     ...window
-      .filter((a) => a.type !== CONFIRMATION_ITEM || a.groupId === null)
+      .filter((a) => !waitsInGroup(a))
       .slice(0, TOP_ITEMS)
       .map((a) => ({ line: firstLine(a.summaryMd), seq: Number(a.seq) })),
     ...shown.map(([id, g]) => ({ line: g.n === 1 ? firstLine(g.only) : confirmationLine(g.n, names.get(id) ?? null, more), seq: g.seq })),
