@@ -47,10 +47,21 @@ export function wrk(
   return { rps, p50ms: lat("50"), p99ms: lat("99"), errors };
 }
 
-/** Starts `svc serve` (the compiled bin/svc when built, else from source) on a fresh database. */
+let built = false;
+/** bin/svc built from the tree as it is, once per run: a binary left from an earlier build would measure older code. */
+function freshBinary(): string {
+  if (!built) {
+    const r = spawnSync(["bun", "run", "scripts/build.ts"], { stderr: "inherit" });
+    if (r.exitCode !== 0) throw new Error("bench: building bin/svc failed (bun run build)");
+    built = true;
+  }
+  return "bin/svc";
+}
+
+/** Starts `svc serve`, compiled from the tree as it is, on a fresh database. */
 export async function startSvc(port: number, extra: string[] = []): Promise<{ url: string; proc: Subprocess; dir: string }> {
   const dir = mkdtempSync(join(tmpdir(), "svc-bench-db-"));
-  const exe = (await Bun.file("bin/svc").exists()) ? ["bin/svc"] : ["bun", "run", "cli/main.ts"];
+  const exe = [freshBinary()];
   const proc = spawn([...exe, "serve", "--port", String(port), "--db", `file:${join(dir, "svc.db")}`, ...UNLIMITED, ...extra], {
     stdout: "ignore",
     stderr: "inherit",
