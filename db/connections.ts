@@ -340,6 +340,8 @@ export class StreamConn implements Conn {
    */
   private async statement(stream: hrana.Stream, sql: string, args: unknown[], begin?: string): Promise<hrana.RowsResult> {
     const v3 = (await this.version) >= 3;
+    // Without a BEGIN to carry, or a condition to guard it (before version 3), one statement needs no batch.
+    if (!begin && !v3) return stream.query(new hrana.Stmt(sql).bindIndexes(args as hrana.InValue[]));
     const batch = stream.batch(v3);
     let first: hrana.BatchStep | undefined;
     let began: Promise<unknown> | undefined;
