@@ -22,20 +22,28 @@ export function ensureWrk(): void {
 
 const toMs = (v: string, unit: string) => Number(v) * ({ us: 0.001, ms: 1, s: 1000 } as Record<string, number>)[unit]!;
 
-/** Loads `url` with wrk: 64 connections over loopback, optionally a POST body and headers. */
-export function wrk(
-  url: string,
-  opts: { seconds: number; body?: string; headers?: Record<string, string>; connections?: number /** a whole wrk Lua script instead */; lua?: string },
-): LoadResult {
+export interface WrkOptions {
+  seconds: number;
+  body?: string;
+  headers?: Record<string, string>;
+  connections?: number;
+  /** wrk's threads (2 by default) */
+  threads?: number;
+  /** a whole wrk Lua script instead */
+  lua?: string;
+}
+
+function wrkCommand(url: string, opts: WrkOptions): string[] {
   const dir = mkdtempSync(join(tmpdir(), "svc-bench-"));
   const script = join(dir, "req.lua");
   const headerLines = Object.entries(opts.headers ?? {})
     .map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`)
     .join("\n");
   writeFileSync(script, opts.lua ?? (opts.body === undefined ? headerLines : `wrk.method = "POST"\nwrk.body = ${JSON.stringify(opts.body)}\n${headerLines}\n`));
-  const out = spawnSync(["wrk", "-t2", `-c${opts.connections ?? 64}`, `-d${opts.seconds}s`, "--latency", "-s", script, url], {
-    stderr: "inherit",
-  }).stdout.toString();
+  return ["wrk", `-t${opts.threads ?? 2}`, `-c${opts.connections ?? 64}`, `-d${opts.seconds}s`, "--latency", "-s", script, url];
+}
+
+function wrkResult(out: string): LoadResult {
   const rps = Number(out.match(/Requests\/sec:\s+([\d.]+)/)?.[1] ?? 0);
   const lat = (pct: string) => {
     const m = out.match(new RegExp(`${pct}%\\s+([\\d.]+)(us|ms|s)`));
@@ -45,6 +53,23 @@ export function wrk(
   const sock = out.match(/Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/);
   const errors = Number(errs?.[1] ?? 0) + (sock ? sock.slice(1).reduce((a, b) => a + Number(b), 0) : 0);
   return { rps, p50ms: lat("50"), p99ms: lat("99"), errors };
+}
+
+/** Loads `url` with wrk: 64 connections over loopback, optionally a POST body and headers. */
+export function wrk(url: string, opts: WrkOptions): LoadResult {
+  return wrkResult(spawnSync(wrkCommand(url, opts), { stderr: "inherit" }).stdout.toString());
+}
+
+/** Several wrk runs at once (one per server of a cluster, say), each answered as wrk() does. */
+export async function wrkTogether(runs: { url: string; opts: WrkOptions }[]): Promise<LoadResult[]> {
+  return Promise.all(
+    runs.map(async ({ url, opts }) => {
+      const proc = spawn(wrkCommand(url, opts), { stdout: "pipe", stderr: "inherit" });
+      const out = await new Response(proc.stdout).text();
+      await proc.exited;
+      return wrkResult(out);
+    }),
+  );
 }
 
 let built = false;

@@ -1,6 +1,6 @@
 // Past one machine, in one run: get_inbox polls and add_expense calls a second on a local file, through one sqld in
 // remote mode (1 and 3 instances) and on embedded replicas of it (1 and 2), as ratios to the local file. Instances on
-// sqld run with one writer among them (--peer-secret); the load is spread over the instances round robin.
+// sqld run with one writer among them (--peer-secret); wrk loads every instance at once, the connections spread evenly.
 // Run: bun run bench/scale.ts [seconds per figure=5]
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -9,7 +9,7 @@ import { type ServerProcess, spawnServer } from "../test/hardening/spawn-server.
 import { type Sqld, startSqld } from "../test/sqld.ts";
 import { remoteStatements } from "../db/client.ts";
 import { startTestServer } from "../test/harness.ts";
-import { tool } from "./load.ts";
+import { ensureWrk, tool, wrkTogether } from "./load.ts";
 
 const SECONDS = Number(process.argv[2] ?? 5);
 const POLLERS = 32;
@@ -50,34 +50,38 @@ const ALL: Setup[] = [
 ];
 const SETUPS = ALL.filter((s, i) => !ONLY || i === 0 || s.name === ONLY);
 
-/** Calls made by `width` loops for SECONDS, each loop on the next instance; calls a second (failed calls excluded). */
-async function load(urls: string[], width: number, call: (url: string, i: number) => Promise<boolean>): Promise<{ rate: number; failed: number }> {
-  const until = performance.now() + SECONDS * 1000;
-  let done = 0;
-  let failed = 0;
-  let n = 0;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: width }, async (_, w) => {
-      while (performance.now() < until) {
-        if (await call(urls[w % urls.length]!, n++)) done++;
-        else failed++;
-      }
-    }),
-  );
-  return { rate: done / ((performance.now() - started) / 1000), failed };
+/**
+ * Each request by the next of `keys` (a member), POST to `path` with the body `body` makes of a request number;
+ * the first failures are printed.
+ */
+const rotating = (keys: string[], path: string, body: string) => `
+local keys = { ${keys.map((k) => JSON.stringify(k)).join(", ")} }
+local n = 0
+function request()
+  n = n + 1
+  return wrk.format("POST", "${path}", { ["authorization"] = "Bearer " .. keys[(n % #keys) + 1], ["content-type"] = "application/json" }, ${body})
+end
+local shown = 0
+function response(status, headers, body)
+  if status ~= 200 and shown < 2 then shown = shown + 1; io.stderr:write("  failed: " .. status .. " " .. body:sub(1, 200) .. "\\n") end
+end`;
+
+/**
+ * wrk on every instance at once, `width` connections in all, spread evenly (as a load balancer would): calls a
+ * second in all, and the failed ones (non-2xx, socket errors).
+ */
+async function load(urls: string[], width: number, lua: (instance: number) => string): Promise<{ rate: number; failed: number }> {
+  const runs = urls.map((url, i) => ({
+    url,
+    opts: { seconds: SECONDS, threads: 1, connections: Math.max(1, Math.round(width / urls.length)), lua: lua(i) },
+  }));
+  const results = await wrkTogether(runs);
+  return { rate: results.reduce((a, r) => a + r.rps, 0), failed: results.reduce((a, r) => a + r.errors, 0) };
 }
 
-let firstFailure = "";
-
-async function post(url: string, name: string, args: unknown, key: string): Promise<boolean> {
-  const res = await fetch(`${url}/v1/tools/${name}`, {
-    method: "POST",
-    headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
-    body: JSON.stringify(args),
-  });
-  const text = await res.text();
-  if (!res.ok && !firstFailure) firstFailure = `${name} ${res.status} ${text.slice(0, 200)}`;
+async function ready(url: string, key: string): Promise<boolean> {
+  const res = await fetch(`${url}/v1/tools/get_me`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${key}` }, body: "{}" });
+  await res.arrayBuffer();
   return res.ok;
 }
 
@@ -101,14 +105,13 @@ async function measure(setup: Setup): Promise<Figures> {
       await tool(urls[0]!, "join_group", { invite_code: invite.code, idempotency_key: `bench-join-${i}` }, key);
     for (const key of members) await tool(urls[0]!, "get_inbox", { limit: 100 }, key);
     // Every instance has seen the members (a replica syncs within a second).
-    for (const url of urls) for (const key of members) while (!(await post(url, "get_me", {}, key))) await Bun.sleep(50);
-    const polls = await load(urls, POLLERS, (url, i) => post(url, "get_inbox", {}, members[i % members.length]!));
-    const writes = await load(urls, WRITERS, (url, i) =>
-      post(
-        url,
-        "add_expense",
-        { group_id: group.group_id, description: `Bench ${i}`, amount_minor: 1000 + i, idempotency_key: `bench-add-${i}` },
-        members[i % members.length]!,
+    for (const url of urls) for (const key of members) while (!(await ready(url, key))) await Bun.sleep(50);
+    const polls = await load(urls, POLLERS, () => rotating(members, "/v1/tools/get_inbox", `"{}"`));
+    const writes = await load(urls, WRITERS, (instance) =>
+      rotating(
+        members,
+        "/v1/tools/add_expense",
+        `string.format('{"group_id":"${group.group_id}","description":"Bench %d","amount_minor":%d,"idempotency_key":"bench-add-${instance}-%d"}', n, 1000 + n, n)`,
       ),
     );
     return { polls: polls.rate, writes: writes.rate, failed: polls.failed + writes.failed };
@@ -119,13 +122,12 @@ async function measure(setup: Setup): Promise<Figures> {
   }
 }
 
-console.log(`svc scale benchmark: ${SECONDS} s a figure, ${POLLERS} polling and ${WRITERS} writing loops in this process, loopback, one sqld\n`);
+ensureWrk();
+console.log(`svc scale benchmark: ${SECONDS} s a figure, wrk with ${POLLERS} polling and ${WRITERS} writing connections spread over the instances, loopback, one sqld\n`);
 const results: [Setup, Figures][] = [];
 for (const setup of SETUPS) {
   const f = await measure(setup);
   results.push([setup, f]);
-  if (firstFailure) console.log(`  first failure: ${firstFailure}`);
-  firstFailure = "";
   console.log(`${setup.name.padEnd(22)} polls ${f.polls.toFixed(0).padStart(6)}/s   add_expense ${f.writes.toFixed(0).padStart(5)}/s   failed ${f.failed}`);
 }
 const base = results[0]![1];
