@@ -1,6 +1,6 @@
-// Connections and how drizzle reaches them. A local connection (the `libsql` package's native Database:
-// a local file or an embedded replica) prepares each statement once and keeps it; a remote primary is
-// reached through @libsql/client, one interactive transaction at a time.
+// Connections and how drizzle reaches them. A local connection (the `libsql` package's native Database on a file:
+// a local database, or the file of an embedded replica) prepares each statement once and keeps it; a remote primary
+// is reached over Hrana streams (StreamConn) or @libsql/client, one interactive transaction at a time.
 import { type Client, type InValue, LibsqlError, type ResultSet, type Transaction } from "@libsql/client";
 import * as hrana from "@libsql/hrana-client";
 import { type AsyncRemoteCallback, drizzle } from "drizzle-orm/sqlite-proxy";
@@ -45,17 +45,14 @@ type Exec = (sql: string, params: unknown[], method: Method) => Promise<unknown>
 export const readOnlyHandles = new WeakSet<Orm>();
 
 const READ_ONLY = "READ_ONLY_TRANSACTION";
-// What an embedded replica runs locally inside BEGIN READONLY (libsql's parser: SELECT, WITH ... SELECT).
+// What a read transaction may run: SELECT, WITH ... SELECT.
 const READ_STATEMENT = /^\s*(select|with)\b/i;
 // On a local file a read transaction is a plain deferred BEGIN (SQLite reads the READONLY as a transaction's name).
-// An embedded replica serves `BEGIN READONLY` from its own file; it parses `BEGIN TRANSACTION READONLY` as a BEGIN
-// named READONLY and sends the whole transaction to the primary, so the two are spelt apart.
 const BEGIN = { read: "BEGIN TRANSACTION READONLY", write: "BEGIN IMMEDIATE" } as const;
-const REPLICA_BEGIN = { read: "BEGIN READONLY", write: "BEGIN IMMEDIATE" } as const;
 
 /**
  * Statements are checked before they run: on a local file BEGIN READONLY is a plain BEGIN, so without this a
- * hidden write would pass there and fail only on a replica.
+ * hidden write would pass there and fail only on a remote primary.
  */
 function checkRead(sql: string): void {
   if (!READ_STATEMENT.test(sql)) {
@@ -99,34 +96,20 @@ type Prepared = { stmt: Database.Statement; reader: boolean };
 
 export class LocalConnection implements Conn {
   /**
-   * Prepared statements by the kind of transaction they were prepared in. An embedded replica decides when it
-   * prepares a statement whether the statement runs on its own file or on the primary: one prepared in a read
-   * transaction reads the local file even when it runs later inside a write transaction, and misses that
-   * transaction's own writes. So the two are kept apart (a replica keeps none: see statement()); a local file
-   * shares one cache.
+   * Prepared statements, one cache for both kinds of transaction: the connection is a plain file's (an embedded
+   * replica's own connection only syncs, in its thread: db/replica-sync.ts).
    */
-  private readonly caches: Record<TxKind, Map<string, Prepared>>;
+  private readonly cache = new Map<string, Prepared>();
   private readonly orms: Record<TxKind, Orm>;
   readonly raw: RawSql;
 
-  /** replica: an embedded replica, whose driver runs reads on its own file and sends writes to the primary. */
-  constructor(
-    readonly db: Database.Database,
-    private readonly replica = false,
-  ) {
-    const shared = new Map<string, Prepared>();
-    this.caches = { read: replica ? new Map() : shared, write: shared };
-    const run =
-      (kind: TxKind): RunNow =>
-      (sql, params, method) =>
-        this.exec(kind, sql, params, method);
-    this.orms = { read: ormOn(run("read"), "read", true), write: ormOn(run("write"), "write", true) };
+  constructor(readonly db: Database.Database) {
+    const run: RunNow = (sql, params, method) => this.exec(sql, params, method);
+    this.orms = { read: ormOn(run, "read", true), write: ormOn(run, "write", true) };
     this.raw = {
       execute: async (statement, args) => {
         const { sql, args: params } = argsOf(statement, args);
-        // Plain SQL on a replica may run outside any transaction, where a read would be bound to the local file:
-        // it is prepared afresh rather than kept for the write transactions.
-        const { stmt, reader } = this.replica ? fresh(this.db, sql) : this.statement("write", sql);
+        const { stmt, reader } = this.statement(sql);
         if (!reader) return { rows: [], rowsAffected: stmt.run(params).changes };
         const columns = stmt.columns().map((c) => (c as { name: string }).name);
         return { rows: (stmt.all(params) as unknown[][]).map((v) => namedRow(columns, v)), rowsAffected: 0 };
@@ -136,13 +119,9 @@ export class LocalConnection implements Conn {
     };
   }
 
-  /** The prepared statement for this SQL in a transaction of this kind, prepared on first use. */
-  private statement(kind: TxKind, sql: string): Prepared {
-    // An embedded replica's statement run a second time answers with the rows of its first parameters (libsql
-    // 0.5.29: the replica's statement keeps its first bindings), so each run there prepares its statement afresh:
-    // a key's lookup would otherwise find the key looked up before it.
-    if (this.replica) return fresh(this.db, sql);
-    const cache = this.caches[kind];
+  /** The prepared statement for this SQL, prepared on first use. */
+  private statement(sql: string): Prepared {
+    const cache = this.cache;
     let s = cache.get(sql);
     if (!s) {
       s = fresh(this.db, sql);
@@ -155,30 +134,25 @@ export class LocalConnection implements Conn {
   /** Statements run that may have written: group commit asks whether a failed write changed anything. */
   writesRun = 0;
 
-  private exec(kind: TxKind, sql: string, params: unknown[], method: Method): { rows: unknown } | RunResult {
-    const { stmt, reader } = this.statement(kind, sql);
+  private exec(sql: string, params: unknown[], method: Method): { rows: unknown } | RunResult {
+    const { stmt, reader } = this.statement(sql);
     if (method === "run" || !reader) {
       this.writesRun++;
       return { rowsAffected: stmt.run(params).changes };
     }
-    if (method !== "get") return { rows: stmt.all(params) };
-    // An embedded replica's get() leaves its statement open after the first row, and the local read transaction with
-    // it: every later read would see the file as it was then, however often it syncs. all() runs it to its end.
-    return { rows: this.replica ? (stmt.all(params) as unknown[])[0] : stmt.get(params) };
+    return { rows: method === "get" ? stmt.get(params) : stmt.all(params) };
   }
 
   // BEGIN, COMMIT and ROLLBACK through the driver's plain exec: its prepared-statement run reads the change counters
-  // and builds a result around every statement (a tenth of a cheap read call, under load), and an embedded replica
-  // follows a transaction's state as each control statement is prepared, so one kept prepared would mislead it.
+  // and builds a result around every statement (a tenth of a cheap read call, under load).
   private control(sql: string): void {
     this.db.exec(sql);
   }
 
   private async transact<T>(kind: TxKind, fn: () => Promise<T>): Promise<T> {
-    // BEGIN inside the try: a BEGIN that fails half way is rolled back like any other failure (on a replica, whose
-    // local file may not know of a transaction open elsewhere, ROLLBACK is always sent: see rollback()).
+    // BEGIN inside the try: a BEGIN that fails half way is rolled back like any other failure.
     try {
-      this.control((this.replica ? REPLICA_BEGIN : BEGIN)[kind]);
+      this.control(BEGIN[kind]);
       const result = await fn();
       try {
         this.commit();
@@ -190,11 +164,6 @@ export class LocalConnection implements Conn {
       this.rollback();
       throw err;
     }
-  }
-
-  /** An embedded replica's sync with its primary: native code that blocks until it is done (db/open.ts guards it). */
-  sync(): void {
-    this.db.sync();
   }
 
   run<T>(kind: TxKind, fn: (tx: Orm) => Promise<T>): Promise<T> {
@@ -218,20 +187,11 @@ export class LocalConnection implements Conn {
   }
   /** Rolls back the open transaction, if SQLite has not already (a full disk, an interrupted statement). */
   rollback(): void {
-    if (!this.replica) {
-      if (this.inTransaction) this.control("ROLLBACK");
-      return;
-    }
-    // A replica's transaction may be open on the primary while its local file shows none: ROLLBACK always, and
-    // "no transaction" is no failure.
-    try {
-      if (this.db.open) this.control("ROLLBACK");
-    } catch {}
+    if (this.inTransaction) this.control("ROLLBACK");
   }
 
   close(): void {
-    this.caches.read.clear();
-    this.caches.write.clear();
+    this.cache.clear();
     if (this.db.open) this.db.close();
   }
 }

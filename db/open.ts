@@ -8,6 +8,7 @@ import Database from "libsql";
 import { LocalConnection, RemoteStreams, type TxKind } from "./connections.ts";
 import { DbOpenError, describeUrl, guard, openError, transient } from "./errors.ts";
 import { assemble, type Db, type DbMode, READERS, remotePool } from "./pool.ts";
+import { ReplicaSync } from "./replica-sync.ts";
 
 export interface DbOptions {
   url: string;
@@ -109,7 +110,7 @@ export async function openDb(opts: DbOptions): Promise<Db> {
     // own, so the primary is first proven reachable (and the token accepted) with a bounded probe. That client is
     // then the one write transactions go through.
     const primary = await reachPrimary({ url: opts.syncUrl!, authToken: opts.authToken }, timeoutMs);
-    let conn: LocalConnection;
+    let conn: ReplicaSync;
     try {
       conn = await openReplica(path, opts);
     } catch (err) {
@@ -121,16 +122,16 @@ export async function openDb(opts: DbOptions): Promise<Db> {
     // go through plain read-only connections on the replica's file (a WAL file like any other, which each sync
     // appends to): they keep their statements prepared and run beside each other, where the replica's own connection
     // would prepare every statement afresh (libsql 0.5.29: a replica's statement run again keeps its first
-    // parameters) and take every read in turn. The replica's connection only syncs. After a write the replica
-    // syncs before its next read, so this instance's next read sees it (read-your-writes; db/pool.ts).
-    // The replica's sync is native code that blocks the event loop, for 3 s when the primary is down: once a sync
-    // has failed, the next one waits for the primary to answer the client first (which does not block). After a
-    // write, a sync that fails does not fail the write, which committed: the background sync catches up.
+    // parameters) and take every read in turn. The replica's connection only syncs, in a thread of its own
+    // (db/replica-sync.ts). After a write the replica syncs before its next read, so this instance's next read sees
+    // it (read-your-writes; db/pool.ts). A sync holds that thread for 3 s when the primary is down: once a sync has
+    // failed, the next one waits for the primary to answer the client first. After a write, a sync that fails does
+    // not fail the write, which committed: the background sync catches up.
     let unreachable = false;
     const sync = async () => {
       if (unreachable && !(await answers(primary))) throw new Error("Replication: the primary does not answer; the replica was not synced");
       try {
-        conn.sync();
+        await conn.sync();
         unreachable = false;
       } catch (err) {
         unreachable = true;
@@ -148,7 +149,7 @@ export async function openDb(opts: DbOptions): Promise<Db> {
       }
     } catch (err) {
       for (const r of readers) r.close();
-      conn.close();
+      void conn.close();
       primary.close();
       throw openError(opts.url, undefined, err);
     }
@@ -164,7 +165,7 @@ export async function openDb(opts: DbOptions): Promise<Db> {
       },
       () => {
         for (const r of readers) r.close();
-        conn.close();
+        void conn.close();
         streams?.close();
         primary.close();
       },
@@ -217,18 +218,11 @@ async function answers(client: Client): Promise<boolean> {
  * An embedded replica's connection, synced with its primary. A sync that meets the primary compacting its log
  * ("snapshot not found", for 15-25 ms) is tried again, a few times.
  */
-async function openReplica(path: string, opts: DbOptions): Promise<LocalConnection> {
+async function openReplica(path: string, opts: DbOptions): Promise<ReplicaSync> {
   for (let attempt = 0; ; attempt++) {
-    let conn: LocalConnection | undefined;
     try {
-      conn = new LocalConnection(
-        new Database(path, { syncUrl: opts.syncUrl, authToken: opts.authToken, syncPeriod: opts.syncIntervalSeconds } as Database.Options),
-        true,
-      );
-      conn.db.sync();
-      return conn;
+      return await ReplicaSync.open({ path, syncUrl: opts.syncUrl!, authToken: opts.authToken, syncPeriod: opts.syncIntervalSeconds });
     } catch (err) {
-      conn?.close();
       if (attempt < 4 && transient(err)) {
         await Bun.sleep(25 * 2 ** attempt);
         continue;

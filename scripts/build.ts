@@ -23,7 +23,8 @@ const embedLibsqlAddon: BunPlugin = {
 
 const outfile = process.argv[2] ?? "bin/svc";
 const result = await Bun.build({
-  entrypoints: ["cli/main.ts"],
+  // The replica's sync thread is an entrypoint of its own: a compiled program carries only the workers it lists.
+  entrypoints: ["cli/main.ts", "db/replica-sync.worker.ts"],
   compile: { outfile },
   minify: true,
   plugins: [embedLibsqlAddon],
