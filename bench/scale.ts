@@ -80,7 +80,11 @@ async function load(urls: string[], width: number, lua: (instance: number) => st
 }
 
 async function ready(url: string, key: string): Promise<boolean> {
-  const res = await fetch(`${url}/v1/tools/get_me`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${key}` }, body: "{}" });
+  const res = await fetch(`${url}/v1/tools/get_me`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+    body: "{}",
+  });
   await res.arrayBuffer();
   return res.ok;
 }
@@ -123,7 +127,9 @@ async function measure(setup: Setup): Promise<Figures> {
 }
 
 ensureWrk();
-console.log(`svc scale benchmark: ${SECONDS} s a figure, wrk with ${POLLERS} polling and ${WRITERS} writing connections spread over the instances, loopback, one sqld\n`);
+console.log(
+  `svc scale benchmark: ${SECONDS} s a figure, wrk with ${POLLERS} polling and ${WRITERS} writing connections spread over the instances, loopback, one sqld\n`,
+);
 const results: [Setup, Figures][] = [];
 for (const setup of SETUPS) {
   const f = await measure(setup);
