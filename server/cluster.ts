@@ -11,6 +11,7 @@
 // is one piece more. The rest of this file is the process tree: starting, sharing, stopping.
 import type { Subprocess } from "bun";
 import { sql } from "drizzle-orm";
+import { z } from "zod";
 import { timingSafeEqual } from "node:crypto";
 import { NeedsWrite, type Tx } from "../db/client.ts";
 import { systemClock } from "./clock.ts";
@@ -347,8 +348,12 @@ export interface PeerSettings {
   url?: string;
 }
 
-/** The path a writer takes the calls of the other instances on. */
-export const PEER_CALL_PATH = "/internal/peer/call";
+/** Where a writer takes what the other instances send it: their write calls, and their clients' last use. */
+export const PEER_PATHS = "/internal/peer/";
+export const PEER_CALL_PATH = `${PEER_PATHS}call`;
+const PEER_LAST_USE_PATH = `${PEER_PATHS}last-use`;
+// A batch of last uses as sent: [client id, ISO time] pairs (one process's clients used within a flush).
+const LastUses = z.array(z.tuple([z.string().max(200), z.iso.datetime()])).max(1_000_000);
 const LEASE_MS = 3_000;
 const RENEW_MS = 1_000;
 // A sender waits this long at most for a writer (the lease of one gone runs out in LEASE_MS, then one takes it).
@@ -493,11 +498,38 @@ export class OneWriter implements Member, Transport {
     return { answer: fromWire((await res.json()) as WireResult), reached: true };
   }
 
-  /** The writer's side: a call another instance sent, run here as a write if this instance holds the lease. */
+  /**
+   * LastUse's forward: false when this instance writes (it writes them itself); else the writer has taken them. Thrown
+   * when no writer takes them now: they are kept for the next flush, never written here.
+   */
+  readonly forwardLastUses = async (uses: [string, string][]): Promise<boolean> => {
+    if (this.writes) return false;
+    const lease = this.lease;
+    if (!lease || lease.until <= Date.now()) throw new Error("no instance holds the writer lease now; the last uses are kept for the next flush");
+    const res = await fetch(`${lease.url}${PEER_LAST_USE_PATH}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${this.settings.secret}`, "content-type": "application/json" },
+      body: JSON.stringify(uses),
+      signal: AbortSignal.timeout(SEND_TIMEOUT_MS),
+    });
+    await res.arrayBuffer();
+    if (!res.ok) throw new Error(`the writer at ${lease.url} did not take the last uses (HTTP ${res.status}); kept for the next flush`);
+    return true;
+  };
+
+  /** The writer's side: what another instance sent (PEER_PATHS), taken if this instance holds the lease. */
   async receive(req: Request): Promise<Response> {
     const given = req.headers.get("authorization")?.replace(/^Bearer\s+/i, "") ?? "";
     if (req.method !== "POST" || !sameSecret(given, this.settings.secret)) return new Response("forbidden", { status: 403 });
     if (!this.writes) return new Response("not the writer", { status: 409 });
+    const path = new URL(req.url).pathname;
+    if (path === PEER_LAST_USE_PATH) {
+      const uses = LastUses.safeParse(await req.json().catch(() => null));
+      if (!uses.success) return new Response("a list of [client id, time] pairs", { status: 400 });
+      for (const [clientId, at] of uses.data) this.svc.lastUse.note(clientId, new Date(at));
+      return new Response(null, { status: 204 });
+    }
+    if (path !== PEER_CALL_PATH) return new Response("not found", { status: 404 });
     const sent = (await req.json()) as SentCall;
     if (!findTool(sent.name)) return new Response("no such tool", { status: 400 });
     return Response.json(toWire(await runSent(this.svc, sent)));

@@ -4,7 +4,7 @@ import { ensureSigningKey } from "./auth/jwt.ts";
 import { ensureFormKey, readFormKey } from "./web/session.ts";
 import { createApp } from "./app.ts";
 import { TrustedProxies } from "./client-address.ts";
-import { type Member, OneWriter, PEER_CALL_PATH, type PrimaryLink, Workers } from "./cluster.ts";
+import { type Member, OneWriter, PEER_PATHS, type PrimaryLink, Workers } from "./cluster.ts";
 import { ConfigError, DEFAULTS, type ServerConfig } from "./config.ts";
 import { type Admission, ConnectionCap, closing, tooManyConnections } from "./connections.ts";
 import { JOBS } from "./jobs/index.ts";
@@ -73,7 +73,7 @@ export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink)
     syncUrl: config.syncUrl,
     syncIntervalSeconds: config.syncIntervalSeconds,
     processes: config.workers?.count,
-    observeTx: (ms) => metrics.dbTx.observe(ms / 1000),
+    observeTx: (ms, _ok, kind) => metrics.dbTx.observe(ms / 1000, { kind }),
   });
   const applied = toPrimary
     ? []
@@ -95,7 +95,9 @@ export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink)
   const formKey = await db.read(readFormKey);
   // Processes of one server on one machine share its port and their rate limiters' counts.
   const several = cluster !== undefined && cluster !== peers;
-  const lastUse = new LastUse(db);
+  const lastUse = new LastUse(db, peers?.forwardLastUses);
+  // Among instances with one writer, the work that writes on its own (jobs, the federation sender) runs on the writer.
+  const writesHere = () => !peers || peers.writes;
   const services: Services = { db, config, formKey, limiter: new RateLimiter(() => config.clock.now().getTime(), several), cluster, lastUse };
   const ops = new Ops(services, log, metrics, cluster);
   services.observe = (e) => {
@@ -122,6 +124,7 @@ export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink)
     },
     // The heartbeat is a write every run: a server that met a storage fault is ready again once it commits.
     () => ops.wrote(),
+    writesHere,
   );
   const handle = createApp(services, ops);
   // A shared port would also let in another server started on it by mistake: the first process takes it alone first.
@@ -145,7 +148,7 @@ export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink)
       const admission: Admission = exempt ? "keep" : connections.admit(address, port);
       if (admission === "refuse") return tooManyConnections(connections.cap);
       try {
-        if (peers && new URL(req.url).pathname === PEER_CALL_PATH) return await peers.receive(req);
+        if (peers && new URL(req.url).pathname.startsWith(PEER_PATHS)) return await peers.receive(req);
         // Looked up only by what needs it (rate limits of public calls and pages): the forwarding headers are parsed.
         const res = await handle(req, () => trusted.clientAddress(address, req.headers));
         return admission === "close" ? closing(res) : res;
@@ -168,7 +171,7 @@ export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink)
   if (!toPrimary) await db.tx((tx) => ensureSigningKey(tx, config.baseUrl, config.clock.now()));
   const federating = config.federation && config.federation.mode !== "off" && !toPrimary;
   const sender = federating
-    ? startSender(db, config, (err) => log.error("federation send failed", { error: err instanceof Error ? err.message : String(err) }))
+    ? startSender(db, config, (err) => log.error("federation send failed", { error: err instanceof Error ? err.message : String(err) }), writesHere)
     : undefined;
   // Workers listen on the port this process got (port 0 asks the system for one).
   config.port = port;

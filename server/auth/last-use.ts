@@ -2,7 +2,8 @@
 // process, and the notes are written every FLUSH_MS in one write transaction of one statement, and when the server
 // stops. A call never writes for it, so a read stays a read: at scale (a million agents polling every 30 s) a write
 // per client and minute would be ~16.7k write transactions a second, the first thing to break. The cost is that
-// last_used_at may lag the last call by FLUSH_MS, beside its resolution of a minute (touchDue).
+// last_used_at may lag the last call by FLUSH_MS, beside its resolution of a minute (touchDue). Among instances with
+// one writer, the others hand their notes to it, which writes them with its own.
 import { sql } from "drizzle-orm";
 import { type Db, jsonList } from "../../db/client.ts";
 
@@ -13,7 +14,14 @@ export class LastUse {
   private timer: ReturnType<typeof setInterval> | undefined;
   private flushing: Promise<number> | undefined;
 
-  constructor(private readonly db: Db) {}
+  /**
+   * forward: hands a batch to the instance that writes, when this one does not (svc serve --peer-secret); false when
+   * this instance writes it itself.
+   */
+  constructor(
+    private readonly db: Db,
+    private readonly forward?: (uses: [clientId: string, at: string][]) => Promise<boolean>,
+  ) {}
 
   /** Notes a use of the client at `at` (written at the next flush). */
   note(clientId: string, at: Date): void {
@@ -32,8 +40,9 @@ export class LastUse {
     if (!this.pending.size) return 0;
     const batch = this.pending;
     this.pending = new Map();
-    const uses = jsonList([...batch]);
     try {
+      if (await this.forward?.([...batch])) return batch.size;
+      const uses = jsonList([...batch]);
       // Never back in time: another process may have written a later use of the same client.
       await this.db.tx((tx) =>
         tx.run(sql`UPDATE clients SET last_used_at = u.value ->> 1 FROM json_each(${uses}) AS u

@@ -171,10 +171,17 @@ async function sendTo(db: Db, config: ServerConfig, destination: string, holder:
 }
 
 /** Runs sendOutbox every intervalMs until stopped; passes never overlap. */
-export function startSender(db: Db, config: ServerConfig, onError: (err: unknown) => void): { stop(): Promise<void> } {
+export function startSender(
+  db: Db,
+  config: ServerConfig,
+  onError: (err: unknown) => void,
+  /** Whether this instance may write now: among instances with one writer, the writer alone sends. */
+  writesHere: () => boolean = () => true,
+): { stop(): Promise<void> } {
   const holder = crypto.randomUUID();
   let running: Promise<unknown> = Promise.resolve();
   const tick = () => {
+    if (!writesHere()) return;
     running = running.then(() => sendOutbox(db, config, holder)).catch(onError);
   };
   const timer = setInterval(tick, config.federation?.sendIntervalMs ?? FEDERATION_SEND_MS);

@@ -31,12 +31,22 @@ export class JobRunner {
     private readonly onOutcome: (o: JobOutcome) => void = () => {},
     /** Called each time this instance's row was refreshed: a write committed. */
     private readonly onHeartbeat: () => void = () => {},
+    /**
+     * Whether this instance may write now. Among instances with one writer (svc serve --peer-secret) only the writer
+     * does: it runs the jobs and keeps its row; the others write nothing, and it stands for them all.
+     */
+    private readonly writesHere: () => boolean = () => true,
   ) {}
+
+  // Whether this instance has a row to remove when it stops.
+  private beat = false;
 
   /** Runs every job that is due and whose lease this instance obtains; returns what ran. */
   async runDue(): Promise<JobOutcome[]> {
     const outcomes: JobOutcome[] = [];
+    if (!this.writesHere()) return outcomes;
     await this.heartbeat();
+    this.beat = true;
     this.onHeartbeat();
     for (const job of this.jobs) {
       if (!(await this.takeLease(job))) continue;
@@ -60,7 +70,7 @@ export class JobRunner {
   async stop(): Promise<void> {
     clearInterval(this.timer);
     await this.running;
-    await this.db.tx((tx) => tx.delete(instances).where(eq(instances.instanceId, this.instanceId)));
+    if (this.beat) await this.db.tx((tx) => tx.delete(instances).where(eq(instances.instanceId, this.instanceId)));
   }
 
   private heartbeat() {

@@ -113,7 +113,7 @@ export class Metrics {
   readonly calls = new Counter("svc_tool_calls_total", "Tool calls by tool and result code (OK or the error code).");
   readonly latency = new Histogram("svc_tool_call_duration_seconds", "Time from receiving a tool call to its answer.");
   readonly rateLimited = new Counter("svc_rate_limited_total", "Tool calls refused by the rate limiter, by tool.");
-  readonly dbTx = new Histogram("svc_db_transaction_seconds", "Duration of database transactions (one per tool call or job run).");
+  readonly dbTx = new Histogram("svc_db_transaction_seconds", "Duration of database transactions (one per tool call or job run), by kind: read or write.");
   readonly jobRuns = new Counter("svc_job_runs_total", "Background job runs by job and result (ok or error).");
   readonly jobRows = new Counter("svc_job_rows_total", "Rows removed or added by background jobs, by job.");
   readonly storageFaults = new Counter("svc_storage_faults_total", "Storage faults met (disk full, I/O error, read-only database), by SQLite code.");

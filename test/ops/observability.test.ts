@@ -114,7 +114,9 @@ describe("/metrics", () => {
     expect(sample(text, 'svc_rate_limited_total{tool="list_contacts"}')).toBeGreaterThanOrEqual(1);
     expect(sample(text, 'svc_tool_call_duration_seconds_count{tool="get_me"}')).toBe(2);
     expect(sample(text, 'svc_tool_call_duration_seconds_bucket{tool="get_me",le="+Inf"}')).toBe(2);
-    expect(sample(text, "svc_db_transaction_seconds_count")).toBeGreaterThan(5);
+    // get_me reads; register_agent writes
+    expect(sample(text, 'svc_db_transaction_seconds_count{kind="read"}')).toBeGreaterThanOrEqual(2);
+    expect(sample(text, 'svc_db_transaction_seconds_count{kind="write"}')).toBeGreaterThanOrEqual(2);
     expect(sample(text, "svc_db_ping_seconds")).toBeGreaterThanOrEqual(0);
     expect(text).toContain("# TYPE svc_tool_call_duration_seconds histogram");
     // The contact request and its acceptance sit unread in the two inboxes.

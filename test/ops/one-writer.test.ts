@@ -1,0 +1,75 @@
+// Among instances on one database with one writer (--peer-secret), the others write nothing of their own: the jobs
+// and the instance's heartbeat run on the writer alone, and their clients' last use is handed to the writer, which
+// writes it with its own. (sqld livelocks with three or more writing clients: only the writer may be one.)
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { createClient } from "@libsql/client";
+import { startTestServer, type TestServer } from "../harness.ts";
+import { type Sqld, startSqld } from "../sqld.ts";
+
+const SECRET = "one-writer-test-secret-0123456789";
+let sqld: Sqld;
+let writer: TestServer;
+let other: TestServer;
+
+beforeAll(async () => {
+  sqld = await startSqld();
+  // The first to start takes the writer lease; the second finds it held.
+  writer = await startTestServer({ dbUrl: sqld.url, peer: { secret: SECRET } });
+  other = await startTestServer({ dbUrl: sqld.url, peer: { secret: SECRET } });
+}, 60_000);
+
+afterAll(async () => {
+  await other?.stop();
+  await writer?.stop();
+  await sqld?.stop();
+});
+
+async function primary(sql: string, args: (string | number)[] = []): Promise<Record<string, unknown>[]> {
+  const client = createClient({ url: sqld.url });
+  try {
+    return (await client.execute({ sql, args })).rows as unknown as Record<string, unknown>[];
+  } finally {
+    client.close();
+  }
+}
+
+test("the first instance holds the writer lease", async () => {
+  const [lease] = await primary("SELECT url FROM writer_lease WHERE id = 1");
+  expect(lease!.url).toBe(writer.url);
+});
+
+test("jobs and the heartbeat run on the writer alone", async () => {
+  expect(await other.server.jobs.runDue()).toEqual([]);
+  const ran = await writer.server.jobs.runDue();
+  expect(ran.length).toBeGreaterThan(0);
+  expect(ran.filter((o) => o.error)).toEqual([]);
+  const rows = await primary("SELECT instance_id FROM instances");
+  expect(rows.map((r) => r.instance_id)).toEqual([writer.server.jobs.instanceId]);
+});
+
+test("a client's last use noted on another instance is written by the writer, never by that instance", async () => {
+  const reg = await other.ok("register_agent", { handle: "ow-reader", display_name: "Reader" });
+  const clientId = (await primary("SELECT client_id FROM clients WHERE agent_id = ?", [reg.agent.agent_id]))[0]!.client_id as string;
+  await other.ok("get_me", {}, reg.api_key);
+  // Handed over: nothing written yet
+  expect(await other.server.lastUse.flush()).toBe(1);
+  expect((await primary("SELECT last_used_at FROM clients WHERE client_id = ?", [clientId]))[0]!.last_used_at).toBeNull();
+  // The writer writes it with its own batch, at the time the other instance saw the call.
+  expect(await writer.server.lastUse.flush()).toBeGreaterThanOrEqual(1);
+  expect((await primary("SELECT last_used_at FROM clients WHERE client_id = ?", [clientId]))[0]!.last_used_at).toBe(other.clock.now().toISOString());
+});
+
+test("the writer takes last uses only from an instance that knows the secret", async () => {
+  const res = await fetch(`${writer.url}/internal/peer/last-use`, {
+    method: "POST",
+    headers: { authorization: "Bearer not-the-secret-at-all", "content-type": "application/json" },
+    body: JSON.stringify([["some-client", new Date().toISOString()]]),
+  });
+  expect(res.status).toBe(403);
+  const bad = await fetch(`${writer.url}/internal/peer/last-use`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${SECRET}`, "content-type": "application/json" },
+    body: JSON.stringify([["some-client", "yesterday"]]),
+  });
+  expect(bad.status).toBe(400);
+});
