@@ -13,7 +13,7 @@ import type { Subprocess } from "bun";
 import { sql } from "drizzle-orm";
 import { z } from "zod";
 import { timingSafeEqual } from "node:crypto";
-import { NeedsWrite, type Tx } from "../db/client.ts";
+import { type Db, NeedsWrite, type Tx } from "../db/client.ts";
 import { systemClock } from "./clock.ts";
 import type { ServerConfig } from "./config.ts";
 import { AppError, describeCause } from "./errors.ts";
@@ -23,6 +23,7 @@ import type { Ops, Peers } from "./observability/ops.ts";
 import type { RateLimiter, Taken } from "./rate-limit.ts";
 import type { Call, CallMeta, CallResult, Cluster, Services } from "./services.ts";
 import { findTool } from "./tools/catalogue.ts";
+import { failure } from "./adapters/rest.ts";
 import { run } from "./tools/invoke.ts";
 
 /** What the primary sends a worker: the settings that are plain data (a worker keeps time by the system clock). */
@@ -352,6 +353,9 @@ export interface PeerSettings {
 export const PEER_PATHS = "/internal/peer/";
 export const PEER_CALL_PATH = `${PEER_PATHS}call`;
 const PEER_LAST_USE_PATH = `${PEER_PATHS}last-use`;
+// A request handed over whole carries the shared secret and the address of the client who made it.
+const PEER_SECRET_HEADER = "svc-peer-secret";
+const PEER_CLIENT_HEADER = "svc-peer-client";
 // A batch of last uses as sent: [client id, ISO time] pairs (one process's clients used within a flush).
 const LastUses = z.array(z.tuple([z.string().max(200), z.iso.datetime()])).max(1_000_000);
 const LEASE_MS = 3_000;
@@ -385,6 +389,8 @@ function sameSecret(given: string, secret: string): boolean {
 export class OneWriter implements Member, Transport {
   readonly id = crypto.randomUUID();
   private svc!: Services;
+  // The database itself: the lease is this instance's own write, made whether or not it writes for the others.
+  private db!: Db;
   private ops: Ops | undefined;
   private lease: Lease | null = null;
   private url = "";
@@ -408,9 +414,13 @@ export class OneWriter implements Member, Transport {
 
   constructor(private readonly settings: PeerSettings) {}
 
-  /** Takes part once this instance listens at url (the default peer URL): takes or learns the lease. */
-  async start(svc: Services, ops: Ops, url = ""): Promise<void> {
+  /**
+   * Takes part once this instance listens at url (the default peer URL): takes or learns the lease. db: the database
+   * itself, where svc.db refuses writes while another instance writes (hand-over.ts).
+   */
+  async start(svc: Services, ops: Ops, url = "", db: Db = svc.db): Promise<void> {
     this.svc = svc;
+    this.db = db;
     this.ops = ops;
     this.url = (this.settings.url ?? url).replace(/\/+$/, "");
     await this.tick();
@@ -433,7 +443,7 @@ export class OneWriter implements Member, Transport {
 
   private async renew(): Promise<void> {
     const now = Date.now();
-    const db = this.svc.db;
+    const db = this.db;
     const free = !this.lease || this.lease.holder === this.id || this.lease.until <= now;
     if (this.leaving || !free) {
       // Someone else holds it: read who, without writing (a replica first syncs, to see the holder's renewals).
@@ -517,6 +527,44 @@ export class OneWriter implements Member, Transport {
     return true;
   };
 
+  /**
+   * A request this instance cannot answer without writing (hand-over.ts), answered by the writer: sent as it came,
+   * with the client's address and the shared secret, its answer passed back as it is (redirects and cookies too).
+   */
+  async handOver(req: Request, clientAddress: string, requestId: string): Promise<Response> {
+    const lease = this.lease;
+    if (this.writes || !lease || lease.until <= Date.now()) return failure(this.svc, noWriter(), requestId);
+    const url = new URL(req.url);
+    const headers = new Headers(req.headers);
+    headers.delete("host");
+    headers.set(PEER_SECRET_HEADER, this.settings.secret);
+    headers.set(PEER_CLIENT_HEADER, clientAddress);
+    let res: Response;
+    try {
+      res = await fetch(`${lease.url}${url.pathname}${url.search}`, {
+        method: req.method,
+        headers,
+        body: req.method === "GET" || req.method === "HEAD" ? undefined : await req.arrayBuffer(),
+        redirect: "manual",
+        signal: AbortSignal.timeout(SEND_TIMEOUT_MS),
+      });
+    } catch {
+      return failure(this.svc, noWriter(), requestId);
+    }
+    // The body arrives decoded: its encoding and length no longer describe it.
+    const out = new Headers(res.headers);
+    out.delete("content-encoding");
+    out.delete("content-length");
+    return new Response(res.body, { status: res.status, statusText: res.statusText, headers: out });
+  }
+
+  /** The client's address of a request another instance handed over (null for any other request). */
+  handedOverFrom(req: Request): string | null {
+    const given = req.headers.get(PEER_SECRET_HEADER);
+    const client = req.headers.get(PEER_CLIENT_HEADER);
+    return given !== null && client !== null && sameSecret(given, this.settings.secret) ? client : null;
+  }
+
   /** The writer's side: what another instance sent (PEER_PATHS), taken if this instance holds the lease. */
   async receive(req: Request): Promise<Response> {
     const given = req.headers.get("authorization")?.replace(/^Bearer\s+/i, "") ?? "";
@@ -552,7 +600,7 @@ export class OneWriter implements Member, Transport {
     this.leaving = true;
     this.lease = null;
     if (!held) return;
-    await this.svc.db
+    await this.db
       .tx((tx) => tx.run(sql`UPDATE writer_lease SET lease_until = ${new Date().toISOString()} WHERE id = 1 AND holder = ${this.id}`))
       .catch((err) => this.ops?.log.warn("the writer lease could not be handed back; it runs out on its own", { error: describeCause(err) }));
   }

@@ -11,6 +11,7 @@ import { JOBS } from "./jobs/index.ts";
 import { fetchExchangeRates } from "./jobs/exchange-rates.ts";
 import { describeCause, storageFault } from "./errors.ts";
 import { LastUse } from "./auth/last-use.ts";
+import { handedOverWhole, orHandOver, writerOnly } from "./hand-over.ts";
 import { JobRunner } from "./jobs/runner.ts";
 import { ensureFederationKey } from "./federation/keys.ts";
 import { startSender } from "./federation/outbox.ts";
@@ -96,9 +97,17 @@ export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink)
   // Processes of one server on one machine share its port and their rate limiters' counts.
   const several = cluster !== undefined && cluster !== peers;
   const lastUse = new LastUse(db, peers?.forwardLastUses);
-  // Among instances with one writer, the work that writes on its own (jobs, the federation sender) runs on the writer.
+  // Among instances with one writer, the work that writes on its own (jobs, the federation sender) runs on the writer,
+  // and a request that must write outside a tool call is handed to it whole (hand-over.ts).
   const writesHere = () => !peers || peers.writes;
-  const services: Services = { db, config, formKey, limiter: new RateLimiter(() => config.clock.now().getTime(), several), cluster, lastUse };
+  const services: Services = {
+    db: peers ? writerOnly(db, writesHere) : db,
+    config,
+    formKey,
+    limiter: new RateLimiter(() => config.clock.now().getTime(), several),
+    cluster,
+    lastUse,
+  };
   const ops = new Ops(services, log, metrics, cluster);
   services.observe = (e) => {
     metrics.recordCall(e);
@@ -148,9 +157,23 @@ export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink)
       const admission: Admission = exempt ? "keep" : connections.admit(address, port);
       if (admission === "refuse") return tooManyConnections(connections.cap);
       try {
-        if (peers && new URL(req.url).pathname.startsWith(PEER_PATHS)) return await peers.receive(req);
-        // Looked up only by what needs it (rate limits of public calls and pages): the forwarding headers are parsed.
-        const res = await handle(req, () => trusted.clientAddress(address, req.headers));
+        if (!peers) {
+          // Looked up only by what needs it (rate limits of public calls and pages): the forwarding headers are parsed.
+          const res = await handle(req, () => trusted.clientAddress(address, req.headers));
+          return admission === "close" ? closing(res) : res;
+        }
+        const path = new URL(req.url).pathname;
+        if (path.startsWith(PEER_PATHS)) return await peers.receive(req);
+        const handedFrom = peers.handedOverFrom(req);
+        const clientAddress = () => handedFrom ?? trusted.clientAddress(address, req.headers);
+        const res =
+          peers.writes || !handedOverWhole(path)
+            ? await handle(req, clientAddress)
+            : await orHandOver(
+                req,
+                (r) => handle(r, clientAddress),
+                (copy) => peers.handOver(copy, clientAddress(), crypto.randomUUID()),
+              );
         return admission === "close" ? closing(res) : res;
       } finally {
         if (!exempt) connections.done(address, port, admission);
@@ -177,7 +200,7 @@ export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink)
   config.port = port;
   const workers = cluster instanceof Workers ? cluster : undefined;
   await (peers
-    ? peers.start(services, ops, `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`)
+    ? peers.start(services, ops, `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`, db)
     : cluster?.start(services, ops)
   )?.catch(async (err) => {
     await workers?.stop().exited;

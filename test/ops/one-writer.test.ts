@@ -1,12 +1,15 @@
 // Among instances on one database with one writer (--peer-secret), the others write nothing of their own: the jobs
 // and the instance's heartbeat run on the writer alone, and their clients' last use is handed to the writer, which
-// writes it with its own. (sqld livelocks with three or more writing clients: only the writer may be one.)
+// writes it with its own; a web page or OAuth request that must write is handed to the writer whole. (sqld livelocks
+// with three or more writing clients: only the writer may be one.)
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createClient } from "@libsql/client";
 import { startTestServer, type TestServer } from "../harness.ts";
+import { PageClient } from "../web/page-client.ts";
 import { type Sqld, startSqld } from "../sqld.ts";
 
 const SECRET = "one-writer-test-secret-0123456789";
+const METRICS = "one-writer-metrics-token";
 let sqld: Sqld;
 let writer: TestServer;
 let other: TestServer;
@@ -15,7 +18,7 @@ beforeAll(async () => {
   sqld = await startSqld();
   // The first to start takes the writer lease; the second finds it held.
   writer = await startTestServer({ dbUrl: sqld.url, peer: { secret: SECRET } });
-  other = await startTestServer({ dbUrl: sqld.url, peer: { secret: SECRET } });
+  other = await startTestServer({ dbUrl: sqld.url, peer: { secret: SECRET }, metricsToken: METRICS });
 }, 60_000);
 
 afterAll(async () => {
@@ -72,4 +75,28 @@ test("the writer takes last uses only from an instance that knows the secret", a
     body: JSON.stringify([["some-client", "yesterday"]]),
   });
   expect(bad.status).toBe(400);
+});
+
+/** Write transactions the instance has run so far, by its metrics. */
+async function writesOf(s: TestServer): Promise<number> {
+  const text = await (await s.raw("/metrics", { headers: { authorization: `Bearer ${METRICS}` } })).text();
+  const line = text.split("\n").find((l) => l.startsWith('svc_db_transaction_seconds_count{kind="write"} '));
+  return line ? Number(line.split(" ")[1]) : 0;
+}
+
+test("a person signs up, out and in on the web through the instance that does not write: the writer answers, that instance writes nothing", async () => {
+  const before = await writesOf(other);
+  const b = new PageClient(other.url);
+  await b.get("/signup");
+  const signedUp = await b.post("/signup", { handle: "ow-person", display_name: "Person", method: "password", password: "correct horse battery staple" });
+  expect(signedUp.location).toBe("/account");
+  // Read here, with the session the writer made
+  expect((await b.get("/account")).html).toContain("Signed in as <strong>@ow-person</strong>");
+  expect(await primary("SELECT handle FROM agents WHERE handle = ?", ["ow-person"])).toHaveLength(1);
+  await b.follow(await b.post("/account/signout", { flow: "account" }));
+  expect((await b.get("/account")).html).not.toContain("Signed in as");
+  await b.get("/signin");
+  expect((await b.post("/signin/password", { handle: "ow-person", password: "correct horse battery staple" })).location).toBe("/account");
+  expect((await b.get("/account")).html).toContain("Signed in as <strong>@ow-person</strong>");
+  expect(await writesOf(other)).toBe(before);
 });
