@@ -331,14 +331,21 @@ export class StreamConn implements Conn {
   // an add_expense here.
   private readonly orms: Record<TxKind, Orm> = { read: ormOn(this.exec("read"), "read"), write: ormOn(this.exec("write"), "write") };
 
+  /** Statements that may have written, run in write transactions: group commit asks whether a failed write changed anything. */
+  writesRun = 0;
+
   private exec(kind: TxKind): Exec {
     return async (sql, params, method) => {
       const tx = this.current;
       if (!tx) throw new Error("A statement ran outside its transaction on a remote connection");
       remoteStatements[kind]++;
+      if (kind === "write" && !READ_STATEMENT.test(sql)) this.writesRun++;
       const begin = tx.begin;
       tx.begin = undefined;
-      const rs = await this.statement(tx.stream, sql, params, begin).catch((err) => {
+      const rs = await this.statement(tx.stream, sql, params, begin).catch(async (err) => {
+        // Whether the primary still has the transaction open is not known after a failed BEGIN or a lost stream: it
+        // is taken back, so that nothing later runs outside it (inTransaction then says so to group commit).
+        if (begin || !(err instanceof hrana.ResponseError)) await this.rollback();
         throw libsqlError(err);
       });
       if (method === "run") return { rowsAffected: rs.affectedRowCount };
@@ -370,6 +377,35 @@ export class StreamConn implements Conn {
     } finally {
       this.current = null;
     }
+  }
+
+  // Group commit (db/turns.ts): the writes of a group run one after the other in one write transaction.
+  get inTransaction(): boolean {
+    return this.current !== null;
+  }
+  /** Opens a write transaction for a group; its BEGIN goes out with its first statement. */
+  begin(): void {
+    if (!this.stream || this.stream.closed) ({ stream: this.stream, version: this.version } = this.streams.open());
+    this.current = { stream: this.stream, begin: REMOTE_BEGIN.write };
+    remoteStatements.write += 2;
+  }
+  get writeOrm(): Orm {
+    return this.orms.write;
+  }
+  async commit(): Promise<void> {
+    const tx = this.current;
+    this.current = null;
+    if (tx && tx.begin === undefined) {
+      await tx.stream.run("COMMIT").catch((err) => {
+        throw atCommit(libsqlError(err));
+      });
+    }
+  }
+  /** Takes the open transaction back; a stream that cannot say so is dropped, and the primary rolls it back. */
+  async rollback(): Promise<void> {
+    const tx = this.current;
+    this.current = null;
+    if (tx && tx.begin === undefined) await tx.stream.run("ROLLBACK").catch((e) => e instanceof hrana.ResponseError || this.drop());
   }
 
   close(): void {

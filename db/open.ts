@@ -160,7 +160,7 @@ export async function openDb(opts: DbOptions): Promise<Db> {
         ...remotePool(primary, 0, streams),
         readers,
         sync,
-        afterWrite: () => sync().catch(() => {}),
+        afterWrite: sync,
         syncEveryMs: opts.syncIntervalSeconds ? undefined : DEFAULT_SYNC_MS,
       },
       () => {

@@ -1,20 +1,9 @@
 // The connection pool behind a Db: one writer and a few readers, each taking turns (db/turns.ts), and group commit on
-// a local file's writer. How the connections are opened is db/open.ts's; what runs on them, db/connections.ts's.
-import {
-  type Conn,
-  type LocalConnection,
-  type Orm,
-  type RawSql,
-  type RemoteStreams,
-  readOnlyHandles,
-  remoteRaw,
-  remoteTransaction,
-  StreamConn,
-  type TxKind,
-} from "./connections.ts";
+// the writer (a local file's, or a remote primary's stream). How the connections are opened is db/open.ts's; what runs on them, db/connections.ts's.
+import { type Conn, type Orm, type RawSql, type RemoteStreams, readOnlyHandles, remoteRaw, remoteTransaction, StreamConn, type TxKind } from "./connections.ts";
 import type { Client } from "@libsql/client";
 import { failedAtCommit, transient } from "./errors.ts";
-import { GroupCommit, Turns } from "./turns.ts";
+import { GroupCommit, type GroupConn, Turns } from "./turns.ts";
 
 /** The handle a transaction gives to domain code; the only way domain code reaches the database. */
 export type Tx = Orm;
@@ -70,8 +59,11 @@ export const READERS = 3;
 export interface Pool {
   writer: Conn;
   readers: Conn[];
-  /** The local writer, when its writes may share commits (readers of their own, so no read sees an open group). */
-  grouped?: LocalConnection;
+  /**
+   * The writer, when its writes may share commits (readers of their own, so no read sees an open group): a local
+   * file's, or a remote primary's stream (there a commit is also a round trip, and sqld's work per commit).
+   */
+  grouped?: GroupConn;
   /** An embedded replica's sync with its primary. */
   sync?: () => void | Promise<void>;
   /** Run before the first read after committed writes (an embedded replica catches up with them). */
@@ -88,7 +80,8 @@ export function remotePool(client: Client, readers = READERS, streams?: RemoteSt
   const conn = (): Conn =>
     streams ? new StreamConn(streams, client) : { run: (kind, fn) => remoteTransaction(client, kind, fn), raw: remoteRaw(client), close() {} };
   // Distinct handles, so that reads take turns apart from the writes (assemble() shares turns only with the writer).
-  return { writer: conn(), readers: Array.from({ length: readers }, conn) };
+  const writer = conn();
+  return { writer, readers: Array.from({ length: readers }, conn), grouped: writer instanceof StreamConn ? writer : undefined };
 }
 
 // Waits before each new attempt of a transaction that failed for a reason that passes (db/errors.ts transient): a
@@ -145,11 +138,13 @@ export function assemble(opts: PoolOptions, mode: DbMode, pool: Pool, closeAll: 
     readerTurns[0]!.take(async () => {
       if (!behind) return;
       behind = false;
-      await pool.afterWrite?.();
+      // A sync that meets the primary compacting its log is tried again (retrying); one that still fails leaves the
+      // read to the file as it is, since reads answer with the primary down: the background sync catches up.
+      await retrying(async () => pool.afterWrite?.()).catch(() => {});
     });
   const exclusive = <T>(fn: (raw: RawSql) => Promise<T>) =>
     writerTurns.take(async () => {
-      groups?.commit();
+      await groups?.commit();
       try {
         return await fn(pool.writer.raw);
       } finally {
@@ -166,7 +161,11 @@ export function assemble(opts: PoolOptions, mode: DbMode, pool: Pool, closeAll: 
     url: opts.url,
     mode,
     tx: async (fn) => {
-      if (groups) return groups.write(fn);
+      if (groups) {
+        const written = await retrying(() => groups.write(fn));
+        await caughtUp();
+        return written;
+      }
       const result = await retrying(() => writerTurns.take(() => timed("write", pool.writer, fn)));
       await caughtUp();
       return result;
@@ -200,7 +199,7 @@ export function assemble(opts: PoolOptions, mode: DbMode, pool: Pool, closeAll: 
       clearInterval(syncing);
       closing ??= (async () => {
         await Promise.all([writerTurns.drain(), ...readerTurns.map((t) => t.drain())]);
-        groups?.commit();
+        await groups?.commit();
         closeAll();
       })();
       return closing;

@@ -1,6 +1,18 @@
-// Who runs on a connection when: transactions take turns on it, and on a local file's writer, writes that queue
-// up while one runs share one COMMIT (group commit).
-import type { LocalConnection, Orm, TxKind } from "./connections.ts";
+// Who runs on a connection when: transactions take turns on it, and on the writer, writes that queue up while one
+// runs share one COMMIT (group commit).
+import type { Orm, TxKind } from "./connections.ts";
+
+/** A writer connection that group commit can drive: a local file's (at once) or a remote primary's (awaited). */
+export interface GroupConn {
+  readonly inTransaction: boolean;
+  /** Statements run that may have written. */
+  readonly writesRun: number;
+  /** The handle of a write transaction begun with begin(). */
+  readonly writeOrm: Orm;
+  begin(): void;
+  commit(): void | Promise<void>;
+  rollback(): void | Promise<void>;
+}
 
 /** Turns: a queue per connection, so a transaction has its connection to itself across awaits. */
 export class Turns {
@@ -32,9 +44,10 @@ interface Write {
 }
 
 /**
- * Group commit on a local file's writer connection. Writes that reach the writer while a transaction is open run in
- * it, one after the other; it is committed once no write is waiting, and each write is answered only then, so
- * nothing is acknowledged before it is durable. A commit costs mostly the pages it writes to the WAL, and writes
+ * Group commit on the writer connection (a local file's, or a remote primary's stream, where a COMMIT is also a
+ * round trip and the pages it writes are the primary's work and its replicas'). Writes that reach the writer while a
+ * transaction is open run in it, one after the other; it is committed once no write is waiting, and each write is
+ * answered only then, so nothing is acknowledged before it is durable. A commit costs mostly the pages it writes to the WAL, and writes
  * close in time change the same pages (an expense told to 19 members writes ~150 pages, most of them the index
  * pages the next expense in that group changes too), so one COMMIT for a group writes far fewer pages than one
  * for each of its writes.
@@ -50,7 +63,7 @@ export class GroupCommit {
   private commitQueued = false;
 
   constructor(
-    private readonly conn: LocalConnection,
+    private readonly conn: GroupConn,
     private readonly turns: Turns,
     private readonly observe?: (ms: number, ok: boolean, kind: TxKind) => void,
   ) {}
@@ -69,15 +82,15 @@ export class GroupCommit {
   }
 
   /** Commits the open group now; the caller holds the writer's turn (exclusive work, closing). */
-  commit(): void {
+  async commit(): Promise<void> {
     if (!this.conn.inTransaction) {
       this.group = [];
       return;
     }
     try {
-      this.conn.commit();
+      await this.conn.commit();
     } catch (err) {
-      for (const w of this.takeBack()) w.fail(err);
+      for (const w of await this.takeBack()) w.fail(err);
       return;
     }
     const group = this.group;
@@ -87,11 +100,11 @@ export class GroupCommit {
 
   // Rolls the open transaction back and hands over its group's writes, to run again or to fail: every write is
   // answered, even when the rollback itself fails (the next write's BEGIN then reports what is wrong).
-  private takeBack(): Write[] {
+  private async takeBack(): Promise<Write[]> {
     const group = this.group;
     this.group = [];
     try {
-      this.conn.rollback();
+      await this.conn.rollback();
     } catch {}
     return group;
   }
@@ -111,10 +124,10 @@ export class GroupCommit {
         w.fail(err);
         // SQLite may have rolled the whole transaction back itself (a full disk, an interrupted statement).
         if (this.conn.inTransaction && this.conn.writesRun === before) continue;
-        todo.unshift(...this.takeBack());
+        todo.unshift(...(await this.takeBack()));
       }
     }
-    if (this.group.length >= GROUP_MAX_WRITES || performance.now() - this.began >= GROUP_MAX_MS) this.commit();
+    if (this.group.length >= GROUP_MAX_WRITES || performance.now() - this.began >= GROUP_MAX_MS) await this.commit();
     else this.queueCommit();
   }
 
