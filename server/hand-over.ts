@@ -12,21 +12,18 @@ const handling = new AsyncLocalStorage<{ refused: boolean }>();
 const notHere = () =>
   new AppError("STORAGE_UNAVAILABLE", "This instance does not write now, and the one that writes could not take the request. Retrying is safe.", undefined, 1);
 
-/** db, whose write transactions (and plain SQL) run only while writesHere() says so; refused, before any statement. */
+/**
+ * db, whose write transactions run only while writesHere() says so; refused, before any statement. Plain SQL
+ * (exclusive, raw) is left as it is: no request writes through it, and /readyz reads the migrations with it.
+ */
 export function writerOnly(db: Db, writesHere: () => boolean): Db {
-  const refuse = <T>(): Promise<T> => {
-    const r = handling.getStore();
-    if (r) r.refused = true;
-    return Promise.reject(notHere());
-  };
   return {
     ...db,
-    tx: (fn) => (writesHere() ? db.tx(fn) : refuse()),
-    exclusive: (fn) => (writesHere() ? db.exclusive(fn) : refuse()),
-    raw: {
-      execute: (stmt, args) => (writesHere() ? db.raw.execute(stmt, args) : refuse()),
-      executeMultiple: (sql) => (writesHere() ? db.raw.executeMultiple(sql) : refuse()),
-      transaction: (fn) => (writesHere() ? db.raw.transaction(fn) : refuse()),
+    tx: (fn) => {
+      if (writesHere()) return db.tx(fn);
+      const r = handling.getStore();
+      if (r) r.refused = true;
+      return Promise.reject(notHere());
     },
   };
 }

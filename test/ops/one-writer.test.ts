@@ -36,9 +36,10 @@ async function primary(sql: string, args: (string | number)[] = []): Promise<Rec
   }
 }
 
-test("the first instance holds the writer lease", async () => {
+test("the first instance holds the writer lease; both are ready", async () => {
   const [lease] = await primary("SELECT url FROM writer_lease WHERE id = 1");
   expect(lease!.url).toBe(writer.url);
+  for (const s of [writer, other]) expect(await (await s.raw("/readyz")).json()).toMatchObject({ ready: true });
 });
 
 test("jobs and the heartbeat run on the writer alone", async () => {
