@@ -331,7 +331,7 @@ export class StreamConn implements Conn {
   // an add_expense here.
   private readonly orms: Record<TxKind, Orm> = { read: ormOn(this.exec("read"), "read"), write: ormOn(this.exec("write"), "write") };
 
-  /** Statements that may have written, run in write transactions: group commit asks whether a failed write changed anything. */
+  /** Statements run in write transactions that may have written: group commit asks whether a failed write did. */
   writesRun = 0;
 
   private exec(kind: TxKind): Exec {

@@ -1,5 +1,6 @@
 // The connection pool behind a Db: one writer and a few readers, each taking turns (db/turns.ts), and group commit on
-// the writer (a local file's, or a remote primary's stream). How the connections are opened is db/open.ts's; what runs on them, db/connections.ts's.
+// the writer (a local file's, or a remote primary's stream). How the connections are opened is db/open.ts's; what
+// runs on them, db/connections.ts's.
 import { type Conn, type Orm, type RawSql, type RemoteStreams, readOnlyHandles, remoteRaw, remoteTransaction, StreamConn, type TxKind } from "./connections.ts";
 import type { Client } from "@libsql/client";
 import { failedAtCommit, transient } from "./errors.ts";

@@ -47,10 +47,10 @@ interface Write {
  * Group commit on the writer connection (a local file's, or a remote primary's stream, where a COMMIT is also a
  * round trip and the pages it writes are the primary's work and its replicas'). Writes that reach the writer while a
  * transaction is open run in it, one after the other; it is committed once no write is waiting, and each write is
- * answered only then, so nothing is acknowledged before it is durable. A commit costs mostly the pages it writes to the WAL, and writes
- * close in time change the same pages (an expense told to 19 members writes ~150 pages, most of them the index
- * pages the next expense in that group changes too), so one COMMIT for a group writes far fewer pages than one
- * for each of its writes.
+ * answered only then, so nothing is acknowledged before it is durable. A commit costs mostly the pages it writes to
+ * the WAL, and writes close in time change the same pages (an expense told to 19 members writes ~150 pages, most of
+ * them the index pages the next expense in that group changes too), so one COMMIT for a group writes far fewer
+ * pages than one for each of its writes.
  *
  * A write that fails having changed nothing leaves the group as it was. One that fails after writing takes the
  * transaction back, and the writes before it in the group run again at once, in a new one: a write's function may
