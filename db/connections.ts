@@ -355,27 +355,24 @@ export class StreamConn implements Conn {
     };
   }
 
-  async run<T>(kind: TxKind, fn: (tx: Orm) => Promise<T>): Promise<T> {
+  // Opens a transaction of this kind on the kept stream (opened again if it went away); BEGIN goes out with the
+  // transaction's first statement.
+  private open(kind: TxKind): void {
     if (!this.stream || this.stream.closed) ({ stream: this.stream, version: this.version } = this.streams.open());
-    const tx = { stream: this.stream, begin: REMOTE_BEGIN[kind] as string | undefined };
-    this.current = tx;
+    this.current = { stream: this.stream, begin: REMOTE_BEGIN[kind] };
     remoteStatements[kind] += 2;
+  }
+
+  async run<T>(kind: TxKind, fn: (tx: Orm) => Promise<T>): Promise<T> {
+    this.open(kind);
     try {
       const result = await fn(this.orms[kind]);
-      // A transaction that sent no statement has nothing to commit.
-      if (tx.begin === undefined) {
-        await tx.stream.run("COMMIT").catch((err) => {
-          throw atCommit(libsqlError(err));
-        });
-      }
+      await this.commit();
       return result;
     } catch (err) {
-      // Whatever failed, the transaction is taken back; a stream that cannot say so is dropped, and the primary rolls
-      // back what it had open on it.
-      if (tx.begin === undefined) await tx.stream.run("ROLLBACK").catch((e) => e instanceof hrana.ResponseError || this.drop());
+      // Whatever failed, the transaction is taken back.
+      await this.rollback();
       throw err;
-    } finally {
-      this.current = null;
     }
   }
 
@@ -383,22 +380,29 @@ export class StreamConn implements Conn {
   get inTransaction(): boolean {
     return this.current !== null;
   }
-  /** Opens a write transaction for a group; its BEGIN goes out with its first statement. */
+  /** Opens a write transaction for a group. */
   begin(): void {
-    if (!this.stream || this.stream.closed) ({ stream: this.stream, version: this.version } = this.streams.open());
-    this.current = { stream: this.stream, begin: REMOTE_BEGIN.write };
-    remoteStatements.write += 2;
+    this.open("write");
   }
   get writeOrm(): Orm {
     return this.orms.write;
   }
+  /**
+   * Commits the open transaction; one that sent no statement has nothing to commit. A COMMIT that fails leaves the
+   * transaction taken back (whether it committed is unknown: atCommit).
+   */
   async commit(): Promise<void> {
     const tx = this.current;
-    this.current = null;
-    if (tx && tx.begin === undefined) {
-      await tx.stream.run("COMMIT").catch((err) => {
-        throw atCommit(libsqlError(err));
-      });
+    if (!tx || tx.begin !== undefined) {
+      this.current = null;
+      return;
+    }
+    try {
+      await tx.stream.run("COMMIT");
+      this.current = null;
+    } catch (err) {
+      await this.rollback();
+      throw atCommit(libsqlError(err));
     }
   }
   /** Takes the open transaction back; a stream that cannot say so is dropped, and the primary rolls it back. */
