@@ -6,6 +6,7 @@ import { sql } from "drizzle-orm";
 import { createClient } from "@libsql/client";
 import { type Db, openDb, remoteStatements } from "../../db/client.ts";
 import { type Sqld, startSqld } from "../sqld.ts";
+import { failingWriteUndoneAlone } from "../group-commit-cases.ts";
 
 let sqld: Sqld;
 let db: Db;
@@ -49,26 +50,5 @@ test("writes that queue while one runs share its transaction: one COMMIT, each a
 
 test("a write that fails is undone alone: the rest of its group commits, each write once", async () => {
   await db.exclusive((c) => c.execute("DELETE FROM t"));
-  const { promise: hold, resolve: release } = Promise.withResolvers<void>();
-  const runs = new Map<number, number>();
-  const write = (n: number, then?: () => Promise<void>) =>
-    db.tx(async (tx) => {
-      runs.set(n, (runs.get(n) ?? 0) + 1);
-      await tx.run(sql`INSERT INTO t VALUES (${n})`);
-      await then?.();
-    });
-  const results = Promise.allSettled([
-    write(1, () => hold),
-    write(2),
-    write(3, () => Promise.reject(new Error("three fails"))),
-    db.tx(async (tx) => {
-      await tx.values(sql`SELECT count(*) FROM t`);
-      throw new Error("four fails");
-    }),
-    write(5),
-  ]);
-  release();
-  expect((await results).map((r) => (r.status === "fulfilled" ? "ok" : (r.reason as Error).message))).toEqual(["ok", "ok", "three fails", "four fails", "ok"]);
-  expect(await onPrimary()).toEqual([1, 2, 5]);
-  expect(Object.fromEntries(runs)).toEqual({ 1: 2, 2: 2, 3: 1, 5: 1 });
+  await failingWriteUndoneAlone(db, onPrimary);
 });

@@ -10,6 +10,7 @@ import { jsonList, openDb, scalar, type Db, type DbOptions, type Tx, type TxKind
 import { remoteTransaction } from "../../db/connections.ts";
 import { TOOLS } from "../../server/tools/catalogue.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
+import { failingWriteUndoneAlone } from "../group-commit-cases.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "svc-tx-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -128,35 +129,7 @@ describe("group commit on a local file", () => {
   });
 
   test("a write that fails is undone alone: the rest of its group commits, each write once", async () => {
-    await withTable("group-fail.db", async (db) => {
-      const { promise: hold, resolve: release } = Promise.withResolvers<void>();
-      const runs = new Map<number, number>();
-      const write = (n: number, then?: () => Promise<void>) =>
-        db.tx(async (tx) => {
-          runs.set(n, (runs.get(n) ?? 0) + 1);
-          await tx.run(sql`INSERT INTO t VALUES (${n})`);
-          await then?.();
-        });
-      const results = Promise.allSettled([
-        write(1, () => hold),
-        write(2),
-        // Fails after writing: the group so far is taken back, and writes 1 and 2 run again.
-        write(3, () => Promise.reject(new Error("three fails"))),
-        // Fails having written nothing: the group goes on as it was.
-        db.tx(() => Promise.reject(new Error("four fails"))),
-        write(5),
-      ]);
-      release();
-      expect((await results).map((r) => (r.status === "fulfilled" ? "ok" : (r.reason as Error).message))).toEqual([
-        "ok",
-        "ok",
-        "three fails",
-        "four fails",
-        "ok",
-      ]);
-      expect(await rows(db)).toEqual([1, 2, 5]);
-      expect(Object.fromEntries(runs)).toEqual({ 1: 2, 2: 2, 3: 1, 5: 1 });
-    });
+    await withTable("group-fail.db", (db) => failingWriteUndoneAlone(db, () => rows(db)));
   });
 
   test("exclusive work commits the open group first; closing commits what is left", async () => {
