@@ -4,6 +4,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { UNLIMITED } from "../test/hardening/spawn-server.ts";
+import { ensureBuilt, SVC } from "../test/cli/bin.ts";
 
 export interface LoadResult {
   rps: number;
@@ -72,21 +73,12 @@ export async function wrkTogether(runs: { url: string; opts: WrkOptions }[]): Pr
   );
 }
 
-let built = false;
-/** bin/svc built from the tree as it is, once per run: a binary left from an earlier build would measure older code. */
-function freshBinary(): string {
-  if (!built) {
-    const r = spawnSync(["bun", "run", "scripts/build.ts"], { stderr: "inherit" });
-    if (r.exitCode !== 0) throw new Error("bench: building bin/svc failed (bun run build)");
-    built = true;
-  }
-  return "bin/svc";
-}
-
 /** Starts `svc serve`, compiled from the tree as it is, on a fresh database. */
 export async function startSvc(port: number, extra: string[] = []): Promise<{ url: string; proc: Subprocess; dir: string }> {
   const dir = mkdtempSync(join(tmpdir(), "svc-bench-db-"));
-  const exe = [freshBinary()];
+  // Built again when a source is newer: a binary left from an earlier build would measure older code.
+  await ensureBuilt();
+  const exe = [SVC];
   const proc = spawn([...exe, "serve", "--port", String(port), "--db", `file:${join(dir, "svc.db")}`, ...UNLIMITED, ...extra], {
     stdout: "ignore",
     stderr: "inherit",
