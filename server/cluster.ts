@@ -488,16 +488,21 @@ export class OneWriter implements Member, Transport {
     }
   }
 
+  /** What this instance sends the writer at url: JSON to one of PEER_PATHS, with the shared secret. */
+  private toWriter(url: string, path: string, body: unknown): Promise<Response> {
+    return fetch(`${url}${path}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${this.settings.secret}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(SEND_TIMEOUT_MS),
+    });
+  }
+
   // reached: the writer may have begun the call (the connection failed after the request went out).
   private async post(url: string, sent: SentCall): Promise<{ answer?: CallResult; reached: boolean }> {
     let res: Response;
     try {
-      res = await fetch(`${url}${PEER_CALL_PATH}`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${this.settings.secret}`, "content-type": "application/json" },
-        body: JSON.stringify(sent),
-        signal: AbortSignal.timeout(SEND_TIMEOUT_MS),
-      });
+      res = await this.toWriter(url, PEER_CALL_PATH, sent);
     } catch (err) {
       const code = (err as { code?: string }).code ?? "";
       return { reached: !/ConnectionRefused|ECONNREFUSED/i.test(code) };
@@ -516,12 +521,7 @@ export class OneWriter implements Member, Transport {
     if (this.writes) return false;
     const lease = this.lease;
     if (!lease || lease.until <= Date.now()) throw new Error("no instance holds the writer lease now; the last uses are kept for the next flush");
-    const res = await fetch(`${lease.url}${PEER_LAST_USE_PATH}`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${this.settings.secret}`, "content-type": "application/json" },
-      body: JSON.stringify(uses),
-      signal: AbortSignal.timeout(SEND_TIMEOUT_MS),
-    });
+    const res = await this.toWriter(lease.url, PEER_LAST_USE_PATH, uses);
     await res.arrayBuffer();
     if (!res.ok) throw new Error(`the writer at ${lease.url} did not take the last uses (HTTP ${res.status}); kept for the next flush`);
     return true;
