@@ -4,8 +4,8 @@
 // Queries are written with drizzle; drizzle's sqlite-proxy hands each statement's SQL to the connection
 // that runs the transaction, which keeps every statement prepared once and reuses it.
 export type { Orm, RawSql, Row, TxKind } from "./connections.ts";
-export { remoteStatements } from "./connections.ts";
+export { remoteRequests, remoteStatements } from "./connections.ts";
 export { databaseBusy, DbOpenError, describeUrl, driverCause, transient } from "./errors.ts";
 export { DEFAULT_CONNECT_TIMEOUT_MS, type DbOptions, localFilePath, openDb, selectMode } from "./open.ts";
 export { type Db, type DbMode, isReadOnly, type Tx } from "./pool.ts";
-export { jsonEach, jsonList, NeedsWrite, placeholders, prepared, preparedInsert, requireWrite, scalar } from "./query.ts";
+export { jsonEach, jsonList, NeedsWrite, placeholders, prepared, preparedInsert, preparedWrite, requireWrite, scalar } from "./query.ts";

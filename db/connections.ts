@@ -41,6 +41,12 @@ export interface Conn {
 type Method = "run" | "all" | "get" | "values";
 type Exec = (sql: string, params: unknown[], method: Method) => Promise<unknown>;
 
+/** Sends a write whose answer nothing reads with the transaction's next statement (StreamConn.later). */
+export type SendLater = (sql: string, params: unknown[]) => void;
+const laterOf = new WeakMap<Orm, SendLater>();
+/** How to send a write later on the handle's connection; undefined where statements run at once or one by one. */
+export const sendLater = (orm: Orm): SendLater | undefined => laterOf.get(orm);
+
 /** The handles of read transactions, where nothing may be written. */
 export const readOnlyHandles = new WeakSet<Orm>();
 
@@ -182,6 +188,8 @@ export class LocalConnection implements Conn {
   get writeOrm(): Orm {
     return this.orms.write;
   }
+  /** Nothing waits: a local connection runs each statement at once. */
+  flush(): void {}
   commit(): void {
     this.control("COMMIT");
   }
@@ -206,6 +214,8 @@ function fresh(db: Database.Database, sql: string): Prepared {
 
 /** Statements this process sent to a remote primary inside transactions, BEGIN and COMMIT included (bench/scale.ts). */
 export const remoteStatements: Record<TxKind, number> = { read: 0, write: 0 };
+/** Requests (round trips) this process's StreamConns sent to a remote primary in transactions, BEGIN and COMMIT included. */
+export const remoteRequests: Record<TxKind, number> = { read: 0, write: 0 };
 
 /** fn in one interactive transaction of a remote client. */
 export async function remoteTransaction<T>(client: Client, kind: TxKind, fn: (tx: Orm) => Promise<T>): Promise<T> {
@@ -286,6 +296,7 @@ export class StreamConn implements Conn {
     client: Client,
   ) {
     this.raw = remoteRaw(client);
+    laterOf.set(this.orms.write, (sql, params) => this.later(sql, params));
   }
 
   private drop(): void {
@@ -295,36 +306,43 @@ export class StreamConn implements Conn {
 
   /**
    * One statement in the open transaction: never outside one (were the transaction rolled back by the primary, its
-   * timeout, the statement would otherwise run on its own and commit), and after BEGIN in the same request when begin
-   * is given, as @libsql/client does.
+   * timeout, the statement would otherwise run on its own and commit). The steps before it (the transaction's BEGIN,
+   * as @libsql/client sends it with the first statement, and writes sent later()) go in the same request, each run only
+   * if the one before it succeeded; the first failure among them is the error reported.
    */
-  private async statement(stream: hrana.Stream, sql: string, args: unknown[], begin?: string): Promise<hrana.RowsResult> {
+  private async statement(stream: hrana.Stream, sql: string, args: unknown[], before: (string | hrana.Stmt)[]): Promise<hrana.RowsResult> {
     const v3 = (await this.version) >= 3;
-    // Without a BEGIN to carry, or a condition to guard it (before version 3), one statement needs no batch.
-    if (!begin && !v3) return stream.query(new hrana.Stmt(sql).bindIndexes(args as hrana.InValue[]));
+    const stmt = new hrana.Stmt(sql).bindIndexes(args as hrana.InValue[]);
+    // Alone, and without a condition to guard it (before version 3), a statement needs no batch.
+    if (!before.length && !v3) return stream.query(stmt);
     const batch = stream.batch(v3);
-    let first: hrana.BatchStep | undefined;
-    let began: Promise<unknown> | undefined;
-    if (begin) {
-      first = batch.step();
-      began = first.run(begin);
-      began.catch(() => undefined);
+    let last: hrana.BatchStep | undefined;
+    const ran: Promise<unknown>[] = [];
+    for (const s of before) {
+      const step = batch.step();
+      if (last) step.condition(hrana.BatchCond.ok(last));
+      const done = step.run(s);
+      done.catch(() => undefined);
+      ran.push(done);
+      last = step;
     }
     const step = batch.step();
-    if (first) step.condition(hrana.BatchCond.ok(first));
+    if (last) step.condition(hrana.BatchCond.ok(last));
     if (v3) step.condition(hrana.BatchCond.not(hrana.BatchCond.isAutocommit(batch)));
-    const rows = step.query(new hrana.Stmt(sql).bindIndexes(args as hrana.InValue[]));
+    const rows = step.query(stmt);
     rows.catch(() => undefined);
     await batch.execute();
-    // A BEGIN that failed (a busy primary) is the error to report, not the statement it kept from running.
-    await began;
+    // A step before that failed (a busy primary at BEGIN, a write sent later) is the error to report, not the
+    // statement it kept from running.
+    for (const done of ran) await done;
     const result = await rows;
     if (result === undefined) throw new LibsqlError("Statement in a transaction was not executed: the transaction was rolled back", "TRANSACTION_CLOSED");
     return result;
   }
 
-  // The transaction open on this connection: its stream, and its BEGIN until the first statement carries it.
-  private current: { stream: hrana.Stream; begin: string | undefined } | null = null;
+  // The transaction open on this connection: its stream, its BEGIN until the first statement carries it, and the
+  // writes sent later() that wait for the next statement.
+  private current: { stream: hrana.Stream; kind: TxKind; begin: string | undefined; later: hrana.Stmt[] } | null = null;
 
   // One drizzle handle per kind for the connection's life, as a local connection has: prepared() (db/query.ts) builds
   // each query's SQL once per handle, and drizzle() itself costs; a handle per transaction cost a third of the CPU of
@@ -336,18 +354,10 @@ export class StreamConn implements Conn {
 
   private exec(kind: TxKind): Exec {
     return async (sql, params, method) => {
-      const tx = this.current;
-      if (!tx) throw new Error("A statement ran outside its transaction on a remote connection");
+      const tx = this.transaction();
       remoteStatements[kind]++;
       if (kind === "write" && !READ_STATEMENT.test(sql)) this.writesRun++;
-      const begin = tx.begin;
-      tx.begin = undefined;
-      const rs = await this.statement(tx.stream, sql, params, begin).catch(async (err) => {
-        // Whether the primary still has the transaction open is not known after a failed BEGIN or a lost stream: it
-        // is taken back, so that nothing later runs outside it (inTransaction then says so to group commit).
-        if (begin || !(err instanceof hrana.ResponseError)) await this.rollback();
-        throw libsqlError(err);
-      });
+      const rs = await this.send(tx, sql, params);
       if (method === "run") return { rowsAffected: rs.affectedRowCount };
       // drizzle reads rows as arrays (values() destructures them); the protocol's rows are array-like, not arrays.
       const rows = rs.rows.map((r) => Array.from(r as ArrayLike<unknown>));
@@ -355,11 +365,52 @@ export class StreamConn implements Conn {
     };
   }
 
+  private transaction(): NonNullable<StreamConn["current"]> {
+    if (!this.current) throw new Error("A statement ran outside its transaction on a remote connection");
+    return this.current;
+  }
+
+  // The statement, after the transaction's BEGIN and the writes waiting to be sent, if any.
+  private async send(tx: NonNullable<StreamConn["current"]>, sql: string, params: unknown[]): Promise<hrana.RowsResult> {
+    const begin = tx.begin;
+    const before: (string | hrana.Stmt)[] = begin ? [begin, ...tx.later] : tx.later;
+    tx.begin = undefined;
+    tx.later = [];
+    remoteRequests[tx.kind]++;
+    return this.statement(tx.stream, sql, params, before).catch(async (err) => {
+      // Whether the primary still has the transaction open is not known after a failed BEGIN or a lost stream: it
+      // is taken back, so that nothing later runs outside it (inTransaction then says so to group commit).
+      if (begin || !(err instanceof hrana.ResponseError)) await this.rollback();
+      throw libsqlError(err);
+    });
+  }
+
+  /**
+   * A write whose answer nothing reads, sent with the transaction's next statement (or at flush()) instead of on its
+   * own: the inserts of a call then cost the primary's round trip once, not once each. Its failure is reported by that
+   * statement, or by flush(), so the call fails and its transaction is taken back.
+   */
+  private later(sql: string, params: unknown[]): void {
+    const tx = this.transaction();
+    remoteStatements.write++;
+    // Counted now: were the write's function to fail before it is sent, group commit takes the transaction back,
+    // and the statement with it.
+    this.writesRun++;
+    tx.later.push(new hrana.Stmt(sql).bindIndexes(params as hrana.InValue[]));
+  }
+
+  /** Sends the writes waiting for a statement, and reports the first that failed. */
+  async flush(): Promise<void> {
+    const tx = this.current;
+    // The writes go out before a statement of no consequence, which reports the first that failed.
+    if (tx?.later.length) await this.send(tx, "SELECT 1", []);
+  }
+
   // Opens a transaction of this kind on the kept stream (opened again if it went away); BEGIN goes out with the
   // transaction's first statement.
   private open(kind: TxKind): void {
     if (!this.stream || this.stream.closed) ({ stream: this.stream, version: this.version } = this.streams.open());
-    this.current = { stream: this.stream, begin: REMOTE_BEGIN[kind] };
+    this.current = { stream: this.stream, kind, begin: REMOTE_BEGIN[kind], later: [] };
     remoteStatements[kind] += 2;
   }
 
@@ -392,12 +443,19 @@ export class StreamConn implements Conn {
    * transaction taken back (whether it committed is unknown: atCommit).
    */
   async commit(): Promise<void> {
+    try {
+      await this.flush();
+    } catch (err) {
+      await this.rollback();
+      throw err;
+    }
     const tx = this.current;
     if (!tx || tx.begin !== undefined) {
       this.current = null;
       return;
     }
     try {
+      remoteRequests[tx.kind]++;
       await tx.stream.run("COMMIT");
       this.current = null;
     } catch (err) {
@@ -409,7 +467,9 @@ export class StreamConn implements Conn {
   async rollback(): Promise<void> {
     const tx = this.current;
     this.current = null;
-    if (tx && tx.begin === undefined) await tx.stream.run("ROLLBACK").catch((e) => e instanceof hrana.ResponseError || this.drop());
+    if (!tx || tx.begin !== undefined) return;
+    remoteRequests[tx.kind]++;
+    await tx.stream.run("ROLLBACK").catch((e) => e instanceof hrana.ResponseError || this.drop());
   }
 
   close(): void {

@@ -2,7 +2,7 @@
 // and the read transaction that finds it must write (NeedsWrite).
 import { fillPlaceholders, type Placeholder, type SQL, sql } from "drizzle-orm";
 import type { PreparedQueryConfig, SQLitePreparedQuery, SQLiteTable } from "drizzle-orm/sqlite-core";
-import { runNow, type RunNow } from "./connections.ts";
+import { runNow, type RunNow, sendLater } from "./connections.ts";
 import { isReadOnly, type Tx } from "./pool.ts";
 
 /** The first column of the first row of a plain SQL query (drizzle maps rows only for its own selects). */
@@ -55,9 +55,38 @@ export function placeholders<K extends string>(columns: readonly K[]): Record<K,
   return Object.fromEntries(columns.map((c) => [c, sql.placeholder(c)])) as unknown as Record<K, Placeholder>;
 }
 
-/** A one-row insert of these columns, built and prepared once per connection: `await q(tx).run(row)`. */
+/** A write that nothing reads the answer of: `await q(tx).run(values)`. */
+export interface Write {
+  run(values?: Record<string, unknown>): Promise<void>;
+}
+
+/**
+ * A write built and prepared once per connection whose answer nothing reads (an insert). On a remote primary it is
+ * sent with the transaction's next statement rather than on its own (a call's inserts then cost one round trip, not
+ * one each, while the writer is held); its failure is reported there, or at the end of the transaction's function,
+ * and fails the call. Elsewhere it runs at once.
+ */
+export function preparedWrite<Q extends SQLitePreparedQuery<PreparedQueryConfig>>(build: (tx: Tx) => Q): (tx: Tx) => Write {
+  const query = prepared(build);
+  const built = new WeakMap<Tx, Write>();
+  return (tx) => {
+    let w = built.get(tx);
+    if (w === undefined) {
+      const q = query(tx);
+      const later = sendLater(tx);
+      if (later) {
+        const { sql, params } = q.getQuery();
+        w = { run: async (values) => later(sql, fillPlaceholders(params, values ?? {})) };
+      } else w = { run: async (values) => void (await q.run(values)) };
+      built.set(tx, w);
+    }
+    return w;
+  };
+}
+
+/** A one-row insert of these columns, built and prepared once per connection, as preparedWrite: `await q(tx).run(row)`. */
 export function preparedInsert<T extends SQLiteTable>(table: T, columns: readonly (keyof T["$inferInsert"] & string)[]) {
-  return prepared((tx) =>
+  return preparedWrite((tx) =>
     tx
       .insert(table)
       .values(placeholders(columns) as T["$inferInsert"])

@@ -10,6 +10,8 @@ export interface GroupConn {
   /** The handle of a write transaction begun with begin(). */
   readonly writeOrm: Orm;
   begin(): void;
+  /** Runs the writes sent later (db/query.ts preparedWrite) and reports the first that failed. */
+  flush(): void | Promise<void>;
   commit(): void | Promise<void>;
   rollback(): void | Promise<void>;
 }
@@ -119,6 +121,8 @@ export class GroupCommit {
           this.began = performance.now();
         }
         w.result = await w.fn(this.conn.writeOrm);
+        // A write sent later that fails is this write's failure, not the next one's.
+        await this.conn.flush();
         this.group.push(w);
       } catch (err) {
         w.fail(err);

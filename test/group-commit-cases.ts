@@ -1,8 +1,10 @@
-// What group commit promises on any writer connection (db/turns.ts), as one scenario for the local file's tests
-// and the remote primary's: writes held in one group, one failing after it wrote, one failing having only read.
+// What group commit promises on any writer connection (db/turns.ts), as scenarios for the local file's tests and the
+// remote primary's: writes held in one group, one failing after it wrote, one failing having only read; writes sent
+// later (db/query.ts preparedWrite) that fail.
 import { expect } from "bun:test";
 import { sql } from "drizzle-orm";
-import type { Db } from "../db/client.ts";
+import { integer, sqliteTable } from "drizzle-orm/sqlite-core";
+import { type Db, preparedWrite } from "../db/client.ts";
 
 /**
  * A write that fails is undone alone: the rest of its group commits, each write once. `db` has an empty table
@@ -33,4 +35,57 @@ export async function failingWriteUndoneAlone(db: Db, rows: () => Promise<number
   expect((await results).map((r) => (r.status === "fulfilled" ? "ok" : (r.reason as Error).message))).toEqual(["ok", "ok", "three fails", "four fails", "ok"]);
   expect(await rows()).toEqual([1, 2, 5]);
   expect(Object.fromEntries(runs)).toEqual({ 1: 2, 2: 2, 3: 1, 5: 1 });
+}
+
+const later = sqliteTable("later_u", { n: integer("n").primaryKey() });
+const insertLater = preparedWrite((tx) =>
+  tx
+    .insert(later)
+    .values({ n: sql.placeholder("n") })
+    .prepare(),
+);
+
+/**
+ * Writes whose answer nothing reads (preparedWrite) are seen by the next statement of their transaction; one that
+ * fails fails its own write, whether a statement follows it there or not, leaves nothing of that write, and the
+ * writes grouped with it commit. Creates the table later_u.
+ */
+export async function laterWritesFailAlone(db: Db): Promise<void> {
+  await db.exclusive((c) => c.execute("CREATE TABLE later_u (n INTEGER PRIMARY KEY)"));
+  const seen = await db.tx(async (tx) => {
+    await insertLater(tx).run({ n: 1 });
+    await insertLater(tx).run({ n: 2 });
+    return tx.values<[number]>(sql`SELECT n FROM later_u ORDER BY n`);
+  });
+  expect(seen).toEqual([[1], [2]]);
+
+  const { promise: hold, resolve: release } = Promise.withResolvers<void>();
+  const results = Promise.allSettled([
+    db.tx(async (tx) => {
+      await insertLater(tx).run({ n: 3 });
+      await hold;
+    }),
+    // The duplicate is the write's last statement: the end of the write reports it.
+    db.tx(async (tx) => {
+      await insertLater(tx).run({ n: 4 });
+      await insertLater(tx).run({ n: 1 });
+    }),
+    // The duplicate is followed by a read: the read reports it.
+    db.tx(async (tx) => {
+      await insertLater(tx).run({ n: 5 });
+      await insertLater(tx).run({ n: 2 });
+      await tx.values(sql`SELECT count(*) FROM later_u`);
+    }),
+    db.tx((tx) => insertLater(tx).run({ n: 6 })),
+  ]);
+  release();
+  // On a remote primary the error comes with the statement that reported it (drizzle names that one), as its cause.
+  const failure = (err: Error): string => `${err.message} ${err.cause instanceof Error ? failure(err.cause) : ""}`;
+  const outcomes = (await results).map((r) => (r.status === "fulfilled" ? "ok" : failure(r.reason as Error)));
+  expect(outcomes[0]).toBe("ok");
+  expect(outcomes[1]).toContain("UNIQUE constraint failed");
+  expect(outcomes[2]).toContain("UNIQUE constraint failed");
+  expect(outcomes[3]).toBe("ok");
+  const rows = await db.read((tx) => tx.values<[number]>(sql`SELECT n FROM later_u ORDER BY n`));
+  expect(rows.map(([n]) => n)).toEqual([1, 2, 3, 6]);
 }

@@ -4,9 +4,12 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import { createClient } from "@libsql/client";
-import { type Db, openDb, remoteStatements } from "../../db/client.ts";
+import { integer, sqliteTable } from "drizzle-orm/sqlite-core";
+import { type Db, openDb, preparedWrite, remoteRequests, remoteStatements } from "../../db/client.ts";
 import { type Sqld, startSqld } from "../sqld.ts";
-import { failingWriteUndoneAlone } from "../group-commit-cases.ts";
+import { failingWriteUndoneAlone, laterWritesFailAlone } from "../group-commit-cases.ts";
+
+const tTable = sqliteTable("t", { n: integer("n") });
 
 let sqld: Sqld;
 let db: Db;
@@ -51,4 +54,18 @@ test("writes that queue while one runs share its transaction: one COMMIT, each a
 test("a write that fails is undone alone: the rest of its group commits, each write once", async () => {
   await db.exclusive((c) => c.execute("DELETE FROM t"));
   await failingWriteUndoneAlone(db, onPrimary);
+});
+
+test("writes sent later go to the primary with the next statement, in one request; one that fails fails its own write", async () => {
+  const insert = preparedWrite((tx) => tx.insert(tTable).values({ n: sql.placeholder("n") }).prepare());
+  await db.exclusive((c) => c.execute("DELETE FROM t"));
+  const before = { ...remoteRequests };
+  const seen = await db.tx(async (tx) => {
+    for (const n of [1, 2, 3]) await insert(tx).run({ n });
+    return tx.values<[number]>(sql`SELECT count(*) FROM t`);
+  });
+  expect(seen).toEqual([[3]]);
+  // BEGIN, three INSERTs and the SELECT in one request; the COMMIT in another.
+  expect(remoteRequests.write - before.write).toBe(2);
+  await laterWritesFailAlone(db);
 });

@@ -75,7 +75,7 @@ describe("prepared() beside drizzle's own prepared queries", () => {
 
   test("writes, rows, a missing row, joined nulls and raw values are the same both ways", async () => {
     await withDb(async (tx) => {
-      expect(await insertThing(tx).run({ id: "a", flag: true, tags: ["x", "y"], note: null })).toEqual({ rowsAffected: 1 });
+      await insertThing(tx).run({ id: "a", flag: true, tags: ["x", "y"], note: null });
       await tx.insert(things).values({ id: "b", flag: false, tags: [], note: "n" });
       await tx.insert(owners).values({ thingId: "a", name: "ann" });
 

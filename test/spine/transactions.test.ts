@@ -10,7 +10,7 @@ import { jsonList, openDb, scalar, type Db, type DbOptions, type Tx, type TxKind
 import { remoteTransaction } from "../../db/connections.ts";
 import { TOOLS } from "../../server/tools/catalogue.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
-import { failingWriteUndoneAlone } from "../group-commit-cases.ts";
+import { failingWriteUndoneAlone, laterWritesFailAlone } from "../group-commit-cases.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "svc-tx-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -130,6 +130,10 @@ describe("group commit on a local file", () => {
 
   test("a write that fails is undone alone: the rest of its group commits, each write once", async () => {
     await withTable("group-fail.db", (db) => failingWriteUndoneAlone(db, () => rows(db)));
+  });
+
+  test("a write sent later that fails fails its own write alone (preparedWrite)", async () => {
+    await withTable("group-later.db", (db) => laterWritesFailAlone(db));
   });
 
   test("exclusive work commits the open group first; closing commits what is left", async () => {

@@ -2,7 +2,7 @@
 // a version, set deleted) that keeps the row and every table derived from it (shares, pair ledger, history, activity)
 // together; read back. Tools, recurring occurrences and the Splitwise import all write through it.
 import { eq, getTableColumns, sql } from "drizzle-orm";
-import { jsonEach, jsonList, preparedInsert, prepared, type Tx } from "../../../../db/client.ts";
+import { jsonEach, jsonList, preparedInsert, prepared, preparedWrite, type Tx } from "../../../../db/client.ts";
 import { agents, expenseHistory, expenseShares, expenses } from "../../../../db/schema/index.ts";
 import { iso } from "../../../clock.ts";
 import { invalid } from "../../../errors.ts";
@@ -212,7 +212,7 @@ export function newExpenseState(
 // ---------- storing ----------
 
 // Rows as [agent_id, paid_minor, share_minor], in the table's column order after the expense and group.
-const insertSharesQuery = prepared((tx) =>
+const insertSharesQuery = preparedWrite((tx) =>
   tx
     .insert(expenseShares)
     .select(sql`SELECT ${sql.placeholder("expenseId")}, ${sql.placeholder("groupId")}, value ->> 0, value ->> 1, value ->> 2 FROM ${jsonEach("rows")}`)
