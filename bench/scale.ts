@@ -163,9 +163,7 @@ for (const [setup, f] of results.slice(1)) {
     };
     const poll = await count(20, () => s.ok("get_inbox", {}, a.key));
     const add = await count(20, (i) => s.ok("add_expense", { group_id: group.group_id, description: `Count ${i}`, amount_minor: 1000 + i }, a.key));
-    console.log(
-      `\nstatements in round trips to the primary per call (remote mode, 4 members): get_inbox with nothing new ${poll}, add_expense ${add}`,
-    );
+    console.log(`\nstatements in round trips to the primary per call (remote mode, 4 members): get_inbox with nothing new ${poll}, add_expense ${add}`);
   } finally {
     await s.stop();
     await sqld.stop();

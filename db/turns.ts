@@ -136,13 +136,17 @@ export class GroupCommit {
   }
 
   // The commit takes a turn after the writes already waiting for one, and after the requests that arrived while the
-  // last of them ran have reached theirs: those join the group.
+  // last of them ran have reached theirs: those join the group. One commit waits at a time: with one queued by each
+  // write, commits landed between the writes still waiting and cut their groups short (on a remote primary under
+  // load, ~1.0 write a group where one commit at a time gives ~2.1).
   private queueCommit(): void {
     if (this.commitQueued) return;
     this.commitQueued = true;
-    setImmediate(() => {
-      this.commitQueued = false;
-      void this.turns.take(async () => this.commit());
-    });
+    setImmediate(() =>
+      this.turns.take(async () => {
+        this.commitQueued = false;
+        await this.commit();
+      }),
+    );
   }
 }

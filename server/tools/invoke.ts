@@ -1,10 +1,10 @@
 // THE pipeline every transport calls, read top to bottom: rate limit -> check the values -> [where it runs] ->
 // one transaction: authenticate -> the agent's limit -> scope -> validate -> idempotency -> run -> check the answer
-// -> remember -> inbox summary; then the envelope data. Transports only translate.
+// -> remember -> inbox summary (a write's after its commit); then the envelope data. Transports only translate.
 // A tool that writes runs in a write transaction; any other in a read one (local on an embedded replica), and in a
 // write one after all if it finds it must write (NeedsWrite).
 import type { ZodError } from "zod";
-import { NeedsWrite, type Tx } from "../../db/client.ts";
+import { isReadOnly, NeedsWrite, type Tx } from "../../db/client.ts";
 import { authenticate, type Authenticated } from "../auth/authenticate.ts";
 import { checkAttempts, recordAttempt } from "../domain/attempts.ts";
 import { summary } from "../domain/inbox.ts";
@@ -170,13 +170,27 @@ function dryRun(tool: Tool, call: Call): CallResult {
 
 async function transaction(svc: Services, r: Running, choice: TxChoice): Promise<Answer> {
   const steps = (tx: Tx) => inTransaction(svc, r, tx);
-  if (choice === "write") return { ...(await svc.db.tx(steps)), ranAsRead: false };
+  if (choice === "write") return withSummary(svc, r, await svc.db.tx(steps));
   try {
     return { ...(await svc.db.read(steps)), ranAsRead: true };
   } catch (err) {
     if (!(err instanceof NeedsWrite && r.tool.writesWhenNeeded && choice === "read")) throw err;
-    return { ...(await svc.db.tx(steps)), ranAsRead: false };
+    return withSummary(svc, r, await svc.db.tx(steps));
   }
+}
+
+/**
+ * A write's answer gets its inbox summary once committed, from a read transaction: not in the write one, since every
+ * write waits for the one writer, and on a remote primary each of the summary's statements is a round trip held
+ * there. The write has committed, so a summary that cannot be read is left out (it is optional), not made a failure.
+ */
+async function withSummary(svc: Services, r: Running, written: Omit<Answer, "ranAsRead">): Promise<Answer> {
+  const actor = r.principal;
+  if (r.tool.inboxSummary && actor) {
+    const inbox = await svc.db.read((tx) => summary({ tx, now: r.now, actor })).catch(() => undefined);
+    if (inbox) written.data.inbox = inbox;
+  }
+  return { ...written, ranAsRead: false };
 }
 
 /** The steps that need the database, in the call's one transaction. */
@@ -190,7 +204,8 @@ async function inTransaction(svc: Services, r: Running, tx: Tx): Promise<Omit<An
   const stored = key ? await lookup(tx, r.principal!.agentId, key, hash, replay) : null;
   const data = stored ?? (await runTool(svc, r, tx, args));
   if (key && !stored) await remember(tx, r.principal!.agentId, key, tool.name, hash, replay ? data : null, r.now);
-  if (tool.inboxSummary && r.principal) data.inbox = await summary({ tx, now: r.now, actor: r.principal });
+  // A write's summary is read after its commit (withSummary).
+  if (tool.inboxSummary && r.principal && isReadOnly(tx)) data.inbox = await summary({ tx, now: r.now, actor: r.principal });
   return { data, replayed: stored !== null };
 }
 

@@ -57,7 +57,12 @@ test("a write that fails is undone alone: the rest of its group commits, each wr
 });
 
 test("writes sent later go to the primary with the next statement, in one request; one that fails fails its own write", async () => {
-  const insert = preparedWrite((tx) => tx.insert(tTable).values({ n: sql.placeholder("n") }).prepare());
+  const insert = preparedWrite((tx) =>
+    tx
+      .insert(tTable)
+      .values({ n: sql.placeholder("n") })
+      .prepare(),
+  );
   await db.exclusive((c) => c.execute("DELETE FROM t"));
   const before = { ...remoteRequests };
   const seen = await db.tx(async (tx) => {

@@ -132,6 +132,28 @@ describe("group commit on a local file", () => {
     await withTable("group-fail.db", (db) => failingWriteUndoneAlone(db, () => rows(db)));
   });
 
+  test("under a steady stream of slow writes, groups keep forming: not a commit for each write", async () => {
+    await withTable("group-steady.db", async (db, path) => {
+      const before = commitsInWal(path);
+      // 6 callers, each writing again as soon as its last write is answered; each write takes 12 ms (a remote
+      // primary's round trips), so a group reaches its time limit (20 ms) at its second write.
+      const caller = async (c: number) => {
+        for (let i = 0; i < 6; i++) {
+          await db.tx(async (tx) => {
+            await tx.run(sql`INSERT INTO t VALUES (${c * 100 + i})`);
+            await Bun.sleep(12);
+          });
+          // The next request comes over the network: a turn of the event loop later.
+          await Bun.sleep(1);
+        }
+      };
+      await Promise.all([0, 1, 2, 3, 4, 5].map(caller));
+      expect((await rows(db)).length).toBe(36);
+      // Without group commit, a commit per write (36).
+      expect(commitsInWal(path) - before).toBeLessThanOrEqual(24);
+    });
+  });
+
   test("a write sent later that fails fails its own write alone (preparedWrite)", async () => {
     await withTable("group-later.db", (db) => laterWritesFailAlone(db));
   });
@@ -225,10 +247,11 @@ describe("the pipeline", () => {
       ["get_me", {}, ["read"]],
       ["list_groups", {}, ["read"]],
       ["get_inbox", {}, ["read"]], // nothing new: a read
-      ["add_contact", { handle: a.handle }, ["write"], b.key], // b leaves a request in a's inbox ...
+      // A write's inbox summary is read after it commits, in a read beside the writer.
+      ["add_contact", { handle: a.handle }, ["write", "read"], b.key], // b leaves a request in a's inbox ...
       ["get_inbox", {}, ["read", "write"]], // ... which the next poll marks seen, in a write after the read
-      ["get_contact_code", {}, ["write"]],
-      ["create_group", { name: "Trip", currency: "EUR" }, ["write"]],
+      ["get_contact_code", {}, ["write", "read"]],
+      ["create_group", { name: "Trip", currency: "EUR" }, ["write", "read"]],
     ];
     for (const [tool, args, kinds, key] of calls) {
       seen.length = 0;

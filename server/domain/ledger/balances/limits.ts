@@ -52,9 +52,12 @@ export async function exceedsLimits(tx: Tx, group: GroupRow, debts: readonly Deb
   if (!rows.length) return false;
   const ids = [...new Set(rows.flatMap((r) => [r.lowId, r.highId]))];
   const before = new Map<string, bigint>(ids.map((id) => [id, 0n]));
-  const totals = await totalsOf(tx).all({ currency: group.currency, ids: jsonList(ids) });
+  // Asked together: on a remote primary the second goes out without waiting for the first's answer.
+  const [totals, stored] = await Promise.all([
+    totalsOf(tx).all({ currency: group.currency, ids: jsonList(ids) }),
+    pairsOf(tx).all({ groupId: group.groupId, pairs: jsonList(rows.map((r) => [r.lowId, r.highId])) }),
+  ]);
   for (const t of totals) before.set(t.agentId, BigInt(t.total));
-  const stored = await pairsOf(tx).all({ groupId: group.groupId, pairs: jsonList(rows.map((r) => [r.lowId, r.highId])) });
   const old = new Map(stored.map((p) => [pairKey(p), BigInt(p.lowOwes)]));
   const after = new Map(before);
   const abs = (n: bigint) => (n < 0n ? -n : n);

@@ -4,7 +4,7 @@
 // older than the table, or a repair) a write transaction rebuilds it; a read transaction computes without storing.
 import { and, eq, ne, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
-import { isReadOnly, jsonEach, jsonList, prepared, type Tx } from "../../../../db/client.ts";
+import { isReadOnly, jsonEach, jsonList, prepared, preparedWrite, type Tx } from "../../../../db/client.ts";
 import { expenseShares, expenses, groupBalances, ledgerPairs, ledgerPairsBuilt, payments } from "../../../../db/schema/index.ts";
 import { iso } from "../../../clock.ts";
 import { greedyTransfers, type Debt } from "../money/fewest-transfers.ts";
@@ -50,7 +50,7 @@ export async function applyDebts(tx: Tx, groupId: string, debts: readonly Debt[]
 
 // Rows as [low_id, high_id, what low owes as integer text]; WHERE true tells SQLite's parser that ON CONFLICT is
 // the upsert's, not a join's.
-const upsertPairs = prepared((tx) =>
+const upsertPairs = preparedWrite((tx) =>
   tx
     .insert(ledgerPairs)
     .select(sql`SELECT ${sql.placeholder("groupId")}, value ->> 0, value ->> 1, CAST(value ->> 2 AS INTEGER) FROM ${jsonEach("rows")} WHERE true`)
