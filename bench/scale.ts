@@ -155,7 +155,7 @@ for (const [setup, f] of results.slice(1)) {
     for (const o of others) await s.ok("get_inbox", { limit: 100 }, o.key);
     await s.ok("get_inbox", { limit: 100 }, a.key);
     const total = (counts: Record<string, number>) => counts.read! + counts.write!;
-    // Statements, and requests (round trips), per call.
+    // Statements, and the requests they went in, per call.
     const count = async (calls: number, fn: (i: number) => Promise<unknown>) => {
       const before = [total(remoteStatements), total(remoteRequests)];
       for (let i = 0; i < calls; i++) await fn(i);
@@ -163,7 +163,7 @@ for (const [setup, f] of results.slice(1)) {
     };
     const poll = await count(20, () => s.ok("get_inbox", {}, a.key));
     const add = await count(20, (i) => s.ok("add_expense", { group_id: group.group_id, description: `Count ${i}`, amount_minor: 1000 + i }, a.key));
-    console.log(`\nstatements in round trips to the primary per call (remote mode, 4 members): get_inbox with nothing new ${poll}, add_expense ${add}`);
+    console.log(`\nstatements in requests to the primary per call (remote mode, 4 members): get_inbox with nothing new ${poll}, add_expense ${add}`);
   } finally {
     await s.stop();
     await sqld.stop();

@@ -85,8 +85,12 @@ export async function addExpenseCounted(
   toolInput: ExpenseToolInput & { group_id: string; description: string },
 ): Promise<{ expense: Expense; past_occurrences: number }> {
   const { tx, now, actor } = ctx;
+  // The budget is asked with the membership (on a remote primary, in the same round trip); a caller who is not a
+  // member learns only that.
+  const budget = requireExpenseBudget(ctx, toolInput.group_id);
+  budget.catch(() => undefined);
   const { group, members } = await writableGroupMembers(tx, toolInput.group_id, actor.agentId);
-  await requireExpenseBudget(ctx, group.groupId);
+  await budget;
   const input = keyed(members, toolInput);
   // Another currency without a rate: the fetched reference rate of the expense's date, if one is known.
   const fetched =

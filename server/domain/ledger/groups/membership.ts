@@ -135,9 +135,9 @@ export async function membersByHandle(tx: Tx, groupId: string): Promise<Map<stri
  * a payment, balances) reads first.
  */
 export async function groupWithMembers(tx: Tx, groupId: string, agentId: string): Promise<{ group: GroupRow; members: Map<string, Member> }> {
-  const rows = await currentMembers(tx).all({ groupId });
-  if (!rows.some((r) => r.agentId === agentId)) throw notFound("Group");
-  const group = (await groupById(tx).get({ groupId }))!;
+  // Asked together (on a remote primary, one round trip); the group is shown only to a member.
+  const [rows, group] = await Promise.all([currentMembers(tx).all({ groupId }), groupById(tx).get({ groupId })]);
+  if (!rows.some((r) => r.agentId === agentId) || !group) throw notFound("Group");
   return { group, members: new Map(rows.map((r) => [r.handle, r])) };
 }
 
