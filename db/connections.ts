@@ -214,7 +214,7 @@ function fresh(db: Database.Database, sql: string): Prepared {
 
 /** Statements this process sent to a remote primary inside transactions, BEGIN and COMMIT included (bench/scale.ts). */
 export const remoteStatements: Record<TxKind, number> = { read: 0, write: 0 };
-/** Requests (round trips) this process's StreamConns sent to a remote primary in transactions, BEGIN and COMMIT included. */
+/** Requests this process's StreamConns sent to a remote primary in transactions, COMMIT included (those sent together wait as one). */
 export const remoteRequests: Record<TxKind, number> = { read: 0, write: 0 };
 
 /** fn in one interactive transaction of a remote client. */

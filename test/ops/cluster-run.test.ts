@@ -42,7 +42,11 @@ test("in a worker: a read runs there, a write and a poll that must write cross o
   expect(await call("get_me", {}, reader.key)).toEqual(["worker read"]);
   expect(await call("get_me", {}, reader.key)).toEqual(["worker read"]);
   // The write's inbox summary is read where it was written, after its commit.
-  expect(await call("add_contact", { handle: reader.handle, idempotency_key: "seam-contact-1" }, sender.key)).toEqual(["sent", "primary write", "primary read"]);
+  expect(await call("add_contact", { handle: reader.handle, idempotency_key: "seam-contact-1" }, sender.key)).toEqual([
+    "sent",
+    "primary write",
+    "primary read",
+  ]);
   expect(await call("get_inbox", {}, reader.key)).toEqual(["worker read", "sent", "primary write"]);
   expect(await call("get_inbox", {}, reader.key)).toEqual(["worker read"]);
 });
