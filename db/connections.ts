@@ -342,7 +342,7 @@ export class StreamConn implements Conn {
 
   // The transaction open on this connection: its stream, its BEGIN until the first statement carries it, and the
   // writes sent later() that wait for the next statement.
-  private current: { stream: hrana.Stream; kind: TxKind; begin: string | undefined; later: hrana.Stmt[] } | null = null;
+  private current: { stream: hrana.Stream; kind: TxKind; begin: string | undefined; later: hrana.Stmt[]; failed?: unknown } | null = null;
 
   // One drizzle handle per kind for the connection's life, as a local connection has: prepared() (db/query.ts) builds
   // each query's SQL once per handle, and drizzle() itself costs; a handle per transaction cost a third of the CPU of
@@ -378,6 +378,9 @@ export class StreamConn implements Conn {
     tx.later = [];
     remoteRequests[tx.kind]++;
     return this.statement(tx.stream, sql, params, before).catch(async (err) => {
+      // Kept for flush(), in case the caller of this statement swallows what it throws: a write sent later that
+      // failed must fail its write, whatever the code that ran next did with the error.
+      if (before.length > (begin ? 1 : 0)) tx.failed ??= err;
       // Whether the primary still has the transaction open is not known after a failed BEGIN or a lost stream: it
       // is taken back, so that nothing later runs outside it (inTransaction then says so to group commit).
       if (begin || !(err instanceof hrana.ResponseError)) await this.rollback();
@@ -399,9 +402,10 @@ export class StreamConn implements Conn {
     tx.later.push(new hrana.Stmt(sql).bindIndexes(params as hrana.InValue[]));
   }
 
-  /** Sends the writes waiting for a statement, and reports the first that failed. */
+  /** Sends the writes waiting for a statement, and reports the first that failed (also if reported before). */
   async flush(): Promise<void> {
     const tx = this.current;
+    if (tx?.failed) throw libsqlError(tx.failed);
     // The writes go out before a statement of no consequence, which reports the first that failed.
     if (tx?.later.length) await this.send(tx, "SELECT 1", []);
   }
