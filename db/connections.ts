@@ -188,8 +188,9 @@ export class LocalConnection implements Conn {
   get writeOrm(): Orm {
     return this.orms.write;
   }
-  /** Nothing waits: a local connection runs each statement at once. */
-  flush(): void {}
+  // Nothing is held back: a local connection runs each statement at once.
+  owner: unknown = undefined;
+  readonly laterFailure = null;
   commit(): void {
     this.control("COMMIT");
   }
@@ -282,6 +283,22 @@ function hranaCode(e: hrana.ClientError): string {
 }
 const libsqlError = (e: unknown) => (e instanceof hrana.ClientError ? new LibsqlError(e.message, hranaCode(e), undefined, undefined, e) : e);
 
+/** A statement sent later (StreamConn.later), and the write it is part of. */
+interface Later {
+  stmt: hrana.Stmt;
+  owner: unknown;
+}
+
+/** A step sent before a statement in its request failed (the statement did not run): which, and why. */
+class StepFailed extends Error {
+  constructor(
+    readonly step: number,
+    override readonly cause: unknown,
+  ) {
+    super("a step before the statement failed");
+  }
+}
+
 // How @libsql/client begins a transaction of each kind (a read one may be served by a replica of the primary).
 const REMOTE_BEGIN = { read: "BEGIN TRANSACTION READONLY", write: "BEGIN IMMEDIATE" } as const;
 
@@ -334,7 +351,7 @@ export class StreamConn implements Conn {
     await batch.execute();
     // A step before that failed (a busy primary at BEGIN, a write sent later) is the error to report, not the
     // statement it kept from running.
-    for (const done of ran) await done;
+    for (const [i, done] of ran.entries()) await done.catch((err) => Promise.reject(new StepFailed(i, err)));
     const result = await rows;
     if (result === undefined) throw new LibsqlError("Statement in a transaction was not executed: the transaction was rolled back", "TRANSACTION_CLOSED");
     return result;
@@ -342,7 +359,16 @@ export class StreamConn implements Conn {
 
   // The transaction open on this connection: its stream, its BEGIN until the first statement carries it, and the
   // writes sent later() that wait for the next statement.
-  private current: { stream: hrana.Stream; kind: TxKind; begin: string | undefined; later: hrana.Stmt[]; failed?: unknown } | null = null;
+  private current: { stream: hrana.Stream; kind: TxKind; begin: string | undefined; later: Later[] } | null = null;
+
+  /** The write (of group commit) whose statements later() holds back now: a failure among them names it. */
+  owner: unknown = undefined;
+  /**
+   * A write sent later that failed in the open transaction (the statement after it did not run), and whose it was:
+   * that write fails, and the transaction, which holds part of it, is taken back. Kept until the next begin, since the
+   * code that ran next may have swallowed the error.
+   */
+  laterFailure: { owner: unknown; err: unknown } | null = null;
 
   // One drizzle handle per kind for the connection's life, as a local connection has: prepared() (db/query.ts) builds
   // each query's SQL once per handle, and drizzle() itself costs; a handle per transaction cost a third of the CPU of
@@ -373,14 +399,18 @@ export class StreamConn implements Conn {
   // The statement, after the transaction's BEGIN and the writes waiting to be sent, if any.
   private async send(tx: NonNullable<StreamConn["current"]>, sql: string, params: unknown[]): Promise<hrana.RowsResult> {
     const begin = tx.begin;
-    const before: (string | hrana.Stmt)[] = begin ? [begin, ...tx.later] : tx.later;
+    const later = tx.later;
+    const before: (string | hrana.Stmt)[] = [...(begin ? [begin] : []), ...later.map((l) => l.stmt)];
     tx.begin = undefined;
     tx.later = [];
     remoteRequests[tx.kind]++;
-    return this.statement(tx.stream, sql, params, before).catch(async (err) => {
-      // Kept for flush(), in case the caller of this statement swallows what it throws: a write sent later that
-      // failed must fail its write, whatever the code that ran next did with the error.
-      if (before.length > (begin ? 1 : 0)) tx.failed ??= err;
+    return this.statement(tx.stream, sql, params, before).catch(async (failure) => {
+      let err = failure;
+      if (failure instanceof StepFailed) {
+        err = failure.cause;
+        const l = later[failure.step - (begin ? 1 : 0)];
+        if (l && err instanceof hrana.ResponseError) this.laterFailure ??= { owner: l.owner, err: libsqlError(err) };
+      }
       // Whether the primary still has the transaction open is not known after a failed BEGIN or a lost stream: it
       // is taken back, so that nothing later runs outside it (inTransaction then says so to group commit).
       if (begin || !(err instanceof hrana.ResponseError)) await this.rollback();
@@ -389,9 +419,9 @@ export class StreamConn implements Conn {
   }
 
   /**
-   * A write whose answer nothing reads, sent with the transaction's next statement (or at flush()) instead of on its
-   * own: the inserts of a call then cost the primary's round trip once, not once each. Its failure is reported by that
-   * statement, or by flush(), so the call fails and its transaction is taken back.
+   * A write whose answer nothing reads, sent with the transaction's next statement (its own write's, the next write's
+   * in a group, or the COMMIT) instead of on its own: the inserts of a call then cost no round trip of their own.
+   * Its failure is reported by that statement and kept in laterFailure.
    */
   private later(sql: string, params: unknown[]): void {
     const tx = this.transaction();
@@ -399,15 +429,7 @@ export class StreamConn implements Conn {
     // Counted now: were the write's function to fail before it is sent, group commit takes the transaction back,
     // and the statement with it.
     this.writesRun++;
-    tx.later.push(new hrana.Stmt(sql).bindIndexes(params as hrana.InValue[]));
-  }
-
-  /** Sends the writes waiting for a statement, and reports the first that failed (also if reported before). */
-  async flush(): Promise<void> {
-    const tx = this.current;
-    if (tx?.failed) throw libsqlError(tx.failed);
-    // The writes go out before a statement of no consequence, which reports the first that failed.
-    if (tx?.later.length) await this.send(tx, "SELECT 1", []);
+    tx.later.push({ stmt: new hrana.Stmt(sql).bindIndexes(params as hrana.InValue[]), owner: this.owner });
   }
 
   // Opens a transaction of this kind on the kept stream (opened again if it went away); BEGIN goes out with the
@@ -415,6 +437,7 @@ export class StreamConn implements Conn {
   private open(kind: TxKind): void {
     if (!this.stream || this.stream.closed) ({ stream: this.stream, version: this.version } = this.streams.open());
     this.current = { stream: this.stream, kind, begin: REMOTE_BEGIN[kind], later: [] };
+    this.laterFailure = null;
     remoteStatements[kind] += 2;
   }
 
@@ -443,28 +466,26 @@ export class StreamConn implements Conn {
     return this.orms.write;
   }
   /**
-   * Commits the open transaction; one that sent no statement has nothing to commit. A COMMIT that fails leaves the
-   * transaction taken back (whether it committed is unknown: atCommit).
+   * Commits the open transaction, in one request with the writes still held back; one that sent no statement has
+   * nothing to commit. A COMMIT that fails leaves the transaction taken back: after a write sent with it failed, it
+   * did not run (laterFailure says whose); otherwise whether it committed is unknown (atCommit).
    */
   async commit(): Promise<void> {
-    try {
-      await this.flush();
-    } catch (err) {
-      await this.rollback();
-      throw err;
-    }
     const tx = this.current;
-    if (!tx || tx.begin !== undefined) {
+    if (!tx || (tx.begin !== undefined && !tx.later.length)) {
       this.current = null;
       return;
     }
+    if (this.laterFailure) {
+      await this.rollback();
+      throw this.laterFailure.err;
+    }
     try {
-      remoteRequests[tx.kind]++;
-      await tx.stream.run("COMMIT");
+      await this.send(tx, "COMMIT", []);
       this.current = null;
     } catch (err) {
       await this.rollback();
-      throw atCommit(libsqlError(err));
+      throw this.laterFailure ? err : atCommit(err);
     }
   }
   /** Takes the open transaction back; a stream that cannot say so is dropped, and the primary rolls it back. */

@@ -10,8 +10,10 @@ export interface GroupConn {
   /** The handle of a write transaction begun with begin(). */
   readonly writeOrm: Orm;
   begin(): void;
-  /** Runs the writes sent later (db/query.ts preparedWrite) and reports the first that failed. */
-  flush(): void | Promise<void>;
+  /** The write whose statements the connection may hold back now (db/query.ts preparedWrite), to name it if one fails. */
+  owner: unknown;
+  /** A held-back statement that failed in the open transaction, and whose write it was part of. */
+  readonly laterFailure: { owner: unknown; err: unknown } | null;
   commit(): void | Promise<void>;
   rollback(): void | Promise<void>;
 }
@@ -85,19 +87,31 @@ export class GroupCommit {
 
   /** Commits the open group now; the caller holds the writer's turn (exclusive work, closing). */
   async commit(): Promise<void> {
-    if (!this.conn.inTransaction) {
+    for (;;) {
+      if (!this.conn.inTransaction) {
+        this.group = [];
+        return;
+      }
+      try {
+        await this.conn.commit();
+      } catch (err) {
+        const failed = this.conn.laterFailure;
+        const group = await this.takeBack();
+        if (!failed) {
+          for (const w of group) w.fail(err);
+          return;
+        }
+        // A statement held back until the COMMIT failed, so the COMMIT did not run: its write fails, and the others
+        // run again and commit.
+        (failed.owner as Write | undefined)?.fail(failed.err);
+        await this.runAll(group.filter((w) => w !== failed.owner));
+        continue;
+      }
+      const group = this.group;
       this.group = [];
+      for (const w of group) w.commit();
       return;
     }
-    try {
-      await this.conn.commit();
-    } catch (err) {
-      for (const w of await this.takeBack()) w.fail(err);
-      return;
-    }
-    const group = this.group;
-    this.group = [];
-    for (const w of group) w.commit();
   }
 
   // Rolls the open transaction back and hands over its group's writes, to run again or to fail: every write is
@@ -111,28 +125,43 @@ export class GroupCommit {
     return group;
   }
 
-  // In the writer's turn: the writes in order, in the open transaction (todo is consumed).
+  // In the writer's turn: the writes, then the group's commit now or in a turn of its own.
   private async run(todo: Write[]): Promise<void> {
+    await this.runAll(todo);
+    if (this.group.length >= GROUP_MAX_WRITES || performance.now() - this.began >= GROUP_MAX_MS) await this.commit();
+    else this.queueCommit();
+  }
+
+  // The writes in order, in the open transaction (todo is consumed).
+  private async runAll(todo: Write[]): Promise<void> {
     for (let w = todo.shift(); w; w = todo.shift()) {
       const before = this.conn.writesRun;
+      let failure: { err: unknown } | null = null;
       try {
         if (!this.conn.inTransaction) {
           this.conn.begin();
           this.began = performance.now();
         }
+        this.conn.owner = w;
         w.result = await w.fn(this.conn.writeOrm);
-        // A write sent later that fails is this write's failure, not the next one's.
-        await this.conn.flush();
-        this.group.push(w);
       } catch (err) {
-        w.fail(err);
+        failure = { err };
+      }
+      const failed = this.conn.laterFailure;
+      if (failed) {
+        // A statement held back (this write's, or an earlier one's in the group, sent with this write's next) failed:
+        // its write fails; the transaction holds part of it, so it is taken back and the others run again.
+        const again = (await this.takeBack()).filter((x) => x !== failed.owner);
+        (failed.owner as Write | undefined)?.fail(failed.err);
+        todo.unshift(...again, ...(failed.owner === w ? [] : [w]));
+      } else if (!failure) this.group.push(w);
+      else {
+        w.fail(failure.err);
         // SQLite may have rolled the whole transaction back itself (a full disk, an interrupted statement).
         if (this.conn.inTransaction && this.conn.writesRun === before) continue;
         todo.unshift(...(await this.takeBack()));
       }
     }
-    if (this.group.length >= GROUP_MAX_WRITES || performance.now() - this.began >= GROUP_MAX_MS) await this.commit();
-    else this.queueCommit();
   }
 
   // The commit takes a turn after the writes already waiting for one, and after the requests that arrived while the

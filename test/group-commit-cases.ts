@@ -47,8 +47,8 @@ const insertLater = preparedWrite((tx) =>
 
 /**
  * Writes whose answer nothing reads (preparedWrite) are seen by the next statement of their transaction; one that
- * fails fails its own write, whether a statement follows it there or not, leaves nothing of that write, and the
- * writes grouped with it commit. Creates the table later_u.
+ * fails fails its own write, whether it is sent with its write's next statement, the next write's or the COMMIT, and
+ * leaves nothing of that write; the writes grouped with it commit. Creates the table later_u.
  */
 export async function laterWritesFailAlone(db: Db): Promise<void> {
   await db.exclusive((c) => c.execute("CREATE TABLE later_u (n INTEGER PRIMARY KEY)"));
@@ -93,6 +93,12 @@ export async function laterWritesFailAlone(db: Db): Promise<void> {
   expect(outcomes[2]).toContain("UNIQUE constraint failed");
   expect(outcomes[3]).toBe("ok");
   expect(outcomes[4]).toContain("UNIQUE constraint failed");
+  // The group's last write holds its duplicate back until the COMMIT: it alone fails, the write before it commits.
+  const atCommit = await Promise.allSettled([db.tx((tx) => insertLater(tx).run({ n: 8 })), db.tx((tx) => insertLater(tx).run({ n: 1 }))]);
+  expect(atCommit.map((r) => (r.status === "fulfilled" ? "ok" : failure(r.reason as Error)))).toEqual([
+    "ok",
+    expect.stringContaining("UNIQUE constraint failed"),
+  ]);
   const rows = await db.read((tx) => tx.values<[number]>(sql`SELECT n FROM later_u ORDER BY n`));
-  expect(rows.map(([n]) => n)).toEqual([1, 2, 3, 6]);
+  expect(rows.map(([n]) => n)).toEqual([1, 2, 3, 6, 8]);
 }
