@@ -62,9 +62,9 @@ export interface Write {
 
 /**
  * A write built and prepared once per connection whose answer nothing reads (an insert). On a remote primary it is
- * sent with the transaction's next statement rather than on its own (a call's inserts then cost one round trip, not
- * one each, while the writer is held); its failure is reported there, or at the end of the transaction's function,
- * and fails the call. Elsewhere it runs at once.
+ * held back and sent with the next statement (the call's own, the next write's in its group, or the COMMIT), so a
+ * call's inserts cost no round trip of their own while the writer is held; if it fails, its own call fails and the
+ * rest of the group runs again (db/turns.ts). Elsewhere it runs at once.
  */
 export function preparedWrite<Q extends SQLitePreparedQuery<PreparedQueryConfig>>(build: (tx: Tx) => Q): (tx: Tx) => Write {
   const query = prepared(build);
