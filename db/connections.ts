@@ -188,9 +188,6 @@ export class LocalConnection implements Conn {
   get writeOrm(): Orm {
     return this.orms.write;
   }
-  // Nothing is held back: a local connection runs each statement at once.
-  owner: unknown = undefined;
-  readonly laterFailure = null;
   commit(): void {
     this.control("COMMIT");
   }

@@ -10,10 +10,13 @@ export interface GroupConn {
   /** The handle of a write transaction begun with begin(). */
   readonly writeOrm: Orm;
   begin(): void;
-  /** The write whose statements the connection may hold back now (db/query.ts preparedWrite), to name it if one fails. */
-  owner: unknown;
+  /**
+   * The write whose statements the connection may hold back now (db/query.ts preparedWrite), to name it if one
+   * fails; a connection that runs each statement at once holds nothing back, and leaves both out.
+   */
+  owner?: unknown;
   /** A held-back statement that failed in the open transaction, and whose write it was part of. */
-  readonly laterFailure: { owner: unknown; err: unknown } | null;
+  readonly laterFailure?: { owner: unknown; err: unknown } | null;
   commit(): void | Promise<void>;
   rollback(): void | Promise<void>;
 }
@@ -95,16 +98,12 @@ export class GroupCommit {
       try {
         await this.conn.commit();
       } catch (err) {
-        const failed = this.conn.laterFailure;
-        const group = await this.takeBack();
-        if (!failed) {
-          for (const w of group) w.fail(err);
+        if (!this.conn.laterFailure) {
+          for (const w of await this.takeBack()) w.fail(err);
           return;
         }
-        // A statement held back until the COMMIT failed, so the COMMIT did not run: its write fails, and the others
-        // run again and commit.
-        (failed.owner as Write | undefined)?.fail(failed.err);
-        await this.runAll(group.filter((w) => w !== failed.owner));
+        // A statement held back until the COMMIT failed, so the COMMIT did not run: the others run again and commit.
+        await this.runAll(await this.dropFailedWrite());
         continue;
       }
       const group = this.group;
@@ -123,6 +122,15 @@ export class GroupCommit {
       await this.conn.rollback();
     } catch {}
     return group;
+  }
+
+  // After a held-back statement failed: its write fails, and the transaction, which holds part of it, is taken back;
+  // the group's other writes are handed over to run again.
+  private async dropFailedWrite(): Promise<Write[]> {
+    const failed = this.conn.laterFailure!;
+    const again = (await this.takeBack()).filter((w) => w !== failed.owner);
+    (failed.owner as Write | undefined)?.fail(failed.err);
+    return again;
   }
 
   // In the writer's turn: the writes, then the group's commit now or in a turn of its own.
@@ -149,11 +157,8 @@ export class GroupCommit {
       }
       const failed = this.conn.laterFailure;
       if (failed) {
-        // A statement held back (this write's, or an earlier one's in the group, sent with this write's next) failed:
-        // its write fails; the transaction holds part of it, so it is taken back and the others run again.
-        const again = (await this.takeBack()).filter((x) => x !== failed.owner);
-        (failed.owner as Write | undefined)?.fail(failed.err);
-        todo.unshift(...again, ...(failed.owner === w ? [] : [w]));
+        // A statement held back (this write's, or an earlier one's in the group, sent with this write's next) failed.
+        todo.unshift(...(await this.dropFailedWrite()), ...(failed.owner === w ? [] : [w]));
       } else if (!failure) this.group.push(w);
       else {
         w.fail(failure.err);
