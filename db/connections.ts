@@ -296,6 +296,11 @@ class StepFailed extends Error {
   }
 }
 
+// How long a read transaction's COMMIT waits for the stream's next request before it is sent alone (endRead).
+const READ_END_MS = 50;
+// Turns of the microtask queue a request waits for statements issued beside its first (StreamConn.outgoing).
+const OUTGOING_HOPS = 8;
+
 // How @libsql/client begins a transaction of each kind (a read one may be served by a replica of the primary).
 const REMOTE_BEGIN = { read: "BEGIN TRANSACTION READONLY", write: "BEGIN IMMEDIATE" } as const;
 
@@ -322,36 +327,65 @@ export class StreamConn implements Conn {
    * One statement in the open transaction: never outside one (were the transaction rolled back by the primary, its
    * timeout, the statement would otherwise run on its own and commit). The steps before it (the transaction's BEGIN,
    * as @libsql/client sends it with the first statement, and writes sent later()) go in the same request, each run only
-   * if the one before it succeeded; the first failure among them is the error reported.
+   * if the one before it succeeded; the first failure among them is the error reported. Statements issued together
+   * (Promise.all) share one request too (outgoing).
    */
   private async statement(stream: hrana.Stream, sql: string, args: unknown[], before: (string | hrana.Stmt)[]): Promise<hrana.RowsResult> {
     const v3 = (await this.version) >= 3;
     const stmt = new hrana.Stmt(sql).bindIndexes(args as hrana.InValue[]);
-    // Alone, and without a condition to guard it (before version 3), a statement needs no batch.
-    if (!before.length && !v3) return stream.query(stmt);
-    const batch = stream.batch(v3);
-    let last: hrana.BatchStep | undefined;
+    const out = this.outgoingOn(stream, v3);
+    // The COMMIT of the read transaction before, deferred to here (endRead): whether it succeeds changes nothing.
+    if (this.readEnd?.stream === stream) {
+      clearTimeout(this.readEnd.timer);
+      this.readEnd = null;
+      out.batch
+        .step()
+        .run("COMMIT")
+        .catch(() => undefined);
+    }
     const ran: Promise<unknown>[] = [];
     for (const s of before) {
-      const step = batch.step();
-      if (last) step.condition(hrana.BatchCond.ok(last));
+      const step = out.batch.step();
+      if (out.chain) step.condition(hrana.BatchCond.ok(out.chain));
       const done = step.run(s);
       done.catch(() => undefined);
       ran.push(done);
-      last = step;
+      out.chain = step;
     }
-    const step = batch.step();
-    if (last) step.condition(hrana.BatchCond.ok(last));
-    if (v3) step.condition(hrana.BatchCond.not(hrana.BatchCond.isAutocommit(batch)));
+    // A statement waits for the steps before it, not for the statements beside it: each would have been a request
+    // of its own, and one failing does not stop the other.
+    const step = out.batch.step();
+    if (out.chain) step.condition(hrana.BatchCond.ok(out.chain));
+    if (v3) step.condition(hrana.BatchCond.not(hrana.BatchCond.isAutocommit(out.batch)));
     const rows = step.query(stmt);
     rows.catch(() => undefined);
-    await batch.execute();
+    await out.sent;
     // A step before that failed (a busy primary at BEGIN, a write sent later) is the error to report, not the
     // statement it kept from running.
     for (const [i, done] of ran.entries()) await done.catch((err) => Promise.reject(new StepFailed(i, err)));
     const result = await rows;
     if (result === undefined) throw new LibsqlError("Statement in a transaction was not executed: the transaction was rolled back", "TRANSACTION_CLOSED");
     return result;
+  }
+
+  // The request being filled on the stream: statements that reach it within OUTGOING_HOPS turns of the microtask
+  // queue of the first go with it (those of one Promise.all arrive within two or three), then it is sent.
+  private outgoing: { stream: hrana.Stream; batch: hrana.Batch; chain?: hrana.BatchStep; sent: Promise<void> } | null = null;
+
+  private outgoingOn(stream: hrana.Stream, v3: boolean): NonNullable<StreamConn["outgoing"]> {
+    if (this.outgoing?.stream === stream) return this.outgoing;
+    const out: NonNullable<StreamConn["outgoing"]> = { stream, batch: stream.batch(v3), sent: Promise.resolve() };
+    this.outgoing = out;
+    out.sent = this.flushOutgoing(out, this.current?.kind ?? "read");
+    out.sent.catch(() => undefined);
+    return out;
+  }
+
+  private async flushOutgoing(out: NonNullable<StreamConn["outgoing"]>, kind: TxKind): Promise<void> {
+    for (let i = 0; i < OUTGOING_HOPS; i++) await null;
+    if (this.outgoing === out) this.outgoing = null;
+    remoteRequests[kind]++;
+    await out.batch.execute();
   }
 
   // The transaction open on this connection: its stream, its BEGIN until the first statement carries it, and the
@@ -400,7 +434,6 @@ export class StreamConn implements Conn {
     const before: (string | hrana.Stmt)[] = [...(begin ? [begin] : []), ...later.map((l) => l.stmt)];
     tx.begin = undefined;
     tx.later = [];
-    remoteRequests[tx.kind]++;
     return this.statement(tx.stream, sql, params, before).catch(async (failure) => {
       let err = failure;
       if (failure instanceof StepFailed) {
@@ -442,7 +475,8 @@ export class StreamConn implements Conn {
     this.open(kind);
     try {
       const result = await fn(this.orms[kind]);
-      await this.commit();
+      if (kind === "read") this.endRead();
+      else await this.commit();
       return result;
     } catch (err) {
       // Whatever failed, the transaction is taken back.
@@ -485,6 +519,29 @@ export class StreamConn implements Conn {
       throw this.laterFailure ? err : atCommit(err);
     }
   }
+  // A read transaction's COMMIT waiting to go with the stream's next request, or on its own after READ_END_MS.
+  private readEnd: { stream: hrana.Stream; timer: ReturnType<typeof setTimeout> } | null = null;
+
+  /**
+   * Ends a read transaction that has all its answers: it wrote nothing, so its COMMIT is not waited for but sent with
+   * the next transaction's first statement on the stream (a request less for sqld to take), or alone once the stream
+   * has been idle READ_END_MS (an open read transaction holds back the primary's checkpoints).
+   */
+  private endRead(): void {
+    const tx = this.current;
+    this.current = null;
+    if (!tx || tx.begin !== undefined) return;
+    const stream = tx.stream;
+    const timer = setTimeout(() => {
+      if (this.readEnd?.stream !== stream) return;
+      this.readEnd = null;
+      remoteRequests.read++;
+      stream.run("COMMIT").catch((e) => e instanceof hrana.ResponseError || (this.stream === stream && this.drop()));
+    }, READ_END_MS);
+    (timer as { unref?: () => void }).unref?.();
+    this.readEnd = { stream, timer };
+  }
+
   /** Takes the open transaction back; a stream that cannot say so is dropped, and the primary rolls it back. */
   async rollback(): Promise<void> {
     const tx = this.current;
@@ -495,6 +552,8 @@ export class StreamConn implements Conn {
   }
 
   close(): void {
+    if (this.readEnd) clearTimeout(this.readEnd.timer);
+    this.readEnd = null;
     this.drop();
   }
 }

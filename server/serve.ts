@@ -22,6 +22,7 @@ import { Ops } from "./observability/ops.ts";
 import { raiseOpenFileLimit } from "./open-files.ts";
 import { RateLimiter } from "./rate-limit.ts";
 import type { Services } from "./services.ts";
+import { CredentialOwners } from "./auth/credential-owners.ts";
 
 export interface RunningServer {
   url: string;
@@ -107,6 +108,7 @@ export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink)
     limiter: new RateLimiter(() => config.clock.now().getTime(), several),
     cluster,
     lastUse,
+    owners: new CredentialOwners(),
   };
   const ops = new Ops(services, log, metrics, cluster);
   services.observe = (e) => {

@@ -5,6 +5,7 @@ import type { Db } from "../db/client.ts";
 import type { AppError } from "./errors.ts";
 import type { ServerConfig } from "./config.ts";
 import type { RateLimiter } from "./rate-limit.ts";
+import type { CredentialOwners } from "./auth/credential-owners.ts";
 
 export interface Services {
   db: Db;
@@ -14,6 +15,8 @@ export interface Services {
   formKey: string;
   /** Where a call notes its client's use; written in batches (server/auth/last-use.ts). */
   lastUse: { note(clientId: string, at: Date): void };
+  /** Whose each credential seen here is (server/auth/credential-owners.ts). */
+  owners: CredentialOwners;
   /** In a server of several processes (svc serve --workers, server/cluster.ts): what they share. */
   cluster?: Cluster;
   /** Called once per finished call, for logs and metrics. */

@@ -32,9 +32,15 @@ const record = prepared((tx) =>
 );
 const insertRecord = preparedInsert(idempotencyRecords, ["agentId", "key", "tool", "requestHash", "response", "createdAt"]);
 
+/** What the agent's key remembers: undefined for a first call. Judge it with `answer`. */
+export type KeyRecord = typeof idempotencyRecords.$inferSelect | undefined;
+
+export function recordOf(tx: Tx, agentId: string, key: string): Promise<KeyRecord> {
+  return record(tx).get({ agentId, key });
+}
+
 /** The stored answer for a retry, null for a first call; throws when the key was used for another call. */
-export async function lookup(tx: Tx, agentId: string, key: string, hash: string, replay: boolean): Promise<Record<string, unknown> | null> {
-  const rec = await record(tx).get({ agentId, key });
+export function answer(rec: KeyRecord, hash: string, replay: boolean): Record<string, unknown> | null {
   if (!rec) return null;
   if (rec.requestHash !== hash) {
     throw new AppError("IDEMPOTENCY_KEY_REUSED", "This idempotency_key was already used for a different call.");

@@ -16,7 +16,7 @@ import { findTool, inputJsonSchema } from "./catalogue.ts";
 import { fieldsAt, unknownField } from "./unknown-fields.ts";
 import type { Tool, ToolContext } from "./define.ts";
 import type { Principal } from "../contract/principal.ts";
-import { lookup, remember, requestHash } from "./idempotency.ts";
+import { answer, type KeyRecord, recordOf, remember, requestHash } from "./idempotency.ts";
 import { unkeptValue } from "./json-values.ts";
 
 /** The issues of a failed parse; an unknown field is named with the field meant, when `schema` tells what is known there. */
@@ -196,17 +196,38 @@ async function withSummary(svc: Services, r: Running, written: Omit<Answer, "ran
 /** The steps that need the database, in the call's one transaction. */
 async function inTransaction(svc: Services, r: Running, tx: Tx): Promise<Omit<Answer, "ranAsRead">> {
   const { tool, call } = r;
+  // A key's record is read beside the authentication when this process knows whose the credential is: one round trip
+  // to a remote primary, not two. The authentication still decides; the record is looked at only once it has.
+  const ahead = tool.idempotent && needsCredential(tool, call.meta) ? readAhead(svc, call, tx) : null;
   if (needsCredential(tool, call.meta)) await authenticateIn(svc, r, tx);
   const args = parseArguments(tool, call.raw, call.meta.idempotencyKey);
   const key = tool.idempotent && r.principal ? (args.idempotency_key as string) : null;
   const hash = key ? requestHash(tool.name, args) : "";
   const replay = tool.replay && !tool.shownOnce?.(args);
-  const stored = key ? await lookup(tx, r.principal!.agentId, key, hash, replay) : null;
+  const agentId = r.principal?.agentId;
+  const early = key ? await ahead : null;
+  // What was read ahead counts only when it is this agent's record of this key.
+  const rec = !key ? undefined : early && early.agentId === agentId && early.key === key ? early.rec : await recordOf(tx, agentId!, key);
+  const stored = key ? answer(rec, hash, replay) : null;
   const data = stored ?? (await runTool(svc, r, tx, args));
-  if (key && !stored) await remember(tx, r.principal!.agentId, key, tool.name, hash, replay ? data : null, r.now);
+  if (key && !stored) await remember(tx, agentId!, key, tool.name, hash, replay ? data : null, r.now);
   // A write's summary is read after its commit (withSummary).
   if (tool.inboxSummary && r.principal && isReadOnly(tx)) data.inbox = await summary({ tx, now: r.now, actor: r.principal });
   return { data, replayed: stored !== null };
+}
+
+/**
+ * The record of the call's idempotency key, for the agent the credential was last seen to be; null when that is not
+ * known here or the arguments name no key. Never fails: a failed read is read again after the authentication.
+ */
+function readAhead(svc: Services, call: Call, tx: Tx): Promise<{ agentId: string; key: string; rec: KeyRecord } | null> | null {
+  const agentId = call.tokenHash ? svc.owners.get(call.tokenHash) : undefined;
+  const key = call.meta.idempotencyKey ?? (call.raw as { idempotency_key?: unknown } | null)?.idempotency_key;
+  if (!agentId || typeof key !== "string") return null;
+  return recordOf(tx, agentId, key).then(
+    (rec) => ({ agentId, key, rec }),
+    () => null,
+  );
 }
 
 /** The credential, the agent's limit, the client's last use (noted, written in batches: LastUse) and the tool's scope. */
@@ -215,6 +236,7 @@ async function authenticateIn(svc: Services, r: Running, tx: Tx): Promise<void> 
   if (!auth) throw new AppError("UNAUTHENTICATED", "The credential is missing, invalid, expired or revoked.");
   r.auth = auth;
   r.principal = auth.principal;
+  svc.owners.seen(r.call.tokenHash!, auth.principal.agentId);
   limitAgent(svc, r.call, auth.principal.agentId);
   if (auth.touchDue) svc.lastUse.note(auth.principal.clientId, r.now);
   if (!auth.principal.scopes.has(r.tool.scope)) {

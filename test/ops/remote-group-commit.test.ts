@@ -74,3 +74,45 @@ test("writes sent later go to the primary with the next statement, in one reques
   expect(remoteRequests.write - before.write).toBe(2);
   await laterWritesFailAlone(db);
 });
+
+test("statements issued together go to the primary in one request, and one that fails fails alone", async () => {
+  await db.exclusive((c) => c.execute("DELETE FROM t"));
+  const before = { ...remoteRequests };
+  const [counted, missing, max] = await db.tx(async (tx) => {
+    await tx.run(sql`INSERT INTO t VALUES (7)`);
+    return Promise.all([
+      tx.values<[number]>(sql`SELECT count(*) FROM t`),
+      tx.values(sql`SELECT n FROM no_such_table`).then(
+        () => "found",
+        (err: Error) => String(err.cause ?? err.message),
+      ),
+      tx.values<[number]>(sql`SELECT max(n) FROM t`),
+    ]);
+  });
+  expect(counted).toEqual([[1]]);
+  expect(missing).toContain("no such table");
+  expect(max).toEqual([[7]]);
+  // BEGIN, the INSERT, then the three SELECTs in one request (the INSERT's answer is awaited first); the COMMIT in another.
+  expect(remoteRequests.write - before.write).toBe(3);
+  expect(await onPrimary()).toEqual([7]);
+});
+
+test("a read transaction's COMMIT goes with the stream's next request, or alone once the stream is idle; the next read sees what committed since", async () => {
+  await db.exclusive((c) => c.execute("DELETE FROM t"));
+  const count = () => db.read((tx) => tx.values<[number]>(sql`SELECT count(*) FROM t`));
+  const before = remoteRequests.read;
+  expect(await count()).toEqual([[0]]);
+  const other = createClient({ url: sqld.url });
+  try {
+    await other.execute("INSERT INTO t VALUES (1)");
+  } finally {
+    other.close();
+  }
+  // The first read's COMMIT went with this one's BEGIN: a snapshot kept open would not see the row.
+  expect(await count()).toEqual([[1]]);
+  expect(remoteRequests.read - before).toBe(2);
+  // Idle, the last read's COMMIT is sent on its own.
+  const deadline = Date.now() + 5_000;
+  while (remoteRequests.read - before < 3 && Date.now() < deadline) await Bun.sleep(10);
+  expect(remoteRequests.read - before).toBe(3);
+});

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createClient, issueApiKey } from "../../server/auth/credentials.ts";
 import { McpSession } from "../hardening/transports.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
 
@@ -53,6 +54,21 @@ describe("idempotency", () => {
     await s.ok("update_me", { display_name: "A", idempotency_key: "shared-key-0001" }, a.key);
     await s.ok("update_me", { display_name: "B", idempotency_key: "shared-key-0001" }, b.key);
     expect((await s.ok("get_me", {}, b.key)).agent.display_name).toBe("B");
+  });
+
+  test("a retry with a credential revoked since is UNAUTHENTICATED, not the stored answer", async () => {
+    // The server has seen whose the key is, so it reads the key's record beside the authentication (invoke.ts
+    // readAhead): the authentication still decides.
+    const a = await s.register("idem-revoked");
+    const now = s.clock.now();
+    const second = await s.server.db.tx(async (tx) => issueApiKey(tx, await createClient(tx, a.agent_id, "second", "api_key", now, { maxKeys: 10 }), now));
+    const args = { display_name: "Second", idempotency_key: "revoked-retry-0001" };
+    expect((await s.call("update_me", args, second)).status).toBe(200);
+    expect((await s.call("update_me", args, second)).headers.get("idempotent-replayed")).toBe("true");
+    const client = (await s.ok("list_clients", {}, a.key)).clients.find((c: { current: boolean }) => !c.current);
+    await s.ok("disconnect_client", { client_id: client.client_id, idempotency_key: "revoked-retry-0002" }, a.key);
+    const retry = await s.call("update_me", args, second);
+    expect({ status: retry.status, code: retry.body.error?.code, data: retry.body.data }).toEqual({ status: 401, code: "UNAUTHENTICATED", data: undefined });
   });
 
   test("write tools require an idempotency_key (8-128 chars)", async () => {
