@@ -24,7 +24,7 @@ import type { RateLimiter, Taken } from "./rate-limit.ts";
 import type { Call, CallMeta, CallResult, Cluster, Services } from "./services.ts";
 import { findTool } from "./tools/catalogue.ts";
 import { failure } from "./adapters/rest.ts";
-import { run } from "./tools/invoke.ts";
+import { addSummary, run } from "./tools/invoke.ts";
 
 /** What the primary sends a worker: the settings that are plain data (a worker keeps time by the system clock). */
 export type WorkerConfig = Omit<ServerConfig, "clock" | "fetchClientMetadata" | "workers">;
@@ -103,7 +103,14 @@ export function workerRun(transport: Transport): NonNullable<Cluster["run"]> {
         if (!(err instanceof NeedsWrite)) throw err;
       }
     }
-    return (await transport.send(call)) ?? run(svc, call, tool, "write");
+    const answer = await transport.send({ ...call, meta: { ...call.meta, summaryBySender: true } });
+    if (!answer) return run(svc, call, tool, "write");
+    // The caller's inbox summary is read here, not by the process every write waits for.
+    if (answer.ok && answer.summaryFor) {
+      await addSummary(svc, answer.data, answer.summaryFor, svc.config.clock.now());
+      delete answer.summaryFor;
+    }
+    return answer;
   };
 }
 

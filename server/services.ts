@@ -6,6 +6,7 @@ import type { AppError } from "./errors.ts";
 import type { ServerConfig } from "./config.ts";
 import type { RateLimiter } from "./rate-limit.ts";
 import type { CredentialOwners } from "./auth/credential-owners.ts";
+import type { Actor } from "./contract/principal.ts";
 
 export interface Services {
   db: Db;
@@ -49,10 +50,15 @@ export interface CallMeta {
   sandbox?: boolean;
   /** A page acting for its signed-in browser: the token is the browser's session secret (server/web/actions.ts). */
   page?: boolean;
+  /**
+   * Sent by the process the call arrived at, which reads the caller's inbox summary itself once the write is done
+   * (server/cluster.ts workerRun): the process that writes leaves it out and says whose it is (summaryFor).
+   */
+  summaryBySender?: boolean;
 }
 
 export type CallResult =
-  | { ok: true; data: Record<string, unknown>; headers: Record<string, string>; replayed: boolean }
+  | { ok: true; data: Record<string, unknown>; headers: Record<string, string>; replayed: boolean; summaryFor?: Actor }
   | { ok: false; error: AppError; headers: Record<string, string> };
 
 /**

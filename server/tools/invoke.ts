@@ -15,7 +15,7 @@ import type { Call, CallEvent, CallMeta, CallResult, Services } from "../service
 import { findTool, inputJsonSchema } from "./catalogue.ts";
 import { fieldsAt, unknownField } from "./unknown-fields.ts";
 import type { Tool, ToolContext } from "./define.ts";
-import type { Principal } from "../contract/principal.ts";
+import type { Actor, Principal } from "../contract/principal.ts";
 import { answer, type KeyRecord, recordOf, remember, requestHash } from "./idempotency.ts";
 import { unkeptValue } from "./json-values.ts";
 
@@ -105,7 +105,8 @@ export async function run(svc: Services, call: Call, tool = toolNamed(call.name)
   try {
     if (needsCredential(tool, call.meta) && !call.meta.token) throw new AppError("UNAUTHENTICATED", "This tool needs a credential.");
     const answer = await transaction(svc, r, choice).catch((err) => countFailedGuess(svc, r, err));
-    return finished(svc, r, { ok: true, data: answer.data, replayed: answer.replayed, headers: call.headers }, { wrote: tool.isWrite && !answer.replayed });
+    const { data, replayed, summaryFor } = answer;
+    return finished(svc, r, { ok: true, data, replayed, headers: call.headers, ...(summaryFor && { summaryFor }) }, { wrote: tool.isWrite && !replayed });
   } catch (err) {
     if (err instanceof NeedsWrite && choice === "read only") throw err;
     return failed(svc, r, err);
@@ -132,6 +133,8 @@ interface Answer {
   data: Record<string, unknown>;
   replayed: boolean;
   ranAsRead: boolean;
+  /** Whose inbox summary the process that sent the call reads (CallMeta.summaryBySender). */
+  summaryFor?: Actor;
 }
 
 function toolNamed(name: string): Tool {
@@ -187,10 +190,16 @@ async function transaction(svc: Services, r: Running, choice: TxChoice): Promise
 async function withSummary(svc: Services, r: Running, written: Omit<Answer, "ranAsRead">): Promise<Answer> {
   const actor = r.principal;
   if (r.tool.inboxSummary && actor) {
-    const inbox = await svc.db.read((tx) => summary({ tx, now: r.now, actor })).catch(() => undefined);
-    if (inbox) written.data.inbox = inbox;
+    if (r.call.meta.summaryBySender) return { ...written, ranAsRead: false, summaryFor: { agentId: actor.agentId, handle: actor.handle } };
+    await addSummary(svc, written.data, actor, r.now);
   }
   return { ...written, ranAsRead: false };
+}
+
+/** A written answer's inbox summary, of actor's inbox as committed; left out when it cannot be read. */
+export async function addSummary(svc: Services, data: Record<string, unknown>, actor: Actor, now: Date): Promise<void> {
+  const inbox = await svc.db.read((tx) => summary({ tx, now, actor })).catch(() => undefined);
+  if (inbox) data.inbox = inbox;
 }
 
 /** The steps that need the database, in the call's one transaction. */

@@ -51,6 +51,16 @@ test("jobs and the heartbeat run on the writer alone", async () => {
   expect(rows.map((r) => r.instance_id)).toEqual([writer.server.jobs.instanceId]);
 });
 
+test("a write handed to the writer answers with the caller's inbox summary as committed, read by the instance it came to", async () => {
+  const a = await other.ok("register_agent", { handle: "ow-summary-a", display_name: "A" });
+  const b = await other.ok("register_agent", { handle: "ow-summary-b", display_name: "B" });
+  await other.ok("add_contact", { handle: "ow-summary-a", idempotency_key: "ow-summary-1" }, b.api_key);
+  // A's request from B is in A's inbox; A's own write answers with it counted.
+  const { inbox } = await other.ok("update_me", { display_name: "A again", idempotency_key: "ow-summary-2" }, a.api_key);
+  expect(inbox.unread).toBeGreaterThan(0);
+  expect(inbox.top.join("\n")).toContain("ow-summary-b");
+});
+
 test("a client's last use noted on another instance is written by the writer, never by that instance", async () => {
   const reg = await other.ok("register_agent", { handle: "ow-reader", display_name: "Reader" });
   const clientId = (await primary("SELECT client_id FROM clients WHERE agent_id = ?", [reg.agent.agent_id]))[0]!.client_id as string;
