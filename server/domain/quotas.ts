@@ -3,7 +3,7 @@
 // day (envelope bytes, expenses per group) with RATE_LIMITED and retry_after: when enough of it frees.
 // Each check runs in the write's transaction, before it writes, so a refused write stores nothing.
 import { and, eq, gt, isNull, ne, sql } from "drizzle-orm";
-import type { Tx } from "../../db/client.ts";
+import { prepared, type Tx } from "../../db/client.ts";
 import { envelopes, expenses, groupMembers, plans } from "../../db/schema/index.ts";
 import { DAY, iso } from "../clock.ts";
 import { DEFAULTS, type Quotas } from "../config.ts";
@@ -84,13 +84,24 @@ export async function requireEnvelopeBudget(ctx: DomainContext, bytes: number): 
   );
 }
 
+// Built once: it runs before every expense.
+const expensesAddedSince = prepared((tx) =>
+  tx
+    .select({ n: sql<number>`count(*)` })
+    .from(expenses)
+    .where(
+      and(eq(expenses.createdBy, sql.placeholder("agent")), eq(expenses.groupId, sql.placeholder("group")), gt(expenses.createdAt, sql.placeholder("since"))),
+    )
+    .prepare(),
+);
+
 /** Refuses the agent's next expense in a group when it already added the quota's number there in the rolling day. */
 export async function requireExpenseBudget(ctx: DomainContext, groupId: string): Promise<void> {
   const { tx, now, actor } = ctx;
   const max = quotasOf(ctx).expensesPerGroupPerDay;
-  const mine = and(eq(expenses.createdBy, actor.agentId), eq(expenses.groupId, groupId), gt(expenses.createdAt, since(now)));
-  const n = Number((await tx.select({ n: sql<number>`count(*)` }).from(expenses).where(mine).get())!.n);
+  const n = Number((await expensesAddedSince(tx).get({ agent: actor.agentId, group: groupId, since: since(now) }))!.n);
   if (n < max) return;
+  const mine = and(eq(expenses.createdBy, actor.agentId), eq(expenses.groupId, groupId), gt(expenses.createdAt, since(now)));
   // Room for one more once the (n - max + 1)th oldest of them leaves the day.
   const oldest = await tx
     .select({ at: expenses.createdAt })
