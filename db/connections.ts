@@ -214,6 +214,8 @@ function fresh(db: Database.Database, sql: string): Prepared {
 export const remoteStatements: Record<TxKind, number> = { read: 0, write: 0 };
 /** Requests this process's StreamConns sent to a remote primary in transactions, COMMIT included (those sent together wait as one). */
 export const remoteRequests: Record<TxKind, number> = { read: 0, write: 0 };
+/** WebSockets this process opened to a remote primary (RemoteStreams): one, unless one was lost. */
+export const remoteSockets = { opened: 0 };
 
 /** fn in one interactive transaction of a remote client. */
 export async function remoteTransaction<T>(client: Client, kind: TxKind, fn: (tx: Orm) => Promise<T>): Promise<T> {
@@ -254,14 +256,52 @@ export class RemoteStreams {
     private readonly authToken?: string,
   ) {}
 
-  /** A new stream, on the WebSocket opened again if it was closed; and the protocol version the primary speaks. */
-  open(): { stream: hrana.Stream; version: Promise<hrana.ProtocolVersion> } {
+  // The SQL texts stored on the primary for the open WebSocket, and the uses of those not (yet) stored (see sqlOn).
+  private stored = new Map<string, hrana.Sql>();
+  private uses = new Map<string, number>();
+  private storing = false;
+
+  /**
+   * A new stream, on the WebSocket opened again if it was closed; the protocol version the primary speaks; and how a
+   * statement's SQL goes on that WebSocket (sqlOn).
+   */
+  open(): { stream: hrana.Stream; version: Promise<hrana.ProtocolVersion>; sql: (text: string) => hrana.InSql } {
     if (!this.client || this.client.closed) {
-      this.client = hrana.openWs(this.url, this.authToken);
-      this.version = this.client.getVersion();
-      this.version.catch(() => {});
+      const client = hrana.openWs(this.url, this.authToken);
+      remoteSockets.opened++;
+      this.client = client;
+      this.stored = new Map();
+      this.uses = new Map();
+      this.storing = false;
+      this.version = client.getVersion();
+      this.version.then((v) => this.client === client && (this.storing = v >= 2)).catch(() => {});
     }
-    return { stream: this.client.openStream(), version: this.version };
+    const client = this.client;
+    return { stream: client.openStream(), version: this.version, sql: (text) => this.sqlOn(client, text) };
+  }
+
+  /**
+   * A statement's SQL as it goes to the primary: the texts used most are stored there once (hrana's store_sql), and
+   * each use then sends a number instead of the text, which the primary would otherwise read and this process write
+   * out on every run. The primary keeps at most 150 a WebSocket and closes one that stores more, so a text is stored
+   * on its STORE_AFTER-th use, while fewer than MAX_STORED_SQL are; none is ever dropped, which no statement on its way
+   * could then name.
+   */
+  private sqlOn(client: hrana.WsClient, text: string): hrana.InSql {
+    if (client !== this.client || !this.storing || text.length < MIN_STORED_SQL) return text;
+    const stored = this.stored.get(text);
+    if (stored) return stored;
+    if (this.stored.size >= MAX_STORED_SQL) return text;
+    const uses = (this.uses.get(text) ?? 0) + 1;
+    if (uses < STORE_AFTER) {
+      // Counted for a bounded number of texts: beyond, a text is not stored.
+      if (this.uses.size < MAX_STORED_SQL * 10) this.uses.set(text, uses);
+      return text;
+    }
+    this.uses.delete(text);
+    const sql = client.storeSql(text);
+    this.stored.set(text, sql);
+    return sql;
   }
 
   close(): void {
@@ -296,6 +336,11 @@ class StepFailed extends Error {
   }
 }
 
+// SQL texts stored on the primary per WebSocket (RemoteStreams.sqlOn): sqld refuses a 151st, closing the WebSocket.
+const MAX_STORED_SQL = 100;
+// Uses of a text before it is stored, and the shortest stored: a text used once or twice, or short, is sent as it is.
+const STORE_AFTER = 3;
+const MIN_STORED_SQL = 48;
 // How long a read transaction's COMMIT waits for the stream's next request before it is sent alone (endRead).
 const READ_END_MS = 50;
 // Turns of the microtask queue a request waits for statements issued beside its first (StreamConn.outgoing).
@@ -308,6 +353,8 @@ const REMOTE_BEGIN = { read: "BEGIN TRANSACTION READONLY", write: "BEGIN IMMEDIA
 export class StreamConn implements Conn {
   private stream: hrana.Stream | null = null;
   private version: Promise<hrana.ProtocolVersion> = Promise.resolve(1);
+  // How a statement's SQL goes on the stream's WebSocket (RemoteStreams.sqlOn).
+  private sqlOf: (text: string) => hrana.InSql = (text) => text;
   readonly raw: RawSql;
 
   constructor(
@@ -332,7 +379,7 @@ export class StreamConn implements Conn {
    */
   private async statement(stream: hrana.Stream, sql: string, args: unknown[], before: (string | hrana.Stmt)[]): Promise<hrana.RowsResult> {
     const v3 = (await this.version) >= 3;
-    const stmt = new hrana.Stmt(sql).bindIndexes(args as hrana.InValue[]);
+    const stmt = new hrana.Stmt(this.sqlOf(sql)).bindIndexes(args as hrana.InValue[]);
     const out = this.outgoingOn(stream, v3);
     // The COMMIT of the read transaction before, deferred to here (endRead): whether it succeeds changes nothing.
     if (this.readEnd?.stream === stream) {
@@ -459,13 +506,13 @@ export class StreamConn implements Conn {
     // Counted now: were the write's function to fail before it is sent, group commit takes the transaction back,
     // and the statement with it.
     this.writesRun++;
-    tx.later.push({ stmt: new hrana.Stmt(sql).bindIndexes(params as hrana.InValue[]), owner: this.owner });
+    tx.later.push({ stmt: new hrana.Stmt(this.sqlOf(sql)).bindIndexes(params as hrana.InValue[]), owner: this.owner });
   }
 
   // Opens a transaction of this kind on the kept stream (opened again if it went away); BEGIN goes out with the
   // transaction's first statement.
   private open(kind: TxKind): void {
-    if (!this.stream || this.stream.closed) ({ stream: this.stream, version: this.version } = this.streams.open());
+    if (!this.stream || this.stream.closed) ({ stream: this.stream, version: this.version, sql: this.sqlOf } = this.streams.open());
     this.current = { stream: this.stream, kind, begin: REMOTE_BEGIN[kind], later: [] };
     this.laterFailure = null;
     remoteStatements[kind] += 2;

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import { createClient } from "@libsql/client";
 import { integer, sqliteTable } from "drizzle-orm/sqlite-core";
-import { type Db, openDb, preparedWrite, remoteRequests, remoteStatements } from "../../db/client.ts";
+import { type Db, openDb, preparedWrite, remoteRequests, remoteSockets, remoteStatements } from "../../db/client.ts";
 import { type Sqld, startSqld } from "../sqld.ts";
 import { failingWriteUndoneAlone, laterWritesFailAlone } from "../group-commit-cases.ts";
 
@@ -115,4 +115,20 @@ test("a read transaction's COMMIT goes with the stream's next request, or alone 
   const deadline = Date.now() + 5_000;
   while (remoteRequests.read - before < 3 && Date.now() < deadline) await Bun.sleep(10);
   expect(remoteRequests.read - before).toBe(3);
+});
+
+test("statements run again and again are stored on the primary, within its limit of 150 a connection: 200 of them all answer", async () => {
+  // sqld closes the WebSocket of a client that stores a 151st SQL text (RemoteStreams.sqlOn stores at most 100).
+  const texts = Array.from({ length: 200 }, (_, i) => `SELECT ${i} AS n, 'a statement long enough to be worth storing' AS padding`);
+  const sockets = remoteSockets.opened;
+  for (let round = 0; round < 4; round++) {
+    const answers = await db.read(async (tx) => {
+      const seen: number[] = [];
+      for (const text of texts) seen.push(Number((await tx.values<[number]>(sql.raw(text)))[0]![0]));
+      return seen;
+    });
+    expect(answers).toEqual(texts.map((_, i) => i));
+  }
+  // Not one read was tried again on a new WebSocket.
+  expect(remoteSockets.opened).toBe(sockets);
 });
