@@ -5,7 +5,6 @@ import type { Db } from "../db/client.ts";
 import type { AppError } from "./errors.ts";
 import type { ServerConfig } from "./config.ts";
 import type { RateLimiter } from "./rate-limit.ts";
-import type { CredentialOwners } from "./auth/credential-owners.ts";
 import type { Actor } from "./contract/principal.ts";
 
 export interface Services {
@@ -17,7 +16,7 @@ export interface Services {
   /** Where a call notes its client's use; written in batches (server/auth/last-use.ts). */
   lastUse: { note(clientId: string, at: Date): void };
   /** Whose each credential seen here is (server/auth/credential-owners.ts). */
-  owners: CredentialOwners;
+  owners: { get(tokenHash: string): string | undefined; seen(tokenHash: string, agentId: string): void };
   /** In a server of several processes (svc serve --workers, server/cluster.ts): what they share. */
   cluster?: Cluster;
   /** Called once per finished call, for logs and metrics. */
