@@ -1,6 +1,7 @@
 // Past one machine, in one run: get_inbox polls and add_expense calls a second on a local file, through one sqld in
-// remote mode (1 and 3 instances) and on embedded replicas of it (1 and 2), as ratios to the local file. Instances on
-// sqld run with one writer among them (--peer-secret); wrk loads every instance at once, the connections spread evenly.
+// remote mode (1 and 3 instances) and on embedded replicas of it (1 and 2), as ratios to the local file measured
+// just before and after each. Instances on sqld run with one writer among them (--peer-secret); wrk loads every
+// instance at once, the connections spread evenly.
 // Run: bun run bench/scale.ts [seconds per figure=5]
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -96,59 +97,111 @@ interface Figures {
   failed: number;
 }
 
-async function measure(setup: Setup): Promise<Figures> {
+/** A setup's servers, up, with four members of one group; measure() takes its figures as often as asked. */
+interface Running {
+  measure(): Promise<Figures>;
+  stop(): Promise<void>;
+}
+
+async function start(setup: Setup): Promise<Running> {
   const dir = mkdtempSync(join(tmpdir(), "svc-bench-scale-"));
   const sqld = setup.name === "local file" ? null : await startSqld();
   const servers = await setup.start(dir, sqld);
-  try {
-    const urls = servers.map((s) => s.url);
-    const members: string[] = [];
-    for (let i = 0; i < 4; i++) members.push((await tool(urls[0]!, "register_agent", { handle: `bs-${i}`, display_name: `Bench ${i}` })).api_key);
-    const { group } = await tool(urls[0]!, "create_group", { name: "Bench", currency: "EUR", idempotency_key: "bench-group" }, members[0]);
-    const { invite } = await tool(urls[0]!, "create_group_invite", { group_id: group.group_id, max_uses: 10, idempotency_key: "bench-invite" }, members[0]);
-    for (const [i, key] of members.slice(1).entries())
-      await tool(urls[0]!, "join_group", { invite_code: invite.code, idempotency_key: `bench-join-${i}` }, key);
-    for (const key of members) await tool(urls[0]!, "get_inbox", { limit: 100 }, key);
-    // Every instance has seen the members (a replica syncs within a second).
-    for (const url of urls) for (const key of members) while (!(await ready(url, key))) await Bun.sleep(50);
-    // Each figure after WARM_UP seconds of the same load, not counted: compiling svc's hot paths, the first uses of
-    // sqld's connections and the replica's first syncs are not what a server does all day.
-    const pollLua = () => rotating(members, "/v1/tools/get_inbox", `"{}"`);
-    await load(urls, POLLERS, pollLua, WARM_UP);
-    const polls = await load(urls, POLLERS, pollLua);
-    const writeLua = (phase: string) => (instance: number) =>
-      rotating(
-        members,
-        "/v1/tools/add_expense",
-        `string.format('{"group_id":"${group.group_id}","description":"Bench %d","amount_minor":%d,"idempotency_key":"bench-${phase}-${instance}-%d"}', n, 1000 + n, n)`,
-      );
-    await load(urls, WRITERS, writeLua("warm"), WARM_UP);
-    const writes = await load(urls, WRITERS, writeLua("add"));
-    return { polls: polls.rate, writes: writes.rate, failed: polls.failed + writes.failed };
-  } finally {
+  const stop = async () => {
     await Promise.all(servers.map((s) => s.stop()));
     await sqld?.stop();
     rmSync(dir, { recursive: true, force: true });
+  };
+  const urls = servers.map((s) => s.url);
+  const members: string[] = [];
+  try {
+    for (let i = 0; i < 4; i++) members.push((await tool(urls[0]!, "register_agent", { handle: `bs-${i}`, display_name: `Bench ${i}` })).api_key);
+  } catch (err) {
+    await stop();
+    throw err;
   }
+  let round = 0;
+  return {
+    stop,
+    async measure() {
+      // A group of its own each time, so that a server measured again does not add to the same one.
+      const r = ++round;
+      const { group } = await tool(urls[0]!, "create_group", { name: `Bench ${r}`, currency: "EUR", idempotency_key: `bench-group-${r}` }, members[0]);
+      const { invite } = await tool(
+        urls[0]!,
+        "create_group_invite",
+        { group_id: group.group_id, max_uses: 10, idempotency_key: `bench-invite-${r}` },
+        members[0],
+      );
+      for (const [i, key] of members.slice(1).entries())
+        await tool(urls[0]!, "join_group", { invite_code: invite.code, idempotency_key: `bench-join-${r}-${i}` }, key);
+      for (const key of members) await tool(urls[0]!, "get_inbox", { limit: 100 }, key);
+      // Every instance has seen the members (a replica syncs within a second).
+      for (const url of urls) for (const key of members) while (!(await ready(url, key))) await Bun.sleep(50);
+      // Each figure after WARM_UP seconds of the same load, not counted: compiling svc's hot paths, the first uses of
+      // sqld's connections and the replica's first syncs are not what a server does all day.
+      const pollLua = () => rotating(members, "/v1/tools/get_inbox", `"{}"`);
+      await load(urls, POLLERS, pollLua, WARM_UP);
+      const polls = await load(urls, POLLERS, pollLua);
+      const writeLua = (phase: string) => (instance: number) =>
+        rotating(
+          members,
+          "/v1/tools/add_expense",
+          `string.format('{"group_id":"${group.group_id}","description":"Bench %d","amount_minor":%d,"idempotency_key":"bench-${phase}-${r}-${instance}-%d"}', n, 1000 + n, n)`,
+        );
+      await load(urls, WRITERS, writeLua("warm"), WARM_UP);
+      const writes = await load(urls, WRITERS, writeLua("add"));
+      return { polls: polls.rate, writes: writes.rate, failed: polls.failed + writes.failed };
+    },
+  };
 }
+
+const line = (name: string, f: Figures) =>
+  `${name.padEnd(22)} polls ${f.polls.toFixed(0).padStart(6)}/s   add_expense ${f.writes.toFixed(0).padStart(5)}/s   failed ${f.failed}`;
 
 ensureWrk();
 console.log(
-  `svc scale benchmark: ${SECONDS} s a figure after ${WARM_UP} s of warm-up, wrk with ${POLLERS} polling and ${WRITERS} writing connections spread over the instances, loopback, one sqld\n`,
+  `svc scale benchmark: ${SECONDS} s a figure after ${WARM_UP} s of warm-up, wrk with ${POLLERS} polling and ${WRITERS} writing connections spread over the instances, loopback, one sqld`,
 );
-const results: [Setup, Figures][] = [];
-for (const setup of SETUPS) {
-  const f = await measure(setup);
-  results.push([setup, f]);
-  console.log(`${setup.name.padEnd(22)} polls ${f.polls.toFixed(0).padStart(6)}/s   add_expense ${f.writes.toFixed(0).padStart(5)}/s   failed ${f.failed}`);
+console.log("the local file is measured before and after each other setup, and each is compared with the mean of the two\n");
+// The machine's speed drifts within minutes: each setup is compared with the local file measured just before and
+// just after it, on one server kept up for the whole run.
+const local = await start(SETUPS[0]!);
+const results: [Setup, Figures, Figures][] = [];
+try {
+  let before = await local.measure();
+  console.log(line("local file", before));
+  for (const setup of SETUPS.slice(1)) {
+    const running = await start(setup);
+    let f: Figures;
+    try {
+      f = await running.measure();
+    } finally {
+      await running.stop();
+    }
+    console.log(line(setup.name, f));
+    const after = await local.measure();
+    console.log(line("local file", after));
+    const mean = { polls: (before.polls + after.polls) / 2, writes: (before.writes + after.writes) / 2, failed: 0 };
+    results.push([setup, f, mean]);
+    before = after;
+  }
+} finally {
+  await local.stop();
 }
-const base = results[0]![1];
 const pct = (v: number, of: number) => `${((100 * v) / of).toFixed(1)}%`;
-console.log("\nratios to the local file (per instance for polls):");
-for (const [setup, f] of results.slice(1)) {
+console.log("\nratios to the local file measured around each (per instance for polls):");
+for (const [setup, f, base] of results) {
   console.log(
     `${setup.name.padEnd(22)} polls ${pct(f.polls, base.polls)} (${pct(f.polls / setup.instances, base.polls)} per instance)   add_expense ${pct(f.writes, base.writes)}`,
   );
+}
+const one = results.find(([s]) => s.name === "remote, 1 instance");
+const three = results.find(([s]) => s.name === "remote, 3 instances");
+if (one && three) {
+  // Each against its own local figures, so that a drift of the machine between them does not count.
+  const ratio = three[1].writes / three[2].writes / (one[1].writes / one[2].writes);
+  console.log(`3 instances against 1 (add_expense, each as a share of its local file): ${ratio.toFixed(2)}x`);
 }
 
 // Statements each call sends the primary, counted in this process on a server in remote mode.
