@@ -594,6 +594,9 @@ export class StreamConn implements Conn {
     const tx = this.current;
     this.current = null;
     if (!tx || tx.begin !== undefined) return;
+    // Statements of the transaction still waiting to be sent go first: sent after the ROLLBACK, they would run
+    // outside it (a write would commit on its own, or leave a transaction open on the stream).
+    while (this.outgoing?.stream === tx.stream) await this.outgoing.sent.catch(() => undefined);
     remoteRequests[tx.kind]++;
     await tx.stream.run("ROLLBACK").catch((e) => e instanceof hrana.ResponseError || this.drop());
   }

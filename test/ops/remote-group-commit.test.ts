@@ -132,3 +132,15 @@ test("statements run again and again are stored on the primary, within its limit
   // Not one read was tried again on a new WebSocket.
   expect(remoteSockets.opened).toBe(sockets);
 });
+
+test("a write that fails with a statement of its own still waiting to be sent is taken back whole: nothing of it commits", async () => {
+  await db.exclusive((c) => c.execute("DELETE FROM t"));
+  const failed = db.tx(async (tx) => {
+    // Issued and not awaited: it waits for the statements beside it (StreamConn.outgoing) when the write fails.
+    void tx.run(sql`INSERT INTO t VALUES (99)`).catch(() => undefined);
+    throw new Error("the write fails");
+  });
+  expect(await failed.then(() => "committed", (err: Error) => err.message)).toBe("the write fails");
+  await db.tx((tx) => tx.run(sql`INSERT INTO t VALUES (1)`));
+  expect(await onPrimary()).toEqual([1]);
+});
