@@ -140,7 +140,12 @@ test("a write that fails with a statement of its own still waiting to be sent is
     void tx.run(sql`INSERT INTO t VALUES (99)`).catch(() => undefined);
     throw new Error("the write fails");
   });
-  expect(await failed.then(() => "committed", (err: Error) => err.message)).toBe("the write fails");
+  expect(
+    await failed.then(
+      () => "committed",
+      (err: Error) => err.message,
+    ),
+  ).toBe("the write fails");
   await db.tx((tx) => tx.run(sql`INSERT INTO t VALUES (1)`));
   expect(await onPrimary()).toEqual([1]);
 });
