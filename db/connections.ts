@@ -582,8 +582,7 @@ export class StreamConn implements Conn {
     const timer = setTimeout(() => {
       if (this.readEnd?.stream !== stream) return;
       this.readEnd = null;
-      remoteRequests.read++;
-      stream.run("COMMIT").catch((e) => e instanceof hrana.ResponseError || (this.stream === stream && this.drop()));
+      void this.endAlone(stream, "COMMIT", "read");
     }, READ_END_MS);
     (timer as { unref?: () => void }).unref?.();
     this.readEnd = { stream, timer };
@@ -597,8 +596,13 @@ export class StreamConn implements Conn {
     // Statements of the transaction still waiting to be sent go first: sent after the ROLLBACK, they would run
     // outside it (a write would commit on its own, or leave a transaction open on the stream).
     while (this.outgoing?.stream === tx.stream) await this.outgoing.sent.catch(() => undefined);
-    remoteRequests[tx.kind]++;
-    await tx.stream.run("ROLLBACK").catch((e) => e instanceof hrana.ResponseError || this.drop());
+    await this.endAlone(tx.stream, "ROLLBACK", tx.kind);
+  }
+
+  /** A transaction's end sent on its own; a stream that cannot take it is dropped, and the primary rolls it back. */
+  private async endAlone(stream: hrana.Stream, sql: "COMMIT" | "ROLLBACK", kind: TxKind): Promise<void> {
+    remoteRequests[kind]++;
+    await stream.run(sql).catch((e) => e instanceof hrana.ResponseError || (this.stream === stream && this.drop()));
   }
 
   close(): void {

@@ -25,6 +25,7 @@ import type { Call, CallMeta, CallResult, Cluster, Services } from "./services.t
 import { findTool } from "./tools/catalogue.ts";
 import { failure } from "./adapters/rest.ts";
 import { addSummary, run } from "./tools/invoke.ts";
+import { namedKey } from "./tools/idempotency.ts";
 
 /** What the primary sends a worker: the settings that are plain data (a worker keeps time by the system clock). */
 export type WorkerConfig = Omit<ServerConfig, "clock" | "fetchClientMetadata" | "workers">;
@@ -474,9 +475,8 @@ export class OneWriter implements Member, Transport {
     const { clientAddress, sandbox: _sandbox, ...meta } = call.meta;
     const sent: SentCall = { ...call, meta: { ...meta, address: clientAddress() } };
     const tool = findTool(call.name);
-    const raw = call.raw as Record<string, unknown> | null;
     // Sent again only where a second run replays the first: a call with an idempotency key.
-    const resendable = Boolean(tool?.idempotent && (call.meta.idempotencyKey || (raw && typeof raw === "object" && raw.idempotency_key)));
+    const resendable = Boolean(tool?.idempotent && namedKey(call));
     const deadline = Date.now() + WRITER_WAIT_MS;
     for (;;) {
       if (this.writes) return null;

@@ -5,6 +5,7 @@ import { idempotencyRecords } from "../../db/schema/index.ts";
 import { iso } from "../clock.ts";
 import { AppError } from "../errors.ts";
 import { sha256 } from "../auth/secrets.ts";
+import type { Call } from "../services.ts";
 
 /** Stable JSON: object keys sorted, so the same arguments always hash the same. */
 function canonical(v: unknown): string {
@@ -31,6 +32,15 @@ const record = prepared((tx) =>
     .prepare(),
 );
 const insertRecord = preparedInsert(idempotencyRecords, ["agentId", "key", "tool", "requestHash", "response", "createdAt"]);
+
+/**
+ * The idempotency key a call names before its arguments are parsed (the header, else the field), if it is a string:
+ * what can be known of it before the call runs (a record read ahead, whether a call may be sent again).
+ */
+export function namedKey(call: Pick<Call, "raw" | "meta">): string | undefined {
+  const key = call.meta.idempotencyKey ?? (call.raw as { idempotency_key?: unknown } | null)?.idempotency_key;
+  return typeof key === "string" && key ? key : undefined;
+}
 
 /** What the agent's key remembers: undefined for a first call. Judge it with `answer`. */
 export type KeyRecord = typeof idempotencyRecords.$inferSelect | undefined;

@@ -16,7 +16,7 @@ import { findTool, inputJsonSchema } from "./catalogue.ts";
 import { fieldsAt, unknownField } from "./unknown-fields.ts";
 import type { Tool, ToolContext } from "./define.ts";
 import type { Actor, Principal } from "../contract/principal.ts";
-import { answer, type KeyRecord, recordOf, remember, requestHash } from "./idempotency.ts";
+import { answer, type KeyRecord, namedKey, recordOf, remember, requestHash } from "./idempotency.ts";
 import { unkeptValue } from "./json-values.ts";
 
 /** The issues of a failed parse; an unknown field is named with the field meant, when `schema` tells what is known there. */
@@ -231,8 +231,8 @@ async function inTransaction(svc: Services, r: Running, tx: Tx): Promise<Omit<An
  */
 function readAhead(svc: Services, call: Call, tx: Tx): Promise<{ agentId: string; key: string; rec: KeyRecord } | null> | null {
   const agentId = call.tokenHash ? svc.owners.get(call.tokenHash) : undefined;
-  const key = call.meta.idempotencyKey ?? (call.raw as { idempotency_key?: unknown } | null)?.idempotency_key;
-  if (!agentId || typeof key !== "string") return null;
+  const key = namedKey(call);
+  if (!agentId || !key) return null;
   return recordOf(tx, agentId, key).then(
     (rec) => ({ agentId, key, rec }),
     () => null,
