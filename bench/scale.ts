@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type ServerProcess, spawnServer } from "../test/hardening/spawn-server.ts";
+import { cpuMsOf, type ServerProcess, spawnServer } from "../test/hardening/spawn-server.ts";
 import { type Sqld, startSqld } from "../test/sqld.ts";
 import { remoteRequests, remoteStatements } from "../db/client.ts";
 import { startTestServer } from "../test/harness.ts";
@@ -95,6 +95,8 @@ interface Figures {
   polls: number;
   writes: number;
   failed: number;
+  /** CPU time per add_expense, in ms: svc's instances together, and sqld. */
+  cpu: { svc: number; sqld: number };
 }
 
 /** A setup's servers, up, with four members of one group; measure() takes its figures as often as asked. */
@@ -150,14 +152,23 @@ async function start(setup: Setup): Promise<Running> {
           `string.format('{"group_id":"${group.group_id}","description":"Bench %d","amount_minor":%d,"idempotency_key":"bench-${phase}-${r}-${instance}-%d"}', n, 1000 + n, n)`,
         );
       await load(urls, WRITERS, writeLua("warm"), WARM_UP);
+      const cpu = () => ({ svc: servers.reduce((a, s) => a + s.cpuMs(), 0), sqld: sqld ? cpuMsOf(sqld.pid) : 0 });
+      const before = cpu();
       const writes = await load(urls, WRITERS, writeLua("add"));
-      return { polls: polls.rate, writes: writes.rate, failed: polls.failed + writes.failed };
+      const after = cpu();
+      const perWrite = (ms: number) => ms / (writes.rate * SECONDS);
+      return {
+        polls: polls.rate,
+        writes: writes.rate,
+        failed: polls.failed + writes.failed,
+        cpu: { svc: perWrite(after.svc - before.svc), sqld: perWrite(after.sqld - before.sqld) },
+      };
     },
   };
 }
 
 const line = (name: string, f: Figures) =>
-  `${name.padEnd(22)} polls ${f.polls.toFixed(0).padStart(6)}/s   add_expense ${f.writes.toFixed(0).padStart(5)}/s   failed ${f.failed}`;
+  `${name.padEnd(22)} polls ${f.polls.toFixed(0).padStart(6)}/s   add_expense ${f.writes.toFixed(0).padStart(5)}/s   failed ${f.failed}   CPU a write: svc ${f.cpu.svc.toFixed(2)} ms${f.cpu.sqld ? `, sqld ${f.cpu.sqld.toFixed(2)} ms` : ""}`;
 
 ensureWrk();
 console.log(
@@ -182,7 +193,7 @@ try {
     console.log(line(setup.name, f));
     const after = await local.measure();
     console.log(line("local file", after));
-    const mean = { polls: (before.polls + after.polls) / 2, writes: (before.writes + after.writes) / 2, failed: 0 };
+    const mean = { polls: (before.polls + after.polls) / 2, writes: (before.writes + after.writes) / 2, failed: 0, cpu: after.cpu };
     results.push([setup, f, mean]);
     before = after;
   }

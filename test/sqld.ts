@@ -19,6 +19,8 @@ export function sqldBinary(): string {
 
 export interface Sqld {
   url: string;
+  /** The running sqld's process id. */
+  readonly pid: number;
   /** SIGKILL, and wait: the primary is gone. */
   kill(): Promise<void>;
   /** SIGKILL, then start it again on the same port and data (after kill() too). */
@@ -60,6 +62,9 @@ export async function startSqld(extra: string[] = []): Promise<Sqld> {
   };
   return {
     url,
+    get pid() {
+      return proc.pid;
+    },
     kill,
     async restart() {
       await kill();

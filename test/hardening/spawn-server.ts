@@ -19,6 +19,8 @@ export interface ServerProcess {
   output(): string;
   /** The server's resident memory in KiB, from /proc/PID/status: its own and its workers' (svc serve --workers). */
   rssKiB(): number;
+  /** CPU time used so far in ms, user and system, its own and its workers' (/proc/PID/stat). */
+  cpuMs(): number;
   /** SIGKILL: no shutdown of any kind. */
   kill9(): Promise<void>;
   /** SIGTERM and wait: a clean stop. */
@@ -57,6 +59,7 @@ export async function spawnServer(dbPath: string, extra: string[] = [], port = f
     proc,
     output: () => seen.text,
     rssKiB: () => [proc.pid, ...childrenOf(proc.pid)].reduce((sum, pid) => sum + rssOf(pid), 0),
+    cpuMs: () => [proc.pid, ...childrenOf(proc.pid)].reduce((sum, pid) => sum + cpuMsOf(pid), 0),
     async kill9() {
       proc.kill("SIGKILL");
       await proc.exited;
@@ -69,6 +72,13 @@ export async function spawnServer(dbPath: string, extra: string[] = [], port = f
 }
 
 const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? NaN);
+/** CPU time of a running process in ms, all its threads, from /proc/PID/stat (utime and stime, in ticks of 10 ms). */
+export function cpuMsOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  // The fields after the command's name (which may hold spaces), from the third: utime and stime are the 14th and 15th.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
 const childrenOf = (pid: number): number[] => readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
 
 /** Appends a stream to `into` until it ends; draining also keeps the child from blocking on a full pipe. */
