@@ -8,4 +8,17 @@ export { remoteRequests, remoteSockets, remoteStatements } from "./connections.t
 export { databaseBusy, DbOpenError, describeUrl, driverCause, transient } from "./errors.ts";
 export { DEFAULT_CONNECT_TIMEOUT_MS, type DbOptions, localFilePath, openDb, selectMode } from "./open.ts";
 export { type Db, type DbMode, isReadOnly, type Tx } from "./pool.ts";
-export { jsonEach, jsonList, NeedsWrite, placeholders, prepared, preparedInsert, preparedWrite, requireWrite, scalar } from "./query.ts";
+export {
+  allOnCommit,
+  getOnCommit,
+  jsonEach,
+  jsonList,
+  NeedsWrite,
+  placeholders,
+  prepared,
+  preparedInsert,
+  preparedWrite,
+  requireWrite,
+  scalar,
+  unseenFailure,
+} from "./query.ts";

@@ -47,6 +47,15 @@ const laterOf = new WeakMap<Orm, SendLater>();
 /** How to send a write later on the handle's connection; undefined where statements run at once or one by one. */
 export const sendLater = (orm: Orm): SendLater | undefined => laterOf.get(orm);
 
+/**
+ * Reads a statement once the write transaction it is issued in has committed, in the COMMIT's own request
+ * (StreamConn.onCommit): its rows, as arrays. It fails when the transaction does not commit.
+ */
+export type ReadOnCommit = (sql: string, params: unknown[]) => Promise<unknown[][]>;
+const onCommitOf = new WeakMap<Orm, ReadOnCommit>();
+/** How to read on the handle's connection once its transaction commits; undefined where that costs a request anyway. */
+export const readOnCommit = (orm: Orm): ReadOnCommit | undefined => onCommitOf.get(orm);
+
 /** The handles of read transactions, where nothing may be written. */
 export const readOnlyHandles = new WeakSet<Orm>();
 
@@ -326,6 +335,13 @@ interface Later {
   owner: unknown;
 }
 
+/** A read that goes after the COMMIT (onCommit), and who waits for its rows. */
+interface OnCommit {
+  stmt: hrana.Stmt;
+  resolve(rows: unknown[][]): void;
+  reject(err: unknown): void;
+}
+
 /** A step sent before a statement in its request failed (the statement did not run): which, and why. */
 class StepFailed extends Error {
   constructor(
@@ -363,6 +379,7 @@ export class StreamConn implements Conn {
   ) {
     this.raw = remoteRaw(client);
     laterOf.set(this.orms.write, (sql, params) => this.later(sql, params));
+    onCommitOf.set(this.orms.write, (sql, params) => this.onCommit(sql, params));
   }
 
   private drop(): void {
@@ -377,7 +394,13 @@ export class StreamConn implements Conn {
    * if the one before it succeeded; the first failure among them is the error reported. Statements issued together
    * (Promise.all) share one request too (outgoing).
    */
-  private async statement(stream: hrana.Stream, sql: string, args: unknown[], before: (string | hrana.Stmt)[]): Promise<hrana.RowsResult> {
+  private async statement(
+    stream: hrana.Stream,
+    sql: string,
+    args: unknown[],
+    before: (string | hrana.Stmt)[],
+    after: OnCommit[] = [],
+  ): Promise<hrana.RowsResult> {
     const v3 = (await this.version) >= 3;
     const stmt = new hrana.Stmt(this.sqlOf(sql)).bindIndexes(args as hrana.InValue[]);
     const out = this.outgoingOn(stream, v3);
@@ -406,6 +429,15 @@ export class StreamConn implements Conn {
     if (v3) step.condition(hrana.BatchCond.not(hrana.BatchCond.isAutocommit(out.batch)));
     const rows = step.query(stmt);
     rows.catch(() => undefined);
+    // Reads that wait for this statement (a COMMIT) to succeed, in its request.
+    for (const a of after) {
+      const read = out.batch.step();
+      read.condition(hrana.BatchCond.ok(step));
+      read.query(a.stmt).then(
+        (r) => (r ? a.resolve(r.rows.map((row) => Array.from(row as ArrayLike<unknown>))) : a.reject(new Error("the transaction did not commit"))),
+        (err) => a.reject(err),
+      );
+    }
     await out.sent;
     // A step before that failed (a busy primary at BEGIN, a write sent later) is the error to report, not the
     // statement it kept from running.
@@ -437,7 +469,7 @@ export class StreamConn implements Conn {
 
   // The transaction open on this connection: its stream, its BEGIN until the first statement carries it, and the
   // writes sent later() that wait for the next statement.
-  private current: { stream: hrana.Stream; kind: TxKind; begin: string | undefined; later: Later[] } | null = null;
+  private current: { stream: hrana.Stream; kind: TxKind; begin: string | undefined; later: Later[]; onCommit: OnCommit[] } | null = null;
 
   /** The write (of group commit) whose statements later() holds back now: a failure among them names it. */
   owner: unknown = undefined;
@@ -475,13 +507,13 @@ export class StreamConn implements Conn {
   }
 
   // The statement, after the transaction's BEGIN and the writes waiting to be sent, if any.
-  private async send(tx: NonNullable<StreamConn["current"]>, sql: string, params: unknown[]): Promise<hrana.RowsResult> {
+  private async send(tx: NonNullable<StreamConn["current"]>, sql: string, params: unknown[], after?: OnCommit[]): Promise<hrana.RowsResult> {
     const begin = tx.begin;
     const later = tx.later;
     const before: (string | hrana.Stmt)[] = [...(begin ? [begin] : []), ...later.map((l) => l.stmt)];
     tx.begin = undefined;
     tx.later = [];
-    return this.statement(tx.stream, sql, params, before).catch(async (failure) => {
+    return this.statement(tx.stream, sql, params, before, after).catch(async (failure) => {
       let err = failure;
       if (failure instanceof StepFailed) {
         err = failure.cause;
@@ -509,11 +541,26 @@ export class StreamConn implements Conn {
     tx.later.push({ stmt: new hrana.Stmt(this.sqlOf(sql)).bindIndexes(params as hrana.InValue[]), owner: this.owner });
   }
 
+  /**
+   * A read of what the open write transaction will have committed, sent after its COMMIT in the same request: what a
+   * write answers with once committed (its caller's inbox counts) then costs no request or transaction of its own.
+   * It fails when the transaction is taken back or its COMMIT fails; one that nobody waits for any more (a write of a
+   * group run again) fails unseen.
+   */
+  private onCommit(sql: string, params: unknown[]): Promise<unknown[][]> {
+    const tx = this.transaction();
+    remoteStatements.write++;
+    const stmt = new hrana.Stmt(this.sqlOf(sql)).bindIndexes(params as hrana.InValue[]);
+    const rows = new Promise<unknown[][]>((resolve, reject) => tx.onCommit.push({ stmt, resolve, reject }));
+    rows.catch(() => undefined);
+    return rows;
+  }
+
   // Opens a transaction of this kind on the kept stream (opened again if it went away); BEGIN goes out with the
   // transaction's first statement.
   private open(kind: TxKind): void {
     if (!this.stream || this.stream.closed) ({ stream: this.stream, version: this.version, sql: this.sqlOf } = this.streams.open());
-    this.current = { stream: this.stream, kind, begin: REMOTE_BEGIN[kind], later: [] };
+    this.current = { stream: this.stream, kind, begin: REMOTE_BEGIN[kind], later: [], onCommit: [] };
     this.laterFailure = null;
     remoteStatements[kind] += 2;
   }
@@ -552,6 +599,7 @@ export class StreamConn implements Conn {
     const tx = this.current;
     if (!tx || (tx.begin !== undefined && !tx.later.length)) {
       this.current = null;
+      dropReads(tx, "the transaction sent nothing to commit");
       return;
     }
     if (this.laterFailure) {
@@ -559,7 +607,7 @@ export class StreamConn implements Conn {
       throw this.laterFailure.err;
     }
     try {
-      await this.send(tx, "COMMIT", []);
+      await this.send(tx, "COMMIT", [], tx.onCommit);
       this.current = null;
     } catch (err) {
       await this.rollback();
@@ -592,6 +640,7 @@ export class StreamConn implements Conn {
   async rollback(): Promise<void> {
     const tx = this.current;
     this.current = null;
+    dropReads(tx, "the transaction was taken back");
     if (!tx || tx.begin !== undefined) return;
     // Statements of the transaction still waiting to be sent go first: sent after the ROLLBACK, they would run
     // outside it (a write would commit on its own, or leave a transaction open on the stream).
@@ -610,6 +659,11 @@ export class StreamConn implements Conn {
     this.readEnd = null;
     this.drop();
   }
+}
+
+/** The reads waiting for a COMMIT that will not come fail (StreamConn.onCommit). */
+function dropReads(tx: { onCommit: OnCommit[] } | null, why: string): void {
+  for (const a of tx?.onCommit.splice(0) ?? []) a.reject(new Error(why));
 }
 
 const rawResult = (rs: ResultSet): RawResult => ({

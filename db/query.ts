@@ -2,7 +2,7 @@
 // and the read transaction that finds it must write (NeedsWrite).
 import { fillPlaceholders, type Placeholder, type SQL, sql } from "drizzle-orm";
 import type { PreparedQueryConfig, SQLitePreparedQuery, SQLiteTable } from "drizzle-orm/sqlite-core";
-import { runNow, type RunNow, sendLater } from "./connections.ts";
+import { readOnCommit, runNow, type RunNow, sendLater } from "./connections.ts";
 import { isReadOnly, type Tx } from "./pool.ts";
 
 /** The first column of the first row of a plain SQL query (drizzle maps rows only for its own selects). */
@@ -82,6 +82,42 @@ export function preparedWrite<Q extends SQLitePreparedQuery<PreparedQueryConfig>
     }
     return w;
   };
+}
+
+/**
+ * The first row of a prepared query as the write transaction tx will have committed it, read with tx's COMMIT in
+ * its request where the connection is a remote primary's (what a write answers with after its commit then costs no
+ * transaction of its own); undefined elsewhere. Not awaited before the commit: it settles with it, and fails if tx
+ * does not commit.
+ */
+export function getOnCommit<R>(tx: Tx, q: SQLitePreparedQuery<PreparedQueryConfig & { get: R }>, values: Record<string, unknown>): Promise<R> | undefined {
+  return onCommit(tx, q, values, (rows) => q.mapGetResult(rows[0]) as R);
+}
+
+/** Every row of a prepared query as the write transaction tx will have committed it: as getOnCommit. */
+export function allOnCommit<R>(tx: Tx, q: SQLitePreparedQuery<PreparedQueryConfig & { all: R }>, values: Record<string, unknown>): Promise<R> | undefined {
+  return onCommit(tx, q, values, (rows) => q.mapAllResult(rows) as R);
+}
+
+function onCommit<R>(
+  tx: Tx,
+  q: SQLitePreparedQuery<PreparedQueryConfig>,
+  values: Record<string, unknown>,
+  map: (rows: unknown[][]) => R,
+): Promise<R> | undefined {
+  const read = readOnCommit(tx);
+  if (!read) return undefined;
+  const { sql, params } = q.getQuery();
+  return unseenFailure(read(sql, fillPlaceholders(params, values)).then(map));
+}
+
+/**
+ * p, whose failure is not reported as unhandled: a read on commit of a write that runs again is dropped, and fails
+ * with nobody waiting for it.
+ */
+export function unseenFailure<T>(p: Promise<T>): Promise<T> {
+  p.catch(() => undefined);
+  return p;
 }
 
 /** A one-row insert of these columns, built and prepared once per connection, as preparedWrite: `await q(tx).run(row)`. */

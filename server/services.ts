@@ -51,7 +51,8 @@ export interface CallMeta {
   page?: boolean;
   /**
    * Sent by the process the call arrived at, which reads the caller's inbox summary itself once the write is done
-   * (server/cluster.ts workerRun): the process that writes leaves it out and says whose it is (summaryFor).
+   * (server/cluster.ts workerRun): the process that writes leaves it out and says whose it is (summaryFor), unless
+   * it read it with the write's COMMIT (on a remote primary; server/domain/inbox.ts summaryOnCommit).
    */
   summaryBySender?: boolean;
 }

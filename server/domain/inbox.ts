@@ -1,6 +1,6 @@
 // The one module that writes inbox items; every producer calls deliver() inside its own transaction.
 import { and, asc, desc, eq, gt, inArray, isNull, type SQL, sql } from "drizzle-orm";
-import { jsonEach, jsonList, preparedInsert, prepared, requireWrite, type Tx } from "../../db/client.ts";
+import { allOnCommit, getOnCommit, jsonEach, jsonList, preparedInsert, prepared, requireWrite, type Tx, unseenFailure } from "../../db/client.ts";
 import { contacts, groups, inboxCounts, inboxCursors, inboxItems, signinCodes } from "../../db/schema/index.ts";
 import { DAY, iso, later } from "../clock.ts";
 import { invalid } from "../errors.ts";
@@ -209,17 +209,25 @@ export const CONFIRMATION_ITEM = "ledger.expense_added" satisfies InboxType;
  */
 export const ASKS_READ = 25;
 
-// The newest unread asks, newest first, from their partial index (each ask's group, for expenses to confirm).
+// The newest unread asks, newest first, from their partial index (each ask's group, for expenses to confirm; with
+// its name too, where the asks are read in one go).
+const askColumns = {
+  summaryMd: sql<string>`summary_md`,
+  seq: sql<number>`seq`,
+  type: sql<string>`type`,
+  groupId: sql<string | null>`json_extract(refs, '$.group_id')`,
+};
+const asksFrom = sql`${inboxItems} INDEXED BY inbox_pending_action`;
+const asksWhere = and(eq(inboxItems.agentId, agent), sql`seen = 0 AND requires_action = 1 AND resolved = 0 AND dismissed = 0`, notExpired(at));
 const newestAsks = prepared((tx) =>
+  tx.select(askColumns).from(asksFrom).where(asksWhere).orderBy(desc(inboxItems.seq)).limit(sql.placeholder("limit")).prepare(),
+);
+const groupName = sql<string | null>`(SELECT name FROM ${groups} WHERE group_id = json_extract(refs, '$.group_id'))`;
+const newestAsksNamed = prepared((tx) =>
   tx
-    .select({
-      summaryMd: sql<string>`summary_md`,
-      seq: sql<number>`seq`,
-      type: sql<string>`type`,
-      groupId: sql<string | null>`json_extract(refs, '$.group_id')`,
-    })
-    .from(sql`${inboxItems} INDEXED BY inbox_pending_action`)
-    .where(and(eq(inboxItems.agentId, agent), sql`seen = 0 AND requires_action = 1 AND resolved = 0 AND dismissed = 0`, notExpired(at)))
+    .select({ ...askColumns, groupName })
+    .from(asksFrom)
+    .where(asksWhere)
     .orderBy(desc(inboxItems.seq))
     .limit(sql.placeholder("limit"))
     .prepare(),
@@ -238,9 +246,19 @@ export interface InboxCounts {
   requires_action: number;
 }
 
+const countsOf = (row: InboxCounts | undefined): InboxCounts => ({ unread: row?.unread ?? 0, requires_action: row?.requires_action ?? 0 });
+
 async function counts(tx: Tx, agentId: string, now: Date): Promise<InboxCounts> {
-  const row = await countsQuery(tx).get({ agent: agentId, now: iso(now) });
-  return { unread: row?.unread ?? 0, requires_action: row?.requires_action ?? 0 };
+  return countsOf(await countsQuery(tx).get({ agent: agentId, now: iso(now) }));
+}
+
+type Ask = { summaryMd: string; seq: number; type: string; groupId: string | null };
+
+/** Where the summary's top is read from: a transaction as it goes (summary), or rows read beforehand (summaryOnCommit). */
+interface TopReads {
+  asks(limit: number): Promise<Ask[]>;
+  groupNames(ids: string[]): Promise<Map<string, string>>;
+  news(): Promise<{ summaryMd: string }[]>;
 }
 
 /**
@@ -248,13 +266,44 @@ async function counts(tx: Tx, agentId: string, now: Date): Promise<InboxCounts> 
  * items, asks waiting for a decision first. An ask already answered is never shown as one: it is left out of top.
  */
 export async function summary({ tx, now, actor: { agentId } }: DomainContext): Promise<InboxSummary> {
-  const c = await counts(tx, agentId, now);
-  if (!c.unread) return { ...c, top: [] };
   const args = { agent: agentId, now: iso(now) };
+  return withTop(await counts(tx, agentId, now), {
+    asks: (limit) => newestAsks(tx).all({ ...args, limit }),
+    groupNames: (ids) => groupNamesOf(tx, ids),
+    news: () => newestNews(tx).all(args),
+  });
+}
+
+/**
+ * The summary as the write transaction tx will have committed it, read with its COMMIT where the connection can
+ * (getOnCommit: a remote primary's): the counts, the widest window of asks with their groups' names, and the news,
+ * in one go, so that nothing is read after. undefined where it cannot be read so.
+ */
+export function summaryOnCommit({ tx, now, actor: { agentId } }: DomainContext): Promise<InboxSummary> | undefined {
+  const args = { agent: agentId, now: iso(now) };
+  const c = getOnCommit(tx, countsQuery(tx), args);
+  if (!c) return undefined;
+  // Where the first can be read so, so can the others.
+  const reads = [c, allOnCommit(tx, newestAsksNamed(tx), { ...args, limit: ASKS_READ })!, allOnCommit(tx, newestNews(tx), args)!] as const;
+  return unseenFailure(
+    Promise.all(reads).then(([row, asks, news]) =>
+      withTop(countsOf(row), {
+        asks: async (limit) => asks.slice(0, limit),
+        groupNames: async (ids) =>
+          new Map(asks.flatMap((a) => (a.groupId && a.groupName !== null && ids.includes(a.groupId) ? [[a.groupId, a.groupName]] : []))),
+        news: async () => news,
+      }),
+    ),
+  );
+}
+
+/** The summary of counts c, its top read through reads. */
+async function withTop(c: InboxCounts, reads: TopReads): Promise<InboxSummary> {
+  if (!c.unread) return { ...c, top: [] };
   // The few newest asks decide the top unless an expense to confirm is among them: only then is its group's count
   // needed, and the wider window read (each row read costs; this runs on every answer).
-  let window = await newestAsks(tx).all({ ...args, limit: TOP_ITEMS });
-  if (window.length === TOP_ITEMS && window.some(waitsInGroup)) window = await newestAsks(tx).all({ ...args, limit: ASKS_READ });
+  let window = await reads.asks(TOP_ITEMS);
+  if (window.length === TOP_ITEMS && window.some(waitsInGroup)) window = await reads.asks(ASKS_READ);
   // Expenses to confirm are summed up per group (newest first, as the window is); other asks stand alone.
   const byGroup = new Map<string, { n: number; seq: number; only: string }>();
   for (const a of window) {
@@ -264,10 +313,7 @@ export async function summary({ tx, now, actor: { agentId } }: DomainContext): P
     else byGroup.set(a.groupId, { n: 1, seq: Number(a.seq), only: a.summaryMd });
   }
   const shown = [...byGroup].slice(0, TOP_ITEMS);
-  const names = await groupNamesOf(
-    tx,
-    shown.filter(([, g]) => g.n > 1).map(([id]) => id),
-  );
+  const names = await reads.groupNames(shown.filter(([, g]) => g.n > 1).map(([id]) => id));
   const more = window.length >= ASKS_READ;
   const asks = [
     ...window
@@ -276,7 +322,7 @@ export async function summary({ tx, now, actor: { agentId } }: DomainContext): P
       .map((a) => ({ line: firstLine(a.summaryMd), seq: Number(a.seq) })),
     ...shown.map(([id, g]) => ({ line: g.n === 1 ? firstLine(g.only) : confirmationLine(g.n, names.get(id) ?? null, more), seq: g.seq })),
   ].sort((a, b) => b.seq - a.seq);
-  const news = asks.length < TOP_ITEMS ? (await newestNews(tx).all(args)).map((t) => firstLine(t.summaryMd)) : [];
+  const news = asks.length < TOP_ITEMS ? (await reads.news()).map((t) => firstLine(t.summaryMd)) : [];
   return { ...c, top: [...asks.map((a) => a.line), ...news].slice(0, TOP_ITEMS) };
 }
 

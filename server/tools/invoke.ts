@@ -7,7 +7,7 @@ import type { ZodError } from "zod";
 import { isReadOnly, NeedsWrite, type Tx } from "../../db/client.ts";
 import { authenticate, type Authenticated } from "../auth/authenticate.ts";
 import { checkAttempts, recordAttempt } from "../domain/attempts.ts";
-import { summary } from "../domain/inbox.ts";
+import { summary, summaryOnCommit } from "../domain/inbox.ts";
 import { sha256 } from "../auth/secrets.ts";
 import { AppError, describeCause, storageFault, toAppError, type Issue } from "../errors.ts";
 import { rateLimitHeaders, type RateDecision } from "../rate-limit.ts";
@@ -16,6 +16,7 @@ import { findTool, inputJsonSchema } from "./catalogue.ts";
 import { fieldsAt, unknownField } from "./unknown-fields.ts";
 import type { Tool, ToolContext } from "./define.ts";
 import type { Actor, Principal } from "../contract/principal.ts";
+import type { InboxSummary } from "../contract/wire.ts";
 import { answer, type KeyRecord, namedKey, recordOf, remember, requestHash } from "./idempotency.ts";
 import { unkeptValue } from "./json-values.ts";
 
@@ -135,6 +136,8 @@ interface Answer {
   ranAsRead: boolean;
   /** Whose inbox summary the process that sent the call reads (CallMeta.summaryBySender). */
   summaryFor?: Actor;
+  /** A write's inbox summary, read with its COMMIT where it can be (summaryOnCommit). */
+  onCommit?: Promise<InboxSummary>;
 }
 
 function toolNamed(name: string): Tool {
@@ -183,15 +186,18 @@ async function transaction(svc: Services, r: Running, choice: TxChoice): Promise
 }
 
 /**
- * A write's answer gets its inbox summary once committed, from a read transaction: not in the write one, since every
- * write waits for the one writer, and on a remote primary each of the summary's statements is a round trip held
- * there. The write has committed, so a summary that cannot be read is left out (it is optional), not made a failure.
+ * A write's answer gets its inbox summary once committed: on a remote primary, read with the COMMIT
+ * (summaryOnCommit), else from a read transaction. Not in the write one, since every write waits for the one
+ * writer, and on a remote primary each of the summary's statements is a round trip held there. The write has
+ * committed, so a summary that cannot be read is left out (it is optional), not made a failure.
  */
-async function withSummary(svc: Services, r: Running, written: Omit<Answer, "ranAsRead">): Promise<Answer> {
+async function withSummary(svc: Services, r: Running, { onCommit, ...written }: Omit<Answer, "ranAsRead">): Promise<Answer> {
   const actor = r.principal;
   if (r.tool.inboxSummary && actor) {
-    if (r.call.meta.summaryBySender) return { ...written, ranAsRead: false, summaryFor: { agentId: actor.agentId, handle: actor.handle } };
-    await addSummary(svc, written.data, actor, r.now);
+    const read = await onCommit?.catch(() => null);
+    if (read) written.data.inbox = read;
+    else if (r.call.meta.summaryBySender) return { ...written, ranAsRead: false, summaryFor: { agentId: actor.agentId, handle: actor.handle } };
+    else await addSummary(svc, written.data, actor, r.now);
   }
   return { ...written, ranAsRead: false };
 }
@@ -220,8 +226,10 @@ async function inTransaction(svc: Services, r: Running, tx: Tx): Promise<Omit<An
   const stored = key ? answer(rec, hash, replay) : null;
   const data = stored ?? (await runTool(svc, r, tx, args));
   if (key && !stored) await remember(tx, agentId!, key, tool.name, hash, replay ? data : null, r.now);
-  // A write's summary is read after its commit (withSummary).
-  if (tool.inboxSummary && r.principal && isReadOnly(tx)) data.inbox = await summary({ tx, now: r.now, actor: r.principal });
+  if (!tool.inboxSummary || !r.principal) return { data, replayed: stored !== null };
+  // A write's summary is read with or after its commit (withSummary).
+  if (!isReadOnly(tx)) return { data, replayed: stored !== null, onCommit: summaryOnCommit({ tx, now: r.now, actor: r.principal }) };
+  data.inbox = await summary({ tx, now: r.now, actor: r.principal });
   return { data, replayed: stored !== null };
 }
 

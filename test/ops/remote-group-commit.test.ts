@@ -5,7 +5,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import { createClient } from "@libsql/client";
 import { integer, sqliteTable } from "drizzle-orm/sqlite-core";
-import { type Db, openDb, preparedWrite, remoteRequests, remoteSockets, remoteStatements } from "../../db/client.ts";
+import { type Db, getOnCommit, openDb, prepared, preparedWrite, remoteRequests, remoteSockets, remoteStatements } from "../../db/client.ts";
 import { type Sqld, startSqld } from "../sqld.ts";
 import { failingWriteUndoneAlone, laterWritesFailAlone } from "../group-commit-cases.ts";
 
@@ -147,5 +147,71 @@ test("a write that fails with a statement of its own still waiting to be sent is
     ),
   ).toBe("the write fails");
   await db.tx((tx) => tx.run(sql`INSERT INTO t VALUES (1)`));
+  expect(await onPrimary()).toEqual([1]);
+});
+
+const countT = prepared((tx) => tx.select({ n: sql<number>`count(*)` }).from(tTable).prepare());
+
+test("a read on commit goes in the COMMIT's request, after it: each write of a group sees what the group committed", async () => {
+  await db.exclusive((c) => c.execute("DELETE FROM t"));
+  const { promise: hold, resolve: release } = Promise.withResolvers<void>();
+  const before = { ...remoteRequests };
+  const seen: Promise<{ n: number } | undefined>[] = [];
+  const write = (n: number, then?: Promise<void>) =>
+    db.tx(async (tx) => {
+      await tx.run(sql`INSERT INTO t VALUES (${n})`);
+      seen.push(getOnCommit(tx, countT(tx), {})!);
+      await then;
+    });
+  const writes = [write(1, hold), write(2)];
+  release();
+  await Promise.all(writes);
+  expect(await Promise.all(seen)).toEqual([{ n: 2 }, { n: 2 }]);
+  // BEGIN with the first INSERT, the second INSERT, and the COMMIT with both reads.
+  expect(remoteRequests.write - before.write).toBe(3);
+});
+
+test("a read on commit of a write taken back fails; the write run again reads anew, and nothing reads outside a commit", async () => {
+  await db.exclusive((c) => c.execute("DELETE FROM t"));
+  const { promise: hold, resolve: release } = Promise.withResolvers<void>();
+  const reads: Promise<{ n: number } | undefined>[] = [];
+  const results = Promise.allSettled([
+    db.tx(async (tx) => {
+      await tx.run(sql`INSERT INTO t VALUES (1)`);
+      reads.push(getOnCommit(tx, countT(tx), {})!);
+      await hold;
+    }),
+    // Fails after writing: the group is taken back, and the first write runs again.
+    db.tx(async (tx) => {
+      await tx.run(sql`INSERT INTO t VALUES (2)`);
+      throw new Error("two fails");
+    }),
+  ]);
+  release();
+  expect((await results).map((r) => r.status)).toEqual(["fulfilled", "rejected"]);
+  const settled = await Promise.all(
+    reads.map((r) =>
+      r.then(
+        (v) => v,
+        (err: Error) => err.message,
+      ),
+    ),
+  );
+  expect(settled).toEqual(["the transaction was taken back", { n: 1 }]);
+  // A write that fails alone: its read fails with it.
+  let alone: Promise<unknown> | undefined;
+  await db
+    .tx(async (tx) => {
+      await tx.run(sql`INSERT INTO t VALUES (3)`);
+      alone = getOnCommit(tx, countT(tx), {});
+      throw new Error("three fails");
+    })
+    .catch(() => undefined);
+  expect(
+    await alone!.then(
+      () => "read",
+      () => "failed",
+    ),
+  ).toBe("failed");
   expect(await onPrimary()).toEqual([1]);
 });
