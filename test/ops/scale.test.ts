@@ -111,12 +111,16 @@ async function writeTwice(n: number): Promise<string> {
 }
 
 /** Runs `count` writes, `width` at a time; their ids. */
-async function writes(from: number, count: number, width: number): Promise<string[]> {
+/** count writes, width at a time; acknowledged(n) is called as the n-th is acknowledged. */
+async function writes(from: number, count: number, width: number, acknowledged?: (n: number) => void): Promise<string[]> {
   const ids: string[] = [];
   let next = from;
   await Promise.all(
     Array.from({ length: width }, async () => {
-      while (next < from + count) ids.push(await writeTwice(next++));
+      while (next < from + count) {
+        ids.push(await writeTwice(next++));
+        acknowledged?.(ids.length);
+      }
     }),
   );
   return ids;
@@ -183,10 +187,12 @@ test("the writer killed with -9 mid-load: another takes the lease, every acknowl
   const victim = servers.findIndex((s) => s.url === before);
   expect(victim).toBeGreaterThanOrEqual(0);
   const start = await ledgerOf();
-  const loading = writes(100, 24, 4);
-  await Bun.sleep(300);
-  await servers[victim]!.kill9();
-  const ids = await loading;
+  // Killed once a quarter of the writes are acknowledged: the rest are in flight or still to come.
+  let killed: Promise<void> | undefined;
+  const ids = await writes(100, 24, 4, (n) => {
+    if (n === 6) killed = servers[victim]!.kill9();
+  });
+  await killed;
   const after = await writerUrl();
   expect(after).not.toBeNull();
   expect(after).not.toBe(before);
