@@ -46,7 +46,11 @@ test("in a worker: a read runs there, a write and a poll that must write cross o
   // The write's inbox summary is read after its commit where the call arrived, not by the process every write waits
   // for; on a remote primary (SVC_TEST_DB_URL) it is read with the COMMIT instead (summaryOnCommit).
   const summaryRead = svc.db.mode === "remote" ? [] : ["worker read"];
-  expect(await call("add_contact", { handle: reader.handle, idempotency_key: "seam-contact-1" }, sender.key)).toEqual(["sent", "primary write", ...summaryRead]);
+  expect(await call("add_contact", { handle: reader.handle, idempotency_key: "seam-contact-1" }, sender.key)).toEqual([
+    "sent",
+    "primary write",
+    ...summaryRead,
+  ]);
   expect(last?.ok && { inbox: typeof last.data.inbox, summaryFor: last.summaryFor }).toEqual({ inbox: "object", summaryFor: undefined });
   expect(await call("get_inbox", {}, reader.key)).toEqual(["worker read", "sent", "primary write"]);
   expect(await call("get_inbox", {}, reader.key)).toEqual(["worker read"]);
