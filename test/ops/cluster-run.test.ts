@@ -44,8 +44,8 @@ test("in a worker: a read runs there, a write and a poll that must write cross o
   expect(await call("get_me", {}, reader.key)).toEqual(["worker read"]);
   expect(await call("get_me", {}, reader.key)).toEqual(["worker read"]);
   // The write's inbox summary is read after its commit where the call arrived, not by the process every write waits
-  // for; on a remote primary (SVC_TEST_DB_URL) it is read with the COMMIT instead (summaryOnCommit).
-  const summaryRead = svc.db.mode === "remote" ? [] : ["worker read"];
+  // for; on a remote primary (SVC_TEST_DB_URL, SVC_TEST_SYNC_URL) it is read with the COMMIT instead (summaryOnCommit).
+  const summaryRead = svc.db.mode === "local" ? ["worker read"] : [];
   expect(await call("add_contact", { handle: reader.handle, idempotency_key: "seam-contact-1" }, sender.key)).toEqual([
     "sent",
     "primary write",
