@@ -543,7 +543,7 @@ export class StreamConn implements Conn {
 
   /**
    * A read of what the open write transaction will have committed, sent after its COMMIT in the same request: what a
-   * write answers with once committed (its caller's inbox counts) then costs no request or transaction of its own.
+   * write answers with once committed (its caller's inbox summary) then costs no request or transaction of its own.
    * It fails when the transaction is taken back or its COMMIT fails; one that nobody waits for any more (a write of a
    * group run again) fails unseen.
    */
