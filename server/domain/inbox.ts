@@ -209,25 +209,19 @@ export const CONFIRMATION_ITEM = "ledger.expense_added" satisfies InboxType;
  */
 export const ASKS_READ = 25;
 
-// The newest unread asks, newest first, from their partial index (each ask's group, for expenses to confirm; with
-// its name too, where the asks are read in one go).
-const askColumns = {
-  summaryMd: sql<string>`summary_md`,
-  seq: sql<number>`seq`,
-  type: sql<string>`type`,
-  groupId: sql<string | null>`json_extract(refs, '$.group_id')`,
-};
-const asksFrom = sql`${inboxItems} INDEXED BY inbox_pending_action`;
-const asksWhere = and(eq(inboxItems.agentId, agent), sql`seen = 0 AND requires_action = 1 AND resolved = 0 AND dismissed = 0`, notExpired(at));
+// The newest unread asks, newest first, from their partial index (each ask's group and its name, for expenses to
+// confirm: a key lookup a row, and no second read for the names).
 const newestAsks = prepared((tx) =>
-  tx.select(askColumns).from(asksFrom).where(asksWhere).orderBy(desc(inboxItems.seq)).limit(sql.placeholder("limit")).prepare(),
-);
-const groupName = sql<string | null>`(SELECT name FROM ${groups} WHERE group_id = json_extract(refs, '$.group_id'))`;
-const newestAsksNamed = prepared((tx) =>
   tx
-    .select({ ...askColumns, groupName })
-    .from(asksFrom)
-    .where(asksWhere)
+    .select({
+      summaryMd: sql<string>`summary_md`,
+      seq: sql<number>`seq`,
+      type: sql<string>`type`,
+      groupId: sql<string | null>`json_extract(refs, '$.group_id')`,
+      groupName: sql<string | null>`(SELECT name FROM ${groups} WHERE group_id = json_extract(refs, '$.group_id'))`,
+    })
+    .from(sql`${inboxItems} INDEXED BY inbox_pending_action`)
+    .where(and(eq(inboxItems.agentId, agent), sql`seen = 0 AND requires_action = 1 AND resolved = 0 AND dismissed = 0`, notExpired(at)))
     .orderBy(desc(inboxItems.seq))
     .limit(sql.placeholder("limit"))
     .prepare(),
@@ -252,12 +246,11 @@ async function counts(tx: Tx, agentId: string, now: Date): Promise<InboxCounts> 
   return countsOf(await countsQuery(tx).get({ agent: agentId, now: iso(now) }));
 }
 
-type Ask = { summaryMd: string; seq: number; type: string; groupId: string | null };
+type Ask = { summaryMd: string; seq: number; type: string; groupId: string | null; groupName: string | null };
 
 /** Where the summary's top is read from: a transaction as it goes (summary), or rows read beforehand (summaryOnCommit). */
 interface TopReads {
   asks(limit: number): Promise<Ask[]>;
-  groupNames(ids: string[]): Promise<Map<string, string>>;
   news(): Promise<{ summaryMd: string }[]>;
 }
 
@@ -269,14 +262,13 @@ export async function summary({ tx, now, actor: { agentId } }: DomainContext): P
   const args = { agent: agentId, now: iso(now) };
   return withTop(await counts(tx, agentId, now), {
     asks: (limit) => newestAsks(tx).all({ ...args, limit }),
-    groupNames: (ids) => groupNamesOf(tx, ids),
     news: () => newestNews(tx).all(args),
   });
 }
 
 /**
  * The summary as the write transaction tx will have committed it, read with its COMMIT where the connection can
- * (getOnCommit: a remote primary's): the counts, the widest window of asks with their groups' names, and the news,
+ * (getOnCommit: a remote primary's): the counts, the widest window of asks, and the news,
  * in one go, so that nothing is read after. undefined where it cannot be read so.
  */
 export function summaryOnCommit({ tx, now, actor: { agentId } }: DomainContext): Promise<InboxSummary> | undefined {
@@ -284,16 +276,9 @@ export function summaryOnCommit({ tx, now, actor: { agentId } }: DomainContext):
   const c = getOnCommit(tx, countsQuery(tx), args);
   if (!c) return undefined;
   // Where the first can be read so, so can the others.
-  const reads = [c, allOnCommit(tx, newestAsksNamed(tx), { ...args, limit: ASKS_READ })!, allOnCommit(tx, newestNews(tx), args)!] as const;
+  const reads = [c, allOnCommit(tx, newestAsks(tx), { ...args, limit: ASKS_READ })!, allOnCommit(tx, newestNews(tx), args)!] as const;
   return unseenFailure(
-    Promise.all(reads).then(([row, asks, news]) =>
-      withTop(countsOf(row), {
-        asks: async (limit) => asks.slice(0, limit),
-        groupNames: async (ids) =>
-          new Map(asks.flatMap((a) => (a.groupId && a.groupName !== null && ids.includes(a.groupId) ? [[a.groupId, a.groupName]] : []))),
-        news: async () => news,
-      }),
-    ),
+    Promise.all(reads).then(([row, asks, news]) => withTop(countsOf(row), { asks: async (limit) => asks.slice(0, limit), news: async () => news })),
   );
 }
 
@@ -305,22 +290,21 @@ async function withTop(c: InboxCounts, reads: TopReads): Promise<InboxSummary> {
   let window = await reads.asks(TOP_ITEMS);
   if (window.length === TOP_ITEMS && window.some(waitsInGroup)) window = await reads.asks(ASKS_READ);
   // Expenses to confirm are summed up per group (newest first, as the window is); other asks stand alone.
-  const byGroup = new Map<string, { n: number; seq: number; only: string }>();
+  const byGroup = new Map<string, { n: number; seq: number; only: string; name: string | null }>();
   for (const a of window) {
     if (!waitsInGroup(a)) continue;
     const g = byGroup.get(a.groupId);
     if (g) g.n++;
-    else byGroup.set(a.groupId, { n: 1, seq: Number(a.seq), only: a.summaryMd });
+    else byGroup.set(a.groupId, { n: 1, seq: Number(a.seq), only: a.summaryMd, name: a.groupName });
   }
   const shown = [...byGroup].slice(0, TOP_ITEMS);
-  const names = await reads.groupNames(shown.filter(([, g]) => g.n > 1).map(([id]) => id));
   const more = window.length >= ASKS_READ;
   const asks = [
     ...window
       .filter((a) => !waitsInGroup(a))
       .slice(0, TOP_ITEMS)
       .map((a) => ({ line: firstLine(a.summaryMd), seq: Number(a.seq) })),
-    ...shown.map(([id, g]) => ({ line: g.n === 1 ? firstLine(g.only) : confirmationLine(g.n, names.get(id) ?? null, more), seq: g.seq })),
+    ...shown.map(([, g]) => ({ line: g.n === 1 ? firstLine(g.only) : confirmationLine(g.n, g.name, more), seq: g.seq })),
   ].sort((a, b) => b.seq - a.seq);
   const news = asks.length < TOP_ITEMS ? (await reads.news()).map((t) => firstLine(t.summaryMd)) : [];
   return { ...c, top: [...asks.map((a) => a.line), ...news].slice(0, TOP_ITEMS) };
