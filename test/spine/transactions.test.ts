@@ -136,7 +136,7 @@ describe("group commit on a local file", () => {
     await withTable("group-steady.db", async (db, path) => {
       const before = commitsInWal(path);
       // 6 callers, each writing again as soon as its last write is answered; each write takes 12 ms (a remote
-      // primary's round trips), so a group reaches its time limit (20 ms) at its second write.
+      // primary's round trips), so the others' next writes queue up while one runs, and join its group.
       const caller = async (c: number) => {
         for (let i = 0; i < 6; i++) {
           await db.tx(async (tx) => {
@@ -151,6 +151,32 @@ describe("group commit on a local file", () => {
       expect((await rows(db)).length).toBe(36);
       // Without group commit, a commit per write (36).
       expect(commitsInWal(path) - before).toBeLessThanOrEqual(24);
+    });
+  });
+
+  test("writes that queue faster than they run are committed in groups along the way, not once the queue empties", async () => {
+    await withTable("group-endless.db", async (db, path) => {
+      const before = commitsInWal(path);
+      // 64 writes at once, 15 ms each: ~1 s in turn, with the rest always waiting, so only the group's time limit
+      // (db/turns.ts) ends a group before the last write.
+      let started = 0;
+      let startedWhenFirstAnswered = -1;
+      const writes = Array.from({ length: 64 }, (_, n) =>
+        db
+          .tx(async (tx) => {
+            started++;
+            await tx.run(sql`INSERT INTO t VALUES (${n})`);
+            await Bun.sleep(15);
+          })
+          .then(() => {
+            if (startedWhenFirstAnswered < 0) startedWhenFirstAnswered = started;
+          }),
+      );
+      await Promise.all(writes);
+      expect((await rows(db)).length).toBe(64);
+      // The first write was answered while most of the others had yet to run.
+      expect(startedWhenFirstAnswered).toBeLessThan(32);
+      expect(commitsInWal(path) - before).toBeGreaterThanOrEqual(3);
     });
   });
 
