@@ -56,6 +56,27 @@ const onCommitOf = new WeakMap<Orm, ReadOnCommit>();
 /** How to read on the handle's connection once its transaction commits; undefined where that costs a request anyway. */
 export const readOnCommit = (orm: Orm): ReadOnCommit | undefined => onCommitOf.get(orm);
 
+/**
+ * A gate for statements sent ahead of what decides whether they may run (StreamConn.ahead): they go out at once, and
+ * their results reach the caller only once `open` has settled; once `shut` (it rejected), no further statement of the
+ * handle is sent.
+ */
+export interface Gate {
+  open: Promise<void>;
+  /** Set once open has resolved. */
+  opened: boolean;
+  /** Set once open has rejected. */
+  shut: boolean;
+  /** Set by the first write sent through the handle before open: from it on, every statement waits for open. */
+  waits?: boolean;
+}
+const aheadOf = new WeakMap<Orm, (gate: Gate) => Orm>();
+/**
+ * A handle on the same write transaction whose statements go out now and answer once gate opens; undefined where
+ * sending early saves nothing (a local file, where a statement costs no round trip).
+ */
+export const sendAhead = (orm: Orm, gate: Gate): Orm | undefined => aheadOf.get(orm)?.(gate);
+
 /** The handles of read transactions, where nothing may be written. */
 export const readOnlyHandles = new WeakSet<Orm>();
 
@@ -365,6 +386,10 @@ const OUTGOING_HOPS = 8;
 // How @libsql/client begins a transaction of each kind (a read one may be served by a replica of the primary).
 const REMOTE_BEGIN = { read: "BEGIN TRANSACTION READONLY", write: "BEGIN IMMEDIATE" } as const;
 
+// What may be sent ahead of its gate: a plain SELECT (a WITH may end in a write).
+const PLAIN_SELECT = /^\s*select\b/i;
+const shutOut = () => new Error("A statement sent ahead of its authentication was not run: the call it was sent for runs again, or not at all");
+
 /** One connection of a remote pool: its stream kept from one transaction to the next (see RemoteStreams). */
 export class StreamConn implements Conn {
   private stream: hrana.Stream | null = null;
@@ -380,6 +405,39 @@ export class StreamConn implements Conn {
     this.raw = remoteRaw(client);
     laterOf.set(this.orms.write, (sql, params) => this.later(sql, params));
     onCommitOf.set(this.orms.write, (sql, params) => this.onCommit(sql, params));
+    aheadOf.set(this.orms.write, (gate) => {
+      this.gate = gate;
+      return this.ahead;
+    });
+    laterOf.set(this.ahead, (sql, params) => {
+      const gate = this.gate;
+      if (gate.shut) throw shutOut();
+      if (gate.opened) return this.later(sql, params);
+      // Nothing is written before the gate opens; statements after this one wait for it too, so that none overtakes it.
+      gate.waits = true;
+      gate.open.then(() => this.later(sql, params)).catch(() => undefined);
+    });
+  }
+
+  // The gate of the statements sent through `ahead` now (sendAhead): one call's at a time, as the writer runs them.
+  private gate: Gate = { open: Promise.resolve(), opened: true, shut: false };
+  // The write handle's twin for statements sent ahead (sendAhead), kept for the connection's life as orms are.
+  private readonly ahead: Orm = ormOn(this.aheadExec(), "write");
+
+  private aheadExec(): Exec {
+    const write = this.exec("write");
+    return async (sql, params, method) => {
+      const gate = this.gate;
+      if (gate.shut) throw shutOut();
+      if (!gate.opened && (gate.waits || !PLAIN_SELECT.test(sql))) {
+        // A write is never sent ahead: it waits for the gate, and so does every statement after it.
+        gate.waits = true;
+        await gate.open;
+      }
+      const result = await write(sql, params, method);
+      await gate.open;
+      return result;
+    };
   }
 
   private drop(): void {

@@ -5,7 +5,7 @@ import type { Db } from "../db/client.ts";
 import type { AppError } from "./errors.ts";
 import type { ServerConfig } from "./config.ts";
 import type { RateLimiter } from "./rate-limit.ts";
-import type { Actor } from "./contract/principal.ts";
+import type { Actor, Principal } from "./contract/principal.ts";
 
 export interface Services {
   db: Db;
@@ -16,7 +16,7 @@ export interface Services {
   /** Where a call notes its client's use; written in batches (server/auth/last-use.ts). */
   lastUse: { note(clientId: string, at: Date): void };
   /** Whose each credential seen here is (server/auth/credential-owners.ts). */
-  owners: { get(tokenHash: string): string | undefined; seen(tokenHash: string, agentId: string): void };
+  owners: { get(tokenHash: string): Principal | undefined; seen(tokenHash: string, principal: Principal): void };
   /** In a server of several processes (svc serve --workers, server/cluster.ts): what they share. */
   cluster?: Cluster;
   /** Called once per finished call, for logs and metrics. */

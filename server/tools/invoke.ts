@@ -1,10 +1,12 @@
 // THE pipeline every transport calls, read top to bottom: rate limit -> check the values -> [where it runs] ->
 // one transaction: authenticate -> the agent's limit -> scope -> validate -> idempotency -> run -> check the answer
-// -> remember -> inbox summary (a write's after its commit); then the envelope data. Transports only translate.
+// -> remember -> inbox summary (a write's after its commit); then the envelope data. Transports only translate. A
+// write tool may send its first statements before the authentication has answered (runAhead), never seeing their
+// answers before it has.
 // A tool that writes runs in a write transaction; any other in a read one (local on an embedded replica), and in a
 // write one after all if it finds it must write (NeedsWrite).
 import type { ZodError } from "zod";
-import { isReadOnly, NeedsWrite, type Tx } from "../../db/client.ts";
+import { type Gate, isReadOnly, NeedsWrite, sendAhead, type Tx } from "../../db/client.ts";
 import { authenticate, type Authenticated } from "../auth/authenticate.ts";
 import { checkAttempts, recordAttempt } from "../domain/attempts.ts";
 import { summary, summaryOnCommit } from "../domain/inbox.ts";
@@ -210,10 +212,28 @@ export async function addSummary(svc: Services, data: Record<string, unknown>, a
 
 /** The steps that need the database, in the call's one transaction. */
 async function inTransaction(svc: Services, r: Running, tx: Tx): Promise<Omit<Answer, "ranAsRead">> {
+  // When this process knows whose the credential is, a key's record is read beside the authentication, and a write
+  // tool's first statements go with them (runAhead): one round trip to a remote primary, not three. The
+  // authentication still decides: the record is looked at, and the tool sees an answer, only once it has.
+  const seen = needsCredential(r.tool, r.call.meta) && r.call.tokenHash ? svc.owners.get(r.call.tokenHash) : undefined;
+  const toolAhead = seen && !isReadOnly(tx) ? runAhead(svc, r, tx, seen) : null;
+  try {
+    return await authenticatedRun(svc, r, tx, seen, toolAhead);
+  } finally {
+    // Unless it was taken (then this does nothing).
+    toolAhead?.drop();
+  }
+}
+
+async function authenticatedRun(
+  svc: Services,
+  r: Running,
+  tx: Tx,
+  seen: Principal | undefined,
+  toolAhead: ReturnType<typeof runAhead>,
+): Promise<Omit<Answer, "ranAsRead">> {
   const { tool, call } = r;
-  // A key's record is read beside the authentication when this process knows whose the credential is: one round trip
-  // to a remote primary, not two. The authentication still decides; the record is looked at only once it has.
-  const ahead = tool.idempotent && needsCredential(tool, call.meta) ? readAhead(svc, call, tx) : null;
+  const ahead = tool.idempotent && seen ? readAhead(call, seen.agentId, tx) : null;
   if (needsCredential(tool, call.meta)) await authenticateIn(svc, r, tx);
   const args = parseArguments(tool, call.raw, call.meta.idempotencyKey);
   const key = tool.idempotent && r.principal ? (args.idempotency_key as string) : null;
@@ -224,7 +244,10 @@ async function inTransaction(svc: Services, r: Running, tx: Tx): Promise<Omit<An
   // What was read ahead counts only when it is this agent's record of this key.
   const rec = !key ? undefined : early && early.agentId === agentId && early.key === key ? early.rec : await recordOf(tx, agentId!, key);
   const stored = key ? answer(rec, hash, replay) : null;
-  const data = stored ?? (await runTool(svc, r, tx, args));
+  // The tool run ahead counts only when nothing is replayed and the credential is what it was taken to be.
+  const taken = !stored && toolAhead && samePrincipal(toolAhead.principal, r.principal) ? toolAhead.take() : null;
+  if (!taken) toolAhead?.drop();
+  const data = stored ?? (await (taken ?? runTool(svc, r, tx, args)));
   if (key && !stored) await remember(tx, agentId!, key, tool.name, hash, replay ? data : null, r.now);
   if (!tool.inboxSummary || !r.principal) return { data, replayed: stored !== null };
   // A write's summary is read with or after its commit (withSummary).
@@ -234,17 +257,69 @@ async function inTransaction(svc: Services, r: Running, tx: Tx): Promise<Omit<An
 }
 
 /**
- * The record of the call's idempotency key, for the agent the credential was last seen to be; null when that is not
- * known here or the arguments name no key. Never fails: a failed read is read again after the authentication.
+ * The record of the call's idempotency key, for the agent the credential was last seen to be; null when the arguments
+ * name no key. Never fails: a failed read is read again after the authentication.
  */
-function readAhead(svc: Services, call: Call, tx: Tx): Promise<{ agentId: string; key: string; rec: KeyRecord } | null> | null {
-  const agentId = call.tokenHash ? svc.owners.get(call.tokenHash) : undefined;
+function readAhead(call: Call, agentId: string, tx: Tx): Promise<{ agentId: string; key: string; rec: KeyRecord } | null> | null {
   const key = namedKey(call);
-  if (!agentId || !key) return null;
+  if (!key) return null;
   return recordOf(tx, agentId, key).then(
     (rec) => ({ agentId, key, rec }),
     () => null,
   );
+}
+
+/**
+ * The tool run as the principal the credential was last seen to be, before the authentication has answered: its
+ * statements go out now, in the authentication's request where they are issued together, and their answers reach
+ * the tool only once take() says the guess held; a write waits for that before it is sent at all (db/connections.ts
+ * sendAhead). drop() ends it unseen, having written nothing. null where sending early saves nothing (a local file)
+ * or the arguments are refused (they are refused again, after the authentication).
+ */
+function runAhead(svc: Services, r: Running, tx: Tx, principal: Principal) {
+  const { promise: open, resolve, reject } = Promise.withResolvers<void>();
+  open.catch(() => undefined);
+  const gate: Gate = { open, opened: false, shut: false };
+  const handle = sendAhead(tx, gate);
+  if (!handle) return null;
+  const drop = () => {
+    if (gate.opened || gate.shut) return;
+    gate.shut = true;
+    reject(new Error("the authentication did not confirm the credential's owner"));
+  };
+  let args: Record<string, unknown>;
+  try {
+    args = parseArguments(r.tool, r.call.raw, r.call.meta.idempotencyKey);
+  } catch {
+    drop();
+    return null;
+  }
+  const ahead: Running = { ...r, principal };
+  const run = runTool(svc, ahead, handle, args);
+  run.catch(() => undefined);
+  return {
+    principal,
+    take(): Promise<Record<string, unknown>> {
+      gate.opened = true;
+      resolve();
+      // The attempt key its run took (runTool), for countFailedGuess.
+      return run.finally(() => (r.guess = ahead.guess));
+    },
+    drop,
+  };
+}
+
+/** Whether two authentications found the same principal (then a tool run as either runs alike). */
+function samePrincipal(a: Principal, b: Principal | null): boolean {
+  if (!b) return false;
+  const keys = Object.keys(a) as (keyof Principal)[];
+  if (keys.length !== Object.keys(b).length) return false;
+  return keys.every((k) => {
+    const x = a[k];
+    const y = b[k];
+    if (x instanceof Set && y instanceof Set) return x.size === y.size && [...x].every((v) => y.has(v));
+    return x === y;
+  });
 }
 
 /** The credential, the agent's limit, the client's last use (noted, written in batches: LastUse) and the tool's scope. */
@@ -253,7 +328,7 @@ async function authenticateIn(svc: Services, r: Running, tx: Tx): Promise<void> 
   if (!auth) throw new AppError("UNAUTHENTICATED", "The credential is missing, invalid, expired or revoked.");
   r.auth = auth;
   r.principal = auth.principal;
-  svc.owners.seen(r.call.tokenHash!, auth.principal.agentId);
+  svc.owners.seen(r.call.tokenHash!, auth.principal);
   limitAgent(svc, r.call, auth.principal.agentId);
   if (auth.touchDue) svc.lastUse.note(auth.principal.clientId, r.now);
   if (!auth.principal.scopes.has(r.tool.scope)) {

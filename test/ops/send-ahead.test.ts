@@ -1,0 +1,119 @@
+// A write tool's first statements sent with its authentication (server/tools/invoke.ts runAhead, db/connections.ts
+// sendAhead), against sqld: they answer only once the gate opens, nothing is written before it does, and a call
+// whose credential is no longer what it was seen to be runs as if nothing had been sent ahead.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { sql } from "drizzle-orm";
+import { createClient } from "@libsql/client";
+import { type Db, type Gate, openDb, remoteRequests, sendAhead } from "../../db/client.ts";
+import { createClient as createAgentClient, issueApiKey } from "../../server/auth/credentials.ts";
+import { startTestServer, type TestServer } from "../harness.ts";
+import { type Sqld, startSqld } from "../sqld.ts";
+
+let sqld: Sqld;
+let db: Db;
+let s: TestServer;
+beforeAll(async () => {
+  sqld = await startSqld();
+  db = await openDb({ url: sqld.url });
+  await db.exclusive((c) => c.execute("CREATE TABLE ahead (n INTEGER)"));
+  s = await startTestServer({ dbUrl: sqld.url });
+}, 60_000);
+afterAll(async () => {
+  await s?.stop();
+  await db?.close();
+  await sqld?.stop();
+});
+
+async function onPrimary(): Promise<number[]> {
+  const c = createClient({ url: sqld.url });
+  try {
+    return (await c.execute("SELECT n FROM ahead ORDER BY n")).rows.map((r) => Number(r.n));
+  } finally {
+    c.close();
+  }
+}
+
+function gate() {
+  const { promise: open, resolve, reject } = Promise.withResolvers<void>();
+  open.catch(() => undefined);
+  const g: Gate = { open, opened: false, shut: false };
+  return { g, open: () => ((g.opened = true), resolve()), shut: () => ((g.shut = true), reject(new Error("shut"))) };
+}
+
+test("a read sent ahead goes out at once and answers once its gate opens; a write waits for the gate to be sent", async () => {
+  await db.exclusive((c) => c.execute("DELETE FROM ahead"));
+  await db.tx(async (tx) => {
+    const { g, open } = gate();
+    const ahead = sendAhead(tx, g)!;
+    expect(ahead).toBeDefined();
+    let answered = false;
+    const read = ahead.values(sql`SELECT 7`).then((rows) => ((answered = true), rows));
+    const requests = remoteRequests.write;
+    // The read went to the primary (in the transaction's first request) without waiting for the gate ...
+    while (remoteRequests.write === requests) await Bun.sleep(1);
+    // ... and its answer waits for it, as does a write, which is not sent at all before it opens.
+    const wrote = ahead.run(sql`INSERT INTO ahead VALUES (1)`);
+    await tx.values(sql`SELECT 1`);
+    expect(answered).toBe(false);
+    open();
+    expect(await read).toEqual([[7]]);
+    await wrote;
+  });
+  expect(await onPrimary()).toEqual([1]);
+});
+
+test("once a gate is shut, nothing more of its handle is sent, and what waited fails; the transaction goes on without it", async () => {
+  await db.exclusive((c) => c.execute("DELETE FROM ahead"));
+  await db.tx(async (tx) => {
+    const { g, shut } = gate();
+    const ahead = sendAhead(tx, g)!;
+    const read = (async () => await ahead.values(sql`SELECT count(*) FROM ahead`))();
+    const wrote = (async () => await ahead.run(sql`INSERT INTO ahead VALUES (1)`))();
+    read.catch(() => undefined);
+    wrote.catch(() => undefined);
+    shut();
+    await expect(read).rejects.toThrow();
+    await expect(wrote).rejects.toThrow();
+    await expect((async () => await ahead.run(sql`INSERT INTO ahead VALUES (2)`))()).rejects.toThrow();
+    await tx.run(sql`INSERT INTO ahead VALUES (3)`);
+  });
+  expect(await onPrimary()).toEqual([3]);
+});
+
+test("a write by a credential seen before goes in 2 requests to the primary; a changed, revoked or replayed one runs as it should", async () => {
+  const [alice, bob] = await s.contacts("ahead-alice", "ahead-bob");
+  const { group } = await s.ok("create_group", { name: "Ahead", currency: "EUR", members: [bob.handle] }, alice.key);
+  const add = (n: number, key = alice.key, idem = `ahead-${n}-${crypto.randomUUID()}`) =>
+    s.call("add_expense", { group_id: group.group_id, description: `Ahead ${n}`, amount_minor: 1000 + n, idempotency_key: idem }, key);
+  expect((await add(1)).status).toBe(200);
+  // Seen: the tool's first reads go with the authentication and the key's record.
+  const before = remoteRequests.write;
+  expect((await add(2)).status).toBe(200);
+  expect(remoteRequests.write - before).toBe(2);
+  // The same key again: the stored answer, one expense.
+  const first = await add(3, alice.key, "ahead-replayed-key");
+  const again = await add(3, alice.key, "ahead-replayed-key");
+  expect(again.headers.get("idempotent-replayed")).toBe("true");
+  expect(again.body.data.expense.expense_id).toBe(first.body.data.expense.expense_id);
+  // The principal changed since it was seen (its display name): the call runs, as the new one.
+  await s.ok("update_me", { display_name: "Alice Renamed" }, alice.key);
+  expect((await add(4)).status).toBe(200);
+  // A key revoked since it was seen: refused, and nothing of the call is written.
+  const now = s.clock.now();
+  const second = await s.server.db.tx(async (tx) =>
+    issueApiKey(tx, await createAgentClient(tx, alice.agent_id, "second", "api_key", now, { maxKeys: 10 }), now),
+  );
+  expect((await add(5, second)).status).toBe(200);
+  const client = (await s.ok("list_clients", {}, alice.key)).clients.find((c: { current: boolean }) => !c.current);
+  await s.ok("disconnect_client", { client_id: client.client_id }, alice.key);
+  const refused = await add(6, second);
+  expect({ status: refused.status, code: refused.body.error?.code }).toEqual({ status: 401, code: "UNAUTHENTICATED" });
+  const { expenses } = await s.ok("list_expenses", { group_id: group.group_id, limit: 50 }, alice.key);
+  expect(expenses.map((e: { description: { untrusted_content: string } }) => e.description.untrusted_content).sort()).toEqual([
+    "Ahead 1",
+    "Ahead 2",
+    "Ahead 3",
+    "Ahead 4",
+    "Ahead 5",
+  ]);
+});
