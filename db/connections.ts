@@ -406,28 +406,23 @@ export class StreamConn implements Conn {
     laterOf.set(this.orms.write, (sql, params) => this.later(sql, params));
     onCommitOf.set(this.orms.write, (sql, params) => this.onCommit(sql, params));
     aheadOf.set(this.orms.write, (gate) => {
-      this.gate = gate;
-      return this.ahead;
-    });
-    laterOf.set(this.ahead, (sql, params) => {
-      const gate = this.gate;
-      if (gate.shut) throw shutOut();
-      if (gate.opened) return this.later(sql, params);
-      // Nothing is written before the gate opens; statements after this one wait for it too, so that none overtakes it.
-      gate.waits = true;
-      gate.open.then(() => this.later(sql, params)).catch(() => undefined);
+      // A handle whose gate was shut stays shut for good: what its dropped run may still issue must never go out
+      // under another call's gate. One whose gate opened serves the next call (its run has ended: writes run in turn).
+      if (this.ahead.gate.shut) this.ahead = this.aheadHandle();
+      this.ahead.gate = gate;
+      return this.ahead.orm;
     });
   }
 
-  // The gate of the statements sent through `ahead` now (sendAhead): one call's at a time, as the writer runs them.
-  private gate: Gate = { open: Promise.resolve(), opened: true, shut: false };
-  // The write handle's twin for statements sent ahead (sendAhead), kept for the connection's life as orms are.
-  private readonly ahead: Orm = ormOn(this.aheadExec(), "write");
+  // The write handle's twin for statements sent ahead (sendAhead), and the gate they wait for now: kept from call to
+  // call as orms are (a handle costs its prepared queries), replaced only when a gate is shut.
+  private ahead = this.aheadHandle();
 
-  private aheadExec(): Exec {
+  private aheadHandle(): { orm: Orm; gate: Gate } {
     const write = this.exec("write");
-    return async (sql, params, method) => {
-      const gate = this.gate;
+    const h: { orm: Orm; gate: Gate } = { gate: { open: Promise.resolve(), opened: true, shut: false }, orm: undefined as unknown as Orm };
+    h.orm = ormOn(async (sql, params, method) => {
+      const gate = h.gate;
       if (gate.shut) throw shutOut();
       if (!gate.opened && (gate.waits || !PLAIN_SELECT.test(sql))) {
         // A write is never sent ahead: it waits for the gate, and so does every statement after it.
@@ -437,7 +432,16 @@ export class StreamConn implements Conn {
       const result = await write(sql, params, method);
       await gate.open;
       return result;
-    };
+    }, "write");
+    laterOf.set(h.orm, (sql, params) => {
+      const gate = h.gate;
+      if (gate.shut) throw shutOut();
+      if (gate.opened) return this.later(sql, params);
+      // Nothing is written before the gate opens; statements after this one wait for it too, so that none overtakes it.
+      gate.waits = true;
+      gate.open.then(() => this.later(sql, params)).catch(() => undefined);
+    });
+    return h;
   }
 
   private drop(): void {

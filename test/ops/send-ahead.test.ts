@@ -80,6 +80,22 @@ test("once a gate is shut, nothing more of its handle is sent, and what waited f
   expect(await onPrimary()).toEqual([3]);
 });
 
+test("a dropped run that goes on issuing statements sends none, even once another call's go ahead", async () => {
+  await db.exclusive((c) => c.execute("DELETE FROM ahead"));
+  await db.tx(async (tx) => {
+    const first = gate();
+    const dropped = sendAhead(tx, first.g)!;
+    first.shut();
+    const second = gate();
+    const next = sendAhead(tx, second.g)!;
+    second.open();
+    // The dropped run writes after the next call's gate opened (it caught its failure and went on): refused.
+    await expect((async () => await dropped.run(sql`INSERT INTO ahead VALUES (9)`))()).rejects.toThrow();
+    await next.run(sql`INSERT INTO ahead VALUES (4)`);
+  });
+  expect(await onPrimary()).toEqual([4]);
+});
+
 test("a write by a credential seen before goes in 2 requests to the primary; a changed, revoked or replayed one runs as it should", async () => {
   const [alice, bob] = await s.contacts("ahead-alice", "ahead-bob");
   const { group } = await s.ok("create_group", { name: "Ahead", currency: "EUR", members: [bob.handle] }, alice.key);
