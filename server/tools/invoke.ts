@@ -6,7 +6,7 @@
 // A tool that writes runs in a write transaction; any other in a read one (local on an embedded replica), and in a
 // write one after all if it finds it must write (NeedsWrite).
 import type { ZodError } from "zod";
-import { type Gate, isReadOnly, NeedsWrite, sendAhead, type Tx } from "../../db/client.ts";
+import { Gate, isReadOnly, NeedsWrite, sendAhead, type Tx } from "../../db/client.ts";
 import { authenticate, type Authenticated } from "../auth/authenticate.ts";
 import { checkAttempts, recordAttempt } from "../domain/attempts.ts";
 import { summary, summaryOnCommit } from "../domain/inbox.ts";
@@ -216,9 +216,11 @@ async function inTransaction(svc: Services, r: Running, tx: Tx): Promise<Omit<An
   // tool's first statements go with them (runAhead): one round trip to a remote primary, not three. The
   // authentication still decides: the record is looked at, and the tool sees an answer, only once it has.
   const seen = needsCredential(r.tool, r.call.meta) && r.call.tokenHash ? svc.owners.get(r.call.tokenHash) : undefined;
-  const toolAhead = seen && !isReadOnly(tx) ? runAhead(svc, r, tx, seen) : null;
+  // Read once, here only when the tool may run ahead; refused arguments are told only after the authentication.
+  const parsed = seen && !isReadOnly(tx) ? argumentsOf(r) : undefined;
+  const toolAhead = seen && parsed && "args" in parsed ? runAhead(svc, r, tx, seen, parsed.args) : null;
   try {
-    return await authenticatedRun(svc, r, tx, seen, toolAhead);
+    return await authenticatedRun(svc, r, tx, seen, parsed, toolAhead);
   } finally {
     // Unless it was taken (then this does nothing).
     toolAhead?.drop();
@@ -230,12 +232,15 @@ async function authenticatedRun(
   r: Running,
   tx: Tx,
   seen: Principal | undefined,
+  parsed: Parsed | undefined,
   toolAhead: ReturnType<typeof runAhead>,
 ): Promise<Omit<Answer, "ranAsRead">> {
   const { tool, call } = r;
   const ahead = tool.idempotent && seen ? readAhead(call, seen.agentId, tx) : null;
   if (needsCredential(tool, call.meta)) await authenticateIn(svc, r, tx);
-  const args = parseArguments(tool, call.raw, call.meta.idempotencyKey);
+  const read = parsed ?? argumentsOf(r);
+  if ("refused" in read) throw read.refused;
+  const { args } = read;
   const key = tool.idempotent && r.principal ? (args.idempotency_key as string) : null;
   const hash = key ? requestHash(tool.name, args) : "";
   const replay = tool.replay && !tool.shownOnce?.(args);
@@ -273,40 +278,35 @@ function readAhead(call: Call, agentId: string, tx: Tx): Promise<{ agentId: stri
  * The tool run as the principal the credential was last seen to be, before the authentication has answered: its
  * statements go out now, in the authentication's request where they are issued together, and their answers reach
  * the tool only once take() says the guess held; a write waits for that before it is sent at all (db/connections.ts
- * sendAhead). drop() ends it unseen, having written nothing. null where sending early saves nothing (a local file)
- * or the arguments are refused (they are refused again, after the authentication).
+ * sendAhead). drop() ends it unseen, having written nothing. null where sending early saves nothing (a local file).
  */
-function runAhead(svc: Services, r: Running, tx: Tx, principal: Principal) {
-  const { promise: open, resolve, reject } = Promise.withResolvers<void>();
-  open.catch(() => undefined);
-  const gate: Gate = { open, opened: false, shut: false };
+function runAhead(svc: Services, r: Running, tx: Tx, principal: Principal, args: Record<string, unknown>) {
+  const gate = new Gate();
   const handle = sendAhead(tx, gate);
   if (!handle) return null;
-  const drop = () => {
-    if (gate.opened || gate.shut) return;
-    gate.shut = true;
-    reject(new Error("the authentication did not confirm the credential's owner"));
-  };
-  let args: Record<string, unknown>;
-  try {
-    args = parseArguments(r.tool, r.call.raw, r.call.meta.idempotencyKey);
-  } catch {
-    drop();
-    return null;
-  }
   const ahead: Running = { ...r, principal };
   const run = runTool(svc, ahead, handle, args);
   run.catch(() => undefined);
   return {
     principal,
     take(): Promise<Record<string, unknown>> {
-      gate.opened = true;
-      resolve();
+      gate.open();
       // The attempt key its run took (runTool), for countFailedGuess.
       return run.finally(() => (r.guess = ahead.guess));
     },
-    drop,
+    drop: () => gate.refuse(),
   };
+}
+
+type Parsed = { args: Record<string, unknown> } | { refused: unknown };
+
+/** The call's arguments as its tool takes them, or the error that refuses them. */
+function argumentsOf({ tool, call }: Running): Parsed {
+  try {
+    return { args: parseArguments(tool, call.raw, call.meta.idempotencyKey) };
+  } catch (refused) {
+    return { refused };
+  }
 }
 
 /** Whether two authentications found the same principal (then a tool run as either runs alike). */

@@ -6,7 +6,7 @@ import { sql } from "drizzle-orm";
 import { createClient } from "@libsql/client";
 import { integer, sqliteTable } from "drizzle-orm/sqlite-core";
 import { type Db, getOnCommit, openDb, prepared, preparedWrite, remoteRequests, remoteSockets, remoteStatements } from "../../db/client.ts";
-import { type Sqld, startSqld } from "../sqld.ts";
+import { numbersOn, type Sqld, startSqld } from "../sqld.ts";
 import { failingWriteUndoneAlone, laterWritesFailAlone } from "../group-commit-cases.ts";
 
 const tTable = sqliteTable("t", { n: integer("n") });
@@ -24,14 +24,7 @@ afterAll(async () => {
 });
 
 /** What the primary holds, read by a client of its own (never inside an open group). */
-async function onPrimary(): Promise<number[]> {
-  const c = createClient({ url: sqld.url });
-  try {
-    return (await c.execute("SELECT n FROM t ORDER BY n")).rows.map((r) => Number(r.n));
-  } finally {
-    c.close();
-  }
-}
+const onPrimary = () => numbersOn(sqld, "t");
 
 test("writes that queue while one runs share its transaction: one COMMIT, each answered once it is done", async () => {
   await db.exclusive((c) => c.execute("DELETE FROM t"));

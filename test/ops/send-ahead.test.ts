@@ -3,11 +3,10 @@
 // whose credential is no longer what it was seen to be runs as if nothing had been sent ahead.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
-import { createClient } from "@libsql/client";
-import { type Db, type Gate, openDb, remoteRequests, sendAhead } from "../../db/client.ts";
-import { createClient as createAgentClient, issueApiKey } from "../../server/auth/credentials.ts";
+import { type Db, Gate, openDb, remoteRequests, sendAhead } from "../../db/client.ts";
+import { createClient, issueApiKey } from "../../server/auth/credentials.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
-import { type Sqld, startSqld } from "../sqld.ts";
+import { numbersOn, type Sqld, startSqld } from "../sqld.ts";
 
 let sqld: Sqld;
 let db: Db;
@@ -24,26 +23,12 @@ afterAll(async () => {
   await sqld?.stop();
 });
 
-async function onPrimary(): Promise<number[]> {
-  const c = createClient({ url: sqld.url });
-  try {
-    return (await c.execute("SELECT n FROM ahead ORDER BY n")).rows.map((r) => Number(r.n));
-  } finally {
-    c.close();
-  }
-}
-
-function gate() {
-  const { promise: open, resolve, reject } = Promise.withResolvers<void>();
-  open.catch(() => undefined);
-  const g: Gate = { open, opened: false, shut: false };
-  return { g, open: () => ((g.opened = true), resolve()), shut: () => ((g.shut = true), reject(new Error("shut"))) };
-}
+const onPrimary = () => numbersOn(sqld, "ahead");
 
 test("a read sent ahead goes out at once and answers once its gate opens; a write waits for the gate to be sent", async () => {
   await db.exclusive((c) => c.execute("DELETE FROM ahead"));
   await db.tx(async (tx) => {
-    const { g, open } = gate();
+    const g = new Gate();
     const ahead = sendAhead(tx, g)!;
     expect(ahead).toBeDefined();
     let answered = false;
@@ -55,23 +40,23 @@ test("a read sent ahead goes out at once and answers once its gate opens; a writ
     const wrote = ahead.run(sql`INSERT INTO ahead VALUES (1)`);
     await tx.values(sql`SELECT 1`);
     expect(answered).toBe(false);
-    open();
+    g.open();
     expect(await read).toEqual([[7]]);
     await wrote;
   });
   expect(await onPrimary()).toEqual([1]);
 });
 
-test("once a gate is shut, nothing more of its handle is sent, and what waited fails; the transaction goes on without it", async () => {
+test("once a gate is refused, nothing more of its handle is sent, and what waited fails; the transaction goes on without it", async () => {
   await db.exclusive((c) => c.execute("DELETE FROM ahead"));
   await db.tx(async (tx) => {
-    const { g, shut } = gate();
+    const g = new Gate();
     const ahead = sendAhead(tx, g)!;
     const read = (async () => await ahead.values(sql`SELECT count(*) FROM ahead`))();
     const wrote = (async () => await ahead.run(sql`INSERT INTO ahead VALUES (1)`))();
     read.catch(() => undefined);
     wrote.catch(() => undefined);
-    shut();
+    g.refuse();
     await expect(read).rejects.toThrow();
     await expect(wrote).rejects.toThrow();
     await expect((async () => await ahead.run(sql`INSERT INTO ahead VALUES (2)`))()).rejects.toThrow();
@@ -83,11 +68,11 @@ test("once a gate is shut, nothing more of its handle is sent, and what waited f
 test("a dropped run that goes on issuing statements sends none, even once another call's go ahead", async () => {
   await db.exclusive((c) => c.execute("DELETE FROM ahead"));
   await db.tx(async (tx) => {
-    const first = gate();
-    const dropped = sendAhead(tx, first.g)!;
-    first.shut();
-    const second = gate();
-    const next = sendAhead(tx, second.g)!;
+    const first = new Gate();
+    const dropped = sendAhead(tx, first)!;
+    first.refuse();
+    const second = new Gate();
+    const next = sendAhead(tx, second)!;
     second.open();
     // The dropped run writes after the next call's gate opened (it caught its failure and went on): refused.
     await expect((async () => await dropped.run(sql`INSERT INTO ahead VALUES (9)`))()).rejects.toThrow();
@@ -116,9 +101,7 @@ test("a write by a credential seen before goes in 2 requests to the primary; a c
   expect((await add(4)).status).toBe(200);
   // A key revoked since it was seen: refused, and nothing of the call is written.
   const now = s.clock.now();
-  const second = await s.server.db.tx(async (tx) =>
-    issueApiKey(tx, await createAgentClient(tx, alice.agent_id, "second", "api_key", now, { maxKeys: 10 }), now),
-  );
+  const second = await s.server.db.tx(async (tx) => issueApiKey(tx, await createClient(tx, alice.agent_id, "second", "api_key", now, { maxKeys: 10 }), now));
   expect((await add(5, second)).status).toBe(200);
   const client = (await s.ok("list_clients", {}, alice.key)).clients.find((c: { current: boolean }) => !c.current);
   await s.ok("disconnect_client", { client_id: client.client_id }, alice.key);
