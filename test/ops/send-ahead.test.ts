@@ -116,3 +116,25 @@ test("a write by a credential seen before goes in 2 requests to the primary; a c
     "Ahead 5",
   ]);
 });
+
+test("an expense its caller pays, split among members who joined, goes in 2 requests too: the limits' reads go with the first", async () => {
+  const [carol, dan, erin] = await s.contacts("ahead-carol", "ahead-dan", "ahead-erin");
+  const { group } = await s.ok("create_group", { name: "Joined", currency: "EUR" }, carol.key);
+  const { invite } = await s.ok("create_group_invite", { group_id: group.group_id, max_uses: 5 }, carol.key);
+  for (const m of [dan, erin]) await s.ok("join_group", { invite_code: invite.code }, m.key);
+  const requestsOf = async (key: string, args: Record<string, unknown>) => {
+    const before = remoteRequests.write;
+    await s.ok("add_expense", { group_id: group.group_id, description: "Joined", amount_minor: 900, ...args }, key);
+    return remoteRequests.write - before;
+  };
+  await requestsOf(carol.key, {});
+  await requestsOf(dan.key, {});
+  expect(await requestsOf(carol.key, {})).toBe(2);
+  expect(await requestsOf(dan.key, {})).toBe(2);
+  // Paid by another: a pair without the caller in it (dan owes carol); the check reads what it needs on its own.
+  expect(await requestsOf(erin.key, { paid_by: [{ handle: carol.handle, amount_minor: 900 }] })).toBe(3);
+  // Five expenses of 900, 300 a head: carol paid three, dan two.
+  const { members } = await s.ok("get_balances", { group_id: group.group_id }, carol.key);
+  const nets = Object.fromEntries(members.map((m: { agent: { handle: string }; balance_minor: number }) => [m.agent.handle, m.balance_minor]));
+  expect(nets).toEqual({ [carol.handle]: 1200, [dan.handle]: 300, [erin.handle]: -1500 });
+});

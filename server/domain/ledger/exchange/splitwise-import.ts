@@ -402,7 +402,7 @@ export async function importSplitwise(
         },
         now,
       );
-      await createExpense(tx, now, group, actor, state, " (imported from Splitwise)");
+      await createExpense(tx, now, group, actor, state, { activityNote: " (imported from Splitwise)" });
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
       problems.push(`line ${e.line}: ${err.message}`);

@@ -46,6 +46,7 @@ import {
 import { tellAdded, tellDeleted, tellDisputed, tellRestored, tellUpdated } from "./notices.ts";
 import { checkSeries } from "./recurring.ts";
 import { knownRate } from "../money/rates.ts";
+import { readLimitsAhead } from "../balances/limits.ts";
 import { today } from "./repeat-dates.ts";
 import { expenseView, expenseViews, expenseWire, historyEntries } from "./views.ts";
 
@@ -89,6 +90,9 @@ export async function addExpenseCounted(
   // member learns only that.
   const budget = requireExpenseBudget(ctx, toolInput.group_id);
   budget.catch(() => undefined);
+  // And what the limits check reads when the caller pays alone, as most expenses are paid: one round trip fewer.
+  const ahead = readLimitsAhead(tx, toolInput.group_id, actor.agentId);
+  ahead.catch(() => undefined);
   const { group, members } = await writableGroupMembers(tx, toolInput.group_id, actor.agentId);
   await budget;
   const input = keyed(members, toolInput);
@@ -100,7 +104,7 @@ export async function addExpenseCounted(
   const state = newExpenseState(group, members, actor, fetched ? { ...input, exchange_rate: fetched.rate } : input, now);
   state.rateSource = fetched?.source ?? null;
   const pastOccurrences = checkSeries(state, state.date, now);
-  const row = await createExpense(tx, now, group, actor, state);
+  const row = await createExpense(tx, now, group, actor, state, { ahead: await ahead });
   const recipients = state.shares.filter((s) => s.agentId !== actor.agentId);
   await tellAdded({ tx, now, group, actor, expenseId: row.expenseId, version: 1, state, recipients, known: refsOfMembers(members) });
   // Just written, by a member, with no responses yet: nothing to read back.

@@ -95,7 +95,7 @@ async function catchUp(tx: Tx, now: Date, group: GroupRow, series: ExpenseRow, d
       await stop("the next one would take a total of the ledger past its limit");
       return made;
     }
-    const row = await createExpense(tx, now, group, actor, occurrence, " (recurring)");
+    const row = await createExpense(tx, now, group, actor, occurrence, { activityNote: " (recurring)" });
     const recipients = occurrence.shares.filter((s) => s.agentId !== actor.agentId);
     await tellAdded({ tx, now, group, actor, expenseId: row.expenseId, version: 1, state: occurrence, recipients, known: refsOfMembers(members) });
     made++;

@@ -12,7 +12,7 @@ import { quoted } from "../../untrusted.ts";
 import { kindWord } from "../../../contract/ledger-wording.ts";
 import type { Actor } from "../../../contract/principal.ts";
 import { applyDebts, expenseDebts, reversed } from "../balances/pairs.ts";
-import { checkLimits } from "../balances/limits.ts";
+import { checkLimits, type LimitsAhead } from "../balances/limits.ts";
 import { requireParticipant, type GroupRow, type Member } from "../groups/membership.ts";
 import { logActivity } from "../groups/activity.ts";
 import { inGroupCurrency, moneyText, originalColumns, originalOfRow, type Original } from "../money/amounts.ts";
@@ -246,6 +246,8 @@ interface Version {
   action: HistoryAction;
   changed: string[];
   activity: { action: string; summary: string };
+  /** The limits check's reads, asked ahead with the call's first reads (limits.ts readLimitsAhead). */
+  ahead?: LimitsAhead;
 }
 
 /** The debts an expense state puts in the balances: none while deleted. */
@@ -259,7 +261,7 @@ const counted = (s: ExpenseState | null) => (s && !s.deleted ? expenseDebts(s.sh
 async function writeVersion(tx: Tx, now: Date, v: Version, writeRow: (at: string) => Promise<void>): Promise<void> {
   // The old version leaves the balances and the new one comes in, judged as one change (taking an expense out can
   // raise a total too: it may have offset other debts).
-  await checkLimits(tx, v.group, [...reversed(counted(v.before)), ...counted(v.after)]);
+  await checkLimits(tx, v.group, [...reversed(counted(v.before)), ...counted(v.after)], v.ahead);
   const at = iso(now);
   await writeRow(at);
   if (!v.before) await insertShares(tx, v.expenseId, v.group.groupId, v.after.shares);
@@ -282,7 +284,14 @@ async function writeVersion(tx: Tx, now: Date, v: Version, writeRow: (at: string
  * " (recurring)"); telling the participants is the caller's (notices.ts tellAdded). Returns the row as a read
  * would give it back.
  */
-export async function createExpense(tx: Tx, now: Date, group: GroupRow, actor: Actor, state: ExpenseState, activityNote = ""): Promise<ExpenseRow> {
+export async function createExpense(
+  tx: Tx,
+  now: Date,
+  group: GroupRow,
+  actor: Actor,
+  state: ExpenseState,
+  { activityNote = "", ahead }: { activityNote?: string; ahead?: LimitsAhead } = {},
+): Promise<ExpenseRow> {
   const expenseId = crypto.randomUUID();
   const payers = state.paidBy.map((p) => `@${p.handle}`).join(", ");
   const summary = `@${actor.handle} added ${kindWord(state.kind)}${quoted(state.description)}: ${moneyText(state.amountMinor, group.currency)}, ${state.kind === "refund" ? "received" : "paid"} by ${payers}, split ${state.split.mode} among ${state.split.among.length}${activityNote}`;
@@ -297,6 +306,7 @@ export async function createExpense(tx: Tx, now: Date, group: GroupRow, actor: A
     action: "created",
     changed: [],
     activity: { action: "expense_added", summary },
+    ahead,
   };
   await writeVersion(tx, now, version, async (at) => {
     row = {
