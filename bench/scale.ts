@@ -69,6 +69,25 @@ function response(status, headers, body)
 end`;
 
 /**
+ * As rotating, with one body for every request: each member's request is built once, and wrk reads no answer (it
+ * counts the failed ones). At thousands of polls a second, building each request and reading each answer in Lua
+ * took wrk a third more CPU, taken from the servers it measures on the same cores.
+ */
+const rotatingSame = (keys: string[], path: string, body: string) => `
+local keys = { ${keys.map((k) => JSON.stringify(k)).join(", ")} }
+local requests = {}
+function init(args)
+  for i, key in ipairs(keys) do
+    requests[i] = wrk.format("POST", "${path}", { ["authorization"] = "Bearer " .. key, ["content-type"] = "application/json" }, ${JSON.stringify(body)})
+  end
+end
+local n = 0
+function request()
+  n = n + 1
+  return requests[(n % #requests) + 1]
+end`;
+
+/**
  * wrk on every instance at once, `width` connections in all, spread evenly (as a load balancer would): calls a
  * second in all, and the failed ones (non-2xx, socket errors).
  */
@@ -142,7 +161,7 @@ async function start(setup: Setup): Promise<Running> {
       for (const url of urls) for (const key of members) while (!(await ready(url, key))) await Bun.sleep(50);
       // Each figure after WARM_UP seconds of the same load, not counted: compiling svc's hot paths, the first uses of
       // sqld's connections and the replica's first syncs are not what a server does all day.
-      const pollLua = () => rotating(members, "/v1/tools/get_inbox", `"{}"`);
+      const pollLua = () => rotatingSame(members, "/v1/tools/get_inbox", "{}");
       await load(urls, POLLERS, pollLua, WARM_UP);
       const polls = await load(urls, POLLERS, pollLua);
       const writeLua = (phase: string) => (instance: number) =>
