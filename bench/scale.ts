@@ -1,9 +1,9 @@
 // Past one machine, in one run: get_inbox polls and add_expense calls a second on a local file, through one sqld in
 // remote mode (1 and 3 instances) and on embedded replicas of it (1 and 2), as ratios to the local file measured
-// just before and after each. Instances on sqld run with one writer among them (--peer-secret); wrk loads every
-// instance at once, the connections spread evenly.
-// Run: bun run bench/scale.ts [seconds per figure=5]
-import { mkdtempSync, rmSync } from "node:fs";
+// just before and after each, in rounds. Instances on sqld run with one writer among them (--peer-secret); wrk loads
+// every instance at once, the connections spread evenly.
+// Run: bun run bench/scale.ts [seconds per figure=4] [rounds=3]
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { cpuMsOf, type ServerProcess, spawnServer } from "../test/hardening/spawn-server.ts";
@@ -12,8 +12,11 @@ import { remoteRequests, remoteStatements } from "../db/client.ts";
 import { startTestServer } from "../test/harness.ts";
 import { ensureWrk, tool, wrkTogether } from "./load.ts";
 
-const SECONDS = Number(process.argv[2] ?? 5);
+const SECONDS = Number(process.argv[2] ?? 4);
+const ROUNDS = Number(process.argv[3] ?? 3);
+// Before a server's first figure, then before each later one (its hot paths are compiled by then).
 const WARM_UP = 2;
+const WARM_AGAIN = 1;
 const POLLERS = 32;
 const WRITERS = 16;
 const PEER = ["--peer-secret", "bench-scale-peer-secret-0123", "--workers", "1"];
@@ -116,6 +119,14 @@ interface Figures {
   failed: number;
   /** CPU time per add_expense, in ms: svc's instances together, and sqld. */
   cpu: { svc: number; sqld: number };
+  /** The share of the machine's CPU time its host gave other machines meanwhile (steal), in %. */
+  steal: number;
+}
+
+/** The machine's CPU time so far, in ticks: stolen by its host (/proc/stat's steal), and in all. */
+function cpuTicks(): { steal: number; all: number } {
+  const fields = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).slice(1).map(Number);
+  return { steal: fields[7] ?? 0, all: fields.slice(0, 8).reduce((a, b) => a + b, 0) };
 }
 
 /** A setup's servers, up, with four members of one group; measure() takes its figures as often as asked. */
@@ -147,6 +158,7 @@ async function start(setup: Setup): Promise<Running> {
     async measure() {
       // A group of its own each time, so that a server measured again does not add to the same one.
       const r = ++round;
+      const ticks = cpuTicks();
       const { group } = await tool(urls[0]!, "create_group", { name: `Bench ${r}`, currency: "EUR", idempotency_key: `bench-group-${r}` }, members[0]);
       const { invite } = await tool(
         urls[0]!,
@@ -159,10 +171,11 @@ async function start(setup: Setup): Promise<Running> {
       for (const key of members) await tool(urls[0]!, "get_inbox", { limit: 100 }, key);
       // Every instance has seen the members (a replica syncs within a second).
       for (const url of urls) for (const key of members) while (!(await ready(url, key))) await Bun.sleep(50);
-      // Each figure after WARM_UP seconds of the same load, not counted: compiling svc's hot paths, the first uses of
+      // Each figure after some seconds of the same load, not counted: compiling svc's hot paths, the first uses of
       // sqld's connections and the replica's first syncs are not what a server does all day.
+      const warm = r === 1 ? WARM_UP : WARM_AGAIN;
       const pollLua = () => rotatingSame(members, "/v1/tools/get_inbox", "{}");
-      await load(urls, POLLERS, pollLua, WARM_UP);
+      await load(urls, POLLERS, pollLua, warm);
       const polls = await load(urls, POLLERS, pollLua);
       const writeLua = (phase: string) => (instance: number) =>
         rotating(
@@ -170,13 +183,15 @@ async function start(setup: Setup): Promise<Running> {
           "/v1/tools/add_expense",
           `string.format('{"group_id":"${group.group_id}","description":"Bench %d","amount_minor":%d,"idempotency_key":"bench-${phase}-${r}-${instance}-%d"}', n, 1000 + n, n)`,
         );
-      await load(urls, WRITERS, writeLua("warm"), WARM_UP);
+      await load(urls, WRITERS, writeLua("warm"), warm);
       const cpu = () => ({ svc: servers.reduce((a, s) => a + s.cpuMs(), 0), sqld: sqld ? cpuMsOf(sqld.pid) : 0 });
       const before = cpu();
       const writes = await load(urls, WRITERS, writeLua("add"));
       const after = cpu();
       const perWrite = (ms: number) => ms / (writes.rate * SECONDS);
+      const now = cpuTicks();
       return {
+        steal: (100 * (now.steal - ticks.steal)) / Math.max(1, now.all - ticks.all),
         polls: polls.rate,
         writes: writes.rate,
         failed: polls.failed + writes.failed,
@@ -187,52 +202,62 @@ async function start(setup: Setup): Promise<Running> {
 }
 
 const line = (name: string, f: Figures) =>
-  `${name.padEnd(22)} polls ${f.polls.toFixed(0).padStart(6)}/s   add_expense ${f.writes.toFixed(0).padStart(5)}/s   failed ${f.failed}   CPU a write: svc ${f.cpu.svc.toFixed(2)} ms${f.cpu.sqld ? `, sqld ${f.cpu.sqld.toFixed(2)} ms` : ""}`;
+  `${name.padEnd(22)} polls ${f.polls.toFixed(0).padStart(6)}/s   add_expense ${f.writes.toFixed(0).padStart(5)}/s   failed ${f.failed}   CPU a write: svc ${f.cpu.svc.toFixed(2)} ms${f.cpu.sqld ? `, sqld ${f.cpu.sqld.toFixed(2)} ms` : ""}   stolen by the host ${f.steal.toFixed(0)}%`;
 
 ensureWrk();
 console.log(
-  `svc scale benchmark: ${SECONDS} s a figure after ${WARM_UP} s of warm-up, wrk with ${POLLERS} polling and ${WRITERS} writing connections spread over the instances, loopback, one sqld`,
+  `svc scale benchmark: ${SECONDS} s a figure after ${WARM_UP} s of warm-up (${WARM_AGAIN} s later), wrk with ${POLLERS} polling and ${WRITERS} writing connections spread over the instances, loopback, one sqld`,
 );
-console.log("the local file is measured before and after each other setup, and each is compared with the mean of the two\n");
-// The machine's speed drifts within minutes: each setup is compared with the local file measured just before and
-// just after it, on one server kept up for the whole run.
+console.log(`each setup is measured ${ROUNDS} times, each time between two figures of the local file, and compared with their mean\n`);
+// The machine's speed drifts within minutes, by a third and more: each setup's figure is compared with the local file
+// measured just before and just after it (one server kept up for the whole run), and taken in rounds, of which the
+// median counts.
 const local = await start(SETUPS[0]!);
-const results: [Setup, Figures, Figures][] = [];
+/** A setup's figures in each round, and the mean of the local file's around each. */
+const results: { setup: Setup; rounds: { f: Figures; base: Figures }[] }[] = [];
 try {
   let before = await local.measure();
   console.log(line("local file", before));
   for (const setup of SETUPS.slice(1)) {
     const running = await start(setup);
-    let f: Figures;
+    const rounds: { f: Figures; base: Figures }[] = [];
     try {
-      f = await running.measure();
+      for (let i = 0; i < ROUNDS; i++) {
+        const f = await running.measure();
+        console.log(line(setup.name, f));
+        const after = await local.measure();
+        console.log(line("local file", after));
+        rounds.push({ f, base: { ...after, polls: (before.polls + after.polls) / 2, writes: (before.writes + after.writes) / 2 } });
+        before = after;
+      }
     } finally {
       await running.stop();
     }
-    console.log(line(setup.name, f));
-    const after = await local.measure();
-    console.log(line("local file", after));
-    const mean = { polls: (before.polls + after.polls) / 2, writes: (before.writes + after.writes) / 2, failed: 0, cpu: after.cpu };
-    results.push([setup, f, mean]);
-    before = after;
+    results.push({ setup, rounds });
   }
 } finally {
   await local.stop();
 }
-const pct = (v: number, of: number) => `${((100 * v) / of).toFixed(1)}%`;
-console.log("\nratios to the local file measured around each (per instance for polls):");
-for (const [setup, f, base] of results) {
-  console.log(
-    `${setup.name.padEnd(22)} polls ${pct(f.polls, base.polls)} (${pct(f.polls / setup.instances, base.polls)} per instance)   add_expense ${pct(f.writes, base.writes)}`,
-  );
+const median = (xs: number[]) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+const pct = (v: number) => `${(100 * v).toFixed(1)}%`;
+const each = (xs: number[]) => `(${xs.map(pct).join(", ")})`;
+console.log(`\nratios to the local file measured around each: the median of ${ROUNDS} rounds, and each round`);
+const shares = new Map<string, number>();
+for (const { setup, rounds } of results) {
+  const polls = rounds.map(({ f, base }) => f.polls / setup.instances / base.polls);
+  const writes = rounds.map(({ f, base }) => f.writes / base.writes);
+  shares.set(setup.name, median(writes));
+  const stolen = median(rounds.map(({ f }) => f.steal)).toFixed(0);
+  console.log(`${setup.name.padEnd(22)} polls per instance ${pct(median(polls))} ${each(polls)}   add_expense ${pct(median(writes))} ${each(writes)}   stolen ${stolen}%`);
 }
-const one = results.find(([s]) => s.name === "remote, 1 instance");
-const three = results.find(([s]) => s.name === "remote, 3 instances");
-if (one && three) {
-  // Each against its own local figures, so that a drift of the machine between them does not count.
-  const ratio = three[1].writes / three[2].writes / (one[1].writes / one[2].writes);
-  console.log(`3 instances against 1 (add_expense, each as a share of its local file): ${ratio.toFixed(2)}x`);
-}
+const one = shares.get("remote, 1 instance");
+const three = shares.get("remote, 3 instances");
+// Each as a share of its own local figures, so that a drift of the machine between them does not count.
+if (one && three) console.log(`3 instances against 1 (add_expense, the medians of their shares of the local file): ${(three / one).toFixed(2)}x`);
 
 // Statements each call sends the primary, counted in this process on a server in remote mode.
 {
