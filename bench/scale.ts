@@ -132,7 +132,7 @@ function cpuTicks(): { steal: number; all: number } {
   return { steal: fields[7] ?? 0, all: fields.slice(0, 8).reduce((a, b) => a + b, 0) };
 }
 
-/** A setup's servers, up, with four members of one group; measure() takes its figures as often as asked. */
+/** A setup's servers, up; measure() takes its figures, with four members of a new group, as often as asked. */
 interface Running {
   measure(): Promise<Figures>;
   stop(): Promise<void>;
@@ -148,20 +148,16 @@ async function start(setup: Setup): Promise<Running> {
     rmSync(dir, { recursive: true, force: true });
   };
   const urls = servers.map((s) => s.url);
-  const members: string[] = [];
-  try {
-    for (let i = 0; i < 4; i++) members.push((await tool(urls[0]!, "register_agent", { handle: `bs-${i}`, display_name: `Bench ${i}` })).api_key);
-  } catch (err) {
-    await stop();
-    throw err;
-  }
   let round = 0;
   return {
     stop,
     async measure() {
-      // A group of its own each time, so that a server measured again does not add to the same one.
+      // A group of its own each time, so that a server measured again does not add to the same one, and members of
+      // its own (an agent may try only so many invite codes an hour: join_group's guess limit).
       const r = ++round;
       const ticks = cpuTicks();
+      const members: string[] = [];
+      for (let i = 0; i < 4; i++) members.push((await tool(urls[0]!, "register_agent", { handle: `bs-${r}-${i}`, display_name: `Bench ${r} ${i}` })).api_key);
       const { group } = await tool(urls[0]!, "create_group", { name: `Bench ${r}`, currency: "EUR", idempotency_key: `bench-group-${r}` }, members[0]);
       const { invite } = await tool(
         urls[0]!,

@@ -80,7 +80,7 @@ export interface LimitsAhead {
   pairs: Map<string, bigint>;
 }
 
-/** The limits check's reads for changes by agentId in the group (LimitsAhead), asked now; nothing if not a member. */
+/** The limits check's reads for changes by agentId in the group (LimitsAhead), asked now; membership is the caller's check. */
 export async function readLimitsAhead(tx: Tx, groupId: string, agentId: string): Promise<LimitsAhead> {
   const [totals, pairs] = await Promise.all([memberTotals(tx).all({ groupId }), pairsWith(tx).all({ groupId, agentId })]);
   return {
