@@ -124,9 +124,9 @@ export async function openDb(opts: DbOptions): Promise<Db> {
     // would prepare every statement afresh (libsql 0.5.29: a replica's statement run again keeps its first
     // parameters) and take every read in turn. The replica's connection only syncs, in a thread of its own
     // (db/replica-sync.ts). After a write the replica syncs before its next read, so this instance's next read sees
-    // it (read-your-writes; db/pool.ts). A sync holds that thread for 3 s when the primary is down: once a sync has
-    // failed, the next one waits for the primary to answer the client first. After a write, a sync that fails does
-    // not fail the write, which committed: the background sync catches up.
+    // it (read-your-writes; db/pool.ts), or, while it cannot, that read goes to the primary. A sync holds that thread
+    // for 3 s when the primary is down: once a sync has failed, the next one waits for the primary to answer the
+    // client first. After a write, a sync that fails does not fail the write, which committed.
     let unreachable = false;
     const sync = async () => {
       if (unreachable && !(await answers(primary))) throw new Error("Replication: the primary does not answer; the replica was not synced");
@@ -139,6 +139,8 @@ export async function openDb(opts: DbOptions): Promise<Db> {
       }
     };
     const streams = streamsOf(primary, opts.syncUrl!, opts.authToken);
+    // One connection to the primary reads there while the replica cannot catch up with a write (db/pool.ts).
+    const remote = remotePool(primary, 1, streams);
     const readers: LocalConnection[] = [];
     try {
       for (let i = 0; i < READERS; i++) {
@@ -157,8 +159,10 @@ export async function openDb(opts: DbOptions): Promise<Db> {
       opts,
       mode,
       {
-        ...remotePool(primary, 0, streams),
+        ...remote,
         readers,
+        primaryReader: remote.readers[0],
+        primaryAnswers: () => answers(primary),
         sync,
         afterWrite: sync,
         syncEveryMs: opts.syncIntervalSeconds ? undefined : DEFAULT_SYNC_MS,

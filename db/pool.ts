@@ -69,6 +69,12 @@ export interface Pool {
   sync?: () => void | Promise<void>;
   /** Run before the first read after committed writes (an embedded replica catches up with them). */
   afterWrite?: () => void | Promise<void>;
+  /**
+   * An embedded replica's connection to its primary for reads, and whether the primary answers: a read after a write
+   * the replica could not catch up with goes there while the primary answers (db/pool.ts assemble).
+   */
+  primaryReader?: Conn;
+  primaryAnswers?: () => Promise<boolean>;
   /** How often to sync in the background (an embedded replica without --sync-interval). */
   syncEveryMs?: number;
 }
@@ -88,6 +94,9 @@ export function remotePool(client: Client, readers = READERS, streams?: RemoteSt
 // Waits before each new attempt of a transaction that failed for a reason that passes (db/errors.ts transient): a
 // busy lock, a replica's sync that met the primary compacting its log (a window of 15-25 ms), a primary restarting.
 const RETRY_DELAYS_MS = [10, 40, 150];
+
+// How often a replica that could not catch up with a write tries again, its reads going to the primary meanwhile.
+const CATCH_UP_RETRY_MS = 250;
 
 /**
  * fn, run again while it fails for a reason that passes, at most RETRY_DELAYS_MS.length times more. A transaction
@@ -131,18 +140,35 @@ export function assemble(opts: PoolOptions, mode: DbMode, pool: Pool, closeAll: 
   // After a write an embedded replica syncs before its next read (read-your-writes), in the readers' turn: not at once,
   // since a sync blocks the event loop for a round trip to the primary, and the writes that commit before that read
   // then share one sync (a writer under a load of writes alone synced after each, and spent 40% of its time there).
-  let behind = false;
-  const caughtUp = async () => {
-    if (pool.afterWrite) behind = true;
+  // Writes are counted, and so is how many of them the file has caught up with: a sync, in the background too, covers
+  // the writes counted before it began.
+  let written = 0;
+  let synced = 0;
+  const behind = () => synced < written;
+  const syncedTo = (target: number) => {
+    if (target > synced) synced = target;
   };
+  const caughtUp = async () => {
+    if (pool.afterWrite) written++;
+  };
+  // A replica that cannot catch up (sqld answers "snapshot not found" for a second or more after it compacts its log,
+  // with a large database) must not answer from its file: a key made a moment ago would be refused. While the primary
+  // answers, reads go to it, and the replica tries again at most every CATCH_UP_RETRY_MS. A primary that does not
+  // answer leaves reads to the file as it is: reads answer with the primary down.
+  let nextCatchUp = 0;
   const catchUp = () =>
     readerTurns[0]!.take(async () => {
-      if (!behind) return;
-      behind = false;
-      // A sync that meets the primary compacting its log is tried again (retrying); one that still fails leaves the
-      // read to the file as it is, since reads answer with the primary down: the background sync catches up.
-      await retrying(async () => pool.afterWrite?.()).catch(() => {});
+      if (!behind()) return;
+      const target = written;
+      try {
+        await retrying(async () => pool.afterWrite?.());
+        syncedTo(target);
+      } catch {
+        if (pool.primaryReader && (await pool.primaryAnswers?.())) nextCatchUp = performance.now() + CATCH_UP_RETRY_MS;
+        else syncedTo(target);
+      }
     });
+  const primaryTurns = new Turns();
   const exclusive = <T>(fn: (raw: RawSql) => Promise<T>) =>
     writerTurns.take(async () => {
       await groups?.commit();
@@ -155,7 +181,20 @@ export function assemble(opts: PoolOptions, mode: DbMode, pool: Pool, closeAll: 
   // A replica that only reads must still learn of a revoked key or a disabled agent: it syncs in the background, in
   // the readers' turn; a failure waits for the next round.
   const sync = pool.sync;
-  const syncing = sync && pool.syncEveryMs ? setInterval(() => void readerTurns[0]!.take(async () => sync()).catch(() => {}), pool.syncEveryMs) : undefined;
+  const syncing =
+    sync && pool.syncEveryMs
+      ? setInterval(
+          () =>
+            void readerTurns[0]!
+              .take(async () => {
+                const target = written;
+                await sync();
+                syncedTo(target);
+              })
+              .catch(() => {}),
+          pool.syncEveryMs,
+        )
+      : undefined;
   syncing?.unref();
   let closing: Promise<void> | undefined;
   return {
@@ -173,7 +212,8 @@ export function assemble(opts: PoolOptions, mode: DbMode, pool: Pool, closeAll: 
     },
     read: (fn) =>
       retrying(async () => {
-        if (behind) await catchUp();
+        if (behind() && performance.now() >= nextCatchUp) await catchUp();
+        if (behind() && pool.primaryReader) return primaryTurns.take(() => timed("read", pool.primaryReader!, fn));
         const [conn, turns] = reader();
         return turns.take(() => timed("read", conn, fn));
       }),
@@ -181,7 +221,10 @@ export function assemble(opts: PoolOptions, mode: DbMode, pool: Pool, closeAll: 
     syncBeforeNextRead: () => void caughtUp(),
     sync: async () => {
       const sync = pool.sync;
-      if (sync) await retrying(() => readerTurns[0]!.take(async () => sync()));
+      if (!sync) return;
+      const target = written;
+      await retrying(() => readerTurns[0]!.take(async () => sync()));
+      syncedTo(target);
     },
     raw: {
       execute: (stmt, args) => exclusive((raw) => raw.execute(stmt, args)),
@@ -199,7 +242,7 @@ export function assemble(opts: PoolOptions, mode: DbMode, pool: Pool, closeAll: 
     close() {
       clearInterval(syncing);
       closing ??= (async () => {
-        await Promise.all([writerTurns.drain(), ...readerTurns.map((t) => t.drain())]);
+        await Promise.all([writerTurns.drain(), primaryTurns.drain(), ...readerTurns.map((t) => t.drain())]);
         await groups?.commit();
         closeAll();
       })();

@@ -3,6 +3,7 @@
 import { createClient } from "@libsql/client";
 import { spawn, spawnSync, type Subprocess } from "bun";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { type AddressInfo, connect, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -86,4 +87,57 @@ export async function numbersOn(sqld: Sqld, table: string): Promise<number[]> {
   } finally {
     c.close();
   }
+}
+
+/** A loopback proxy in front of sqld whose replication answers can be made to fail. */
+export interface SyncFault {
+  url: string;
+  /** While on, an embedded replica's requests for frames are answered as sqld does while no snapshot is ready. */
+  failSyncs(on: boolean): void;
+  /** Replication requests answered so, since the proxy started. */
+  readonly refused: number;
+  close(): void;
+}
+
+// sqld's own answer to a replica that asks for frames its compacted log no longer has, until the snapshot is ready.
+const SNAPSHOT_NOT_FOUND =
+  "HTTP/1.1 200 OK\r\ncontent-type: application/grpc-web+proto\r\ngrpc-status: 14\r\ngrpc-message: snapshot%20not%20found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n";
+
+/**
+ * A TCP proxy to sqld: every connection is piped through, byte for byte (HTTP, WebSockets), except that while
+ * failSyncs(true) a request of the replication protocol for frames (POST /wal_log.ReplicationLog/..., but its
+ * Hello) is answered with "snapshot not found" and its connection closed. Writes and reads through the proxy reach sqld all the while.
+ */
+export async function syncFault(sqld: Sqld): Promise<SyncFault> {
+  const target = new URL(sqld.url);
+  let failing = false;
+  let refused = 0;
+  const server = createServer((client) => {
+    const upstream = connect(Number(target.port), target.hostname);
+    upstream.pipe(client);
+    client.on("data", (chunk: Buffer) => {
+      const line = chunk.subarray(0, 80).toString("latin1");
+      if (failing && line.includes(" /wal_log.") && !line.includes("/Hello ")) {
+        refused++;
+        client.end(SNAPSHOT_NOT_FOUND);
+        upstream.destroy();
+        return;
+      }
+      upstream.write(chunk);
+    });
+    const end = () => (client.destroy(), upstream.destroy());
+    client.on("close", end).on("error", end);
+    upstream.on("close", end).on("error", end);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    failSyncs: (on) => {
+      failing = on;
+    },
+    get refused() {
+      return refused;
+    },
+    close: () => void server.close(),
+  };
 }

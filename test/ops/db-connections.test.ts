@@ -1,6 +1,7 @@
 // The connections of the two server modes, against a real sqld: a remote pool's connections keep their streams and
 // open them again when the primary comes back; an embedded replica reads through plain connections on its own file,
-// which see each sync, and after a write the instance's next read sees it.
+// which see each sync, and after a write the instance's next read sees it, from the primary while the replica cannot
+// catch up (sqld answering "snapshot not found" after compacting its log).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -8,7 +9,10 @@ import { join } from "node:path";
 import { sql } from "drizzle-orm";
 import { type Db, openDb } from "../../db/client.ts";
 import { toAppError } from "../../server/errors.ts";
-import { type Sqld, startSqld } from "../sqld.ts";
+import Database from "libsql";
+import { spawnServer } from "../hardening/spawn-server.ts";
+import { ok, register, restApi } from "../hardening/world.ts";
+import { type Sqld, startSqld, syncFault } from "../sqld.ts";
 
 let sqld: Sqld;
 const dir = mkdtempSync(join(tmpdir(), "svc-db-connections-"));
@@ -69,4 +73,56 @@ describe("an embedded replica", () => {
       await other.close();
     }
   });
+});
+
+/** What the replica's file itself holds (not what its Db would read). */
+function inFile(path: string, x: number): number {
+  const file = new Database(path, { readonly: true });
+  try {
+    return Number((file.prepare("SELECT count(*) AS n FROM t WHERE x = ?").get(x) as { n: number }).n);
+  } finally {
+    file.close();
+  }
+}
+
+describe("an embedded replica that cannot catch up", () => {
+  test("reads after its write go to the primary while its syncs fail, and to its own file once one succeeds", async () => {
+    const fault = await syncFault(sqld);
+    const path = join(dir, "behind.db");
+    const replica = await openDb({ url: `file:${path}`, syncUrl: fault.url, syncIntervalSeconds: 3600 });
+    try {
+      fault.failSyncs(true);
+      await insert(replica, 5);
+      expect(await count(replica, 5)).toBe(1);
+      expect(await count(replica, 5)).toBe(1);
+      expect(fault.refused).toBeGreaterThan(0);
+      // Those answers came from the primary: the replica's file has not got the write.
+      expect(inFile(path, 5)).toBe(0);
+
+      fault.failSyncs(false);
+      await replica.sync();
+      expect(inFile(path, 5)).toBe(1);
+      expect(await count(replica, 5)).toBe(1);
+    } finally {
+      await replica.close();
+      fault.close();
+    }
+  });
+
+  test("over HTTP: a key made on a replica whose syncs fail works on it at once", async () => {
+    const fault = await syncFault(sqld);
+    const server = await spawnServer(`file:${join(dir, "behind-server.db")}`, ["--sync-url", fault.url]);
+    try {
+      const api = restApi(server.url);
+      await register(api, "behind-ann");
+      fault.failSyncs(true);
+      const ben = await register(api, "behind-ben");
+      const { group } = await ok(api, "create_group", { name: "Behind", currency: "EUR", idempotency_key: crypto.randomUUID() }, ben.key);
+      expect((await ok(api, "get_group", { group_id: group.group_id }, ben.key)).group.name).toBe("Behind");
+      expect(fault.refused).toBeGreaterThan(0);
+    } finally {
+      await server.kill9();
+      fault.close();
+    }
+  }, 60_000);
 });
