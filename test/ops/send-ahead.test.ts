@@ -3,7 +3,7 @@
 // whose credential is no longer what it was seen to be runs as if nothing had been sent ahead.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
-import { type Db, Gate, openDb, remoteRequests, sendAhead } from "../../db/client.ts";
+import { type Db, Gate, openDb, remoteRequests, remoteStatements, sendAhead } from "../../db/client.ts";
 import { createClient, issueApiKey } from "../../server/auth/credentials.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
 import { numbersOn, type Sqld, startSqld } from "../sqld.ts";
@@ -122,17 +122,22 @@ test("an expense its caller pays, split among members who joined, goes in 2 requ
   const { group } = await s.ok("create_group", { name: "Joined", currency: "EUR" }, carol.key);
   const { invite } = await s.ok("create_group_invite", { group_id: group.group_id, max_uses: 5 }, carol.key);
   for (const m of [dan, erin]) await s.ok("join_group", { invite_code: invite.code }, m.key);
+  let statements = 0;
   const requestsOf = async (key: string, args: Record<string, unknown>) => {
-    const before = remoteRequests.write;
+    const [before, beforeStatements] = [remoteRequests.write, remoteStatements.write];
     await s.ok("add_expense", { group_id: group.group_id, description: "Joined", amount_minor: 900, ...args }, key);
+    statements = remoteStatements.write - beforeStatements;
     return remoteRequests.write - before;
   };
   await requestsOf(carol.key, {});
   await requestsOf(dan.key, {});
   expect(await requestsOf(carol.key, {})).toBe(2);
   expect(await requestsOf(dan.key, {})).toBe(2);
-  // Paid by another: a pair without the caller in it (dan owes carol); the check reads what it needs on its own.
+  const paidAlone = statements;
+  // Paid by another: a pair without the caller in it (dan owes carol); the check reads what it needs on its own, and
+  // the two reads ahead are not made (the same number of statements: those two for the check's own two).
   expect(await requestsOf(erin.key, { paid_by: [{ handle: carol.handle, amount_minor: 900 }] })).toBe(3);
+  expect(statements).toBe(paidAlone);
   // Five expenses of 900, 300 a head: carol paid three, dan two.
   const { members } = await s.ok("get_balances", { group_id: group.group_id }, carol.key);
   const nets = Object.fromEntries(members.map((m: { agent: { handle: string }; balance_minor: number }) => [m.agent.handle, m.balance_minor]));

@@ -90,9 +90,12 @@ export async function addExpenseCounted(
   // member learns only that.
   const budget = requireExpenseBudget(ctx, toolInput.group_id);
   budget.catch(() => undefined);
-  // And what the limits check reads when the caller pays alone, as most expenses are paid: one round trip fewer.
-  const ahead = readLimitsAhead(tx, toolInput.group_id, actor.agentId);
-  ahead.catch(() => undefined);
+  // And what the limits check reads when the caller pays alone, as most expenses are paid: one round trip fewer. An
+  // expense paid by others reads what it moves once it knows the payers (the reads ahead would not cover them).
+  const payers = toolInput.paid_by;
+  const paysAlone = !payers || (payers.length === 1 && payers[0]!.handle?.toLowerCase() === actor.handle.toLowerCase());
+  const ahead = paysAlone ? readLimitsAhead(tx, toolInput.group_id, actor.agentId) : undefined;
+  ahead?.catch(() => undefined);
   const { group, members } = await writableGroupMembers(tx, toolInput.group_id, actor.agentId);
   await budget;
   const input = keyed(members, toolInput);
