@@ -53,6 +53,7 @@ export async function startTestServer(overrides: Partial<ServerConfig> = {}): Pr
   const dir = mkdtempSync(join(tmpdir(), "svc-test-"));
   const clock = new ManualClock(Date.parse("2026-11-22T12:00:00.000Z"));
   const localUrl = `file:${join(dir, "svc.db")}`;
+  const fresh = overrides.dbUrl === undefined;
   const database: TestDatabase =
     overrides.dbUrl === undefined
       ? await testDatabase(localUrl)
@@ -71,6 +72,9 @@ export async function startTestServer(overrides: Partial<ServerConfig> = {}): Pr
     ...overrides,
     ...database,
   });
+  // Counted once started: a start that was refused emptied nothing (testDatabase leaves a primary in use alone).
+  const onPrimary = fresh && database.dbUrl !== localUrl;
+  if (onPrimary) serversOnPrimary++;
   const url = server.url;
 
   async function call(tool: string, args: unknown = {}, apiKey?: string | null, headers: Record<string, string> = {}): Promise<CallResponse> {
@@ -124,21 +128,28 @@ export async function startTestServer(overrides: Partial<ServerConfig> = {}): Pr
     raw: (path, init) => fetch(`${url}${path}`, init),
     async stop() {
       await server.stop();
+      if (onPrimary) serversOnPrimary--;
       rmSync(dir, { recursive: true, force: true });
     },
   };
 }
 
+// Test servers running now on the environment's primary (SVC_TEST_DB_URL, SVC_TEST_SYNC_URL), each started fresh.
+let serversOnPrimary = 0;
+
 /**
  * The database a test server runs on: a fresh local file, unless the environment names a remote primary
  * (SVC_TEST_DB_URL) or a replica's primary (SVC_TEST_SYNC_URL, with a fresh local replica file), with
  * SVC_TEST_AUTH_TOKEN. A remote database is emptied first, so each server starts as on a new file: a server meant to
- * run beside another on the same database is started with that one's `database`.
+ * run beside another on the same database is started with that one's `database`. While a fresh server runs on the
+ * primary, another fresh one gets a local file instead.
  */
 export async function testDatabase(localUrl: string): Promise<TestDatabase> {
   const authToken = process.env.SVC_TEST_AUTH_TOKEN || undefined;
   const primary = process.env.SVC_TEST_SYNC_URL || process.env.SVC_TEST_DB_URL;
-  if (!primary) return { dbUrl: localUrl };
+  // Emptying the primary under a server still running on it would fail that server's calls (no such table): a second
+  // fresh server at once (a test's server beside its file's, or one whose start is meant to be refused) gets a file.
+  if (!primary || serversOnPrimary > 0) return { dbUrl: localUrl };
   const client = createClient({ url: primary, authToken });
   try {
     const tables = await client.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'");
