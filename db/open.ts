@@ -5,13 +5,12 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { createClient, type Client, type Config } from "@libsql/client";
 import Database from "libsql";
-import { LocalConnection, RemoteStreams, type TxKind } from "./connections.ts";
+import { LocalConnection, RemoteStreams } from "./connections.ts";
 import { DbOpenError, describeUrl, guard, openError, transient } from "./errors.ts";
-import { assemble, type Db, type DbMode, READERS, remotePool } from "./pool.ts";
+import { assemble, type Db, type DbMode, type PoolOptions, READERS, remotePool } from "./pool.ts";
 import { ReplicaSync } from "./replica-sync.ts";
 
-export interface DbOptions {
-  url: string;
+export interface DbOptions extends PoolOptions {
   authToken?: string;
   /** Primary of an embedded replica; `url` is then the replica's local file. */
   syncUrl?: string;
@@ -21,8 +20,6 @@ export interface DbOptions {
   connectTimeoutMs?: number;
   /** How many processes open it at once (svc serve --workers): only a local file can be shared. */
   processes?: number;
-  /** Called with the duration of every transaction run through tx() or read(), for metrics. */
-  observeTx?: (ms: number, ok: boolean, kind: TxKind) => void;
 }
 
 export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;

@@ -49,7 +49,15 @@ export interface PoolOptions {
   url: string;
   /** Called with the duration of every transaction run through tx() or read(), for metrics. */
   observeTx?: (ms: number, ok: boolean, kind: TxKind) => void;
+  /** Called with how each catch-up of an embedded replica with a write ended (CatchUp), for metrics. */
+  observeCatchUp?: (outcome: CatchUp) => void;
 }
+
+/**
+ * How an embedded replica's sync after a write ended: synced; behind, its reads going to the primary meanwhile; or
+ * stale, the primary not answering and reads left to the file as it is.
+ */
+export type CatchUp = "synced" | "behind" | "stale";
 
 /** Whether tx is a read transaction of Db.read, where nothing may be written. */
 export const isReadOnly = (tx: Tx): boolean => readOnlyHandles.has(tx);
@@ -160,13 +168,16 @@ export function assemble(opts: PoolOptions, mode: DbMode, pool: Pool, closeAll: 
     readerTurns[0]!.take(async () => {
       if (!behind()) return;
       const target = written;
+      let outcome: CatchUp = "synced";
       try {
         await retrying(async () => pool.afterWrite?.());
         syncedTo(target);
       } catch {
-        if (pool.primaryReader && (await pool.primaryAnswers?.())) nextCatchUp = performance.now() + CATCH_UP_RETRY_MS;
+        outcome = pool.primaryReader && (await pool.primaryAnswers?.()) ? "behind" : "stale";
+        if (outcome === "behind") nextCatchUp = performance.now() + CATCH_UP_RETRY_MS;
         else syncedTo(target);
       }
+      opts.observeCatchUp?.(outcome);
     });
   const primaryTurns = new Turns();
   const exclusive = <T>(fn: (raw: RawSql) => Promise<T>) =>

@@ -76,6 +76,7 @@ export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink)
     syncIntervalSeconds: config.syncIntervalSeconds,
     processes: config.workers?.count,
     observeTx: (ms, _ok, kind) => metrics.dbTx.observe(ms / 1000, { kind }),
+    observeCatchUp: (result) => metrics.replicaCatchUps.inc({ result }),
   });
   const applied = toPrimary
     ? []

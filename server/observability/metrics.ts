@@ -117,6 +117,10 @@ export class Metrics {
   readonly jobRuns = new Counter("svc_job_runs_total", "Background job runs by job and result (ok or error).");
   readonly jobRows = new Counter("svc_job_rows_total", "Rows removed or added by background jobs, by job.");
   readonly storageFaults = new Counter("svc_storage_faults_total", "Storage faults met (disk full, I/O error, read-only database), by SQLite code.");
+  readonly replicaCatchUps = new Counter(
+    "svc_replica_catch_ups_total",
+    "An embedded replica's syncs before the first read after a write, by result: synced, behind (reads went to the primary), stale (the primary did not answer).",
+  );
 
   /** The observe hook of Services: one event per finished tool call. */
   recordCall(e: CallEvent): void {
@@ -127,8 +131,8 @@ export class Metrics {
 
   // The series counted in this process, in the order /metrics shows them.
   private kept(): Record<string, Counter | Histogram> {
-    const { calls, latency, rateLimited, dbTx, jobRuns, jobRows, storageFaults } = this;
-    return { calls, latency, rateLimited, dbTx, jobRuns, jobRows, storageFaults };
+    const { calls, latency, rateLimited, dbTx, jobRuns, jobRows, storageFaults, replicaCatchUps } = this;
+    return { calls, latency, rateLimited, dbTx, jobRuns, jobRows, storageFaults, replicaCatchUps };
   }
 
   state(): MetricsState {

@@ -89,20 +89,26 @@ describe("an embedded replica that cannot catch up", () => {
   test("reads after its write go to the primary while its syncs fail, and to its own file once one succeeds", async () => {
     const fault = await syncFault(sqld);
     const path = join(dir, "behind.db");
-    const replica = await openDb({ url: `file:${path}`, syncUrl: fault.url, syncIntervalSeconds: 3600 });
+    const catchUps: string[] = [];
+    const replica = await openDb({ url: `file:${path}`, syncUrl: fault.url, syncIntervalSeconds: 3600, observeCatchUp: (o) => catchUps.push(o) });
     try {
-      fault.failSyncs(true);
       await insert(replica, 5);
       expect(await count(replica, 5)).toBe(1);
-      expect(await count(replica, 5)).toBe(1);
+      expect(catchUps).toEqual(["synced"]);
+
+      fault.failSyncs(true);
+      await insert(replica, 6);
+      expect(await count(replica, 6)).toBe(1);
+      expect(await count(replica, 6)).toBe(1);
       expect(fault.refused).toBeGreaterThan(0);
+      expect(catchUps[1]).toBe("behind");
       // Those answers came from the primary: the replica's file has not got the write.
-      expect(inFile(path, 5)).toBe(0);
+      expect(inFile(path, 6)).toBe(0);
 
       fault.failSyncs(false);
       await replica.sync();
-      expect(inFile(path, 5)).toBe(1);
-      expect(await count(replica, 5)).toBe(1);
+      expect(inFile(path, 6)).toBe(1);
+      expect(await count(replica, 6)).toBe(1);
     } finally {
       await replica.close();
       fault.close();
@@ -111,7 +117,7 @@ describe("an embedded replica that cannot catch up", () => {
 
   test("over HTTP: a key made on a replica whose syncs fail works on it at once", async () => {
     const fault = await syncFault(sqld);
-    const server = await spawnServer(`file:${join(dir, "behind-server.db")}`, ["--sync-url", fault.url]);
+    const server = await spawnServer(`file:${join(dir, "behind-server.db")}`, ["--sync-url", fault.url, "--metrics-token", "behind-metrics"]);
     try {
       const api = restApi(server.url);
       await register(api, "behind-ann");
@@ -120,6 +126,10 @@ describe("an embedded replica that cannot catch up", () => {
       const { group } = await ok(api, "create_group", { name: "Behind", currency: "EUR", idempotency_key: crypto.randomUUID() }, ben.key);
       expect((await ok(api, "get_group", { group_id: group.group_id }, ben.key)).group.name).toBe("Behind");
       expect(fault.refused).toBeGreaterThan(0);
+      // The operator sees it: catch-ups that left the replica behind, its reads going to the primary.
+      const metrics = await (await fetch(`${server.url}/metrics`, { headers: { authorization: "Bearer behind-metrics" } })).text();
+      expect(metrics).toMatch(/svc_replica_catch_ups_total\{result="behind"\} [1-9]/);
+      expect(metrics).toMatch(/svc_replica_catch_ups_total\{result="synced"\} [1-9]/);
     } finally {
       await server.kill9();
       fault.close();
