@@ -100,7 +100,8 @@ export function remotePool(client: Client, readers = READERS, streams?: RemoteSt
 }
 
 // Waits before each new attempt of a transaction that failed for a reason that passes (db/errors.ts transient): a
-// busy lock, a replica's sync that met the primary compacting its log (a window of 15-25 ms), a primary restarting.
+// busy lock, a replica's sync that met the primary compacting its log (a window of 15-25 ms, or a second and more
+// on a large database: catchUp below), a primary restarting.
 const RETRY_DELAYS_MS = [10, 40, 150];
 
 // How often a replica that could not catch up with a write tries again, its reads going to the primary meanwhile.
