@@ -106,7 +106,8 @@ const SNAPSHOT_NOT_FOUND =
 /**
  * A TCP proxy to sqld: every connection is piped through, byte for byte (HTTP, WebSockets), except that while
  * failSyncs(true) a request of the replication protocol for frames (POST /wal_log.ReplicationLog/..., but its
- * Hello) is answered with "snapshot not found" and its connection closed. Writes and reads through the proxy reach sqld all the while.
+ * Hello) is answered with "snapshot not found" and its connection closed. Writes and reads through the proxy reach
+ * sqld all the while.
  */
 export async function syncFault(sqld: Sqld): Promise<SyncFault> {
   const target = new URL(sqld.url);
