@@ -73,7 +73,7 @@ export async function startTestServer(overrides: Partial<ServerConfig> = {}): Pr
     ...database,
   });
   // Counted once started: a start that was refused emptied nothing (testDatabase leaves a primary in use alone).
-  const onPrimary = fresh && database.dbUrl !== localUrl;
+  const onPrimary = fresh && (database.syncUrl !== undefined || database.dbUrl !== localUrl);
   if (onPrimary) serversOnPrimary++;
   const url = server.url;
 
