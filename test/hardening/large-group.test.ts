@@ -11,6 +11,7 @@ import { groupWith, type TestGroup } from "../ledger/ledger-fixtures.ts";
 import { PageClient, signInWithCode } from "../web/page-client.ts";
 
 const EXPENSES = 100_000;
+const SEED_BATCH = 10_000;
 // A read tool on this group answers well within this, on a slow shared machine too.
 const NORMAL_MS = 2_000;
 
@@ -27,28 +28,32 @@ beforeAll(async () => {
   const db = createClient({ url: s.database.syncUrl ?? s.database.dbUrl!, authToken: s.database.authToken });
   try {
     // Copies of the expense added above, each with its shares, on 300 dates; the pair ledger then holds 100,000
-    // times the first one's debts, as adding them one by one would have left it (its triggers keep the totals).
-    const ids = `WITH RECURSIVE n(i) AS (SELECT 2 UNION ALL SELECT i + 1 FROM n WHERE i < ${EXPENSES})`;
+    // times the first one's debts, as adding them one by one would have left it (its triggers keep the totals). In
+    // batches of SEED_BATCH: a database server ends a transaction that runs past its limit (sqld: 5 s), and on a slow
+    // machine the whole seed in one did.
     const id = "printf('%08x-0000-4000-8000-%012x', n.i, n.i)";
-    await db.batch(
-      [
-        {
-          sql: `${ids} INSERT INTO expenses SELECT ${id}, e.group_id, 'Item ' || n.i, e.amount_minor, e.original_currency, e.original_amount_minor,
-                  e.exchange_rate, date('2026-01-01', '+' || (n.i % 300) || ' days'), e.category, e.split, e.paid_by, e.notes, e.repeat,
-                  e.next_occurrence, e.recurring_of, e.refs, e.state, e.deleted, e.version, e.created_by, e.created_at, e.updated_at,
-                  e.description_by, e.notes_by, e.kind, e.repeat_until, e.rate_source
-                FROM n, expenses e WHERE e.expense_id = :template`,
-          args: { template: template.expense_id },
-        },
-        {
-          sql: `${ids} INSERT INTO expense_shares (expense_id, group_id, agent_id, paid_minor, share_minor)
-                SELECT ${id}, s.group_id, s.agent_id, s.paid_minor, s.share_minor FROM n, expense_shares s WHERE s.expense_id = :template`,
-          args: { template: template.expense_id },
-        },
-        { sql: "UPDATE ledger_pairs SET low_owes_minor = low_owes_minor * :n WHERE group_id = :group", args: { n: EXPENSES, group: g.group_id } },
-      ],
-      "write",
-    );
+    for (let from = 2; from <= EXPENSES; from += SEED_BATCH) {
+      const ids = `WITH RECURSIVE n(i) AS (SELECT ${from} UNION ALL SELECT i + 1 FROM n WHERE i < ${Math.min(from + SEED_BATCH - 1, EXPENSES)})`;
+      await db.batch(
+        [
+          {
+            sql: `${ids} INSERT INTO expenses SELECT ${id}, e.group_id, 'Item ' || n.i, e.amount_minor, e.original_currency, e.original_amount_minor,
+                    e.exchange_rate, date('2026-01-01', '+' || (n.i % 300) || ' days'), e.category, e.split, e.paid_by, e.notes, e.repeat,
+                    e.next_occurrence, e.recurring_of, e.refs, e.state, e.deleted, e.version, e.created_by, e.created_at, e.updated_at,
+                    e.description_by, e.notes_by, e.kind, e.repeat_until, e.rate_source
+                  FROM n, expenses e WHERE e.expense_id = :template`,
+            args: { template: template.expense_id },
+          },
+          {
+            sql: `${ids} INSERT INTO expense_shares (expense_id, group_id, agent_id, paid_minor, share_minor)
+                  SELECT ${id}, s.group_id, s.agent_id, s.paid_minor, s.share_minor FROM n, expense_shares s WHERE s.expense_id = :template`,
+            args: { template: template.expense_id },
+          },
+        ],
+        "write",
+      );
+    }
+    await db.execute({ sql: "UPDATE ledger_pairs SET low_owes_minor = low_owes_minor * :n WHERE group_id = :group", args: { n: EXPENSES, group: g.group_id } });
   } finally {
     db.close();
   }
