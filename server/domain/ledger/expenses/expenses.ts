@@ -93,7 +93,7 @@ export async function addExpenseCounted(
   // And what the limits check reads when the caller pays alone, as most expenses are paid: one round trip fewer. An
   // expense paid by others reads what it moves once it knows the payers (the reads ahead would not cover them).
   const payers = toolInput.paid_by;
-  const paysAlone = !payers || (payers.length === 1 && payers[0]!.handle?.toLowerCase() === actor.handle.toLowerCase());
+  const paysAlone = !payers || (payers.length === 1 && payers[0]!.handle === actor.handle);
   const ahead = paysAlone ? readLimitsAhead(tx, toolInput.group_id, actor.agentId) : undefined;
   ahead?.catch(() => undefined);
   const { group, members } = await writableGroupMembers(tx, toolInput.group_id, actor.agentId);
