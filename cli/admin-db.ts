@@ -13,9 +13,12 @@ export interface DbFlags {
 /** --db (SVC_DB) and --auth-token (SVC_AUTH_TOKEN), the same flags and defaults as svc serve. */
 export const withDbOptions = (cmd: Command) => cmd.addOption(dbOption()).addOption(authTokenOption());
 
-/** Opens the database and applies pending migrations, so a command never meets an older schema. */
-export async function openAdminDb(o: DbFlags): Promise<{ db: Db; applied: Applied[] }> {
-  const db = await openDb({ url: o.db, authToken: o.authToken });
+/**
+ * Opens the database and applies pending migrations, so a command never meets an older schema. Only svc migrate
+ * creates a database (create): any other admin command pointed at a missing file says where it looked.
+ */
+export async function openAdminDb(o: DbFlags, create = false): Promise<{ db: Db; applied: Applied[] }> {
+  const db = await openDb({ url: o.db, authToken: o.authToken, create });
   try {
     return { db, applied: await migrate(db.raw) };
   } catch (err) {

@@ -15,6 +15,7 @@ import { loginCommand, logoutCommand, statusCommand } from "./commands/login.ts"
 import { migrateCommand } from "./commands/migrate.ts";
 import { restoreCommand } from "./commands/restore.ts";
 import { serveCommand } from "./commands/serve.ts";
+import { applySettingsFile } from "./settings-file.ts";
 import { toolsCommand } from "./commands/tools.ts";
 import { usersCommand } from "./commands/users.ts";
 import { EXIT, EXIT_CODES_HELP, printable } from "./output.ts";
@@ -42,6 +43,7 @@ const program = new Command("svc")
   .addCommand(statusCommand())
   .addCommand(completionCommand());
 program.addCommand(completeCommand(program), { hidden: true });
+applySettingsFile(program);
 
 // A mistyped command is one line with the nearest commands, not the whole help. A tool's name, or what follows its
 // verb (balances for get_balances), points at `svc call` with that tool.

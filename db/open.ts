@@ -1,8 +1,8 @@
 // Opening a database in one of three modes: a local file, a remote libSQL/Turso primary, and an embedded replica (a
 // local file kept in sync with a primary). Everything that differs between them at open lives here; the pool they
 // are served from is db/pool.ts.
-import { mkdirSync } from "node:fs";
-import { dirname } from "node:path";
+import { existsSync, mkdirSync } from "node:fs";
+import { dirname, isAbsolute, resolve } from "node:path";
 import { createClient, type Client, type Config } from "@libsql/client";
 import Database from "libsql";
 import { LocalConnection, RemoteStreams } from "./connections.ts";
@@ -20,6 +20,11 @@ export interface DbOptions extends PoolOptions {
   connectTimeoutMs?: number;
   /** How many processes open it at once (svc serve --workers): only a local file can be shared. */
   processes?: number;
+  /**
+   * Whether a local file that does not exist is created (svc serve, svc migrate); false: refused with a DbOpenError
+   * saying where it looked, so an admin command pointed at the wrong path never leaves an empty database there.
+   */
+  create?: boolean;
 }
 
 export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
@@ -101,7 +106,15 @@ export async function openDb(opts: DbOptions): Promise<Db> {
     });
   }
   const path = localPath(opts.url);
-  if (path && path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+  if (path && path !== ":memory:") {
+    if (opts.create === false && !existsSync(path)) {
+      throw new DbOpenError(
+        `No database at ${resolve(path)} (--db ${describeUrl(opts.url)}${isAbsolute(path) ? "" : `, relative to ${process.cwd()}`}). ` +
+          "Point the command at the server's database with --db file:/var/lib/svc/svc.db, SVC_DB, or db in the settings file (SVC_CONFIG, default /etc/svc/svc.toml); only svc serve and svc migrate create one.",
+      );
+    }
+    mkdirSync(dirname(path), { recursive: true });
+  }
   if (mode === "replica") {
     // Opening a replica syncs inside native code that blocks the event loop and has no timeout of its
     // own, so the primary is first proven reachable (and the token accepted) with a bounded probe. That client is

@@ -1,5 +1,6 @@
 import { openDb, type Db } from "../db/client.ts";
 import { migrate } from "../db/migrate.ts";
+import { recordSettings } from "./recorded-settings.ts";
 import { ensureSigningKey } from "./auth/jwt.ts";
 import { ensureFormKey, readFormKey } from "./web/session.ts";
 import { createApp } from "./app.ts";
@@ -194,7 +195,12 @@ export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink)
   });
   const port = server.port!;
   if (!config.baseUrl) config.baseUrl = `http://${config.host}:${port}`;
-  if (!toPrimary) await db.tx((tx) => ensureSigningKey(tx, config.baseUrl, config.clock.now()));
+  if (!toPrimary) {
+    await db.tx(async (tx) => {
+      await ensureSigningKey(tx, config.baseUrl, config.clock.now());
+      await recordSettings(tx, { base_url: config.baseUrl }, config.clock.now());
+    });
+  }
   const federating = config.federation && config.federation.mode !== "off" && !toPrimary;
   const sender = federating
     ? startSender(db, config, (err) => log.error("federation send failed", { error: err instanceof Error ? err.message : String(err) }), writesHere)

@@ -6,7 +6,7 @@ import { CliError, EXIT, EXIT_CODES_SEE, action, example, usageExits } from "../
 
 /** --status lists every migration; --dry-run only what would be applied. Neither changes the database. */
 async function report(o: DbFlags & { dryRun?: boolean; status?: boolean }): Promise<void> {
-  const db = await openDb({ url: o.db, authToken: o.authToken });
+  const db = await openDb({ url: o.db, authToken: o.authToken, create: false });
   const s = await migrationStatus(db.raw).finally(() => db.close());
   const refused = refusal(s);
   if (o.status) {
@@ -29,7 +29,7 @@ async function report(o: DbFlags & { dryRun?: boolean; status?: boolean }): Prom
 
 async function applyPending(o: DbFlags & { dryRun?: boolean; status?: boolean }): Promise<void> {
   if (o.dryRun || o.status) return report(o);
-  const { db, applied } = await openAdminDb(o);
+  const { db, applied } = await openAdminDb(o, true);
   await db.close();
   process.stdout.write(
     applied.length

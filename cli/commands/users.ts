@@ -7,6 +7,8 @@ import { DEFAULTS } from "../../server/config.ts";
 import { agentByHandle } from "../../server/domain/agents.ts";
 import { notFound } from "../../server/errors.ts";
 import { listUsers, setDisabled } from "../../server/domain/agent-admin.ts";
+import { recordedSettings } from "../../server/recorded-settings.ts";
+import type { Tx } from "../../db/client.ts";
 import { withAdminDb, withDbOptions } from "../admin-db.ts";
 import { EXIT_CODES_SEE, action, emit, example, table, usageExits } from "../output.ts";
 
@@ -91,9 +93,7 @@ function resetLinkCommand(): Command {
       `Print a one-time link that signs the person into /account, where they set a new password or add a passkey (it works once, for ${RESET_LINK_TTL_MS / 60_000} minutes)`,
     )
     .argument("<handle>", "the handle whose person cannot sign in")
-    .addOption(
-      new Option("--base-url <url>", "the server's public URL, as svc serve has it").env("SVC_BASE_URL").default(`http://${DEFAULTS.host}:${DEFAULTS.port}`),
-    )
+    .addOption(new Option("--base-url <url>", "the server's public URL (default: the one svc serve last started with on this database)").env("SVC_BASE_URL"))
     .addOption(new Option("--json", "print JSON"))
     .addHelpText(
       "after",
@@ -107,10 +107,19 @@ function resetLinkCommand(): Command {
           db.tx(async (tx) => {
             const agent = await agentByHandle(tx, handle);
             if (!agent) throw notFound(`Agent @${handle}`);
-            return createResetLink(tx, agent.agentId, String(o.baseUrl).replace(/\/+$/, ""), systemClock.now());
+            return createResetLink(tx, agent.agentId, (await baseUrlOf(tx, o.baseUrl)).replace(/\/+$/, ""), systemClock.now());
           }),
         );
         emit({ handle, ...link }, Boolean(o.json), (d) => `One-time link for @${handle} (until ${d.expires_at}):\n${d.url}`);
       }),
     );
+}
+
+/** The base URL given (flag, SVC_BASE_URL, settings file), else the one svc serve recorded at its last start. */
+async function baseUrlOf(tx: Tx, given: string | undefined): Promise<string> {
+  const url = given ?? (await recordedSettings(tx)).base_url;
+  if (url) return url;
+  const guess = `http://${DEFAULTS.host}:${DEFAULTS.port}`;
+  process.stderr.write(`svc: svc serve has not started on this database yet; the link uses ${guess} (give --base-url for another).\n`);
+  return guess;
 }

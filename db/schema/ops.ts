@@ -24,3 +24,10 @@ export const writerLease = sqliteTable("writer_lease", {
   url: text("url").notNull(),
   leaseUntil: text("lease_until").notNull(),
 });
+
+// Mirrors db/migrations/0031_server_settings.sql: what svc serve was started with, for the admin commands.
+export const serverSettings = sqliteTable("server_settings", {
+  key: text("key").primaryKey(),
+  value: text("value").notNull(),
+  updatedAt: text("updated_at").notNull(),
+});
