@@ -1,7 +1,7 @@
 // Opening a database in one of three modes: a local file, a remote libSQL/Turso primary, and an embedded replica (a
 // local file kept in sync with a primary). Everything that differs between them at open lives here; the pool they
 // are served from is db/pool.ts.
-import { existsSync, mkdirSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { createClient, type Client, type Config } from "@libsql/client";
 import Database from "libsql";
@@ -114,6 +114,9 @@ export async function openDb(opts: DbOptions): Promise<Db> {
       );
     }
     mkdirSync(dirname(path), { recursive: true });
+    // Readable by its owner only: it holds password hashes, codes and receipts. SQLite gives its -wal and -shm files
+    // the database file's permissions, so creating it first with 0600 covers them too.
+    if (!existsSync(path)) closeSync(openSync(path, "a", 0o600));
   }
   if (mode === "replica") {
     // Opening a replica syncs inside native code that blocks the event loop and has no timeout of its

@@ -1,5 +1,5 @@
 import { Command, Option } from "commander";
-import { existsSync, renameSync, rmSync, statSync } from "node:fs";
+import { chmodSync, existsSync, renameSync, rmSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { describeUrl, localFilePath, openDb } from "../../db/client.ts";
 import { migrationStatus } from "../../db/migrate.ts";
@@ -37,6 +37,22 @@ export async function inspectDatabaseFile(path: string) {
   }
 }
 
+/**
+ * A copy is no server's: the running server's heartbeat (and writer lease) would make a restore of it look in use for
+ * five minutes, and another instance wait out a lease nobody holds.
+ */
+async function forgetInstances(path: string): Promise<void> {
+  const copy = await openDb({ url: `file:${path}`, create: false });
+  try {
+    for (const table of ["instances", "writer_lease"]) {
+      const exists = await copy.raw.execute({ sql: "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", args: [table] });
+      if (exists.rows.length) await copy.raw.execute(`DELETE FROM ${table}`);
+    }
+  } finally {
+    await copy.close();
+  }
+}
+
 async function backup(o: { db: string; to: string }): Promise<void> {
   const source = localDatabaseFile(o.db, "backup");
   if (!existsSync(source)) throw new CliError(EXIT.notFound, `There is no database at ${source}.`);
@@ -48,6 +64,8 @@ async function backup(o: { db: string; to: string }): Promise<void> {
   try {
     // VACUUM INTO reads one snapshot: a consistent copy while a server keeps writing (WAL readers never block it).
     await db.exclusive((client) => client.execute({ sql: "VACUUM INTO ?", args: [partial] }));
+    chmodSync(partial, 0o600);
+    await forgetInstances(partial);
   } catch (err) {
     rmSync(partial, { force: true });
     throw new CliError(EXIT.failure, `Backup failed: ${err instanceof Error ? err.message : String(err)}`);

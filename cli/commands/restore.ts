@@ -1,5 +1,5 @@
 import { Command, Option } from "commander";
-import { copyFileSync, existsSync, renameSync, rmSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, renameSync, rmSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { openDb } from "../../db/client.ts";
 import { refusal } from "../../db/migrate.ts";
@@ -37,6 +37,7 @@ async function restore(o: { db: string; from: string; force?: boolean }): Promis
   // Checks run on a copy beside the target: the backup is never touched, and the final rename stays on one file system.
   const staged = resolve(dirname(target), `.svc-restore-${stamp}.db`);
   copyFileSync(source, staged);
+  chmodSync(staged, 0o600);
   // A backup that was opened since may hold its last writes in its WAL.
   if (existsSync(`${source}-wal`)) copyFileSync(`${source}-wal`, `${staged}-wal`);
   try {

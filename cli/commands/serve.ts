@@ -22,6 +22,7 @@ import {
 import { connectToPrimary } from "../../server/cluster.ts";
 import { describeCause } from "../../server/errors.ts";
 import { startServer, type RunningServer } from "../../server/serve.ts";
+import { VERSION } from "../../server/version.ts";
 import { parseRatesUrl } from "../../server/jobs/exchange-rates.ts";
 
 export const dbOption = () => new Option("--db <url>", "libSQL database URL, e.g. file:/var/lib/svc/svc.db").env("SVC_DB").default(DEFAULTS.dbUrl);
@@ -232,6 +233,7 @@ export function serveCommand(): Command {
       if (workers > 1) config.workers = { count: workers, command: [...selfCommand(), "serve", "--worker"] };
       const server = await stopOnSignals(startServer(config), ["SIGTERM", "SIGINT"]);
       server.ops.log.info(`svc listening on ${server.url}`, {
+        version: VERSION,
         url: server.url,
         database: describeUrl(config.dbUrl),
         mode: server.db.mode,
@@ -246,7 +248,7 @@ export function serveCommand(): Command {
       if (forPerson) {
         // The second line alone, so it can be copied (test/cli/quickstart.test.ts reads it).
         process.stdout.write(
-          `svc is running at ${config.baseUrl} (database ${localFilePath(config.dbUrl) ?? describeUrl(config.dbUrl)}). Open it in a browser, or point the client commands at it (Ctrl-C stops it):\n` +
+          `svc ${VERSION} is running at ${config.baseUrl} (database ${localFilePath(config.dbUrl) ?? describeUrl(config.dbUrl)}). Open it in a browser, or point the client commands at it (Ctrl-C stops it):\n` +
             `  export SVC_URL=${config.baseUrl}\n`,
         );
         return;

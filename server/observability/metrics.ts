@@ -1,5 +1,6 @@
 // Prometheus text exposition (format 0.0.4) for the few series svc keeps; one registry per running server.
 import type { CallEvent } from "../services.ts";
+import { VERSION } from "../version.ts";
 
 type Labels = Record<string, string>;
 
@@ -156,7 +157,24 @@ export class Metrics {
           [{ state: "requires_action" }, snap.inboxRequiresAction],
         ]),
         ...gauge("svc_db_ping_seconds", "Time a trivial query took at this scrape.", [[{}, snap.dbPingSeconds]]),
+        ...gauge("svc_build_info", "The release that answers, always 1.", [[{ version: VERSION }, 1]]),
+        ...processGauges(),
       ].join("\n") + "\n"
     );
   }
+}
+
+const STARTED_S = Date.now() / 1000 - process.uptime();
+
+// The process that answered the scrape (with svc serve --workers, one of them), under the names Prometheus' own
+// client libraries use, so the usual dashboards and alerts apply.
+function processGauges(): string[] {
+  const cpu = process.cpuUsage();
+  return [
+    "# HELP process_cpu_seconds_total User and system CPU time of the process that answered, in seconds.",
+    "# TYPE process_cpu_seconds_total counter",
+    `process_cpu_seconds_total ${(cpu.user + cpu.system) / 1e6}`,
+    ...gauge("process_resident_memory_bytes", "Resident memory of the process that answered.", [[{}, process.memoryUsage.rss()]]),
+    ...gauge("process_start_time_seconds", "When the process that answered started, in seconds since the epoch.", [[{}, Math.round(STARTED_S)]]),
+  ];
 }

@@ -6,6 +6,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
+import { VERSION } from "../../server/version.ts";
 import { PageClient } from "../web/page-client.ts";
 import { LOGIN_PROMPT, SVC, cleanEnv, ensureBuilt, freshConfigHome, watchOutput } from "./bin.ts";
 
@@ -60,7 +61,7 @@ test("after `svc serve --port P`, the printed export line and the README's shell
   const url = `http://127.0.0.1:${port}`;
   expect(exportLine).toBe(`export SVC_URL=${url}`);
   // A person at a terminal reads where it runs, not JSON log lines.
-  expect(output).toContain(`svc is running at ${url} (database ${join(dir, "svc.db")})`);
+  expect(output).toContain(`svc ${VERSION} is running at ${url} (database ${join(dir, "svc.db")})`);
   expect(output).not.toContain('{"time"');
 
   // The README's steps after its export line, which stands for the line the server printed.
@@ -115,7 +116,8 @@ test("with --log-level on a terminal, svc serve writes JSON log lines as before"
   try {
     await Promise.race([listening, Bun.sleep(20_000)]);
     expect(output).toMatch(/^\{"time":"[^"]+","level":"info","msg":"svc listening on /m);
-    expect(output).not.toContain("svc is running at");
+    expect(output).toContain(`"version":"${VERSION}"`);
+    expect(output).not.toContain("is running at");
   } finally {
     proc.kill("SIGTERM");
     await proc.exited;

@@ -1,7 +1,7 @@
 // svc backup while a server keeps writing, and svc restore with its checks (compiled binary).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createClient } from "@libsql/client";
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { systemClock } from "../../server/clock.ts";
@@ -114,6 +114,18 @@ describe("svc restore", () => {
     } finally {
       await t.server.stop();
     }
+  });
+
+  test("a backup is no server's: restored twice in a row into the same path, it does not look in use; every file is the owner's alone", async () => {
+    // The backup was taken while the server's heartbeat row was fresh; a restore leaves no server running.
+    for (let i = 0; i < 2; i++) {
+      const run = await svc(["restore", "--db", liveUrl, "--from", backupPath]);
+      expect(run.stderr).toBe("");
+      expect(run.code).toBe(0);
+    }
+    const other = join(dir, "backup-2.db");
+    expect((await svc(["backup", "--db", liveUrl, "--to", other])).code).toBe(0);
+    for (const path of [livePath, backupPath, other]) expect(statSync(path).mode & 0o777).toBe(0o600);
   });
 
   test("refuses a file that is not a database, a backup from a newer svc, and a missing file, leaving the target alone", async () => {

@@ -1,4 +1,5 @@
 // Health, readiness, metrics and the structured log format.
+import { VERSION } from "../../server/version.ts";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createLogger, logCall } from "../../server/observability/logs.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
@@ -118,6 +119,11 @@ describe("/metrics", () => {
     expect(sample(text, 'svc_db_transaction_seconds_count{kind="read"}')).toBeGreaterThanOrEqual(2);
     expect(sample(text, 'svc_db_transaction_seconds_count{kind="write"}')).toBeGreaterThanOrEqual(2);
     expect(sample(text, "svc_db_ping_seconds")).toBeGreaterThanOrEqual(0);
+    // Which release answers, and the answering process's own figures under Prometheus' usual names.
+    expect(sample(text, `svc_build_info{version="${VERSION}"}`)).toBe(1);
+    expect(sample(text, "process_resident_memory_bytes")).toBeGreaterThan(1_000_000);
+    expect(sample(text, "process_cpu_seconds_total")).toBeGreaterThan(0);
+    expect(sample(text, "process_start_time_seconds")).toBeLessThanOrEqual(Date.now() / 1000);
     expect(text).toContain("# TYPE svc_tool_call_duration_seconds histogram");
     // The contact request and its acceptance sit unread in the two inboxes.
     expect(sample(text, 'svc_inbox_items{state="unread"}')).toBeGreaterThanOrEqual(2);
