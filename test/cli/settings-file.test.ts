@@ -16,8 +16,7 @@ const url = `http://127.0.0.1:${port}`;
 let server: ReturnType<typeof Bun.spawn> | undefined;
 
 /** An admin command run from another directory, as an operator's shell would, with only SVC_CONFIG set. */
-const admin = (args: string[], env: Record<string, string> = {}) =>
-  inDir(elsewhere, [SVC, ...args], { SVC_CONFIG: settings, ...env });
+const admin = (args: string[], env: Record<string, string> = {}) => inDir(elsewhere, [SVC, ...args], { SVC_CONFIG: settings, ...env });
 
 async function inDir(cwd: string, cmd: string[], env: Record<string, string>) {
   const proc = Bun.spawn(cmd, { cwd, env: { ...cleanEnv(), XDG_CONFIG_HOME: freshConfigHome(), ...env }, stdout: "pipe", stderr: "pipe" });
@@ -29,19 +28,19 @@ beforeAll(async () => {
   await ensureBuilt();
   writeFileSync(
     settings,
-    [
-      `db = "file:${dbFile}"`,
-      `host = "127.0.0.1"`,
-      `port = ${port}`,
-      `base_url = "https://svc.example"`,
-      `invite-only = true`,
-      `log-level = "warn"`,
-    ].join("\n"),
+    [`db = "file:${dbFile}"`, `host = "127.0.0.1"`, `port = ${port}`, `base_url = "https://svc.example"`, `invite-only = true`, `log-level = "warn"`].join(
+      "\n",
+    ),
   );
   server = Bun.spawn([SVC, "serve"], { cwd: root, env: { ...cleanEnv(), SVC_CONFIG: settings }, stdout: "pipe", stderr: "pipe" });
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline && server.exitCode === null) {
-    if (await fetch(`${url}/healthz`).then((r) => r.ok).catch(() => false)) return;
+    if (
+      await fetch(`${url}/healthz`)
+        .then((r) => r.ok)
+        .catch(() => false)
+    )
+      return;
     await Bun.sleep(25);
   }
   throw new Error(`svc serve with SVC_CONFIG did not answer at ${url}: ${await new Response(server.stderr as ReadableStream).text()}`);
@@ -81,7 +80,9 @@ describe("the settings file", () => {
   test("a flag wins over the environment, which wins over the file", async () => {
     const fromEnv = await admin(["users", "reset-link", "settings-a", "--json"], { SVC_BASE_URL: "https://env.example" });
     expect(JSON.parse(fromEnv.stdout).url).toStartWith("https://env.example/");
-    const fromFlag = await admin(["users", "reset-link", "settings-a", "--json", "--base-url", "https://flag.example"], { SVC_BASE_URL: "https://env.example" });
+    const fromFlag = await admin(["users", "reset-link", "settings-a", "--json", "--base-url", "https://flag.example"], {
+      SVC_BASE_URL: "https://env.example",
+    });
     expect(JSON.parse(fromFlag.stdout).url).toStartWith("https://flag.example/");
   });
 
@@ -98,7 +99,10 @@ describe("admin commands and a database that is not there", () => {
   test("users list and invites create in an empty directory say where they looked and create nothing", async () => {
     const empty = mkdtempSync(join(tmpdir(), "svc-nodb-"));
     try {
-      for (const args of [["users", "list"], ["invites", "create"]]) {
+      for (const args of [
+        ["users", "list"],
+        ["invites", "create"],
+      ]) {
         const r = await inDir(empty, [SVC, ...args], {});
         expect(r.code).not.toBe(0);
         expect(r.stderr).toContain(`No database at ${join(empty, "data", "svc.db")}`);
