@@ -3,6 +3,7 @@ import { TrustedProxies } from "./client-address.ts";
 import type { Clock } from "./clock.ts";
 import { parseReservedHandles } from "./contract/handles.ts";
 import type { Quotas } from "./contract/principal.ts";
+import type { BackupSchedule } from "./jobs/backups.ts";
 
 export type { Quotas };
 
@@ -76,6 +77,8 @@ export interface ServerConfig {
   fetchRates?: ClientMetadataFetcher;
   /** Exchanges with other svc servers (docs/federation.md); absent: off. */
   federation?: FederationConfig;
+  /** Scheduled backups of a local database file (--backup-dir); absent: none. */
+  backups?: BackupSchedule;
 }
 
 export const FEDERATION_MODES = ["off", "allowlist", "open"] as const;
@@ -131,6 +134,8 @@ export const DEFAULTS = {
   host: "127.0.0.1",
   port: 8787,
   dbUrl: "file:./data/svc.db",
+  backupEveryMs: 86_400_000,
+  backupKeep: 7,
   rateLimit: 600,
   publicRateLimit: 60,
   logLevel: "info" as LogLevel,
@@ -161,6 +166,13 @@ export function parseDuration(v: string): number {
   const m = /^(\d+(?:\.\d+)?)(ms|s|m)?$/.exec(v.trim());
   if (!m || Number(m[1]) <= 0) throw new ConfigError(`expected a duration such as 5s, 500ms or 2m, got "${v}"`);
   return Number(m[1]) * ({ ms: 0.001, s: 1, m: 60 } as const)[(m[2] ?? "s") as "ms" | "s" | "m"];
+}
+
+/** A period of minutes, hours or days (30m, 6h, 1d) in milliseconds. */
+export function parsePeriod(v: string): number {
+  const m = /^(\d+)(m|h|d)$/.exec(v.trim());
+  if (!m || Number(m[1]) <= 0) throw new ConfigError(`expected a period such as 30m, 6h or 1d, got "${v}"`);
+  return Number(m[1]) * { m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as "m" | "h" | "d"];
 }
 
 /** A whole number of at least 0. */
@@ -230,6 +242,10 @@ export interface ServeSettings {
   /** Tests only: milliseconds of the first retry's wait; the sender's lease and pass interval shrink with it. */
   federationTestTiming?: number;
   federationLimits?: Partial<Record<FederationLimit, number>>;
+  backupDir?: string;
+  /** --backup-every in milliseconds, and --backup-keep. */
+  backupEvery?: number;
+  backupKeep?: number;
 }
 
 /** `host,host` as a list of hosts (lowercase authorities, as in an address handle@host). */
@@ -276,6 +292,7 @@ export function serveConfig(o: ServeSettings, clock: Clock, env: Record<string, 
     quotas: { ...DEFAULTS.quotas, ...(env.SVC_QUOTAS ? parseQuotas(env.SVC_QUOTAS) : {}), ...o.quota },
     smsWebhook: o.smsWebhook,
     ratesUrl: o.ratesUrl,
+    backups: o.backupDir ? { dir: o.backupDir, everyMs: o.backupEvery ?? DEFAULTS.backupEveryMs, keep: o.backupKeep ?? DEFAULTS.backupKeep } : undefined,
     attachmentMaxBytes: o.attachmentMaxBytes,
     groupAttachmentBytes: o.groupAttachmentBytes,
     federation: {

@@ -1,4 +1,4 @@
-import { openDb, type Db } from "../db/client.ts";
+import { describeUrl, localFilePath, openDb, type Db } from "../db/client.ts";
 import { migrate } from "../db/migrate.ts";
 import { recordSettings } from "./recorded-settings.ts";
 import { ensureSigningKey } from "./auth/jwt.ts";
@@ -9,6 +9,7 @@ import { type Member, OneWriter, PEER_PATHS, type PrimaryLink, Workers } from ".
 import { ConfigError, DEFAULTS, type ServerConfig } from "./config.ts";
 import { type Admission, ConnectionCap, closing, tooManyConnections } from "./connections.ts";
 import { JOBS } from "./jobs/index.ts";
+import { scheduledBackups } from "./jobs/backups.ts";
 import { fetchExchangeRates } from "./jobs/exchange-rates.ts";
 import { describeCause, storageFault } from "./errors.ts";
 import { LastUse } from "./auth/last-use.ts";
@@ -60,6 +61,7 @@ export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink)
   if (config.federation?.allowLoopback && !(config.host === "localhost" || addressProblem(config.host) === "loopback")) {
     throw new ConfigError("--federation-allow-loopback is for tests: the server must listen on a loopback address (--host 127.0.0.1)");
   }
+  const backupFrom = config.backups && backupSource(config);
   const idleTimeout = config.idleTimeoutSeconds ?? DEFAULTS.idleTimeoutSeconds;
   const connections = new ConnectionCap(config.maxConnectionsPerAddress ?? DEFAULTS.maxConnectionsPerAddress, idleTimeout * 1000);
   const openFiles = raiseOpenFileLimit();
@@ -122,7 +124,11 @@ export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink)
   const jobs = new JobRunner(
     db,
     config.clock,
-    config.ratesUrl ? [...JOBS, fetchExchangeRates(config.ratesUrl, config.fetchRates)] : JOBS,
+    [
+      ...JOBS,
+      ...(config.ratesUrl ? [fetchExchangeRates(config.ratesUrl, config.fetchRates)] : []),
+      ...(config.backups && backupFrom ? [scheduledBackups(backupFrom, config.backups)] : []),
+    ],
     (o) => {
       metrics.jobRuns.inc({ job: o.job, result: o.error ? "error" : "ok" });
       if (o.error) {
@@ -261,4 +267,11 @@ export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink)
       return stopping;
     },
   };
+}
+
+/** The file --backup-dir copies: a local database's, or an embedded replica's own file. */
+function backupSource(config: ServerConfig): string {
+  const path = localFilePath(config.dbUrl);
+  if (!path) throw new ConfigError(`--backup-dir backs up a local database file; ${describeUrl(config.dbUrl)} is not one (back up the primary where it runs).`);
+  return path;
 }

@@ -10,6 +10,7 @@ import {
   LOG_LEVELS,
   parseCount,
   parseDuration,
+  parsePeriod,
   parseIdleTimeout,
   parseTrustedProxies,
   serveConfig,
@@ -40,6 +41,11 @@ const flag =
   };
 const seconds = flag(parseDuration);
 const int = flag(parseCount);
+const positive = (v: string) => {
+  const n = parseCount(v);
+  if (n < 1) throw new InvalidArgumentError(`expected a whole number of at least 1, got "${v}"`);
+  return n;
+};
 const quota = (v: string, before?: Partial<Quotas>) => flag((x) => parseQuota(x, before))(v);
 const QUOTA_DEFAULTS = Object.entries(QUOTA_NAMES)
   .map(([name, field]) => `${name}=${DEFAULTS.quotas[field]}`)
@@ -200,6 +206,21 @@ export function serveCommand(): Command {
       )
         .env("SVC_FEDERATION_LIMITS")
         .argParser(flag(parseFederationLimits)),
+    )
+    .addOption(
+      new Option("--backup-dir <path>", "also back up a local database file into this directory on a schedule (checked like svc backup)").env("SVC_BACKUP_DIR"),
+    )
+    .addOption(
+      new Option("--backup-every <period>", "with --backup-dir: how often, e.g. 6h or 1d")
+        .env("SVC_BACKUP_EVERY")
+        .default(DEFAULTS.backupEveryMs, "1d")
+        .argParser(flag(parsePeriod)),
+    )
+    .addOption(
+      new Option("--backup-keep <n>", "with --backup-dir: how many of the newest backups to keep")
+        .env("SVC_BACKUP_KEEP")
+        .default(DEFAULTS.backupKeep)
+        .argParser(flag(positive)),
     )
     .addOption(new Option("--federation-test-timing <ms>", "tests only: first retry wait in ms, short lease and pass interval").argParser(int).hideHelp())
     .addHelpText(
