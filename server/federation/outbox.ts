@@ -1,8 +1,9 @@
 // Sends the outbox: per destination, in order, one transaction in flight, retried with the same txn_id and body
 // (RETRY_BASE_MS doubling to RETRY_MAX_MS) until the destination answers 200; after GIVE_UP_MS the senders get a
 // network.undelivered inbox item, and so does the sender of an event the answer says was not taken (an envelope past
-// the receiver's quota). Destinations are sent to side by side, so one that never answers delays no other. A lease row (job_leases, "federation-send:<host>") keeps one sender per
-// destination across processes and instances; the network call is made outside any database transaction.
+// the receiver's quota). Destinations are sent to side by side, so one that never answers delays no other. A lease
+// row (job_leases, "federation-send:<host>") keeps one sender per destination across processes and instances; the
+// network call is made outside any database transaction.
 import { and, asc, eq, inArray, isNull, lt, lte, sql } from "drizzle-orm";
 import type { Db, Tx } from "../../db/client.ts";
 import { federationOutbox, federationTxnsOut, jobLeases } from "../../db/schema/index.ts";
