@@ -82,8 +82,11 @@ export interface ServerConfig {
 }
 
 export const FEDERATION_MODES = ["off", "allowlist", "open"] as const;
-/** What --federation-limits sets per origin host: transactions and events a minute, contact requests and code guesses an hour. */
-export const FEDERATION_LIMITS = ["txns", "events", "contact_requests", "code_guesses"] as const;
+/**
+ * What --federation-limits sets: per origin host, transactions and events a minute, contact requests and code guesses
+ * an hour (counted once the signature verifies); per client address, transactions and key fetches a minute.
+ */
+export const FEDERATION_LIMITS = ["txns", "events", "contact_requests", "code_guesses", "txns_per_address", "key_fetches_per_address"] as const;
 export type FederationLimit = (typeof FEDERATION_LIMITS)[number];
 
 /** --federation-limits: name=value settings separated by commas, names of FEDERATION_LIMITS. */
@@ -127,6 +130,7 @@ export const QUOTA_NAMES = {
   expenses_per_group_per_day: "expensesPerGroupPerDay",
   groups: "groups",
   open_plans: "openPlans",
+  pending_hosts: "pendingHosts",
 } as const satisfies Record<string, keyof Quotas>;
 
 /** Every default of svc serve, in one place (the flags' help shows them). */
@@ -153,6 +157,7 @@ export const DEFAULTS = {
     expensesPerGroupPerDay: 2000,
     groups: 500,
     openPlans: 200,
+    pendingHosts: 20,
   } as Readonly<Quotas>,
 };
 

@@ -134,7 +134,7 @@ export const ROUTES: readonly Route<Call>[] = [
   // Federation with other svc servers (server/federation/, docs/federation.md).
   get("/.well-known/svc-federation", (c) => discoveryDocument(c.svc)),
   get("/.well-known/svc-federation/jwks.json", (c) => jwksDocument(c.svc)),
-  put("/fed/v1/txn/{txn_id}", (c, txnId) => receiveTransaction(c.svc, c.req, txnId)),
+  put("/fed/v1/txn/{txn_id}", (c, txnId) => receiveTransaction(c.svc, c.req, txnId, c.clientAddress())),
 
   // The OAuth authorization server.
   get("/.well-known/jwks.json", jwks),

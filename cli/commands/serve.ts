@@ -202,7 +202,7 @@ export function serveCommand(): Command {
     .addOption(
       new Option(
         "--federation-limits <name=value,...>",
-        "per other server: txns and events a minute, contact_requests and code_guesses an hour (docs/federation.md)",
+        "per other server once its signature verifies: txns and events a minute, contact_requests and code_guesses an hour; per client address: txns_per_address and key_fetches_per_address a minute (docs/federation.md)",
       )
         .env("SVC_FEDERATION_LIMITS")
         .argParser(flag(parseFederationLimits)),

@@ -24,7 +24,8 @@ import refundsSpendingBatches from "./0022_refunds_spending_batches.sql" with { 
 import receiptsRatesSeries from "./0023_receipts_rates_series.sql" with { type: "text" };
 import writerLease from "./0024_writer_lease.sql" with { type: "text" };
 import federation from "./0025_federation.sql" with { type: "text" };
-import serverSettings from "./0031_server_settings.sql" with { type: "text" };
+import federationTrust from "./0026_federation_trust.sql" with { type: "text" };
+import serverSettings from "./0027_server_settings.sql" with { type: "text" };
 
 export const MIGRATIONS: readonly { id: number; name: string; sql: string }[] = [
   { id: 1, name: "0001_core", sql: core },
@@ -52,5 +53,6 @@ export const MIGRATIONS: readonly { id: number; name: string; sql: string }[] = 
   { id: 23, name: "0023_receipts_rates_series", sql: receiptsRatesSeries },
   { id: 24, name: "0024_writer_lease", sql: writerLease },
   { id: 25, name: "0025_federation", sql: federation },
-  { id: 31, name: "0031_server_settings", sql: serverSettings },
+  { id: 26, name: "0026_federation_trust", sql: federationTrust },
+  { id: 27, name: "0027_server_settings", sql: serverSettings },
 ];

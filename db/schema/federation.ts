@@ -1,7 +1,8 @@
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
-// Mirrors db/migrations/0025_federation.sql; the SQL file is the source of truth for the database.
+// Mirrors db/migrations/0025_federation.sql and 0026_federation_trust.sql; the SQL files are the source of truth for
+// the database.
 export const federationKeys = sqliteTable("federation_keys", {
   kid: text("kid").primaryKey(),
   privateJwk: text("private_jwk").notNull(),
@@ -43,8 +44,15 @@ export const federationOutbox = sqliteTable(
     createdAt: text("created_at").notNull(),
     txnId: text("txn_id"),
     sentAt: text("sent_at"),
+    /** The local agent the event speaks for (event.from). */
+    senderId: text("sender_id"),
+    /** Refused by the other server, or given up: its sender was told (network.undelivered). */
+    undelivered: integer("undelivered", { mode: "boolean" }).notNull().default(false),
   },
-  (t) => [index("federation_outbox_pending").on(t.destination, t.seq).where(sql`${t.sentAt} IS NULL`)],
+  (t) => [
+    index("federation_outbox_pending").on(t.destination, t.seq).where(sql`${t.sentAt} IS NULL`),
+    index("federation_outbox_pending_senders").on(t.senderId, t.destination).where(sql`${t.sentAt} IS NULL`),
+  ],
 );
 
 export const federationTxnsOut = sqliteTable("federation_txns_out", {
@@ -84,6 +92,8 @@ export const federationPeerKeys = sqliteTable("federation_peer_keys", {
   jwks: text("jwks").notNull(),
   fetchedAt: text("fetched_at").notNull(),
   refetchedAt: text("refetched_at"),
+  /** When a transaction signed with these keys last verified; null: the host never proved itself. */
+  verifiedAt: text("verified_at"),
 });
 
 export const federationHosts = sqliteTable("federation_hosts", {
@@ -101,4 +111,15 @@ export const federationLimits = sqliteTable(
     count: integer("count").notNull(),
   },
   (t) => [primaryKey({ columns: [t.host, t.kind, t.windowStart] })],
+);
+
+export const federationEnvelopeBytes = sqliteTable(
+  "federation_envelope_bytes",
+  {
+    seq: integer("seq").primaryKey({ autoIncrement: true }),
+    address: text("address").notNull(),
+    bytes: integer("bytes").notNull(),
+    receivedAt: text("received_at").notNull(),
+  },
+  (t) => [index("federation_envelope_bytes_by_address").on(t.address, t.receivedAt), index("federation_envelope_bytes_by_time").on(t.receivedAt)],
 );

@@ -25,7 +25,7 @@ export const writerLease = sqliteTable("writer_lease", {
   leaseUntil: text("lease_until").notNull(),
 });
 
-// Mirrors db/migrations/0031_server_settings.sql: what svc serve was started with, for the admin commands.
+// Mirrors db/migrations/0027_server_settings.sql: what svc serve was started with, for the admin commands.
 export const serverSettings = sqliteTable("server_settings", {
   key: text("key").primaryKey(),
   value: text("value").notNull(),

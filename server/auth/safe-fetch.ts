@@ -112,20 +112,23 @@ export function addressProblem(address: string): string | null {
 
 const systemResolve: Resolve = (host) => dnsLookup(host, { all: true, verbatim: true });
 
-/** Every address `host` resolves to, or FetchRefused unless all of them are public. */
+/**
+ * The one refusal of a name, whether it does not resolve or resolves to an address that is not public: saying which,
+ * or what kind of address, would let anyone map this server's own network and DNS (which internal names exist, and
+ * whether they are loopback, private or link-local) through the refusals.
+ */
+export const NAME_REFUSED = "The host does not resolve to public addresses only.";
+
+/** Every address `host` resolves to, or FetchRefused (NAME_REFUSED) unless all of them are public. */
 export async function publicAddresses(host: string, resolve: Resolve = systemResolve): Promise<ResolvedAddress[]> {
   let found: ResolvedAddress[];
   try {
     found = await resolve(host);
   } catch {
-    throw new FetchRefused("The host does not resolve.");
+    throw new FetchRefused(NAME_REFUSED);
   }
-  if (!found.length) throw new FetchRefused("The host does not resolve.");
-  for (const a of found) {
-    const problem = addressProblem(a.address);
-    // One bad address refuses the host: the connection could land on any of them.
-    if (problem) throw new FetchRefused(`The host resolves to a non-public address (${problem}).`);
-  }
+  // One bad address refuses the host: the connection could land on any of them.
+  if (!found.length || found.some((a) => addressProblem(a.address) !== null)) throw new FetchRefused(NAME_REFUSED);
   return found;
 }
 

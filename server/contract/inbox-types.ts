@@ -32,8 +32,8 @@ export const INBOX_TYPES = {
     app: "network",
     requiresAction: false,
     suggestedTools: ["list_contacts"],
-    refs: "host",
-    description: "What you sent to another svc server could not be delivered for 72 hours and was given up (federation).",
+    refs: "host (envelope_id for a refused envelope)",
+    description: "What you sent to another svc server was not delivered: that server refused it, or did not answer for 72 hours (federation).",
   },
   "mail.envelope": {
     app: "mail",

@@ -46,4 +46,6 @@ export interface Quotas {
   groups: number;
   /** Plans the agent organises that are not cancelled and not yet over. */
   openPlans: number;
+  /** Other svc servers the agent has undelivered federation events for at once. */
+  pendingHosts: number;
 }

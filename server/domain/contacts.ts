@@ -146,11 +146,12 @@ async function target(
 }
 
 export async function addContact(
-  { tx, now, actor }: DomainContext,
+  ctx: DomainContext,
   input: AddContactInput,
   sharesGroup: (tx: Tx, a: string, b: string, groupId: string) => Promise<boolean>,
   federation?: FederationScope,
 ): Promise<{ status: "requested" | "accepted" | "already_contacts"; contact: ContactRecord | null }> {
+  const { tx, now, actor } = ctx;
   // A code with another server's host goes there; whose code it is, only that server knows.
   if (input.code !== undefined) {
     const { code, host } = splitCode(input.code);
@@ -158,7 +159,7 @@ export async function addContact(
       const problem = federationProblem("code", host, federation);
       if (problem) throw problem;
       const note = input.note === undefined ? null : cleanNote(input.note) || null;
-      const eventId = await enqueue(tx, now, host, { type: "contact.request", from: actor.agentId, code: normaliseCode(code), note });
+      const eventId = await enqueue(tx, now, host, { type: "contact.request", from: actor.agentId, code: normaliseCode(code), note }, ctx);
       await rememberCodeRequest(tx, now, eventId, actor.agentId, host);
       return { status: "requested", contact: null };
     }
@@ -197,7 +198,7 @@ export async function addContact(
     const outgoing: Row = { ownerId: actor.agentId, otherId: them.agentId, state: "outgoing", source, note: null, requestedAt: at, respondedAt: null };
     await setSide(tx, outgoing);
     await setSide(tx, { ...outgoing, ownerId: them.agentId, otherId: actor.agentId, state: "incoming", note: null });
-    await enqueue(tx, now, remote.host, { type: "contact.request", from: actor.agentId, to: remote.address, note });
+    await enqueue(tx, now, remote.host, { type: "contact.request", from: actor.agentId, to: remote.address, note }, ctx);
     return { status: "requested", contact: await record(tx, outgoing, them) };
   }
   // mine is none: a request of theirs that never reached us (we had declined it within the window, or it was

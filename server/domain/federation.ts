@@ -5,7 +5,9 @@ import { and, asc, eq, gt, inArray, lt, sql } from "drizzle-orm";
 import type { Tx } from "../../db/client.ts";
 import { agents, federationOutbox, federationRequests, federationSettings, remoteAgents } from "../../db/schema/index.ts";
 import { DAY, iso } from "../clock.ts";
+import type { DomainContext } from "../contract/principal.ts";
 import { invalid } from "../errors.ts";
+import { requireRoomForHost } from "./quotas.ts";
 import { agentByHandle, agentById, type AgentRow } from "./agents.ts";
 import { cleanNote } from "./untrusted.ts";
 
@@ -49,6 +51,25 @@ export async function remoteAddresses(tx: Tx, agentIds: string[]): Promise<Map<s
   return new Map(rows.map((r) => [r.agentId, r.address]));
 }
 
+/** The longest alias before a number is added on a clash (handles are at most 32 characters). */
+const ALIAS_MAX = 28;
+/** The most of the host's letters and digits an alias keeps. */
+const ALIAS_HOST_MAX = 12;
+
+/**
+ * A free handle for an agent of another server: its handle (shortened if need be), a dash and its host's letters and
+ * digits, then a number on a clash. The host part is never cut away, so an alias never passes for a local handle
+ * (a long remote handle must not become that handle here, or the handle alone, and keep a local person from it).
+ */
+async function freeAlias(tx: Tx, handle: string, host: string): Promise<string> {
+  const hostPart = host.replace(/[^a-z0-9]/g, "").slice(0, ALIAS_HOST_MAX) || "remote";
+  const handlePart = handle.slice(0, ALIAS_MAX - 1 - hostPart.length).replace(/[-_]+$/, "");
+  const base = `${handlePart}-${hostPart}`;
+  let alias = base;
+  for (let n = 2; await agentByHandle(tx, alias); n++) alias = `${base}${n}`;
+  return alias;
+}
+
 /** The local row standing for a remote agent, made the first time one is met; its display name shows the address. */
 export async function ensureRemoteAgent(tx: Tx, now: Date, address: string, displayName?: string): Promise<AgentRow> {
   const parsed = parseAddress(address);
@@ -60,9 +81,7 @@ export async function ensureRemoteAgent(tx: Tx, now: Date, address: string, disp
     if (displayName !== undefined) await tx.update(agents).set({ displayName: name }).where(eq(agents.agentId, known.agentId));
     return (await agentById(tx, known.agentId))!;
   }
-  const base = `${parsed.handle}-${parsed.host.replace(/[^a-z0-9]/g, "")}`.slice(0, 28).replace(/[-_]+$/, "");
-  let handle = base;
-  for (let n = 2; await agentByHandle(tx, handle); n++) handle = `${base}${n}`;
+  const handle = await freeAlias(tx, parsed.handle, parsed.host);
   const agentId = crypto.randomUUID();
   await tx.insert(agents).values({ agentId, handle, displayName: name, createdAt: iso(now) });
   await tx.insert(remoteAgents).values({ agentId, address: canonical, host: parsed.host, handle: parsed.handle, createdAt: iso(now) });
@@ -88,10 +107,15 @@ export interface OutboundEvent {
   [field: string]: unknown;
 }
 
-/** Writes an event to the outbox, in the caller's transaction; returns its id. */
-export async function enqueue(tx: Tx, now: Date, destination: string, event: OutboundEvent): Promise<string> {
+/**
+ * Writes an event to the outbox, in the caller's transaction; returns its id. With `room`, the call of the agent that
+ * starts something on that server (a request, an envelope, a plan's news): refused past its pending_hosts quota. An
+ * answer, a removal or a cancellation is never refused.
+ */
+export async function enqueue(tx: Tx, now: Date, destination: string, event: OutboundEvent, room?: DomainContext): Promise<string> {
+  if (room) await requireRoomForHost(room, destination);
   const eventId = crypto.randomUUID();
-  await tx.insert(federationOutbox).values({ destination, eventId, event: { ...event, id: eventId }, createdAt: iso(now) });
+  await tx.insert(federationOutbox).values({ destination, eventId, event: { ...event, id: eventId }, createdAt: iso(now), senderId: event.from });
   return eventId;
 }
 

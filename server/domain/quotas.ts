@@ -4,7 +4,7 @@
 // Each check runs in the write's transaction, before it writes, so a refused write stores nothing.
 import { and, eq, gt, isNull, ne, sql } from "drizzle-orm";
 import { prepared, type Tx } from "../../db/client.ts";
-import { envelopes, expenses, groupMembers, plans } from "../../db/schema/index.ts";
+import { envelopes, expenses, federationEnvelopeBytes, federationOutbox, groupMembers, plans } from "../../db/schema/index.ts";
 import { DAY, iso } from "../clock.ts";
 import { DEFAULTS, type Quotas } from "../config.ts";
 import type { DomainContext } from "../contract/principal.ts";
@@ -52,7 +52,10 @@ export async function requireRoomForPlan(ctx: DomainContext): Promise<void> {
   });
 }
 
-const envelopeBytes = sql<number>`length(CAST(${envelopes.subject} AS BLOB)) + length(CAST(${envelopes.bodyMd} AS BLOB))`;
+const storedEnvelopeBytes = sql<number>`length(CAST(${envelopes.subject} AS BLOB)) + length(CAST(${envelopes.bodyMd} AS BLOB))`;
+
+/** What an envelope counts for in the envelope quota: the UTF-8 bytes of its subject and body. */
+export const envelopeBytes = (e: { subject: string; body_md: string }) => Buffer.byteLength(e.subject) + Buffer.byteLength(e.body_md);
 
 /** Refuses an envelope of `bytes` (subject and body, UTF-8) that would take the sender past its bytes for the rolling day. */
 export async function requireEnvelopeBudget(ctx: DomainContext, bytes: number): Promise<void> {
@@ -61,7 +64,7 @@ export async function requireEnvelopeBudget(ctx: DomainContext, bytes: number): 
   const mine = and(eq(envelopes.senderId, actor.agentId), gt(envelopes.createdAt, since(now)));
   const used = Number(
     (await tx
-      .select({ n: sql<number>`coalesce(sum(${envelopeBytes}), 0)` })
+      .select({ n: sql<number>`coalesce(sum(${storedEnvelopeBytes}), 0)` })
       .from(envelopes)
       .where(mine)
       .get())!.n,
@@ -72,7 +75,7 @@ export async function requireEnvelopeBudget(ctx: DomainContext, bytes: number): 
   // The first moment enough of the day's envelopes have aged out: the oldest whose running total covers the excess.
   const need = used + bytes - max;
   const running = tx
-    .select({ at: envelopes.createdAt, run: sql<number>`sum(${envelopeBytes}) OVER (ORDER BY ${envelopes.createdAt}, ${envelopes.seq})`.as("run") })
+    .select({ at: envelopes.createdAt, run: sql<number>`sum(${storedEnvelopeBytes}) OVER (ORDER BY ${envelopes.createdAt}, ${envelopes.seq})`.as("run") })
     .from(envelopes)
     .where(mine)
     .as("running");
@@ -115,5 +118,44 @@ export async function requireExpenseBudget(ctx: DomainContext, groupId: string):
     `You have added ${n} expenses to this group in the last 24 hours, the most one handle may add to one group in a day (the limit is ${max}).`,
     { limit: max, added: n },
     freedIn(oldest!.at, now),
+  );
+}
+
+/**
+ * An envelope of `bytes` from an agent of another server, by its address: counted, and true, while what that address
+ * sent here in the rolling day stays within the operator's envelope quota (`max`); false, nothing counted, past it.
+ * Every envelope its server sent is counted, taken or dropped (no consent, a block): a refusal depends only on what
+ * the sender sent, so it tells its server nothing of who blocked or declined it.
+ */
+export async function takeRemoteEnvelopeBudget(tx: Tx, now: Date, address: string, bytes: number, max: number): Promise<boolean> {
+  const from = address.toLowerCase();
+  const used = Number(
+    (await tx
+      .select({ n: sql<number>`coalesce(sum(${federationEnvelopeBytes.bytes}), 0)` })
+      .from(federationEnvelopeBytes)
+      .where(and(eq(federationEnvelopeBytes.address, from), gt(federationEnvelopeBytes.receivedAt, since(now))))
+      .get())!.n,
+  );
+  if (used + bytes > max) return false;
+  await tx.insert(federationEnvelopeBytes).values({ address: from, bytes, receivedAt: iso(now) });
+  return true;
+}
+
+/**
+ * Refuses an event for another server `host` when the agent already has undelivered events for the quota's number of
+ * other servers and `host` is not one of them: one agent cannot fill the outbox with servers that never answer.
+ */
+export async function requireRoomForHost(ctx: DomainContext, host: string): Promise<void> {
+  const { tx, actor } = ctx;
+  const max = quotasOf(ctx).pendingHosts;
+  const pending = await tx
+    .selectDistinct({ host: federationOutbox.destination })
+    .from(federationOutbox)
+    .where(and(eq(federationOutbox.senderId, actor.agentId), isNull(federationOutbox.sentAt)));
+  if (pending.length < max || pending.some((p) => p.host === host)) return;
+  throw conflict(
+    `What you sent to ${pending.length} other servers is still waiting to be delivered, the most one handle may have waiting (the limit is ${max}). ` +
+      "Wait until some of it is delivered (or given up after 72 hours), then try again.",
+    { limit: max, pending_hosts: pending.length },
   );
 }

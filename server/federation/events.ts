@@ -1,6 +1,8 @@
 // What crosses between servers, checked again against svc's own schemas on receipt (the other server is untrusted
 // too), and dispatched to the domain. Every event is answered "ok" whether it was taken or dropped (block, no
-// consent, unknown handle or code), so that a sender learns nothing; only a malformed event is "rejected".
+// consent, unknown handle or code), so that a sender learns nothing; a malformed event is "rejected", and an envelope
+// past the operator's quota for its sender "refused" (counted on what the sender sent, taken or dropped alike, so
+// the refusal too says nothing of consent): the sending server tells its agent it was not delivered.
 import { z } from "zod";
 import type { Db } from "../../db/client.ts";
 import { federationEventsSeen } from "../../db/schema/index.ts";
@@ -25,7 +27,8 @@ import { agentById, type AgentRow } from "../domain/agents.ts";
 import { remoteAgents } from "../../db/schema/index.ts";
 import { eq } from "drizzle-orm";
 import { takeHostBudget } from "./limits.ts";
-import type { FederationConfig } from "../config.ts";
+import type { FederationConfig, Quotas } from "../config.ts";
+import { envelopeBytes, takeRemoteEnvelopeBudget } from "../domain/quotas.ts";
 
 export const MAX_EVENTS = 50;
 
@@ -116,7 +119,7 @@ export const Transaction = z.object({
 
 export interface EventResult {
   id: string | null;
-  result: "ok" | "rejected";
+  result: "ok" | "rejected" | "refused";
 }
 
 export interface Receiver {
@@ -127,7 +130,12 @@ export interface Receiver {
   /** In open mode, a host first seen lately: only requests that carry a code pass. */
   greylisted: boolean;
   limits?: FederationConfig["limits"];
+  /** The operator's per-agent quotas (--quota): they hold for agents of other servers too. */
+  quotas: Quotas;
 }
+
+/** An event refused for a quota: not applied, and answered "refused". */
+class Refused extends Error {}
 
 const hostOf = (address: string) => parseAddress(address)!.host;
 const handleOf = (address: string) => parseAddress(address)!.handle;
@@ -151,8 +159,10 @@ export async function receiveEvent(r: Receiver, raw: unknown): Promise<EventResu
       if (seen.rowsAffected === 0) return;
       await apply(r, { tx, now: r.now }, e);
     });
-  } catch {
-    // Dropped as if refused: the sender's answer is the same.
+  } catch (err) {
+    // A quota's refusal is said (and nothing of the event is kept, its id included); anything else is dropped as if
+    // refused for consent: the sender's answer is the same.
+    if (err instanceof Refused) return { id: e.id, result: "refused" };
   }
   return { id: e.id, result: "ok" };
 }
@@ -180,13 +190,24 @@ async function apply(r: Receiver, c: TxNow, e: FederationEvent): Promise<void> {
   const { tx, now } = c;
   switch (e.type) {
     case "contact.request": {
-      if (r.greylisted && e.code === undefined) return;
       if (!(await takeHostBudget(tx, r.origin, "contact_requests", now, 1, r.limits))) return;
       if (e.code !== undefined && !(await takeHostBudget(tx, r.origin, "code_guesses", now, 1, r.limits))) return;
       const target = e.code !== undefined ? await localAgentByCode(tx, e.code) : await localAgentByHandle(tx, handleOf(e.to!));
       if (!target) return;
-      const accepts = await acceptsFromServers(tx, target.agentId);
-      if (accepts === "none" || (e.code === undefined && accepts !== "address")) return;
+      // What our agent already said of them is its consent, whatever it accepts from strangers: it asked them too
+      // (crossing requests become a contact, as on one server), or it counts them as a contact already and their
+      // side has lost it (their agent blocked ours, then asked again): their server hears our accept again.
+      const known = await knownRemote(c, e.from);
+      const ours = known ? await contactState(tx, target.agentId, known.agentId) : null;
+      if (ours === "accepted") {
+        await enqueue(tx, now, r.origin, { type: "contact.accept", from: target.agentId, to: e.from });
+        return;
+      }
+      if (ours !== "outgoing") {
+        if (r.greylisted && e.code === undefined) return;
+        const accepts = await acceptsFromServers(tx, target.agentId);
+        if (accepts === "none" || (e.code === undefined && accepts !== "address")) return;
+      }
       const them = await ensureRemoteAgent(tx, now, e.from, e.display_name);
       const input = e.code !== undefined ? { code: e.code } : { handle: target.handle };
       const res = await addContact({ tx, now, actor: actorOf(them) }, { ...input, note: e.note ?? undefined }, noGroups);
@@ -213,10 +234,12 @@ async function apply(r: Receiver, c: TxNow, e: FederationEvent): Promise<void> {
       return;
     }
     case "envelope": {
+      // Before anything about the recipients: the answer then depends only on what the sender sent.
+      if (!(await takeRemoteEnvelopeBudget(tx, now, e.from, envelopeBytes(e), r.quotas.envelopeBytesPerDay))) throw new Refused();
       const them = await knownRemote(c, e.from);
       if (!them) return;
       const locals = await localRecipients(tx, e.to);
-      await receiveEnvelope({ tx, now, actor: actorOf(them) }, locals, e);
+      await receiveEnvelope({ tx, now, actor: actorOf(them), config: { quotas: r.quotas } }, locals, e);
       return;
     }
     case "plan.invite":

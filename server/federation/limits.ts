@@ -1,18 +1,37 @@
 // Limits per origin host, counted in the database so that every process of the server (and a restart) applies the
-// same ones: a hostile server can make any number of agents, so the budget is the host's.
+// same ones: a hostile server can make any number of agents, so the budget is the host's. They are charged only once
+// a transaction's signature verifies: anyone can name a host, so a request that has not proved it comes from that
+// host is limited per client address instead (ADDRESS_LIMITS, in memory, before anything is fetched or written).
 import { and, eq, lt, sql } from "drizzle-orm";
 import type { Tx } from "../../db/client.ts";
 import { federationHosts, federationLimits } from "../../db/schema/index.ts";
 import { HOUR, MINUTE, iso } from "../clock.ts";
 import type { FederationLimit } from "../config.ts";
+import type { RateDecision, RateLimiter } from "../rate-limit.ts";
 
 export const HOST_LIMITS = {
   txns: { windowMs: MINUTE, limit: 120 },
   events: { windowMs: MINUTE, limit: 1200 },
   contact_requests: { windowMs: HOUR, limit: 60 },
   code_guesses: { windowMs: HOUR, limit: 30 },
-} as const satisfies Record<FederationLimit, unknown>;
-export type LimitKind = FederationLimit;
+} as const satisfies Partial<Record<FederationLimit, unknown>>;
+export type LimitKind = keyof typeof HOST_LIMITS;
+
+/** Per client address, a minute: every PUT /fed/v1/txn, and the key fetches (discovery) they make this server do. */
+export const ADDRESS_LIMITS = {
+  txns_per_address: 120,
+  key_fetches_per_address: 10,
+} as const satisfies Partial<Record<FederationLimit, number>>;
+
+/** Takes one of the client address's budget of this kind (the server's in-memory limiter, shared by its processes). */
+export function takeAddressBudget(
+  limiter: RateLimiter,
+  address: string,
+  kind: keyof typeof ADDRESS_LIMITS,
+  limits: Partial<Record<FederationLimit, number>> = {},
+): RateDecision {
+  return limiter.take(`federation:${kind}:${address}`, `federation_${kind}`, limits[kind] ?? ADDRESS_LIMITS[kind]);
+}
 
 /** In open mode a host first seen this recently may only send contact requests that carry a code. */
 export const GREYLIST_MS = 24 * HOUR;

@@ -1,14 +1,17 @@
 // Sends the outbox: per destination, in order, one transaction in flight, retried with the same txn_id and body
 // (RETRY_BASE_MS doubling to RETRY_MAX_MS) until the destination answers 200; after GIVE_UP_MS the senders get a
-// network.undelivered inbox item. A lease row (job_leases, "federation-send:<host>") keeps one sender per
-// destination across processes and instances; the network call is made outside any database transaction.
-import { and, asc, eq, isNull, lt, lte, sql } from "drizzle-orm";
-import type { Db } from "../../db/client.ts";
+// network.undelivered inbox item, and so does the sender of an event the answer says was not taken (an envelope past
+// the receiver's quota). Destinations are sent to side by side, so one that never answers delays no other. A lease
+// row (job_leases, "federation-send:<host>") keeps one sender per destination across processes and instances; the
+// network call is made outside any database transaction.
+import { and, asc, eq, inArray, isNull, lt, lte, sql } from "drizzle-orm";
+import type { Db, Tx } from "../../db/client.ts";
 import { federationOutbox, federationTxnsOut, jobLeases } from "../../db/schema/index.ts";
 import { HOUR, iso, later } from "../clock.ts";
 import type { FederationConfig, ServerConfig } from "../config.ts";
 import { deliver } from "../domain/inbox.ts";
-import { MAX_EVENTS, senderAddress } from "./events.ts";
+import { quoted } from "../domain/untrusted.ts";
+import { MAX_EVENTS, senderAddress, type EventResult } from "./events.ts";
 import { signingKey } from "./keys.ts";
 import { peerBaseUrl, peerRequest } from "./peer.ts";
 import { selfHost } from "./scope.ts";
@@ -32,8 +35,15 @@ export interface SendTiming {
 }
 const timing = (fed: FederationConfig): SendTiming => ({ retryBaseMs: fed.retryBaseMs ?? RETRY_BASE_MS, leaseMs: fed.leaseMs ?? SEND_LEASE_MS });
 
-/** Signs and sends one transaction; resolves with the HTTP status (0: no answer). */
-export async function sendTransaction(db: Db, config: ServerConfig, destination: string, txnId: string, body: string, now: Date): Promise<number> {
+/** Signs and sends one transaction; resolves with the HTTP status (0: no answer) and the answer's body. */
+export async function sendTransaction(
+  db: Db,
+  config: ServerConfig,
+  destination: string,
+  txnId: string,
+  body: string,
+  now: Date,
+): Promise<{ status: number; body: string }> {
   const fed = config.federation!;
   const url = `${peerBaseUrl(destination, fed)}/fed/v1/txn/${encodeURIComponent(txnId)}`;
   const headers = new Headers({ "content-type": "application/json", "content-digest": await contentDigest(body) });
@@ -50,25 +60,73 @@ export async function sendTransaction(db: Db, config: ServerConfig, destination:
   headers.set("signature", sig.signature);
   try {
     const res = await peerRequest(url, fed, { method: "PUT", headers: Object.fromEntries(headers), body });
-    return res.status;
+    return { status: res.status, body: res.body };
   } catch {
-    return 0;
+    return { status: 0, body: "" };
   }
 }
 
-/** One pass: every destination with something to send whose lease this process takes. Returns transactions answered. */
-export async function sendOutbox(db: Db, config: ServerConfig, holder: string): Promise<number> {
+/** The ids of the events a 200 answer did not take ("refused", "rejected", or left out); the other server is untrusted. */
+function notTaken(answer: string, sentIds: string[]): Set<string> {
+  let results: unknown;
+  try {
+    results = (JSON.parse(answer) as { results?: unknown }).results;
+  } catch {
+    results = undefined;
+  }
+  const ok = new Set(
+    Array.isArray(results)
+      ? results.flatMap((r) => (r && typeof r === "object" && (r as EventResult).result === "ok" ? [String((r as EventResult).id)] : []))
+      : [],
+  );
+  return new Set(sentIds.filter((id) => !ok.has(id)));
+}
+
+/** Destinations sent to at once by one process; at most half of them may be ones whose last attempt failed. */
+export const MAX_PARALLEL_SENDS = 32;
+const MAX_PARALLEL_FAILING = MAX_PARALLEL_SENDS / 2;
+
+/** The sends this process has in flight, by destination: a slow destination holds only its own. */
+export type InFlight = Map<string, { failing: boolean; done: Promise<boolean> }>;
+
+/**
+ * Starts a send to every destination that is due and not already in flight here, each on its own, so that a
+ * destination that never answers (up to the peer timeout, 5 s) delays no other: at most MAX_PARALLEL_SENDS at once,
+ * destinations that have not failed first, and those that failed last time never more than half of them. Returns the
+ * sends started; each resolves with whether its transaction was answered.
+ */
+export async function startSends(db: Db, config: ServerConfig, holder: string, inFlight: InFlight): Promise<Promise<boolean>[]> {
   const fed = config.federation;
-  if (!fed || fed.mode === "off") return 0;
+  if (!fed || fed.mode === "off") return [];
   const now = config.clock.now();
-  const destinations = await db.read(async (tx) => {
+  const { fresh, failing } = await db.read(async (tx) => {
     const pending = await tx.selectDistinct({ d: federationOutbox.destination }).from(federationOutbox).where(isNull(federationOutbox.sentAt));
-    const inFlight = await tx.select({ d: federationTxnsOut.destination }).from(federationTxnsOut);
-    return [...new Set([...pending, ...inFlight].map((r) => r.d))];
+    const open = await tx.select().from(federationTxnsOut);
+    const tried = new Map(open.map((t) => [t.destination, t]));
+    const due = [...new Set([...pending.map((r) => r.d), ...open.map((t) => t.destination)])].filter(
+      (d) => !inFlight.has(d) && Date.parse(tried.get(d)?.nextTryAt ?? iso(now)) <= now.getTime(),
+    );
+    const failed = (d: string) => (tried.get(d)?.attempts ?? 0) > 0;
+    return { fresh: due.filter((d) => !failed(d)), failing: due.filter(failed) };
   });
-  let sent = 0;
-  for (const destination of destinations) if (await sendTo(db, config, destination, holder, now)) sent++;
-  return sent;
+  const started: Promise<boolean>[] = [];
+  const start = (destination: string, isFailing: boolean) => {
+    const done = sendTo(db, config, destination, holder, now).finally(() => inFlight.delete(destination));
+    inFlight.set(destination, { failing: isFailing, done });
+    started.push(done);
+  };
+  for (const d of fresh) if (inFlight.size < MAX_PARALLEL_SENDS) start(d, false);
+  for (const d of failing) {
+    const failingNow = [...inFlight.values()].filter((f) => f.failing).length;
+    if (inFlight.size < MAX_PARALLEL_SENDS && failingNow < MAX_PARALLEL_FAILING) start(d, true);
+  }
+  return started;
+}
+
+/** One pass: a send to every destination due whose lease this process takes, all at once. Returns transactions answered. */
+export async function sendOutbox(db: Db, config: ServerConfig, holder: string, inFlight: InFlight = new Map()): Promise<number> {
+  const answered = await Promise.all(await startSends(db, config, holder, inFlight));
+  return answered.filter(Boolean).length;
 }
 
 async function takeLease(db: Db, name: string, holder: string, now: Date, leaseMs: number): Promise<boolean> {
@@ -132,16 +190,25 @@ async function sendTo(db: Db, config: ServerConfig, destination: string, holder:
     await db.tx(release);
     return false;
   }
-  const status = await sendTransaction(db, config, destination, txn.txnId, txn.body, now);
+  const { status, body: answer } = await sendTransaction(db, config, destination, txn.txnId, txn.body, now);
   await db.tx(async (tx) => {
     const done = status === 200;
     const givenUp = !done && now.getTime() - Date.parse(txn.firstTriedAt) >= GIVE_UP_MS;
     if (done || givenUp) {
+      const sentIds = (JSON.parse(txn.body) as { events: { id: string }[] }).events.map((e) => e.id);
+      // What the other server did not take is not delivered, whatever its status said: its sender is told.
+      const refused = done ? notTaken(answer, sentIds) : new Set<string>();
       const events = await tx
         .update(federationOutbox)
-        .set({ sentAt: iso(now), txnId: txn.txnId })
+        .set({ sentAt: iso(now), txnId: txn.txnId, undelivered: givenUp })
         .where(and(eq(federationOutbox.destination, destination), isNull(federationOutbox.sentAt), sql`${federationOutbox.seq} <= ${txn.lastSeq}`))
-        .returning({ event: federationOutbox.event });
+        .returning({ eventId: federationOutbox.eventId, event: federationOutbox.event });
+      if (refused.size) {
+        await tx
+          .update(federationOutbox)
+          .set({ undelivered: true })
+          .where(inArray(federationOutbox.eventId, [...refused]));
+      }
       await tx.delete(federationTxnsOut).where(eq(federationTxnsOut.destination, destination));
       // Sent events are kept a while for the operator to look at, then dropped.
       await tx
@@ -154,10 +221,12 @@ async function sendTo(db: Db, config: ServerConfig, destination: string, holder:
             type: "network.undelivered",
             from: null,
             summaryMd: `What you sent to the server ${destination} could not be delivered for 72 hours and was given up. Tell your human; try again later.`,
+            payload: { reason: "given_up" },
             refs: { host: destination },
           });
         }
       }
+      for (const e of events.filter((x) => refused.has(x.eventId))) await tellRefused(tx, now, destination, e.event);
     } else {
       const wait = Math.min(retryBaseMs * 2 ** txn.attempts, RETRY_MAX_MS);
       await tx
@@ -170,7 +239,21 @@ async function sendTo(db: Db, config: ServerConfig, destination: string, holder:
   return status === 200;
 }
 
-/** Runs sendOutbox every intervalMs until stopped; passes never overlap. */
+/** Tells the agent that sent `event` that the server `destination` refused it (an envelope past its quota, ...). */
+async function tellRefused(tx: Tx, now: Date, destination: string, event: Record<string, unknown>): Promise<void> {
+  const envelope = event.type === "envelope" && typeof event.envelope_id === "string";
+  const what = envelope ? `Your envelope ${quoted(String(event.subject ?? ""))}` : `What you sent (${String(event.type)})`;
+  await deliver(tx, now, {
+    to: String(event.from),
+    type: "network.undelivered",
+    from: null,
+    summaryMd: `${what} was refused by the server ${destination} and not delivered (for an envelope: past that server's daily limit for you). Tell your human; try again later.`,
+    payload: { reason: "refused", event_type: String(event.type) },
+    refs: { host: destination, ...(envelope ? { envelope_id: String(event.envelope_id) } : {}) },
+  });
+}
+
+/** Starts the due sends every intervalMs until stopped; a slow destination holds up no other, nor the next pass. */
 export function startSender(
   db: Db,
   config: ServerConfig,
@@ -179,17 +262,27 @@ export function startSender(
   writesHere: () => boolean = () => true,
 ): { stop(): Promise<void> } {
   const holder = crypto.randomUUID();
-  let running: Promise<unknown> = Promise.resolve();
+  const inFlight: InFlight = new Map();
+  // Only the listing is one at a time; the sends it starts run on, each on its own.
+  let listing: Promise<unknown> | null = null;
   const tick = () => {
-    if (!writesHere()) return;
-    running = running.then(() => sendOutbox(db, config, holder)).catch(onError);
+    if (!writesHere() || listing) return;
+    listing = startSends(db, config, holder, inFlight)
+      .then((sends) => {
+        for (const s of sends) s.catch(onError);
+      })
+      .catch(onError)
+      .finally(() => {
+        listing = null;
+      });
   };
   const timer = setInterval(tick, config.federation?.sendIntervalMs ?? FEDERATION_SEND_MS);
   tick();
   return {
     async stop() {
       clearInterval(timer);
-      await running;
+      await listing;
+      await Promise.allSettled([...inFlight.values()].map((f) => f.done));
     },
   };
 }

@@ -1,12 +1,12 @@
 // Talking to another svc server: its base URL from its host, every call through the SSRF guard of
 // server/auth/safe-fetch.ts (public addresses only, no redirects, size and time caps), and its published keys,
 // cached in the database and fetched again on an unknown kid at most once a minute.
-import { eq } from "drizzle-orm";
+import { and, eq, isNull, lt, or } from "drizzle-orm";
 import { isIP } from "node:net";
-import type { Db } from "../../db/client.ts";
+import type { Db, Tx } from "../../db/client.ts";
 import { federationPeerKeys } from "../../db/schema/index.ts";
 import { FetchRefused, addressProblem, fetchDocument, fetchUrlProblem, publicLookup, type SocketLookup } from "../auth/safe-fetch.ts";
-import { MINUTE, iso } from "../clock.ts";
+import { HOUR, MINUTE, iso } from "../clock.ts";
 import type { FederationConfig, FetchedDocument } from "../config.ts";
 import { KEY_CACHE_MS, type PublicJwk } from "./keys.ts";
 
@@ -74,21 +74,52 @@ export async function fetchDiscovery(host: string, fed: Pick<FederationConfig, "
 
 /**
  * The peer's keys: from the cache while fresh (KEY_CACHE_MS); fetched again when stale, or when `unknownKid` is not
- * among them, at most once a minute for unknown kids. Null when they cannot be had.
+ * among them, at most once a minute for unknown kids, and only when `mayFetch` allows it (the caller's limit on the
+ * fetches one client address may cause). Null when they cannot be had.
  */
-export async function peerKeys(db: Db, fed: FederationConfig, host: string, now: Date, unknownKid?: string): Promise<PublicJwk[] | null> {
+export async function peerKeys(
+  db: Db,
+  fed: FederationConfig,
+  host: string,
+  now: Date,
+  unknownKid?: string,
+  mayFetch: () => boolean = () => true,
+): Promise<PublicJwk[] | null> {
   const cached = await db.read((tx) => tx.select().from(federationPeerKeys).where(eq(federationPeerKeys.host, host)).get());
   const keys = cached ? (JSON.parse(cached.jwks) as PublicJwk[]) : null;
   const stale = !cached || now.getTime() - Date.parse(cached.fetchedAt) >= KEY_CACHE_MS;
   const missing = unknownKid !== undefined && !keys?.some((k) => k.kid === unknownKid);
   const mayRefetch = !cached?.refetchedAt || now.getTime() - Date.parse(cached.refetchedAt) >= KEY_REFETCH_MS;
   if (!stale && !(missing && mayRefetch)) return keys;
+  if (!mayFetch()) return keys;
   try {
     const fresh = (await fetchDiscovery(host, fed)).keys;
-    const row = { host, jwks: JSON.stringify(fresh), fetchedAt: iso(now), refetchedAt: stale ? (cached?.refetchedAt ?? null) : iso(now) };
+    const row = {
+      host,
+      jwks: JSON.stringify(fresh),
+      fetchedAt: iso(now),
+      refetchedAt: stale ? (cached?.refetchedAt ?? null) : iso(now),
+      verifiedAt: cached?.verifiedAt ?? null,
+    };
     await db.tx((tx) => tx.insert(federationPeerKeys).values(row).onConflictDoUpdate({ target: federationPeerKeys.host, set: row }));
     return fresh;
   } catch {
     return keys;
   }
+}
+
+/** How often a host's keys are marked as having verified a transaction (their row is kept while this is recent). */
+const VERIFIED_MARK_MS = HOUR;
+
+/** Marks the host's cached keys as having verified a transaction now (at most once an hour: it is a write). */
+export async function markVerified(tx: Tx, host: string, now: Date): Promise<void> {
+  await tx
+    .update(federationPeerKeys)
+    .set({ verifiedAt: iso(now) })
+    .where(
+      and(
+        eq(federationPeerKeys.host, host),
+        or(isNull(federationPeerKeys.verifiedAt), lt(federationPeerKeys.verifiedAt, iso(new Date(now.getTime() - VERIFIED_MARK_MS)))),
+      ),
+    );
 }

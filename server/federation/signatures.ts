@@ -140,8 +140,20 @@ export function parseSignature(signatureInput: string | null, signature: string 
   return { label, components, params, paramsText, signature: new Uint8Array(Buffer.from(bytes[1]!, "base64")) };
 }
 
-/** Whether the parsed signature is a valid Ed25519 signature of the message by `key`. */
+/**
+ * Why a signature over `components` cannot be checked against this message, or null: a component named twice, or one
+ * the message lacks (a header field it does not carry, a derived component this code does not know, such as the
+ * draft's @request-target). Such a signature is refused like a wrong one, never an error of the server.
+ */
+export function componentsProblem(m: Message, components: readonly string[]): string | null {
+  if (new Set(components).size !== components.length) return "the signature names a component twice";
+  const missing = components.find((c) => componentValue(c, m) === null);
+  return missing === undefined ? null : `the signature covers ${JSON.stringify(missing)}, which the request lacks`;
+}
+
+/** Whether the parsed signature is a valid Ed25519 signature of the message by `key` (false when it cannot be). */
 export async function verifyMessage(m: Message, parsed: ParsedSignature, key: CryptoKey): Promise<boolean> {
+  if (componentsProblem(m, parsed.components)) return false;
   const base = signatureBase(m, parsed.components, parsed.paramsText);
   return crypto.subtle.verify({ name: "Ed25519" }, key, new Uint8Array(parsed.signature), new TextEncoder().encode(base));
 }

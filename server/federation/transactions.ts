@@ -1,16 +1,19 @@
-// PUT /fed/v1/txn/{txn_id}: a transaction of events from another server. Checked in this order: the destination is
-// this server; the origin is allowed and not blocked, and within its limits (before any cryptography); the key is
-// known (an unknown kid fetches the origin's keys again, at most once a minute); `created` is within 5 minutes; the
-// signature and the Content-Digest; then each event. The answer is stored per (origin, txn_id): a replay gets it.
+// PUT /fed/v1/txn/{txn_id}: a transaction of events from another server. Checked in this order: the client address
+// is within its limit (in memory: nothing read, fetched or written before); the destination is this server; the
+// origin is allowed and not blocked; the signature names what it must; the key is known (an unknown kid fetches the
+// origin's keys again, at most once a minute, and within the client address's budget of key fetches); `created` is
+// within 5 minutes; the signature and the Content-Digest; only then the origin's own limits, which a request that did
+// not prove it comes from the origin must not spend; then each event. The answer is stored per (origin, txn_id): a
+// replay gets it.
 import { and, eq, lt } from "drizzle-orm";
 import { federationEventsSeen, federationTxnsIn } from "../../db/schema/index.ts";
 import { DAY, iso } from "../clock.ts";
 import type { Services } from "../services.ts";
 import { verifyingKey } from "./keys.ts";
-import { firstSeen, GREYLIST_MS, hostBlocked, retryAfterSeconds, takeHostBudget } from "./limits.ts";
-import { peerKeys } from "./peer.ts";
+import { firstSeen, GREYLIST_MS, hostBlocked, retryAfterSeconds, takeAddressBudget, takeHostBudget } from "./limits.ts";
+import { markVerified, peerKeys } from "./peer.ts";
 import { hostAllowed, selfHost } from "./scope.ts";
-import { contentDigest, FED_COMPONENTS, FED_TAG, parseSignature, SignatureError, verifyMessage } from "./signatures.ts";
+import { componentsProblem, contentDigest, FED_COMPONENTS, FED_TAG, parseSignature, SignatureError, verifyMessage } from "./signatures.ts";
 import { receiveEvent, Transaction, type EventResult } from "./events.ts";
 
 export const MAX_TXN_BYTES = 1024 * 1024;
@@ -22,9 +25,12 @@ const answer = (status: number, body: unknown, headers: Record<string, string> =
   new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json", "Cache-Control": "no-store", ...headers } });
 const refuse = (status: number, error: string, headers: Record<string, string> = {}) => answer(status, { error }, headers);
 
-export async function receiveTransaction(svc: Services, req: Request, txnId: string): Promise<Response> {
+export async function receiveTransaction(svc: Services, req: Request, txnId: string, clientAddress: string): Promise<Response> {
   const fed = svc.config.federation;
   if (!fed || fed.mode === "off") return refuse(404, "federation is off");
+  // 0. The client address's budget, before anything is read, fetched or written: any origin can be named in a body.
+  const perAddress = takeAddressBudget(svc.limiter, clientAddress, "txns_per_address", fed.limits);
+  if (!perAddress.allowed) return refuse(429, "too many transactions from this address", { "Retry-After": String(perAddress.resetSeconds) });
   const now = svc.config.clock.now();
   if (Number(req.headers.get("content-length") ?? "0") > MAX_TXN_BYTES) return refuse(413, "larger than 1 MiB");
   const bytes = new Uint8Array(await req.arrayBuffer());
@@ -37,16 +43,10 @@ export async function receiveTransaction(svc: Services, req: Request, txnId: str
   }
   const self = selfHost(svc.config);
   const origin = body.origin.toLowerCase();
-  // 1. destination, 2. origin and its limits: before any cryptography.
+  // 1. destination, 2. origin: before any cryptography.
   if (body.destination.toLowerCase() !== self) return refuse(403, "wrong destination");
   if (!hostAllowed(fed, origin) || (await svc.db.read((tx) => hostBlocked(tx, origin)))) return refuse(403, "origin not allowed");
-  const withinLimits = await svc.db.tx(
-    async (tx) =>
-      (await takeHostBudget(tx, origin, "txns", now, 1, fed.limits)) &&
-      (await takeHostBudget(tx, origin, "events", now, Math.max(1, body.events.length), fed.limits)),
-  );
-  if (!withinLimits) return refuse(429, "too many transactions", { "Retry-After": String(retryAfterSeconds("txns", now)) });
-  // 3. key, 4. created, 5. signature and digest.
+  // 3. the signature's form, 4. key, 5. created, 6. signature and digest.
   let parsed: ReturnType<typeof parseSignature>;
   try {
     parsed = parseSignature(req.headers.get("signature-input"), req.headers.get("signature"));
@@ -57,19 +57,36 @@ export async function receiveTransaction(svc: Services, req: Request, txnId: str
   if (typeof keyid !== "string" || alg !== "ed25519" || tag !== FED_TAG || FED_COMPONENTS.some((c) => !parsed.components.includes(c))) {
     return refuse(401, "the signature must cover @method, @target-uri, content-digest and content-type with keyid, alg and tag");
   }
-  const keys = await peerKeys(svc.db, fed, origin, now, keyid);
+  const url = `${svc.config.baseUrl}/fed/v1/txn/${encodeURIComponent(txnId)}`;
+  const message = { method: req.method, url, headers: req.headers };
+  const uncheckable = componentsProblem(message, parsed.components);
+  if (uncheckable) return refuse(401, uncheckable);
+  let fetchRefusedFor = 0;
+  const mayFetch = () => {
+    const d = takeAddressBudget(svc.limiter, clientAddress, "key_fetches_per_address", fed.limits);
+    if (!d.allowed) fetchRefusedFor = d.resetSeconds;
+    return d.allowed;
+  };
+  const keys = await peerKeys(svc.db, fed, origin, now, keyid, mayFetch);
   const jwk = keys?.find((k) => k.kid === keyid);
   const key = jwk && (await verifyingKey(jwk, now));
+  if (!key && fetchRefusedFor) return refuse(429, "too many key fetches from this address", { "Retry-After": String(fetchRefusedFor) });
   if (!key) return refuse(401, "unknown key");
   const seconds = now.getTime() / 1000;
   if (typeof created !== "number" || Math.abs(seconds - created) > CLOCK_SKEW_S || (typeof expires === "number" && expires < seconds)) {
     return refuse(401, "signature too old or expired");
   }
-  const url = `${svc.config.baseUrl}/fed/v1/txn/${encodeURIComponent(txnId)}`;
   const digest = await contentDigest(bytes);
-  if (!(await verifyMessage({ method: req.method, url, headers: req.headers }, parsed, key)) || req.headers.get("content-digest") !== digest) {
+  if (!(await verifyMessage(message, parsed, key)) || req.headers.get("content-digest") !== digest) {
     return refuse(401, "signature or digest does not match");
   }
+  // 7. The origin proved itself: now its own limits.
+  const withinLimits = await svc.db.tx(
+    async (tx) =>
+      (await takeHostBudget(tx, origin, "txns", now, 1, fed.limits)) &&
+      (await takeHostBudget(tx, origin, "events", now, Math.max(1, body.events.length), fed.limits)),
+  );
+  if (!withinLimits) return refuse(429, "too many transactions", { "Retry-After": String(retryAfterSeconds("txns", now)) });
   // A transaction answered before gets the same answer (the same id with another body is refused).
   const stored = await svc.db.read((tx) =>
     tx
@@ -82,9 +99,12 @@ export async function receiveTransaction(svc: Services, req: Request, txnId: str
   const greylisted =
     fed.mode === "open" && !fed.peers.includes(origin) && now.getTime() - (await svc.db.tx((tx) => firstSeen(tx, origin, now))).getTime() < GREYLIST_MS;
   const results: EventResult[] = [];
-  for (const raw of body.events) results.push(await receiveEvent({ db: svc.db, now, origin, selfHost: self, greylisted, limits: fed.limits }, raw));
+  for (const raw of body.events) {
+    results.push(await receiveEvent({ db: svc.db, now, origin, selfHost: self, greylisted, limits: fed.limits, quotas: svc.config.quotas }, raw));
+  }
   const result = { txn_id: txnId, results };
   await svc.db.tx(async (tx) => {
+    await markVerified(tx, origin, now);
     await tx
       .insert(federationTxnsIn)
       .values({ origin, txnId, bodyDigest: digest, answer: JSON.stringify(result), receivedAt: iso(now) })

@@ -2,6 +2,7 @@ import type { Tx } from "../../db/client.ts";
 import { expireApiKeys, expireIdempotencyRecords, expireInboxItems, expirePlatformInvites } from "./expiry.ts";
 import { createRecurringExpenses } from "./recurring-expenses.ts";
 import { expireAuthRecords } from "./auth-expiry.ts";
+import { cleanFederation } from "./federation-cleanup.ts";
 
 /** Background work: each job is idempotent (running it late or twice changes nothing more) and runs in one transaction. */
 export interface Job<T = undefined> {
@@ -13,4 +14,12 @@ export interface Job<T = undefined> {
 }
 
 /** Every background job; the runner (server/jobs/runner.ts) takes a lease in the database before running one. */
-export const JOBS: Job<any>[] = [expireInboxItems, expireIdempotencyRecords, expireApiKeys, expirePlatformInvites, createRecurringExpenses, expireAuthRecords];
+export const JOBS: Job<any>[] = [
+  expireInboxItems,
+  expireIdempotencyRecords,
+  expireApiKeys,
+  expirePlatformInvites,
+  createRecurringExpenses,
+  expireAuthRecords,
+  cleanFederation,
+];

@@ -22,6 +22,10 @@ export interface SendOptions {
   created?: number;
   key?: FakeKey;
   txnId?: string;
+  /** Changes the header fields after signing (a Signature-Input that covers something else, ...). */
+  rewrite?: (headers: Headers) => void;
+  /** Sends no Signature-Input and no Signature at all. */
+  unsigned?: boolean;
 }
 
 export interface FakePeer {
@@ -54,8 +58,11 @@ export async function startFakePeer(): Promise<FakePeer> {
         alg: "ed25519",
         tag: FED_TAG,
       });
-      headers.set("signature-input", sig.signatureInput);
-      headers.set("signature", sig.signature);
+      if (!opts.unsigned) {
+        headers.set("signature-input", sig.signatureInput);
+        headers.set("signature", sig.signature);
+      }
+      opts.rewrite?.(headers);
       const res = await fetch(url, { method: "PUT", headers, body: opts.sentBody ?? text });
       return { status: res.status, text: await res.text(), headers: res.headers, txnId };
     },

@@ -37,7 +37,7 @@ export const fedFlags = (host: string, peers: string[], mode = "allowlist") => [
 export async function startServers(
   n: number,
   extraPeers: string[] = [],
-  opts: { mode?: string; flags?: string[] } = {},
+  opts: { mode?: string; flags?: string[] /** Flags of one server each, after `flags`. */; perServer?: string[][] } = {},
 ): Promise<{ servers: FedServer[]; dir: string; close(): Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), "svc-fed-"));
   const ports = Array.from({ length: n }, () => freePort());
@@ -45,7 +45,11 @@ export async function startServers(
   const servers = await Promise.all(
     ports.map(async (port, i) => {
       const db = join(dir, `s${i}.db`);
-      const flags = [...fedFlags(hosts[i]!, [...hosts.filter((_, j) => j !== i), ...extraPeers], opts.mode), ...(opts.flags ?? [])];
+      const flags = [
+        ...fedFlags(hosts[i]!, [...hosts.filter((_, j) => j !== i), ...extraPeers], opts.mode),
+        ...(opts.flags ?? []),
+        ...(opts.perServer?.[i] ?? []),
+      ];
       const s: FedServer = {
         host: hosts[i]!,
         url: `http://${hosts[i]}`,

@@ -5,7 +5,7 @@ import { envelopeRecipients, envelopes } from "../../../db/schema/index.ts";
 import { iso } from "../../clock.ts";
 import { conflict, invalid, notFound } from "../../errors.ts";
 import type { DomainContext } from "../../contract/principal.ts";
-import { requireEnvelopeBudget } from "../quotas.ts";
+import { envelopeBytes, requireEnvelopeBudget } from "../quotas.ts";
 import { SUBJECT_MAX, type Envelope, type EnvelopeSummary } from "../../contract/mail.ts";
 import { agentById, refsByIds, type AgentRow } from "../agents.ts";
 import { acceptedContactsByHandle, isAcceptedContact } from "../contacts.ts";
@@ -85,14 +85,14 @@ async function create(
     refs: Record<string, string>;
     threadId: string | null;
     inReplyTo: string | null;
-    /** An envelope received from another server keeps its id there. */
+    /** An envelope received from another server keeps its id there; its sender's quota was taken on receipt. */
     envelopeId?: string;
   },
 ): Promise<Envelope> {
   const { tx, now, actor } = ctx;
   const envelopeId = e.envelopeId ?? crypto.randomUUID();
   const threadId = e.threadId ?? envelopeId;
-  await requireEnvelopeBudget(ctx, Buffer.byteLength(e.subject) + Buffer.byteLength(e.body_md));
+  if (e.envelopeId === undefined) await requireEnvelopeBudget(ctx, envelopeBytes(e));
   await insertEnvelope(tx).run({
     envelopeId,
     threadId,
@@ -138,16 +138,22 @@ async function create(
   }
   if (remote.size && !(await remoteOf(tx, actor.agentId))) {
     for (const [host, to] of remote) {
-      await enqueue(tx, now, host, {
-        type: "envelope",
-        from: actor.agentId,
-        to,
-        envelope_id: envelopeId,
-        thread_id: threadId,
-        in_reply_to: e.inReplyTo,
-        subject: e.subject,
-        body_md: e.body_md,
-      });
+      await enqueue(
+        tx,
+        now,
+        host,
+        {
+          type: "envelope",
+          from: actor.agentId,
+          to,
+          envelope_id: envelopeId,
+          thread_id: threadId,
+          in_reply_to: e.inReplyTo,
+          subject: e.subject,
+          body_md: e.body_md,
+        },
+        ctx,
+      );
     }
   }
   return getEnvelope(ctx, envelopeId);

@@ -143,7 +143,7 @@ const optionView = (o: Pick<OptionRow, "optionId" | "startsAt" | "endsAt" | "pla
   place: o.place === null ? null : untrusted(o.place, src),
 });
 
-async function invite(tx: Tx, now: Date, actor: Actor, plan: PlanRow, options: OptionRow[], to: AgentRow[], firstPosition: number) {
+async function invite(tx: Tx, now: Date, actor: Actor, plan: PlanRow, options: OptionRow[], to: AgentRow[], firstPosition: number, room?: DomainContext) {
   const src = source(actor.handle);
   const remote: string[] = [];
   for (const [i, a] of to.entries()) {
@@ -179,7 +179,7 @@ async function invite(tx: Tx, now: Date, actor: Actor, plan: PlanRow, options: O
       optionIds: [],
     });
   }
-  await sendPlan(tx, now, actor, plan, remote, "plan.invite");
+  await sendPlan(tx, now, actor, plan, remote, "plan.invite", {}, room);
 }
 
 /** The plan as another server is sent it: what its invitees see, nothing of the group or of other invitees. */
@@ -198,9 +198,19 @@ async function snapshot(tx: Tx, plan: PlanRow) {
 
 /**
  * The organiser's server holds the plan: invitations and changes go to the servers of remote invitees (`to`, agent
- * ids), grouped by host. A copy held for a remote organiser sends nothing.
+ * ids), grouped by host. A copy held for a remote organiser sends nothing. `room`: the organiser's call, held to its
+ * pending_hosts quota (a cancellation is not).
  */
-async function sendPlan(tx: Tx, now: Date, actor: Actor, plan: PlanRow, to: string[], type: "plan.invite" | "plan.update" | "plan.cancel", extra = {}) {
+async function sendPlan(
+  tx: Tx,
+  now: Date,
+  actor: Actor,
+  plan: PlanRow,
+  to: string[],
+  type: "plan.invite" | "plan.update" | "plan.cancel",
+  extra = {},
+  room?: DomainContext,
+) {
   if (!to.length || (await remoteOf(tx, actor.agentId))) return;
   const byHost = new Map<string, string[]>();
   for (const id of to) {
@@ -208,7 +218,7 @@ async function sendPlan(tx: Tx, now: Date, actor: Actor, plan: PlanRow, to: stri
     if (r) byHost.set(r.host, [...(byHost.get(r.host) ?? []), r.address]);
   }
   const plan_ = await snapshot(tx, plan);
-  for (const [host, addresses] of byHost) await enqueue(tx, now, host, { type, from: actor.agentId, to: addresses, plan: plan_, ...extra });
+  for (const [host, addresses] of byHost) await enqueue(tx, now, host, { type, from: actor.agentId, to: addresses, plan: plan_, ...extra }, room);
 }
 
 export async function createPlan(ctx: DomainContext, input: CreateInput): Promise<Plan> {
@@ -243,7 +253,7 @@ export async function createPlan(ctx: DomainContext, input: CreateInput): Promis
   await requireRoomForPlan(ctx);
   await tx.insert(plans).values(plan);
   await tx.insert(planOptions).values(options);
-  await invite(tx, now, actor, plan, options, to, 0);
+  await invite(tx, now, actor, plan, options, to, 0, ctx);
   return (await views(tx, actor.agentId, [plan]))[0]!;
 }
 
@@ -521,9 +531,9 @@ export async function updatePlan(ctx: DomainContext, input: UpdateInput): Promis
     }
     await deliver(tx, now, { to: i.agentId, type: "plan.changed", from: actor.agentId, summaryMd, payload, refs: { plan_id: plan.planId } });
   }
-  await sendPlan(tx, now, actor, next, remoteInvitees, "plan.update", { changes });
+  await sendPlan(tx, now, actor, next, remoteInvitees, "plan.update", { changes }, ctx);
   for (const i of removed) if (i.delivered) await tellCancelled(tx, now, actor, next, i.agentId, "uninvited");
-  if (added.length) await invite(tx, now, actor, next, options, added, nextPosition);
+  if (added.length) await invite(tx, now, actor, next, options, added, nextPosition, ctx);
   return (await views(tx, actor.agentId, [next]))[0]!;
 }
 
