@@ -116,3 +116,11 @@ export async function connect(X: FedServer, x: { key: string }, Y: FedServer, y:
   );
   return { yOnX: accepted.contacts.find((c: any) => c.agent.display_name.endsWith(`@${Y.host})`)).agent.handle, xOnY };
 }
+
+/**
+ * Waits, if need be, until the current one-minute window of the servers' rate limits (fixed windows of real time)
+ * has at least `ms` left, so a test that counts up to a limit never sees the window turn over halfway.
+ */
+export async function awayFromMinuteEdge(ms = 5_000): Promise<void> {
+  while (60_000 - (Date.now() % 60_000) < ms) await Bun.sleep(60_000 - (Date.now() % 60_000) + 10);
+}

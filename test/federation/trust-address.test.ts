@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { startFakePeer, type FakePeer } from "./fake-peer.ts";
-import { startServers, type FedServer } from "./servers.ts";
+import { awayFromMinuteEdge, startServers, type FedServer } from "./servers.ts";
 
 let close: () => Promise<void>;
 let A: FedServer;
@@ -37,6 +37,7 @@ afterAll(async () => {
 
 describe("/fed/v1/txn per client address", () => {
   test("made-up origins: a few key fetches, then 429 before any fetch; past the address's budget 429 before anything; no rows kept", async () => {
+    await awayFromMinuteEdge();
     const answers: { status: number; error: string; retryAfter: number }[] = [];
     for (const h of hosts) {
       const origin = `127.0.0.1:${h.port}`;
