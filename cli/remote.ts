@@ -1,5 +1,5 @@
 // Client mode: talks to a running svc over its REST API, exactly as any other client would.
-import { Option } from "commander";
+import { type Command, Option } from "commander";
 import { DEFAULTS } from "../server/config.ts";
 import { readConfig } from "./config-file.ts";
 import { CliError, EXIT, exitCodeFor } from "./output.ts";
@@ -9,10 +9,14 @@ export const DEFAULT_URL = `http://${DEFAULTS.host}:${DEFAULTS.port}`;
 
 export const urlOption = () => new Option("--url <url>", `server URL (default: the one stored by svc login, else ${DEFAULT_URL})`).env("SVC_URL");
 export const keyOption = () => new Option("--key <key>", "API key (default: the one stored by svc login)").env("SVC_API_KEY");
-export const jsonOutOption = () => new Option("--json-out", "print JSON even on a terminal (the default when stdout is not a terminal)");
+/** --json, which means "print JSON" on every command that prints; --json-out is its older name, kept working. */
+export const withJsonOutput = (cmd: Command) =>
+  cmd
+    .addOption(new Option("--json", "print JSON even on a terminal (the default when stdout is not a terminal)"))
+    .addOption(new Option("--json-out", "the same as --json").hideHelp());
 
 /** JSON for scripts and pipes, text for people. */
-export const wantsJson = (o: { jsonOut?: boolean }) => Boolean(o.jsonOut) || !process.stdout.isTTY;
+export const wantsJson = (o: { json?: boolean; jsonOut?: boolean }) => Boolean(o.json || o.jsonOut) || !process.stdout.isTTY;
 
 /** The parts of a tool's JSON Schema the CLI reads. */
 export interface JsonSchema {

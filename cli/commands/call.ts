@@ -2,7 +2,7 @@ import { Command, Option } from "commander";
 import { writeFileSync } from "node:fs";
 import { textFor } from "../answer-text.ts";
 import { CliError, EXIT, EXIT_CODES_SEE, action, emit, example, usageError, usageExits } from "../output.ts";
-import { type JsonSchema, type ToolDescription, describeTool, jsonOutOption, keyOption, request, resolveTarget, urlOption, wantsJson } from "../remote.ts";
+import { type JsonSchema, type ToolDescription, describeTool, withJsonOutput, keyOption, request, resolveTarget, urlOption, wantsJson } from "../remote.ts";
 import { expandShorthands } from "../shorthands.ts";
 import { didYouMean } from "../suggest.ts";
 
@@ -43,9 +43,9 @@ async function jsonArgument(json: string | undefined): Promise<Record<string, un
   try {
     parsed = JSON.parse(text);
   } catch (err) {
-    throw usageError(`--json is not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
+    throw usageError(`The arguments are not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
   }
-  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) throw usageError("--json must be a JSON object of the tool's arguments.");
+  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) throw usageError("The arguments must be one JSON object of the tool's fields.");
   return parsed as Record<string, unknown>;
 }
 
@@ -83,14 +83,13 @@ function writeExport(tool: string, data: Record<string, any>, file: string): voi
 
 export function callCommand(): Command {
   return usageExits(
-    new Command("call")
+    withJsonOutput(new Command("call"))
       .description("Call a tool of a running svc server and print its data (text on a terminal, JSON when piped)")
       .argument("<tool>", "tool name, e.g. get_me (svc tools lists them)")
       .argument("[args...]", "arguments as field=value; values that parse as JSON (numbers, true, [..]) are sent as such")
-      .addOption(new Option("--json <object>", "all arguments as one JSON object, or - to read it from stdin; field=value pairs override it"))
+      .addOption(new Option("--args <object>", "all arguments as one JSON object, or - to read it from stdin; field=value pairs override it"))
       .addOption(new Option("-o, --output <file>", "write the file a tool exports (export_group's CSV or JSON) to FILE as plain text; - prints it"))
       .addOption(new Option("--ids", "on a terminal, also show the ids that the text of some answers leaves out"))
-      .addOption(jsonOutOption())
       .addOption(urlOption())
       .addOption(keyOption())
       .addHelpText(
@@ -104,7 +103,7 @@ export function callCommand(): Command {
           `svc call add_expense group="Lisbon trip" description=Taxi amount=12.00 split=equal among=alice,bob`,
           `svc call get_balances group="Lisbon trip" by_currency=true`,
           "svc call export_group group_id=GROUP_ID format=csv -o lisbon.csv",
-          `echo '{"item_ids":["..."],"action":"seen"}' | svc call ack_inbox --json -`,
+          `echo '{"item_ids":["..."],"action":"seen"}' | svc call ack_inbox --args -`,
         ) +
           "\nA value is sent as JSON when it parses as JSON (limit=10, include_seen=true, item_ids='[\"...\"]'),\n" +
           "except for fields that take only text (since=0 stays a string); objects and lists are JSON in quotes.\n" +
@@ -121,9 +120,18 @@ export function callCommand(): Command {
       .action(
         action(async (tool: string, pairs: string[], o) => {
           const target = resolveTarget(o);
-          const base = await jsonArgument(o.json);
+          // A lone `-` or `{...}` among the arguments is the JSON object (what --json took before it meant output).
+          const objects = pairs.filter((p) => p === "-" || p.trimStart().startsWith("{"));
+          if (objects.length + (o.args === undefined ? 0 : 1) > 1) throw usageError("Give the arguments as one JSON object at most (--args, - or {...}).");
+          const base = await jsonArgument(o.args ?? objects[0]);
           const described = await describeTool(target, tool);
-          const args = { ...base, ...parsePairs(pairs, described.input_schema) };
+          const args = {
+            ...base,
+            ...parsePairs(
+              pairs.filter((p) => !objects.includes(p)),
+              described.input_schema,
+            ),
+          };
           await expandShorthands(target, described, args);
           checkFields(described, args);
           const generatedKey = described.idempotent && args.idempotency_key === undefined ? crypto.randomUUID() : undefined;

@@ -73,7 +73,7 @@ export function complete(program: Command, words: string[]): string[] {
     }
     positional.push(w);
   }
-  if (cur.startsWith("-")) return startingWith(cur, [...cmd.options.flatMap((o) => (o.long ? [o.long] : [])), "--help"]);
+  if (cur.startsWith("-")) return startingWith(cur, [...cmd.options.flatMap((o) => (o.long && !o.hidden ? [o.long] : [])), "--help"]);
   if (cmd === program || (visible(cmd).length && !positional.length))
     return startingWith(
       cur,

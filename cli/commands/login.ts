@@ -3,7 +3,7 @@ import { Command, Option } from "commander";
 import { hostname } from "node:os";
 import { configPath, readConfig, writeConfig } from "../config-file.ts";
 import { CliError, EXIT, EXIT_CODES_SEE, action, emit, example, printable, usageExits } from "../output.ts";
-import { DEFAULT_URL, type Target, callTool, jsonOutOption, keyOption, request, resolveTarget, urlOption, wantsJson } from "../remote.ts";
+import { DEFAULT_URL, type Target, callTool, withJsonOutput, keyOption, request, resolveTarget, urlOption, wantsJson } from "../remote.ts";
 
 const trimUrl = (url: string) => url.replace(/\/+$/, "");
 const say = (line: string) => process.stderr.write(`${printable(line)}\n`);
@@ -150,9 +150,8 @@ function statusText(s: Status): string {
 
 export function statusCommand(): Command {
   return usageExits(
-    new Command("status")
+    withJsonOutput(new Command("status"))
       .description("Show which server the client commands use, whether it answers, who you are there and the key's client")
-      .addOption(jsonOutOption())
       .addOption(urlOption())
       .addOption(keyOption())
       .addHelpText("after", `${example("svc status", "svc status --url https://svc.example.org")}${EXIT_CODES_SEE}`)

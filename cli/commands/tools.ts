@@ -1,6 +1,6 @@
 import { Command } from "commander";
 import { EXIT_CODES_SEE, action, emit, example, printable, shellWord, table, usageExits } from "../output.ts";
-import { type JsonSchema, type ToolDescription, describeTool, jsonOutOption, request, resolveTarget, urlOption, wantsJson } from "../remote.ts";
+import { type JsonSchema, type ToolDescription, describeTool, withJsonOutput, request, resolveTarget, urlOption, wantsJson } from "../remote.ts";
 
 const range = (min?: number, max?: number) =>
   min !== undefined && max !== undefined ? `${min}-${max}` : min !== undefined ? `>= ${min}` : max !== undefined ? `<= ${max}` : "";
@@ -54,12 +54,11 @@ function describeText(t: ToolDescription): string {
 
 export function toolsCommand(): Command {
   return usageExits(
-    new Command("tools")
+    withJsonOutput(new Command("tools"))
       .description("List the tools of a running svc server, or describe one (from GET /v1/tools; no credential needed)")
       .argument("[name]", "a tool to describe: its purpose, arguments and output")
-      .addOption(jsonOutOption())
       .addOption(urlOption())
-      .addHelpText("after", example("svc tools", "svc tools add_contact", "svc tools --json-out | jq '.tools[].name'") + EXIT_CODES_SEE)
+      .addHelpText("after", example("svc tools", "svc tools add_contact", "svc tools --json | jq '.tools[].name'") + EXIT_CODES_SEE)
       .action(
         action(async (name: string | undefined, o) => {
           const target = resolveTarget(o);

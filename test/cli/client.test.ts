@@ -31,7 +31,7 @@ describe("svc call", () => {
     expect((await s.ok("get_me", {}, data.api_key)).agent.handle).toBe("cli-bob");
   });
 
-  test("a read tool prints readable text on a terminal, and JSON there with --json-out", async () => {
+  test("a read tool prints readable text on a terminal, and JSON there with --json", async () => {
     const text = await svcOnTerminal(["call", "get_me", ...as(alice.key)]);
     expect(text.code).toBe(0);
     expect(text.output).toStartWith("@cli-alice (");
@@ -40,9 +40,12 @@ describe("svc call", () => {
     expect(text.output).not.toContain(alice.agent_id);
     const ids = await svcOnTerminal(["call", "get_me", "--ids", ...as(alice.key)]);
     expect(ids.output).toContain(`  agent_id ${alice.agent_id}\n`);
-    const json = await svcOnTerminal(["call", "get_me", "--json-out", ...as(alice.key)]);
+    const json = await svcOnTerminal(["call", "get_me", "--json", ...as(alice.key)]);
     expect(json.code).toBe(0);
     expect(JSON.parse(json.output).agent.handle).toBe("cli-alice");
+    // --json-out, its older name, still works; --json means the same on status and tools.
+    expect(JSON.parse((await svcOnTerminal(["call", "get_me", "--json-out", ...as(alice.key)])).output).agent.handle).toBe("cli-alice");
+    expect(JSON.parse((await svcOnTerminal(["status", "--json", ...as(alice.key)])).output).agent.handle).toBe("cli-alice");
   });
 
   test("key=value values are JSON when they parse, text where the schema takes only text", async () => {
@@ -55,7 +58,14 @@ describe("svc call", () => {
     expect(named.json().agent.display_name).toBe("12");
   });
 
-  test("--json takes the arguments as one object, also from stdin; pairs override it", async () => {
+  test("--args takes the arguments as one object, also from stdin; pairs override it", async () => {
+    const r = await svc(["call", "update_me", "--args", "-", ...as(alice.key)], { stdin: '{"display_name":"Args stdin","description":"d"}' });
+    expect(r.json().agent).toMatchObject({ display_name: "Args stdin", description: "d" });
+    const o = await svc(["call", "update_me", "--args", '{"display_name":"A","description":"y"}', "display_name=Alicia", ...as(alice.key)]);
+    expect(o.json().agent).toMatchObject({ display_name: "Alicia", description: "y" });
+  });
+
+  test("the object as an argument (- or {...}) still works after --json, as before --json meant output", async () => {
     const r = await svc(["call", "update_me", "--json", "-", ...as(alice.key)], { stdin: '{"display_name":"From stdin","description":"d"}' });
     expect(r.code).toBe(0);
     expect(r.json().agent).toMatchObject({ display_name: "From stdin", description: "d" });
@@ -455,7 +465,7 @@ describe("svc completion", () => {
     expect(actions).toContain("confirm");
     expect(await bashOffers("svc call respond_payment action=")).toEqual(actions);
     expect(await bashOffers("svc invites ")).toEqual(["create", "list", "revoke"]);
-    expect(await bashOffers("svc call get_me --json-")).toEqual(["--json-out"]);
+    expect(await bashOffers("svc call get_me --js")).toEqual(["--json"]);
     expect(await bashOffers("svc completion ")).toEqual(["bash", "zsh", "fish"]);
     // The shorthands too: group= beside group_id=, split=MODE, and among= once split is given.
     expect(await bashOffers("svc call get_balances ")).toEqual(["group_id=", "by_currency=", "group="]);

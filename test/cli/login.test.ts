@@ -83,7 +83,7 @@ describe("svc login without a key", () => {
     expect(clients.map((c: any) => c.name)).toContain("Test laptop");
     const me = await svc(["call", "get_me"], { env: { XDG_CONFIG_HOME: home } });
     expect(me.json().agent.handle).toBe("login-alice");
-    const status = await svc(["status", "--json-out"], { env: { XDG_CONFIG_HOME: home } });
+    const status = await svc(["status", "--json"], { env: { XDG_CONFIG_HOME: home } });
     expect(status.code).toBe(0);
     expect(status.json()).toMatchObject({
       url: s.url,
