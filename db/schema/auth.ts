@@ -187,6 +187,8 @@ export const passwords = sqliteTable("passwords", {
   agentId: text("agent_id").primaryKey(),
   hash: text("hash").notNull(),
   updatedAt: text("updated_at").notNull(),
+  // 0027_factor_origins.sql: the browser client it was set in, when that browser descends from another client.
+  setThroughClientId: text("set_through_client_id"),
 });
 
 export const passkeys = sqliteTable(
@@ -201,6 +203,8 @@ export const passkeys = sqliteTable(
     name: text("name").notNull(),
     createdAt: text("created_at").notNull(),
     lastUsedAt: text("last_used_at"),
+    // 0027_factor_origins.sql: the browser client it was added in, when that browser descends from another client.
+    setThroughClientId: text("set_through_client_id"),
   },
   (t) => [index("passkeys_agent").on(t.agentId)],
 );

@@ -87,7 +87,8 @@ export async function checkRegistration(
   }
 }
 
-export async function savePasskey(tx: Tx, agentId: string, key: NewPasskey, name: string, now: Date): Promise<void> {
+/** `setThrough`: the client the passkey is tied to (server/web/session.ts factorOrigin), null for none. */
+export async function savePasskey(tx: Tx, agentId: string, key: NewPasskey, name: string, setThrough: string | null, now: Date): Promise<void> {
   await tx.insert(passkeys).values({
     credentialId: key.id,
     agentId,
@@ -97,11 +98,21 @@ export async function savePasskey(tx: Tx, agentId: string, key: NewPasskey, name
     name,
     createdAt: iso(now),
     lastUsedAt: null,
+    setThroughClientId: setThrough,
   });
 }
 
-/** Whose passkey answered the sign-in challenge, or null (unknown passkey, wrong signature, stale challenge). */
-export async function checkAuthentication(tx: Tx, base: string, now: Date, challenge: WebauthnChallenge | null, answer: string): Promise<string | null> {
+/**
+ * Whose passkey answered the sign-in challenge, and the client it is tied to; null for an unknown passkey, a wrong
+ * signature or a stale challenge.
+ */
+export async function checkAuthentication(
+  tx: Tx,
+  base: string,
+  now: Date,
+  challenge: WebauthnChallenge | null,
+  answer: string,
+): Promise<{ agentId: string; setThrough: string | null } | null> {
   const response = parse<AuthenticationResponseJSON>(answer);
   if (!response || !usable(challenge, "signin", now)) return null;
   const key = await tx.select().from(passkeys).where(eq(passkeys.credentialId, response.id)).get();
@@ -121,7 +132,7 @@ export async function checkAuthentication(tx: Tx, base: string, now: Date, chall
       .update(passkeys)
       .set({ counter: result.authenticationInfo.newCounter, lastUsedAt: iso(now) })
       .where(eq(passkeys.credentialId, key.credentialId));
-    return key.agentId;
+    return { agentId: key.agentId, setThrough: key.setThroughClientId };
   } catch {
     return null;
   }
@@ -129,7 +140,7 @@ export async function checkAuthentication(tx: Tx, base: string, now: Date, chall
 
 export async function passkeysOf(tx: Tx, agentId: string) {
   return tx
-    .select({ name: passkeys.name, createdAt: passkeys.createdAt, lastUsedAt: passkeys.lastUsedAt })
+    .select({ name: passkeys.name, createdAt: passkeys.createdAt, lastUsedAt: passkeys.lastUsedAt, setThrough: passkeys.setThroughClientId })
     .from(passkeys)
     .where(eq(passkeys.agentId, agentId))
     .all();

@@ -118,7 +118,12 @@ async function storeCode(tx: Tx, now: Date, webSessionHash: string, agent: Agent
   const code = newCode();
   const codeId = crypto.randomUUID();
   const expiresAt = later(now, SIGNIN_CODE_TTL_MS);
-  await tx.insert(signinCodes).values({ codeId, agentId: agent.agentId, webSessionHash, codeHash: sha256(code), createdAt: iso(now), expiresAt, channel });
+  // A code sent to a phone proved through a client signs in a browser obtained through that client (and ends with it,
+  // revokeClient), as a code an agent's key read does (inbox.ts sets read_by_client_id then).
+  const readByClientId = channel === "sms" && agent.phoneVerified ? agent.phoneSetThroughClientId : null;
+  await tx
+    .insert(signinCodes)
+    .values({ codeId, agentId: agent.agentId, webSessionHash, codeHash: sha256(code), createdAt: iso(now), expiresAt, channel, readByClientId });
   return { code, codeId, expiresAt };
 }
 

@@ -1,12 +1,23 @@
 // Accounts for people: sign up with a handle and a password or a passkey, sign in with either (or the code in the
 // agent's inbox, or the identity provider), and on /account add passkeys, set the password, sign out everywhere.
 // An operator's reset link (svc users reset-link) signs a person in once. A password sign-in answers the same,
-// with the same work, whether or not the handle exists.
+// with the same work, whether or not the handle exists. Passwords are hashed and checked with no transaction open
+// (slowForm in pages.ts): before, a short write reads the hash and counts the guess; after, a short write acts.
+// A factor set in a browser whose sign-in descends from another client is tied to it (session.ts factorOrigin).
 import { and, eq, isNull } from "drizzle-orm";
 import { clients } from "../../db/schema/index.ts";
 import { checkAuthentication, checkRegistration, passkeysOf, registrationOptions, authenticationOptions, savePasskey } from "../auth/passkeys.ts";
-import { GUESSES_PER_ADDRESS, GUESSES_PER_HANDLE, hasPassword, MIN_PASSWORD, passwordProblem, setPassword, verifyPassword } from "../auth/passwords.ts";
-import { checkAttempts, recordAttempt } from "../domain/attempts.ts";
+import {
+  GUESSES_PER_ADDRESS,
+  GUESSES_PER_HANDLE,
+  hashPassword,
+  MIN_PASSWORD,
+  passwordMatches,
+  passwordOf,
+  passwordProblem,
+  storePassword,
+} from "../auth/passwords.ts";
+import { checkAttempts, forgetAttempt, recordAttempt } from "../domain/attempts.ts";
 import { consumeResetLink, resetLinkUsable } from "../auth/reset-links.ts";
 import { endClient } from "../auth/credentials.ts";
 import { MINUTE } from "../clock.ts";
@@ -18,11 +29,12 @@ import { AppError } from "../errors.ts";
 import { errorPage, formatTime, nextField, nextOf, withNext, type Messages, type WebContext } from "./context.ts";
 import { alert, field, form, html, notice, page, seeOther, type Markup } from "./html.ts";
 import passkeyScript from "./passkey.js" with { type: "text" };
-import { browserName, mayWrite, sessionCookie, signedIn, signOut, updateSession } from "./session.ts";
+import { browserName, factorOrigin, mayWrite, sessionCookie, signedIn, signInOf, signOut, updateSession } from "./session.ts";
 import { createHandleFromForm, signInAs, signinBlock } from "./signin.ts";
 
 const SCRIPTS = ["/assets/passkey.js"];
-// Setting a new password without the current one needs a sign-in this recent (a reset link gives one).
+// Changing the password without the current one needs a sign-in this recent that descends from no client (a reset
+// link, a passkey, the provider: a second factor), never one with a code an agent's key read.
 const FRESH_MS = 10 * MINUTE;
 const PasskeyName = plainText(1, 40);
 const WRONG = "The handle or the password is not right.";
@@ -36,19 +48,31 @@ const typed = (c: WebContext, name: string) => c.form.get(name) ?? undefined;
 const credentialField = html`<input type="hidden" name="credential" value="">`;
 const passkeyStatus = html`<p class="muted" role="status" data-passkey-status></p>`;
 
+const guessKeys = (handle: string, address: string) => [`password:handle:${handle}`, `password:address:${address}`] as const;
+
 /**
- * Whether the password is the agent's (agentId null: no such handle, which costs the same work). The guess limits are
- * checked first (RATE_LIMITED, which says nothing about the handle), and a wrong guess counts against both.
+ * Counts a password guess before it is checked (the check runs later, outside the transaction), so that guesses sent
+ * at once cannot pass the limits together; RATE_LIMITED, which says nothing about the handle, once either is used up.
+ * A guess found right is given back (forgiveGuess): the limits count wrong passwords.
  */
-async function guessPassword(c: WebContext, agentId: string | null, handle: string, address: string, password: string): Promise<boolean> {
-  const keys = [`password:handle:${handle}`, `password:address:${address}`] as const;
-  await checkAttempts(c.tx, c.now, keys[0], GUESSES_PER_HANDLE);
-  await checkAttempts(c.tx, c.now, keys[1], GUESSES_PER_ADDRESS);
-  if (await verifyPassword(c.tx, agentId, password)) return true;
-  await recordAttempt(c.tx, c.now, keys[0], GUESSES_PER_HANDLE);
-  await recordAttempt(c.tx, c.now, keys[1], GUESSES_PER_ADDRESS);
-  return false;
+async function chargeGuess(c: WebContext, handle: string, address: string): Promise<void> {
+  const [byHandle, byAddress] = guessKeys(handle, address);
+  await checkAttempts(c.tx, c.now, byHandle, GUESSES_PER_HANDLE);
+  await checkAttempts(c.tx, c.now, byAddress, GUESSES_PER_ADDRESS);
+  await recordAttempt(c.tx, c.now, byHandle, GUESSES_PER_HANDLE);
+  await recordAttempt(c.tx, c.now, byAddress, GUESSES_PER_ADDRESS);
 }
+
+async function forgiveGuess(c: WebContext, handle: string, address: string): Promise<void> {
+  const [byHandle, byAddress] = guessKeys(handle, address);
+  await forgetAttempt(c.tx, c.now, byHandle, GUESSES_PER_HANDLE);
+  await forgetAttempt(c.tx, c.now, byAddress, GUESSES_PER_ADDRESS);
+}
+
+const minutesOf = (err: AppError) => {
+  const minutes = Math.max(1, Math.ceil((err.retryAfter ?? 60) / 60));
+  return `${minutes} minute${minutes === 1 ? "" : "s"}`;
+};
 
 /** GET /assets/passkey.js: the one script, for the pages that offer passkeys. */
 export const servePasskeyScript = () =>
@@ -83,32 +107,44 @@ ${field("password", "Password", { type: "password", autocomplete: "new-password"
   );
 }
 
-/** POST /signup: the handle is made only once the password is acceptable or the passkey checks out. */
-export async function postSignup(c: WebContext): Promise<Response> {
-  const method = c.form.get("method");
-  if (method === "passkey") {
-    const challenge = c.session.webauthnChallenge;
-    c.session = await updateSession(c.tx, c.session, { webauthnChallenge: null });
-    const key = await checkRegistration(c.base, c.now, challenge, "signup", c.form.get("credential") ?? "");
-    if (!key)
-      return renderSignup(c, {
-        error: c.form.get("credential") ? NO_PASSKEY : "A passkey needs JavaScript in this browser; create the account with a password instead.",
-        status: 400,
-      });
-    // The passkey was made naming this handle; it may not be used for another.
-    if (challenge?.handle !== normaliseHandle(c.form.get("handle")))
-      return renderSignup(c, { error: "The handle changed after the passkey was made; try again.", status: 400 });
-    const made = await createHandleFromForm(c);
-    if (!("agentId" in made)) return renderSignup(c, made);
-    await savePasskey(c.tx, made.agentId, key, browserName(c.req).replace(" (web)", ""), c.now);
-    return seeOther(nextOf(c) ?? "/account");
-  }
+/**
+ * POST /signup, first step: a passkey sign-up is done here; a password is checked, then hashed outside any
+ * transaction (signupHash) before postSignup makes the handle.
+ */
+export async function prepareSignup(c: WebContext): Promise<Response | { password: string }> {
+  if (c.form.get("method") === "passkey") return signupWithPasskey(c);
   const password = c.form.get("password") ?? "";
   const problem = passwordProblem(password);
   if (problem) return renderSignup(c, { error: problem, status: 400 });
+  return { password };
+}
+
+export const signupHash = ({ password }: { password: string }) => hashPassword(password);
+
+/** POST /signup, last step: the handle is made only once the password is acceptable (or the passkey checks out). */
+export async function postSignup(c: WebContext, _p: unknown, hash: string): Promise<Response> {
   const made = await createHandleFromForm(c);
   if (!("agentId" in made)) return renderSignup(c, made);
-  await setPassword(c.tx, made.agentId, password, c.now);
+  // Made with the handle, in a browser that proved nothing else: tied to no client.
+  await storePassword(c.tx, made.agentId, hash, null, c.now);
+  return seeOther(nextOf(c) ?? "/account");
+}
+
+async function signupWithPasskey(c: WebContext): Promise<Response> {
+  const challenge = c.session.webauthnChallenge;
+  c.session = await updateSession(c.tx, c.session, { webauthnChallenge: null });
+  const key = await checkRegistration(c.base, c.now, challenge, "signup", c.form.get("credential") ?? "");
+  if (!key)
+    return renderSignup(c, {
+      error: c.form.get("credential") ? NO_PASSKEY : "A passkey needs JavaScript in this browser; create the account with a password instead.",
+      status: 400,
+    });
+  // The passkey was made naming this handle; it may not be used for another.
+  if (challenge?.handle !== normaliseHandle(c.form.get("handle")))
+    return renderSignup(c, { error: "The handle changed after the passkey was made; try again.", status: 400 });
+  const made = await createHandleFromForm(c);
+  if (!("agentId" in made)) return renderSignup(c, made);
+  await savePasskey(c.tx, made.agentId, key, browserName(c.req).replace(" (web)", ""), null, c.now);
   return seeOther(nextOf(c) ?? "/account");
 }
 
@@ -139,25 +175,44 @@ ${await signinBlock(c, "account")}
   );
 }
 
-/** POST /signin/password */
-export async function postSignInPassword(c: WebContext, address: string): Promise<Response> {
+interface PasswordGuess {
+  handle: string;
+  agentId: string | null;
+  password: string;
+  /** The stored hash, undefined when the handle or its password does not exist (a dummy is checked instead). */
+  hash: string | undefined;
+}
+
+/** POST /signin/password, first step: the guess is counted and the hash read; passwordMatches checks it outside. */
+export async function prepareSignInPassword(c: WebContext, address: string): Promise<Response | PasswordGuess> {
   const handle = normaliseHandle(c.form.get("handle"));
   const agent = HANDLE_PATTERN.test(handle) ? await agentByHandle(c.tx, handle) : undefined;
-  let ok: boolean;
   try {
-    ok = await guessPassword(c, agent?.agentId ?? null, handle, address, c.form.get("password") ?? "");
+    await chargeGuess(c, handle, address);
   } catch (err) {
     if (!(err instanceof AppError && err.code === "RATE_LIMITED")) throw err;
-    const minutes = Math.max(1, Math.ceil((err.retryAfter ?? 60) / 60));
     const res = await renderSignin(c, {
-      error: `Too many wrong passwords for this handle or from your address. Wait ${minutes} minute${minutes === 1 ? "" : "s"}, or sign in another way.`,
+      error: `Too many wrong passwords for this handle or from your address. Wait ${minutesOf(err)}, or sign in another way.`,
       status: 429,
     });
     res.headers.set("Retry-After", String(err.retryAfter ?? 60));
     return res;
   }
-  if (!ok || !agent) return renderSignin(c, { error: WRONG, status: 401 });
-  await signInAs(c, agent.agentId, { parentClientId: null });
+  const stored = agent ? await passwordOf(c.tx, agent.agentId) : undefined;
+  return { handle, agentId: agent?.agentId ?? null, password: c.form.get("password") ?? "", hash: stored?.hash };
+}
+
+export const checkGuess = (g: PasswordGuess) => passwordMatches(g.hash, g.password);
+
+/**
+ * POST /signin/password, last step: signed in when the password matched the hash that is still stored. A password set
+ * through a client signs in a browser obtained through that client, which ends with it.
+ */
+export async function postSignInPassword(c: WebContext, g: PasswordGuess, ok: boolean, address: string): Promise<Response> {
+  const stored = ok && g.agentId ? await passwordOf(c.tx, g.agentId) : undefined;
+  if (!stored || stored.hash !== g.hash) return renderSignin(c, { error: WRONG, status: 401 });
+  await forgiveGuess(c, g.handle, address);
+  await signInAs(c, g.agentId!, { parentClientId: stored.setThrough });
   return seeOther(nextOf(c) ?? "/account");
 }
 
@@ -165,9 +220,10 @@ export async function postSignInPassword(c: WebContext, address: string): Promis
 export async function postSignInPasskey(c: WebContext): Promise<Response> {
   const challenge = c.session.webauthnChallenge;
   c.session = await updateSession(c.tx, c.session, { webauthnChallenge: null });
-  const agentId = await checkAuthentication(c.tx, c.base, c.now, challenge, c.form.get("credential") ?? "");
-  if (!agentId) return renderSignin(c, { error: NO_PASSKEY, status: 401 });
-  await signInAs(c, agentId, { parentClientId: null });
+  const key = await checkAuthentication(c.tx, c.base, c.now, challenge, c.form.get("credential") ?? "");
+  if (!key) return renderSignin(c, { error: NO_PASSKEY, status: 401 });
+  // A passkey added through a client signs in a browser obtained through that client, which ends with it.
+  await signInAs(c, key.agentId, { parentClientId: key.setThrough });
   return seeOther(nextOf(c) ?? "/account");
 }
 
@@ -206,15 +262,19 @@ export async function postPasskeyOptions(c: WebContext): Promise<Response> {
 /** The sign-in part of /account for a signed-in person: passkeys, the password, signing out everywhere. */
 export async function signInSettings(c: WebContext, me: AgentRow): Promise<Markup> {
   const keys = await passkeysOf(c.tx, me.agentId);
-  const withPassword = await hasPassword(c.tx, me.agentId);
-  const fresh = await freshSignIn(c);
+  const password = await passwordOf(c.tx, me.agentId);
+  const second = await secondFactor(c);
+  const tied = async (setThrough: string | null) => {
+    if (!setThrough) return "";
+    const through = await tiedTo(c, setThrough);
+    return html` <span class="muted">(set in a browser signed in through ${through}: it ends when that is disconnected)</span>`;
+  };
+  const listed: Markup[] = [];
+  for (const k of keys)
+    listed.push(html`<li><strong>${k.name}</strong>, added ${formatTime(k.createdAt)}, last used ${formatTime(k.lastUsedAt)}${await tied(k.setThrough)}</li>`);
   return html`<h2 id="sign-in">How you sign in</h2>
 <h3>Passkeys</h3>
-${
-  keys.length
-    ? html`<ul>${keys.map((k) => html`<li><strong>${k.name}</strong>, added ${formatTime(k.createdAt)}, last used ${formatTime(k.lastUsedAt)}</li>`)}</ul>`
-    : html`<p>No passkey yet.</p>`
-}
+${listed.length ? html`<ul>${listed}</ul>` : html`<p>No passkey yet.</p>`}
 <form method="post" action="/account/passkeys">
 <input type="hidden" name="csrf" value="${c.session.csrfToken}">
 ${field("name", "Name for the new passkey", { id: "passkey-name", maxlength: 40, hint: "Optional, e.g. the device that keeps it" })}
@@ -222,28 +282,42 @@ ${credentialField}${passkeyStatus}
 <button type="submit" data-passkey="add">Add a passkey</button>
 </form>
 <h3>Password</h3>
+${password ? html`<p>You have a password${await tied(password.setThrough)}.</p>` : ""}
 ${form(
   "/account/password",
   c.session.csrfToken,
-  html`${withPassword && !fresh ? field("current", "Current password", { id: "current-password", type: "password", required: true, maxlength: 256, autocomplete: "current-password" }) : ""}
-${field("password", withPassword ? "New password" : "Password", { id: "new-password", type: "password", required: true, maxlength: 256, autocomplete: "new-password", hint: `At least ${MIN_PASSWORD} characters. Very common passwords are refused.` })}`,
-  withPassword ? "Change password" : "Set password",
+  html`${password && !second ? field("current", "Current password", { id: "current-password", type: "password", required: true, maxlength: 256, autocomplete: "current-password" }) : ""}
+${field("password", password ? "New password" : "Password", { id: "new-password", type: "password", required: true, maxlength: 256, autocomplete: "new-password", hint: `At least ${MIN_PASSWORD} characters. Very common passwords are refused.` })}`,
+  password ? "Change password" : "Set password",
 )}
 <h3>Sign out everywhere</h3>
 ${form("/account/signout-everywhere", c.session.csrfToken, html``, "Sign out every browser", { secondary: true })}
 <p class="muted">Ends every browser signed in as @${me.handle}, this one too. API keys and apps connected through OAuth keep working; disconnect them above.</p>`;
 }
 
-/** Whether this browser signed in within FRESH_MS (its client is that new). */
-async function freshSignIn(c: WebContext): Promise<boolean> {
-  if (!c.session.clientId) return false;
-  const row = await c.tx.select({ at: clients.createdAt }).from(clients).where(eq(clients.clientId, c.session.clientId)).get();
-  return row !== undefined && c.now.getTime() - Date.parse(row.at) < FRESH_MS;
+/** What a factor tied to the browser client `setThrough` ends with: the client that browser was obtained through. */
+async function tiedTo(c: WebContext, setThrough: string): Promise<string> {
+  const row = await c.tx
+    .select({ name: clients.name, parent: clients.parentClientId })
+    .from(clients)
+    .where(eq(clients.clientId, setThrough))
+    .get();
+  const parent = row?.parent ? await c.tx.select({ name: clients.name }).from(clients).where(eq(clients.clientId, row.parent)).get() : undefined;
+  return parent?.name ?? row?.name ?? "another client";
+}
+
+/**
+ * Whether this browser's sign-in stands for a second factor: it is recent (FRESH_MS) and descends from no client (a
+ * reset link, a passkey, the phone, the provider, the password itself, sign-up); a code an agent's key read never does.
+ */
+async function secondFactor(c: WebContext): Promise<boolean> {
+  const signIn = await signInOf(c.tx, c.session);
+  return signIn !== undefined && signIn.parentClientId === null && c.now.getTime() - Date.parse(signIn.at) < FRESH_MS;
 }
 
 type RenderAccount = (c: WebContext, m: Messages) => Promise<Response>;
 
-/** POST /account/passkeys */
+/** POST /account/passkeys: a passkey added in a browser obtained through a client is tied to it. */
 export async function postAddPasskey(c: WebContext, render: RenderAccount): Promise<Response> {
   if (!signedIn(c.session)) return render(c, { error: "Sign in first.", status: 401 });
   const me = (await agentById(c.tx, c.session.agentId))!;
@@ -253,28 +327,68 @@ export async function postAddPasskey(c: WebContext, render: RenderAccount): Prom
   // The challenge names the handle it was made for: a browser signed in as someone else since may not use it.
   if (!key || challenge?.handle !== me.handle) return render(c, { error: NO_PASSKEY, status: 400 });
   const named = PasskeyName.safeParse((c.form.get("name") ?? "").trim());
-  await savePasskey(c.tx, me.agentId, key, named.success ? named.data : browserName(c.req).replace(" (web)", ""), c.now);
+  const name = named.success ? named.data : browserName(c.req).replace(" (web)", "");
+  await savePasskey(c.tx, me.agentId, key, name, await factorOrigin(c.tx, c.session), c.now);
   return render(c, { info: "Passkey added." });
 }
 
-/** POST /account/password: the current password is needed unless this browser signed in moments ago. */
-export async function postSetPassword(c: WebContext, address: string, render: RenderAccount): Promise<Response> {
+interface NewPassword {
+  agentId: string;
+  handle: string;
+  password: string;
+  /** The hash stored when the form was read (undefined: none), which must still be stored when the new one is. */
+  stored: { hash: string; setThrough: string | null } | undefined;
+  /** The current password typed, when this browser must prove it (a guess, counted). */
+  current: string | null;
+  origin: string | null;
+}
+
+/**
+ * POST /account/password, first step. Changing a password needs the current one, unless this browser's sign-in stands
+ * for a second factor (secondFactor); setting the first one needs neither. The new password is hashed, and the current
+ * one checked, outside any transaction (passwordWork); postSetPassword stores it.
+ */
+export async function prepareSetPassword(c: WebContext, address: string, render: RenderAccount): Promise<Response | NewPassword> {
   if (!signedIn(c.session)) return render(c, { error: "Sign in first.", status: 401 });
   const me = (await agentById(c.tx, c.session.agentId))!;
-  if ((await hasPassword(c.tx, me.agentId)) && !(await freshSignIn(c))) {
-    let ok = false;
-    try {
-      ok = await guessPassword(c, me.agentId, me.handle, address, c.form.get("current") ?? "");
-    } catch (err) {
-      if (!(err instanceof AppError && err.code === "RATE_LIMITED")) throw err;
-      return render(c, { error: "Too many wrong passwords; wait, or sign out and sign in again another way to set a new one.", status: 429 });
-    }
-    if (!ok) return render(c, { error: "The current password is not right.", status: 400 });
-  }
   const password = c.form.get("password") ?? "";
   const problem = passwordProblem(password);
   if (problem) return render(c, { error: problem, status: 400 });
-  await setPassword(c.tx, me.agentId, password, c.now);
+  const stored = await passwordOf(c.tx, me.agentId);
+  const needsCurrent = stored !== undefined && !(await secondFactor(c));
+  if (needsCurrent) {
+    try {
+      await chargeGuess(c, me.handle, address);
+    } catch (err) {
+      if (!(err instanceof AppError && err.code === "RATE_LIMITED")) throw err;
+      return render(c, {
+        error: `Too many wrong passwords; wait ${minutesOf(err)}, or sign out and sign in again another way (a passkey, or a reset link from the server's operator) to set a new one.`,
+        status: 429,
+      });
+    }
+  }
+  return { agentId: me.agentId, handle: me.handle, password, stored, current: needsCurrent ? (c.form.get("current") ?? "") : null, origin: await factorOrigin(c.tx, c.session) };
+}
+
+/** The slow part of a password change: the current password checked (when it must be), then the new one hashed. */
+export async function passwordWork(p: NewPassword): Promise<string | null> {
+  if (p.current !== null && !(await passwordMatches(p.stored?.hash, p.current))) return null;
+  return hashPassword(p.password);
+}
+
+/**
+ * POST /account/password, last step: the new hash is stored when the password is still the one the form was checked
+ * against. It is tied to what the proof was tied to: the current password's client when it was typed (proving a
+ * password no client set unties it), else this browser's (factorOrigin).
+ */
+export async function postSetPassword(c: WebContext, p: NewPassword, hash: string | null, address: string, render: RenderAccount): Promise<Response> {
+  if (hash === null) return render(c, { error: "The current password is not right.", status: 400 });
+  if (!signedIn(c.session) || c.session.agentId !== p.agentId) return render(c, { error: "Sign in first.", status: 401 });
+  const now = await passwordOf(c.tx, p.agentId);
+  if (now?.hash !== p.stored?.hash) return render(c, { error: "Your password was changed meanwhile; reload the page and try again.", status: 409 });
+  if (p.current !== null) await forgiveGuess(c, p.handle, address);
+  const setThrough = p.origin === null ? null : p.current !== null ? p.stored!.setThrough : p.origin;
+  await storePassword(c.tx, p.agentId, hash, setThrough, c.now);
   return render(c, { info: "Password saved." });
 }
 
