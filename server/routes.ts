@@ -232,16 +232,21 @@ export const ROUTES: readonly Route<Call>[] = [
 
   // Accounts for people: sign-up, sign-in with a password or a passkey, what /account adds, reset links.
   get("/signup", page(accounts.renderSignup)),
-  post("/signup", slowForm(accounts.prepareSignup, accounts.signupHash, accounts.postSignup)),
+  post("/signup", slowForm(accounts.prepareSignup, accounts.signupWork, accounts.postSignup)),
   get("/signin", page(accounts.renderSignin)),
   post("/signin/password", slowForm(accounts.prepareSignInPassword, accounts.checkGuess, accounts.postSignInPassword)),
-  post("/signin/passkey", form(accounts.postSignInPasskey)),
+  post("/signin/passkey", slowForm(accounts.prepareSignInPasskey, accounts.passkeyWork, accounts.postSignInPasskey)),
   post("/passkeys/options", form(accounts.postPasskeyOptions)),
   get("/assets/passkey.js", accounts.servePasskeyScript),
   get("/assets/copy.js", serveCopyScript),
   post(
     "/account/passkeys",
-    form((w) => accounts.postAddPasskey(w, renderAccount), WRITES),
+    slowForm(
+      (w) => accounts.prepareAddPasskey(w, renderAccount),
+      accounts.addPasskeyWork,
+      (w, p, key) => accounts.postAddPasskey(w, p, key, renderAccount),
+      WRITES,
+    ),
   ),
   post(
     "/account/password",

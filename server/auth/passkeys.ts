@@ -9,7 +9,7 @@ import {
   verifyAuthenticationResponse,
   verifyRegistrationResponse,
 } from "@simplewebauthn/server";
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import type { Tx } from "../../db/client.ts";
 import { passkeys, type WebauthnChallenge } from "../../db/schema/index.ts";
 import { MINUTE, iso, later } from "../clock.ts";
@@ -102,21 +102,22 @@ export async function savePasskey(tx: Tx, agentId: string, key: NewPasskey, name
   });
 }
 
-/**
- * Whose passkey answered the sign-in challenge, and the client it is tied to; null for an unknown passkey, a wrong
- * signature or a stale challenge.
- */
-export async function checkAuthentication(
-  tx: Tx,
-  base: string,
-  now: Date,
-  challenge: WebauthnChallenge | null,
-  answer: string,
-): Promise<{ agentId: string; setThrough: string | null } | null> {
+export type StoredPasskey = typeof passkeys.$inferSelect;
+
+/** The stored passkey a sign-in answer names, or null; read before its signature is checked (checkAssertion). */
+export async function passkeyAnswering(tx: Tx, answer: string): Promise<StoredPasskey | null> {
   const response = parse<AuthenticationResponseJSON>(answer);
-  if (!response || !usable(challenge, "signin", now)) return null;
-  const key = await tx.select().from(passkeys).where(eq(passkeys.credentialId, response.id)).get();
-  if (!key) return null;
+  if (!response) return null;
+  return (await tx.select().from(passkeys).where(eq(passkeys.credentialId, response.id)).get()) ?? null;
+}
+
+/**
+ * The passkey's new signature counter when the answer is its valid signature over the session's challenge, else null
+ * (wrong signature, stale challenge). Needs no database: run outside any transaction, then recordPasskeyUse.
+ */
+export async function checkAssertion(base: string, now: Date, challenge: WebauthnChallenge | null, answer: string, key: StoredPasskey): Promise<number | null> {
+  const response = parse<AuthenticationResponseJSON>(answer);
+  if (!response || response.id !== key.credentialId || !usable(challenge, "signin", now)) return null;
   const rp = relyingParty(base);
   try {
     const result = await verifyAuthenticationResponse({
@@ -127,15 +128,23 @@ export async function checkAuthentication(
       requireUserVerification: true,
       credential: { id: key.credentialId, publicKey: Buffer.from(key.publicKey, "base64url"), counter: key.counter, transports: key.transports ?? undefined },
     });
-    if (!result.verified) return null;
-    await tx
-      .update(passkeys)
-      .set({ counter: result.authenticationInfo.newCounter, lastUsedAt: iso(now) })
-      .where(eq(passkeys.credentialId, key.credentialId));
-    return { agentId: key.agentId, setThrough: key.setThroughClientId };
+    return result.verified ? result.authenticationInfo.newCounter : null;
   } catch {
     return null;
   }
+}
+
+/**
+ * Records a sign-in checked by checkAssertion: the new counter, unless the passkey was used (its counter moved) or
+ * removed since it was read, when the sign-in does not count (false).
+ */
+export async function recordPasskeyUse(tx: Tx, key: StoredPasskey, newCounter: number, now: Date): Promise<boolean> {
+  const updated = await tx
+    .update(passkeys)
+    .set({ counter: newCounter, lastUsedAt: iso(now) })
+    .where(and(eq(passkeys.credentialId, key.credentialId), eq(passkeys.counter, key.counter)))
+    .returning({ id: passkeys.credentialId });
+  return updated.length === 1;
 }
 
 export async function passkeysOf(tx: Tx, agentId: string) {

@@ -5,8 +5,19 @@
 // (slowForm in pages.ts): before, a short write reads the hash and counts the guess; after, a short write acts.
 // A factor set in a browser whose sign-in descends from another client is tied to it (session.ts factorOrigin).
 import { and, eq, isNull } from "drizzle-orm";
-import { clients } from "../../db/schema/index.ts";
-import { checkAuthentication, checkRegistration, passkeysOf, registrationOptions, authenticationOptions, savePasskey } from "../auth/passkeys.ts";
+import { clients, type WebauthnChallenge } from "../../db/schema/index.ts";
+import {
+  authenticationOptions,
+  checkAssertion,
+  checkRegistration,
+  type NewPasskey,
+  passkeyAnswering,
+  passkeysOf,
+  recordPasskeyUse,
+  registrationOptions,
+  savePasskey,
+  type StoredPasskey,
+} from "../auth/passkeys.ts";
 import {
   GUESSES_PER_ADDRESS,
   GUESSES_PER_HANDLE,
@@ -107,44 +118,55 @@ ${field("password", "Password", { type: "password", autocomplete: "new-password"
   );
 }
 
+/** A passkey's answer to a ceremony, with the challenge it must answer (used up when the form was read). */
+interface PasskeyAnswer {
+  base: string;
+  now: Date;
+  challenge: WebauthnChallenge | null;
+  answer: string;
+}
+
+/** The challenge this browser waits with, used up whatever the answer; what checking the answer needs (no database). */
+async function takeChallenge(c: WebContext): Promise<PasskeyAnswer> {
+  const challenge = c.session.webauthnChallenge;
+  c.session = await updateSession(c.tx, c.session, { webauthnChallenge: null });
+  return { base: c.base, now: c.now, challenge, answer: c.form.get("credential") ?? "" };
+}
+
+type NewAccount = ({ method: "passkey" } & PasskeyAnswer) | { method: "password"; password: string };
+
 /**
- * POST /signup, first step: a passkey sign-up is done here; a password is checked, then hashed outside any
- * transaction (signupHash) before postSignup makes the handle.
+ * POST /signup, first step: the passkey's challenge is used up, or the password checked; the passkey's answer is then
+ * checked, or the password hashed, outside any transaction (signupWork) before postSignup makes the handle.
  */
-export async function prepareSignup(c: WebContext): Promise<Response | { password: string }> {
-  if (c.form.get("method") === "passkey") return signupWithPasskey(c);
+export async function prepareSignup(c: WebContext): Promise<Response | NewAccount> {
+  if (c.form.get("method") === "passkey") return { method: "passkey", ...(await takeChallenge(c)) };
   const password = c.form.get("password") ?? "";
   const problem = passwordProblem(password);
   if (problem) return renderSignup(c, { error: problem, status: 400 });
-  return { password };
+  return { method: "password", password };
 }
 
-export const signupHash = ({ password }: { password: string }) => hashPassword(password);
+export const signupWork = (p: NewAccount) =>
+  p.method === "passkey" ? checkRegistration(p.base, p.now, p.challenge, "signup", p.answer) : hashPassword(p.password);
 
-/** POST /signup, last step: the handle is made only once the password is acceptable (or the passkey checks out). */
-export async function postSignup(c: WebContext, _p: unknown, hash: string): Promise<Response> {
-  const made = await createHandleFromForm(c);
-  if (!("agentId" in made)) return renderSignup(c, made);
+/** POST /signup, last step: the handle is made only once the password is acceptable or the passkey checks out. */
+export async function postSignup(c: WebContext, p: NewAccount, made: NewPasskey | string | null): Promise<Response> {
+  if (p.method === "passkey") {
+    if (!made || typeof made === "string")
+      return renderSignup(c, {
+        error: p.answer ? NO_PASSKEY : "A passkey needs JavaScript in this browser; create the account with a password instead.",
+        status: 400,
+      });
+    // The passkey was made naming this handle; it may not be used for another.
+    if (p.challenge?.handle !== normaliseHandle(c.form.get("handle")))
+      return renderSignup(c, { error: "The handle changed after the passkey was made; try again.", status: 400 });
+  }
+  const created = await createHandleFromForm(c);
+  if (!("agentId" in created)) return renderSignup(c, created);
   // Made with the handle, in a browser that proved nothing else: tied to no client.
-  await storePassword(c.tx, made.agentId, hash, null, c.now);
-  return seeOther(nextOf(c) ?? "/account");
-}
-
-async function signupWithPasskey(c: WebContext): Promise<Response> {
-  const challenge = c.session.webauthnChallenge;
-  c.session = await updateSession(c.tx, c.session, { webauthnChallenge: null });
-  const key = await checkRegistration(c.base, c.now, challenge, "signup", c.form.get("credential") ?? "");
-  if (!key)
-    return renderSignup(c, {
-      error: c.form.get("credential") ? NO_PASSKEY : "A passkey needs JavaScript in this browser; create the account with a password instead.",
-      status: 400,
-    });
-  // The passkey was made naming this handle; it may not be used for another.
-  if (challenge?.handle !== normaliseHandle(c.form.get("handle")))
-    return renderSignup(c, { error: "The handle changed after the passkey was made; try again.", status: 400 });
-  const made = await createHandleFromForm(c);
-  if (!("agentId" in made)) return renderSignup(c, made);
-  await savePasskey(c.tx, made.agentId, key, browserName(c.req).replace(" (web)", ""), null, c.now);
+  if (typeof made === "string") await storePassword(c.tx, created.agentId, made, null, c.now);
+  else await savePasskey(c.tx, created.agentId, made!, browserName(c.req).replace(" (web)", ""), null, c.now);
   return seeOther(nextOf(c) ?? "/account");
 }
 
@@ -216,14 +238,21 @@ export async function postSignInPassword(c: WebContext, g: PasswordGuess, ok: bo
   return seeOther(nextOf(c) ?? "/account");
 }
 
-/** POST /signin/passkey */
-export async function postSignInPasskey(c: WebContext): Promise<Response> {
-  const challenge = c.session.webauthnChallenge;
-  c.session = await updateSession(c.tx, c.session, { webauthnChallenge: null });
-  const key = await checkAuthentication(c.tx, c.base, c.now, challenge, c.form.get("credential") ?? "");
-  if (!key) return renderSignin(c, { error: NO_PASSKEY, status: 401 });
-  // A passkey added through a client signs in a browser obtained through that client, which ends with it.
-  await signInAs(c, key.agentId, { parentClientId: key.setThrough });
+type PasskeySignIn = PasskeyAnswer & { key: StoredPasskey | null };
+
+/** POST /signin/passkey, first step: the challenge used up, the passkey the answer names read. */
+export async function prepareSignInPasskey(c: WebContext): Promise<PasskeySignIn> {
+  const taken = await takeChallenge(c);
+  return { ...taken, key: await passkeyAnswering(c.tx, taken.answer) };
+}
+
+/** The answer's signature checked, outside any transaction: the passkey's new counter, or null. */
+export const passkeyWork = async (p: PasskeySignIn) => (p.key ? checkAssertion(p.base, p.now, p.challenge, p.answer, p.key) : null);
+
+/** POST /signin/passkey, last step. A passkey added through a client signs in a browser obtained through it, which ends with it. */
+export async function postSignInPasskey(c: WebContext, p: PasskeySignIn, counter: number | null): Promise<Response> {
+  if (!p.key || counter === null || !(await recordPasskeyUse(c.tx, p.key, counter, c.now))) return renderSignin(c, { error: NO_PASSKEY, status: 401 });
+  await signInAs(c, p.key.agentId, { parentClientId: p.key.setThroughClientId });
   return seeOther(nextOf(c) ?? "/account");
 }
 
@@ -317,18 +346,25 @@ async function secondFactor(c: WebContext): Promise<boolean> {
 
 type RenderAccount = (c: WebContext, m: Messages) => Promise<Response>;
 
-/** POST /account/passkeys: a passkey added in a browser obtained through a client is tied to it. */
-export async function postAddPasskey(c: WebContext, render: RenderAccount): Promise<Response> {
+type PasskeyToAdd = PasskeyAnswer & { agentId: string; handle: string };
+
+/** POST /account/passkeys, first step: the challenge used up; checkRegistration checks the answer outside any transaction. */
+export async function prepareAddPasskey(c: WebContext, render: RenderAccount): Promise<Response | PasskeyToAdd> {
   if (!signedIn(c.session)) return render(c, { error: "Sign in first.", status: 401 });
   const me = (await agentById(c.tx, c.session.agentId))!;
-  const challenge = c.session.webauthnChallenge;
-  c.session = await updateSession(c.tx, c.session, { webauthnChallenge: null });
-  const key = await checkRegistration(c.base, c.now, challenge, "add", c.form.get("credential") ?? "");
+  return { ...(await takeChallenge(c)), agentId: me.agentId, handle: me.handle };
+}
+
+export const addPasskeyWork = (p: PasskeyToAdd) => checkRegistration(p.base, p.now, p.challenge, "add", p.answer);
+
+/** POST /account/passkeys, last step: a passkey added in a browser obtained through a client is tied to it. */
+export async function postAddPasskey(c: WebContext, p: PasskeyToAdd, key: NewPasskey | null, render: RenderAccount): Promise<Response> {
+  if (!signedIn(c.session) || c.session.agentId !== p.agentId) return render(c, { error: "Sign in first.", status: 401 });
   // The challenge names the handle it was made for: a browser signed in as someone else since may not use it.
-  if (!key || challenge?.handle !== me.handle) return render(c, { error: NO_PASSKEY, status: 400 });
+  if (!key || p.challenge?.handle !== p.handle) return render(c, { error: NO_PASSKEY, status: 400 });
   const named = PasskeyName.safeParse((c.form.get("name") ?? "").trim());
   const name = named.success ? named.data : browserName(c.req).replace(" (web)", "");
-  await savePasskey(c.tx, me.agentId, key, name, await factorOrigin(c.tx, c.session), c.now);
+  await savePasskey(c.tx, p.agentId, key, name, await factorOrigin(c.tx, c.session), c.now);
   return render(c, { info: "Passkey added." });
 }
 
