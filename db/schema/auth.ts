@@ -178,6 +178,8 @@ export const oidcIdentities = sqliteTable(
     email: text("email"),
     emailVerified: integer("email_verified", { mode: "boolean" }).notNull().default(false),
     createdAt: text("created_at").notNull(),
+    // 0027_factor_origins.sql: the browser client it was linked in, when that browser descends from another client.
+    setThroughClientId: text("set_through_client_id"),
   },
   (t) => [primaryKey({ columns: [t.issuer, t.subject] }), index("oidc_identities_agent").on(t.agentId)],
 );

@@ -1,6 +1,6 @@
 import { and, asc, eq, isNull, sql } from "drizzle-orm";
 import { prepared, type Tx } from "../../db/client.ts";
-import { agents, apiKeys, clients, passkeys, passwords, signinCodes } from "../../db/schema/index.ts";
+import { agents, apiKeys, clients, oidcIdentities, passkeys, passwords, signinCodes } from "../../db/schema/index.ts";
 import { MINUTE, iso, later } from "../clock.ts";
 import { AppError, conflict, notFound } from "../errors.ts";
 import type { Actor, DomainContext, Principal } from "../contract/principal.ts";
@@ -236,6 +236,18 @@ export async function revokeClient(tx: Tx, clientId: string, now: Date) {
     .update(signinCodes)
     .set({ usedAt: iso(now) })
     .where(and(sql`${signinCodes.agentId} = ${agent}`, sql`${signinCodes.readByClientId} IN ${family}`, isNull(signinCodes.usedAt)));
+  const unlinked = await tx
+    .delete(oidcIdentities)
+    .where(and(sql`${oidcIdentities.agentId} = ${agent}`, sql`${oidcIdentities.setThroughClientId} IN ${family}`))
+    .returning({ agentId: oidcIdentities.agentId });
+  // The verified e-mail came from the provider logins (auth/identities.ts): what the remaining ones verify, or none.
+  if (unlinked.length) {
+    const verified = sql`(SELECT i.email FROM oidc_identities i WHERE i.agent_id = ${unlinked[0]!.agentId} AND i.email_verified = 1 AND i.email IS NOT NULL ORDER BY i.created_at LIMIT 1)`;
+    await tx
+      .update(agents)
+      .set({ email: verified, emailVerified: sql`${verified} IS NOT NULL` })
+      .where(eq(agents.agentId, unlinked[0]!.agentId));
+  }
 }
 
 /** Ends one client alone (a browser signing out); what it obtained stays, tied to it (revokeClient still reaches it). */

@@ -50,10 +50,6 @@ export async function storePassword(tx: Tx, agentId: string, hash: string, setTh
     .onConflictDoUpdate({ target: passwords.agentId, set: row });
 }
 
-export async function hasPassword(tx: Tx, agentId: string): Promise<boolean> {
-  return (await passwordOf(tx, agentId)) !== undefined;
-}
-
 /** The agent's stored hash and the client the password is tied to, if it has one. */
 export async function passwordOf(tx: Tx, agentId: string): Promise<{ hash: string; setThrough: string | null } | undefined> {
   return tx.select({ hash: passwords.hash, setThrough: passwords.setThroughClientId }).from(passwords).where(eq(passwords.agentId, agentId)).get();

@@ -4,7 +4,8 @@
 // with the same work, whether or not the handle exists. Passwords are hashed and checked with no transaction open
 // (slowForm in pages.ts): before, a short write reads the hash and counts the guess; after, a short write acts.
 // A factor set in a browser whose sign-in descends from another client is tied to it (session.ts factorOrigin).
-import { and, eq, isNull } from "drizzle-orm";
+import { and, eq, isNull, sql } from "drizzle-orm";
+import { scalar } from "../../db/client.ts";
 import { clients, type WebauthnChallenge } from "../../db/schema/index.ts";
 import {
   authenticationOptions,
@@ -324,15 +325,16 @@ ${form("/account/signout-everywhere", c.session.csrfToken, html``, "Sign out eve
 <p class="muted">Ends every browser signed in as @${me.handle}, this one too. API keys and apps connected through OAuth keep working; disconnect them above.</p>`;
 }
 
-/** What a factor tied to the browser client `setThrough` ends with: the client that browser was obtained through. */
+/** What a factor tied to the browser client `setThrough` ends with: the first client of the line it descends from. */
 async function tiedTo(c: WebContext, setThrough: string): Promise<string> {
-  const row = await c.tx
-    .select({ name: clients.name, parent: clients.parentClientId })
-    .from(clients)
-    .where(eq(clients.clientId, setThrough))
-    .get();
-  const parent = row?.parent ? await c.tx.select({ name: clients.name }).from(clients).where(eq(clients.clientId, row.parent)).get() : undefined;
-  return parent?.name ?? row?.name ?? "another client";
+  const root = await scalar<string>(
+    c.tx,
+    sql`WITH RECURSIVE line(id, parent, name, depth) AS (
+      SELECT client_id, parent_client_id, name, 0 FROM clients WHERE client_id = ${setThrough}
+      UNION ALL SELECT c.client_id, c.parent_client_id, c.name, l.depth + 1 FROM clients c JOIN line l ON c.client_id = l.parent
+    ) SELECT name FROM line ORDER BY depth DESC LIMIT 1`,
+  );
+  return root ?? "another client";
 }
 
 /**
@@ -403,7 +405,14 @@ export async function prepareSetPassword(c: WebContext, address: string, render:
       });
     }
   }
-  return { agentId: me.agentId, handle: me.handle, password, stored, current: needsCurrent ? (c.form.get("current") ?? "") : null, origin: await factorOrigin(c.tx, c.session) };
+  return {
+    agentId: me.agentId,
+    handle: me.handle,
+    password,
+    stored,
+    current: needsCurrent ? (c.form.get("current") ?? "") : null,
+    origin: await factorOrigin(c.tx, c.session),
+  };
 }
 
 /** The slow part of a password change: the current password checked (when it must be), then the new one hashed. */

@@ -232,12 +232,6 @@ export const slowForm =
     return res;
   };
 
-/** A form that needs the client's address (password guesses are limited per address too). */
-export const formWithAddress =
-  (run: (c: WebContext, address: string) => Promise<Response>, writes = false): WebRoute =>
-  (c, param) =>
-    form((w) => run(w, c.clientAddress()), writes)(c, param);
-
 /** A form of the sign-in steps, which show the page of the flow being signed in to (join, consent, account, groups). */
 export const signInForm = (step: (c: WebContext, render: typeof renderFlow) => Promise<Response>): WebRoute => form((w) => step(w, renderFlow));
 

@@ -178,11 +178,7 @@ export async function signIn(tx: Tx, req: Request, session: WebSession, agentId:
 /** How the signed-in browser's client came to be: when, and the client it was obtained through (null: none). */
 export async function signInOf(tx: Tx, session: WebSession): Promise<{ at: string; parentClientId: string | null } | undefined> {
   if (!session.clientId) return undefined;
-  return tx
-    .select({ at: clients.createdAt, parentClientId: clients.parentClientId })
-    .from(clients)
-    .where(eq(clients.clientId, session.clientId))
-    .get();
+  return tx.select({ at: clients.createdAt, parentClientId: clients.parentClientId }).from(clients).where(eq(clients.clientId, session.clientId)).get();
 }
 
 /**

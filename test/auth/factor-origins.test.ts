@@ -9,6 +9,7 @@ import { createResetLink } from "../../server/auth/reset-links.ts";
 import { HOUR } from "../../server/clock.ts";
 import { startTestServer, type Agent, type TestServer } from "../harness.ts";
 import { PageClient, signInWithCode } from "../web/page-client.ts";
+import { startServerWithProvider } from "./oidc-helpers.ts";
 import { SoftPasskey } from "./soft-passkey.ts";
 
 interface Sms {
@@ -189,9 +190,7 @@ describe("changing a password", () => {
     expect((await passwordSignIn("fo-pat", "the person's own phrase")).answer).toBe("/account");
     // Proving the current password changes it, and what it proved was tied to no client: the key may go.
     await b.get("/account");
-    expect((await b.post("/account/password", { current: "the person's own phrase", password: "a newer phrase of theirs" })).html).toContain(
-      "Password saved.",
-    );
+    expect((await b.post("/account/password", { current: "the person's own phrase", password: "a newer phrase of theirs" })).html).toContain("Password saved.");
     await b.get("/account");
     expect((await b.post("/account/clients/disconnect", { client_id: keyClient })).status).toBe(303);
     expect((await passwordSignIn("fo-pat", "a newer phrase of theirs")).answer).toBe("/account");
@@ -226,5 +225,45 @@ describe("re-proving with a factor the client did not have", () => {
     expect((await passwordSignIn("fo-ida", "set after a reset link")).answer).toBe("/account");
     expect((await passkeySignIn(ownKey)).answer).toBe("/account");
     expect((await passkeySignIn(tiedKey)).answer).toBe(401);
+  });
+});
+
+describe("a provider login linked through a key", () => {
+  test("ends with the key: it no longer signs in, what it made stops, and the e-mail it verified is no longer verified", async () => {
+    const world = await startServerWithProvider(() => ({ email: "mallory@example.org", email_verified: true }));
+    const p = world.s;
+    try {
+      const victim = await p.register("fo-oidc");
+      const keyClient = (await p.ok("list_clients", {}, victim.key)).clients.find((c: any) => c.current).client_id;
+      const attacker = new PageClient(p.url);
+      await attacker.get("/account");
+      await signInWithCode(p, attacker, "account", "fo-oidc", victim.key);
+      expect((await world.providerSignIn(attacker, "/account/oidc/start?flow=account", "mallory-login")).location).toBe("/account");
+      expect((await attacker.get("/account")).html).toContain("Linked as mallory@example.org");
+      const later = new PageClient(p.url);
+      await later.get("/account");
+      expect((await world.providerSignIn(later, "/account/oidc/start?flow=account", "mallory-login")).location).toBe("/account");
+      expect((await later.get("/account")).html).toContain("Signed in as <strong>@fo-oidc</strong>");
+      // A key made there (the page just read carries the form's token).
+      const keptKey = (await later.post("/account/keys", { name: "Made after the provider" })).html.match(/id="new-key">(svc_[\w-]+)</)![1]!;
+      // The human, by an operator's reset link, makes a key of their own and disconnects the leaked one.
+      const link = await p.server.db.tx((tx) => createResetLink(tx, victim.agent_id, p.url, p.clock.now()));
+      const human = new PageClient(p.url);
+      await human.get(new URL(link.url).pathname);
+      await human.post("/account/reset", { token: link.url.split("/").pop()! });
+      await human.get("/account");
+      const humanKey = (await human.post("/account/keys", { name: "Human's key" })).html.match(/id="new-key">(svc_[\w-]+)</)![1]!;
+      expect((await p.ok("get_me", {}, humanKey)).verification.email).toBe(true);
+      await human.get("/account");
+      expect((await human.post("/account/clients/disconnect", { client_id: keyClient })).status).toBe(303);
+      const after = new PageClient(p.url);
+      await after.get("/account");
+      await world.providerSignIn(after, "/account/oidc/start?flow=account", "mallory-login");
+      expect((await after.get("/account")).html).not.toContain("Signed in as <strong>@fo-oidc</strong>");
+      expect((await p.call("get_me", {}, keptKey)).status).toBe(401);
+      expect((await p.ok("get_me", {}, humanKey)).verification.email).toBe(false);
+    } finally {
+      await world.stop();
+    }
   });
 });

@@ -17,7 +17,13 @@ afterAll(() => s.stop());
 /** The write transactions so far, from /metrics: how many, and how many took at most `le` seconds. */
 async function writes(le: number) {
   const text = await (await s.raw("/metrics", { headers: { authorization: `Bearer ${TOKEN}` } })).text();
-  const sample = (series: string) => Number(text.split("\n").find((l) => l.startsWith(`${series} `))?.split(" ")[1] ?? 0);
+  const sample = (series: string) =>
+    Number(
+      text
+        .split("\n")
+        .find((l) => l.startsWith(`${series} `))
+        ?.split(" ")[1] ?? 0,
+    );
   return {
     count: sample('svc_db_transaction_seconds_count{kind="write"}'),
     within: sample(`svc_db_transaction_seconds_bucket{kind="write",le="${le}"}`),
@@ -49,9 +55,7 @@ describe("hashing passwords never holds the writer", () => {
     expect((await b.post("/signin/password", { handle: "pw-hold", password: "a phrase to sign up with" })).location).toBe("/account");
     s.clock.advance(HOUR);
     await b.get("/account");
-    expect((await b.post("/account/password", { current: "a phrase to sign up with", password: "a phrase changed later" })).html).toContain(
-      "Password saved.",
-    );
+    expect((await b.post("/account/password", { current: "a phrase to sign up with", password: "a phrase changed later" })).html).toContain("Password saved.");
     // A browser signed in with a code sets the first password of a handle an agent made.
     const agent = await s.register("pw-hold-agent");
     const c = new PageClient(s.url);
