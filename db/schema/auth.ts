@@ -73,7 +73,8 @@ export const signinCodes = sqliteTable(
     createdAt: text("created_at").notNull(),
     expiresAt: text("expires_at").notNull(),
     usedAt: text("used_at"),
-    // 0016_web_clients.sql: the first client that read the code, which a session signed in with it is obtained through.
+    // 0016_web_clients.sql: the first client that read the code, which a session signed in with it is obtained through
+    // (for an SMS code, the client its phone is tied to: 0027_factor_origins.sql).
     readByClientId: text("read_by_client_id"),
     // 0020_people.sql: sent to the handle's inbox, or by SMS to its verified phone.
     channel: text("channel", { enum: ["inbox", "sms"] })

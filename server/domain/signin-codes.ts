@@ -144,7 +144,10 @@ export async function pendingCode(tx: Tx, now: Date, webSessionHash: string) {
     .get();
 }
 
-/** `readBy`: the first client that read the code (see withSigninCodes in inbox.ts), which a sign-in with it is obtained through. */
+/**
+ * `readBy`: the first client that read the code (see withSigninCodes in inbox.ts), or for an SMS code the client its
+ * phone is tied to; a sign-in with it is obtained through that client.
+ */
 export type Verification = { ok: true; agentId: string; readBy: string | null } | { ok: false; reason: "none" | "wrong"; attemptsLeft: number };
 
 /** Checks a typed code; every wrong try is counted in the database and the code dies after MAX_ATTEMPTS. */
