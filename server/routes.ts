@@ -55,7 +55,6 @@ import {
   authorizePage,
   docs,
   form,
-  formWithAddress,
   home,
   isWebPath,
   jwks,
@@ -67,6 +66,7 @@ import {
   pageOf,
   preflight,
   signInForm,
+  slowForm,
   takesPost,
   uploadAction,
 } from "./web/pages.ts";
@@ -232,20 +232,30 @@ export const ROUTES: readonly Route<Call>[] = [
 
   // Accounts for people: sign-up, sign-in with a password or a passkey, what /account adds, reset links.
   get("/signup", page(accounts.renderSignup)),
-  post("/signup", form(accounts.postSignup)),
+  post("/signup", slowForm(accounts.prepareSignup, accounts.signupWork, accounts.postSignup)),
   get("/signin", page(accounts.renderSignin)),
-  post("/signin/password", formWithAddress(accounts.postSignInPassword)),
-  post("/signin/passkey", form(accounts.postSignInPasskey)),
+  post("/signin/password", slowForm(accounts.prepareSignInPassword, accounts.checkGuess, accounts.postSignInPassword)),
+  post("/signin/passkey", slowForm(accounts.prepareSignInPasskey, accounts.passkeyWork, accounts.postSignInPasskey)),
   post("/passkeys/options", form(accounts.postPasskeyOptions)),
   get("/assets/passkey.js", accounts.servePasskeyScript),
   get("/assets/copy.js", serveCopyScript),
   post(
     "/account/passkeys",
-    form((w) => accounts.postAddPasskey(w, renderAccount), WRITES),
+    slowForm(
+      (w) => accounts.prepareAddPasskey(w, renderAccount),
+      accounts.addPasskeyWork,
+      (w, p, key) => accounts.postAddPasskey(w, p, key, renderAccount),
+      WRITES,
+    ),
   ),
   post(
     "/account/password",
-    formWithAddress((w, address) => accounts.postSetPassword(w, address, renderAccount), WRITES),
+    slowForm(
+      (w, address) => accounts.prepareSetPassword(w, address, renderAccount),
+      accounts.passwordWork,
+      (w, p, hash, address) => accounts.postSetPassword(w, p, hash, address, renderAccount),
+      WRITES,
+    ),
   ),
   post("/account/signout-everywhere", form(accounts.postSignOutEverywhere)),
   get("/account/reset/*", pageOf(accounts.renderResetLink)),

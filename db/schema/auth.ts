@@ -73,7 +73,8 @@ export const signinCodes = sqliteTable(
     createdAt: text("created_at").notNull(),
     expiresAt: text("expires_at").notNull(),
     usedAt: text("used_at"),
-    // 0016_web_clients.sql: the first client that read the code, which a session signed in with it is obtained through.
+    // 0016_web_clients.sql: the first client that read the code, which a session signed in with it is obtained through
+    // (for an SMS code, the client its phone is tied to: 0028_factor_origins.sql).
     readByClientId: text("read_by_client_id"),
     // 0020_people.sql: sent to the handle's inbox, or by SMS to its verified phone.
     channel: text("channel", { enum: ["inbox", "sms"] })
@@ -178,6 +179,8 @@ export const oidcIdentities = sqliteTable(
     email: text("email"),
     emailVerified: integer("email_verified", { mode: "boolean" }).notNull().default(false),
     createdAt: text("created_at").notNull(),
+    // 0028_factor_origins.sql: the browser client it was linked in, when that browser descends from another client.
+    setThroughClientId: text("set_through_client_id"),
   },
   (t) => [primaryKey({ columns: [t.issuer, t.subject] }), index("oidc_identities_agent").on(t.agentId)],
 );
@@ -187,6 +190,8 @@ export const passwords = sqliteTable("passwords", {
   agentId: text("agent_id").primaryKey(),
   hash: text("hash").notNull(),
   updatedAt: text("updated_at").notNull(),
+  // 0028_factor_origins.sql: the browser client it was set in, when that browser descends from another client.
+  setThroughClientId: text("set_through_client_id"),
 });
 
 export const passkeys = sqliteTable(
@@ -201,6 +206,8 @@ export const passkeys = sqliteTable(
     name: text("name").notNull(),
     createdAt: text("created_at").notNull(),
     lastUsedAt: text("last_used_at"),
+    // 0028_factor_origins.sql: the browser client it was added in, when that browser descends from another client.
+    setThroughClientId: text("set_through_client_id"),
   },
   (t) => [index("passkeys_agent").on(t.agentId)],
 );

@@ -18,6 +18,8 @@ export const agents = sqliteTable("agents", {
   // 0020_people.sql: svc users disable; the phone proved on the settings page
   disabledAt: text("disabled_at"),
   phone: text("phone"),
+  // 0028_factor_origins.sql: the browser client the phone was proved in, when that browser descends from another client.
+  phoneSetThroughClientId: text("phone_set_through_client_id"),
 });
 
 export const clients = sqliteTable(

@@ -1,6 +1,6 @@
 import { and, asc, eq, isNull, sql } from "drizzle-orm";
 import { prepared, type Tx } from "../../db/client.ts";
-import { agents, apiKeys, clients } from "../../db/schema/index.ts";
+import { agents, apiKeys, clients, oidcIdentities, passkeys, passwords, signinCodes } from "../../db/schema/index.ts";
 import { MINUTE, iso, later } from "../clock.ts";
 import { AppError, conflict, notFound } from "../errors.ts";
 import type { Actor, DomainContext, Principal } from "../contract/principal.ts";
@@ -210,10 +210,14 @@ export async function disconnectClient({ tx, now, actor }: DomainContext<Princip
 /**
  * Revokes a client and every client obtained through it, however deep (a web session signed in with a code it read,
  * the keys made in that session, ...): what a credential obtained never outlives it. The walk passes through clients
- * already ended (a browser signed out), so what they obtained ends too.
+ * already ended (a browser signed out), so what they obtained ends too. That includes the sign-in factors set in those
+ * browsers (a password, a passkey, a phone: their set_through_client_id, see server/web/session.ts factorOrigin) and
+ * the sign-in codes the family read but no browser has typed yet: neither can sign anyone in once the client is gone.
  */
 export async function revokeClient(tx: Tx, clientId: string, now: Date) {
   const family = sql`(WITH RECURSIVE family(id) AS (SELECT ${clientId} UNION SELECT c.client_id FROM clients c JOIN family f ON c.parent_client_id = f.id) SELECT id FROM family)`;
+  // A family is one handle's: its factors and codes are found through the handle's own indexes.
+  const agent = sql`(SELECT agent_id FROM clients WHERE client_id = ${clientId})`;
   await tx
     .update(clients)
     .set({ revokedAt: iso(now) })
@@ -222,6 +226,28 @@ export async function revokeClient(tx: Tx, clientId: string, now: Date) {
     .update(apiKeys)
     .set({ revokedAt: iso(now) })
     .where(and(sql`${apiKeys.clientId} IN ${family}`, isNull(apiKeys.revokedAt)));
+  await tx.delete(passwords).where(and(sql`${passwords.agentId} = ${agent}`, sql`${passwords.setThroughClientId} IN ${family}`));
+  await tx.delete(passkeys).where(and(sql`${passkeys.agentId} = ${agent}`, sql`${passkeys.setThroughClientId} IN ${family}`));
+  await tx
+    .update(agents)
+    .set({ phone: null, phoneVerified: false, phoneSetThroughClientId: null })
+    .where(and(sql`${agents.agentId} = ${agent}`, sql`${agents.phoneSetThroughClientId} IN ${family}`));
+  await tx
+    .update(signinCodes)
+    .set({ usedAt: iso(now) })
+    .where(and(sql`${signinCodes.agentId} = ${agent}`, sql`${signinCodes.readByClientId} IN ${family}`, isNull(signinCodes.usedAt)));
+  const unlinked = await tx
+    .delete(oidcIdentities)
+    .where(and(sql`${oidcIdentities.agentId} = ${agent}`, sql`${oidcIdentities.setThroughClientId} IN ${family}`))
+    .returning({ agentId: oidcIdentities.agentId });
+  // The verified e-mail came from the provider logins (auth/identities.ts): what the remaining ones verify, or none.
+  if (unlinked.length) {
+    const verified = sql`(SELECT i.email FROM oidc_identities i WHERE i.agent_id = ${unlinked[0]!.agentId} AND i.email_verified = 1 AND i.email IS NOT NULL ORDER BY i.created_at LIMIT 1)`;
+    await tx
+      .update(agents)
+      .set({ email: verified, emailVerified: sql`${verified} IS NOT NULL` })
+      .where(eq(agents.agentId, unlinked[0]!.agentId));
+  }
 }
 
 /** Ends one client alone (a browser signing out); what it obtained stays, tied to it (revokeClient still reaches it). */

@@ -1,6 +1,7 @@
 // Passkeys (WebAuthn) through @simplewebauthn/server: the relying party is the base URL's host, the expected origin
 // its origin. A ceremony's challenge waits in the browser's web session (one at a time, for five minutes) and is used
-// up by the answer, whatever it is.
+// up by the answer, whatever it is. Checking an answer needs no database, so it runs outside any transaction
+// (server/web/pages.ts slowForm): the passkey is read before, its new counter written after.
 import {
   type AuthenticationResponseJSON,
   generateAuthenticationOptions,
@@ -9,7 +10,7 @@ import {
   verifyAuthenticationResponse,
   verifyRegistrationResponse,
 } from "@simplewebauthn/server";
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import type { Tx } from "../../db/client.ts";
 import { passkeys, type WebauthnChallenge } from "../../db/schema/index.ts";
 import { MINUTE, iso, later } from "../clock.ts";
@@ -87,7 +88,8 @@ export async function checkRegistration(
   }
 }
 
-export async function savePasskey(tx: Tx, agentId: string, key: NewPasskey, name: string, now: Date): Promise<void> {
+/** `setThrough`: the client the passkey is tied to (server/web/session.ts factorOrigin), null for none. */
+export async function savePasskey(tx: Tx, agentId: string, key: NewPasskey, name: string, setThrough: string | null, now: Date): Promise<void> {
   await tx.insert(passkeys).values({
     credentialId: key.id,
     agentId,
@@ -97,15 +99,26 @@ export async function savePasskey(tx: Tx, agentId: string, key: NewPasskey, name
     name,
     createdAt: iso(now),
     lastUsedAt: null,
+    setThroughClientId: setThrough,
   });
 }
 
-/** Whose passkey answered the sign-in challenge, or null (unknown passkey, wrong signature, stale challenge). */
-export async function checkAuthentication(tx: Tx, base: string, now: Date, challenge: WebauthnChallenge | null, answer: string): Promise<string | null> {
+export type StoredPasskey = typeof passkeys.$inferSelect;
+
+/** The stored passkey a sign-in answer names, or null; read before its signature is checked (checkAssertion). */
+export async function passkeyAnswering(tx: Tx, answer: string): Promise<StoredPasskey | null> {
   const response = parse<AuthenticationResponseJSON>(answer);
-  if (!response || !usable(challenge, "signin", now)) return null;
-  const key = await tx.select().from(passkeys).where(eq(passkeys.credentialId, response.id)).get();
-  if (!key) return null;
+  if (!response) return null;
+  return (await tx.select().from(passkeys).where(eq(passkeys.credentialId, response.id)).get()) ?? null;
+}
+
+/**
+ * The passkey's new signature counter when the answer is its valid signature over the session's challenge, else null
+ * (wrong signature, stale challenge). Needs no database: run outside any transaction, then recordPasskeyUse.
+ */
+export async function checkAssertion(base: string, now: Date, challenge: WebauthnChallenge | null, answer: string, key: StoredPasskey): Promise<number | null> {
+  const response = parse<AuthenticationResponseJSON>(answer);
+  if (!response || response.id !== key.credentialId || !usable(challenge, "signin", now)) return null;
   const rp = relyingParty(base);
   try {
     const result = await verifyAuthenticationResponse({
@@ -116,20 +129,28 @@ export async function checkAuthentication(tx: Tx, base: string, now: Date, chall
       requireUserVerification: true,
       credential: { id: key.credentialId, publicKey: Buffer.from(key.publicKey, "base64url"), counter: key.counter, transports: key.transports ?? undefined },
     });
-    if (!result.verified) return null;
-    await tx
-      .update(passkeys)
-      .set({ counter: result.authenticationInfo.newCounter, lastUsedAt: iso(now) })
-      .where(eq(passkeys.credentialId, key.credentialId));
-    return key.agentId;
+    return result.verified ? result.authenticationInfo.newCounter : null;
   } catch {
     return null;
   }
 }
 
+/**
+ * Records a sign-in checked by checkAssertion: the new counter, unless the passkey was used (its counter moved) or
+ * removed since it was read, when the sign-in does not count (false).
+ */
+export async function recordPasskeyUse(tx: Tx, key: StoredPasskey, newCounter: number, now: Date): Promise<boolean> {
+  const updated = await tx
+    .update(passkeys)
+    .set({ counter: newCounter, lastUsedAt: iso(now) })
+    .where(and(eq(passkeys.credentialId, key.credentialId), eq(passkeys.counter, key.counter)))
+    .returning({ id: passkeys.credentialId });
+  return updated.length === 1;
+}
+
 export async function passkeysOf(tx: Tx, agentId: string) {
   return tx
-    .select({ name: passkeys.name, createdAt: passkeys.createdAt, lastUsedAt: passkeys.lastUsedAt })
+    .select({ name: passkeys.name, createdAt: passkeys.createdAt, lastUsedAt: passkeys.lastUsedAt, setThrough: passkeys.setThroughClientId })
     .from(passkeys)
     .where(eq(passkeys.agentId, agentId))
     .all();

@@ -31,27 +31,39 @@ export function passwordProblem(password: string): string | null {
   return null;
 }
 
-export async function setPassword(tx: Tx, agentId: string, password: string, now: Date): Promise<void> {
+/**
+ * The argon2id hash of an acceptable new password (VALIDATION_ERROR otherwise). Slow on purpose (a quarter of a second
+ * and more): never called inside a transaction, so no write waits for it (server/web/pages.ts slowForm).
+ */
+export async function hashPassword(password: string): Promise<string> {
   const problem = passwordProblem(password);
   if (problem) throw new AppError("VALIDATION_ERROR", problem);
-  const hash = await Bun.password.hash(password, ARGON);
-  await tx
-    .insert(passwords)
-    .values({ agentId, hash, updatedAt: iso(now) })
-    .onConflictDoUpdate({ target: passwords.agentId, set: { hash, updatedAt: iso(now) } });
+  return Bun.password.hash(password, ARGON);
 }
 
-export async function hasPassword(tx: Tx, agentId: string): Promise<boolean> {
-  return (await tx.select({ a: passwords.agentId }).from(passwords).where(eq(passwords.agentId, agentId)).get()) !== undefined;
+/** Stores a hash made by hashPassword. `setThrough`: the client it is tied to (server/web/session.ts factorOrigin). */
+export async function storePassword(tx: Tx, agentId: string, hash: string, setThrough: string | null, now: Date): Promise<void> {
+  const row = { hash, updatedAt: iso(now), setThroughClientId: setThrough };
+  await tx
+    .insert(passwords)
+    .values({ agentId, ...row })
+    .onConflictDoUpdate({ target: passwords.agentId, set: row });
+}
+
+/** The agent's stored hash and the client the password is tied to, if it has one. */
+export async function passwordOf(tx: Tx, agentId: string): Promise<{ hash: string; setThrough: string | null } | undefined> {
+  return tx.select({ hash: passwords.hash, setThrough: passwords.setThroughClientId }).from(passwords).where(eq(passwords.agentId, agentId)).get();
 }
 
 // Checked against when the handle has no password, so an unknown handle costs the same work as a wrong password.
 let dummy: Promise<string> | null = null;
 
-/** Whether `password` is the agent's; agentId null (no such handle) is checked against a dummy all the same. */
-export async function verifyPassword(tx: Tx, agentId: string | null, password: string): Promise<boolean> {
-  const row = agentId ? await tx.select({ hash: passwords.hash }).from(passwords).where(eq(passwords.agentId, agentId)).get() : undefined;
+/**
+ * Whether `password` matches `hash`, read beforehand (passwordOf); with no hash (no such handle, or no password) a
+ * dummy is checked all the same, so every answer costs the same work. Slow: never inside a transaction.
+ */
+export async function passwordMatches(hash: string | undefined, password: string): Promise<boolean> {
   dummy ??= Bun.password.hash("not anyone's password", ARGON);
-  const matches = await Bun.password.verify(password, row?.hash ?? (await dummy)).catch(() => false);
-  return row !== undefined && matches;
+  const matches = await Bun.password.verify(password, hash ?? (await dummy)).catch(() => false);
+  return hash !== undefined && matches;
 }

@@ -32,3 +32,17 @@ export async function recordAttempt(tx: Tx, now: Date, key: string, l: AttemptLi
     .values({ key, windowStart: start, count })
     .onConflictDoUpdate({ target: attemptCounters.key, set: { windowStart: start, count } });
 }
+
+/**
+ * Gives back one attempt recorded in this window: an attempt counted before its (slow) check, as a password guess is
+ * so that guesses checked at once cannot pass the limit together, turned out to be right.
+ */
+export async function forgetAttempt(tx: Tx, now: Date, key: string, l: AttemptLimit): Promise<void> {
+  const start = windowStart(now, l.windowMs);
+  const row = await tx.select().from(attemptCounters).where(eq(attemptCounters.key, key)).get();
+  if (!row || row.windowStart !== start || row.count <= 0) return;
+  await tx
+    .update(attemptCounters)
+    .set({ count: row.count - 1 })
+    .where(eq(attemptCounters.key, key));
+}

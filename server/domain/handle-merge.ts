@@ -181,7 +181,10 @@ export async function mergeHandles(tx: Tx, now: Date, keep: AgentRow, retire: Ag
     .where(and(eq(phoneCodes.agentId, retire.agentId), isNull(phoneCodes.usedAt)));
   // The human proved that phone too: the kept handle takes it unless it has its own.
   if (retire.phoneVerified && !keep.phoneVerified)
-    await tx.update(agents).set({ phone: retire.phone, phoneVerified: true }).where(eq(agents.agentId, keep.agentId));
+    await tx
+      .update(agents)
+      .set({ phone: retire.phone, phoneVerified: true, phoneSetThroughClientId: retire.phoneSetThroughClientId })
+      .where(eq(agents.agentId, keep.agentId));
   await tx.delete(webSessions).where(eq(webSessions.agentId, retire.agentId));
   // Others' blocks of the retired handle stay: they are the others' decision and harm no one.
   await tx.delete(contacts).where(eq(contacts.ownerId, retire.agentId));

@@ -69,8 +69,18 @@ export async function pendingPhoneCode(tx: Tx, now: Date, agentId: string, webSe
     .get();
 }
 
-/** Checks a typed code; right, the number becomes the agent's verified phone (replacing any earlier one). */
-export async function verifyPhoneCode(tx: Tx, now: Date, agentId: string, webSessionHash: string, typed: string): Promise<Verification> {
+/**
+ * Checks a typed code; right, the number becomes the agent's verified phone (replacing any earlier one). `setThrough`:
+ * the client the phone is tied to (server/web/session.ts factorOrigin): revoking it removes the phone.
+ */
+export async function verifyPhoneCode(
+  tx: Tx,
+  now: Date,
+  agentId: string,
+  webSessionHash: string,
+  typed: string,
+  setThrough: string | null,
+): Promise<Verification> {
   const row = await pendingPhoneCode(tx, now, agentId, webSessionHash);
   if (!row) return { ok: false, reason: "none", attemptsLeft: 0 };
   if (!constantTimeEqual(sha256(normaliseCode(typed)), row.codeHash)) {
@@ -84,10 +94,10 @@ export async function verifyPhoneCode(tx: Tx, now: Date, agentId: string, webSes
     .update(phoneCodes)
     .set({ usedAt: iso(now) })
     .where(eq(phoneCodes.codeId, row.codeId));
-  await tx.update(agents).set({ phone: row.phone, phoneVerified: true }).where(eq(agents.agentId, agentId));
+  await tx.update(agents).set({ phone: row.phone, phoneVerified: true, phoneSetThroughClientId: setThrough }).where(eq(agents.agentId, agentId));
   return { ok: true, agentId, readBy: null };
 }
 
 export async function removePhone(tx: Tx, agentId: string): Promise<void> {
-  await tx.update(agents).set({ phone: null, phoneVerified: false }).where(eq(agents.agentId, agentId));
+  await tx.update(agents).set({ phone: null, phoneVerified: false, phoneSetThroughClientId: null }).where(eq(agents.agentId, agentId));
 }

@@ -118,7 +118,12 @@ async function storeCode(tx: Tx, now: Date, webSessionHash: string, agent: Agent
   const code = newCode();
   const codeId = crypto.randomUUID();
   const expiresAt = later(now, SIGNIN_CODE_TTL_MS);
-  await tx.insert(signinCodes).values({ codeId, agentId: agent.agentId, webSessionHash, codeHash: sha256(code), createdAt: iso(now), expiresAt, channel });
+  // A code sent to a phone proved through a client signs in a browser obtained through that client (and ends with it,
+  // revokeClient), as a code an agent's key read does (inbox.ts sets read_by_client_id then).
+  const readByClientId = channel === "sms" && agent.phoneVerified ? agent.phoneSetThroughClientId : null;
+  await tx
+    .insert(signinCodes)
+    .values({ codeId, agentId: agent.agentId, webSessionHash, codeHash: sha256(code), createdAt: iso(now), expiresAt, channel, readByClientId });
   return { code, codeId, expiresAt };
 }
 
@@ -139,7 +144,10 @@ export async function pendingCode(tx: Tx, now: Date, webSessionHash: string) {
     .get();
 }
 
-/** `readBy`: the first client that read the code (see withSigninCodes in inbox.ts), which a sign-in with it is obtained through. */
+/**
+ * `readBy`: the first client that read the code (see withSigninCodes in inbox.ts), or for an SMS code the client its
+ * phone is tied to; a sign-in with it is obtained through that client.
+ */
 export type Verification = { ok: true; agentId: string; readBy: string | null } | { ok: false; reason: "none" | "wrong"; attemptsLeft: number };
 
 /** Checks a typed code; every wrong try is counted in the database and the code dies after MAX_ATTEMPTS. */

@@ -187,11 +187,50 @@ function actionReading(
   };
 }
 
-/** A form that needs the client's address (password guesses are limited per address too). */
-export const formWithAddress =
-  (run: (c: WebContext, address: string) => Promise<Response>, writes = false): WebRoute =>
-  (c, param) =>
-    form((w) => run(w, c.clientAddress()), writes)(c, param);
+/**
+ * POST of a form with slow work that needs no database (a password's argon2id hash or check, a quarter of a second
+ * and more): no transaction is open while it runs, so no write waits for it. `before` runs like a form's page, in a
+ * short write transaction with the session (CSRF checked), and returns what the work needs, or the answer itself;
+ * `work` runs outside any transaction; `after` runs in another short write transaction and must check that what
+ * `before` read still holds. `before` may not renew the session's cookie (`after` opens the session from the request's).
+ * address: the client's address (password guesses are limited per address too).
+ */
+export const slowForm =
+  <P, R>(
+    before: (c: WebContext, address: string) => Promise<P | Response>,
+    work: (p: P) => Promise<R>,
+    after: (c: WebContext, p: P, r: R, address: string) => Promise<Response>,
+    writes = false,
+  ): WebRoute =>
+  async (c) => {
+    const limited = rateLimited(c.svc, c.clientAddress());
+    if (limited) return limited;
+    const body = await readForm(c.req);
+    if (!body) return errorPage("Cannot read the form", "The form could not be read; go back and try again.", 400);
+    const url = new URL(c.req.url);
+    const address = c.clientAddress();
+    const held: { p?: P } = {};
+    const first = await inSession(
+      c.svc,
+      c.req,
+      url,
+      body,
+      async (w) => {
+        delete held.p;
+        const p = await before(w, address);
+        if (p instanceof Response) return p;
+        held.p = p;
+        return new Response(null, { status: 204 });
+      },
+      writes,
+    );
+    if (!("p" in held)) return first;
+    const p = held.p as P;
+    const result = await work(p);
+    const res = await inSession(c.svc, c.req, url, body, (w) => after(w, p, result, address), writes);
+    for (const cookie of first.headers.getSetCookie()) res.headers.append("Set-Cookie", cookie);
+    return res;
+  };
 
 /** A form of the sign-in steps, which show the page of the flow being signed in to (join, consent, account, groups). */
 export const signInForm = (step: (c: WebContext, render: typeof renderFlow) => Promise<Response>): WebRoute => form((w) => step(w, renderFlow));

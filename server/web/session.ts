@@ -175,6 +175,23 @@ export async function signIn(tx: Tx, req: Request, session: WebSession, agentId:
   return renew(tx, session, { agentId, access, clientId, scopes, providerLogin: null, expiresAt });
 }
 
+/** How the signed-in browser's client came to be: when, and the client it was obtained through (null: none). */
+export async function signInOf(tx: Tx, session: WebSession): Promise<{ at: string; parentClientId: string | null } | undefined> {
+  if (!session.clientId) return undefined;
+  return tx.select({ at: clients.createdAt, parentClientId: clients.parentClientId }).from(clients).where(eq(clients.clientId, session.clientId)).get();
+}
+
+/**
+ * The client a sign-in factor (a password, a passkey, a phone) set in this browser is tied to: the browser's own
+ * client when its sign-in descends from another client (a code an agent's key read, a settings link, a factor tied
+ * already), so that revoking that client, or any it descends from, ends the factor (revokeClient); null when the
+ * person proved the handle by themselves (sign-up, a factor tied to no client, the provider, a reset link).
+ */
+export async function factorOrigin(tx: Tx, session: WebSession): Promise<string | null> {
+  const signIn = await signInOf(tx, session);
+  return signIn?.parentClientId ? session.clientId : null;
+}
+
 /** Forgets who is signed in (its client ends), keeping a join or authorization in progress. */
 export async function signOut(tx: Tx, session: WebSession, now: Date) {
   requireWrite(tx);

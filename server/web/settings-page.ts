@@ -10,7 +10,7 @@ import { AppError } from "../errors.ts";
 import { consumeSettingsLink, settingsLinkUsable } from "../auth/settings-links.ts";
 import { errorPage, type Messages, type WebContext } from "./context.ts";
 import { alert, field, form, html, Markup, notice, page, seeOther } from "./html.ts";
-import { mayWrite, sessionCookie, signIn, signedIn } from "./session.ts";
+import { factorOrigin, mayWrite, sessionCookie, signIn, signedIn } from "./session.ts";
 import type { ActionContext } from "./pages.ts";
 
 const SPENT = "This link has expired or was already used. Ask your agent for a new one (get_settings_link).";
@@ -186,7 +186,9 @@ export async function postPhone(c: WebContext): Promise<Response> {
 /** POST /settings/phone/verify */
 export async function postPhoneVerify(c: WebContext): Promise<Response> {
   if (!signedIn(c.session, "settings") || !c.svc.config.smsWebhook) return renderSettings(c);
-  const result = await verifyPhoneCode(c.tx, c.now, c.session.agentId, c.session.sessionHash, c.form.get("code") ?? "");
+  // Proved in a browser obtained through a client (a settings link, a code an agent's key read): tied to it.
+  const origin = await factorOrigin(c.tx, c.session);
+  const result = await verifyPhoneCode(c.tx, c.now, c.session.agentId, c.session.sessionHash, c.form.get("code") ?? "", origin);
   if (!result.ok) {
     const error =
       result.reason === "wrong" && result.attemptsLeft > 0

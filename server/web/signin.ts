@@ -3,6 +3,7 @@
 import { agentForIdentity, linkIdentity } from "../auth/identities.ts";
 import { finishOidc, type OidcFlow, type OidcIdentity } from "../auth/oidc.ts";
 import { createHmac } from "node:crypto";
+import { requireWrite } from "../../db/client.ts";
 import { iso } from "../clock.ts";
 import {
   decoyCode,
@@ -25,7 +26,7 @@ import { Description, DisplayName, Handle, HANDLE_PATTERN } from "../contract/wi
 import type { Services } from "../services.ts";
 import { FLOWS, isFlow, nextField, nextOf, withNext, type Flow, type Messages, type WebContext } from "./context.ts";
 import { field, form, html, seeOther, type Markup } from "./html.ts";
-import { mayWrite, readCookie, sessionCookie, signIn, signOut, signedIn, updateSession, type Origin, type WebSession } from "./session.ts";
+import { factorOrigin, mayWrite, readCookie, sessionCookie, signIn, signOut, signedIn, updateSession, type Origin, type WebSession } from "./session.ts";
 
 export type RenderFlow = (c: WebContext, flow: Flow, m: Messages) => Promise<Response>;
 
@@ -188,7 +189,8 @@ export async function signInAs(c: WebContext, agentId: string, origin: Origin, l
   const { session, token } = await signIn(c.tx, c.req, c.session, agentId, "full", origin, c.now);
   c.session = session;
   c.cookies.push(sessionCookie(token, session.expiresAt, c.secure, c.now));
-  if (pendingIdentity) await linkIdentity(c.tx, pendingIdentity, agentId, c.now);
+  // Linked in this browser: tied to the client it was signed in through, if any (a login chosen by whoever held it).
+  if (pendingIdentity) await linkIdentity(c.tx, pendingIdentity, agentId, await factorOrigin(c.tx, c.session), c.now);
   const proved = login ?? pendingIdentity;
   if (proved) c.session = await updateSession(c.tx, c.session, { oidcIdentity: null, providerLogin: proved });
 }
@@ -227,12 +229,16 @@ export async function exchangeAtProvider(svc: Services, flow: OidcFlow, code: st
  * or keep it in the session until the human proves or creates a handle.
  */
 export async function applyIdentity(c: WebContext, identity: OidcIdentity): Promise<void> {
+  // Every way on writes; the callback's page starts in a read transaction (a write statement there fails inside the
+  // query builder, where it would not be taken for NeedsWrite: linking a login while signed in answered 500).
+  requireWrite(c.tx);
   const linked = await agentForIdentity(c.tx, identity);
   if (linked) {
     c.session = await updateSession(c.tx, c.session, { oidcIdentity: null });
-    await signInAs(c, linked, { parentClientId: null }, identity);
+    // A login linked through a client signs in a browser obtained through it, which ends with it.
+    await signInAs(c, linked.agentId, { parentClientId: linked.setThrough }, identity);
   } else if (signedIn(c.session) && mayWrite(c.session)) {
-    await linkIdentity(c.tx, identity, c.session.agentId, c.now);
+    await linkIdentity(c.tx, identity, c.session.agentId, await factorOrigin(c.tx, c.session), c.now);
     c.session = await updateSession(c.tx, c.session, { providerLogin: identity });
   } else {
     c.session = await updateSession(c.tx, c.session, { oidcIdentity: identity });
