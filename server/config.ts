@@ -67,6 +67,8 @@ export interface ServerConfig {
   logFormat?: LogFormat;
   /** Where SMS go (svc POSTs {to, text} JSON): humans may then prove a phone and sign in by it; absent: no phone. */
   smsWebhook?: string;
+  /** Text messages the whole server may send in any hour (docs/security.md, "Limits"); absent: DEFAULTS.smsPerHour. */
+  smsPerHour?: number;
   /** An eurofxref XML file of reference rates (the ECB's daily file) fetched by a job; absent: every rate is given. */
   ratesUrl?: string;
   /** Bytes of one file kept with an expense, and of all the files of one group; absent: DEFAULTS. */
@@ -124,6 +126,7 @@ export const QUOTA_NAMES = {
   expenses_per_group_per_day: "expensesPerGroupPerDay",
   groups: "groups",
   open_plans: "openPlans",
+  attachment_bytes: "attachmentBytes",
 } as const satisfies Record<string, keyof Quotas>;
 
 /** Every default of svc serve, in one place (the flags' help shows them). */
@@ -142,12 +145,14 @@ export const DEFAULTS = {
   agentRateLimit: 1200,
   attachmentMaxBytes: 5 * 1024 * 1024,
   groupAttachmentBytes: 100 * 1024 * 1024,
+  smsPerHour: 100,
   quotas: {
     keys: 20,
     envelopeBytesPerDay: 5_000_000,
     expensesPerGroupPerDay: 2000,
     groups: 500,
     openPlans: 200,
+    attachmentBytes: 1024 * 1024 * 1024,
   } as Readonly<Quotas>,
 };
 
@@ -216,6 +221,7 @@ export interface ServeSettings {
   /** --quota settings; each replaces its default. */
   quota?: Partial<Quotas>;
   smsWebhook?: string;
+  smsPerHour?: number;
   /** --peer-secret and --peer-url (ServerConfig.peer). */
   peerSecret?: string;
   peerUrl?: string;
@@ -275,6 +281,7 @@ export function serveConfig(o: ServeSettings, clock: Clock, env: Record<string, 
     // Flags over SVC_QUOTAS over the defaults, name by name.
     quotas: { ...DEFAULTS.quotas, ...(env.SVC_QUOTAS ? parseQuotas(env.SVC_QUOTAS) : {}), ...o.quota },
     smsWebhook: o.smsWebhook,
+    smsPerHour: o.smsPerHour,
     ratesUrl: o.ratesUrl,
     attachmentMaxBytes: o.attachmentMaxBytes,
     groupAttachmentBytes: o.groupAttachmentBytes,

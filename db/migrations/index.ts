@@ -24,6 +24,7 @@ import refundsSpendingBatches from "./0022_refunds_spending_batches.sql" with { 
 import receiptsRatesSeries from "./0023_receipts_rates_series.sql" with { type: "text" };
 import writerLease from "./0024_writer_lease.sql" with { type: "text" };
 import federation from "./0025_federation.sql" with { type: "text" };
+import limits from "./0028_limits.sql" with { type: "text" };
 
 export const MIGRATIONS: readonly { id: number; name: string; sql: string }[] = [
   { id: 1, name: "0001_core", sql: core },
@@ -51,4 +52,5 @@ export const MIGRATIONS: readonly { id: number; name: string; sql: string }[] = 
   { id: 23, name: "0023_receipts_rates_series", sql: receiptsRatesSeries },
   { id: 24, name: "0024_writer_lease", sql: writerLease },
   { id: 25, name: "0025_federation", sql: federation },
+  { id: 28, name: "0028_limits", sql: limits },
 ];

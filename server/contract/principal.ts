@@ -46,4 +46,6 @@ export interface Quotas {
   groups: number;
   /** Plans the agent organises that are not cancelled and not yet over. */
   openPlans: number;
+  /** Bytes of the files (receipts) the agent uploaded that are still stored. */
+  attachmentBytes: number;
 }

@@ -39,12 +39,13 @@ const passkeyStatus = html`<p class="muted" role="status" data-passkey-status></
 /**
  * Whether the password is the agent's (agentId null: no such handle, which costs the same work). The guess limits are
  * checked first (RATE_LIMITED, which says nothing about the handle), and a wrong guess counts against both.
+ * `usable` false (a disabled handle): even the right password is answered, and counted, as a wrong one.
  */
-async function guessPassword(c: WebContext, agentId: string | null, handle: string, address: string, password: string): Promise<boolean> {
+async function guessPassword(c: WebContext, agentId: string | null, handle: string, address: string, password: string, usable = true): Promise<boolean> {
   const keys = [`password:handle:${handle}`, `password:address:${address}`] as const;
   await checkAttempts(c.tx, c.now, keys[0], GUESSES_PER_HANDLE);
   await checkAttempts(c.tx, c.now, keys[1], GUESSES_PER_ADDRESS);
-  if (await verifyPassword(c.tx, agentId, password)) return true;
+  if ((await verifyPassword(c.tx, agentId, password)) && usable) return true;
   await recordAttempt(c.tx, c.now, keys[0], GUESSES_PER_HANDLE);
   await recordAttempt(c.tx, c.now, keys[1], GUESSES_PER_ADDRESS);
   return false;
@@ -70,13 +71,13 @@ ${signedIn(c.session) ? html`<p class="notice" role="status">This browser is sig
 ${field("handle", "Handle", { required: true, value: typed(c, "handle"), maxlength: 32, pattern: "[a-z0-9][a-z0-9_\\-]{2,31}", autocomplete: "username", hint: "3-32 characters: a-z, 0-9, _ and -. It can never change." })}
 ${field("display_name", "Display name", { required: true, value: typed(c, "display_name"), maxlength: 80, autocomplete: "name" })}
 ${invite}
-<h2>With a passkey</h2>
+<h2>With a password</h2>
+${field("password", "Password", { type: "password", autocomplete: "new-password", maxlength: 256, hint: `At least ${MIN_PASSWORD} characters; a few unrelated words make a good one. Very common passwords are refused.` })}
+<button type="submit" name="method" value="password">Create account with a password</button>
+<h2>Or with a passkey</h2>
 <p>Your device (or password manager) keeps the key; you unlock it with your fingerprint, face or screen lock.</p>
 ${credentialField}${passkeyStatus}
-<button type="submit" name="method" value="passkey" data-passkey="signup">Create account with a passkey</button>
-<h2>Or with a password</h2>
-${field("password", "Password", { type: "password", autocomplete: "new-password", maxlength: 256, hint: `At least ${MIN_PASSWORD} characters; a few unrelated words make a good one. Very common passwords are refused.` })}
-<button type="submit" name="method" value="password" class="secondary">Create account with a password</button>
+<button type="submit" name="method" value="passkey" data-passkey="signup" class="secondary">Create account with a passkey</button>
 </form>
 <p>Have an account? <a href="${withNext("/signin", nextOf(c))}">Sign in</a>.</p>`,
     { status: m.status, scripts: SCRIPTS },
@@ -145,7 +146,8 @@ export async function postSignInPassword(c: WebContext, address: string): Promis
   const agent = HANDLE_PATTERN.test(handle) ? await agentByHandle(c.tx, handle) : undefined;
   let ok: boolean;
   try {
-    ok = await guessPassword(c, agent?.agentId ?? null, handle, address, c.form.get("password") ?? "");
+    // A disabled handle never confirms a password: right or wrong, the answer is the wrong password's.
+    ok = await guessPassword(c, agent?.agentId ?? null, handle, address, c.form.get("password") ?? "", !agent?.disabledAt);
   } catch (err) {
     if (!(err instanceof AppError && err.code === "RATE_LIMITED")) throw err;
     const minutes = Math.max(1, Math.ceil((err.retryAfter ?? 60) / 60));

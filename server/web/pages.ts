@@ -62,6 +62,12 @@ export const pageOf =
   (c, param) =>
     inSession(c.svc, c.req, new URL(c.req.url), null, (w) => run(w, param));
 
+/** pageOf for a secret in the path (a claim code): each look counts against the address like a form, so none is guessed in bulk. */
+export const secretPageOf =
+  (run: (c: WebContext, param: string) => Promise<Response>): WebRoute =>
+  (c, param) =>
+    rateLimited(c.svc, c.clientAddress()) ?? pageOf(run)(c, param);
+
 /**
  * POST of a form: rate limited by address, then run in a write transaction with the session's CSRF token checked.
  * writes: it acts as the signed-in human, so a browser signed in through a read-only credential may not send it.
@@ -193,8 +199,12 @@ export const formWithAddress =
   (c, param) =>
     form((w) => run(w, c.clientAddress()), writes)(c, param);
 
-/** A form of the sign-in steps, which show the page of the flow being signed in to (join, consent, account, groups). */
-export const signInForm = (step: (c: WebContext, render: typeof renderFlow) => Promise<Response>): WebRoute => form((w) => step(w, renderFlow));
+/**
+ * A form of the sign-in steps, which show the page of the flow being signed in to (join, consent, account, groups);
+ * with the client's address, which text messages are limited by.
+ */
+export const signInForm = (step: (c: WebContext, render: typeof renderFlow, address: string) => Promise<Response>): WebRoute =>
+  formWithAddress((w, address) => step(w, renderFlow, address));
 
 /** An OAuth endpoint for machines (register, token, revoke): POST, with CORS preflight. */
 export const machine =
