@@ -42,6 +42,7 @@ import {
   postPayment,
   postPaymentAnswer,
   postPlaceholder,
+  postPlaceholderLink,
   postStopRecurring,
   renderGroup,
   serveCopyScript,
@@ -188,6 +189,7 @@ export const ROUTES: readonly Route<Call>[] = [
   get("/groups/{group_id}/export.csv", pageOf(exportCsv)),
   post("/groups/{group_id}/payments", action(postPayment, "/groups")),
   post("/groups/{group_id}/placeholders", action(postPlaceholder, "/groups")),
+  post("/groups/{group_id}/placeholders/link", action(postPlaceholderLink, "/groups")),
   post("/groups/{group_id}/payments/respond", action(postPaymentAnswer, "/groups")),
   post("/groups/{group_id}/expenses/respond", action(postExpenseAnswer, "/groups")),
   // A group's expenses, one by one (the expense's id is read from the path: a route hands over the first id only).

@@ -199,9 +199,9 @@ function registration(origin: string, options: { challenge: string; rp: { id: st
     Buffer.from(cose),
   ]);
   const attestationObject = isoCBOR.encode(
-    new Map<string, string | Map<string, never> | Uint8Array>([
+    new Map<string, string | Map<string, string> | Uint8Array>([
       ["fmt", "none"],
-      ["attStmt", new Map()],
+      ["attStmt", new Map<string, string>()],
       ["authData", new Uint8Array(authData)],
     ]),
   );

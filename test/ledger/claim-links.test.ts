@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { DAY, MINUTE } from "../../server/clock.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
-import { PageClient } from "../web/page-client.ts";
+import { PageClient, signInWithCode } from "../web/page-client.ts";
 import { failure, groupWith } from "./ledger-fixtures.ts";
 
 let s: TestServer;
@@ -58,6 +58,34 @@ describe("claim links", () => {
     const g = await groupWith(s, ["cl-dan"]);
     const both = await failure(s, "create_group_invite", { group_id: g.group_id, name: "Eve", member_id: crypto.randomUUID() }, g.members[0]!.key);
     expect(both).toMatchObject({ status: 400, code: "VALIDATION_ERROR", path: "member_id" });
+  });
+});
+
+describe("a new link on the group's page", () => {
+  test("who added the placeholder, or the owner, sees New link; pressing it shows a new link once and ends the old", async () => {
+    const g = await groupWith(s, ["clp-owner", "clp-adder", "clp-other"]);
+    const [owner, adder, other] = g.members;
+    const { invite } = await s.ok("create_group_invite", { group_id: g.group_id, name: "Fay" }, adder!.key);
+    const browsers = new Map<string, PageClient>();
+    for (const who of [owner!, adder!, other!]) {
+      const b = new PageClient(s.url);
+      await b.get("/account");
+      await signInWithCode(s, b, "account", who.handle, who.key);
+      browsers.set(who.handle, b);
+    }
+    const page = (handle: string) => browsers.get(handle)!.get(`/groups/${g.group_id}`);
+    expect((await page(owner!.handle)).html).toContain("New link for Fay to take their place");
+    expect((await page(other!.handle)).html).not.toContain("New link for Fay");
+    const b = browsers.get(adder!.handle)!;
+    expect((await page(adder!.handle)).html).toContain("New link for Fay to take their place");
+    const shown = await b.follow(
+      await b.post(`/groups/${g.group_id}/placeholders/link`, { member_id: invite.placeholder.member_id, idempotency_key: crypto.randomUUID() }),
+    );
+    expect(shown.html).toContain("The old link no longer works.");
+    const code = /\/claim\/(claim-[a-z0-9]+)/.exec(shown.html)![1]!;
+    expect(code).not.toBe(invite.code);
+    expect((await new PageClient(s.url).get(`/claim/${invite.code}`)).status).toBe(404);
+    expect((await new PageClient(s.url).get(`/claim/${code}`)).status).toBe(200);
   });
 });
 

@@ -197,6 +197,26 @@ export async function renewPlaceholderLink(
   return placeholderInvite(tx, actor, g.groupId, { memberId, name: p.name }, code, expiresAt, baseUrl, iso(now));
 }
 
+/** The group's unclaimed placeholders whose link `agentId` may renew: all of them for the owner, else those it added. */
+export async function renewableLinks(tx: Tx, groupId: string, agentId: string): Promise<Set<string>> {
+  const mine = await tx
+    .select({ role: groupMembers.role })
+    .from(groupMembers)
+    .where(and(eq(groupMembers.groupId, groupId), eq(groupMembers.agentId, agentId), isNull(groupMembers.leftAt)))
+    .get();
+  const rows = await tx
+    .select({ memberId: groupPlaceholders.memberId })
+    .from(groupPlaceholders)
+    .where(
+      and(
+        eq(groupPlaceholders.groupId, groupId),
+        isNull(groupPlaceholders.claimedBy),
+        mine?.role === "owner" ? undefined : eq(groupPlaceholders.createdBy, agentId),
+      ),
+    );
+  return new Set(rows.map((r) => r.memberId));
+}
+
 /** What an expired claim link says: whom to ask for a new one. */
 export const claimExpiredMessage = (name: string, expiredAt: string) =>
   `This link for ${quoted(name)} to take their place expired on ${expiredAt.slice(0, 10)}. Ask whoever sent it for a new one: the member who added ${quoted(name)}, or the group's owner, makes it (create_group_invite with the placeholder's member_id, or "New link" on the group's page).`;
