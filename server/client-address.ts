@@ -66,6 +66,18 @@ function format(ip: Ip): string {
   return Array.from({ length: 8 }, (_, i) => ((ip.n >> BigInt(112 - 16 * i)) & 0xffffn).toString(16)).join(":");
 }
 
+/**
+ * The address as every limit counts it: IPv4 as it is, IPv6 as its /64 (`2001:db8:0:7::/64`). One subscriber, one
+ * host even, is handed a whole /64 and may take any address in it, so counting each address apart would leave an
+ * IPv6 client unlimited. Anything that is not an address is left as it is.
+ */
+export function limitAddress(address: string): string {
+  const ip = parseIp(address);
+  if (!ip?.v6) return ip ? format(ip) : address;
+  const net = ip.n >> 64n;
+  return `${Array.from({ length: 4 }, (_, i) => ((net >> BigInt(48 - 16 * i)) & 0xffffn).toString(16)).join(":")}::/64`;
+}
+
 /** The trusted proxies: parsed once at start from `CIDR,...` entries (a bare address is a range of one). */
 export class TrustedProxies {
   private readonly ranges: Range[];

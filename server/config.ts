@@ -68,6 +68,8 @@ export interface ServerConfig {
   logFormat?: LogFormat;
   /** Where SMS go (svc POSTs {to, text} JSON): humans may then prove a phone and sign in by it; absent: no phone. */
   smsWebhook?: string;
+  /** Text messages the whole server may send in any hour (docs/security.md, "Limits"); absent: DEFAULTS.smsPerHour. */
+  smsPerHour?: number;
   /** An eurofxref XML file of reference rates (the ECB's daily file) fetched by a job; absent: every rate is given. */
   ratesUrl?: string;
   /** Bytes of one file kept with an expense, and of all the files of one group; absent: DEFAULTS. */
@@ -131,6 +133,7 @@ export const QUOTA_NAMES = {
   groups: "groups",
   open_plans: "openPlans",
   pending_hosts: "pendingHosts",
+  attachment_bytes: "attachmentBytes",
 } as const satisfies Record<string, keyof Quotas>;
 
 /** Every default of svc serve, in one place (the flags' help shows them). */
@@ -151,6 +154,7 @@ export const DEFAULTS = {
   agentRateLimit: 1200,
   attachmentMaxBytes: 5 * 1024 * 1024,
   groupAttachmentBytes: 100 * 1024 * 1024,
+  smsPerHour: 100,
   quotas: {
     keys: 20,
     envelopeBytesPerDay: 5_000_000,
@@ -158,6 +162,7 @@ export const DEFAULTS = {
     groups: 500,
     openPlans: 200,
     pendingHosts: 20,
+    attachmentBytes: 1024 * 1024 * 1024,
   } as Readonly<Quotas>,
 };
 
@@ -233,6 +238,7 @@ export interface ServeSettings {
   /** --quota settings; each replaces its default. */
   quota?: Partial<Quotas>;
   smsWebhook?: string;
+  smsPerHour?: number;
   /** --peer-secret and --peer-url (ServerConfig.peer). */
   peerSecret?: string;
   peerUrl?: string;
@@ -296,6 +302,7 @@ export function serveConfig(o: ServeSettings, clock: Clock, env: Record<string, 
     // Flags over SVC_QUOTAS over the defaults, name by name.
     quotas: { ...DEFAULTS.quotas, ...(env.SVC_QUOTAS ? parseQuotas(env.SVC_QUOTAS) : {}), ...o.quota },
     smsWebhook: o.smsWebhook,
+    smsPerHour: o.smsPerHour,
     ratesUrl: o.ratesUrl,
     backups: o.backupDir ? { dir: o.backupDir, everyMs: o.backupEvery ?? DEFAULTS.backupEveryMs, keep: o.backupKeep ?? DEFAULTS.backupKeep } : undefined,
     attachmentMaxBytes: o.attachmentMaxBytes,

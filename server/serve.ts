@@ -4,7 +4,7 @@ import { recordSettings } from "./recorded-settings.ts";
 import { ensureSigningKey } from "./auth/jwt.ts";
 import { ensureFormKey, readFormKey } from "./web/session.ts";
 import { createApp } from "./app.ts";
-import { TrustedProxies } from "./client-address.ts";
+import { limitAddress, TrustedProxies } from "./client-address.ts";
 import { type Member, OneWriter, PEER_PATHS, type PrimaryLink, Workers } from "./cluster.ts";
 import { ConfigError, DEFAULTS, type ServerConfig } from "./config.ts";
 import { type Admission, ConnectionCap, closing, tooManyConnections } from "./connections.ts";
@@ -168,14 +168,15 @@ export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink)
       if (admission === "refuse") return tooManyConnections(connections.cap);
       try {
         if (!peers) {
-          // Looked up only by what needs it (rate limits of public calls and pages): the forwarding headers are parsed.
-          const res = await handle(req, () => trusted.clientAddress(address, req.headers));
+          // Looked up only by what needs it (the limits of public calls and pages): the forwarding headers are parsed,
+          // and an IPv6 client counts as its /64.
+          const res = await handle(req, () => limitAddress(trusted.clientAddress(address, req.headers)));
           return admission === "close" ? closing(res) : res;
         }
         const path = new URL(req.url).pathname;
         if (path.startsWith(PEER_PATHS)) return await peers.receive(req);
         const handedFrom = peers.handedOverFrom(req);
-        const clientAddress = () => handedFrom ?? trusted.clientAddress(address, req.headers);
+        const clientAddress = () => handedFrom ?? limitAddress(trusted.clientAddress(address, req.headers));
         const res =
           peers.writes || !handedOverWhole(path)
             ? await handle(req, clientAddress)

@@ -92,7 +92,10 @@ const summary = (r: ImportResult) =>
       : []),
     ...r.skipped.map((x) => `  line ${x.line}: ${x.reason}`),
     ...(r.placeholders.length ? [`Added ${plural(r.placeholders.length, "placeholder member")} (no account yet); send each their one-time claim link:`] : []),
-    ...r.placeholders.map((p) => `  ${p.name} (column "${p.column}", member_id ${p.member_id}): <server>${p.claim_path}, or join_group with ${p.claim_code}`),
+    ...r.placeholders.map(
+      (p) =>
+        `  ${p.name} (column "${p.column}", member_id ${p.member_id}): <server>${p.claim_path}, or join_group with ${p.claim_code} (until ${p.claim_expires_at})`,
+    ),
   ].join("\n");
 
 export function importCommand(): Command {

@@ -165,6 +165,12 @@ export function serveCommand(): Command {
         .argParser(flag(parseWebhookUrl)),
     )
     .addOption(
+      new Option("--sms-per-hour <n>", "text messages the whole server may send in any hour (besides the limits per handle, number and address)")
+        .env("SVC_SMS_PER_HOUR")
+        .default(DEFAULTS.smsPerHour)
+        .argParser(int),
+    )
+    .addOption(
       new Option(
         "--rates-url <url>",
         "fetch reference exchange rates from this eurofxref XML file (e.g. https://www.ecb.europa.eu/stats/eurofxref/eurofxref-daily.xml); exchange_rate is then optional when a rate for the date is known",

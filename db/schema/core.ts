@@ -143,9 +143,14 @@ export const platformInvites = sqliteTable("platform_invites", {
   revokedAt: text("revoked_at"),
 });
 
-// db/migrations/0009_attempts.sql
-export const attemptCounters = sqliteTable("attempt_counters", {
-  key: text("key").primaryKey(),
-  windowStart: text("window_start").notNull(),
-  count: integer("count").notNull(),
-});
+// db/migrations/0029_limits.sql (replaced 0009's attempt_counters)
+export const attemptTimes = sqliteTable(
+  "attempt_times",
+  {
+    key: text("key").primaryKey(),
+    /** JSON list of epoch milliseconds: the key's latest attempts, at most its limit. */
+    times: text("times").notNull(),
+    expiresAt: text("expires_at").notNull(),
+  },
+  (t) => [index("attempt_times_expires").on(t.expiresAt)],
+);

@@ -247,6 +247,8 @@ export const groupPlaceholders = sqliteTable(
     claimHash: text("claim_hash").unique(),
     claimedBy: text("claimed_by"),
     claimedAt: text("claimed_at"),
+    /** 0029_limits.sql: the claim link works until then. */
+    claimExpiresAt: text("claim_expires_at"),
   },
   (t) => [index("group_placeholders_group").on(t.groupId)],
 );
@@ -278,5 +280,9 @@ export const expenseAttachments = sqliteTable(
     uploadedBy: text("uploaded_by").notNull(),
     createdAt: text("created_at").notNull(),
   },
-  (t) => [index("expense_attachments_expense").on(t.expenseId, t.createdAt), index("expense_attachments_group").on(t.groupId, t.sizeBytes)],
+  (t) => [
+    index("expense_attachments_expense").on(t.expenseId, t.createdAt),
+    index("expense_attachments_group").on(t.groupId, t.sizeBytes),
+    index("expense_attachments_uploader").on(t.uploadedBy, t.sizeBytes),
+  ],
 );

@@ -14,6 +14,7 @@ import { and, eq } from "drizzle-orm";
 import type { Tx } from "../../db/client.ts";
 import { passkeys, type WebauthnChallenge } from "../../db/schema/index.ts";
 import { MINUTE, iso, later } from "../clock.ts";
+import { conflict } from "../errors.ts";
 
 const CHALLENGE_MS = 5 * MINUTE;
 type Purpose = WebauthnChallenge["purpose"];
@@ -88,8 +89,14 @@ export async function checkRegistration(
   }
 }
 
-/** `setThrough`: the client the passkey is tied to (server/web/session.ts factorOrigin), null for none. */
+/**
+ * Stores the agent's new passkey; CONFLICT when its credential is registered here already (one credential, one
+ * handle). `setThrough`: the client the passkey is tied to (server/web/session.ts factorOrigin), null for none.
+ */
 export async function savePasskey(tx: Tx, agentId: string, key: NewPasskey, name: string, setThrough: string | null, now: Date): Promise<void> {
+  if (await tx.select({ id: passkeys.credentialId }).from(passkeys).where(eq(passkeys.credentialId, key.id)).get()) {
+    throw conflict("This passkey is registered here already. Sign in with it, or make a new passkey.");
+  }
   await tx.insert(passkeys).values({
     credentialId: key.id,
     agentId,

@@ -48,4 +48,6 @@ export interface Quotas {
   openPlans: number;
   /** Other svc servers the agent has undelivered federation events for at once. */
   pendingHosts: number;
+  /** Bytes of the files (receipts) the agent uploaded that are still stored. */
+  attachmentBytes: number;
 }

@@ -1,8 +1,10 @@
-// Limits on attempts to guess a secret, kept in the database: unlike the per-instance rate limiter,
-// they hold across every instance that shares the database, and a failed attempt still counts.
+// Limits on attempts to guess a secret (and on other costly asks, such as text messages), kept in the database:
+// unlike the per-instance rate limiter, they hold across every instance that shares the database, and a failed
+// attempt still counts. Each is a sliding window: at most `limit` attempts in any `windowMs`, so no clock edge lets
+// twice the limit through (a fixed clock hour did: ten guesses before the hour turned and ten after).
 import { eq } from "drizzle-orm";
 import type { Tx } from "../../db/client.ts";
-import { attemptCounters } from "../../db/schema/index.ts";
+import { attemptTimes } from "../../db/schema/index.ts";
 import { iso } from "../clock.ts";
 import { AppError } from "../errors.ts";
 
@@ -11,26 +13,33 @@ export interface AttemptLimit {
   windowMs: number;
 }
 
-const windowStart = (now: Date, windowMs: number) => iso(new Date(now.getTime() - (now.getTime() % windowMs)));
-
-/** RATE_LIMITED once `key` has used up its attempts in the current window. */
-export async function checkAttempts(tx: Tx, now: Date, key: string, l: AttemptLimit): Promise<void> {
-  const row = await tx.select().from(attemptCounters).where(eq(attemptCounters.key, key)).get();
-  const start = windowStart(now, l.windowMs);
-  if (row && row.windowStart === start && row.count >= l.limit) {
-    const retryAfter = Math.ceil((Date.parse(start) + l.windowMs - now.getTime()) / 1000);
-    throw new AppError("RATE_LIMITED", "Too many attempts; try again later.", { limit: l.limit, window_seconds: l.windowMs / 1000 }, retryAfter);
-  }
+/** The key's attempts still inside the window ending now, oldest first. */
+async function recent(tx: Tx, now: Date, key: string, l: AttemptLimit): Promise<number[]> {
+  const row = await tx.select({ times: attemptTimes.times }).from(attemptTimes).where(eq(attemptTimes.key, key)).get();
+  const since = now.getTime() - l.windowMs;
+  return row ? (JSON.parse(row.times) as number[]).filter((t) => t > since) : [];
 }
 
+/** RATE_LIMITED once `key` has used up its attempts in the window ending now; retry_after: when the oldest of them leaves it. */
+export async function checkAttempts(tx: Tx, now: Date, key: string, l: AttemptLimit): Promise<void> {
+  const times = await recent(tx, now, key, l);
+  if (times.length < l.limit) return;
+  const frees = times[times.length - l.limit]! + l.windowMs;
+  const retryAfter = Math.max(1, Math.ceil((frees - now.getTime()) / 1000));
+  throw new AppError("RATE_LIMITED", "Too many attempts; try again later.", { limit: l.limit, window_seconds: l.windowMs / 1000 }, retryAfter);
+}
+
+/** Counts one attempt now. Only the newest `limit` are kept: older ones can no longer decide a refusal. */
 export async function recordAttempt(tx: Tx, now: Date, key: string, l: AttemptLimit): Promise<void> {
-  const start = windowStart(now, l.windowMs);
-  const row = await tx.select().from(attemptCounters).where(eq(attemptCounters.key, key)).get();
-  const count = row && row.windowStart === start ? row.count + 1 : 1;
-  await tx
-    .insert(attemptCounters)
-    .values({ key, windowStart: start, count })
-    .onConflictDoUpdate({ target: attemptCounters.key, set: { windowStart: start, count } });
+  const times = JSON.stringify([...(await recent(tx, now, key, l)), now.getTime()].slice(-Math.max(1, l.limit)));
+  const expiresAt = iso(new Date(now.getTime() + l.windowMs));
+  await tx.insert(attemptTimes).values({ key, times, expiresAt }).onConflictDoUpdate({ target: attemptTimes.key, set: { times, expiresAt } });
+}
+
+/** checkAttempts, then recordAttempt: for asks that count whether or not they succeed (a text message sent). */
+export async function takeAttempt(tx: Tx, now: Date, key: string, l: AttemptLimit): Promise<void> {
+  await checkAttempts(tx, now, key, l);
+  await recordAttempt(tx, now, key, l);
 }
 
 /**
@@ -38,11 +47,11 @@ export async function recordAttempt(tx: Tx, now: Date, key: string, l: AttemptLi
  * so that guesses checked at once cannot pass the limit together, turned out to be right.
  */
 export async function forgetAttempt(tx: Tx, now: Date, key: string, l: AttemptLimit): Promise<void> {
-  const start = windowStart(now, l.windowMs);
-  const row = await tx.select().from(attemptCounters).where(eq(attemptCounters.key, key)).get();
-  if (!row || row.windowStart !== start || row.count <= 0) return;
+  const times = await recent(tx, now, key, l);
+  if (!times.length) return;
+  // The newest goes: the guess just counted for this check.
   await tx
-    .update(attemptCounters)
-    .set({ count: row.count - 1 })
-    .where(eq(attemptCounters.key, key));
+    .update(attemptTimes)
+    .set({ times: JSON.stringify(times.slice(0, -1)) })
+    .where(eq(attemptTimes.key, key));
 }

@@ -413,7 +413,8 @@ export interface ListOptions {
 }
 
 /**
- * Without `since`, continues from this client's own cursor, marks what it returns as seen and moves the cursor;
+ * Without `since`, continues from this client's own cursor, marks what it returns as seen (unless the client is
+ * read-only: seen is the agent's, and a read-only client's reads must not hide items from the others) and moves the cursor;
  * with `since`, reads from that cursor and changes nothing. A poll that finds nothing new writes nothing; one
  * that must mark items asks for a write transaction (requireWrite).
  */
@@ -443,9 +444,12 @@ export async function list(ctx: DomainContext<Principal>, opts: ListOptions) {
         );
   const last = page.at(-1);
   let marked = 0;
+  // "Seen" is the agent's, shared by all its clients: a read-only credential (no svc:write) only moves its own cursor,
+  // so what it reads stays unread and still reaches the agent's other clients' next poll.
+  const marks = actor.scopes.has("svc:write");
   if (fromCursor && last) {
     requireWrite(tx);
-    const toMark = page.filter((r) => !r.seen).map((r) => r.seq);
+    const toMark = marks ? page.filter((r) => !r.seen).map((r) => r.seq) : [];
     if (toMark.length) marked = (await markSeen(tx).run({ seqs: jsonList(toMark) })).rowsAffected;
     await moveCursor(tx).run({ client: actor.clientId, seq: last.seq });
   }
@@ -453,7 +457,7 @@ export async function list(ctx: DomainContext<Principal>, opts: ListOptions) {
   const c = before && !marked ? before : await counts(tx, actor.agentId, now);
   return {
     items,
-    digest_md: digest(items, c, fromCursor ? marked : null, await groupNames(tx, items)),
+    digest_md: digest(items, c, fromCursor ? (marks ? marked : "read-only") : null, await groupNames(tx, items)),
     unread: c.unread,
     requires_action: c.requires_action,
     next_cursor,
@@ -532,10 +536,10 @@ export async function inspect(ctx: DomainContext, limit: number) {
 
 /**
  * A few lines to read to the human, about the same moment as the counts beside them (after this call's marks);
- * other agents' words stay inside the items' untrusted fields. `marked`: how many this call marked seen, or null
- * when it marks nothing (a read with since).
+ * other agents' words stay inside the items' untrusted fields. `marked`: how many this call marked seen, null when
+ * it marks nothing (a read with since), "read-only" when it continued from the cursor but may not mark.
  */
-function digest(items: InboxItem[], c: InboxCounts, marked: number | null, names: Map<string, string>): string {
+function digest(items: InboxItem[], c: InboxCounts, marked: number | null | "read-only", names: Map<string, string>): string {
   const n = `${items.length} item${items.length === 1 ? "" : "s"}`;
   const waiting = `${c.requires_action} waiting for a decision`;
   const head =
@@ -543,7 +547,9 @@ function digest(items: InboxItem[], c: InboxCounts, marked: number | null, names
       ? `${n} from the cursor, none marked seen; ${c.unread} unread, ${waiting}.`
       : items.length === 0
         ? `Nothing new in the inbox; ${waiting}.`
-        : `${items.length} new item${items.length === 1 ? "" : "s"}, now marked seen; ${c.unread} still unread, ${waiting}.`;
+        : marked === "read-only"
+          ? `${items.length} new item${items.length === 1 ? "" : "s"} for this read-only credential, left unread for your other apps; ${c.unread} unread, ${waiting}.`
+          : `${items.length} new item${items.length === 1 ? "" : "s"}, now marked seen; ${c.unread} still unread, ${waiting}.`;
   return [head, ...digestLines(items, names)].join("\n");
 }
 

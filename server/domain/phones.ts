@@ -1,13 +1,14 @@
 // A phone proved on the settings page: a code goes by SMS to the number typed, and typing it back (in the same
 // browser session, before it expires, within the attempt limit) records the number as verified. The same limits as
-// sign-in codes (signin-codes.ts).
+// sign-in codes (signin-codes.ts), and the limits of every text message (text-messages.ts).
 import { and, count, desc, eq, gt, isNull, lt } from "drizzle-orm";
 import type { Tx } from "../../db/client.ts";
 import { agents, phoneCodes } from "../../db/schema/index.ts";
 import { MINUTE, iso, later } from "../clock.ts";
 import { AppError } from "../errors.ts";
 import { constantTimeEqual, sha256 } from "../auth/secrets.ts";
-import { MAX_ATTEMPTS, MAX_CODES_PER_HOUR, newCode, normaliseCode, SIGNIN_CODE_TTL_MS, type Verification } from "./signin-codes.ts";
+import { MAX_ATTEMPTS, MAX_CODES_PER_HOUR, newCode, normaliseCode, SIGNIN_CODE_TTL_MS, spaced, type Verification } from "./signin-codes.ts";
+import { chargeSmsAsk, chargeSmsSend, SMS_TEXT } from "./text-messages.ts";
 
 /** E.164: a plus, a country code that does not start with 0, at most 15 digits in all. */
 const E164 = /^\+[1-9]\d{6,14}$/;
@@ -18,8 +19,18 @@ export function normalisePhone(typed: string): string | null {
   return E164.test(phone) ? phone : null;
 }
 
-/** Creates a code for this session to prove `phone`; the caller sends it (outside the transaction). */
-export async function startPhoneProof(tx: Tx, now: Date, agentId: string, webSessionHash: string, phone: string) {
+/** Who asks for a proof: the client's address (an IPv6 /64) and the server's messages an hour (--sms-per-hour). */
+export interface SmsAsk {
+  address: string;
+  smsPerHour: number;
+}
+
+/**
+ * Creates a code for this session to prove `phone`, and the message that carries it, which the caller sends outside
+ * the transaction. RATE_LIMITED past the handle's codes an hour, or the address's, the number's or the server's
+ * messages (text-messages.ts); an ask refused by the number or the server still counts against the address.
+ */
+export async function startPhoneProof(tx: Tx, now: Date, agentId: string, webSessionHash: string, phone: string, ask: SmsAsk) {
   const recent = await tx
     .select({ n: count() })
     .from(phoneCodes)
@@ -28,6 +39,8 @@ export async function startPhoneProof(tx: Tx, now: Date, agentId: string, webSes
   if ((recent?.n ?? 0) >= MAX_CODES_PER_HOUR) {
     throw new AppError("RATE_LIMITED", "Too many phone codes were sent for this handle in the last hour; wait and try again.", undefined, 3600);
   }
+  await chargeSmsAsk(tx, now, ask.address);
+  await chargeSmsSend(tx, now, phone, ask.smsPerHour);
   await dropPhoneCodes(tx, now, webSessionHash);
   const code = newCode();
   const codeId = crypto.randomUUID();
@@ -40,7 +53,7 @@ export async function startPhoneProof(tx: Tx, now: Date, agentId: string, webSes
     createdAt: iso(now),
     expiresAt: later(now, SIGNIN_CODE_TTL_MS),
   });
-  return { code, codeId };
+  return { codeId, sms: { to: phone, text: SMS_TEXT.phone(spaced(code)) } };
 }
 
 /** Ends this session's waiting codes: a new one replaces them, or the SMS could not be sent, or the human starts again. */

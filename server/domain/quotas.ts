@@ -4,7 +4,7 @@
 // Each check runs in the write's transaction, before it writes, so a refused write stores nothing.
 import { and, eq, gt, isNull, ne, sql } from "drizzle-orm";
 import { prepared, type Tx } from "../../db/client.ts";
-import { envelopes, expenses, federationEnvelopeBytes, federationOutbox, groupMembers, plans } from "../../db/schema/index.ts";
+import { envelopes, expenseAttachments, expenses, federationEnvelopeBytes, federationOutbox, groupMembers, plans } from "../../db/schema/index.ts";
 import { DAY, iso } from "../clock.ts";
 import { DEFAULTS, type Quotas } from "../config.ts";
 import type { DomainContext } from "../contract/principal.ts";
@@ -56,6 +56,26 @@ const storedEnvelopeBytes = sql<number>`length(CAST(${envelopes.subject} AS BLOB
 
 /** What an envelope counts for in the envelope quota: the UTF-8 bytes of its subject and body. */
 export const envelopeBytes = (e: { subject: string; body_md: string }) => Buffer.byteLength(e.subject) + Buffer.byteLength(e.body_md);
+
+/**
+ * Bytes of files (receipts) the agent uploaded and that are still stored, wherever they are: refuses a file of
+ * `bytes` that would take them past the quota; deleting one (delete_attachment) frees its bytes.
+ */
+export async function requireRoomForAttachment(ctx: DomainContext, bytes: number): Promise<void> {
+  const max = quotasOf(ctx).attachmentBytes;
+  const used = Number(
+    (await ctx.tx
+      .select({ n: sql<number>`coalesce(sum(${expenseAttachments.sizeBytes}), 0)` })
+      .from(expenseAttachments)
+      .where(eq(expenseAttachments.uploadedBy, ctx.actor.agentId))
+      .get())!.n,
+  );
+  if (used + bytes <= max) return;
+  throw conflict(
+    `Your files take ${used} bytes; with this one (${bytes} bytes) they would pass the ${max} bytes of files one handle may keep. Delete files you no longer need with delete_attachment first.`,
+    { limit_bytes: max, used_bytes: used, attachment_bytes: bytes },
+  );
+}
 
 /** Refuses an envelope of `bytes` (subject and body, UTF-8) that would take the sender past its bytes for the rolling day. */
 export async function requireEnvelopeBudget(ctx: DomainContext, bytes: number): Promise<void> {

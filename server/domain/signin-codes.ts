@@ -12,6 +12,7 @@ import { checkAttempts, recordAttempt } from "./attempts.ts";
 import { deliver, JOIN_CODE_ITEM, resolveItems } from "./inbox.ts";
 import { constantTimeEqual, sha256 } from "../auth/secrets.ts";
 import { quoted, untrusted } from "./untrusted.ts";
+import { chargeSmsSend, SMS_TEXT } from "./text-messages.ts";
 
 export const SIGNIN_CODE_TTL_MS = 10 * MINUTE;
 export const MAX_ATTEMPTS = 5;
@@ -59,7 +60,8 @@ export async function sendSigninCode(tx: Tx, now: Date, webSessionHash: string, 
 
 /**
  * Like sendSigninCode, by SMS: returns the message for the caller to send after the transaction, or null when the
- * handle has no verified phone. A code is stored either way, so the page answers alike and never tells whether the
+ * handle has no verified phone, or its number or the server has had all the messages it may for now (text-messages.ts,
+ * `smsPerHour` the server's). A code is stored either way, so the page answers alike and never tells whether the
  * handle has a phone (a code no one received can only be guessed, within MAX_ATTEMPTS).
  */
 export async function sendSigninCodeBySms(
@@ -67,13 +69,20 @@ export async function sendSigninCodeBySms(
   now: Date,
   webSessionHash: string,
   handle: string,
+  smsPerHour: number,
 ): Promise<{ agent: AgentRow; sms: { to: string; text: string } | null } | null> {
   const agent = await agentByHandle(tx, handle);
   if (!agent) return null;
   const { code } = await storeCode(tx, now, webSessionHash, agent, "sms");
   const to = agent.phoneVerified ? agent.phone : null;
-  const text = `svc sign-in code for @${agent.handle}: ${spaced(code)} (valid 10 minutes). If you are not signing in right now, ignore it.`;
-  return { agent, sms: to ? { to, text } : null };
+  if (!to) return { agent, sms: null };
+  try {
+    await chargeSmsSend(tx, now, to, smsPerHour);
+  } catch (err) {
+    if (err instanceof AppError && err.code === "RATE_LIMITED") return { agent, sms: null };
+    throw err;
+  }
+  return { agent, sms: { to, text: SMS_TEXT.signin(spaced(code)) } };
 }
 
 const TOO_MANY = "Too many sign-in codes were sent to this handle in the last hour; wait and try again.";

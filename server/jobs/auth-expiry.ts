@@ -1,7 +1,7 @@
 // Housekeeping of the sign-in and OAuth records: reads already ignore rows whose time is over, so this only
 // keeps the database from growing. Rows that detect replays or answer late polls are kept a day longer.
 import { lte } from "drizzle-orm";
-import { joinSessions, oauthCodes, oauthRefreshTokens, settingsLinks, signinCodes, webSessions } from "../../db/schema/index.ts";
+import { attemptTimes, joinSessions, oauthCodes, oauthRefreshTokens, settingsLinks, signinCodes, webSessions } from "../../db/schema/index.ts";
 import { DAY, MINUTE, iso } from "../clock.ts";
 import type { Job } from "./index.ts";
 
@@ -19,6 +19,8 @@ export const expireAuthRecords: Job = {
       () => tx.delete(joinSessions).where(lte(joinSessions.expiresAt, dayAgo)),
       () => tx.delete(oauthCodes).where(lte(oauthCodes.expiresAt, dayAgo)),
       () => tx.delete(signinCodes).where(lte(signinCodes.expiresAt, dayAgo)),
+      // guess and text-message windows whose newest attempt is out of its window count for nothing any more
+      () => tx.delete(attemptTimes).where(lte(attemptTimes.expiresAt, over)),
     ];
     let count = 0;
     for (const batch of batches) count += (await batch()).rowsAffected;

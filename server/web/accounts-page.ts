@@ -106,13 +106,13 @@ ${signedIn(c.session) ? html`<p class="notice" role="status">This browser is sig
 ${field("handle", "Handle", { required: true, value: typed(c, "handle"), maxlength: 32, pattern: "[a-z0-9][a-z0-9_\\-]{2,31}", autocomplete: "username", hint: "3-32 characters: a-z, 0-9, _ and -. It can never change." })}
 ${field("display_name", "Display name", { required: true, value: typed(c, "display_name"), maxlength: 80, autocomplete: "name" })}
 ${invite}
-<h2>With a passkey</h2>
+<h2>With a password</h2>
+${field("password", "Password", { type: "password", autocomplete: "new-password", maxlength: 256, hint: `At least ${MIN_PASSWORD} characters; a few unrelated words make a good one. Very common passwords are refused.` })}
+<button type="submit" name="method" value="password">Create account with a password</button>
+<h2>Or with a passkey</h2>
 <p>Your device (or password manager) keeps the key; you unlock it with your fingerprint, face or screen lock.</p>
 ${credentialField}${passkeyStatus}
-<button type="submit" name="method" value="passkey" data-passkey="signup">Create account with a passkey</button>
-<h2>Or with a password</h2>
-${field("password", "Password", { type: "password", autocomplete: "new-password", maxlength: 256, hint: `At least ${MIN_PASSWORD} characters; a few unrelated words make a good one. Very common passwords are refused.` })}
-<button type="submit" name="method" value="password" class="secondary">Create account with a password</button>
+<button type="submit" name="method" value="passkey" data-passkey="signup" class="secondary">Create account with a passkey</button>
 </form>
 <p>Have an account? <a href="${withNext("/signin", nextOf(c))}">Sign in</a>.</p>`,
     { status: m.status, scripts: SCRIPTS },
@@ -204,6 +204,8 @@ interface PasswordGuess {
   password: string;
   /** The stored hash, undefined when the handle or its password does not exist (a dummy is checked instead). */
   hash: string | undefined;
+  /** false for a disabled handle: even the right password is answered, and counted, as a wrong one. */
+  usable: boolean;
 }
 
 /** POST /signin/password, first step: the guess is counted and the hash read; passwordMatches checks it outside. */
@@ -222,7 +224,7 @@ export async function prepareSignInPassword(c: WebContext, address: string): Pro
     return res;
   }
   const stored = agent ? await passwordOf(c.tx, agent.agentId) : undefined;
-  return { handle, agentId: agent?.agentId ?? null, password: c.form.get("password") ?? "", hash: stored?.hash };
+  return { handle, agentId: agent?.agentId ?? null, password: c.form.get("password") ?? "", hash: stored?.hash, usable: !agent?.disabledAt };
 }
 
 export const checkGuess = (g: PasswordGuess) => passwordMatches(g.hash, g.password);
@@ -233,7 +235,8 @@ export const checkGuess = (g: PasswordGuess) => passwordMatches(g.hash, g.passwo
  */
 export async function postSignInPassword(c: WebContext, g: PasswordGuess, ok: boolean, address: string): Promise<Response> {
   const stored = ok && g.agentId ? await passwordOf(c.tx, g.agentId) : undefined;
-  if (!stored || stored.hash !== g.hash) return renderSignin(c, { error: WRONG, status: 401 });
+  // A disabled handle never confirms a password: right or wrong, the answer (and the guess counted) is the wrong one's.
+  if (!stored || stored.hash !== g.hash || !g.usable) return renderSignin(c, { error: WRONG, status: 401 });
   await forgiveGuess(c, g.handle, address);
   await signInAs(c, g.agentId!, { parentClientId: stored.setThrough });
   return seeOther(nextOf(c) ?? "/account");

@@ -3,7 +3,7 @@
 // button (join_group with the claim code, through invoke() as the browser's client); anyone else signs in or creates
 // an account first and comes back here (the links carry `next`, context.ts returnPath).
 import { formatBalance } from "../domain/ledger/money/amounts.ts";
-import { isClaimCode, placeholderByCode } from "../domain/ledger/groups/placeholders.ts";
+import { claimExpiredMessage, isClaimCode, placeholderByCode } from "../domain/ledger/groups/placeholders.ts";
 import { groupBalances } from "../domain/ledger/balances/balances.ts";
 import { AppError } from "../errors.ts";
 import { actingAs, errorPage, withNext, type Messages, type WebContext } from "./context.ts";
@@ -18,15 +18,16 @@ export async function renderClaim(c: WebContext, code: string, m: Messages = {})
   if (!isClaimCode(code)) return errorPage("Link not valid", SPENT, 404);
   let found: Awaited<ReturnType<typeof placeholderByCode>>;
   try {
-    found = await placeholderByCode(c.tx, code);
+    found = await placeholderByCode(c.tx, code, c.now);
   } catch (err) {
     if (err instanceof AppError && err.code === "NOT_FOUND") return errorPage("Link not valid", SPENT, 404);
     throw err;
   }
   const { p, g } = found;
+  if (found.expired) return errorPage("Link expired", claimExpiredMessage(p.name, p.claimExpiresAt!), 410);
   const balance = (await groupBalances(c.tx, g.groupId)).get(p.memberId) ?? 0n;
   const what = html`<p>You were added as <strong>${p.name}</strong> to the group <strong>${g.name}</strong> (${g.currency}) by someone who shares costs with you. The group's current balance for ${p.name} is <strong>${formatBalance(balance, g.currency)}</strong>.</p>
-<p>Taking this place makes its expenses, payments and balance yours; you can then confirm or dispute each expense.</p>`;
+<p>Taking this place makes its expenses, payments and balance yours; you can then confirm or dispute each expense. This link works until ${p.claimExpiresAt ? p.claimExpiresAt.slice(0, 10) : "it is used"}.</p>`;
   if (!signedIn(c.session)) {
     const here = `/claim/${encodeURIComponent(code)}`;
     return page(

@@ -12,7 +12,7 @@ import { listPayments } from "../domain/ledger/payments/payments.ts";
 import { SPENDING_BY, spending, type SpendingBy, type SpendingRow } from "../domain/ledger/spending/spending.ts";
 import type { DomainContext } from "../contract/principal.ts";
 import { balanceSentence, paymentSentence, settleUpNote, transferSentence, whoIs } from "../contract/ledger-wording.ts";
-import { claimPath } from "../domain/ledger/groups/placeholders.ts";
+import { claimPath, renewableLinks } from "../domain/ledger/groups/placeholders.ts";
 import type { Expense } from "../contract/ledger.ts";
 import { Uuid } from "../contract/wire.ts";
 import { actingAs, notFoundPage, type Messages, type WebContext } from "./context.ts";
@@ -153,6 +153,7 @@ const DONE: Record<string, string> = {
   answered: "Your answer is saved.",
   expense: "Expense added. The others are asked to confirm it.",
   placeholder: "Added. They take part in expenses and balances at once; send them the link below so they can take their place.",
+  "placeholder-link": "A new link: send it to them so they can take their place. The old link no longer works.",
   confirmed: "The expenses are confirmed.",
   stopped: "The recurring expense is stopped: it adds no more occurrences.",
 };
@@ -235,6 +236,8 @@ export async function renderGroup(c: WebContext, groupId: string, m: FormMessage
   const claim = c.url.searchParams.get("claim");
   const claimUrl = claim ? new URL(claimPath(claim), c.url).href : null;
   const newName = again(m, "placeholder", "name");
+  // Who added a placeholder, or the owner, may replace its claim link (an expired or lost one).
+  const renewable = group.archived ? new Set<string>() : await renewableLinks(c.tx, group.group_id, me);
   return page(
     group.name,
     html`${alert(m.error)}${notice(m.info)}<p>${group.kind === "direct" ? "A direct ledger" : "A group"} in ${cur}, ${group.member_count} ${group.member_count === 1 ? "member" : "members"}${group.archived ? html`, <span class="badge">archived</span>` : ""}. Your balance: <strong>${group.my_balance}</strong>.</p>
@@ -285,7 +288,7 @@ ${
 <h2 id="record-payment">Record a payment</h2>
 ${others.length ? html`<p class="muted">A payment you made to another member; it counts once they confirm it.</p>${paymentForm(c, at, others, cur, pay)}` : html`<p>Nobody else is in the group.</p>`}
 <h2 id="members">Members</h2>
-<ul>${group.members.map((x) => html`<li>${x.agent ? x.agent.handle : html`${x.name} <span class="badge">no account yet</span>`}${x.role === "owner" ? html` <span class="muted">(owner)</span>` : ""}</li>`)}</ul>
+<ul>${group.members.map((x) => html`<li>${x.agent ? x.agent.handle : html`${x.name} <span class="badge">no account yet</span>`}${x.role === "owner" ? html` <span class="muted">(owner)</span>` : ""}${renewable.has(x.member_id) ? html` ${button(c, `${at}/placeholders/link`, { member_id: x.member_id }, "New link", { secondary: true, ariaLabel: `New link for ${x.name} to take their place` })}` : ""}</li>`)}</ul>
 ${
   claimUrl
     ? html`<p><label for="f-claim-url">Link for them to take their place (shown once; copy it now and send it by any channel):</label>
@@ -427,6 +430,15 @@ export async function postConfirmAll(a: ActionContext, groupId: string): Promise
   }
   return seeOther(`/groups/${groupId}?done=confirmed`);
 }
+
+/** POST /groups/{group_id}/placeholders/link: create_group_invite with a placeholder's member_id; the page shows its new claim link once. */
+export const postPlaceholderLink = toolForm({
+  tool: "create_group_invite",
+  form: "placeholder-link",
+  args: (f, group_id) => ({ group_id, member_id: required(f, "member_id") }),
+  done: (data, id) => `/groups/${id}?done=placeholder-link&claim=${encodeURIComponent(data.invite.code)}#members`,
+  show: renderGroup,
+});
 
 /** POST /groups/{group_id}/placeholders: create_group_invite with a name (a friend without an account); the page then shows the claim link once. */
 export const postPlaceholder = toolForm({

@@ -62,6 +62,12 @@ export const pageOf =
   (c, param) =>
     inSession(c.svc, c.req, new URL(c.req.url), null, (w) => run(w, param));
 
+/** pageOf for a secret in the path (a claim code): each look counts against the address like a form, so none is guessed in bulk. */
+export const secretPageOf =
+  (run: (c: WebContext, param: string) => Promise<Response>): WebRoute =>
+  (c, param) =>
+    rateLimited(c.svc, c.clientAddress()) ?? pageOf(run)(c, param);
+
 /**
  * POST of a form: rate limited by address, then run in a write transaction with the session's CSRF token checked.
  * writes: it acts as the signed-in human, so a browser signed in through a read-only credential may not send it.
@@ -187,6 +193,12 @@ function actionReading(
   };
 }
 
+/** A form that needs the client's address (password guesses and text messages are limited per address too). */
+export const formWithAddress =
+  (run: (c: WebContext, address: string) => Promise<Response>, writes = false): WebRoute =>
+  (c, param) =>
+    form((w) => run(w, c.clientAddress()), writes)(c, param);
+
 /**
  * POST of a form with slow work that needs no database (a password's argon2id hash or check, a quarter of a second
  * and more): no transaction is open while it runs, so no write waits for it. `before` runs like a form's page, in a
@@ -232,8 +244,12 @@ export const slowForm =
     return res;
   };
 
-/** A form of the sign-in steps, which show the page of the flow being signed in to (join, consent, account, groups). */
-export const signInForm = (step: (c: WebContext, render: typeof renderFlow) => Promise<Response>): WebRoute => form((w) => step(w, renderFlow));
+/**
+ * A form of the sign-in steps, which show the page of the flow being signed in to (join, consent, account, groups);
+ * with the client's address, which text messages are limited by.
+ */
+export const signInForm = (step: (c: WebContext, render: typeof renderFlow, address: string) => Promise<Response>): WebRoute =>
+  formWithAddress((w, address) => step(w, renderFlow, address));
 
 /** An OAuth endpoint for machines (register, token, revoke): POST, with CORS preflight. */
 export const machine =

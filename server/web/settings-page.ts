@@ -4,7 +4,7 @@ import { agentById, type AgentRow } from "../domain/agents.ts";
 import { ACCEPTS, acceptsFromServers, type AcceptFromServers } from "../domain/federation.ts";
 import { federationScope } from "../federation/scope.ts";
 import { dropPhoneCodes, normalisePhone, pendingPhoneCode, removePhone, startPhoneProof, verifyPhoneCode } from "../domain/phones.ts";
-import { spaced } from "../domain/signin-codes.ts";
+import { DEFAULTS } from "../config.ts";
 import { SmsFailed, sendSms } from "../auth/sms.ts";
 import { AppError } from "../errors.ts";
 import { consumeSettingsLink, settingsLinkUsable } from "../auth/settings-links.ts";
@@ -55,11 +55,13 @@ export async function renderSettings(c: WebContext, m: SettingsMessages = {}): P
   }
   const me = (await agentById(c.tx, c.session.agentId))!;
   const saved = SAVED[c.url.searchParams.get("saved") ?? ""];
+  // A read-only credential's browser sees what get_me shows that credential, no more: whether a phone is verified,
+  // never its number.
   if (!mayWrite(c.session)) {
     return page(
       "Your settings",
       html`<p class="notice" role="status">This link was asked for by a read-only credential, so this page shows your profile but cannot change it. Sign in on <a href="/account">your account page</a> to change it.</p>
-<dl><dt>Handle</dt><dd>@${me.handle}</dd><dt>Display name</dt><dd>${me.displayName}</dd><dt>About you</dt><dd>${me.description ?? ""}</dd>${c.svc.config.smsWebhook ? html`<dt>Phone</dt><dd>${me.phoneVerified ? `${me.phone} (verified)` : "none"}</dd>` : ""}${await otherServersFacts(c, me)}</dl>`,
+<dl><dt>Handle</dt><dd>@${me.handle}</dd><dt>Display name</dt><dd>${me.displayName}</dd><dt>About you</dt><dd>${me.description ?? ""}</dd>${c.svc.config.smsWebhook ? html`<dt>Phone</dt><dd>${me.phoneVerified ? "verified" : "none"}</dd>` : ""}${await otherServersFacts(c, me)}</dl>`,
       { status: m.status },
     );
   }
@@ -153,25 +155,27 @@ ${current ? form("/settings/phone/remove", c.session.csrfToken, html``, "Remove 
 }
 
 /** POST /settings/phone: a code to the number typed, sent after the commit; a failed send ends the code and says so. */
-export async function postPhone(c: WebContext): Promise<Response> {
+export async function postPhone(c: WebContext, address: string): Promise<Response> {
   const webhook = c.svc.config.smsWebhook;
   if (!signedIn(c.session, "settings") || !webhook) return renderSettings(c);
   const agentId = c.session.agentId;
   const phone = normalisePhone(c.form.get("phone") ?? "");
   if (!phone)
     return renderSettings(c, { error: "That is not a phone number with its country code: + then 7 to 15 digits, e.g. +41 79 123 45 67.", status: 400 });
-  let code: string;
+  let sms: { to: string; text: string };
   try {
-    ({ code } = await startPhoneProof(c.tx, c.now, agentId, c.session.sessionHash, phone));
+    ({ sms } = await startPhoneProof(c.tx, c.now, agentId, c.session.sessionHash, phone, {
+      address,
+      smsPerHour: c.svc.config.smsPerHour ?? DEFAULTS.smsPerHour,
+    }));
   } catch (err) {
     if (err instanceof AppError && err.code === "RATE_LIMITED") return renderSettings(c, { error: err.message, status: 429 });
     throw err;
   }
-  const me = (await agentById(c.tx, agentId))!;
   const sessionHash = c.session.sessionHash;
   c.afterCommit = async () => {
     try {
-      await sendSms(webhook, phone, `svc code to verify this phone for @${me.handle}: ${spaced(code)} (valid 10 minutes).`);
+      await sendSms(webhook, sms.to, sms.text);
       return undefined;
     } catch (err) {
       if (!(err instanceof SmsFailed)) throw err;

@@ -4,18 +4,21 @@ import { agentForIdentity, linkIdentity } from "../auth/identities.ts";
 import { finishOidc, type OidcFlow, type OidcIdentity } from "../auth/oidc.ts";
 import { createHmac } from "node:crypto";
 import { requireWrite } from "../../db/client.ts";
-import { iso } from "../clock.ts";
+import { iso, later } from "../clock.ts";
 import {
   decoyCode,
   MAX_ATTEMPTS,
   pendingCode,
   sendSigninCode,
   sendSigninCodeBySms,
+  SIGNIN_CODE_TTL_MS,
   verifySigninCode,
   type Purpose,
   type Verification,
 } from "../domain/signin-codes.ts";
 import { sendSms } from "../auth/sms.ts";
+import { DEFAULTS } from "../config.ts";
+import { chargeSmsAsk } from "../domain/text-messages.ts";
 import { AppError } from "../errors.ts";
 import { agentByHandle, agentById } from "../domain/agents.ts";
 import { isReservedHandle } from "../contract/handles.ts";
@@ -90,7 +93,7 @@ function flowOf(c: WebContext): Flow {
   return flow;
 }
 
-export async function postSendCode(c: WebContext, render: RenderFlow): Promise<Response> {
+export async function postSendCode(c: WebContext, render: RenderFlow, address: string): Promise<Response> {
   const flow = flowOf(c);
   const purpose = await purposeOf(c, flow);
   if (!purpose) return render(c, flow, { error: "Nothing is waiting for a sign-in here any more; start again.", status: 400 });
@@ -99,16 +102,19 @@ export async function postSendCode(c: WebContext, render: RenderFlow): Promise<R
   const webhook = c.svc.config.smsWebhook;
   const channel = webhook && c.form.get("channel") === "sms" ? "sms" : "inbox";
   try {
-    // A handle no agent has is answered like one that exists: the code form, a code no one has (never "no such handle").
-    if (!(await agentByHandle(c.tx, handle))) {
+    // Every ask for a text counts against the address, whatever the handle, so a refusal tells nothing about it.
+    if (channel === "sms") await chargeSmsAsk(c.tx, c.now, address);
+    // A handle no agent has is answered like one that exists: the code form, a code no one has (never "no such handle");
+    // so is a disabled one, which no code may sign in.
+    const agent = await agentByHandle(c.tx, handle);
+    if (!agent || agent.disabledAt) {
       const expiresAt = await decoyCode(c.tx, c.now, c.session.sessionHash, handle);
-      c.cookies.push(decoyCookie(c, { handle, channel, expiresAt, attempts: 0 }));
+      c.cookies.push(signinCookie(c, { handle, channel, expiresAt, attempts: 0 }, "decoy"));
       return seeOther(withNext(FLOWS[flow], nextOf(c)));
     }
-    c.cookies.push(decoyCookie(c, null));
     if (channel === "sms") {
       // The handle exists (checked above), so a code is stored whether or not it has a phone.
-      const sent = (await sendSigninCodeBySms(c.tx, c.now, c.session.sessionHash, handle))!;
+      const sent = (await sendSigninCodeBySms(c.tx, c.now, c.session.sessionHash, handle, c.svc.config.smsPerHour ?? DEFAULTS.smsPerHour))!;
       const sms = sent.sms;
       // Sent after the commit and not waited for: the answer takes as long with a phone as without one.
       if (sms)
@@ -119,6 +125,9 @@ export async function postSendCode(c: WebContext, render: RenderFlow): Promise<R
     } else {
       await sendSigninCode(c.tx, c.now, c.session.sessionHash, handle, purpose);
     }
+    // The very cookie a decoy gets (the same fields, the same lifetime), told apart only by its signature, which the
+    // browser cannot check: it also ends any decoy this browser had.
+    c.cookies.push(signinCookie(c, { handle, channel, expiresAt: later(c.now, SIGNIN_CODE_TTL_MS), attempts: 0 }, "code"));
   } catch (err) {
     if (err instanceof AppError && err.code === "RATE_LIMITED") return render(c, flow, { error: err.message, status: 429 });
     throw err;
@@ -129,7 +138,10 @@ export async function postSendCode(c: WebContext, render: RenderFlow): Promise<R
 export async function postVerifyCode(c: WebContext, render: RenderFlow): Promise<Response> {
   const flow = flowOf(c);
   const decoy = readDecoy(c);
-  const result: Verification = decoy ? decoyTry(c, decoy) : await verifySigninCode(c.tx, c.now, c.session.sessionHash, c.form.get("code") ?? "");
+  const result: Verification = decoy ? countTry(c, decoy, "decoy") : await verifySigninCode(c.tx, c.now, c.session.sessionHash, c.form.get("code") ?? "");
+  // A wrong try at a real code changes the cookie as a try at a decoy does, so no answer tells the two apart.
+  const real = decoy ? null : readSigninCookie(c, "code");
+  if (real && !result.ok && result.reason === "wrong") countTry(c, real, "code");
   if (!result.ok) {
     const error =
       result.reason === "wrong" && result.attemptsLeft > 0
@@ -248,7 +260,8 @@ export async function applyIdentity(c: WebContext, identity: OidcIdentity): Prom
 /**
  * The code a browser waits for after asking for a handle no agent has: kept in a cookie signed with the server's form
  * key and bound to the session, so the pages answer exactly as for a real code (its form, its wrong tries, its end)
- * and never tell whether the handle exists. No code is ever right.
+ * and never tell whether the handle exists. No code is ever right. A real code's browser gets the same cookie signed
+ * as "code" (the database holds that code; the cookie only makes the answers alike): only a "decoy" one is a decoy.
  */
 interface Decoy {
   handle: string;
@@ -256,34 +269,37 @@ interface Decoy {
   expiresAt: string;
   attempts: number;
 }
+type CookieKind = "decoy" | "code";
 const DECOY_COOKIE = "svc_signin";
 
-function signDecoy(c: WebContext, payload: string): string {
-  return createHmac("sha256", c.svc.formKey).update(`${c.session.sessionHash}|${payload}`).digest("base64url");
+function signCookie(c: WebContext, payload: string, kind: CookieKind): string {
+  return createHmac("sha256", c.svc.formKey).update(`${c.session.sessionHash}|${kind}|${payload}`).digest("base64url");
 }
 
-/** The Set-Cookie of a decoy, or (null) the one that ends it. */
-function decoyCookie(c: WebContext, d: Decoy | null): string {
+/** The Set-Cookie of a decoy or a real code's twin, or (null) the one that ends it. */
+function signinCookie(c: WebContext, d: Decoy | null, kind: CookieKind): string {
   const flags = `Path=/; HttpOnly; SameSite=Lax${c.secure ? "; Secure" : ""}`;
   if (!d) return `${DECOY_COOKIE}=; ${flags}; Max-Age=0`;
   const payload = Buffer.from(JSON.stringify(d)).toString("base64url");
   const maxAge = Math.max(0, Math.floor((Date.parse(d.expiresAt) - c.now.getTime()) / 1000));
-  return `${DECOY_COOKIE}=${payload}.${signDecoy(c, payload)}; ${flags}; Max-Age=${maxAge}`;
+  return `${DECOY_COOKIE}=${payload}.${signCookie(c, payload, kind)}; ${flags}; Max-Age=${maxAge}`;
 }
 
-function readDecoy(c: WebContext): Decoy | null {
+function readSigninCookie(c: WebContext, kind: CookieKind): Decoy | null {
   // What this very answer sets (a try just counted, a decoy just ended) wins over what the browser sent.
   const set = c.cookies.findLast((k) => k.startsWith(`${DECOY_COOKIE}=`));
   const value = set ? set.slice(DECOY_COOKIE.length + 1).split(";")[0]! : (readCookie(c.req, DECOY_COOKIE) ?? "");
   const [payload, mac] = value.split(".");
-  if (!payload || !mac || !constantTimeEqual(mac, signDecoy(c, payload))) return null;
+  if (!payload || !mac || !constantTimeEqual(mac, signCookie(c, payload, kind))) return null;
   const d = JSON.parse(Buffer.from(payload, "base64url").toString()) as Decoy;
   return d.expiresAt > iso(c.now) && d.attempts < MAX_ATTEMPTS ? d : null;
 }
 
-/** A typed code against a decoy: always wrong, counted down like a real code's tries. */
-function decoyTry(c: WebContext, d: Decoy): Verification {
+const readDecoy = (c: WebContext) => readSigninCookie(c, "decoy");
+
+/** A wrong code counted down in the cookie: a decoy's every try (no code is right), a real code's wrong ones alike. */
+function countTry(c: WebContext, d: Decoy, kind: CookieKind): Verification {
   const attempts = d.attempts + 1;
-  c.cookies.push(decoyCookie(c, attempts < MAX_ATTEMPTS ? { ...d, attempts } : null));
+  c.cookies.push(signinCookie(c, attempts < MAX_ATTEMPTS ? { ...d, attempts } : null, kind));
   return { ok: false, reason: "wrong", attemptsLeft: MAX_ATTEMPTS - attempts };
 }

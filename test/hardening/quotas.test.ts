@@ -50,13 +50,23 @@ describe("the rate limit per agent", () => {
 describe("quotas per agent", () => {
   let s: TestServer;
   beforeAll(async () => {
-    s = await startTestServer({ quotas: { keys: 3, envelopeBytesPerDay: 100, expensesPerGroupPerDay: 3, groups: 3, openPlans: 2, pendingHosts: 3 } });
+    s = await startTestServer({
+      quotas: { ...DEFAULTS.quotas, keys: 3, envelopeBytesPerDay: 100, expensesPerGroupPerDay: 3, groups: 3, openPlans: 2, pendingHosts: 3 },
+    });
   });
   afterAll(() => s.stop());
 
   test("the defaults are the documented ones", () => {
     expect(DEFAULTS.agentRateLimit).toBe(1200);
-    expect(DEFAULTS.quotas).toEqual({ keys: 20, envelopeBytesPerDay: 5_000_000, expensesPerGroupPerDay: 2000, groups: 500, openPlans: 200, pendingHosts: 20 });
+    expect(DEFAULTS.quotas).toEqual({
+      keys: 20,
+      envelopeBytesPerDay: 5_000_000,
+      expensesPerGroupPerDay: 2000,
+      groups: 500,
+      openPlans: 200,
+      pendingHosts: 20,
+      attachmentBytes: 1024 * 1024 * 1024,
+    });
   });
 
   test("live API keys: /account refuses one past the cap; rotate_api_key still replaces a key; disconnecting one makes room", async () => {

@@ -8,7 +8,10 @@ import { readFileSync } from "node:fs";
  */
 export const UNLIMITED = [
   ...["--rate-limit", "--public-rate-limit", "--agent-rate-limit"].flatMap((flag) => [flag, "100000000"]),
-  ...["keys", "envelope_bytes_per_day", "expenses_per_group_per_day", "groups", "open_plans", "pending_hosts"].flatMap((q) => ["--quota", `${q}=100000000000`]),
+  ...["keys", "envelope_bytes_per_day", "expenses_per_group_per_day", "groups", "open_plans", "pending_hosts", "attachment_bytes"].flatMap((q) => [
+    "--quota",
+    `${q}=100000000000`,
+  ]),
 ];
 
 export interface ServerProcess {

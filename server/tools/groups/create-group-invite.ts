@@ -3,7 +3,7 @@ import { createInvite } from "../../domain/ledger/groups/invites.ts";
 import { defineTool } from "../define.ts";
 import description from "./create-group-invite.description.md" with { type: "text" };
 import { madeUp } from "../made-up.ts";
-import { DisplayName, GroupId, handleFrom } from "../../contract/wire.ts";
+import { DisplayName, GroupId, handleFrom, Uuid } from "../../contract/wire.ts";
 import { Invite } from "../../contract/groups.ts";
 
 export const createGroupInvite = defineTool({
@@ -12,18 +12,21 @@ export const createGroupInvite = defineTool({
   description,
   tags: ["write"],
   // A placeholder's claim code is stored only as a digest: its answer is not kept for a retry to replay.
-  shownOnce: (input) => input.name !== undefined,
+  shownOnce: (input) => input.name !== undefined || input.member_id !== undefined,
   input: z
     .strictObject({
       group_id: GroupId,
       handle: handleFrom("list_contacts").optional().describe("Whom to invite, from list_contacts; omitted: a shareable code"),
       name: DisplayName.optional().describe("A friend without an account: a placeholder member with a claim link"),
+      member_id: Uuid.optional().describe("A placeholder of the group (get_group) whose claim link expired or was lost: a new link; the old one stops working"),
       max_uses: z.number().int().min(1).max(1000).optional().describe("How many may join with the code"),
       expires_at: z.iso.datetime({ offset: true }).optional().describe("When the code stops working, RFC 3339"),
     })
     .superRefine((v, ctx) => {
-      if (v.handle !== undefined && v.name !== undefined) ctx.addIssue({ code: "custom", path: ["name"], message: "give handle or name, not both" });
-      if (v.handle === undefined && v.name === undefined) return;
+      if ([v.handle, v.name, v.member_id].filter((x) => x !== undefined).length > 1) {
+        ctx.addIssue({ code: "custom", path: [v.member_id !== undefined ? "member_id" : "name"], message: "give one of handle, name and member_id" });
+      }
+      if (v.handle === undefined && v.name === undefined && v.member_id === undefined) return;
       for (const field of ["max_uses", "expires_at"] as const) {
         if (v[field] !== undefined) ctx.addIssue({ code: "custom", path: [field], message: "applies to shareable codes only (leave out handle and name)" });
       }

@@ -315,7 +315,7 @@ export interface ImportResult {
   /** Rows moving no money, left out. */
   skipped: { line: number; reason: string }[];
   /** Columns mapped to "+Name": the placeholder members made for them, each with its one-time claim code (shown only here). */
-  placeholders: { column: string; name: string; member_id: string; claim_code: string; claim_path: string }[];
+  placeholders: { column: string; name: string; member_id: string; claim_code: string; claim_path: string; claim_expires_at: string }[];
   /** Their cost in all, per currency. */
   skipped_total: { currency: string; amount_minor: number; amount: string }[];
 }
@@ -353,8 +353,8 @@ export async function importSplitwise(
       names.set(name, handle);
       continue;
     }
-    const { memberId, code } = await insertPlaceholder(tx, now, group.groupId, given.data, group.createdBy);
-    placeholders.push({ column: name, name: given.data, member_id: memberId, claim_code: code, claim_path: claimPath(code) });
+    const { memberId, code, expiresAt } = await insertPlaceholder(tx, now, group.groupId, given.data, group.createdBy);
+    placeholders.push({ column: name, name: given.data, member_id: memberId, claim_code: code, claim_path: claimPath(code), claim_expires_at: expiresAt });
     names.set(name, memberId);
   }
   const { plan, problems } = parseSplitwise(input.text, names, group.currency, rates);

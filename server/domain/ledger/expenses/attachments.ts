@@ -9,6 +9,7 @@ import { conflict, invalid, notFound } from "../../../errors.ts";
 import type { DomainContext } from "../../../contract/principal.ts";
 import type { AgentRef } from "../../../contract/wire.ts";
 import { refsByIds } from "../../agents.ts";
+import { requireRoomForAttachment } from "../../quotas.ts";
 import { quoted, untrusted } from "../../untrusted.ts";
 import { assertWritable, memberGroup } from "../groups/membership.ts";
 import { logActivity } from "../groups/activity.ts";
@@ -140,6 +141,7 @@ export async function addAttachment(ctx: DomainContext, input: AddAttachmentInpu
       },
     );
   }
+  await requireRoomForAttachment(ctx, bytes.length);
   const meta: Meta = {
     attachmentId: crypto.randomUUID(),
     expenseId: row.expenseId,

@@ -16,7 +16,7 @@ import { quotasOf, requireRoomForGroup } from "../../quotas.ts";
 import { isMember, requireWritable, type GroupRow } from "./membership.ts";
 import { logActivity } from "./activity.ts";
 import { ON_ANOTHER_SERVER, remoteOf } from "../../federation.ts";
-import { addPlaceholder, claimPlaceholder, isClaimCode } from "./placeholders.ts";
+import { addPlaceholder, claimPlaceholder, isClaimCode, renewPlaceholderLink } from "./placeholders.ts";
 
 type InviteRow = typeof groupInvites.$inferSelect;
 
@@ -155,6 +155,8 @@ export interface CreateInviteInput {
   handle?: string | undefined;
   /** A friend without an account: added as a placeholder member with a one-time claim link. */
   name?: string | undefined;
+  /** A placeholder nobody has claimed: a new claim link, the old one ended. */
+  member_id?: string | undefined;
   max_uses?: number | undefined;
   expires_at?: string | undefined;
 }
@@ -163,6 +165,7 @@ export interface CreateInviteInput {
 export async function createInvite(ctx: DomainContext, input: CreateInviteInput, baseUrl = ""): Promise<{ invite: Invite; message: string }> {
   const { tx, now, actor } = ctx;
   if (input.name !== undefined) return addPlaceholder(ctx, input.group_id, input.name, baseUrl);
+  if (input.member_id !== undefined) return renewPlaceholderLink(ctx, input.group_id, input.member_id, baseUrl);
   const g = await requireWritable(tx, input.group_id, actor.agentId);
   if (g.kind === "direct") throw conflict("A direct ledger is between two people; create a group (create_group) to share costs with more.");
   if (input.handle !== undefined) {

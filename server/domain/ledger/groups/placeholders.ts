@@ -20,10 +20,10 @@ import {
   payments,
 } from "../../../../db/schema/index.ts";
 import { sha256 } from "../../../auth/secrets.ts";
-import { iso } from "../../../clock.ts";
-import { conflict, notFound } from "../../../errors.ts";
+import { DAY, iso, later } from "../../../clock.ts";
+import { AppError, conflict, notFound } from "../../../errors.ts";
 import type { Invite } from "../../../contract/groups.ts";
-import type { DomainContext } from "../../../contract/principal.ts";
+import type { Actor, DomainContext } from "../../../contract/principal.ts";
 import { agentById, refsByIds, toRef } from "../../agents.ts";
 import { deliver, resolveItems } from "../../inbox.ts";
 import { quotasOf, requireRoomForGroup } from "../../quotas.ts";
@@ -40,6 +40,12 @@ const CODE_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789";
 const CODE_LENGTH = 20;
 /** Unclaimed placeholders a group may have at once, so that no member fills the database with names. */
 export const MAX_OPEN_PLACEHOLDERS = 50;
+/**
+ * How long a claim link works: long enough for a friend to get round to it, short enough that a link forgotten in an
+ * old chat does not hand over a balance years later. The member who added the placeholder, or the group's owner,
+ * makes a new one (create_group_invite with member_id), which ends the old.
+ */
+export const CLAIM_LIFETIME_MS = 30 * DAY;
 /** Claim codes start so, which tells them from group invite codes (those have no dash). */
 const CLAIM_PREFIX = "claim-";
 
@@ -56,7 +62,13 @@ export const claimPath = (code: string) => `/claim/${encodeURIComponent(code)}`;
  * Stores a new placeholder named `name` in the group, made by `createdBy`: its agent row (nobody), its member row
  * and the digest of its one-time claim code, which is returned here once.
  */
-export async function insertPlaceholder(tx: Tx, now: Date, groupId: string, name: string, createdBy: string): Promise<{ memberId: string; code: string }> {
+export async function insertPlaceholder(
+  tx: Tx,
+  now: Date,
+  groupId: string,
+  name: string,
+  createdBy: string,
+): Promise<{ memberId: string; code: string; expiresAt: string }> {
   const open = await tx
     .select({ n: sql<number>`count(*)` })
     .from(groupPlaceholders)
@@ -69,13 +81,55 @@ export async function insertPlaceholder(tx: Tx, now: Date, groupId: string, name
   }
   const code = newClaimCode();
   const at = iso(now);
+  const expiresAt = later(now, CLAIM_LIFETIME_MS);
   const memberId = crypto.randomUUID();
   await tx.insert(agents).values({ agentId: memberId, handle: memberId, displayName: name, createdAt: at, retiredAt: at });
-  await tx
-    .insert(groupPlaceholders)
-    .values({ memberId, groupId, name, createdBy, createdAt: at, claimHash: claimHash(code), claimedBy: null, claimedAt: null });
+  await tx.insert(groupPlaceholders).values({
+    memberId,
+    groupId,
+    name,
+    createdBy,
+    createdAt: at,
+    claimHash: claimHash(code),
+    claimedBy: null,
+    claimedAt: null,
+    claimExpiresAt: expiresAt,
+  });
   await tx.insert(groupMembers).values({ groupId, agentId: memberId, role: "member", joinedAt: at, leftAt: null });
-  return { memberId, code };
+  return { memberId, code, expiresAt };
+}
+
+/** The invite answer that carries a placeholder's claim link, shown once. */
+async function placeholderInvite(
+  tx: Tx,
+  actor: Actor,
+  groupId: string,
+  p: { memberId: string; name: string },
+  code: string,
+  expiresAt: string,
+  baseUrl: string,
+  at: string,
+) {
+  const claimUrl = `${baseUrl}${claimPath(code)}`;
+  const inviter = (await refsByIds(tx, [actor.agentId])).get(actor.agentId)!;
+  return {
+    invite: {
+      invite_id: p.memberId,
+      group_id: groupId,
+      kind: "placeholder" as const,
+      invitee: null,
+      invited_by: inviter,
+      code,
+      state: "pending" as const,
+      max_uses: 1,
+      uses: 0,
+      created_at: at,
+      expires_at: expiresAt,
+      responded_at: null,
+      placeholder: { member_id: p.memberId, name: p.name, claim_url: claimUrl },
+    },
+    message: `${p.name} is in the group as a placeholder; split expenses with them by member_id ${p.memberId}. Send them this one-time link to take it over, which works until ${expiresAt}: ${claimUrl} (or join_group with the code ${code}).`,
+  };
 }
 
 /** create_group_invite with `name`: a placeholder in a group the caller may change, answered as an invite with its claim link. */
@@ -83,8 +137,7 @@ export async function addPlaceholder(ctx: DomainContext, groupId: string, name: 
   const { tx, now, actor } = ctx;
   const g = await requireWritable(tx, groupId, actor.agentId);
   if (g.kind === "direct") throw conflict("A direct ledger is between two people; create a group (create_group) to share costs with more.");
-  const { memberId, code } = await insertPlaceholder(tx, now, groupId, name, actor.agentId);
-  const at = iso(now);
+  const { memberId, code, expiresAt } = await insertPlaceholder(tx, now, groupId, name, actor.agentId);
   await logActivity(tx, now, {
     groupId,
     actorId: actor.agentId,
@@ -92,30 +145,87 @@ export async function addPlaceholder(ctx: DomainContext, groupId: string, name: 
     summary: `@${actor.handle} added ${quoted(name)}, who has no account yet`,
     refs: { member_id: memberId },
   });
-  const claimUrl = `${baseUrl}${claimPath(code)}`;
-  const inviter = (await refsByIds(tx, [actor.agentId])).get(actor.agentId)!;
-  return {
-    invite: {
-      invite_id: memberId,
-      group_id: groupId,
-      kind: "placeholder",
-      invitee: null,
-      invited_by: inviter,
-      code,
-      state: "pending",
-      max_uses: 1,
-      uses: 0,
-      created_at: at,
-      expires_at: "9999-12-31T23:59:59.999Z",
-      responded_at: null,
-      placeholder: { member_id: memberId, name, claim_url: claimUrl },
-    },
-    message: `${name} is in the group as a placeholder; split expenses with them by member_id ${memberId}. Send them this one-time link to take it over: ${claimUrl} (or join_group with the code ${code}).`,
-  };
+  return placeholderInvite(tx, actor, groupId, { memberId, name }, code, expiresAt, baseUrl, iso(now));
 }
 
-/** The unclaimed placeholder a claim code names, with its group; NOT_FOUND for any other code. */
-export async function placeholderByCode(tx: Tx, code: string) {
+/**
+ * create_group_invite with `member_id`: a new claim link for a placeholder of the group nobody has claimed, when its
+ * link expired or was lost; the old link stops working. Only the member who added it, or the group's owner, may: the
+ * link hands over the placeholder's balance.
+ */
+export async function renewPlaceholderLink(
+  ctx: DomainContext,
+  groupId: string,
+  memberId: string,
+  baseUrl: string,
+): Promise<{ invite: Invite; message: string }> {
+  const { tx, now, actor } = ctx;
+  const g = await requireWritable(tx, groupId, actor.agentId);
+  const p = await tx
+    .select()
+    .from(groupPlaceholders)
+    .where(and(eq(groupPlaceholders.memberId, memberId), eq(groupPlaceholders.groupId, g.groupId), isNull(groupPlaceholders.claimedBy)))
+    .get();
+  if (!p || !(await isMember(tx, g.groupId, memberId))) throw notFound("Placeholder member (nobody has claimed it, in this group)");
+  const mine = await tx
+    .select({ role: groupMembers.role })
+    .from(groupMembers)
+    .where(and(eq(groupMembers.groupId, g.groupId), eq(groupMembers.agentId, actor.agentId), isNull(groupMembers.leftAt)))
+    .get();
+  if (p.createdBy !== actor.agentId && mine?.role !== "owner") {
+    throw new AppError(
+      "FORBIDDEN",
+      `Only the member who added ${quoted(p.name)}, or the group's owner, can make a new link to take it over.`,
+      undefined,
+      undefined,
+      "Ask the owner (get_group shows who it is) for the new link.",
+    );
+  }
+  const code = newClaimCode();
+  const expiresAt = later(now, CLAIM_LIFETIME_MS);
+  await tx
+    .update(groupPlaceholders)
+    .set({ claimHash: claimHash(code), claimExpiresAt: expiresAt })
+    .where(eq(groupPlaceholders.memberId, memberId));
+  await logActivity(tx, now, {
+    groupId: g.groupId,
+    actorId: actor.agentId,
+    action: "placeholder_link_renewed",
+    summary: `@${actor.handle} made a new link for ${quoted(p.name)} to take their place`,
+    refs: { member_id: memberId },
+  });
+  return placeholderInvite(tx, actor, g.groupId, { memberId, name: p.name }, code, expiresAt, baseUrl, iso(now));
+}
+
+/** The group's unclaimed placeholders whose link `agentId` may renew: all of them for the owner, else those it added. */
+export async function renewableLinks(tx: Tx, groupId: string, agentId: string): Promise<Set<string>> {
+  const mine = await tx
+    .select({ role: groupMembers.role })
+    .from(groupMembers)
+    .where(and(eq(groupMembers.groupId, groupId), eq(groupMembers.agentId, agentId), isNull(groupMembers.leftAt)))
+    .get();
+  const rows = await tx
+    .select({ memberId: groupPlaceholders.memberId })
+    .from(groupPlaceholders)
+    .where(
+      and(
+        eq(groupPlaceholders.groupId, groupId),
+        isNull(groupPlaceholders.claimedBy),
+        mine?.role === "owner" ? undefined : eq(groupPlaceholders.createdBy, agentId),
+      ),
+    );
+  return new Set(rows.map((r) => r.memberId));
+}
+
+/** What an expired claim link says: whom to ask for a new one. */
+export const claimExpiredMessage = (name: string, expiredAt: string) =>
+  `This link for ${quoted(name)} to take their place expired on ${expiredAt.slice(0, 10)}. Ask whoever sent it for a new one: the member who added ${quoted(name)}, or the group's owner, makes it (create_group_invite with the placeholder's member_id, or "New link" on the group's page).`;
+
+/**
+ * The unclaimed placeholder a claim code names, with its group; NOT_FOUND for any other code. `expired`: its link's
+ * time is over (claimPlaceholder refuses it).
+ */
+export async function placeholderByCode(tx: Tx, code: string, now: Date) {
   const row = await tx
     .select({ p: groupPlaceholders, g: groups })
     .from(groupPlaceholders)
@@ -123,7 +233,7 @@ export async function placeholderByCode(tx: Tx, code: string) {
     .where(and(eq(groupPlaceholders.claimHash, claimHash(code)), isNull(groupPlaceholders.claimedBy)))
     .get();
   if (!row) throw notFound("Claim code (no placeholder has it, or it was already used)");
-  return row;
+  return { ...row, expired: row.p.claimExpiresAt !== null && row.p.claimExpiresAt <= iso(now) };
 }
 
 /**
@@ -134,7 +244,8 @@ export async function placeholderByCode(tx: Tx, code: string) {
  */
 export async function claimPlaceholder(ctx: DomainContext, code: string): Promise<{ groupId: string }> {
   const { tx, now, actor } = ctx;
-  const { p, g } = await placeholderByCode(tx, code);
+  const { p, g, expired } = await placeholderByCode(tx, code, now);
+  if (expired) throw conflict(claimExpiredMessage(p.name, p.claimExpiresAt!), { member_id: p.memberId, expired_at: p.claimExpiresAt });
   const me = actor.agentId;
   const ph = p.memberId;
   if (await isMember(tx, g.groupId, me)) {
