@@ -1,7 +1,7 @@
 // Opening a database in one of three modes: a local file, a remote libSQL/Turso primary, and an embedded replica (a
 // local file kept in sync with a primary). Everything that differs between them at open lives here; the pool they
 // are served from is db/pool.ts.
-import { closeSync, existsSync, mkdirSync, openSync } from "node:fs";
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { createClient, type Client, type Config } from "@libsql/client";
 import Database from "libsql";
@@ -115,8 +115,9 @@ export async function openDb(opts: DbOptions): Promise<Db> {
     }
     mkdirSync(dirname(path), { recursive: true });
     // Readable by its owner only: it holds password hashes, codes and receipts. SQLite gives its -wal and -shm files
-    // the database file's permissions, so creating it first with 0600 covers them too.
-    if (!existsSync(path)) closeSync(openSync(path, "a", 0o600));
+    // the database file's permissions, so creating it first with 0600 covers them too. (A replica's file must not
+    // exist before its first sync: it is made owner-only once open.)
+    if (mode === "local" && !existsSync(path)) closeSync(openSync(path, "a", 0o600));
   }
   if (mode === "replica") {
     // Opening a replica syncs inside native code that blocks the event loop and has no timeout of its
@@ -130,6 +131,7 @@ export async function openDb(opts: DbOptions): Promise<Db> {
       primary.close();
       throw err;
     }
+    for (const file of [path, `${path}-wal`, `${path}-shm`]) if (existsSync(file)) chmodSync(file, 0o600);
     // Reads on the replica's own file, writes on the primary: separate connections, so which one a statement runs on
     // is decided by the transaction it is in, not by the driver's guess when the statement was prepared. The reads
     // go through plain read-only connections on the replica's file (a WAL file like any other, which each sync

@@ -14,10 +14,20 @@ const embedLibsqlAddon: BunPlugin = {
     build.onLoad({ filter: /[\\/]node_modules[\\/]libsql[\\/]index\.js$/ }, async (args) => {
       const source = await Bun.file(args.path).text();
       // biome-ignore lint/suspicious/noTemplateCurlyInString: the text of libsql's source, placeholder included
-      const patched = source.replace("return require(`@libsql/${target}`);", `return require("@libsql/${target}");`);
+      // The addon is embedded as a file and loaded by db/native-addon.ts, which copes with a noexec $TMPDIR.
+      const patched = source.replace("return require(`@libsql/${target}`);", `return require("svc:libsql-addon").default();`);
       if (patched === source) throw new Error("libsql's native loader changed; update scripts/build.ts");
       return { contents: patched, loader: "js" };
     });
+    build.onResolve({ filter: /^svc:libsql-addon$/ }, () => ({ path: "libsql-addon", namespace: "svc" }));
+    build.onLoad({ filter: /^libsql-addon$/, namespace: "svc" }, () => ({
+      contents:
+        `import file from "@libsql/${target}/index.node" with { type: "file" };\n` +
+        `import { loadAddon } from ${JSON.stringify(new URL("../db/native-addon.ts", import.meta.url).pathname)};\n` +
+        "export default () => loadAddon(file);\n",
+      loader: "js",
+      resolveDir: process.cwd(),
+    }));
   },
 };
 

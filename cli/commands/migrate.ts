@@ -1,12 +1,18 @@
 import { Command, Option } from "commander";
-import { openDb } from "../../db/client.ts";
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
+import { localFilePath, openDb } from "../../db/client.ts";
 import { migrationStatus, refusal } from "../../db/migrate.ts";
 import { openAdminDb, withDbOptions, type DbFlags } from "../admin-db.ts";
 import { CliError, EXIT, EXIT_CODES_SEE, action, example, usageExits } from "../output.ts";
 
 /** --status lists every migration; --dry-run only what would be applied. Neither changes the database. */
 async function report(o: DbFlags & { dryRun?: boolean; status?: boolean }): Promise<void> {
-  const db = await openDb({ url: o.db, authToken: o.authToken, create: false });
+  // A database not made yet is reported as an empty one (all pending), and is not made: only svc migrate makes it.
+  const path = localFilePath(o.db);
+  const missing = path !== null && !existsSync(path);
+  if (missing) process.stderr.write(`svc: there is no database at ${resolve(path)} yet; svc migrate --db ${o.db} creates it.\n`);
+  const db = await openDb(missing ? { url: "file::memory:" } : { url: o.db, authToken: o.authToken, create: false });
   const s = await migrationStatus(db.raw).finally(() => db.close());
   const refused = refusal(s);
   if (o.status) {
