@@ -211,7 +211,8 @@ export async function recordPayment(
   return { payment: await viewOne(tx, row, group), overpayment };
 }
 
-// A pending payment between the same payer and payee of the same amount, as given (its currency, or the group's).
+// A pending payment between the same payer and payee of the same amount as given: in the same currency (another one
+// with whatever rate, or the group's own), the same minor units of it.
 const samePending = prepared((tx) =>
   tx
     .select()
@@ -222,9 +223,8 @@ const samePending = prepared((tx) =>
         eq(payments.fromId, sql.placeholder("fromId")),
         eq(payments.toId, sql.placeholder("toId")),
         eq(payments.state, "pending"),
-        eq(payments.amountMinor, sql.placeholder("amountMinor")),
         sql`${payments.originalCurrency} IS ${sql.placeholder("originalCurrency")}`,
-        sql`${payments.originalAmountMinor} IS ${sql.placeholder("originalAmountMinor")}`,
+        sql`coalesce(${payments.originalAmountMinor}, ${payments.amountMinor}) = ${sql.placeholder("amountMinor")}`,
       ),
     )
     .orderBy(sql`payments.rowid`)
@@ -243,9 +243,8 @@ async function refuseRecordedTwice(tx: Tx, group: GroupRow, from: Member, to: Me
     groupId: group.groupId,
     fromId: from.agentId,
     toId: to.agentId,
-    amountMinor,
     originalCurrency: original?.currency ?? null,
-    originalAmountMinor: original?.amountMinor ?? null,
+    amountMinor: original?.amountMinor ?? amountMinor,
   });
   if (!row) return;
   const who = (m: Member) => (isPlaceholder(m) ? quoted(m.displayName, 40) : `@${m.handle}`);
