@@ -15,6 +15,7 @@ import { balanceSentence, paymentSentence, settleUpNote, transferSentence, whoIs
 import { claimPath } from "../domain/ledger/groups/placeholders.ts";
 import type { Expense } from "../contract/ledger.ts";
 import { Uuid } from "../contract/wire.ts";
+import { compareText } from "../domain/ledger/money/splits.ts";
 import { actingAs, notFoundPage, type Messages, type WebContext } from "./context.ts";
 import { fieldErrors, formKeyFor, type FieldErrors } from "./expense-pages.ts";
 import { formKey } from "./form-keys.ts";
@@ -267,10 +268,12 @@ export async function renderGroup(c: WebContext, groupId: string, m: FormMessage
     p.state === "confirmed" && (p.from.agent_id === me || p.to.agent_id === me)
       ? html` ${button(c, `${at}/payments/respond`, { payment_id: p.payment_id, action: "void" }, "Void", { secondary: true, ariaLabel: `Void the payment of ${p.amount} from ${p.from.handle} to ${p.to.handle}` })}`
       : "";
-  // Everyone who can pay or be paid: the human first, then the others (placeholders by member_id).
+  // Everyone who can pay or be paid: the human first, then the other members by handle, then friends without an
+  // account (by member_id) by name.
+  const rank = (p: PaymentParty) => (p.key === myHandle ? 0 : p.key.length > 32 ? 2 : 1);
   const parties: PaymentParty[] = group.members
     .map((x) => (x.agent ? { key: x.agent.handle, label: x.agent.handle === myHandle ? `${x.agent.handle} (you)` : x.agent.handle } : { key: x.member_id, label: `${x.name} (no account yet)` }))
-    .sort((a, b) => Number(b.key === myHandle) - Number(a.key === myHandle));
+    .sort((a, b) => rank(a) - rank(b) || compareText(a.label, b.label));
   const counted = balances.settle_up_counts_pending.length;
   const claim = c.url.searchParams.get("claim");
   const claimUrl = claim ? new URL(claimPath(claim), c.url).href : null;
