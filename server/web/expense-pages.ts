@@ -438,7 +438,10 @@ function changedMeanwhile(e: Expense, history: ExpenseHistoryEntry[], from: numb
   const since = history.filter((h) => h.version > from);
   const who = [...new Set(since.map((h) => h.changed_by.handle))];
   const fields = [...new Set(since.flatMap((h) => (h.action === "updated" ? h.changed_fields : [h.action])))];
-  const by = who.length && who.every((h) => h === me) ? "You changed this expense meanwhile (in another window, or before going back)" : `Someone else${who.length ? ` (${who.filter((h) => h !== me).join(", ")})` : ""} changed this expense while you were editing it`;
+  const by =
+    who.length && who.every((h) => h === me)
+      ? "You changed this expense meanwhile (in another window, or before going back)"
+      : `Someone else${who.length ? ` (${who.filter((h) => h !== me).join(", ")})` : ""} changed this expense while you were editing it`;
   return `${by}: it is now version ${e.version}, and your form was made from version ${from}${fields.length ? `; changed since: ${fields.join(", ")}` : ""}. Nothing of yours was saved. Your changes are still in the form below: check the expense as it is now, then save again to apply them to version ${e.version}.`;
 }
 
@@ -499,7 +502,9 @@ export async function postEditExpense(a: ActionContext, groupId: string): Promis
   const errors = fieldErrors(result.error, among, payers, a.form.get("paid_by") === "several");
   // The version conflict (update_expense's CONFLICT with details.current_version): the expense changed meanwhile.
   const changed = result.error.code === "CONFLICT" && typeof (result.error.details as { current_version?: unknown } | undefined)?.current_version === "number";
-  return a.show((c) => renderEditExpense(c, groupId, { error: result.error.message, status: result.error.status }, a.form, errors, changed ? expected : undefined));
+  return a.show((c) =>
+    renderEditExpense(c, groupId, { error: result.error.message, status: result.error.status }, a.form, errors, changed ? expected : undefined),
+  );
 }
 
 /** One call on the expense of the path; done, back to its page with a notice; refused, its page with the message. */

@@ -272,7 +272,11 @@ export async function renderGroup(c: WebContext, groupId: string, m: FormMessage
   // account (by member_id) by name.
   const rank = (p: PaymentParty) => (p.key === myHandle ? 0 : p.key.length > 32 ? 2 : 1);
   const parties: PaymentParty[] = group.members
-    .map((x) => (x.agent ? { key: x.agent.handle, label: x.agent.handle === myHandle ? `${x.agent.handle} (you)` : x.agent.handle } : { key: x.member_id, label: `${x.name} (no account yet)` }))
+    .map((x) =>
+      x.agent
+        ? { key: x.agent.handle, label: x.agent.handle === myHandle ? `${x.agent.handle} (you)` : x.agent.handle }
+        : { key: x.member_id, label: `${x.name} (no account yet)` },
+    )
     .sort((a, b) => rank(a) - rank(b) || compareText(a.label, b.label));
   const counted = balances.settle_up_counts_pending.length;
   const claim = c.url.searchParams.get("claim");

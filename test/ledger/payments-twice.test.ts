@@ -119,6 +119,15 @@ describe("a payment that repeats a pending one", () => {
     expect((await s.ok("record_payment", { group_id: id, to: h.alice, amount: "50.00" }, k.carl)).payment.state).toBe("pending");
   });
 
+  test("pressed twice at once with two keys: one payment, the other refused", async () => {
+    const { id, h, k } = await trip();
+    const both = await Promise.all(
+      [1, 2].map(() => s.call("record_payment", { group_id: id, to: h.alice, amount: "125.96", idempotency_key: crypto.randomUUID() }, k.dana)),
+    );
+    expect(both.map((r) => r.status).sort()).toEqual([200, 409]);
+    expect((await s.ok("list_payments", { group_id: id }, k.alice)).payments).toHaveLength(1);
+  });
+
   test("second_payment goes with group_id", async () => {
     const { h, k } = await trip();
     const refused = await failure(s, "record_payment", { to: h.alice, second_payment: true }, k.dana);

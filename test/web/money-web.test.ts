@@ -36,7 +36,13 @@ async function browserOf(g: TestGroup, handle: string): Promise<PageClient> {
   return b;
 }
 
-const unescapeHtml = (t: string) => t.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+const unescapeHtml = (t: string) =>
+  t
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, "<")
+    .replace(/&gt;/g, ">")
+    .replace(/&amp;/g, "&");
 
 /** The form posting to `action` (and holding `containing`) as a browser sends it untouched. */
 function formAt(page: PageResponse, action: string, containing = ""): Record<string, string> {

@@ -26,7 +26,9 @@ export const recordPayment = defineTool({
       second_payment: z
         .boolean()
         .optional()
-        .describe("true: another payment of the same amount between the same two while one is pending; without it that is refused as recorded twice (CONFLICT)"),
+        .describe(
+          "true: another payment of the same amount between the same two while one is pending; without it that is refused as recorded twice (CONFLICT)",
+        ),
     })
     .superRefine((v, ctx) => {
       if (v.from !== undefined && v.from_member_id !== undefined)

@@ -74,7 +74,13 @@ export async function simplifiedSettlement(
 }
 
 /** Who is shown comes from the balances as they count; the plan from `planned` (pending payments counted). */
-async function settle(tx: Tx, group: GroupRow, members: Map<string, AgentRef>, balances: Map<string, bigint>, planned: { balances: Map<string, bigint>; debts: Debt[] }) {
+async function settle(
+  tx: Tx,
+  group: GroupRow,
+  members: Map<string, AgentRef>,
+  balances: Map<string, bigint>,
+  planned: { balances: Map<string, bigint>; debts: Debt[] },
+) {
   const shown = new Set(members.keys());
   for (const [id, b] of balances) if (b !== 0n) shown.add(id);
   const people = await refsWithKnown(tx, [...shown, ...balances.keys(), ...planned.balances.keys()], members);
