@@ -150,6 +150,23 @@ describe("either side of a debt records a payment on the web", () => {
   });
 });
 
+test("a suggestion of the same amount as a pending payment is a further payment: its button records it", async () => {
+  const { g, alice, bob, key, at } = await flat();
+  // bob owes alice 40.00; he has paid 20.00 (pending): 20.00 more is suggested, the same amount as the pending one
+  await s.ok(
+    "add_expense",
+    { group_id: g.group_id, description: "Wine", amount: "40.00", split: { mode: "equal", among: [{ handle: alice }, { handle: bob }] } },
+    key(alice),
+  );
+  await s.ok("record_payment", { group_id: g.group_id, to: alice, amount: "20.00" }, key(bob));
+  const b = await browserOf(g, bob);
+  const button = formAt(await b.get(at), `${at}/payments`, `Record that you paid ${alice} 20.00 EUR`);
+  expect(button.second_payment).toBe("1");
+  expect((await send(b, `${at}/payments`, button)).status).toBe(303);
+  expect((await s.ok("list_payments", { group_id: g.group_id, state: "pending" }, key(alice))).payments).toHaveLength(2);
+  expect((await s.ok("get_balances", { group_id: g.group_id }, key(alice))).settle_up.filter((t: any) => t.from.handle === bob)).toEqual([]);
+});
+
 describe("a form's key survives Back", () => {
   test("add an expense, go back, send it again: one expense; a page opened afresh adds another; changed after Back it is refused", async () => {
     const { g, alice, key } = await flat();
