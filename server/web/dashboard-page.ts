@@ -88,7 +88,7 @@ ${
 <p class="muted">“Record paying it” records one payment of all you owe that person in that currency, in each group where you owe them, oldest group first; they confirm it once.</p>`
     : ""
 }
-${balances.pending_payments.length ? html`<p>${balances.pending_payments.length} ${balances.pending_payments.length === 1 ? "payment waits" : "payments wait"} for confirmation: see the groups.</p>` : ""}
+${balances.pending_payments.length ? html`<p>${balances.pending_payments.length} ${balances.pending_payments.length === 1 ? "payment waits" : "payments wait"} for confirmation: see the groups.${balances.settle_up_counts_pending.length ? " By person counts them as if confirmed (the totals do not yet), so they are not paid twice." : ""}</p>` : ""}
 <h2>Waiting for your decision</h2>
 ${
   waiting.length

@@ -1,6 +1,7 @@
 // /envelopes and /envelopes/{envelope_id}: the human's mail, sent and received, one envelope with its links (their
 // domains shown, never followed for them), a reply, and a new envelope to contacts. Reads are list_envelopes' and
 // get_envelope's domain functions as the signed-in agent; sending and replying are the tools through invoke().
+import { formKey } from "./form-keys.ts";
 import type { Envelope } from "../contract/mail.ts";
 import { Uuid } from "../contract/wire.ts";
 import { getEnvelope, listEnvelopes } from "../domain/mail/envelopes.ts";
@@ -45,7 +46,7 @@ ${form(
 ${field("subject", "Subject", { required: true, maxlength: 140, value: subject.value, error: subject.error })}
 ${field("body_md", "Message", { required: true, maxlength: 20000, multiline: true, value: body.value, error: body.error })}`,
   "Send",
-  { idempotencyKey: crypto.randomUUID() },
+  { idempotencyKey: formKey(c, "/envelopes/send") },
 )}`,
     { status: m.status },
   );
@@ -76,7 +77,7 @@ ${form(
   html`${field("body_md", "Your reply", { required: true, maxlength: 20000, multiline: true, value: body.value, error: body.error })}
 ${e.direction === "received" && e.to.length > 1 ? html`<label><input type="checkbox" name="all" value="1"> Reply to everyone it was sent to</label>` : ""}`,
   "Send the reply",
-  { idempotencyKey: crypto.randomUUID() },
+  { idempotencyKey: formKey(c, `/envelopes/${e.envelope_id}/reply`) },
 )}
 <p><a href="/envelopes">All your mail</a></p>`,
     { status: m.status },

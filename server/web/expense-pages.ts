@@ -17,6 +17,7 @@ import { actingAs, formatTime, notFoundPage, type Messages, type WebContext } fr
 import { alert, field, form, html, Markup, notice, page, seeOther } from "./html.ts";
 import type { ActionContext } from "./pages.ts";
 import { signedIn } from "./session.ts";
+import { formKey } from "./form-keys.ts";
 
 /** Field name -> what the tool said is wrong with it. */
 export type FieldErrors = Record<string, string>;
@@ -67,6 +68,8 @@ interface ExpenseFormOptions {
   hidden?: Record<string, string>;
   /** How to name a member key on the page: placeholders (keyed by member_id) by their name. */
   labels?: Map<string, string>;
+  /** The form's idempotency key: the view's own for a form that creates (form-keys.ts), so Back never adds it twice. */
+  idempotencyKey: string;
 }
 
 /**
@@ -131,7 +134,7 @@ ${select(
   e.repeat,
 )}
 ${field("notes", "Notes", { value: v("notes"), multiline: true, maxlength: 500, error: e.notes })}`;
-  return form(o.to, c.session.csrfToken, fields, o.submit, { idempotencyKey: crypto.randomUUID() });
+  return form(o.to, c.session.csrfToken, fields, o.submit, { idempotencyKey: o.idempotencyKey });
 }
 
 /** The tool's arguments from the form, with the handles in the order they were sent (to place errors). */
@@ -213,7 +216,16 @@ export async function renderNewExpense(c: WebContext, groupId: string, m: Messag
   return page(
     "Add an expense",
     html`${alert(m.error)}<p>To <a href="/groups/${group.group_id}">${group.name}</a>, which counts in ${group.currency}. The others are asked to confirm it.</p>
-${expenseForm(c, { to: `/groups/${group.group_id}/expenses/new`, submit: "Add the expense", members, labels, groupCurrency: group.currency, values, errors })}`,
+${expenseForm(c, {
+  to: `/groups/${group.group_id}/expenses/new`,
+  submit: "Add the expense",
+  members,
+  labels,
+  groupCurrency: group.currency,
+  values,
+  errors,
+  idempotencyKey: formKey(c, `/groups/${group.group_id}/expenses/new`),
+})}`,
     { status: m.status },
   );
 }
@@ -274,7 +286,7 @@ export async function renderExpense(c: WebContext, groupId: string, m: Messages 
   const canAnswer = !e.deleted && participants(e).has(me) && e.created_by.handle !== me;
   const answer = canAnswer
     ? html`<h2>Your answer</h2>${mine ? html`<p>You ${mine.action === "confirm" ? "confirmed" : "disputed"} this version.</p>` : ""}
-${form(`${at}/respond`, c.session.csrfToken, html`<input type="hidden" name="action" value="confirm">`, "Confirm", { idempotencyKey: crypto.randomUUID(), ariaLabel: `Confirm “${e.description.untrusted_content}”` })}
+${form(`${at}/respond`, c.session.csrfToken, html`<input type="hidden" name="action" value="confirm">`, "Confirm", { idempotencyKey: formKey(c, `${at}/respond confirm`), ariaLabel: `Confirm “${e.description.untrusted_content}”` })}
 ${form(
   `${at}/respond`,
   c.session.csrfToken,
@@ -318,12 +330,12 @@ ${receipts(c, at, me, e, files)}
 ${
   e.deleted
     ? form(`${at}/restore`, c.session.csrfToken, html``, "Restore", {
-        idempotencyKey: crypto.randomUUID(),
+        idempotencyKey: formKey(c, `${at}/restore`),
         ariaLabel: `Restore “${e.description.untrusted_content}”`,
       })
     : html`<p><a href="${at}/edit">Edit this expense</a></p>${form(`${at}/delete`, c.session.csrfToken, html``, "Delete", {
         secondary: true,
-        idempotencyKey: crypto.randomUUID(),
+        idempotencyKey: formKey(c, `${at}/delete`),
         // Joined, not one template: a template starting "Delete ${" reads as SQL to the SQL scan (security.test.ts).
         ariaLabel: ["Delete", `“${e.description.untrusted_content}”`].join(" "),
       })}`
@@ -343,7 +355,7 @@ function receipts(c: WebContext, at: string, me: string, e: Expense, files: Atta
       ? form(`${at}/attachments/delete`, c.session.csrfToken, html`<input type="hidden" name="attachment_id" value="${f.attachment_id}">`, "Delete", {
           inline: true,
           secondary: true,
-          idempotencyKey: crypto.randomUUID(),
+          idempotencyKey: formKey(c, `${at}/attachments/delete ${f.attachment_id}`),
           // Joined, not one template: "Delete ${" reads as SQL to the SQL scan (security.test.ts).
           ariaLabel: ["Delete the file", f.filename.untrusted_content].join(" "),
         })
@@ -355,7 +367,7 @@ function receipts(c: WebContext, at: string, me: string, e: Expense, files: Atta
     ? ""
     : html`<form method="post" action="${at}/attachments" enctype="multipart/form-data">
 <input type="hidden" name="csrf" value="${c.session.csrfToken}">
-<input type="hidden" name="idempotency_key" value="${crypto.randomUUID()}">
+<input type="hidden" name="idempotency_key" value="${formKey(c, `${at}/attachments`)}">
 <label for="f-file">A receipt (PNG, JPEG, WebP, HEIC or PDF)</label><input id="f-file" type="file" name="file" required accept="${ATTACHMENT_MEDIA_TYPES.join(",")}">
 <button type="submit">Upload</button>
 </form>`;
@@ -417,8 +429,35 @@ function valuesOf(e: Expense): URLSearchParams {
   return v;
 }
 
-/** GET /groups/{group_id}/expenses/{expense_id}/edit, and the same form with what the tool refused. */
-export async function renderEditExpense(c: WebContext, groupId: string, m: Messages = {}, sent?: URLSearchParams, errors: FieldErrors = {}): Promise<Response> {
+/**
+ * What the edit page says when a save was refused because the expense changed since the form was made (`from`, the
+ * version the form was made from): who changed it and what, in plain words. The form then carries the current
+ * version, with what the person typed kept, so saving again puts their changes over the current one.
+ */
+function changedMeanwhile(e: Expense, history: ExpenseHistoryEntry[], from: number, me: string): string {
+  const since = history.filter((h) => h.version > from);
+  const who = [...new Set(since.map((h) => h.changed_by.handle))];
+  const fields = [...new Set(since.flatMap((h) => (h.action === "updated" ? h.changed_fields : [h.action])))];
+  const by =
+    who.length && who.every((h) => h === me)
+      ? "You changed this expense meanwhile (in another window, or before going back)"
+      : `Someone else${who.length ? ` (${who.filter((h) => h !== me).join(", ")})` : ""} changed this expense while you were editing it`;
+  return `${by}: it is now version ${e.version}, and your form was made from version ${from}${fields.length ? `; changed since: ${fields.join(", ")}` : ""}. Nothing of yours was saved. Your changes are still in the form below: check the expense as it is now, then save again to apply them to version ${e.version}.`;
+}
+
+/**
+ * GET /groups/{group_id}/expenses/{expense_id}/edit, and the same form with what the tool refused. `conflictFrom`: the
+ * save was refused because the expense had changed since version conflictFrom; the form then carries the current
+ * version (else every save would fail the same way) and the page says what happened.
+ */
+export async function renderEditExpense(
+  c: WebContext,
+  groupId: string,
+  m: Messages = {},
+  sent?: URLSearchParams,
+  errors: FieldErrors = {},
+  conflictFrom?: number,
+): Promise<Response> {
   if (!signedIn(c.session)) return signInFirst();
   const found = await expenseIn(c, groupId, expenseIdIn(c.url.pathname));
   if (!found) return notFoundPage();
@@ -426,9 +465,14 @@ export async function renderEditExpense(c: WebContext, groupId: string, m: Messa
   const { group, members, labels } = await memberGroup(c, groupId);
   const everyone = [...new Set([...members, ...participants(e)])];
   const at = `/groups/${groupId}/expenses/${e.expense_id}`;
+  const me = (await actingAs(c, c.session.agentId)).actor.handle;
+  const error = conflictFrom !== undefined ? changedMeanwhile(e, found.history, conflictFrom, me) : m.error;
+  // A refused save keeps the version it was made from, so someone else's change is never overwritten unseen; only a
+  // refusal for that very reason, now said on the page, moves the form to the version shown.
+  const version = conflictFrom !== undefined ? String(e.version) : (sent?.get("expected_version") ?? String(e.version));
   return page(
     "Edit the expense",
-    html`${alert(m.error)}<p><a href="${at}">${quoted(e.description.untrusted_content)}</a>, version ${e.version}, in <a href="/groups/${groupId}">${group.name}</a>. If someone changes it meanwhile, you are told and nothing is saved.</p>
+    html`${alert(error)}<p><a href="${at}">${quoted(e.description.untrusted_content)}</a>, version ${e.version}, in <a href="/groups/${groupId}">${group.name}</a>. If someone changes it meanwhile, you are told and nothing is saved.</p>
 ${expenseForm(c, {
   to: `${at}/edit`,
   submit: "Save the changes",
@@ -437,7 +481,9 @@ ${expenseForm(c, {
   groupCurrency: group.currency,
   values: sent ?? valuesOf(e),
   errors,
-  hidden: { expected_version: sent?.get("expected_version") ?? String(e.version) },
+  hidden: { expected_version: version },
+  // Not the view's key: a change sent again after Back is refused by its version (and said so), not replayed.
+  idempotencyKey: crypto.randomUUID(),
 })}`,
     { status: m.status },
   );
@@ -449,11 +495,16 @@ export async function postEditExpense(a: ActionContext, groupId: string): Promis
   if (!Uuid.safeParse(groupId).success || !Uuid.safeParse(expenseId).success) return notFoundPage();
   const members = (await membersOf(a, groupId)) ?? [];
   const { args, among, payers } = expenseArgs(a.form, members, true);
-  const result = await a.call("update_expense", { expense_id: expenseId, expected_version: Number(a.form.get("expected_version")), ...args });
+  const expected = Number(a.form.get("expected_version"));
+  const result = await a.call("update_expense", { expense_id: expenseId, expected_version: expected, ...args });
   if (result.ok) return seeOther(`/groups/${groupId}/expenses/${expenseId}?done=updated`);
   if (result.error.code === "NOT_FOUND") return notFoundPage();
   const errors = fieldErrors(result.error, among, payers, a.form.get("paid_by") === "several");
-  return a.show((c) => renderEditExpense(c, groupId, { error: result.error.message, status: result.error.status }, a.form, errors));
+  // The version conflict (update_expense's CONFLICT with details.current_version): the expense changed meanwhile.
+  const changed = result.error.code === "CONFLICT" && typeof (result.error.details as { current_version?: unknown } | undefined)?.current_version === "number";
+  return a.show((c) =>
+    renderEditExpense(c, groupId, { error: result.error.message, status: result.error.status }, a.form, errors, changed ? expected : undefined),
+  );
 }
 
 /** One call on the expense of the path; done, back to its page with a notice; refused, its page with the message. */

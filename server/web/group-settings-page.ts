@@ -7,6 +7,7 @@ import { requireMember } from "../domain/ledger/groups/membership.ts";
 import { notFoundPage, type WebContext } from "./context.ts";
 import { alert, field, form, html, notice, page, seeOther } from "./html.ts";
 import { signedIn } from "./session.ts";
+import { formKey } from "./form-keys.ts";
 import { again, button, optional, required, toolForm, type FormMessages } from "./web-actions.ts";
 
 const signInFirst = () => seeOther("/groups");
@@ -25,7 +26,7 @@ ${form(
   html`${field("name", "Name", { required: true, maxlength: 80, value: name.value, error: name.error, hint: "For example: Lisbon trip, Flat 3B" })}
 ${field("currency", "Currency", { required: true, maxlength: 3, value: currency.value ?? "EUR", error: currency.error, hint: "The ISO code the group counts in, such as EUR or USD", autocomplete: "off" })}`,
   "Create group",
-  { idempotencyKey: crypto.randomUUID() },
+  { idempotencyKey: formKey(c, "/groups/new") },
 )}
 <p><a href="/groups">Your groups</a></p>`,
     { status: m.status },
@@ -81,7 +82,7 @@ ${
           hint: "They get an invitation in their inbox.",
         }),
         "Send invitation",
-        { idempotencyKey: crypto.randomUUID() },
+        { idempotencyKey: formKey(c, `${at}/invite`) },
       )
 }
 <h2>${group.archived ? "Unarchive" : "Archive"}</h2>

@@ -15,8 +15,10 @@ import { balanceSentence, paymentSentence, settleUpNote, transferSentence, whoIs
 import { claimPath, renewableLinks } from "../domain/ledger/groups/placeholders.ts";
 import type { Expense } from "../contract/ledger.ts";
 import { Uuid } from "../contract/wire.ts";
+import { compareText } from "../domain/ledger/money/splits.ts";
 import { actingAs, notFoundPage, type Messages, type WebContext } from "./context.ts";
 import { fieldErrors, formKeyFor, type FieldErrors } from "./expense-pages.ts";
+import { formKey } from "./form-keys.ts";
 import copyScript from "./copy.js" with { type: "text" };
 import { alert, field, form, html, notice, page, seeOther, serveScript, type Markup } from "./html.ts";
 import type { ActionContext } from "./pages.ts";
@@ -129,6 +131,10 @@ async function spendingSection(ctx: DomainContext, c: WebContext, groupId: strin
 ${spendingChart(totals.rows, by, cur)}${by === "member" ? html`<p class="muted">What each member paid; their shares: ${totals.rows.map((r) => `${r.key} ${r.amount}`).join(", ")} ${cur}.</p>` : ""}`;
 }
 
+/** What the settle-up section says of the pending payments it counts (get_balances settle_up_counts_pending). */
+const pendingCounted = (n: number) =>
+  `The ${n === 1 ? "payment" : `${n} payments`} waiting for confirmation ${n === 1 ? "is" : "are"} counted as if confirmed, so ${n === 1 ? "it is" : "they are"} not suggested again; if one is rejected, what it paid is owed again.`;
+
 /** A placeholder member (a friend with no account yet) as a ref: its handle is its id. */
 const isPlaceholderRef = (r: { handle: string; agent_id: string }) => r.handle === r.agent_id;
 
@@ -150,6 +156,7 @@ const paidBy = (e: Expense, name: (handle: string) => string) => {
 /** What the page says after an action succeeded (?done=...). */
 const DONE: Record<string, string> = {
   payment: "Payment recorded. It counts once the payee confirms it.",
+  received: "Payment recorded. It counts at once, and the payer is told.",
   answered: "Your answer is saved.",
   expense: "Expense added. The others are asked to confirm it.",
   placeholder: "Added. They take part in expenses and balances at once; send them the link below so they can take their place.",
@@ -158,24 +165,41 @@ const DONE: Record<string, string> = {
   stopped: "The recurring expense is stopped: it adds no more occurrences.",
 };
 
-/** The record-a-payment form as it was sent, and what the tool said of its fields. */
+/** The record-a-payment form as it was sent, what the tool said of its fields, and whether it repeated a pending one. */
 interface PaymentForm {
   values: URLSearchParams;
   errors: FieldErrors;
+  /** Refused as a payment recorded twice: the form then asks whether it is a second payment. */
+  twice: boolean;
 }
 
-/** Record a payment: to whom, how much (another currency with its rate), a note. */
-function paymentForm(c: WebContext, at: string, others: string[], cur: string, sent?: PaymentForm): Markup {
+/** A member as the payment form lists them: by handle, a placeholder (no account yet) by member_id. */
+interface PaymentParty {
+  key: string;
+  label: string;
+}
+
+/**
+ * Record a payment, either way: who paid and who was paid (the human is one of the two; a payment received counts at
+ * once, so a friend without an account who paid cash is recorded by whoever got it), how much (another currency
+ * with its rate), a note. Refused as repeating a pending payment, it asks whether this is a second one.
+ */
+function paymentForm(c: WebContext, at: string, parties: PaymentParty[], me: string, cur: string, sent?: PaymentForm): Markup {
   const v = (name: string) => sent?.values.get(name) ?? "";
   const e = sent?.errors ?? {};
-  const to = v("to");
+  const from = sent ? v("from") : me;
+  const to = sent ? v("to") : (parties.find((p) => p.key !== me)?.key ?? "");
+  const choose = (name: "from" | "to", label: string, chosen: string) =>
+    html`<label for="f-pay-${name}">${label}</label><select id="f-pay-${name}" name="${name}"${e[name] ? html` aria-invalid="true" aria-describedby="f-pay-${name}-error"` : ""}>${parties.map((p) => html`<option value="${p.key}"${p.key === chosen ? html` selected` : ""}>${p.label}</option>`)}</select>${e[name] ? html`<small id="f-pay-${name}-error" class="field-error">${e[name]}</small>` : ""}`;
   const fields = html`<input type="hidden" name="form" value="payment">
-<label for="f-to">Paid to</label><select id="f-to" name="to"${e.to ? html` aria-invalid="true" aria-describedby="f-to-error"` : ""}>${others.map((h) => html`<option value="${h}"${h === to ? html` selected` : ""}>${h}</option>`)}</select>${e.to ? html`<small id="f-to-error" class="field-error">${e.to}</small>` : ""}
+${choose("from", "Paid by", from)}
+${choose("to", "Paid to", to)}
 ${field("amount", "Amount", { id: "f-pay-amount", value: v("amount"), required: true, error: e.amount, hint: "A decimal such as 20.00." })}
 ${field("currency", "Currency", { id: "f-pay-currency", value: v("currency") || cur, maxlength: 3, error: e.currency })}
 ${field("exchange_rate", "Exchange rate", { id: "f-pay-rate", value: v("exchange_rate"), error: e.exchange_rate, hint: `Only for another currency: how many ${cur} one unit of it is worth.` })}
-${field("note", "Note", { id: "f-pay-note", value: v("note"), maxlength: 500, error: e.note })}`;
-  return form(`${at}/payments`, c.session.csrfToken, fields, "Record the payment", { idempotencyKey: crypto.randomUUID() });
+${field("note", "Note", { id: "f-pay-note", value: v("note"), maxlength: 500, error: e.note })}
+${sent?.twice ? html`<div><input type="checkbox" id="f-pay-second" name="second_payment" value="1"> <label for="f-pay-second">It is a second payment, not the one already waiting</label></div>` : ""}`;
+  return form(`${at}/payments`, c.session.csrfToken, fields, "Record the payment", { idempotencyKey: formKey(c, `${at}/payments`) });
 }
 
 /** GET /groups/{group_id}, and the same page with what an action answered. */
@@ -199,12 +223,28 @@ export async function renderGroup(c: WebContext, groupId: string, m: FormMessage
   const me = ctx.actor.agentId;
   const myHandle = ctx.actor.handle;
   const at = `/groups/${group.group_id}`;
-  const settle = (t: (typeof balances.settle_up)[number]) =>
-    t.from.agent_id === me && !isPlaceholderRef(t.to)
-      ? button(c, `${at}/payments`, { to: t.to.handle, amount_minor: String(t.amount_minor) }, "Record this payment", {
-          ariaLabel: `Record that you paid ${t.to.handle} ${t.amount} ${cur}`,
-        })
-      : "";
+  // A suggestion already counts the pending payments; one that matches a pending payment (the same two, the same
+  // amount) is a further payment, and its button says so (else it would be refused as recorded twice).
+  const further = (t: (typeof balances.settle_up)[number]): Record<string, string> =>
+    balances.pending_payments.some(
+      (p) => p.from.agent_id === t.from.agent_id && p.to.agent_id === t.to.agent_id && p.amount_minor === t.amount_minor && !p.original,
+    )
+      ? { second_payment: "1" }
+      : {};
+  // Either side of a suggested transfer records it: the payer (the payee then confirms it), or the payee, whose
+  // record counts at once (also for a friend without an account, who paid cash).
+  const settle = (t: (typeof balances.settle_up)[number]) => {
+    if (t.from.agent_id === me && !isPlaceholderRef(t.to))
+      return button(c, `${at}/payments`, { to: t.to.handle, amount_minor: String(t.amount_minor), ...further(t) }, "Record this payment", {
+        ariaLabel: `Record that you paid ${t.to.handle} ${t.amount} ${cur}`,
+      });
+    if (t.to.agent_id !== me) return "";
+    const payer = isPlaceholderRef(t.from) ? t.from.display_name : t.from.handle;
+    const who: Record<string, string> = isPlaceholderRef(t.from) ? { from_member_id: t.from.agent_id } : { from: t.from.handle };
+    return button(c, `${at}/payments`, { ...who, amount_minor: String(t.amount_minor), ...further(t) }, `Record that ${payer} paid you`, {
+      ariaLabel: `Record that ${payer} paid you ${t.amount} ${cur}`,
+    });
+  };
   const answerPayment = (p: (typeof balances.pending_payments)[number]) =>
     p.to.agent_id === me
       ? html` ${button(c, `${at}/payments/respond`, { payment_id: p.payment_id, action: "confirm" }, "Confirm", { ariaLabel: `Confirm the payment of ${p.amount} from ${p.from.handle}` })} ${button(c, `${at}/payments/respond`, { payment_id: p.payment_id, action: "reject" }, "Reject", { secondary: true, ariaLabel: `Reject the payment of ${p.amount} from ${p.from.handle}` })}`
@@ -222,17 +262,24 @@ export async function renderGroup(c: WebContext, groupId: string, m: FormMessage
           c.session.csrfToken,
           html`${waitingForMe.map((id) => html`<input type="hidden" name="expense_id" value="${id}">`)}`,
           `Confirm all ${waitingForMe.length} expenses waiting for you`,
-          { idempotencyKey: crypto.randomUUID() },
+          { idempotencyKey: formKey(c, `${at}/expenses/confirm-all ${waitingForMe.join(",")}`) },
         )
       : "";
   const voidable = (p: (typeof payments)[number]) =>
     p.state === "confirmed" && (p.from.agent_id === me || p.to.agent_id === me)
       ? html` ${button(c, `${at}/payments/respond`, { payment_id: p.payment_id, action: "void" }, "Void", { secondary: true, ariaLabel: `Void the payment of ${p.amount} from ${p.from.handle} to ${p.to.handle}` })}`
       : "";
-  const others = balances
-    .members!.filter((x) => !isPlaceholderRef(x.agent))
-    .map((x) => x.agent.handle)
-    .filter((h) => h !== myHandle);
+  // Everyone who can pay or be paid: the human first, then the other members by handle, then friends without an
+  // account (by member_id) by name.
+  const rank = (p: PaymentParty) => (p.key === myHandle ? 0 : p.key.length > 32 ? 2 : 1);
+  const parties: PaymentParty[] = group.members
+    .map((x) =>
+      x.agent
+        ? { key: x.agent.handle, label: x.agent.handle === myHandle ? `${x.agent.handle} (you)` : x.agent.handle }
+        : { key: x.member_id, label: `${x.name} (no account yet)` },
+    )
+    .sort((a, b) => rank(a) - rank(b) || compareText(a.label, b.label));
+  const counted = balances.settle_up_counts_pending.length;
   const claim = c.url.searchParams.get("claim");
   const claimUrl = claim ? new URL(claimPath(claim), c.url).href : null;
   const newName = again(m, "placeholder", "name");
@@ -250,8 +297,8 @@ ${balanceChart(balances.members!)}
 ${
   balances.settle_up!.length
     ? html`<ul>${balances.settle_up!.map((t) => html`<li>${transferSentence(t, cur)} ${settle(t)}</li>`)}</ul>
-<p class="muted">${capitalised(settleUpNote(balances))}. Payments count once the payee confirms them.</p>`
-    : html`<p>Everyone is settled up.</p>`
+<p class="muted">${capitalised(settleUpNote(balances))}. Payments count in the balances once the payee confirms them.${counted ? ` ${pendingCounted(counted)}` : ""}</p>`
+    : html`<p>Everyone is settled up${counted ? " once the payments waiting for confirmation are confirmed" : ""}.</p>${counted ? html`<p class="muted">${pendingCounted(counted)}</p>` : ""}`
 }
 <h2>Waiting for confirmation</h2>
 ${
@@ -286,7 +333,7 @@ ${
     : html`<p>No payments yet.</p>`
 }
 <h2 id="record-payment">Record a payment</h2>
-${others.length ? html`<p class="muted">A payment you made to another member; it counts once they confirm it.</p>${paymentForm(c, at, others, cur, pay)}` : html`<p>Nobody else is in the group.</p>`}
+${parties.length > 1 ? html`<p class="muted">A payment between you and another member, either way: one you made counts once they confirm it; one you received counts at once (a friend without an account who paid you cash too).</p>${paymentForm(c, at, parties, myHandle, cur, pay)}` : html`<p>Nobody else is in the group.</p>`}
 <h2 id="members">Members</h2>
 <ul>${group.members.map((x) => html`<li>${x.agent ? x.agent.handle : html`${x.name} <span class="badge">no account yet</span>`}${x.role === "owner" ? html` <span class="muted">(owner)</span>` : ""}${renewable.has(x.member_id) ? html` ${button(c, `${at}/placeholders/link`, { member_id: x.member_id }, "New link", { secondary: true, ariaLabel: `New link for ${x.name} to take their place` })}` : ""}</li>`)}</ul>
 ${
@@ -310,7 +357,7 @@ ${
           hint: "Their name. They join expenses and balances at once, and get a link to take their place with an account of their own.",
         })}`,
         "Add by name",
-        { idempotencyKey: crypto.randomUUID() },
+        { idempotencyKey: formKey(c, `${at}/placeholders`) },
       )
     : ""
 }
@@ -382,24 +429,34 @@ function groupAction(tool: string, args: (f: URLSearchParams, groupId: string) =
 const field_ = (f: URLSearchParams, name: string) => f.get(name) ?? undefined;
 
 /**
- * POST /groups/{group_id}/payments: record_payment from the signed-in human, from a settle-up suggestion's button
- * (amount_minor) or the record-a-payment form (amount, currency and rate, note; refused, its errors beside its fields).
+ * POST /groups/{group_id}/payments: record_payment by the signed-in human as payer or payee, from a settle-up
+ * suggestion's button (amount_minor, and `to` or `from`) or the record-a-payment form (who paid and who was paid,
+ * amount, currency and rate, note; refused, its errors beside its fields). A placeholder member is named by its
+ * member_id (a handle is at most 32 characters, a member_id 36).
  */
 export async function postPayment(a: ActionContext, groupId: string): Promise<Response> {
   if (!Uuid.safeParse(groupId).success) return notFoundPage();
   const f = a.form;
   const given = (name: string) => (f.get(name)?.trim() ? f.get(name)!.trim() : undefined);
-  const args: Record<string, unknown> = { group_id: groupId, to: field_(f, "to") };
+  const args: Record<string, unknown> = { group_id: groupId };
+  for (const side of ["from", "to"] as const) {
+    const key = given(side) ?? given(`${side}_member_id`);
+    if (key !== undefined) args[key.length > 32 ? `${side}_member_id` : side] = key;
+  }
   if (f.has("amount_minor")) args.amount_minor = Number(f.get("amount_minor"));
   else args.amount = given("amount");
   const currency = given("currency")?.toUpperCase();
   if (currency) args.currency = currency;
   if (given("exchange_rate")) args.exchange_rate = given("exchange_rate");
   if (given("note")) args.note = f.get("note");
+  if (f.get("second_payment")) args.second_payment = true;
   const result = await a.call("record_payment", args);
-  if (result.ok) return seeOther(`/groups/${groupId}?done=payment`);
+  if (result.ok) return seeOther(`/groups/${groupId}?done=${(result.data.payment as { state: string }).state === "confirmed" ? "received" : "payment"}`);
   if (result.error.code === "NOT_FOUND") return notFoundPage();
-  const pay = f.get("form") === "payment" ? { values: f, errors: fieldErrors(result.error, [], [], false) } : undefined;
+  const errors = fieldErrors(result.error, [], [], false);
+  for (const side of ["from", "to"]) if (errors[`${side}_member_id`]) errors[side] ??= errors[`${side}_member_id`]!;
+  const twice = result.error.code === "CONFLICT" && (result.error.details as { pending_payment_id?: string } | undefined)?.pending_payment_id !== undefined;
+  const pay = f.get("form") === "payment" ? { values: f, errors, twice } : undefined;
   return a.show((c) => renderGroup(c, groupId, { error: result.error.message, status: result.error.status }, pay));
 }
 /** POST /groups/{group_id}/payments/respond: respond_payment (confirm or reject a payment to the human). */

@@ -2,6 +2,7 @@
 // invitations) and a link to where it is answered otherwise; then the rest, newest first. Others' words are always
 // in a quoted block naming the writer. Read with inspect() (dashboard-page.ts inboxItems), which marks nothing and
 // moves no cursor: only "Mark as seen" (ack_inbox, through invoke()) changes what the agents' inbox counts.
+import { formKey } from "./form-keys.ts";
 import type { InboxItem } from "../contract/wire.ts";
 import { CONFIRMATION_ITEM } from "../domain/inbox.ts";
 import { memberGroup } from "../domain/ledger/groups/membership.ts";
@@ -79,7 +80,7 @@ ${
           .map((i) => i.item_id)
           .join(",")}">`,
         `Mark ${unseen.length === 1 ? "1 item" : `${unseen.length} items`} as seen`,
-        { secondary: true, idempotencyKey: crypto.randomUUID() },
+        { secondary: true, idempotencyKey: formKey(c, "/inbox/seen") },
       )
     : ""
 }`,

@@ -19,6 +19,7 @@ import { renderJoin } from "./join-page.ts";
 import { anonymousCookie, csrfValid, mayWrite, openSession, readCookie, SESSION_COOKIE, signedIn, updateSession, type Access } from "./session.ts";
 import { invoke } from "../tools/invoke.ts";
 import { applyIdentity, checkCallback, exchangeAtProvider } from "./signin.ts";
+import { shownAgainAt, withView } from "./form-keys.ts";
 
 const MAX_FORM_BYTES = 64 * 1024;
 
@@ -177,20 +178,33 @@ function actionReading(
         form: body,
         files: sent.files,
         agentId: checked.agentId,
-        call: (tool, args, idempotencyKey) =>
-          invoke(c.svc, tool, args, {
-            requestId: crypto.randomUUID(),
-            token,
-            page: true,
-            // A form sent without its key (not from a page of this server) is done each time it is sent.
-            idempotencyKey: idempotencyKey ?? body.get("idempotency_key") ?? crypto.randomUUID(),
-            clientAddress: c.clientAddress,
-          }),
-        show: (render) => inSession(c.svc, c.req, url, null, render),
+        call: async (tool, args, idempotencyKey) =>
+          sentBefore(
+            await invoke(c.svc, tool, args, {
+              requestId: crypto.randomUUID(),
+              token,
+              page: true,
+              // A form sent without its key (not from a page of this server) is done each time it is sent.
+              idempotencyKey: idempotencyKey ?? body.get("idempotency_key") ?? crypto.randomUUID(),
+              clientAddress: c.clientAddress,
+            }),
+          ),
+        show: (render) => inSession(c.svc, c.req, shownAgainAt(url, body), null, render),
       },
       param,
     );
   };
+}
+
+/**
+ * A form's key already used for other values: the form was sent, then sent again changed (after Back, whose page
+ * keeps its keys: form-keys.ts). Nothing was done the second time; said so in the page's words.
+ */
+function sentBefore(result: CallResult): CallResult {
+  if (result.ok || result.error.code !== "IDEMPOTENCY_KEY_REUSED") return result;
+  const message =
+    "This form was already sent from this page (perhaps you went back to it), so it was not done again with the changes. To make a new one, open the page afresh from its link rather than with Back.";
+  return { ...result, error: new AppError("IDEMPOTENCY_KEY_REUSED", message, result.error.details) };
 }
 
 /** A form that needs the client's address (password guesses and text messages are limited per address too). */
@@ -314,7 +328,7 @@ async function inSession(svc: Services, req: Request, url: URL, form: URLSearchP
       if (form && !csrfValid(session, form)) return { res: csrfRefused(), cookies };
       if (form && writes && signedIn(session, "settings") && !mayWrite(session)) return { res: readOnlyRefused(), cookies };
       const c: WebContext = { svc, req, url, tx, now, session, cookies, form: form ?? new URLSearchParams(), base: svc.config.baseUrl, secure };
-      const res = await run(c);
+      const res = withView(c, await run(c));
       return { res, cookies: c.cookies, afterCommit: c.afterCommit };
     };
     const {

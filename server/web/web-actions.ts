@@ -6,6 +6,7 @@ import type { Messages, WebContext } from "./context.ts";
 import { form, html, type Markup } from "./html.ts";
 import type { ActionContext } from "./pages.ts";
 import { seeOther } from "./html.ts";
+import { formKey } from "./form-keys.ts";
 
 /** A page shown again after a refused form: which form, the values sent, and the tool's issues by field. */
 export interface FormMessages extends Messages {
@@ -14,11 +15,14 @@ export interface FormMessages extends Messages {
   issues?: Record<string, string>;
 }
 
-/** The buttons of one action: each form carries the action's own idempotency key, fresh on every render. */
+/**
+ * The buttons of one action: each form carries the action's own idempotency key, the same for each rendering of
+ * this view of the page (form-keys.ts), so pressed again after Back it is replayed, not done twice.
+ */
 export const button = (c: WebContext, to: string, fields: Record<string, string>, label: string, opts: { secondary?: boolean; ariaLabel?: string } = {}) =>
   form(to, c.session.csrfToken, html`${Object.entries(fields).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`)}`, label, {
     inline: true,
-    idempotencyKey: crypto.randomUUID(),
+    idempotencyKey: formKey(c, `${to} ${JSON.stringify(Object.entries(fields).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))}`),
     ...opts,
   });
 

@@ -194,10 +194,15 @@ describe("ledger answers for people", () => {
     const balances = await svcOnTerminal(["call", "get_balances", `group_id=${groupId}`, ...as(alice.key)]);
     expect(balances.code).toBe(0);
     expect(balances.output).toContain("Balances (EUR):\n  cli-alice is owed 50.00 EUR\n  cli-ledger-bob owes 50.00 EUR");
-    expect(balances.output).toContain("To settle up, the fewest transfers that settle the group:\n  cli-ledger-bob owes cli-alice 50.00 EUR");
+    // bob's pending 10.00 counts in settle-up as if confirmed, and the answer says so
+    expect(balances.output).toContain(
+      "To settle up, the fewest transfers that settle the group, counting the payments waiting for confirmation as if confirmed:\n  cli-ledger-bob owes cli-alice 40.00 EUR",
+    );
     expect(balances.output).toContain("cli-ledger-bob paid cli-alice 10.00 EUR: waiting for cli-alice to confirm");
     const mine = await svcOnTerminal(["call", "get_balances", ...as(alice.key)]);
-    expect(mine.output).toContain("cli-ledger-bob owes you 50.00 EUR (Lisbon: +50.00 EUR)");
+    expect(mine.output).toContain(
+      "With each person, counting the payments waiting for confirmation as if confirmed:\n  cli-ledger-bob owes you 40.00 EUR (Lisbon: +40.00 EUR)",
+    );
     const expenses = await svcOnTerminal(["call", "list_expenses", `group_id=${groupId}`, ...as(alice.key)]);
     expect(expenses.output).toMatch(/^DATE +DESCRIPTION +AMOUNT +PAID BY +STATE$/m);
     expect(expenses.output).toMatch(/^2026-11-22 +Dinner at Rosa's +75\.00 EUR +cli-alice +active$/m);

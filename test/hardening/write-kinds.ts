@@ -15,6 +15,10 @@ const MARKER_FIELDS = ["description", "note", "subject", "title", "name"];
 const OVERWRITES = new Set(["update_me"]);
 // a contact request needs someone not asked before, or the second request has nothing left to do
 const NEEDS_STRANGER = new Set(["add_contact"]);
+// each call is a new payment: the same amount between the same two again, while one is pending, is refused as the
+// same money recorded twice unless it says it is a second payment (docs/ledger.md)
+const meant = (name: string, args: Record<string, unknown>) =>
+  name === "record_payment" && args.group_id !== undefined ? { ...args, second_payment: true } : args;
 
 export const MARKER = /wmark-[a-z_]+-\d{6}/g;
 export const markerOf = (tool: string, n: number) => `wmark-${tool}-${String(n).padStart(6, "0")}`;
@@ -55,8 +59,12 @@ export async function calibrateKinds(w: Setting): Promise<{ kinds: WriteKind[]; 
       skipped.push(`${name} (no free-text field for a marker)`);
       continue;
     }
-    const template = (groupId: string | undefined, target: string, seed: number) =>
-      validArgs(tool, worldHints({ ids: new Map(groupId ? [["group_id", [groupId]]] : []), target, fixed: { [markerField]: "x" } }), seed, { omitWeight: 8 });
+    const template = (groupId: string | undefined, target: string, seed: number) => {
+      const args = validArgs(tool, worldHints({ ids: new Map(groupId ? [["group_id", [groupId]]] : []), target, fixed: { [markerField]: "x" } }), seed, {
+        omitWeight: 8,
+      });
+      return args && meant(name, args);
+    };
     let measured: { seed: number; rows: number } | undefined;
     for (let seed = 0; seed < 12 && !measured; seed++) {
       const target = NEEDS_STRANGER.has(name) ? (await w.stranger()).handle : w.partner.handle;

@@ -30,7 +30,7 @@ describe("get_balances for a group", () => {
     // a chain: b owes a 10, c owes b 10; simplified, c pays a directly
     await expense(g.group_id, a!.key, "10.00", [b!.handle]);
     await expense(g.group_id, b!.key, "10.00", [c!.handle]);
-    await s.ok("record_payment", { group_id: g.group_id, to: a!.handle, amount: "3.00" }, c!.key);
+    const paid = (await s.ok("record_payment", { group_id: g.group_id, to: a!.handle, amount: "3.00" }, c!.key)).payment;
     const r = await s.ok("get_balances", { group_id: g.group_id }, b!.key);
     expect(r.group_id).toBe(g.group_id);
     expect(r.currency).toBe("EUR");
@@ -41,8 +41,10 @@ describe("get_balances for a group", () => {
       [c!.handle, -1000, "-10.00 EUR"],
     ]);
     expect(r.pending_payments.map((p: any) => [p.from.handle, p.amount_minor, p.state])).toEqual([[c!.handle, 300, "pending"]]);
-    expect(transfers(r)).toEqual([[c!.handle, a!.handle, 1000]]);
-    expect(r.settle_up[0].amount).toBe("10.00");
+    // the pending 3.00 counts in settle-up as if confirmed (and is named), not in the balances
+    expect(transfers(r)).toEqual([[c!.handle, a!.handle, 700]]);
+    expect(r.settle_up[0].amount).toBe("7.00");
+    expect(r.settle_up_counts_pending).toEqual([paid.payment_id]);
   });
 
   test("with simplify_debts off, each pair settles its own net debt", async () => {
@@ -133,17 +135,19 @@ describe("get_balances across groups", () => {
     await expense(g2.group_id, bob!.key, "30.00", [ann!.handle, cat!.handle]); // ann owes bob 15 EUR, cat owes bob 15
     await expense(g2.group_id, cat!.key, "4.00", [ann!.handle]); // ann owes cat 4 EUR; simplified, ann pays bob 19 and cat pays bob 11
     await expense(g3.group_id, bob!.key, "9.00", [ann!.handle]); // ann owes bob 9 USD
-    await s.ok("record_payment", { group_id: g1.group_id, to: bob!.handle, amount: "1.00" }, ann!.key);
+    // ann's pending 1.00 to bob counts in Flat's settle-up as if confirmed: bob then owes her 21 there
+    const paid = (await s.ok("record_payment", { group_id: g1.group_id, to: bob!.handle, amount: "1.00" }, ann!.key)).payment;
     const r = await s.ok("get_balances", {}, ann!.key);
     expect(r.group_id).toBeUndefined();
     expect(r.counterparties.map((c: any) => [c.currency, c.agent.handle, c.balance_minor, c.balance])).toEqual([
-      ["EUR", bob!.handle, 100, "+1.00 EUR"],
+      ["EUR", bob!.handle, 200, "+2.00 EUR"],
       ["USD", bob!.handle, -900, "-9.00 USD"],
     ]);
     expect(r.counterparties[0].groups.map((x: any) => [x.name, x.balance_minor])).toEqual([
-      ["Flat", 2000],
+      ["Flat", 2100],
       ["Trip", -1900],
     ]);
+    expect(r.settle_up_counts_pending).toEqual([paid.payment_id]);
     // cat's view of the same Trip: pays bob 11
     expect((await s.ok("get_balances", {}, cat!.key)).counterparties.map((c: any) => [c.agent.handle, c.balance_minor])).toEqual([[bob!.handle, -1100]]);
     expect(r.totals).toEqual([

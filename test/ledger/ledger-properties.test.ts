@@ -1,7 +1,9 @@
 // Model test: random sequences of ledger operations by random members over HTTP (expenses and payments, in the
 // group's currency or another; payments confirmed, rejected or voided). After every step each balance equals a
 // naive recomputation from list_expenses and list_payments, the balances sum to zero, the per-currency view adds
-// up to them, and the settle-up plan zeroes them (in exactly the fewest transfers when debts are simplified).
+// up to them, and the settle-up plan zeroes them once the pending payments count too, as settle-up counts them (in
+// exactly the fewest transfers when debts are simplified). A payment repeating a pending one is refused unless it
+// says it is a second payment.
 // Refunds are mixed in (an expense may be added or changed as a refund, and back), get_spending's kept totals match
 // the expenses listed, and a refund is the exact mirror of the same expense.
 import { afterAll, beforeAll, expect, test } from "bun:test";
@@ -23,7 +25,7 @@ afterAll(() => s.stop());
 
 interface Model {
   expenses: { id: string; version: number; deleted: boolean; participants: Set<number> }[];
-  payments: { id: string; state: "pending" | "confirmed" | "rejected" | "voided"; from: number; to: number }[];
+  payments: { id: string; state: "pending" | "confirmed" | "rejected" | "voided"; from: number; to: number; given: string }[];
 }
 interface Real {
   g: TestGroup;
@@ -170,8 +172,9 @@ const commands: fc.Arbitrary<Cmd>[] = [
       amount: fc.integer({ min: 1, max: 100_000 }),
       payer: fc.boolean(),
       foreign: fc.option(fc.constantFrom("0.9", "1.0837", "3"), { nil: undefined }),
+      second: fc.boolean(),
     })
-    .map(({ by, other, amount, payer, foreign }) =>
+    .map(({ by, other, amount, payer, foreign, second }) =>
       command({
         check: () => by !== other,
         async run(m: Model, r: Real) {
@@ -180,9 +183,15 @@ const commands: fc.Arbitrary<Cmd>[] = [
             amount_minor: amount,
             ...(payer ? { to: r.handles[other] } : { from: r.handles[other] }),
             ...(foreign === undefined ? {} : { currency: "USD", exchange_rate: foreign }),
+            ...(second ? { second_payment: true } : {}),
           };
-          const { payment, overpayment } = await expectCall("record_payment", args, r.keys[by]!, true);
-          m.payments.push({ id: payment.payment_id, state: payer ? "pending" : "confirmed", from: payer ? by : other, to: payer ? other : by });
+          const [from, to, given] = [payer ? by : other, payer ? other : by, `${amount} ${foreign ? "USD" : "EUR"}`];
+          // the same amount as given between the same two while one is pending: refused, unless a second payment
+          const twice = m.payments.some((p) => p.state === "pending" && p.from === from && p.to === to && p.given === given);
+          const done = await expectCall("record_payment", args, r.keys[by]!, second || !twice);
+          if (!done) return;
+          const { payment, overpayment } = done;
+          m.payments.push({ id: payment.payment_id, state: payer ? "pending" : "confirmed", from, to, given });
           expect(payment.state).toBe(m.payments.at(-1)!.state);
           expect(payment.original?.amount_minor ?? payment.amount_minor).toBe(amount);
           if (overpayment) expect(overpayment.owed_minor + overpayment.excess_minor).toBe(payment.amount_minor);
@@ -275,7 +284,14 @@ async function checkInvariants(r: Real, by: number): Promise<any> {
     }
   }
   expect(converted).toEqual(balances);
+  // settle-up counts every pending payment (all between members) as if confirmed, and names them
+  expect(got.settle_up_counts_pending).toEqual(got.pending_payments.map((p: any) => p.payment_id));
   const after = { ...balances };
+  for (const p of got.pending_payments) {
+    after[p.from.handle] += p.amount_minor;
+    after[p.to.handle] -= p.amount_minor;
+  }
+  const planned = { ...after };
   for (const t of got.settle_up) {
     expect(t.amount_minor).toBeGreaterThan(0);
     after[t.from.handle] += t.amount_minor;
@@ -284,7 +300,7 @@ async function checkInvariants(r: Real, by: number): Promise<any> {
   expect(Object.values(after).every((v) => v === 0)).toBe(true);
   if (r.simplify) {
     expect(got.settle_up_method).toBe("exact");
-    expect(got.settle_up.length).toBe(bruteForceFewest(Object.values(balances) as number[]));
+    expect(got.settle_up.length).toBe(bruteForceFewest(Object.values(planned) as number[]));
   } else {
     expect(got.settle_up_method).toBe("pairwise");
   }
@@ -311,14 +327,18 @@ test("balances always sum to zero, match a naive recomputation, and the settle-u
           await cmd.run(model, real);
           await checkInvariants(real, viewer);
         }
-        // settle up: each transfer recorded by its payee (confirmed at once) brings everyone to zero
+        // settle up: each transfer recorded by its payee (confirmed at once), then the pending payments it counted
+        // confirmed by their payees, brings everyone to zero
         const plan = await checkInvariants(real, viewer);
         for (const t of plan.settle_up) {
           await s.ok(
             "record_payment",
-            { group_id: g.group_id, from: t.from.handle, amount_minor: t.amount_minor },
+            { group_id: g.group_id, from: t.from.handle, amount_minor: t.amount_minor, second_payment: true },
             real.keys[real.handles.indexOf(t.to.handle)]!,
           );
+        }
+        for (const p of plan.pending_payments) {
+          await s.ok("respond_payment", { payment_id: p.payment_id, action: "confirm" }, real.keys[real.handles.indexOf(p.to.handle)]!);
         }
         const settled = await checkInvariants(real, viewer);
         expect(settled.members.every((m: any) => m.balance_minor === 0)).toBe(true);

@@ -230,8 +230,9 @@ describe("record_payment beyond the debt", () => {
       [h.c, h.a, 500],
     ]);
     expect((await s.ok("record_payment", { group_id: id, to: h.a, amount: "15.00" }, k.b)).overpayment).toBeNull();
-    expect((await s.ok("record_payment", { group_id: id, to: h.c, amount: "5.00" }, k.b)).overpayment).toBeNull();
     expect((await s.ok("record_payment", { group_id: id, to: h.c, amount: "5.01" }, k.b)).overpayment.excess).toBe("0.01");
+    // the pending 5.01 counts as if confirmed: nothing more is owed to c
+    expect((await s.ok("record_payment", { group_id: id, to: h.c, amount: "1.00" }, k.b)).overpayment).toMatchObject({ owed_minor: 0, excess: "1.00" });
   });
 });
 

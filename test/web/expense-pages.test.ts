@@ -210,8 +210,8 @@ describe("an expense's page", () => {
     // The same old form, a new key (the page loaded again from history): version 1 is stale.
     const stale = await alice.post(`${at}/edit`, { ...form, amount: "16.00", idempotency_key: crypto.randomUUID() }, form.csrf);
     expect(stale.status).toBe(409);
-    expect(stale.html).toContain("it is at version 2, not 1");
-    expect(formAt(stale, `${at}/edit`)).toMatchObject({ amount: "16.00" });
+    expect(stale.html).toContain("it is now version 2, and your form was made from version 1");
+    expect(formAt(stale, `${at}/edit`)).toMatchObject({ amount: "16.00", expected_version: "2" });
     expect((await s.ok("get_expense", { expense_id: expense.expense_id }, key(A))).expense.amount).toBe("15.00");
 
     const detail = await alice.get(at);

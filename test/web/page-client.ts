@@ -8,6 +8,8 @@ export interface PageResponse {
   headers: Headers;
   html: string;
   location: string | null;
+  /** The address a GET ended at (path and query), after the redirect that adds a page's view id. */
+  url?: string;
 }
 
 export class PageClient {
@@ -45,8 +47,19 @@ export class PageClient {
     return path.startsWith("http") ? path : `${this.base}${path}`;
   }
 
+  /**
+   * A page, as a browser opens it: a page whose forms carry idempotency keys, asked for without a view id (or with
+   * one past its hour), redirects to the same address with one (server/web/form-keys.ts), which is followed; `url`
+   * is then the address with it.
+   */
   async get(path: string): Promise<PageResponse> {
-    return this.read(await fetch(this.abs(path), { redirect: "manual", headers: this.cookieHeader() }));
+    const res = await this.read(await fetch(this.abs(path), { redirect: "manual", headers: this.cookieHeader() }));
+    const asked = new URL(this.abs(path));
+    const to = res.status === 303 && res.location ? new URL(res.location, asked) : null;
+    if (to && to.pathname === asked.pathname && to.searchParams.has("view") && to.searchParams.get("view") !== asked.searchParams.get("view")) {
+      return { ...(await this.read(await fetch(to, { redirect: "manual", headers: this.cookieHeader() }))), url: `${to.pathname}${to.search}` };
+    }
+    return { ...res, url: `${asked.pathname}${asked.search}` };
   }
 
   /** Posts a form; the CSRF token of the last page is added unless `csrf` is given (null: none at all). */

@@ -69,7 +69,8 @@ test("a member adds a friend by name and splits with her; the friend takes her p
   expect(carol.url()).toBe(link);
   await audit(carol, "placeholder-claim");
   await click(carol, "Take over Carol as @pj-carol");
-  expect(carol.url()).toBe(groupUrl);
+  // the same page (each browser's address has a view id of its own: server/web/form-keys.ts)
+  expect(new URL(carol.url()).pathname).toBe(new URL(groupUrl).pathname);
   await expect(main(carol)).resolves.toContain("Your balance: -20.00 EUR");
   await ann.goto(groupUrl);
   await expect(main(ann)).resolves.toContain("pj-carol owes 20.00 EUR");

@@ -42,7 +42,11 @@ function formOf(page: PageResponse, label: string): { action: string; fields: Re
 /** A GET as a browser sends it (asking for HTML): `/` answers API clients with JSON. */
 async function asBrowser(b: PageClient, path: string) {
   const cookie = [...b.cookies].map(([k, v]) => `${k}=${v}`).join("; ");
-  const res = await fetch(`${s.url}${path}`, { headers: { accept: "text/html", ...(cookie ? { cookie } : {}) }, redirect: "manual" });
+  const get = (at: string) => fetch(`${s.url}${at}`, { headers: { accept: "text/html", ...(cookie ? { cookie } : {}) }, redirect: "manual" });
+  let res = await get(path);
+  // A page with forms is first redirected to its address with a view id (server/web/form-keys.ts), as PageClient.get follows.
+  const to = res.headers.get("location");
+  if (res.status === 303 && to?.startsWith(`${path}?view=`)) res = await get(to);
   return { status: res.status, html: await res.text() };
 }
 

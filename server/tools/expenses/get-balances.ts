@@ -40,6 +40,12 @@ export const getBalances = defineTool({
     counterparties: z.array(Counterparty).optional(),
     totals: z.array(z.object({ currency: z.string(), balance_minor: z.number().int(), balance: z.string() })).optional(),
     pending_payments: z.array(Payment),
+    settle_up_counts_pending: z
+      .array(Uuid)
+      .optional()
+      .describe(
+        "payment_ids of pending_payments that settle_up (without group_id: counterparties) already counts as if confirmed, so following it never pays a debt twice; if one is rejected or voided, its amount is owed again",
+      ),
   }),
   example: { group_id: madeUp("group_id") },
   async run(ctx, input) {

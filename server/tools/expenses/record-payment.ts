@@ -23,6 +23,12 @@ export const recordPayment = defineTool({
       currency: CurrencyInput.optional().describe("ISO 4217; default the group's"),
       exchange_rate: ExchangeRate.optional(),
       note: Notes.optional().describe("A note for the other side"),
+      second_payment: z
+        .boolean()
+        .optional()
+        .describe(
+          "true: another payment of the same amount between the same two while one is pending; without it that is refused as recorded twice (CONFLICT)",
+        ),
     })
     .superRefine((v, ctx) => {
       if (v.from !== undefined && v.from_member_id !== undefined)
@@ -32,6 +38,9 @@ export const recordPayment = defineTool({
       // A member_id belongs to one group: a payment across groups names people by handle.
       for (const k of ["from_member_id", "to_member_id"] as const)
         if (v.group_id === undefined && v[k] !== undefined) ctx.addIssue({ code: "custom", path: [k], message: `${k} goes with group_id` });
+      // Across groups only what is still owed is paid, pending payments counted: a second payment names its group.
+      if (v.group_id === undefined && v.second_payment !== undefined)
+        ctx.addIssue({ code: "custom", path: ["second_payment"], message: "second_payment goes with group_id" });
     }),
   output: z.object({
     payment: Payment,

@@ -14,7 +14,7 @@ import {
 import type { Counterparty, Payment, Transfer } from "../../../contract/ledger.ts";
 import type { AgentRef, GroupSummary } from "../../../contract/wire.ts";
 import type { StoredSplit } from "../expenses/store.ts";
-import { exactly, pairBalances, pairDebts, pairDebtsByGroup } from "./pairs.ts";
+import { exactly, pairBalances, pairDebts, pairDebtsByGroup, paymentDebt, pendingDebtsByGroup } from "./pairs.ts";
 import { groupWithMembers, memberRefsByGroup, refsOfMembers, refsWithKnown, type GroupRow } from "../groups/membership.ts";
 import { formatAmount, formatBalance, originalOfRow, totalMinor } from "../money/amounts.ts";
 import { paymentViews, pendingPayments } from "../payments/payments.ts";
@@ -22,14 +22,18 @@ import { settlement, simplifiedSettlement } from "./settlement.ts";
 import { compareText, computeShares } from "../money/splits.ts";
 import type { DomainContext } from "../../../contract/principal.ts";
 
-/** A group's balances, pending payments and settle-up plan; with `byCurrency`, also what each member paid and owes per currency. */
+/**
+ * A group's balances, pending payments and settle-up plan, which counts the pending payments as if confirmed (and
+ * names them: settle_up_counts_pending); with `byCurrency`, also what each member paid and owes per currency.
+ */
 export async function groupBalanceView({ tx, now, actor: { agentId } }: DomainContext, groupId: string, byCurrency = false) {
   const { group, members } = await groupWithMembers(tx, groupId, agentId);
   const refs = refsOfMembers(members);
-  const { balances, shown, people, plan, method, provenMinimal } = group.simplifyDebts
-    ? await simplifiedSettlement(tx, group, refs, await pairBalances(tx, now, groupId))
-    : await settlement(tx, group, refs, await pairDebts(tx, now, groupId));
   const pending = await pendingPayments(tx, [groupId]);
+  const pendingDebts = pending.map((p) => ({ ...paymentDebt(p), paymentId: p.paymentId }));
+  const { balances, shown, people, plan, method, provenMinimal, counted } = group.simplifyDebts
+    ? await simplifiedSettlement(tx, group, refs, await pairBalances(tx, now, groupId), pendingDebts)
+    : await settlement(tx, group, refs, await pairDebts(tx, now, groupId), pendingDebts);
   return {
     ...(byCurrency ? { by_currency: await currencyBreakdown(tx, group, people) } : {}),
     group_id: group.groupId,
@@ -54,12 +58,14 @@ export async function groupBalanceView({ tx, now, actor: { agentId } }: DomainCo
     ),
     settle_up_method: method,
     proven_minimal: provenMinimal,
+    settle_up_counts_pending: counted,
   };
 }
 
 /**
  * The caller's net with each counterparty per currency across all their groups: what each group's
  * settle-up plan has them pay to or receive from that counterparty. Positive: the counterparty owes the caller.
+ * The plans count each group's pending payments as if confirmed; the caller's own are named (settle_up_counts_pending).
  */
 export async function counterpartyBalances({ tx, now, actor: { agentId } }: DomainContext) {
   const mine = await tx
@@ -70,11 +76,14 @@ export async function counterpartyBalances({ tx, now, actor: { agentId } }: Doma
   const groupIds = mine.map(({ g }) => g.groupId);
   const membersOf = await memberRefsByGroup(tx, groupIds);
   const debtsOf = await pairDebtsByGroup(tx, now, groupIds);
+  const pendingOf = await pendingDebtsByGroup(tx, groupIds);
+  const counted = new Set<string>();
   // Sums are exact (bigint), numbers only in the answer.
   const byCounterparty = new Map<string, { agent: AgentRef; currency: string; net: bigint; groups: Counterparty["groups"] }>();
   const totals = new Map<string, bigint>();
   for (const { g } of mine) {
-    const { balances, people, plan } = await settlement(tx, g, membersOf.get(g.groupId)!, debtsOf.get(g.groupId)!);
+    const { balances, people, plan, counted: ids } = await settlement(tx, g, membersOf.get(g.groupId)!, debtsOf.get(g.groupId)!, pendingOf.get(g.groupId)!);
+    for (const id of ids) counted.add(id);
     totals.set(g.currency, (totals.get(g.currency) ?? 0n) + (balances.get(agentId) ?? 0n));
     for (const t of plan) {
       if (t.from !== agentId && t.to !== agentId) continue;
@@ -97,6 +106,7 @@ export async function counterpartyBalances({ tx, now, actor: { agentId } }: Doma
       .sort(([a], [b]) => compareText(a, b))
       .map(([currency, minor]) => ({ currency, balance_minor: totalMinor(minor), balance: formatBalance(minor, currency) })),
     pending_payments: pending,
+    settle_up_counts_pending: pending.map((p) => p.payment_id).filter((id) => counted.has(id)),
   };
 }
 

@@ -207,6 +207,34 @@ export async function pairBalances(tx: Tx, now: Date, groupId: string): Promise<
   return new Map(rows.map(([agentId, balance]) => [agentId, BigInt(balance)]));
 }
 
+/** A pending payment as settle-up counts it: the debt it cancels once confirmed (paymentDebt), with its id. */
+export interface PendingDebt extends Debt {
+  paymentId: string;
+}
+
+// The pending payments of any number of groups, oldest first.
+const pendingOfGroups = prepared((tx) =>
+  tx
+    .select({ paymentId: payments.paymentId, groupId: payments.groupId, fromId: payments.fromId, toId: payments.toId, amountMinor: payments.amountMinor })
+    .from(payments)
+    .where(and(inGroups(payments.groupId), eq(payments.state, "pending")))
+    .orderBy(sql`payments.rowid`)
+    .prepare(),
+);
+
+/**
+ * Each group's pending payments as the debts they cancel once confirmed, by group id. Settle-up counts them as if
+ * confirmed (settlement.ts), so a debt already paid and waiting for the payee is not suggested, nor paid, again.
+ */
+export async function pendingDebtsByGroup(tx: Tx, groupIds: readonly string[]): Promise<Map<string, PendingDebt[]>> {
+  const byGroup = new Map(groupIds.map((id) => [id, [] as PendingDebt[]]));
+  if (!groupIds.length) return byGroup;
+  for (const p of await pendingOfGroups(tx).all({ groups: jsonList([...byGroup.keys()]) })) {
+    byGroup.get(p.groupId)?.push({ ...paymentDebt(p), paymentId: p.paymentId });
+  }
+  return byGroup;
+}
+
 /** Each agent's balance from pair debts (positive: the others owe them), exactly; sums to zero by construction. */
 export function balancesFromDebts(debts: readonly Debt[]): Map<string, bigint> {
   const balances = new Map<string, bigint>();

@@ -3,7 +3,7 @@ import { and, eq, sql } from "drizzle-orm";
 import { jsonEach, jsonList, prepared, type Tx } from "../../../../db/client.ts";
 import { payments } from "../../../../db/schema/index.ts";
 import { iso } from "../../../clock.ts";
-import { conflict, invalid, notFound } from "../../../errors.ts";
+import { AppError, conflict, invalid, notFound } from "../../../errors.ts";
 import type { Payment } from "../../../contract/ledger.ts";
 import { refsByIds } from "../../agents.ts";
 import { deliver, resolveItems } from "../../inbox.ts";
@@ -131,6 +131,8 @@ export interface RecordPaymentInput {
   currency?: string;
   exchange_rate?: string;
   note?: string;
+  /** The caller says this repeats a pending payment on purpose: a second payment, not the same one recorded twice. */
+  second_payment?: boolean;
 }
 
 /** A payment beyond what the payer owed the payee, in the group's currency. */
@@ -165,6 +167,7 @@ export async function recordPayment(
     { currency: input.currency ?? group.currency, amount: input.amount, amount_minor: input.amount_minor, exchangeRate: input.exchange_rate ?? null },
     group.currency,
   );
+  if (!input.second_payment) await refuseRecordedTwice(tx, group, from, to, actor, amountMinor, original);
   const owed = await owedBetween(tx, now, group, refsOfMembers(members), from.agentId, to.agentId);
   const overpayment =
     amountMinor > owed
@@ -206,6 +209,65 @@ export async function recordPayment(
     });
   }
   return { payment: await viewOne(tx, row, group), overpayment };
+}
+
+// A pending payment between the same payer and payee of the same amount as given: in the same currency (another one
+// with whatever rate, or the group's own), the same minor units of it.
+const samePending = prepared((tx) =>
+  tx
+    .select()
+    .from(payments)
+    .where(
+      and(
+        eq(payments.groupId, sql.placeholder("groupId")),
+        eq(payments.fromId, sql.placeholder("fromId")),
+        eq(payments.toId, sql.placeholder("toId")),
+        eq(payments.state, "pending"),
+        sql`${payments.originalCurrency} IS ${sql.placeholder("originalCurrency")}`,
+        sql`coalesce(${payments.originalAmountMinor}, ${payments.amountMinor}) = ${sql.placeholder("amountMinor")}`,
+      ),
+    )
+    .orderBy(sql`payments.rowid`)
+    .limit(1)
+    .prepare(),
+);
+
+/**
+ * A payment that repeats one still pending (same group, payer, payee, amount and currency) is most often the same
+ * money recorded twice: pressed again, retried with a new key, or recorded by the payee too while the payer's waits.
+ * Both would count once confirmed, and the debt would flip to the other side. Refused (CONFLICT) unless the caller
+ * says it is a second payment. A retry with the same idempotency key never gets here: invoke() replays it.
+ */
+async function refuseRecordedTwice(tx: Tx, group: GroupRow, from: Member, to: Member, actor: Actor, amountMinor: number, original: Original | null) {
+  const row = await samePending(tx).get({
+    groupId: group.groupId,
+    fromId: from.agentId,
+    toId: to.agentId,
+    originalCurrency: original?.currency ?? null,
+    amountMinor: original?.amountMinor ?? amountMinor,
+  });
+  if (!row) return;
+  const who = (m: Member) => (isPlaceholder(m) ? quoted(m.displayName, 40) : `@${m.handle}`);
+  const recorder = row.createdBy === from.agentId ? from : to;
+  const amount = paymentText(row, group);
+  const since = row.createdAt.slice(0, 10);
+  const byPayee = to.agentId === actor.agentId;
+  const message =
+    `${who(from)} already has a pending payment of ${amount} to ${who(to)} in ${quoted(group.name, 40)}, ` +
+    `recorded by ${who(recorder)} on ${since} (payment_id ${row.paymentId}); nothing was recorded now. ` +
+    (byPayee
+      ? "If it is the same money, confirm that payment with respond_payment instead. "
+      : `If it is the same money, there is nothing to do: ${who(to)} confirms it. `) +
+    "If it is a second payment, record it again with second_payment: true.";
+  throw new AppError(
+    "CONFLICT",
+    message,
+    { pending_payment_id: row.paymentId },
+    undefined,
+    byPayee
+      ? "Confirm the pending payment (respond_payment action confirm), or call again with second_payment: true for a second payment."
+      : "Wait for the payee to confirm the pending payment, or call again with second_payment: true for a second payment.",
+  );
 }
 
 export function paymentPayload(row: PaymentRow, group: GroupRow, from: string, to: string) {
