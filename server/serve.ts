@@ -18,6 +18,7 @@ import { JobRunner } from "./jobs/runner.ts";
 import { ensureFederationKey } from "./federation/keys.ts";
 import { startSender } from "./federation/outbox.ts";
 import { addressProblem } from "./auth/safe-fetch.ts";
+import { writeAudit } from "./observability/audit.ts";
 import { createLogger, logCall } from "./observability/logs.ts";
 import { Metrics } from "./observability/metrics.ts";
 import { Ops } from "./observability/ops.ts";
@@ -115,9 +116,11 @@ export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink)
     owners: new CredentialOwners(),
   };
   const ops = new Ops(services, log, metrics, cluster);
+  services.audit = (entry, address) => writeAudit(log, entry, address);
   services.observe = (e) => {
     metrics.recordCall(e);
     logCall(log, e);
+    if (e.audit) services.audit?.({ agent_id: e.agentId ?? undefined, ...e.audit }, e.clientAddress ?? "");
     if (e.sqliteCode) ops.storageFailed(e.sqliteCode);
     else if (e.wrote) ops.wrote();
   };

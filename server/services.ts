@@ -6,6 +6,7 @@ import type { AppError } from "./errors.ts";
 import type { ServerConfig } from "./config.ts";
 import type { RateLimiter } from "./rate-limit.ts";
 import type { Actor, Principal } from "./contract/principal.ts";
+import type { AuditEntry } from "./contract/audit.ts";
 
 export interface Services {
   db: Db;
@@ -21,6 +22,8 @@ export interface Services {
   cluster?: Cluster;
   /** Called once per finished call, for logs and metrics. */
   observe?: (e: CallEvent) => void;
+  /** Writes an audit line (server/observability/audit.ts) for an event with the client's address. */
+  audit?: (entry: AuditEntry, clientAddress: string) => void;
 }
 
 export interface CallEvent {
@@ -35,6 +38,10 @@ export interface CallEvent {
   sqliteCode?: string;
   /** A write tool's effects were committed (not a replay, not the sandbox): the database takes writes. */
   wrote?: boolean;
+  /** The caller's address (through trusted proxies), for the call's log line and the audit trail. */
+  clientAddress?: string;
+  /** What the call did that the audit trail records (ToolSpec.audit), once, when it is not a replay. */
+  audit?: AuditEntry;
 }
 
 export interface CallMeta {

@@ -11,6 +11,8 @@ export interface Logger {
   info(msg: string, fields?: LogFields): void;
   warn(msg: string, fields?: LogFields): void;
   error(msg: string, fields?: LogFields): void;
+  /** An audit line (observability/audit.ts): written at every level but silent. */
+  audit(fields: LogFields): void;
 }
 
 /**
@@ -68,13 +70,30 @@ export function createLogger(level: LogLevel, write: (line: string) => void = to
       const time = new Date().toISOString();
       write(format === "text" ? textLine(time, lvl, msg, fields) : JSON.stringify({ time, level: lvl, msg, ...fields }));
     };
-  return { debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") };
+  const audit = (fields: LogFields) => {
+    if (level === "silent") return;
+    const time = new Date().toISOString();
+    write(
+      format === "text"
+        ? textLine(time, "audit", String(fields.event), { ...fields, event: undefined })
+        : JSON.stringify({ time, level: "info", msg: "audit", ...fields }),
+    );
+  };
+  return { debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error"), audit };
 }
 
 /** The one line per tool call; a server error is logged at error level with its cause (and SQLite code), anything else at info. */
 export function logCall(log: Logger, e: CallEvent): void {
   const status = e.code === "OK" ? 200 : (ERROR_CODES[e.code as ErrorCode]?.status ?? 500);
-  const fields = { request_id: e.requestId, tool: e.tool, agent_id: e.agentId, code: e.code, status, duration_ms: Math.round(e.ms * 10) / 10 };
+  const fields = {
+    request_id: e.requestId,
+    tool: e.tool,
+    agent_id: e.agentId,
+    code: e.code,
+    status,
+    duration_ms: Math.round(e.ms * 10) / 10,
+    client_address: e.clientAddress,
+  };
   if (status >= 500) log.error("call", { ...fields, cause: e.cause, sqlite_code: e.sqliteCode });
   else log.info("call", fields);
 }

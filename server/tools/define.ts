@@ -1,3 +1,4 @@
+import type { AuditEntry } from "../contract/audit.ts";
 import { z } from "zod";
 import type { Tx } from "../../db/client.ts";
 import type { ServerConfig } from "../config.ts";
@@ -52,6 +53,8 @@ interface ToolSpec<I extends AnyObject, O extends AnyObject, P extends boolean> 
   inboxSummary?: boolean;
   /** Calls that guess at a secret: the arguments' guess key (null: not a guess) and how many per window. */
   attempts?: AttemptLimit & { guess(input: z.output<I>): string | null };
+  /** What a successful call records in the audit trail (server/contract/audit.ts), from its arguments and answer. */
+  audit?: (input: Record<string, unknown>, output: z.output<O>) => AuditEntry | undefined;
   /** An MCP Apps view that renders the answer in a host that can show one (server/views). */
   view?: View;
   /** A request body larger than the usual 1 MiB that this tool takes (a file as base64), from the settings. */
@@ -102,6 +105,7 @@ export function defineTool<I extends AnyObject, O extends AnyObject, P extends b
     inboxSummary: spec.inboxSummary !== false && !isPublic,
     attempts: spec.attempts as (AttemptLimit & { guess(input: Record<string, unknown>): string | null }) | undefined,
     scope: (isWrite ? "svc:write" : "svc:read") as Scope,
+    audit: spec.audit as ((input: Record<string, unknown>, output: Record<string, unknown>) => AuditEntry | undefined) | undefined,
     view: spec.view ?? null,
     bodyLimit: spec.bodyLimit ?? null,
     /** The example call as a REST body (or MCP arguments), with an idempotency_key when the tool takes one. */

@@ -109,7 +109,13 @@ export async function run(svc: Services, call: Call, tool = toolNamed(call.name)
     if (needsCredential(tool, call.meta) && !call.meta.token) throw new AppError("UNAUTHENTICATED", "This tool needs a credential.");
     const answer = await transaction(svc, r, choice).catch((err) => countFailedGuess(svc, r, err));
     const { data, replayed, summaryFor } = answer;
-    return finished(svc, r, { ok: true, data, replayed, headers: call.headers, ...(summaryFor && { summaryFor }) }, { wrote: tool.isWrite && !replayed });
+    const audit = tool.audit && !replayed ? tool.audit((call.raw ?? {}) as Record<string, unknown>, data) : undefined;
+    return finished(
+      svc,
+      r,
+      { ok: true, data, replayed, headers: call.headers, ...(summaryFor && { summaryFor }) },
+      { wrote: tool.isWrite && !replayed, audit },
+    );
   } catch (err) {
     if (err instanceof NeedsWrite && choice === "read only") throw err;
     return failed(svc, r, err);
@@ -376,9 +382,10 @@ function failed(svc: Services, seen: Seen, err: unknown): CallResult {
   );
 }
 
-function finished(svc: Services, seen: Seen, r: CallResult, extra: Pick<CallEvent, "cause" | "sqliteCode" | "wrote"> = {}): CallResult {
+function finished(svc: Services, seen: Seen, r: CallResult, extra: Pick<CallEvent, "cause" | "sqliteCode" | "wrote" | "audit"> = {}): CallResult {
   svc.observe?.({
     ...extra,
+    clientAddress: seen.call.meta.clientAddress(),
     tool: seen.call.name,
     requestId: seen.call.meta.requestId,
     agentId: seen.principal?.agentId ?? null,

@@ -110,6 +110,7 @@ export async function postCreateKey(c: WebContext): Promise<Response> {
   // The key is obtained through this browser: it ends with it, and may do no more than it.
   const clientId = await createClient(c.tx, c.session.agentId, name.data, "api_key", c.now, { parent: c.session.clientId, maxKeys: c.svc.config.quotas.keys });
   const key = await issueApiKey(c.tx, clientId, c.now, c.session.scopes ?? "");
+  c.audit({ event: "key_created", method: "web", agent_id: c.session.agentId, client_id: clientId });
   return renderAccount(c, { newKey: { name: name.data, key } });
 }
 

@@ -216,6 +216,7 @@ export async function prepareSignInPassword(c: WebContext, address: string): Pro
     await chargeGuess(c, handle, address);
   } catch (err) {
     if (!(err instanceof AppError && err.code === "RATE_LIMITED")) throw err;
+    c.audit({ event: "signin_failed", method: "password", handle, reason: "rate_limited" });
     const res = await renderSignin(c, {
       error: `Too many wrong passwords for this handle or from your address. Wait ${minutesOf(err)}, or sign in another way.`,
       status: 429,
@@ -236,9 +237,12 @@ export const checkGuess = (g: PasswordGuess) => passwordMatches(g.hash, g.passwo
 export async function postSignInPassword(c: WebContext, g: PasswordGuess, ok: boolean, address: string): Promise<Response> {
   const stored = ok && g.agentId ? await passwordOf(c.tx, g.agentId) : undefined;
   // A disabled handle never confirms a password: right or wrong, the answer (and the guess counted) is the wrong one's.
-  if (!stored || stored.hash !== g.hash || !g.usable) return renderSignin(c, { error: WRONG, status: 401 });
+  if (!stored || stored.hash !== g.hash || !g.usable) {
+    c.audit({ event: "signin_failed", method: "password", handle: g.handle, reason: "wrong_password" });
+    return renderSignin(c, { error: WRONG, status: 401 });
+  }
   await forgiveGuess(c, g.handle, address);
-  await signInAs(c, g.agentId!, { parentClientId: stored.setThrough });
+  await signInAs(c, g.agentId!, { parentClientId: stored.setThrough }, "password");
   return seeOther(nextOf(c) ?? "/account");
 }
 
@@ -255,8 +259,11 @@ export const passkeyWork = async (p: PasskeySignIn) => (p.key ? checkAssertion(p
 
 /** POST /signin/passkey, last step. A passkey added through a client signs in a browser obtained through it, which ends with it. */
 export async function postSignInPasskey(c: WebContext, p: PasskeySignIn, counter: number | null): Promise<Response> {
-  if (!p.key || counter === null || !(await recordPasskeyUse(c.tx, p.key, counter, c.now))) return renderSignin(c, { error: NO_PASSKEY, status: 401 });
-  await signInAs(c, p.key.agentId, { parentClientId: p.key.setThroughClientId });
+  if (!p.key || counter === null || !(await recordPasskeyUse(c.tx, p.key, counter, c.now))) {
+    c.audit({ event: "signin_failed", method: "passkey", agent_id: p.key?.agentId, reason: "passkey_not_accepted" });
+    return renderSignin(c, { error: NO_PASSKEY, status: 401 });
+  }
+  await signInAs(c, p.key.agentId, { parentClientId: p.key.setThroughClientId }, "passkey");
   return seeOther(nextOf(c) ?? "/account");
 }
 
@@ -370,6 +377,7 @@ export async function postAddPasskey(c: WebContext, p: PasskeyToAdd, key: NewPas
   const named = PasskeyName.safeParse((c.form.get("name") ?? "").trim());
   const name = named.success ? named.data : browserName(c.req).replace(" (web)", "");
   await savePasskey(c.tx, p.agentId, key, name, await factorOrigin(c.tx, c.session), c.now);
+  c.audit({ event: "passkey_added", agent_id: p.agentId, client_id: c.session.clientId ?? undefined });
   return render(c, { info: "Passkey added." });
 }
 
@@ -437,6 +445,12 @@ export async function postSetPassword(c: WebContext, p: NewPassword, hash: strin
   if (p.current !== null) await forgiveGuess(c, p.handle, address);
   const setThrough = p.origin === null ? null : p.current !== null ? p.stored!.setThrough : p.origin;
   await storePassword(c.tx, p.agentId, hash, setThrough, c.now);
+  c.audit({
+    event: "password_changed",
+    method: p.current !== null ? "current_password" : "fresh_sign_in",
+    agent_id: p.agentId,
+    client_id: c.session.clientId ?? undefined,
+  });
   return render(c, { info: "Password saved." });
 }
 
@@ -470,6 +484,6 @@ ${form("/account/reset", c.session.csrfToken, html`<input type="hidden" name="to
 export async function postResetLink(c: WebContext): Promise<Response> {
   const agentId = await consumeResetLink(c.tx, c.form.get("token") ?? "", c.now);
   if (!agentId) return errorPage("Link expired", SPENT, 410);
-  await signInAs(c, agentId, { parentClientId: null });
+  await signInAs(c, agentId, { parentClientId: null }, "reset_link");
   return seeOther("/account#sign-in");
 }

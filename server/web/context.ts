@@ -1,4 +1,5 @@
 // What every page handler gets: the request, one transaction, the clock's now and the browser session.
+import type { AuditEntry } from "../contract/audit.ts";
 import type { Tx } from "../../db/client.ts";
 import type { DomainContext } from "../contract/principal.ts";
 import { agentById } from "../domain/agents.ts";
@@ -23,6 +24,10 @@ export interface WebContext {
   view?: string;
   /** Whether the page has forms with keys (form-keys.ts): a GET of it without a view id is redirected to one. */
   keyed?: boolean;
+  /** The client's address (through trusted proxies), for limits and the audit trail. */
+  clientAddress: () => string;
+  /** Records an audit line, written once the page's transaction has committed (a refused step leaves none). */
+  audit(entry: AuditEntry): void;
   /** Work for after the transaction commits, such as an SMS to send (never hold the writer on a gateway); a Response it returns replaces the page's. */
   afterCommit?: () => Promise<Response | undefined>;
 }

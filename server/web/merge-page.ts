@@ -91,7 +91,7 @@ export async function postMerge(c: WebContext): Promise<Response> {
   if (pair instanceof Response) return pair;
   const { keep, retire } = pair;
   // The provider login vouches for both handles (the same verified e-mail), so this browser stays signed in, as the kept one.
-  if (c.session.agentId === retire.agentId) await signInAs(c, keep.agentId, { parentClientId: null }, c.session.providerLogin);
+  if (c.session.agentId === retire.agentId) await signInAs(c, keep.agentId, { parentClientId: null }, "merge", c.session.providerLogin);
   const moved = await mergeHandles(c.tx, c.now, keep, retire);
   return renderAccount(c, {
     info: `@${retire.handle} is joined into @${keep.handle}: ${moved} ${moved === 1 ? "app now acts" : "apps now act"} as @${keep.handle}, and @${retire.handle} is retired.`,

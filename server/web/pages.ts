@@ -1,6 +1,7 @@
 // How human pages and OAuth endpoints run (their routes are in server/routes.ts). Pages run in one transaction with
 // the browser session; every POST needs the session's CSRF token; the OpenID Connect steps talk to the provider
 // outside any transaction.
+import type { AuditEntry } from "../contract/audit.ts";
 import { ClientMetadataError, isClientIdUrl, refreshMetadataClient } from "../auth/client-metadata.ts";
 import * as endpoints from "../auth/oauth-endpoints.ts";
 import { startOidc } from "../auth/oidc.ts";
@@ -55,13 +56,13 @@ export const isWebPath = (req: Request, path: string) =>
 export const page =
   (run: Page): WebRoute =>
   (c) =>
-    inSession(c.svc, c.req, new URL(c.req.url), null, run);
+    inSession(c, new URL(c.req.url), null, run);
 
 /** GET of a page about the object named in the path (a group, a link token). */
 export const pageOf =
   (run: (c: WebContext, param: string) => Promise<Response>): WebRoute =>
   (c, param) =>
-    inSession(c.svc, c.req, new URL(c.req.url), null, (w) => run(w, param));
+    inSession(c, new URL(c.req.url), null, (w) => run(w, param));
 
 /** pageOf for a secret in the path (a claim code): each look counts against the address like a form, so none is guessed in bulk. */
 export const secretPageOf =
@@ -80,7 +81,7 @@ export const form =
     if (limited) return limited;
     const body = await readForm(c.req);
     if (!body) return errorPage("Cannot read the form", "The form could not be read; go back and try again.", 400);
-    return inSession(c.svc, c.req, new URL(c.req.url), body, run, writes);
+    return inSession(c, new URL(c.req.url), body, run, writes);
   };
 
 /** What an action (a form that performs a tool call) is handed. */
@@ -189,7 +190,7 @@ function actionReading(
               clientAddress: c.clientAddress,
             }),
           ),
-        show: (render) => inSession(c.svc, c.req, shownAgainAt(url, body), null, render),
+        show: (render) => inSession(c, shownAgainAt(url, body), null, render),
       },
       param,
     );
@@ -237,8 +238,7 @@ export const slowForm =
     const address = c.clientAddress();
     const held: { p?: P } = {};
     const first = await inSession(
-      c.svc,
-      c.req,
+      c,
       url,
       body,
       async (w) => {
@@ -253,7 +253,7 @@ export const slowForm =
     if (!("p" in held)) return first;
     const p = held.p as P;
     const result = await work(p);
-    const res = await inSession(c.svc, c.req, url, body, (w) => after(w, p, result, address), writes);
+    const res = await inSession(c, url, body, (w) => after(w, p, result, address), writes);
     for (const cookie of first.headers.getSetCookie()) res.headers.append("Set-Cookie", cookie);
     return res;
   };
@@ -278,7 +278,7 @@ export const jwks: WebRoute = (c) => endpoints.jwks(c.svc);
 // A browser that has a session cookie is looked up: signed in, its `/` is the dashboard.
 export const home: WebRoute = (c) =>
   readCookie(c.req, SESSION_COOKIE)
-    ? inSession(c.svc, c.req, new URL(c.req.url), null, async (w) => (signedIn(w.session) ? renderDashboard(w, w.session) : renderHome(c.svc.config.baseUrl)))
+    ? inSession(c, new URL(c.req.url), null, async (w) => (signedIn(w.session) ? renderDashboard(w, w.session) : renderHome(c.svc.config.baseUrl)))
     : renderHome(c.svc.config.baseUrl);
 export const docs: WebRoute = (c) => renderDocs(c.svc.config.baseUrl, c.path);
 
@@ -287,11 +287,11 @@ export const oidc =
   (step: typeof oidcStart): WebRoute =>
   (c) => {
     const limited = rateLimited(c.svc, c.clientAddress());
-    return limited ?? step(c.svc, c.req, new URL(c.req.url));
+    return limited ?? step(c, new URL(c.req.url));
   };
 
 /** GET /oauth/authorize. */
-export const authorizePage: WebRoute = (c) => authorizeRequest(c.svc, c.req, new URL(c.req.url), c.clientAddress());
+export const authorizePage: WebRoute = (c) => authorizeRequest(c, new URL(c.req.url), c.clientAddress());
 
 function rateLimited(svc: Services, address: string): Response | null {
   const decision = svc.limiter.take(`web:${address}`, "web", svc.config.publicRateLimit);
@@ -312,7 +312,11 @@ async function readForm(req: Request): Promise<URLSearchParams | null> {
  * Runs a page in one transaction with the browser's session (a new anonymous one when it has none).
  * A POST whose CSRF token is not the session's is refused before the page runs.
  */
-async function inSession(svc: Services, req: Request, url: URL, form: URLSearchParams | null, run: Page, writes = false): Promise<Response> {
+/** Where a page's request came from: the server's services, the request and the client's address (for the audit log). */
+type Caller = Pick<WebCall, "svc" | "req" | "clientAddress">;
+
+async function inSession(at: Caller, url: URL, form: URLSearchParams | null, run: Page, writes = false): Promise<Response> {
+  const { svc, req } = at;
   const now = svc.config.clock.now();
   const secure = svc.config.baseUrl.startsWith("https://");
   try {
@@ -327,20 +331,36 @@ async function inSession(svc: Services, req: Request, url: URL, form: URLSearchP
       }
       if (form && !csrfValid(session, form)) return { res: csrfRefused(), cookies };
       if (form && writes && signedIn(session, "settings") && !mayWrite(session)) return { res: readOnlyRefused(), cookies };
-      const c: WebContext = { svc, req, url, tx, now, session, cookies, form: form ?? new URLSearchParams(), base: svc.config.baseUrl, secure };
+      const audits: AuditEntry[] = [];
+      const c: WebContext = {
+        svc,
+        req,
+        url,
+        tx,
+        now,
+        session,
+        cookies,
+        form: form ?? new URLSearchParams(),
+        base: svc.config.baseUrl,
+        secure,
+        clientAddress: at.clientAddress,
+        audit: (entry) => audits.push(entry),
+      };
       const res = withView(c, await run(c));
-      return { res, cookies: c.cookies, afterCommit: c.afterCommit };
+      return { res, cookies: c.cookies, afterCommit: c.afterCommit, audits };
     };
     const {
       res: shown,
       cookies,
       afterCommit,
+      audits,
     } = form
       ? await svc.db.tx(run_)
       : await svc.db.read(run_).catch((err) => {
           if (err instanceof NeedsWrite) return svc.db.tx(run_);
           throw err;
         });
+    for (const entry of audits ?? []) svc.audit?.(entry, at.clientAddress());
     const res = (await afterCommit?.()) ?? shown;
     for (const cookie of cookies) res.headers.append("Set-Cookie", cookie);
     // Every 401 carries the Bearer challenge (interface.md); the page itself shows the browser how to sign in.
@@ -372,7 +392,8 @@ const csrfRefused = () =>
  * GET /oauth/authorize. A client_id that is a URL has its metadata document fetched (when the stored copy is stale)
  * before the page's transaction.
  */
-async function authorizeRequest(svc: Services, req: Request, url: URL, address: string): Promise<Response> {
+async function authorizeRequest(at: Caller, url: URL, address: string): Promise<Response> {
+  const { svc } = at;
   // The one GET that stores a session (the request waits in it while the human signs in): it counts like a form.
   const limited = rateLimited(svc, address);
   if (limited) return limited;
@@ -386,11 +407,12 @@ async function authorizeRequest(svc: Services, req: Request, url: URL, address: 
       return errorPage("Cannot continue", err.message, 400, html`<p>Nothing was shared. Go back to the app and try again.</p>`);
     }
   }
-  return inSession(svc, req, url, null, authorize);
+  return inSession(at, url, null, authorize);
 }
 
 /** GET /account/oidc/start?flow=...: asks the provider (outside any transaction), then remembers the sign-in. */
-export async function oidcStart(svc: Services, req: Request, url: URL): Promise<Response> {
+export async function oidcStart(at: Caller, url: URL): Promise<Response> {
+  const { svc } = at;
   const flow = url.searchParams.get("flow");
   if (!svc.config.oidc) return errorPage("Not available", "No identity provider is configured on this server.", 404);
   if (!isFlow(flow)) return errorPage("Cannot sign in", "This sign-in link is incomplete; start from the page again.", 400);
@@ -401,7 +423,7 @@ export async function oidcStart(svc: Services, req: Request, url: URL): Promise<
     console.error("OpenID Connect discovery failed:", err instanceof Error ? err.message : err);
     return errorPage("Cannot sign in", "The identity provider cannot be reached right now. Try again later, or sign in with your handle.", 502);
   }
-  return inSession(svc, req, url, null, async (c) => {
+  return inSession(at, url, null, async (c) => {
     const next = returnPath(url.searchParams.get("next"));
     c.session = await updateSession(c.tx, c.session, { oidcFlow: { ...started.state, ...(next ? { next } : {}) } });
     return seeOther(started.url);
@@ -409,10 +431,11 @@ export async function oidcStart(svc: Services, req: Request, url: URL): Promise<
 }
 
 /** GET /account/oidc/callback: the pending sign-in is used up, the code exchanged with the provider, then applied. */
-export async function oidcCallback(svc: Services, req: Request, url: URL): Promise<Response> {
+export async function oidcCallback(at: Caller, url: URL): Promise<Response> {
+  const { svc } = at;
   if (!svc.config.oidc) return errorPage("Not available", "No identity provider is configured on this server.", 404);
   let checked = { error: "" } as ReturnType<typeof checkCallback>;
-  await inSession(svc, req, url, null, async (c) => {
+  await inSession(at, url, null, async (c) => {
     checked = checkCallback(c.session, url);
     if (c.session.oidcFlow) c.session = await updateSession(c.tx, c.session, { oidcFlow: null });
     return new Response(null);
@@ -421,7 +444,7 @@ export async function oidcCallback(svc: Services, req: Request, url: URL): Promi
   const { flow, code } = checked;
   const identity = await exchangeAtProvider(svc, flow, code, svc.config.clock.now());
   if ("error" in identity) return errorPage("Cannot sign in", identity.error, 502);
-  return inSession(svc, req, url, null, async (c) => {
+  return inSession(at, url, null, async (c) => {
     await applyIdentity(c, identity);
     return seeOther(returnPath(flow.next) ?? (isFlow(flow.flow) ? FLOWS[flow.flow] : "/account"));
   });

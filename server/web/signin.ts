@@ -143,13 +143,14 @@ export async function postVerifyCode(c: WebContext, render: RenderFlow): Promise
   const real = decoy ? null : readSigninCookie(c, "code");
   if (real && !result.ok && result.reason === "wrong") countTry(c, real, "code");
   if (!result.ok) {
+    c.audit({ event: "signin_failed", method: "code", reason: result.reason === "wrong" ? "wrong_code" : "no_code" });
     const error =
       result.reason === "wrong" && result.attemptsLeft > 0
         ? `That code is not right. ${result.attemptsLeft} ${result.attemptsLeft === 1 ? "try" : "tries"} left.`
         : "No code is waiting any more (it expired, or had too many wrong tries). Ask for a new one.";
     return render(c, flow, { error, status: 400 });
   }
-  await signInAs(c, result.agentId, { parentClientId: result.readBy });
+  await signInAs(c, result.agentId, { parentClientId: result.readBy }, "code");
   return seeOther(nextOf(c) ?? FLOWS[flow]);
 }
 
@@ -187,7 +188,8 @@ export async function createHandleFromForm(c: WebContext): Promise<{ agentId: st
     { handle: handle.data, display_name: displayName.data, description: description.data || null },
     c.svc.config.reservedHandles,
   );
-  await signInAs(c, agent.agentId, { parentClientId: null });
+  c.audit({ event: "signup", method: "web", handle: agent.handle, agent_id: agent.agentId });
+  await signInAs(c, agent.agentId, { parentClientId: null }, "signup");
   return { agentId: agent.agentId };
 }
 
@@ -196,7 +198,7 @@ export async function createHandleFromForm(c: WebContext): Promise<{ agentId: st
  * remembers the provider login that vouched for this agent (`login`, or the one just linked), which joining two
  * handles needs.
  */
-export async function signInAs(c: WebContext, agentId: string, origin: Origin, login: OidcIdentity | null = null): Promise<void> {
+export async function signInAs(c: WebContext, agentId: string, origin: Origin, method: string, login: OidcIdentity | null = null): Promise<void> {
   const pendingIdentity = c.session.oidcIdentity;
   const { session, token } = await signIn(c.tx, c.req, c.session, agentId, "full", origin, c.now);
   c.session = session;
@@ -205,6 +207,7 @@ export async function signInAs(c: WebContext, agentId: string, origin: Origin, l
   if (pendingIdentity) await linkIdentity(c.tx, pendingIdentity, agentId, await factorOrigin(c.tx, c.session), c.now);
   const proved = login ?? pendingIdentity;
   if (proved) c.session = await updateSession(c.tx, c.session, { oidcIdentity: null, providerLogin: proved });
+  c.audit({ event: "signin", method, agent_id: agentId, client_id: session.clientId ?? undefined });
 }
 
 /** Forgets who is signed in (under a fresh cookie) but keeps a join or authorization in progress. */
@@ -248,7 +251,7 @@ export async function applyIdentity(c: WebContext, identity: OidcIdentity): Prom
   if (linked) {
     c.session = await updateSession(c.tx, c.session, { oidcIdentity: null });
     // A login linked through a client signs in a browser obtained through it, which ends with it.
-    await signInAs(c, linked.agentId, { parentClientId: linked.setThrough }, identity);
+    await signInAs(c, linked.agentId, { parentClientId: linked.setThrough }, "provider", identity);
   } else if (signedIn(c.session) && mayWrite(c.session)) {
     await linkIdentity(c.tx, identity, c.session.agentId, await factorOrigin(c.tx, c.session), c.now);
     c.session = await updateSession(c.tx, c.session, { providerLogin: identity });

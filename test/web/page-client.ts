@@ -17,7 +17,11 @@ export class PageClient {
   /** The CSRF token of the last page that had a form. */
   csrf = "";
 
-  constructor(readonly base: string) {}
+  /** extra: headers sent with every request (a reverse proxy's X-Forwarded-For, say). */
+  constructor(
+    readonly base: string,
+    private readonly extra: Record<string, string> = {},
+  ) {}
 
   private remember(res: Response) {
     for (const c of res.headers.getSetCookie()) {
@@ -31,7 +35,7 @@ export class PageClient {
   }
 
   private cookieHeader(): Record<string, string> {
-    return this.cookies.size ? { cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join("; ") } : {};
+    return { ...this.extra, ...(this.cookies.size ? { cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join("; ") } : {}) };
   }
 
   private async read(res: Response): Promise<PageResponse> {

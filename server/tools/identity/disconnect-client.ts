@@ -12,6 +12,7 @@ export const disconnectClient = defineTool({
   refusedInGrace: true,
   input: z.strictObject({ client_id: idFrom("list_clients") }),
   output: z.object({ disconnected: z.boolean() }),
+  audit: (input) => ({ event: "client_disconnected", client_id: String(input.client_id) }),
   example: { client_id: madeUp("client_id") },
   async run(ctx, input) {
     await disconnect(ctx, input.client_id);

@@ -31,6 +31,7 @@ export const registerAgent = defineTool({
     joined_group: GroupSummary.optional(),
     next_step: z.string(),
   }),
+  audit: (_input, out) => ({ event: "signup", method: "api", handle: out.agent.handle, agent_id: out.agent.agent_id }),
   example: { handle: "alice", display_name: "Alice" },
   async run(ctx, input) {
     if (ctx.config.inviteOnly) await consumePlatformInvite(ctx.tx, ctx.now, input.platform_invite_code);

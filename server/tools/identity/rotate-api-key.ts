@@ -12,6 +12,7 @@ export const rotateApiKey = defineTool({
   replay: false,
   input: EMPTY,
   output: z.object({ api_key: z.string() }),
+  audit: () => ({ event: "key_created", method: "rotate" }),
   example: {},
   async run(ctx) {
     return { api_key: await rotate(ctx, `${ctx.config.baseUrl}/account`), suggested_next: ["get_me"] };

@@ -20,6 +20,11 @@ export const finishJoin = defineTool({
     api_key: z.string().nullable(),
     joined_group: GroupSummary.nullable(),
   }),
+  // A connected poll hands out the new client's key once (api_key null afterwards): that is when a key is made.
+  audit: (_input, out) =>
+    out.api_key && out.agent
+      ? { event: out.created ? "signup" : "key_created", method: "join", handle: out.agent.handle, agent_id: out.agent.agent_id }
+      : undefined,
   example: { poll_token: madeUp("poll_token") },
   async run(ctx, input) {
     return pollJoin(ctx.tx, ctx.now, input.poll_token, ctx.config.quotas.keys);
