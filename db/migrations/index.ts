@@ -25,6 +25,7 @@ import receiptsRatesSeries from "./0023_receipts_rates_series.sql" with { type: 
 import writerLease from "./0024_writer_lease.sql" with { type: "text" };
 import federation from "./0025_federation.sql" with { type: "text" };
 import serverSettings from "./0031_server_settings.sql" with { type: "text" };
+import accountDeletion from "./0032_account_deletion.sql" with { type: "text" };
 
 export const MIGRATIONS: readonly { id: number; name: string; sql: string }[] = [
   { id: 1, name: "0001_core", sql: core },
@@ -53,4 +54,5 @@ export const MIGRATIONS: readonly { id: number; name: string; sql: string }[] = 
   { id: 24, name: "0024_writer_lease", sql: writerLease },
   { id: 25, name: "0025_federation", sql: federation },
   { id: 31, name: "0031_server_settings", sql: serverSettings },
+  { id: 32, name: "0032_account_deletion", sql: accountDeletion },
 ];

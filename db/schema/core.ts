@@ -18,6 +18,8 @@ export const agents = sqliteTable("agents", {
   // 0020_people.sql: svc users disable; the phone proved on the settings page
   disabledAt: text("disabled_at"),
   phone: text("phone"),
+  // 0032_account_deletion.sql: the account was deleted; the row (retired) names a former member in the ledger.
+  deletedAt: text("deleted_at"),
 });
 
 export const clients = sqliteTable(

@@ -203,6 +203,7 @@ export async function createAgent(tx: Tx, now: Date, input: NewHandle, reserved:
     mergedInto: null,
     disabledAt: null,
     phone: null,
+    deletedAt: null,
   };
   await tx.insert(agents).values(row);
   return row;

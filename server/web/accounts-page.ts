@@ -23,7 +23,7 @@ import { createHandleFromForm, signInAs, signinBlock } from "./signin.ts";
 
 const SCRIPTS = ["/assets/passkey.js"];
 // Setting a new password without the current one needs a sign-in this recent (a reset link gives one).
-const FRESH_MS = 10 * MINUTE;
+export const FRESH_MS = 10 * MINUTE;
 const PasskeyName = plainText(1, 40);
 const WRONG = "The handle or the password is not right.";
 const NO_PASSKEY = "The passkey could not be checked. Try again, or use another way to sign in.";
