@@ -139,9 +139,13 @@ async function accountOf(tx: Tx, handle: string) {
 
 function exportCommand(): Command {
   return withDbOptions(new Command("export"))
-    .description("Everything a person has on this server as one JSON file: profile, clients (no secrets), contacts, inbox, mail, plans, and their groups' ledgers")
+    .description(
+      "Everything a person has on this server as one JSON file: profile, clients (no secrets), contacts, inbox, mail, plans, and their groups' ledgers",
+    )
     .argument("<handle>", "the handle, with or without @")
-    .addOption(new Option("-o, --out <file>", "write it to this file (made readable by you alone; an existing file is never overwritten) instead of printing it"))
+    .addOption(
+      new Option("-o, --out <file>", "write it to this file (made readable by you alone; an existing file is never overwritten) instead of printing it"),
+    )
     .addHelpText(
       "after",
       example("svc users export alice -o alice.json") +
@@ -160,7 +164,8 @@ function exportCommand(): Command {
         try {
           writeFileSync(o.out, text, { mode: 0o600, flag: "wx" });
         } catch (err) {
-          if ((err as NodeJS.ErrnoException).code === "EEXIST") throw new CliError(EXIT.conflict, `${o.out} exists; it is not overwritten.`, "Name a new file.");
+          if ((err as NodeJS.ErrnoException).code === "EEXIST")
+            throw new CliError(EXIT.conflict, `${o.out} exists; it is not overwritten.`, "Name a new file.");
           throw err;
         }
         process.stderr.write(`svc: wrote ${o.out} (${Buffer.byteLength(text)} bytes): the account of @${handle}.\n`);
@@ -173,9 +178,7 @@ function planText(p: DeletionPlan, done: boolean): string {
   const group = (g: DeletionPlan["kept"][number]) => `${g.kind === "direct" ? "direct ledger" : `"${printable(g.name)}"`} (balance ${g.balance})`;
   const lines = [
     done ? `Deleted @${p.handle}.` : `Deleting @${p.handle} (${printable(p.display_name)}) cannot be undone:`,
-    p.kept.length
-      ? `- stays as a former member, under their name and with their balance, in ${p.kept.map(group).join(", ")}`
-      : "- shares no group with anyone",
+    p.kept.length ? `- stays as a former member, under their name and with their balance, in ${p.kept.map(group).join(", ")}` : "- shares no group with anyone",
     ...(p.removed.length ? [`- ${done ? "removed" : "removes"}, as nobody else is in them: ${p.removed.map(group).join(", ")}`] : []),
     `- ${done ? "ended" : "ends"} ${p.contacts} contact${p.contacts === 1 ? "" : "s"}, ${p.plans} plan${p.plans === 1 ? "" : "s"} they organised, ${p.envelopes} envelope${p.envelopes === 1 ? "" : "s"} nobody else holds`,
     `- ${done ? "told" : "tells"} ${p.told} ${p.told === 1 ? "person" : "people"} (their groups' other members and their contacts)`,

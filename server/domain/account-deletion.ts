@@ -9,7 +9,7 @@
 // Handles joined into theirs (handle-merge.ts) were the same person's and go the same way.
 import { and, asc, eq, inArray, isNull, ne, notInArray, or, type SQL, sql } from "drizzle-orm";
 import type { AnySQLiteColumn } from "drizzle-orm/sqlite-core";
-import type { Tx } from "../../db/client.ts";
+import { jsonList, type Tx } from "../../db/client.ts";
 import {
   agents,
   apiKeys,
@@ -316,8 +316,10 @@ export async function deleteAccount(tx: Tx, now: Date, agent: AgentRow): Promise
   await tx.delete(clients).where(inArray(clients.agentId, ids));
   for (const table of [phoneCodes, resetLinks, passwords, passkeys, oidcIdentities, idempotencyRecords, federationSettings, federationRequests] as const)
     await tx.delete(table).where(inArray(table.agentId, ids));
-  // Guess counters keyed by the agent (a tool's guesses: "tool:what:agent_id").
+  // Guess counters keyed by the agent (a tool's guesses, "tool:what:agent_id") or by the handle (passwords, codes).
+  const handles = (await tx.select({ handle: agents.handle }).from(agents).where(inArray(agents.agentId, ids))).map((a) => a.handle);
   for (const id of ids) await tx.delete(attemptCounters).where(sql`instr(${attemptCounters.key}, ${id}) > 0`);
+  for (const handle of handles) await tx.delete(attemptCounters).where(sql`substr(${attemptCounters.key}, ${-(handle.length + 1)}) = ${`:${handle}`}`);
 
   // Contacts, both sides, and declined requests either way.
   await tx.delete(contacts).where(or(inArray(contacts.ownerId, ids), inArray(contacts.otherId, ids)));
@@ -325,7 +327,9 @@ export async function deleteAccount(tx: Tx, now: Date, agent: AgentRow): Promise
 
   // Plans they organised, with what the invitees were sent of them; their place on others' plans.
   if (s.planIds.length) {
-    await tx.delete(inboxItems).where(and(eq(inboxItems.app, "plans"), sql`json_extract(${inboxItems.refs}, '$.plan_id') IN (SELECT value FROM json_each(${JSON.stringify(s.planIds)}))`));
+    await tx
+      .delete(inboxItems)
+      .where(and(eq(inboxItems.app, "plans"), sql`json_extract(${inboxItems.refs}, '$.plan_id') IN (SELECT value FROM json_each(${jsonList(s.planIds)}))`));
     await tx.delete(planOptions).where(inArray(planOptions.planId, s.planIds));
     await tx.delete(planInvitees).where(inArray(planInvitees.planId, s.planIds));
     await tx.delete(plans).where(inArray(plans.planId, s.planIds));
@@ -334,7 +338,7 @@ export async function deleteAccount(tx: Tx, now: Date, agent: AgentRow): Promise
 
   // Mail nobody else holds.
   if (s.envelopeIds.length) {
-    const list = JSON.stringify(s.envelopeIds);
+    const list = jsonList(s.envelopeIds);
     await tx.delete(envelopeRecipients).where(sql`${envelopeRecipients.envelopeId} IN (SELECT value FROM json_each(${list}))`);
     await tx.delete(envelopes).where(sql`${envelopes.envelopeId} IN (SELECT value FROM json_each(${list}))`);
   }
@@ -348,7 +352,12 @@ export async function deleteAccount(tx: Tx, now: Date, agent: AgentRow): Promise
   // What they were sending to other servers (their contacts there are told the contact ended, just above).
   await tx
     .delete(federationOutbox)
-    .where(and(sql`json_extract(${federationOutbox.event}, '$.from') IN (${listOf(ids)})`, sql`json_extract(${federationOutbox.event}, '$.type') <> 'contact.remove'`));
+    .where(
+      and(
+        sql`json_extract(${federationOutbox.event}, '$.from') IN (${listOf(ids)})`,
+        sql`json_extract(${federationOutbox.event}, '$.type') <> 'contact.remove'`,
+      ),
+    );
 
   // Open totals left at zero by the groups removed.
   await tx.delete(ledgerTotals).where(and(inArray(ledgerTotals.agentId, ids), eq(ledgerTotals.openMinor, 0)));
@@ -359,7 +368,10 @@ export async function deleteAccount(tx: Tx, now: Date, agent: AgentRow): Promise
     .set({ description: null, contactCode: null, email: null, emailVerified: false, phone: null, phoneVerified: false, deletedAt: at })
     .where(inArray(agents.agentId, ids));
   // Retired from now on (found by no one, no inbox); a handle joined into this one keeps the date it was retired.
-  await tx.update(agents).set({ retiredAt: at }).where(and(inArray(agents.agentId, ids), isNull(agents.retiredAt)));
+  await tx
+    .update(agents)
+    .set({ retiredAt: at })
+    .where(and(inArray(agents.agentId, ids), isNull(agents.retiredAt)));
   return { ...s.plan, deleted_at: at };
 }
 

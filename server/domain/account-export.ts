@@ -64,7 +64,9 @@ export async function exportAccount(tx: Tx, now: Date, agent: AgentRow) {
   const planRows = [];
   for (const when of ["upcoming", "past"] as const) {
     planRows.push(
-      ...(await all(async (cursor) => ((r) => ({ items: r.plans, next_cursor: r.next_cursor }))(await listPlans(ctx, { when, limit: PAGE, ...(cursor ? { cursor } : {}) })))),
+      ...(await all(async (cursor) =>
+        ((r) => ({ items: r.plans, next_cursor: r.next_cursor }))(await listPlans(ctx, { when, limit: PAGE, ...(cursor ? { cursor } : {}) })),
+      )),
     );
   }
   const plans = [];

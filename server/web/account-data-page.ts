@@ -27,17 +27,23 @@ const normaliseHandle = (text: string | null) => (text ?? "").trim().replace(/^@
 
 /** Whether the browser's client was made within FRESH_MS: its person signed in moments ago. */
 async function signedInLately(tx: Tx, clientId: string, now: Date): Promise<boolean> {
-  const row = await tx.select({ at: clients.createdAt }).from(clients).where(and(eq(clients.clientId, clientId), isNull(clients.revokedAt))).get();
+  const row = await tx
+    .select({ at: clients.createdAt })
+    .from(clients)
+    .where(and(eq(clients.clientId, clientId), isNull(clients.revokedAt)))
+    .get();
   return row !== undefined && now.getTime() - Date.parse(row.at) < FRESH_MS;
 }
 
-const hasPasskey = async (tx: Tx, agentId: string) => (await tx.select({ id: passkeys.credentialId }).from(passkeys).where(eq(passkeys.agentId, agentId)).get()) !== undefined;
+const hasPasskey = async (tx: Tx, agentId: string) =>
+  (await tx.select({ id: passkeys.credentialId }).from(passkeys).where(eq(passkeys.agentId, agentId)).get()) !== undefined;
 
 const groupLine = (g: DeletionGroup) => html`<li>${g.kind === "direct" ? "A direct ledger" : html`<strong>${g.name}</strong>`}: your balance ${g.balance}</li>`;
 
 /** GET /account/export: everything as one JSON file, read as it is now (no secret in it). */
 export async function renderAccountExport(c: WebContext): Promise<Response> {
-  if (!signedIn(c.session)) return errorPage("Sign in first", "Sign in on your account page to download your data.", 401, html`<p><a href="/account">Your account</a></p>`);
+  if (!signedIn(c.session))
+    return errorPage("Sign in first", "Sign in on your account page to download your data.", 401, html`<p><a href="/account">Your account</a></p>`);
   const me = (await agentById(c.tx, c.session.agentId))!;
   const doc = await exportAccount(c.tx, c.now, me);
   return new Response(`${JSON.stringify(doc, null, 2)}\n`, {
@@ -57,7 +63,8 @@ export const accountDataSection = (): Markup => html`<h2>Your data</h2>
 
 /** GET /account/delete: what deleting does, and the form that does it. */
 export async function renderDeleteAccount(c: WebContext, m: Messages = {}): Promise<Response> {
-  if (!signedIn(c.session)) return errorPage("Sign in first", "Sign in on your account page to delete your account.", 401, html`<p><a href="/account">Your account</a></p>`);
+  if (!signedIn(c.session))
+    return errorPage("Sign in first", "Sign in on your account page to delete your account.", 401, html`<p><a href="/account">Your account</a></p>`);
   const me = (await agentById(c.tx, c.session.agentId))!;
   if (!mayWrite(c.session)) return page("Delete your account", html`${alert(m.error)}<p class="notice" role="status">${READ_ONLY}</p>`, { status: m.status });
   const plan = await deletionPlan(c.tx, me);
@@ -81,11 +88,11 @@ ${
 }
 <h2>What goes</h2>
 <ul>
-${plan.removed.length ? html`<li>Groups nobody else is in, with their expenses and receipts:</li><ul>${plan.removed.map(groupLine)}</ul>` : ""}
+${plan.removed.length ? html`<li>Groups nobody else is in, with their expenses and receipts:<ul>${plan.removed.map(groupLine)}</ul></li>` : ""}
 <li>Your apps, keys and browser sessions, passkeys, password and phone</li>
 <li>Your contacts (${plan.contacts}), your inbox, the mail nobody else holds (${plan.envelopes}), the plans you organised (${plan.plans})</li>
 </ul>
-<p>${plan.told} ${plan.told === 1 ? "person is" : "people are"} told: the other members of your groups and your contacts. Your handle is never given to anyone else.</p>
+<p>${plan.told ? `${plan.told} ${plan.told === 1 ? "person is" : "people are"} told: the other members of your groups and your contacts.` : "Nobody needs telling: you have no contacts and share no group."} Your handle is never given to anyone else.</p>
 <h2>Delete it</h2>
 <form method="post" action="/account/delete">
 <input type="hidden" name="csrf" value="${c.session.csrfToken}">
@@ -124,7 +131,8 @@ export async function postDeleteAccount(a: ActionContext, address: string): Prom
       await checkAttempts(tx, now, `password:handle:${me.handle}`, GUESSES_PER_HANDLE);
       await checkAttempts(tx, now, `password:address:${address}`, GUESSES_PER_ADDRESS);
     } catch (err) {
-      if (err instanceof AppError && err.code === "RATE_LIMITED") return { error: "Too many wrong passwords; wait, or sign in again another way.", status: 429 };
+      if (err instanceof AppError && err.code === "RATE_LIMITED")
+        return { error: "Too many wrong passwords; wait, or sign in again another way.", status: 429 };
       throw err;
     }
     return { clientId: session.clientId, proof: (await verifyPassword(tx, me.agentId, password)) ? "password" : "wrong" };

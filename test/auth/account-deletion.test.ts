@@ -230,7 +230,11 @@ describe("deleting an account on /account", () => {
     expect(again.body.error.code).toBe("CONFLICT");
 
     // The group goes on: an expense shared with the former member reaches no inbox of hers.
-    await s.ok("add_expense", { group_id: w.trip, description: "Late fee", amount: "4.00", split: { mode: "equal", among: [{ handle: w.alice.handle }, { handle: w.carol.handle }] } }, w.alice.key);
+    await s.ok(
+      "add_expense",
+      { group_id: w.trip, description: "Late fee", amount: "4.00", split: { mode: "equal", among: [{ handle: w.alice.handle }, { handle: w.carol.handle }] } },
+      w.alice.key,
+    );
 
     // Table by table, column by column: carol's id only where the former member must remain.
     expect(await leftovers(id)).toEqual([]);
@@ -258,10 +262,12 @@ describe("downloading everything on /account", () => {
     expect(doc.profile).toMatchObject((await s.ok("get_me", {}, carol.key)).agent);
     expect(doc.profile.description).toBe("I like trains");
     expect(doc.sign_in.password_set_at).toBeString();
-    const clientFields = (list: any[]) => list.map(({ client_id, name, kind, created_at, obtained_through }: any) => ({ client_id, name, kind, created_at, obtained_through }));
+    const clientFields = (list: any[]) =>
+      list.map(({ client_id, name, kind, created_at, obtained_through }: any) => ({ client_id, name, kind, created_at, obtained_through }));
     expect(clientFields(doc.clients)).toEqual(clientFields((await s.ok("list_clients", {}, carol.key)).clients));
     const contacts = [];
-    for (const state of ["accepted", "incoming", "outgoing", "blocked"]) contacts.push(...(await s.ok("list_contacts", { state, limit: 100 }, carol.key)).contacts);
+    for (const state of ["accepted", "incoming", "outgoing", "blocked"])
+      contacts.push(...(await s.ok("list_contacts", { state, limit: 100 }, carol.key)).contacts);
     expect(doc.contacts).toEqual(contacts);
     expect(doc.contacts.map((c: any) => c.state).sort()).toEqual(["accepted", "accepted", "accepted", "incoming"]);
     expect(doc.inbox).toEqual((await inboxItems(s, carol.key)).filter((i: any) => i.type !== "auth.join_code"));
