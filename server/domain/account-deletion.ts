@@ -362,10 +362,11 @@ export async function deleteAccount(tx: Tx, now: Date, agent: AgentRow): Promise
   // Open totals left at zero by the groups removed.
   await tx.delete(ledgerTotals).where(and(inArray(ledgerTotals.agentId, ids), eq(ledgerTotals.openMinor, 0)));
 
-  // The row stays: the ledger names them, and the handle is never handed out again (join.ts handleTaken).
+  // The row stays: the ledger names them, and the handle is never handed out again (join.ts handleTaken). A handle
+  // joined into theirs no longer points at it: both are former members now, each on its own.
   await tx
     .update(agents)
-    .set({ description: null, contactCode: null, email: null, emailVerified: false, phone: null, phoneVerified: false, deletedAt: at })
+    .set({ description: null, contactCode: null, email: null, emailVerified: false, phone: null, phoneVerified: false, deletedAt: at, mergedInto: null })
     .where(inArray(agents.agentId, ids));
   // Retired from now on (found by no one, no inbox); a handle joined into this one keeps the date it was retired.
   await tx
