@@ -138,7 +138,7 @@ interface Survey {
   /** Local people to tell, each with the kept groups they share with the person. */
   toTell: Map<string, { groups: DeletionGroup[]; contact: boolean }>;
   /** Contacts on other servers: their server is told the contact ended. */
-  remoteContacts: { agentId: string; host: string; address: string }[];
+  remoteContacts: { from: string; host: string; address: string }[];
   planIds: string[];
   envelopeIds: string[];
 }
@@ -193,7 +193,7 @@ async function survey(tx: Tx, agent: AgentRow): Promise<Survey> {
   const remoteContacts: Survey["remoteContacts"] = [];
   for (const { c, remote, retiredAt } of related) {
     if (remote) {
-      if (c.state === "accepted" || c.state === "outgoing") remoteContacts.push({ agentId: remote.agentId, host: remote.host, address: remote.address });
+      if (c.state === "accepted" || c.state === "outgoing") remoteContacts.push({ from: c.ownerId, host: remote.host, address: remote.address });
     } else if (c.state === "accepted" && !retiredAt && !ids.includes(c.otherId)) {
       const t = toTell.get(c.otherId) ?? { groups: [], contact: false };
       t.contact = true;
@@ -300,7 +300,7 @@ export async function deleteAccount(tx: Tx, now: Date, agent: AgentRow): Promise
 
   // Told before the contacts go; a ledger-wide notice, from nobody (the person has no inbox to answer from).
   await tellOthers(tx, now, agent, s.toTell);
-  for (const r of s.remoteContacts) await enqueue(tx, now, r.host, { type: "contact.remove", from: agent.agentId, to: r.address });
+  for (const r of s.remoteContacts) await enqueue(tx, now, r.host, { type: "contact.remove", from: r.from, to: r.address });
 
   // Credentials and sign-in: every client and what hangs on it.
   // (The clients themselves go last: the others are found through them.)
