@@ -20,6 +20,7 @@ import { catalogue, describeTool, findTool } from "./tools/catalogue.ts";
 import { invoke } from "./tools/invoke.ts";
 import { postCreateKey, postDisconnect, renderAccount } from "./web/account-page.ts";
 import * as accounts from "./web/accounts-page.ts";
+import * as accountData from "./web/account-data-page.ts";
 import { postConsent, postSignup, renderConsent } from "./web/consent-page.ts";
 import { notFoundPage } from "./web/context.ts";
 import {
@@ -169,6 +170,10 @@ export const ROUTES: readonly Route<Call>[] = [
   post("/account/merge", form(postMerge, WRITES)),
   post("/account/keys", form(postCreateKey, WRITES)),
   post("/account/clients/disconnect", action(postDisconnect)),
+  // A person's data: all of it as one file, or the account deleted (account-data-page.ts).
+  get("/account/export", page(accountData.renderAccountExport)),
+  get("/account/delete", page(accountData.renderDeleteAccount)),
+  post("/account/delete", (c, p) => action((a) => accountData.postDeleteAccount(a, c.clientAddress()))(c, p)),
   post("/account/signin/code", signInForm(postSendCode)),
   post("/account/signin/verify", signInForm(postVerifyCode)),
   post("/account/signout", form(postSignOut)),

@@ -20,6 +20,8 @@ export const agents = sqliteTable("agents", {
   phone: text("phone"),
   // 0028_factor_origins.sql: the browser client the phone was proved in, when that browser descends from another client.
   phoneSetThroughClientId: text("phone_set_through_client_id"),
+  // 0030_account_deletion.sql: the account was deleted; the row (retired) names a former member in the ledger.
+  deletedAt: text("deleted_at"),
 });
 
 export const clients = sqliteTable(

@@ -35,6 +35,14 @@ export const INBOX_TYPES = {
     refs: "host (envelope_id for a refused envelope)",
     description: "What you sent to another svc server was not delivered: that server refused it, or did not answer for 72 hours (federation).",
   },
+  "network.account_deleted": {
+    app: "network",
+    requiresAction: false,
+    suggestedTools: ["get_balances", "list_contacts"],
+    refs: "agent_id, handle",
+    description:
+      "Someone you share a group with, or a contact, deleted their account: they stay in your groups' ledgers as a former member, under their name and with their balance; they are no longer a contact.",
+  },
   "mail.envelope": {
     app: "mail",
     requiresAction: false,

@@ -32,7 +32,9 @@ export interface Delivery {
 
 /**
  * Leaves an item in an agent's inbox. Items from an agent the recipient blocked are dropped silently,
- * except ledger updates of groups they still share. Returns the item id, or null when dropped.
+ * except ledger updates of groups they still share. Returns the item id, or null when dropped. A retired agent (a
+ * placeholder, a handle joined into another, a deleted account: a former member the ledger still names) has no
+ * inbox: its item is not stored, though an id is returned (no caller reads it for such a recipient).
  */
 export async function deliver(tx: Tx, now: Date, d: Delivery): Promise<string | null> {
   return (await deliverAll(tx, now, [d]))[0] ?? null;
@@ -46,7 +48,7 @@ const insertItems = preparedWrite((tx) =>
   tx
     .insert(inboxItems)
     .select(
-      sql`SELECT NULL, value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7, value ->> 8, value ->> 9, value ->> 10, ${sql.placeholder("createdAt")}, ${sql.placeholder("expiresAt")}, 0, 0, 0, 0 FROM ${jsonEach("rows")}`,
+      sql`SELECT NULL, value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7, value ->> 8, value ->> 9, value ->> 10, ${sql.placeholder("createdAt")}, ${sql.placeholder("expiresAt")}, 0, 0, 0, 0 FROM ${jsonEach("rows")} WHERE NOT EXISTS (SELECT 1 FROM agents WHERE agent_id = value ->> 1 AND retired_at IS NOT NULL)`,
     )
     .prepare(),
 );
@@ -462,6 +464,20 @@ export async function list(ctx: DomainContext<Principal>, opts: ListOptions) {
     requires_action: c.requires_action,
     next_cursor,
   };
+}
+
+/**
+ * Every item in the agent's inbox that get_inbox can still list (not dismissed, not expired), oldest first, as it
+ * shows them; reads only. Sign-in codes are left out: whoever reads one may sign a browser in. For the account
+ * export (account-export.ts), which no client reads through, so no cursor moves.
+ */
+export async function exportItems(tx: Tx, agentId: string, now: Date): Promise<InboxItem[]> {
+  const rows = await tx
+    .select()
+    .from(inboxItems)
+    .where(and(live(agentId, now), sql`${inboxItems.type} <> ${JOIN_CODE_ITEM}`))
+    .orderBy(asc(inboxItems.seq));
+  return toItems(tx, rows);
 }
 
 /** get_inbox requires_action=true: a page of what waits for a decision; reads only. */

@@ -204,6 +204,7 @@ export async function createAgent(tx: Tx, now: Date, input: NewHandle, reserved:
     disabledAt: null,
     phone: null,
     phoneSetThroughClientId: null,
+    deletedAt: null,
   };
   await tx.insert(agents).values(row);
   return row;

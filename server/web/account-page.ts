@@ -1,5 +1,5 @@
 // /account: the human's clients (API keys, OAuth sessions, browsers) with last use, disconnect any of them (disconnect_client),
-// create API keys (shown once), and the sign-in provider link.
+// create API keys (shown once), the sign-in provider link, and their data: download it all, or delete the account.
 import { identitiesOf } from "../auth/identities.ts";
 import { agentById, type AgentRow } from "../domain/agents.ts";
 import { handlesWithVerifiedEmail, verifiedEmails } from "../domain/handle-merge.ts";
@@ -12,6 +12,7 @@ import type { ActionContext } from "./pages.ts";
 import { signedIn } from "./session.ts";
 import { signInSettings } from "./accounts-page.ts";
 import { signinBlock } from "./signin.ts";
+import { accountDataSection } from "./account-data-page.ts";
 
 const ClientName = plainText(1, 40);
 const IN_USE_MS = 24 * 60 * 60 * 1000;
@@ -59,6 +60,7 @@ ${await providerSection(c, me)}
 <h2>Profile</h2>
 <p><a href="/settings">Change your display name and description</a></p>
 ${otherServers(c, me)}
+${accountDataSection()}
 ${form("/account/signout", c.session.csrfToken, html`<input type="hidden" name="flow" value="account">`, "Sign out", { secondary: true })}`,
     { status: m.status, scripts: ["/assets/passkey.js"] },
   );

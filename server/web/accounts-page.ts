@@ -47,7 +47,7 @@ import { createHandleFromForm, signInAs, signinBlock } from "./signin.ts";
 const SCRIPTS = ["/assets/passkey.js"];
 // Changing the password without the current one needs a sign-in this recent that descends from no client (a reset
 // link, a passkey, the provider: a second factor), never one with a code an agent's key read.
-const FRESH_MS = 10 * MINUTE;
+export const FRESH_MS = 10 * MINUTE;
 const PasskeyName = plainText(1, 40);
 const WRONG = "The handle or the password is not right.";
 const NO_PASSKEY = "The passkey could not be checked. Try again, or use another way to sign in.";

@@ -127,7 +127,9 @@ describe("reserved handles", () => {
 
   test("the web form that creates a handle refuses a reserved one", async () => {
     const form = new URLSearchParams({ handle: "@Support", display_name: "Support" });
-    const answer = await s.server.db.tx((tx) => createHandleFromForm({ svc: s.server.services, form, tx, now: new Date(), audit: () => {}, clientAddress: () => "127.0.0.1" } as unknown as WebContext));
+    const answer = await s.server.db.tx((tx) =>
+      createHandleFromForm({ svc: s.server.services, form, tx, now: new Date(), audit: () => {}, clientAddress: () => "127.0.0.1" } as unknown as WebContext),
+    );
     expect(answer).toEqual({ error: expect.stringContaining("reserved"), status: 409 });
   });
 });

@@ -13,6 +13,8 @@ const ITEM_TYPES = [
   "contact.accepted",
   // added by svc (docs/federation.md): what was sent to another server was given up after 72 hours
   "network.undelivered",
+  // added by svc (docs/auth.md): someone you share a group with, or a contact, deleted their account
+  "network.account_deleted",
   "mail.envelope",
   "group.invitation",
   "group.member_joined",

@@ -158,7 +158,7 @@ const nested = (items: unknown[]) => items.map((x) => `\n    ${JSON.stringify(x,
  * The JSON document, written a batch at a time: the same text as JSON.stringify(document, null, 2), which would need
  * every expense's view at once. JSON strings hold no raw line break, so indenting after each one is safe.
  */
-async function jsonText(ctx: DomainContext, group: GroupRow): Promise<string> {
+export async function jsonText(ctx: DomainContext, group: GroupRow): Promise<string> {
   const head = {
     group: { group_id: group.groupId, name: group.name, currency: group.currency, simplify_debts: group.simplifyDebts, exported_at: iso(ctx.now) },
     balances: await groupBalanceView(ctx, group.groupId),
