@@ -84,8 +84,15 @@ function balancesText(d: Data): string {
     return [
       ...section(
         // Joined, not one template: a template starting "With ${" reads as SQL to the SQL scan (security.test.ts).
-        ["With each person", d.settle_up_counts_pending?.length ? ", counting the payments waiting for confirmation as if confirmed" : ""].join(""),
-        (d.counterparties ?? []).map((c: Data) => `${counterpartySentence(c)} (${c.groups.map((g: Data) => `${g.name}: ${g.balance}`).join("; ")})`),
+        "With each person",
+        (d.counterparties ?? []).map(
+          (c: Data) =>
+            `${counterpartySentence(c)} (${c.groups.map((g: Data) => `${g.name}: ${g.balance}`).join("; ")})${
+              c.to_settle !== undefined && c.to_settle_minor !== c.balance_minor
+                ? `; to settle, counting the payments waiting for confirmation: ${c.to_settle}`
+                : ""
+            }`,
+        ),
         "you are settled up with everyone",
       ),
       ...section(

@@ -251,12 +251,17 @@ export const CurrencyBreakdown = z.object({
   ),
 });
 
+const ToSettle = {
+  to_settle_minor: z.number().int().describe("balance_minor once pending payments count as if confirmed: what is left to pay"),
+  to_settle: z.string(),
+};
 export const Counterparty = z.object({
   agent: AgentRef,
   currency: z.string(),
   balance_minor: z.number().int().describe("Positive: they owe you; negative: you owe them"),
   balance: z.string(),
-  groups: z.array(z.object({ group_id: Uuid, name: z.string(), balance_minor: z.number().int(), balance: z.string() })),
+  ...ToSettle,
+  groups: z.array(z.object({ group_id: Uuid, name: z.string(), balance_minor: z.number().int(), balance: z.string(), ...ToSettle })),
 });
 export type Counterparty = z.infer<typeof Counterparty>;
 

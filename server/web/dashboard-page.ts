@@ -49,8 +49,8 @@ export const postPayAcrossGroups = toolForm({
 });
 
 /** The button paying a friend what the human owes them in one currency, in every group both are in. */
-const payAcross = (c: WebContext, p: { agent: { handle: string }; currency: string; balance_minor: number }) =>
-  p.balance_minor < 0
+const payAcross = (c: WebContext, p: { agent: { handle: string }; currency: string; to_settle_minor: number }) =>
+  p.to_settle_minor < 0
     ? html` ${button(c, "/payments/across", { to: p.agent.handle, currency: p.currency }, "Record paying it", {
         ariaLabel: `Record that you paid ${p.agent.handle} what you owe them in ${p.currency}, across your groups`,
       })}`
@@ -83,12 +83,12 @@ ${
   balances.counterparties.length
     ? html`<h3>By person</h3><ul aria-label="By person">${balances.counterparties.map(
         (p) =>
-          html`<li>${counterpartySentence(p)}${payAcross(c, p)}<br><span class="muted">in ${p.groups.map((g, i) => html`${i ? ", " : ""}<a href="/groups/${g.group_id}">${g.name}</a>`)}</span></li>`,
+          html`<li>${counterpartySentence(p)}${p.to_settle_minor === p.balance_minor ? "" : html` (${unsigned(p.to_settle)} once the payments waiting for confirmation count)`}${payAcross(c, p)}<br><span class="muted">in ${p.groups.map((g, i) => html`${i ? ", " : ""}<a href="/groups/${g.group_id}">${g.name}</a>`)}</span></li>`,
       )}</ul>
 <p class="muted">“Record paying it” records one payment of all you owe that person in that currency, in each group where you owe them, oldest group first; they confirm it once.</p>`
     : ""
 }
-${balances.pending_payments.length ? html`<p>${balances.pending_payments.length} ${balances.pending_payments.length === 1 ? "payment waits" : "payments wait"} for confirmation: see the groups.${balances.settle_up_counts_pending.length ? " By person counts them as if confirmed (the totals do not yet), so they are not paid twice." : ""}</p>` : ""}
+${balances.pending_payments.length ? html`<p>${balances.pending_payments.length} ${balances.pending_payments.length === 1 ? "payment waits" : "payments wait"} for confirmation: see the groups.${balances.settle_up_counts_pending.length ? " “Record paying it” counts them as if confirmed, so nothing is paid twice." : ""}</p>` : ""}
 <h2>Waiting for your decision</h2>
 ${
   waiting.length

@@ -201,7 +201,7 @@ describe("ledger answers for people", () => {
     expect(balances.output).toContain("cli-ledger-bob paid cli-alice 10.00 EUR: waiting for cli-alice to confirm");
     const mine = await svcOnTerminal(["call", "get_balances", ...as(alice.key)]);
     expect(mine.output).toContain(
-      "With each person, counting the payments waiting for confirmation as if confirmed:\n  cli-ledger-bob owes you 40.00 EUR (Lisbon: +40.00 EUR)",
+      "With each person:\n  cli-ledger-bob owes you 50.00 EUR (Lisbon: +50.00 EUR); to settle, counting the payments waiting for confirmation: +40.00 EUR",
     );
     const expenses = await svcOnTerminal(["call", "list_expenses", `group_id=${groupId}`, ...as(alice.key)]);
     expect(expenses.output).toMatch(/^DATE +DESCRIPTION +AMOUNT +PAID BY +STATE$/m);

@@ -135,17 +135,18 @@ describe("get_balances across groups", () => {
     await expense(g2.group_id, bob!.key, "30.00", [ann!.handle, cat!.handle]); // ann owes bob 15 EUR, cat owes bob 15
     await expense(g2.group_id, cat!.key, "4.00", [ann!.handle]); // ann owes cat 4 EUR; simplified, ann pays bob 19 and cat pays bob 11
     await expense(g3.group_id, bob!.key, "9.00", [ann!.handle]); // ann owes bob 9 USD
-    // ann's pending 1.00 to bob counts in Flat's settle-up as if confirmed: bob then owes her 21 there
+    // ann's pending 1.00 to bob is not in the balances (confirmed payments only); it counts in to_settle as if
+    // confirmed: bob then owes her 21 in Flat
     const paid = (await s.ok("record_payment", { group_id: g1.group_id, to: bob!.handle, amount: "1.00" }, ann!.key)).payment;
     const r = await s.ok("get_balances", {}, ann!.key);
     expect(r.group_id).toBeUndefined();
-    expect(r.counterparties.map((c: any) => [c.currency, c.agent.handle, c.balance_minor, c.balance])).toEqual([
-      ["EUR", bob!.handle, 200, "+2.00 EUR"],
-      ["USD", bob!.handle, -900, "-9.00 USD"],
+    expect(r.counterparties.map((c: any) => [c.currency, c.agent.handle, c.balance_minor, c.balance, c.to_settle_minor, c.to_settle])).toEqual([
+      ["EUR", bob!.handle, 100, "+1.00 EUR", 200, "+2.00 EUR"],
+      ["USD", bob!.handle, -900, "-9.00 USD", -900, "-9.00 USD"],
     ]);
-    expect(r.counterparties[0].groups.map((x: any) => [x.name, x.balance_minor])).toEqual([
-      ["Flat", 2100],
-      ["Trip", -1900],
+    expect(r.counterparties[0].groups.map((x: any) => [x.name, x.balance_minor, x.to_settle_minor])).toEqual([
+      ["Flat", 2000, 2100],
+      ["Trip", -1900, -1900],
     ]);
     expect(r.settle_up_counts_pending).toEqual([paid.payment_id]);
     // cat's view of the same Trip: pays bob 11

@@ -55,8 +55,17 @@ for (const release of releases) {
       for (const r of facts.reads) {
         const res = await s.call(r.tool, r.args, keyOf(r.handle));
         const asked = `${r.handle} ${r.tool} ${JSON.stringify(r.args)}`;
+        const expected = withoutProse(r.data);
+        // The one answer changed on purpose since: a group's settle-up counts its pending payments as if confirmed
+        // (so following it never pays a debt twice). There it must name them, and with them settle every balance.
+        const pending = r.tool === "get_balances" && r.args.group_id && r.data.pending_payments?.length ? r.data.pending_payments : null;
+        if (pending) {
+          delete expected.settle_up;
+          expect(res.body.data.settle_up_counts_pending.sort()).toEqual(pending.map((p: any) => p.payment_id).sort());
+          expect(settledBy(res.body.data.members, [...pending, ...res.body.data.settle_up])).toEqual(true);
+        }
         // Fields added since the release are allowed; every fact it gave must still be there, the same.
-        expect({ asked, status: res.status, data: res.body.data }).toMatchObject({ asked, status: 200, data: withoutProse(r.data) });
+        expect({ asked, status: res.status, data: res.body.data }).toMatchObject({ asked, status: 200, data: expected });
       }
     });
 
@@ -256,4 +265,14 @@ for (const release of releases) {
       expect(g.group.members.map((m: any) => m.agent.handle)).toEqual(expect.arrayContaining([c.group.joiner, "late-joiner"]));
     });
   });
+}
+
+/** Whether the transfers (payments or a plan's, each from, to and amount_minor) bring every member's balance to zero. */
+function settledBy(members: any[], transfers: any[]): boolean {
+  const left = new Map<string, number>(members.map((m) => [m.agent.agent_id, m.balance_minor]));
+  for (const t of transfers) {
+    left.set(t.from.agent_id, (left.get(t.from.agent_id) ?? 0) + t.amount_minor);
+    left.set(t.to.agent_id, (left.get(t.to.agent_id) ?? 0) - t.amount_minor);
+  }
+  return [...left.values()].every((v) => v === 0);
 }

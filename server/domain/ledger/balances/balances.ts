@@ -12,6 +12,7 @@ import {
   payments,
 } from "../../../../db/schema/index.ts";
 import type { Counterparty, Payment, Transfer } from "../../../contract/ledger.ts";
+import type { Debt } from "../money/fewest-transfers.ts";
 import type { AgentRef, GroupSummary } from "../../../contract/wire.ts";
 import type { StoredSplit } from "../expenses/store.ts";
 import { exactly, pairBalances, pairDebts, pairDebtsByGroup, paymentDebt, pendingDebtsByGroup } from "./pairs.ts";
@@ -63,9 +64,10 @@ export async function groupBalanceView({ tx, now, actor: { agentId } }: DomainCo
 }
 
 /**
- * The caller's net with each counterparty per currency across all their groups: what each group's
- * settle-up plan has them pay to or receive from that counterparty. Positive: the counterparty owes the caller.
- * The plans count each group's pending payments as if confirmed; the caller's own are named (settle_up_counts_pending).
+ * The caller's net with each counterparty per currency across all their groups: what each group's settle-up plan of
+ * confirmed payments has them pay to or receive from that counterparty. Positive: the counterparty owes the caller.
+ * to_settle is the same once each group's pending payments count as if confirmed (those of the caller are named:
+ * settle_up_counts_pending): what is left to pay, so that following it never pays a debt twice.
  */
 export async function counterpartyBalances({ tx, now, actor: { agentId } }: DomainContext) {
   const mine = await tx
@@ -79,28 +81,49 @@ export async function counterpartyBalances({ tx, now, actor: { agentId } }: Doma
   const pendingOf = await pendingDebtsByGroup(tx, groupIds);
   const counted = new Set<string>();
   // Sums are exact (bigint), numbers only in the answer.
-  const byCounterparty = new Map<string, { agent: AgentRef; currency: string; net: bigint; groups: Counterparty["groups"] }>();
+  type Part = { net: bigint; left: bigint };
+  const byCounterparty = new Map<string, { agent: AgentRef; currency: string; total: Part; groups: Map<string, Part & { name: string }> }>();
   const totals = new Map<string, bigint>();
-  for (const { g } of mine) {
-    const { balances, people, plan, counted: ids } = await settlement(tx, g, membersOf.get(g.groupId)!, debtsOf.get(g.groupId)!, pendingOf.get(g.groupId)!);
-    for (const id of ids) counted.add(id);
-    totals.set(g.currency, (totals.get(g.currency) ?? 0n) + (balances.get(agentId) ?? 0n));
+  const add = (g: GroupRow, people: Map<string, AgentRef>, plan: Debt[], field: keyof Part) => {
     for (const t of plan) {
       if (t.from !== agentId && t.to !== agentId) continue;
       const other = t.from === agentId ? t.to : t.from;
       const signed = t.from === agentId ? -t.amount : t.amount;
       const key = JSON.stringify([g.currency, other]);
-      const entry = byCounterparty.get(key) ?? { agent: people.get(other)!, currency: g.currency, net: 0n, groups: [] };
-      entry.net += signed;
-      entry.groups.push({ group_id: g.groupId, name: g.name, balance_minor: totalMinor(signed), balance: formatBalance(signed, g.currency) });
+      const entry = byCounterparty.get(key) ?? { agent: people.get(other)!, currency: g.currency, total: { net: 0n, left: 0n }, groups: new Map() };
+      const part = entry.groups.get(g.groupId) ?? { name: g.name, net: 0n, left: 0n };
+      entry.total[field] += signed;
+      part[field] += signed;
+      entry.groups.set(g.groupId, part);
       byCounterparty.set(key, entry);
     }
+  };
+  for (const { g } of mine) {
+    const confirmed = await settlement(tx, g, membersOf.get(g.groupId)!, debtsOf.get(g.groupId)!, []);
+    const withPending = await settlement(tx, g, membersOf.get(g.groupId)!, debtsOf.get(g.groupId)!, pendingOf.get(g.groupId)!);
+    for (const id of withPending.counted) counted.add(id);
+    totals.set(g.currency, (totals.get(g.currency) ?? 0n) + (confirmed.balances.get(agentId) ?? 0n));
+    add(g, confirmed.people, confirmed.plan, "net");
+    add(g, withPending.people, withPending.plan, "left");
   }
   const currencyOf = new Map(mine.map(({ g }) => [g.groupId, g.currency]));
   const pending: Payment[] = await paymentViews(tx, await pendingPayments(tx, [...currencyOf.keys()], agentId), (id) => currencyOf.get(id)!);
+  const amounts = (p: Part, currency: string) => ({
+    balance_minor: totalMinor(p.net),
+    balance: formatBalance(p.net, currency),
+    to_settle_minor: totalMinor(p.left),
+    to_settle: formatBalance(p.left, currency),
+  });
   return {
     counterparties: [...byCounterparty.values()]
-      .map(({ net, ...c }): Counterparty => ({ ...c, balance_minor: totalMinor(net), balance: formatBalance(net, c.currency) }))
+      .map(
+        ({ agent, currency, total, groups: parts }): Counterparty => ({
+          agent,
+          currency,
+          ...amounts(total, currency),
+          groups: [...parts].map(([group_id, p]) => ({ group_id, name: p.name, ...amounts(p, currency) })),
+        }),
+      )
       .sort((a, b) => compareText(a.currency, b.currency) || compareText(a.agent.handle, b.agent.handle)),
     totals: [...totals]
       .sort(([a], [b]) => compareText(a, b))
