@@ -14,7 +14,7 @@ import { sha256 } from "../auth/secrets.ts";
 import { AppError, describeCause, storageFault, toAppError, type Issue } from "../errors.ts";
 import { rateLimitHeaders, type RateDecision } from "../rate-limit.ts";
 import type { Call, CallEvent, CallMeta, CallResult, Services } from "../services.ts";
-import { findTool, inputJsonSchema } from "./catalogue.ts";
+import { findTool, inputJsonSchema, nearestTool } from "./catalogue.ts";
 import { fieldsAt, unknownField } from "./unknown-fields.ts";
 import type { Tool, ToolContext } from "./define.ts";
 import type { Actor, Principal } from "../contract/principal.ts";
@@ -144,8 +144,20 @@ interface Answer {
 
 function toolNamed(name: string): Tool {
   const tool = findTool(name);
-  if (!tool) throw new AppError("NOT_FOUND", `There is no tool named '${name}'.`, undefined, undefined, "GET /v1/tools lists every tool.");
+  if (!tool) throw noSuchTool(name);
   return tool;
+}
+
+/** An unknown tool, named with the one most likely meant; the hint holds over every transport. */
+export function noSuchTool(name: string): AppError {
+  const meant = nearestTool(name);
+  return new AppError(
+    "NOT_FOUND",
+    `There is no tool named '${name}'${meant ? `; did you mean ${meant}?` : "."}`,
+    meant ? { did_you_mean: meant } : undefined,
+    undefined,
+    `${meant ? `Call ${meant}. ` : ""}The tools are listed by tools/list over MCP and GET /v1/tools over REST.`,
+  );
 }
 
 const needsCredential = (tool: Tool, meta: CallMeta) => !tool.isPublic && !meta.sandbox;
