@@ -32,6 +32,9 @@ export interface Issue {
   message: string;
 }
 
+/** A path as every error names one, the domain's own included: split.among[1].handle, not split.among.1.handle. */
+export const issuePath = (path: readonly PropertyKey[]) => path.map((p, i) => (typeof p === "number" ? `[${p}]` : `${i ? "." : ""}${String(p)}`)).join("");
+
 export class AppError extends Error {
   constructor(
     readonly code: ErrorCode,

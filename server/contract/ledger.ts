@@ -110,7 +110,7 @@ export const expenseFields = {
   exchange_rate: ExchangeRate.optional(),
   date: DateOnly.optional().describe("Default: today (UTC)"),
   category: z.enum(CATEGORIES).optional().describe("Default general"),
-  paid_by: z.array(PayerInput).min(1).max(50).optional().describe("Default: you paid it all"),
+  paid_by: z.array(PayerInput).min(1).max(50).optional().describe("Default: you paid it all; so does one payer given without an amount"),
   split: SplitInput.optional().describe("Default: equal among all"),
   notes: Notes.optional().describe("Longer notes for the members"),
   repeat: z.enum(REPEATS).optional().describe("Repeats on later dates"),
@@ -226,7 +226,7 @@ export const MemberBalance = z.object({
   agent: AgentRef.describe("The member; for a placeholder (no account yet): agent_id and handle are its member_id, display_name its name"),
   member_id: Uuid.optional().describe("The member's member_id (get_group)"),
   placeholder: z.boolean().optional().describe("true for a placeholder member, who has no account yet"),
-  balance_minor: z.number().int(),
+  balance_minor: z.number().int().describe("Positive: the others owe them; negative: they owe"),
   balance: z.string(),
 });
 

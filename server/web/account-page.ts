@@ -2,6 +2,7 @@
 // create API keys (shown once), and the sign-in provider link.
 import { identitiesOf } from "../auth/identities.ts";
 import { agentById, type AgentRow } from "../domain/agents.ts";
+import { noticeClientConnected } from "../domain/clients.ts";
 import { handlesWithVerifiedEmail, verifiedEmails } from "../domain/handle-merge.ts";
 import { createClient, issueApiKey, listClients } from "../auth/credentials.ts";
 import { federationScope } from "../federation/scope.ts";
@@ -110,6 +111,7 @@ export async function postCreateKey(c: WebContext): Promise<Response> {
   // The key is obtained through this browser: it ends with it, and may do no more than it.
   const clientId = await createClient(c.tx, c.session.agentId, name.data, "api_key", c.now, { parent: c.session.clientId, maxKeys: c.svc.config.quotas.keys });
   const key = await issueApiKey(c.tx, clientId, c.now, c.session.scopes ?? "");
+  await noticeClientConnected(c.tx, c.now, { agentId: c.session.agentId, clientId, name: name.data, kind: "api_key", via: "account_page" });
   return renderAccount(c, { newKey: { name: name.data, key } });
 }
 

@@ -57,7 +57,7 @@ describe("values JSON parses but svc could not keep as sent", () => {
       headers: { "content-type": "application/json" },
       body: `{"split":{"mode":"shares","among":[{"handle":"xyz","value":1e999}]}}`,
     });
-    expect(((await sandbox.json()) as any).error.details.issues).toEqual([{ path: "split.among.0.value", message: "must be a finite number" }]);
+    expect(((await sandbox.json()) as any).error.details.issues).toEqual([{ path: "split.among[0].value", message: "must be a finite number" }]);
     const mcp = await mcpCall(toolCall("update_me", `{"description":-1e999,"idempotency_key":"${key()}"}`), a.key);
     expect(mcp.envelope.error.code).toBe("VALIDATION_ERROR");
     expect(mcp.envelope.error.details.issues[0].path).toBe("description");

@@ -30,7 +30,9 @@ export const getInbox = defineTool({
   example: { include_seen: true, limit: 20 },
   async run(ctx, input) {
     const res = await list(ctx, input);
-    const tools = [...new Set(res.items.filter((i) => i.requires_action && !i.resolved).flatMap((i) => i.suggested_tools))];
+    // What waits for a decision first, then what acts on the other open items (a plan's answers: update_plan).
+    const open = res.items.filter((i) => !i.resolved);
+    const tools = [...open.filter((i) => i.requires_action), ...open.filter((i) => !i.requires_action)].flatMap((i) => i.suggested_tools);
     return { ...res, suggested_next: [...tools, ...(res.items.length ? ["ack_inbox"] : [])] };
   },
 });
