@@ -1,7 +1,8 @@
 // Wire shapes of expenses, payments and balances, written from the catalogue's "Expenses", "Payments" and
 // "Balances and history" sections and its money conventions.
 import { z } from "zod";
-import { abuseBound, AgentRef, Handle, plainText, RefsInput, Timestamp, Untrusted, Uuid } from "./wire.ts";
+import { MemberRef } from "./groups.ts";
+import { abuseBound, AgentRef, plainText, RefsInput, Timestamp, Untrusted, Uuid } from "./wire.ts";
 
 /** Amounts are limited to 15 digits in minor units: always a safe integer (< 2^53). */
 export const MAX_DIGITS = 15;
@@ -68,10 +69,18 @@ export const Notes = plainText(0, 500);
 /** A participant's value in a split: a decimal string or a JSON number (read exactly, by mode). */
 const SplitValue = z.union([boundedText(40), z.number()]);
 
-/** A member named by handle or by member_id (get_group): exactly one of the two. */
+/**
+ * A member as an argument names them: a handle, a member_id (what an answer's member.member_id holds), or the name a
+ * placeholder (a friend with no account) was added with, when no other placeholder of the group has it. Resolved
+ * against the group's members (membership.ts resolveMember); bounded as a display name, which a member_id fits.
+ */
+export const MemberName = plainText(1, 80);
+export const MEMBER_NAME_HELP = "Handle, member_id or a placeholder's name (get_group)";
+
+/** A member named by handle (or member_id, or a placeholder's name) or by member_id: exactly one of the two. */
 const memberRef = {
-  handle: Handle.optional().describe("From get_group"),
-  member_id: Uuid.optional().describe("From get_group; names a placeholder"),
+  handle: MemberName.optional().describe(MEMBER_NAME_HELP),
+  member_id: Uuid.optional().describe("From get_group; instead of handle"),
 };
 const oneMember = (v: { handle?: string | undefined; member_id?: string | undefined }, ctx: z.RefinementCtx) => {
   if ((v.handle === undefined) === (v.member_id === undefined))
@@ -118,9 +127,14 @@ export const expenseFields = {
   refs: RefsInput.optional(),
 };
 
+/** The member, added to the entries that name one with a handle (absent only in an answer stored before and replayed). */
+const member = MemberRef.optional();
+const OLD_HANDLE = "The handle; a placeholder's member_id, kept for v1 clients: read member";
+
 const HandleAmount = z.object({
-  handle: z.string().describe("The member's handle; a placeholder member (no account yet) has none, and its member_id stands here"),
+  handle: z.string().describe(OLD_HANDLE),
   member_id: Uuid.optional().describe("The member's member_id (get_group): an agent's agent_id, or a placeholder's id"),
+  member,
   amount_minor: z.number().int(),
   amount: z.string(),
 });
@@ -155,7 +169,7 @@ export const ExpenseContent = z.object({
   paid_by: z.array(HandleAmount),
   split: z.object({
     mode: z.enum(SPLIT_MODES),
-    among: z.array(z.object({ handle: z.string(), value: z.union([z.string(), z.number()]).optional() })),
+    among: z.array(z.object({ handle: z.string().describe(OLD_HANDLE), member, value: z.union([z.string(), z.number()]).optional() })),
   }),
   shares: z.array(HandleAmount),
   notes: Untrusted.nullable(),
@@ -196,11 +210,17 @@ export type ExpenseHistoryEntry = z.infer<typeof ExpenseHistoryEntry>;
 
 export const PAYMENT_STATES = ["pending", "confirmed", "rejected", "voided"] as const;
 
+/** An agent field v1 answered with, which for a placeholder holds no agent: kept, and said so. */
+const OLD_AGENT = "For a placeholder not an agent (agent_id and handle are its member_id), kept for v1 clients: read ";
+
 export const Payment = z.object({
   payment_id: Uuid,
   group_id: Uuid,
-  from: AgentRef,
-  to: AgentRef,
+  from: AgentRef.describe(`The payer. ${OLD_AGENT}from_member`),
+  to: AgentRef.describe(`The payee. ${OLD_AGENT}to_member`),
+  // Added after v1 began, as the fields below: optional, so an answer stored before is replayed as it was.
+  from_member: MemberRef.optional().describe("The payer"),
+  to_member: MemberRef.optional().describe("The payee"),
   amount_minor: z.number().int(),
   amount: z.string(),
   currency: z.string().describe("The group's currency; amount is in it"),
@@ -219,11 +239,19 @@ export const Payment = z.object({
 });
 export type Payment = z.infer<typeof Payment>;
 
-export const Transfer = z.object({ from: AgentRef, to: AgentRef, amount_minor: z.number().int(), amount: z.string() });
+export const Transfer = z.object({
+  from: AgentRef.describe(`Who pays. ${OLD_AGENT}from_member`),
+  to: AgentRef.describe(`Who is paid. ${OLD_AGENT}to_member`),
+  from_member: MemberRef.describe("Who pays"),
+  to_member: MemberRef.describe("Who is paid"),
+  amount_minor: z.number().int(),
+  amount: z.string(),
+});
 export type Transfer = z.infer<typeof Transfer>;
 
 export const MemberBalance = z.object({
-  agent: AgentRef.describe("The member; for a placeholder (no account yet): agent_id and handle are its member_id, display_name its name"),
+  agent: AgentRef.describe(`${OLD_AGENT}member`),
+  member: MemberRef,
   member_id: Uuid.optional().describe("The member's member_id (get_group)"),
   placeholder: z.boolean().optional().describe("true for a placeholder member, who has no account yet"),
   balance_minor: z.number().int().describe("Positive: the others owe them; negative: they owe"),
@@ -234,7 +262,8 @@ export const CurrencyBreakdown = z.object({
   currency: z.string().describe("The currency the amounts were given in"),
   members: z.array(
     z.object({
-      agent: AgentRef,
+      agent: AgentRef.describe(`${OLD_AGENT}member`),
+      member: MemberRef,
       paid_minor: z.number().int().describe("Paid for expenses, in this currency"),
       paid: z.string(),
       owes_minor: z.number().int().describe("Their shares of expenses, in this currency"),
@@ -252,7 +281,8 @@ export const CurrencyBreakdown = z.object({
 });
 
 export const Counterparty = z.object({
-  agent: AgentRef,
+  agent: AgentRef.describe(`${OLD_AGENT}member`),
+  member: MemberRef.describe("Whom you owe or who owes you"),
   currency: z.string(),
   balance_minor: z.number().int().describe("Positive: they owe you; negative: you owe them"),
   balance: z.string(),

@@ -88,9 +88,13 @@ describe("an exact split's entry names its amount value or amount", () => {
       },
     });
     expect(shares(e)).toEqual({ [g.a]: 1000, [g.b]: 2000 });
-    expect(e.split.among).toEqual([
+    expect(e.split.among).toMatchObject([
       { handle: g.a, value: "10.00" },
       { handle: g.b, value: "20.00" },
+    ]);
+    expect(e.split.among.map((x: any) => Object.keys(x).sort())).toEqual([
+      ["handle", "member", "value"],
+      ["handle", "member", "value"],
     ]);
   });
 

@@ -1,14 +1,16 @@
 import { z } from "zod";
 import { SPENDING_BY, spending } from "../../domain/ledger/spending/spending.ts";
 import { DateOnly } from "../../contract/ledger.ts";
+import { MemberRef } from "../../contract/groups.ts";
 import { AgentRef, Uuid } from "../../contract/wire.ts";
 import { defineTool } from "../define.ts";
 import { madeUp } from "../made-up.ts";
 import description from "./get-spending.description.md" with { type: "text" };
 
 const Row = z.object({
-  key: z.string().describe("The category, the month (YYYY-MM) or the member's handle"),
-  agent: AgentRef.optional().describe("By member: the member"),
+  key: z.string().describe("The category, the month (YYYY-MM) or the member's handle (a placeholder's member_id)"),
+  agent: AgentRef.optional().describe("By member: for a placeholder not an agent, kept for v1 clients: read member"),
+  member: MemberRef.optional().describe("By member: the member"),
   amount_minor: z.number().int().describe("Spent, net of refunds; by member, their shares"),
   amount: z.string(),
   paid_minor: z.number().int().optional().describe("By member: what they paid, net of refunds they received"),

@@ -15,7 +15,7 @@ import type { Counterparty, Payment, Transfer } from "../../../contract/ledger.t
 import type { AgentRef, GroupSummary } from "../../../contract/wire.ts";
 import type { StoredSplit } from "../expenses/store.ts";
 import { exactly, pairBalances, pairDebts, pairDebtsByGroup } from "./pairs.ts";
-import { groupWithMembers, memberRefsByGroup, refsOfMembers, refsWithKnown, type GroupRow } from "../groups/membership.ts";
+import { groupWithMembers, memberRef, memberRefsByGroup, refsOfMembers, refsWithKnown, type GroupRow } from "../groups/membership.ts";
 import { formatAmount, formatBalance, originalOfRow, totalMinor } from "../money/amounts.ts";
 import { paymentViews, pendingPayments } from "../payments/payments.ts";
 import { settlement, simplifiedSettlement } from "./settlement.ts";
@@ -40,7 +40,7 @@ export async function groupBalanceView({ tx, now, actor: { agentId } }: DomainCo
         const b = balances.get(id) ?? 0n;
         const agent = people.get(id)!;
         const placeholder = agent.handle === agent.agent_id;
-        return { agent, member_id: id, placeholder, balance_minor: totalMinor(b), balance: formatBalance(b, group.currency) };
+        return { agent, member: memberRef(agent), member_id: id, placeholder, balance_minor: totalMinor(b), balance: formatBalance(b, group.currency) };
       })
       .sort((a, b) => compareText(a.agent.handle, b.agent.handle)),
     pending_payments: await paymentViews(tx, pending, () => group.currency),
@@ -48,6 +48,8 @@ export async function groupBalanceView({ tx, now, actor: { agentId } }: DomainCo
       (t): Transfer => ({
         from: people.get(t.from)!,
         to: people.get(t.to)!,
+        from_member: memberRef(people.get(t.from)!),
+        to_member: memberRef(people.get(t.to)!),
         amount_minor: totalMinor(t.amount),
         amount: formatAmount(t.amount, group.currency),
       }),
@@ -91,7 +93,7 @@ export async function counterpartyBalances({ tx, now, actor: { agentId } }: Doma
   const pending: Payment[] = await paymentViews(tx, await pendingPayments(tx, [...currencyOf.keys()], agentId), (id) => currencyOf.get(id)!);
   return {
     counterparties: [...byCounterparty.values()]
-      .map(({ net, ...c }): Counterparty => ({ ...c, balance_minor: totalMinor(net), balance: formatBalance(net, c.currency) }))
+      .map(({ net, ...c }): Counterparty => ({ ...c, member: memberRef(c.agent), balance_minor: totalMinor(net), balance: formatBalance(net, c.currency) }))
       .sort((a, b) => compareText(a.currency, b.currency) || compareText(a.agent.handle, b.agent.handle)),
     totals: [...totals]
       .sort(([a], [b]) => compareText(a, b))
@@ -184,6 +186,7 @@ async function currencyBreakdown(tx: Tx, group: GroupRow, known: Map<string, Age
           const net = p.paid - p.owes + p.sent - p.received;
           return {
             agent: people.get(id)!,
+            member: memberRef(people.get(id)!),
             paid_minor: totalMinor(p.paid),
             paid: money(p.paid),
             owes_minor: totalMinor(p.owes),
