@@ -12,9 +12,9 @@ export const CurrencyCode = z.string().refine(isCurrency, "must be an ISO 4217 c
  * and `to_member`) beside the fields v1 answered with before.
  */
 export const MemberRef = z.object({
-  member_id: Uuid.describe("Names the member in any argument that takes one (handle, member_id or from_member_id)"),
-  name: z.string().describe("The agent's display name, or the name a placeholder was added with"),
-  agent: AgentRef.nullable().describe("null for a placeholder: a friend with no account yet, so no handle"),
+  member_id: Uuid.describe("What any argument naming a member takes"),
+  name: z.string().describe("Display name, or a placeholder's name"),
+  agent: AgentRef.nullable().describe("null for a placeholder (no account, no handle)"),
 });
 export type MemberRef = z.infer<typeof MemberRef>;
 

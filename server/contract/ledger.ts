@@ -2,7 +2,7 @@
 // "Balances and history" sections and its money conventions.
 import { z } from "zod";
 import { MemberRef } from "./groups.ts";
-import { abuseBound, AgentRef, plainText, RefsInput, Timestamp, Untrusted, Uuid } from "./wire.ts";
+import { ABUSE_BOUND, abuseBound, AgentRef, plainText, RefsInput, Timestamp, Untrusted, Uuid } from "./wire.ts";
 
 /** Amounts are limited to 15 digits in minor units: always a safe integer (< 2^53). */
 export const MAX_DIGITS = 15;
@@ -74,13 +74,13 @@ const SplitValue = z.union([boundedText(40), z.number()]);
  * placeholder (a friend with no account) was added with, when no other placeholder of the group has it. Resolved
  * against the group's members (membership.ts resolveMember); bounded as a display name, which a member_id fits.
  */
-export const MemberName = plainText(1, 80);
-export const MEMBER_NAME_HELP = "Handle, member_id or a placeholder's name (get_group)";
+export const MemberName = plainText(1, 80).meta({ [ABUSE_BOUND]: true });
+export const MEMBER_NAME_HELP = "handle, member_id or placeholder name";
 
 /** A member named by handle (or member_id, or a placeholder's name) or by member_id: exactly one of the two. */
 const memberRef = {
   handle: MemberName.optional().describe(MEMBER_NAME_HELP),
-  member_id: Uuid.optional().describe("From get_group; instead of handle"),
+  member_id: Uuid.optional().describe("Or member_id (get_group)"),
 };
 const oneMember = (v: { handle?: string | undefined; member_id?: string | undefined }, ctx: z.RefinementCtx) => {
   if ((v.handle === undefined) === (v.member_id === undefined))
@@ -119,7 +119,7 @@ export const expenseFields = {
   exchange_rate: ExchangeRate.optional(),
   date: DateOnly.optional().describe("Default: today (UTC)"),
   category: z.enum(CATEGORIES).optional().describe("Default general"),
-  paid_by: z.array(PayerInput).min(1).max(50).optional().describe("Default: you paid it all; so does one payer given without an amount"),
+  paid_by: z.array(PayerInput).min(1).max(50).optional().describe("Default: you paid it all (as one payer without amount)"),
   split: SplitInput.optional().describe("Default: equal among all"),
   notes: Notes.optional().describe("Longer notes for the members"),
   repeat: z.enum(REPEATS).optional().describe("Repeats on later dates"),
@@ -129,11 +129,11 @@ export const expenseFields = {
 
 /** The member, added to the entries that name one with a handle (absent only in an answer stored before and replayed). */
 const member = MemberRef.optional();
-const OLD_HANDLE = "The handle; a placeholder's member_id, kept for v1 clients: read member";
+const OLD_HANDLE = "v1 field; a placeholder's member_id: read member";
 
 const HandleAmount = z.object({
   handle: z.string().describe(OLD_HANDLE),
-  member_id: Uuid.optional().describe("The member's member_id (get_group): an agent's agent_id, or a placeholder's id"),
+  member_id: Uuid.optional().describe("As member.member_id"),
   member,
   amount_minor: z.number().int(),
   amount: z.string(),
@@ -142,7 +142,7 @@ const HandleAmount = z.object({
 export const OriginalAmount = z
   .object({ currency: z.string(), amount_minor: z.number().int(), amount: z.string(), exchange_rate: z.string() })
   .nullable()
-  .describe("The amount as given in another currency and the rate used to convert it once");
+  .describe("As given in another currency, with the rate used");
 
 export const ExpenseResponse = z.object({
   agent: AgentRef,
@@ -155,10 +155,7 @@ export const ExpenseResponse = z.object({
 /** What an expense says at one version (also each entry of its history). */
 export const ExpenseContent = z.object({
   // Optional as fields added later are: an answer stored before it is replayed as it was (idempotency).
-  kind: z
-    .enum(EXPENSE_KINDS)
-    .optional()
-    .describe("refund: money that came back; paid_by received it, and it moves the balances the other way. Always set by this version"),
+  kind: z.enum(EXPENSE_KINDS).optional().describe("refund: money back, received by paid_by; it moves balances the other way"),
   description: Untrusted,
   amount_minor: z.number().int(),
   amount: z.string(),
@@ -174,12 +171,8 @@ export const ExpenseContent = z.object({
   shares: z.array(HandleAmount),
   notes: Untrusted.nullable(),
   repeat: z.enum(REPEATS),
-  repeat_until: z.string().nullable().optional().describe("A repeating expense's last date (inclusive), or null for no end"),
-  exchange_rate_source: z
-    .string()
-    .nullable()
-    .optional()
-    .describe("Where original.exchange_rate came from when the service looked it up (the rates file and its date); null when given"),
+  repeat_until: z.string().nullable().optional().describe("A series' last date (inclusive); null: no end"),
+  exchange_rate_source: z.string().nullable().optional().describe("The rates file and date of a rate looked up; null when given"),
   refs: z.record(z.string(), z.string()),
   deleted: z.boolean(),
   state: z.enum(["active", "disputed"]),
@@ -211,13 +204,13 @@ export type ExpenseHistoryEntry = z.infer<typeof ExpenseHistoryEntry>;
 export const PAYMENT_STATES = ["pending", "confirmed", "rejected", "voided"] as const;
 
 /** An agent field v1 answered with, which for a placeholder holds no agent: kept, and said so. */
-const OLD_AGENT = "For a placeholder not an agent (agent_id and handle are its member_id), kept for v1 clients: read ";
+const OLD_AGENT = "v1 field, for a placeholder no agent: read ";
 
 export const Payment = z.object({
   payment_id: Uuid,
   group_id: Uuid,
-  from: AgentRef.describe(`The payer. ${OLD_AGENT}from_member`),
-  to: AgentRef.describe(`The payee. ${OLD_AGENT}to_member`),
+  from: AgentRef.describe(`${OLD_AGENT}from_member`),
+  to: AgentRef.describe(`${OLD_AGENT}to_member`),
   // Added after v1 began, as the fields below: optional, so an answer stored before is replayed as it was.
   from_member: MemberRef.optional().describe("The payer"),
   to_member: MemberRef.optional().describe("The payee"),
@@ -233,15 +226,13 @@ export const Payment = z.object({
   updated_at: Timestamp,
   voided_by: AgentRef.nullable().optional().describe("Who voided it (payer or payee), or null"),
   voided_at: Timestamp.nullable().optional(),
-  batch_id: Uuid.nullable()
-    .optional()
-    .describe("Set on each part of one payment across groups (record_payment without group_id); the parts are confirmed, rejected or voided together"),
+  batch_id: Uuid.nullable().optional().describe("One payment across groups: its parts share it and are answered together"),
 });
 export type Payment = z.infer<typeof Payment>;
 
 export const Transfer = z.object({
-  from: AgentRef.describe(`Who pays. ${OLD_AGENT}from_member`),
-  to: AgentRef.describe(`Who is paid. ${OLD_AGENT}to_member`),
+  from: AgentRef.describe(`${OLD_AGENT}from_member`),
+  to: AgentRef.describe(`${OLD_AGENT}to_member`),
   from_member: MemberRef.describe("Who pays"),
   to_member: MemberRef.describe("Who is paid"),
   amount_minor: z.number().int(),
@@ -311,6 +302,6 @@ export const Attachment = z.object({
   sha256: z.string().describe("Hex SHA-256 of the file's bytes"),
   uploaded_by: AgentRef,
   created_at: Timestamp,
-  url: z.string().describe("A link to the file for your human, valid until url_expires_at; read it again for a new one"),
+  url: z.string().describe("For your human, valid until url_expires_at"),
   url_expires_at: Timestamp,
 });

@@ -161,7 +161,12 @@ sharedShape(ContactRecord, "The contact", "list_contacts");
 export const inputJsonSchema = (t: Tool) => toolJsonSchema(t.input, "input");
 /** The input schema with every bound and pattern the server checks, the shared rules' included. */
 export const checkedInputJsonSchema = (t: Tool) => toolJsonSchema(t.input, "input", undefined, "checked");
-export const outputJsonSchema = (t: Tool) => toolJsonSchema(t.output, "output", t.name);
+/**
+ * A read tool's answer declares every field it carries, shared shapes (an expense, a group, ...) included, as $defs
+ * of its own schema. A write tool's answer echoes the object it changed: that shape is the one its read tool
+ * declares (an expense as get_expense's answer), named there with its ids, so tools/list stays within its budget.
+ */
+export const outputJsonSchema = (t: Tool) => toolJsonSchema(t.output, "output", t.isWrite ? t.name : undefined);
 
 /** What GET /v1/tools shows of a tool. */
 export function describeTool(t: Tool) {

@@ -86,7 +86,7 @@ describe("defaults and words", () => {
     const bob = await connect(rest[0]!.key);
     const listed = (await bob.listTools()).tools.find((t: any) => t.name === "get_balances");
     expect(listed.description).toContain("positive: they owe you; negative: you owe them");
-    expect(listed.description).toContain("positive: the others owe them");
+    expect(listed.description).toContain("balance (positive: others owe them)");
     expect(listed.description).not.toContain("owed to them");
     // Bob owes Alice: negative, as the words say.
     const { data } = await call(bob, "get_balances");

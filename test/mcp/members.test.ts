@@ -3,6 +3,7 @@
 // their handle, their member_id or a placeholder's name. Over MCP with the SDK client, as an agent meets it.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { TOOLSETS } from "../../server/tools/catalogue.ts";
+import { inlineRefs } from "../../server/tools/json-schema.ts";
 import { key, startTestServer, type TestServer } from "../harness.ts";
 import { connectMcp, type McpClient } from "./clients.ts";
 
@@ -150,7 +151,7 @@ function madeUpHandles(value: unknown, real: Set<string>, placeholders: Set<stri
   return found;
 }
 
-test("no answer of any ledger tool, nor get_me or the inbox, names a placeholder by a handle that is no agent's", async () => {
+test("no answer of any ledger tool, nor get_me or the inbox, names a placeholder by a handle that is no agent's; every field a read answers is declared", async () => {
   const { alice, bob, a, b, groupId, placeholder } = await tripWith("Dana");
   const answers: [string, unknown][] = [];
   const run = async (client: McpClient, name: string, args: Record<string, unknown> = {}) => {
@@ -210,6 +211,12 @@ test("no answer of any ledger tool, nor get_me or the inbox, names a placeholder
   const placeholders = new Set([placeholder, eve.refs.member_id]);
   const found = answers.flatMap(([name, data]) => madeUpHandles(data, real, placeholders, name));
   expect(found).toEqual([]);
+  // Every field of a read tool's answer is declared in its output schema (a write tool's echo of an object points to
+  // the read tool that declares it).
+  const schemas = new Map((await a.listTools()).tools.map((t: any) => [t.name, inlineRefs(t.outputSchema)]));
+  const read = new Set(Object.values(TOOLSETS).flatMap((set) => set.filter((t) => t.tags.includes("read")).map((t) => t.name)));
+  const undeclared = answers.filter(([name]) => read.has(name)).flatMap(([name, data]) => notDeclared(data, schemas.get(name), name));
+  expect(undeclared).toEqual([]);
   // Names where it must: placeholders appear in them, by name.
   expect(JSON.stringify(answers)).toContain('"name":"Dana","agent":null');
   // The CSV names each row's members by member_id and name too.
@@ -223,6 +230,17 @@ test("no answer of any ledger tool, nor get_me or the inbox, names a placeholder
   expect(dana.length).toBeGreaterThan(0);
   for (const r of dana) expect(r.participant === placeholder ? r.participant_name : r.from_name).toBe("Dana");
 });
+
+/** The fields of an answer its schema does not declare (a map of free keys, such as refs or a payload, declares them all). */
+function notDeclared(value: unknown, schema: any, path: string): string[] {
+  if (!schema || value === null || typeof value !== "object") return [];
+  const branches: any[] = schema.anyOf ?? [schema];
+  if (Array.isArray(value)) return value.flatMap((v, i) => notDeclared(v, branches.find((b) => b.type === "array")?.items, `${path}[${i}]`));
+  const object = branches.find((b) => b.type === "object");
+  if (!object) return [`${path}: an object where the schema has none`];
+  if (!object.properties) return [];
+  return Object.entries(value).flatMap(([k, v]) => (k in object.properties ? notDeclared(v, object.properties[k], `${path}.${k}`) : [`${path}.${k}`]));
+}
 
 // A one-pixel PNG.
 const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";

@@ -17,7 +17,7 @@ export const listExpenses = defineTool({
     cursor: Cursor.optional(),
     since_date: DateOnly.optional().describe("Earliest date, YYYY-MM-DD (inclusive)"),
     until_date: DateOnly.optional().describe("Latest date, YYYY-MM-DD (inclusive)"),
-    involving: MemberName.optional().describe(`Only expenses this member paid or shares: ${MEMBER_NAME_HELP}`),
+    involving: MemberName.optional().describe(`Only those of this member: ${MEMBER_NAME_HELP}`),
     include_deleted: z.boolean().optional().describe("Also deleted expenses (default false)"),
   }),
   output: z.object({ expenses: z.array(Expense), next_cursor: z.string().nullable() }),

@@ -14,11 +14,11 @@ export const recordPayment = defineTool({
   tags: ["write"],
   input: z
     .strictObject({
-      group_id: GroupId.optional().describe("From list_groups; omitted: one payment across every group you share"),
-      from: MemberName.optional().describe(`The payer, default you: ${MEMBER_NAME_HELP}`),
-      to: MemberName.optional().describe(`The payee (settle_up's to_member), default you: ${MEMBER_NAME_HELP}`),
-      from_member_id: Uuid.optional().describe("The payer by member_id (get_group)"),
-      to_member_id: Uuid.optional().describe("The payee by member_id (get_group)"),
+      group_id: GroupId.optional().describe("From list_groups; omitted: across all groups you share"),
+      from: MemberName.optional().describe(`Payer (default you): ${MEMBER_NAME_HELP}`),
+      to: MemberName.optional().describe(`Payee (default you): ${MEMBER_NAME_HELP}`),
+      from_member_id: Uuid.optional().describe("Payer's member_id (get_group)"),
+      to_member_id: Uuid.optional().describe("Payee's member_id (get_group)"),
       ...amountFields,
       currency: CurrencyInput.optional().describe("ISO 4217; default the group's"),
       exchange_rate: ExchangeRate.optional(),

@@ -12,9 +12,9 @@ export const createPlan = defineTool({
   tags: ["write"],
   input: z.strictObject({
     title: PlanTitle.describe('What the plan is, e.g. "Dinner on Friday"'),
-    description: PlanDescription.optional().describe("Details, several lines allowed"),
-    options: Options(OptionInput).describe("Times to choose from (1-10)"),
-    invitees: Invitees.describe("Contacts to invite, handles from list_contacts"),
+    description: PlanDescription.optional().describe("Details (several lines)"),
+    options: Options(OptionInput).describe("Times to choose from"),
+    invitees: Invitees.describe("Handles, from list_contacts"),
     group_id: GroupId.optional(),
     respond_by: DateTimeInput.optional(),
   }),
