@@ -141,7 +141,7 @@ describe("the rules a field depends on are in its own schema", () => {
       .map((t: any) => t.name);
     expect(pointing).toEqual([]);
     const listExpenses = data.tools.find((t: any) => t.name === "list_expenses");
-    const expense = inlineRefs(listExpenses.output_schema).properties.expenses.items;
+    const expense = (inlineRefs(listExpenses.output_schema) as any).properties.expenses.items;
     expect(Object.keys(expense.properties)).toEqual(
       expect.arrayContaining(["description", "paid_by", "shares", "split", "created_by", "version", "responses"]),
     );
