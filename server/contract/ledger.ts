@@ -80,7 +80,7 @@ export const MEMBER_NAME_HELP = "handle, member_id or placeholder name";
 /** A member named by handle (or member_id, or a placeholder's name) or by member_id: exactly one of the two. */
 const memberRef = {
   handle: MemberName.optional().describe(MEMBER_NAME_HELP),
-  member_id: Uuid.optional().describe("Or member_id (get_group)"),
+  member_id: Uuid.optional().describe("Or member_id"),
 };
 const oneMember = (v: { handle?: string | undefined; member_id?: string | undefined }, ctx: z.RefinementCtx) => {
   if ((v.handle === undefined) === (v.member_id === undefined))
@@ -113,13 +113,13 @@ export const SplitInput = z.strictObject({
 /** Fields add_expense takes and update_expense may change. */
 export const expenseFields = {
   kind: z.enum(EXPENSE_KINDS).optional().describe("refund: money back (paid_by received it)"),
-  description: plainText(1, 140).describe('What it was for, e.g. "Dinner at Rosa\'s"'),
+  description: plainText(1, 140).describe('e.g. "Dinner at Rosa\'s"'),
   ...amountFields,
   currency: CurrencyInput.optional().describe("ISO 4217; default the group's"),
   exchange_rate: ExchangeRate.optional(),
   date: DateOnly.optional().describe("Default: today (UTC)"),
   category: z.enum(CATEGORIES).optional().describe("Default general"),
-  paid_by: z.array(PayerInput).min(1).max(50).optional().describe("Default: you paid it all (as one payer without amount)"),
+  paid_by: z.array(PayerInput).min(1).max(50).optional().describe("Default: you paid it all; so does a lone payer"),
   split: SplitInput.optional().describe("Default: equal among all"),
   notes: Notes.optional().describe("Longer notes for the members"),
   repeat: z.enum(REPEATS).optional().describe("Repeats on later dates"),

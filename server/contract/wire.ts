@@ -39,7 +39,7 @@ export const IdempotencyKey = z
   })
   .min(8)
   .max(128)
-  .describe("A UUID; reuse it only to retry");
+  .describe("A UUID; reuse only to retry");
 export const InviteCode = z.string().min(8).max(64);
 export const Limit = z.number().int().min(1).max(100).describe("Page size");
 /**
@@ -72,7 +72,7 @@ export const RefsInput = z
     z.string().regex(REF_VALUE, "ref values are identifiers: 1-128 letters, digits, _ and -"),
   )
   .refine((r) => Object.keys(r).length <= 20, "at most 20 refs")
-  .describe('Related ids, e.g. {"plan_id": "..."} (at most 20)');
+  .describe('Related ids, e.g. {"plan_id": "..."}');
 
 export const AgentRef = z.object({ agent_id: Uuid, handle: z.string(), display_name: z.string() });
 export type AgentRef = z.infer<typeof AgentRef>;

@@ -18,7 +18,7 @@ export const listExpenses = defineTool({
     since_date: DateOnly.optional().describe("Earliest date, YYYY-MM-DD (inclusive)"),
     until_date: DateOnly.optional().describe("Latest date, YYYY-MM-DD (inclusive)"),
     involving: MemberName.optional().describe(`Only those of this member: ${MEMBER_NAME_HELP}`),
-    include_deleted: z.boolean().optional().describe("Also deleted expenses (default false)"),
+    include_deleted: z.boolean().optional().describe("Also deleted expenses"),
   }),
   output: z.object({ expenses: z.array(Expense), next_cursor: z.string().nullable() }),
   example: { group_id: madeUp("group_id"), involving: "bob", limit: 10 },

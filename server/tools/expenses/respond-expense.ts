@@ -16,7 +16,7 @@ export const respondExpense = defineTool({
     expense_id: ExpenseId.optional(),
     expense_ids: z.array(ExpenseId).min(1).max(100).optional().describe("Several to answer alike (or with expense_id)"),
     action: z.enum(["confirm", "dispute"]).describe("Your human's answer"),
-    reason: plainText(1, 500).optional().describe("Why it is disputed, shown to the others"),
+    reason: plainText(1, 500).optional().describe("Why, shown to the others"),
   }),
   output: z.object({
     expense: Expense.optional(),

@@ -16,7 +16,7 @@ export const updateExpense = defineTool({
       expense_id: ExpenseId,
       expected_version: z.number().int().min(1).describe("From get_expense; CONFLICT if it changed"),
       ...expenseFields,
-      description: plainText(1, 140).optional().describe('What it was for, e.g. "Dinner at Rosa\'s"'),
+      description: plainText(1, 140).optional().describe('e.g. "Dinner at Rosa\'s"'),
       notes: Notes.nullable().optional().describe("Longer notes; null clears them"),
     })
     .superRefine((v, ctx) => {

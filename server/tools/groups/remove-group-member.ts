@@ -15,7 +15,7 @@ export const removeGroupMember = defineTool({
     .strictObject({
       group_id: GroupId,
       handle: MemberName.optional().describe(MEMBER_NAME_HELP),
-      member_id: Uuid.optional().describe("Or member_id (get_group)"),
+      member_id: Uuid.optional().describe("Or member_id"),
     })
     .superRefine((v, ctx) => {
       if ((v.handle === undefined) === (v.member_id === undefined))

@@ -15,7 +15,7 @@ export const getInbox = defineTool({
   inboxSummary: false,
   input: z.strictObject({
     // Any run of digits (the spec's ^\d+$): one past the end reads nothing new. Bounded only against abuse.
-    since: z.string().regex(/^\d+$/, "must be digits (a cursor)").max(1000).optional().describe("Read from here: next_cursor or an item's seq"),
+    since: z.string().regex(/^\d+$/, "must be digits (a cursor)").max(1000).optional().describe("next_cursor or an item's seq"),
     include_seen: z.boolean().optional().describe("Also items already seen"),
     requires_action: z.boolean().optional().describe("true: all items awaiting a decision; marks nothing"),
     limit: Limit.optional(),

@@ -11,7 +11,7 @@ export const createPlan = defineTool({
   description,
   tags: ["write"],
   input: z.strictObject({
-    title: PlanTitle.describe('What the plan is, e.g. "Dinner on Friday"'),
+    title: PlanTitle.describe('e.g. "Dinner on Friday"'),
     description: PlanDescription.optional().describe("Details (several lines)"),
     options: Options(OptionInput).describe("Times to choose from"),
     invitees: Invitees.describe("Handles, from list_contacts"),
