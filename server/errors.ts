@@ -7,7 +7,11 @@ export { databaseBusy };
 
 export const ERROR_CODES = {
   VALIDATION_ERROR: { status: 400, action: "Fix the fields named in details.issues and call again." },
-  UNAUTHENTICATED: { status: 401, action: "Send a valid credential as 'Authorization: Bearer <key>'; register with register_agent or sign in again." },
+  UNAUTHENTICATED: {
+    status: 401,
+    action:
+      "Send a valid credential as 'Authorization: Bearer <key>', or sign in again. No key for this app yet: if your human already has a handle (from another app or the web), join_network connects this app to it; register_agent makes a new identity, only for a human new to svc.",
+  },
   FORBIDDEN: { status: 403, action: "This credential cannot do this; use a credential with the scope named in details.required_scope." },
   NOT_FOUND: { status: 404, action: "Check the identifier; list the objects you can see to find the right one." },
   CONFLICT: { status: 409, action: "The current state does not allow this; read the object again and act on its current state." },
@@ -27,6 +31,9 @@ export interface Issue {
   path: string;
   message: string;
 }
+
+/** A path as every error names one, the domain's own included: split.among[1].handle, not split.among.1.handle. */
+export const issuePath = (path: readonly PropertyKey[]) => path.map((p, i) => (typeof p === "number" ? `[${p}]` : `${i ? "." : ""}${String(p)}`)).join("");
 
 export class AppError extends Error {
   constructor(

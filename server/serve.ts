@@ -26,6 +26,7 @@ import { raiseOpenFileLimit } from "./open-files.ts";
 import { RateLimiter } from "./rate-limit.ts";
 import type { Services } from "./services.ts";
 import { CredentialOwners } from "./auth/credential-owners.ts";
+import { noticeClientConnected } from "./domain/clients.ts";
 
 export interface RunningServer {
   url: string;
@@ -114,6 +115,7 @@ export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink)
     cluster,
     lastUse,
     owners: new CredentialOwners(),
+    clientConnected: noticeClientConnected,
   };
   const ops = new Ops(services, log, metrics, cluster);
   services.audit = (entry, address) => writeAudit(log, entry, address);

@@ -1,7 +1,7 @@
 // What every transport, page and job is handed: the database, the configuration, the rate limiter, the observer of
 // finished calls and, in a server of several processes, its cluster; and the types of a call.
 // A module of its own so that no layer reaches into the pipeline for its types.
-import type { Db } from "../db/client.ts";
+import type { Db, Tx } from "../db/client.ts";
 import type { AppError } from "./errors.ts";
 import type { ServerConfig } from "./config.ts";
 import type { RateLimiter } from "./rate-limit.ts";
@@ -24,6 +24,15 @@ export interface Services {
   observe?: (e: CallEvent) => void;
   /** Writes an audit line (server/observability/audit.ts) for an event with the client's address. */
   audit?: (entry: AuditEntry, clientAddress: string) => void;
+  /**
+   * Tells an agent, in the transaction that connected it, that a new app connected to its handle
+   * (server/domain/clients.ts): handed to the OAuth endpoints, which sit below the domain.
+   */
+  clientConnected: (
+    tx: Tx,
+    now: Date,
+    c: { agentId: string; clientId: string; name: string; kind: "api_key" | "oauth"; via: "join_network" | "oauth" | "account_page" },
+  ) => Promise<void>;
 }
 
 export interface CallEvent {

@@ -5,11 +5,11 @@ import { getUiCapability, RESOURCE_MIME_TYPE, RESOURCE_URI_META_KEY } from "@mod
 import { ResourceNotFoundError, type Server, type Tool as McpTool, type ToolAnnotations } from "@modelcontextprotocol/server";
 import { authenticate, bearerToken } from "../auth/authenticate.ts";
 import { AppError } from "../errors.ts";
-import { TOOLS, findTool, inputJsonSchema, outputJsonSchema, toolsOf } from "../tools/catalogue.ts";
-import { SHARED_RULES } from "../tools/shared-rules.ts";
+import { TOOLS, findTool, inputJsonSchema, outputJsonSchema, toolsOf, toolsetOf } from "../tools/catalogue.ts";
+import { sharedRules } from "../tools/shared-rules.ts";
 import { MAX_BODY_BYTES } from "./http.ts";
 import type { Tool } from "../tools/define.ts";
-import { chargeFailedCredential, invoke } from "../tools/invoke.ts";
+import { chargeFailedCredential, invoke, noSuchTool } from "../tools/invoke.ts";
 import type { Services } from "../services.ts";
 import { VIEWS } from "../views/index.ts";
 import { mcpEndpoint, onToolCall, requestIdOf, rpcError, statelessServer, toolResult, type Era, type Exchange } from "./mcp-common.ts";
@@ -17,18 +17,37 @@ import { docsServer } from "./mcp-docs.ts";
 import type { RestRequest } from "./rest.ts";
 import { bearerChallenge, missingScope, resourceMetadataUrl } from "./well-known.ts";
 
-/** The server's instructions: what svc is, both ways in for a session without a credential, and the shared rules. */
-const toolsInstructions = (baseUrl: string) =>
-  [
+/** What every session lists whatever its toolsets: who you are and what waits for you (the instructions start there). */
+const ESSENTIALS = ["get_me", "get_inbox", "ack_inbox"];
+/** The ways in, listed to every session without a credential: the tools that work without one. */
+const WAYS_IN = TOOLS.filter((t) => t.isPublic).map((t) => t.name);
+
+/**
+ * The server's instructions, written for the tools the session lists (null: every tool): what svc is, the ways in
+ * for a session without a credential, where to start, and the shared rules; a tool the session does not list is
+ * never named.
+ */
+function toolsInstructions(baseUrl: string, listed: ReadonlySet<string> | null): string {
+  const has = (name: string) => listed === null || listed.has(name);
+  const open = WAYS_IN.filter(has);
+  const apiKey = has("register_agent")
+    ? "an API key (call register_agent once, keep the key, send it as 'Authorization: Bearer <key>'; only for a human new to svc)"
+    : null;
+  const join = has("join_network")
+    ? "joining the handle your human already has from another app (join_network, then finish_join: a key of this app's own)"
+    : null;
+  const oauth = `OAuth (a client that signs its human in: a call that needs a credential is answered 401 naming ${resourceMetadataUrl(baseUrl)}, where the authorization server is found; the human signs in on svc's page and allows the client)`;
+  const ways = [apiKey, join, oauth].filter((w) => w !== null);
+  return [
     "svc is a personal agent network with a shared-expense ledger. Every capability is a tool here and over REST, with the same schemas and errors.",
-    `Without a credential only ${TOOLS.filter((t) => t.isPublic)
-      .map((t) => t.name)
-      .join(", ")} work. Two ways in: an API key (call register_agent once, keep the key, send it as 'Authorization: Bearer <key>'),`,
-    `or OAuth (a client that signs its human in: a call that needs a credential is answered 401 naming ${resourceMetadataUrl(baseUrl)}, where the authorization server is found; the human signs in on svc's page and allows the client).`,
-    "Start a session with get_me, read get_inbox regularly (nothing is pushed), and follow suggested_next.",
-    SHARED_RULES,
+    open.length
+      ? `Without a credential only ${open.join(", ")} work. The ways in: ${ways.join("; or ")}.`
+      : `A credential goes in 'Authorization: Bearer <key>'; or ${oauth}.`,
+    "Start a session with get_me, read get_inbox regularly (nothing is pushed), mark what you handled with ack_inbox, and follow suggested_next.",
+    sharedRules(has),
     "The documentation server (no credential) is at /mcp/docs.",
   ].join(" ");
+}
 
 /** Annotations from the tags; MCP's defaults assume a non-read tool is destructive, so every hint is explicit. */
 function toolAnnotations(t: Pick<Tool, "title" | "tags" | "idempotent">): ToolAnnotations {
@@ -63,8 +82,12 @@ function mcpTools(apps: boolean, only: ReadonlySet<string> | null): McpTool[] {
   return only ? all.filter((t) => only.has(t.name)) : all;
 }
 
-/** The tools named by `?toolsets=a,b` (all without it), or the message refusing an unknown toolset. */
-function sessionTools(url: string): ReadonlySet<string> | null | { error: string } {
+/**
+ * The tools named by `?toolsets=a,b` (all without it), or the message refusing an unknown toolset. A session of
+ * some toolsets also lists the essentials (get_me, the inbox), and without a credential the ways in, so that what
+ * its instructions tell it to call is there.
+ */
+function sessionTools(url: string, credential: boolean): ReadonlySet<string> | null | { error: string } {
   const param = new URL(url).searchParams.get("toolsets");
   const names = (param ?? "")
     .split(",")
@@ -72,7 +95,9 @@ function sessionTools(url: string): ReadonlySet<string> | null | { error: string
     .filter(Boolean);
   if (!names.length) return null;
   try {
-    return new Set(toolsOf(names).map((t) => t.name));
+    const wanted = new Set([...toolsOf(names).map((t) => t.name), ...ESSENTIALS, ...(credential ? [] : WAYS_IN)]);
+    // In catalogue order, as tools/list shows them.
+    return new Set(TOOLS.filter((t) => wanted.has(t.name)).map((t) => t.name));
   } catch (err) {
     return { error: (err as Error).message };
   }
@@ -150,14 +175,15 @@ export async function handleMcp(svc: Services, path: string, r: RestRequest): Pr
     const message = "Method not allowed: this server offers no stream and no sessions; send each JSON-RPC message with POST.";
     return withHeaders(rpcError(405, message, null, { Allow: "POST" }), headers);
   }
-  const only = path === "/mcp" ? sessionTools(r.req.url) : null;
+  const token = path === "/mcp" ? bearerToken(r.req.headers.get("authorization")) : null;
+  const only = path === "/mcp" ? sessionTools(r.req.url, token !== null) : null;
   if (only && "error" in only) return withHeaders(rpcError(400, `Bad request: ${only.error}`, null), headers);
   const x: Exchange = {
     svc,
     toolNames: only,
     requestId: r.requestId,
     clientAddress: r.clientAddress,
-    token: path === "/mcp" ? bearerToken(r.req.headers.get("authorization")) : null,
+    token,
     idempotencyKey: r.req.headers.get("idempotency-key"),
     headers: {},
     refused: null,
@@ -190,7 +216,7 @@ function toolsServer(x: Exchange, era: Era): Server {
   const svc = x.svc;
   const server = statelessServer("svc", "svc agent network", {
     capabilities: { tools: { listChanged: false }, resources: { listChanged: false } },
-    instructions: toolsInstructions(svc.config.baseUrl),
+    instructions: toolsInstructions(svc.config.baseUrl, x.toolNames),
   });
   server.setRequestHandler("tools/list", () => ({ tools: mcpTools(offersViews(server, era), x.toolNames) }));
   server.setRequestHandler("resources/list", () => ({
@@ -203,13 +229,16 @@ function toolsServer(x: Exchange, era: Era): Server {
   });
   onToolCall(server, async (name, args, ctx) => {
     if (x.toolNames && !x.toolNames.has(name)) {
-      const error = new AppError(
-        "NOT_FOUND",
-        `No tool ${name} in this session: its toolsets leave it out.`,
-        undefined,
-        undefined,
-        "Connect to /mcp without ?toolsets= for every tool.",
-      );
+      const set = toolsetOf(name);
+      const error = set
+        ? new AppError(
+            "NOT_FOUND",
+            `No tool ${name} in this session: it is in the toolset ${set}, which this session's ?toolsets= leaves out.`,
+            { toolset: set },
+            undefined,
+            `Connect to /mcp?toolsets=...,${set} (or /mcp for every tool).`,
+          )
+        : noSuchTool(name);
       return toolResult(error.envelope(x.requestId), true, { "svc/request_id": x.requestId });
     }
     const result = await invoke(svc, name, args, { requestId: x.requestId, token: x.token, idempotencyKey: x.idempotencyKey, clientAddress: x.clientAddress });

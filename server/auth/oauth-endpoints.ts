@@ -100,7 +100,7 @@ export const register = (svc: Services, req: Request, address: string) =>
 const isRefresh = (form: unknown) => (form as URLSearchParams).get("grant_type") === "refresh_token";
 
 export const token = (svc: Services, req: Request, address: string) =>
-  run(svc, address, req, "form", async (tx, form, now) => answer(await tokenRequest(tx, form, svc.config.baseUrl, now)), isRefresh);
+  run(svc, address, req, "form", async (tx, form, now) => answer(await tokenRequest(tx, form, svc.config.baseUrl, now, svc.clientConnected)), isRefresh);
 
 export const revoke = (svc: Services, req: Request, address: string) =>
   run(svc, address, req, "form", async (tx, form, now) => {

@@ -273,19 +273,22 @@ function requireParam(form: URLSearchParams, name: string): string {
   return v[0];
 }
 
+/** What the token endpoint tells of a client it connected: a code exchanged for a first token. */
+export type OnConnected = (tx: Tx, now: Date, c: { agentId: string; clientId: string; name: string; kind: "oauth"; via: "oauth" }) => Promise<void>;
+
 /** The token endpoint: authorization_code with PKCE, or refresh_token with rotation. */
-export async function tokenRequest(tx: Tx, form: URLSearchParams, issuer: string, now: Date) {
+export async function tokenRequest(tx: Tx, form: URLSearchParams, issuer: string, now: Date, onConnected?: OnConnected) {
   const grantType = requireParam(form, "grant_type");
   const client = await oauthClientById(tx, requireParam(form, "client_id"));
   if (!client) throw new OAuthError("invalid_client", "Unknown client_id.", 401);
   const resource = form.get("resource");
   if (resource !== null && !isThisServer(resource, issuer)) throw new OAuthError("invalid_target", `Tokens are issued only for this server, ${issuer}.`);
-  if (grantType === "authorization_code") return exchangeCode(tx, form, client, issuer, now);
+  if (grantType === "authorization_code") return exchangeCode(tx, form, client, issuer, now, onConnected);
   if (grantType === "refresh_token") return refresh(tx, form, client, issuer, now);
   throw new OAuthError("unsupported_grant_type", "Supported grant types: authorization_code, refresh_token.");
 }
 
-async function exchangeCode(tx: Tx, form: URLSearchParams, client: OAuthClientRow, issuer: string, now: Date) {
+async function exchangeCode(tx: Tx, form: URLSearchParams, client: OAuthClientRow, issuer: string, now: Date, onConnected?: OnConnected) {
   const code = requireParam(form, "code");
   const redirectUri = requireParam(form, "redirect_uri");
   const verifier = requireParam(form, "code_verifier");
@@ -305,7 +308,9 @@ async function exchangeCode(tx: Tx, form: URLSearchParams, client: OAuthClientRo
   if (!/^[A-Za-z0-9._~-]{43,128}$/.test(verifier) || pkceChallenge(verifier) !== row.codeChallenge) {
     throw invalidGrant("The code_verifier does not match the code_challenge.");
   }
-  const clientId = await createClient(tx, row.agentId, client.clientName ?? "OAuth app", "oauth", now, { parent: row.parentClientId });
+  const name = client.clientName ?? "OAuth app";
+  const clientId = await createClient(tx, row.agentId, name, "oauth", now, { parent: row.parentClientId });
+  await onConnected?.(tx, now, { agentId: row.agentId, clientId, name, kind: "oauth", via: "oauth" });
   await tx
     .update(oauthCodes)
     .set({ usedAt: iso(now), clientId })

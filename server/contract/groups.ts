@@ -5,6 +5,19 @@ import { AgentRef, GroupSummary, Timestamp, Untrusted, Uuid } from "./wire.ts";
 
 export const CurrencyCode = z.string().refine(isCurrency, "must be an ISO 4217 currency code in capitals, such as EUR");
 
+/**
+ * A group member as every answer that names one gives them, the same way in every tool: member_id (what any argument
+ * naming a member takes), name, and the agent, null for a placeholder (a friend added by name, with no account and
+ * no handle). get_group's members are these fields themselves; elsewhere they are a `member` object (or `from_member`
+ * and `to_member`) beside the fields v1 answered with before.
+ */
+export const MemberRef = z.object({
+  member_id: Uuid.describe("What any argument naming a member takes"),
+  name: z.string().describe("Display name, or a placeholder's name"),
+  agent: AgentRef.nullable().describe("null for a placeholder (no account, no handle)"),
+});
+export type MemberRef = z.infer<typeof MemberRef>;
+
 export const GroupMember = z.object({
   agent: AgentRef.nullable().describe("The member's agent; null for a placeholder (a friend added by name who has no account yet)"),
   member_id: Uuid.describe("Names the member in splits, paid_by and balances: the agent's agent_id, or the placeholder's own id"),

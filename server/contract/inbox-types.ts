@@ -163,6 +163,13 @@ export const INBOX_TYPES = {
     refs: "code_id",
     description: "A one-time sign-in code requested on the web for your handle.",
   },
+  "auth.client_connected": {
+    app: "network",
+    requiresAction: false,
+    suggestedTools: ["list_clients", "disconnect_client"],
+    refs: "client_id",
+    description: "A new app connected to your handle (join_network, OAuth or a key made on the account page); disconnect_client ends it.",
+  },
 } as const satisfies Record<string, InboxTypeInfo>;
 
 export type InboxType = keyof typeof INBOX_TYPES;

@@ -1,7 +1,8 @@
 // Wire shapes of expenses, payments and balances, written from the catalogue's "Expenses", "Payments" and
 // "Balances and history" sections and its money conventions.
 import { z } from "zod";
-import { abuseBound, AgentRef, Handle, plainText, RefsInput, Timestamp, Untrusted, Uuid } from "./wire.ts";
+import { MemberRef } from "./groups.ts";
+import { ABUSE_BOUND, abuseBound, AgentRef, plainText, RefsInput, Timestamp, Untrusted, Uuid } from "./wire.ts";
 
 /** Amounts are limited to 15 digits in minor units: always a safe integer (< 2^53). */
 export const MAX_DIGITS = 15;
@@ -68,10 +69,18 @@ export const Notes = plainText(0, 500);
 /** A participant's value in a split: a decimal string or a JSON number (read exactly, by mode). */
 const SplitValue = z.union([boundedText(40), z.number()]);
 
-/** A member named by handle or by member_id (get_group): exactly one of the two. */
+/**
+ * A member as an argument names them: a handle, a member_id (what an answer's member.member_id holds), or the name a
+ * placeholder (a friend with no account) was added with, when no other placeholder of the group has it. Resolved
+ * against the group's members (membership.ts resolveMember); bounded as a display name, which a member_id fits.
+ */
+export const MemberName = plainText(1, 80).meta({ [ABUSE_BOUND]: true });
+export const MEMBER_NAME_HELP = "handle, member_id or placeholder name";
+
+/** A member named by handle (or member_id, or a placeholder's name) or by member_id: exactly one of the two. */
 const memberRef = {
-  handle: Handle.optional().describe("From get_group"),
-  member_id: Uuid.optional().describe("From get_group; names a placeholder"),
+  handle: MemberName.optional().describe(MEMBER_NAME_HELP),
+  member_id: Uuid.optional().describe("Or member_id"),
 };
 const oneMember = (v: { handle?: string | undefined; member_id?: string | undefined }, ctx: z.RefinementCtx) => {
   if ((v.handle === undefined) === (v.member_id === undefined))
@@ -104,13 +113,13 @@ export const SplitInput = z.strictObject({
 /** Fields add_expense takes and update_expense may change. */
 export const expenseFields = {
   kind: z.enum(EXPENSE_KINDS).optional().describe("refund: money back (paid_by received it)"),
-  description: plainText(1, 140).describe('What it was for, e.g. "Dinner at Rosa\'s"'),
+  description: plainText(1, 140).describe('e.g. "Dinner at Rosa\'s"'),
   ...amountFields,
   currency: CurrencyInput.optional().describe("ISO 4217; default the group's"),
   exchange_rate: ExchangeRate.optional(),
   date: DateOnly.optional().describe("Default: today (UTC)"),
   category: z.enum(CATEGORIES).optional().describe("Default general"),
-  paid_by: z.array(PayerInput).min(1).max(50).optional().describe("Default: you paid it all"),
+  paid_by: z.array(PayerInput).min(1).max(50).optional().describe("Default: you paid it all; so does a lone payer"),
   split: SplitInput.optional().describe("Default: equal among all"),
   notes: Notes.optional().describe("Longer notes for the members"),
   repeat: z.enum(REPEATS).optional().describe("Repeats on later dates"),
@@ -118,9 +127,14 @@ export const expenseFields = {
   refs: RefsInput.optional(),
 };
 
+/** The member, added to the entries that name one with a handle (absent only in an answer stored before and replayed). */
+const member = MemberRef.optional();
+const OLD_HANDLE = "v1 field; a placeholder's member_id: read member";
+
 const HandleAmount = z.object({
-  handle: z.string().describe("The member's handle; a placeholder member (no account yet) has none, and its member_id stands here"),
-  member_id: Uuid.optional().describe("The member's member_id (get_group): an agent's agent_id, or a placeholder's id"),
+  handle: z.string().describe(OLD_HANDLE),
+  member_id: Uuid.optional().describe("As member.member_id"),
+  member,
   amount_minor: z.number().int(),
   amount: z.string(),
 });
@@ -128,7 +142,7 @@ const HandleAmount = z.object({
 export const OriginalAmount = z
   .object({ currency: z.string(), amount_minor: z.number().int(), amount: z.string(), exchange_rate: z.string() })
   .nullable()
-  .describe("The amount as given in another currency and the rate used to convert it once");
+  .describe("As given in another currency, with the rate used");
 
 export const ExpenseResponse = z.object({
   agent: AgentRef,
@@ -141,10 +155,7 @@ export const ExpenseResponse = z.object({
 /** What an expense says at one version (also each entry of its history). */
 export const ExpenseContent = z.object({
   // Optional as fields added later are: an answer stored before it is replayed as it was (idempotency).
-  kind: z
-    .enum(EXPENSE_KINDS)
-    .optional()
-    .describe("refund: money that came back; paid_by received it, and it moves the balances the other way. Always set by this version"),
+  kind: z.enum(EXPENSE_KINDS).optional().describe("refund: money back, received by paid_by; it moves balances the other way"),
   description: Untrusted,
   amount_minor: z.number().int(),
   amount: z.string(),
@@ -155,17 +166,13 @@ export const ExpenseContent = z.object({
   paid_by: z.array(HandleAmount),
   split: z.object({
     mode: z.enum(SPLIT_MODES),
-    among: z.array(z.object({ handle: z.string(), value: z.union([z.string(), z.number()]).optional() })),
+    among: z.array(z.object({ handle: z.string().describe(OLD_HANDLE), member, value: z.union([z.string(), z.number()]).optional() })),
   }),
   shares: z.array(HandleAmount),
   notes: Untrusted.nullable(),
   repeat: z.enum(REPEATS),
-  repeat_until: z.string().nullable().optional().describe("A repeating expense's last date (inclusive), or null for no end"),
-  exchange_rate_source: z
-    .string()
-    .nullable()
-    .optional()
-    .describe("Where original.exchange_rate came from when the service looked it up (the rates file and its date); null when given"),
+  repeat_until: z.string().nullable().optional().describe("A series' last date (inclusive); null: no end"),
+  exchange_rate_source: z.string().nullable().optional().describe("The rates file and date of a rate looked up; null when given"),
   refs: z.record(z.string(), z.string()),
   deleted: z.boolean(),
   state: z.enum(["active", "disputed"]),
@@ -196,11 +203,17 @@ export type ExpenseHistoryEntry = z.infer<typeof ExpenseHistoryEntry>;
 
 export const PAYMENT_STATES = ["pending", "confirmed", "rejected", "voided"] as const;
 
+/** An agent field v1 answered with, which for a placeholder holds no agent: kept, and said so. */
+const OLD_AGENT = "v1 field, for a placeholder no agent: read ";
+
 export const Payment = z.object({
   payment_id: Uuid,
   group_id: Uuid,
-  from: AgentRef,
-  to: AgentRef,
+  from: AgentRef.describe(`${OLD_AGENT}from_member`),
+  to: AgentRef.describe(`${OLD_AGENT}to_member`),
+  // Added after v1 began, as the fields below: optional, so an answer stored before is replayed as it was.
+  from_member: MemberRef.optional().describe("The payer"),
+  to_member: MemberRef.optional().describe("The payee"),
   amount_minor: z.number().int(),
   amount: z.string(),
   currency: z.string().describe("The group's currency; amount is in it"),
@@ -213,20 +226,26 @@ export const Payment = z.object({
   updated_at: Timestamp,
   voided_by: AgentRef.nullable().optional().describe("Who voided it (payer or payee), or null"),
   voided_at: Timestamp.nullable().optional(),
-  batch_id: Uuid.nullable()
-    .optional()
-    .describe("Set on each part of one payment across groups (record_payment without group_id); the parts are confirmed, rejected or voided together"),
+  batch_id: Uuid.nullable().optional().describe("One payment across groups: its parts share it and are answered together"),
 });
 export type Payment = z.infer<typeof Payment>;
 
-export const Transfer = z.object({ from: AgentRef, to: AgentRef, amount_minor: z.number().int(), amount: z.string() });
+export const Transfer = z.object({
+  from: AgentRef.describe(`${OLD_AGENT}from_member`),
+  to: AgentRef.describe(`${OLD_AGENT}to_member`),
+  from_member: MemberRef.describe("Who pays"),
+  to_member: MemberRef.describe("Who is paid"),
+  amount_minor: z.number().int(),
+  amount: z.string(),
+});
 export type Transfer = z.infer<typeof Transfer>;
 
 export const MemberBalance = z.object({
-  agent: AgentRef.describe("The member; for a placeholder (no account yet): agent_id and handle are its member_id, display_name its name"),
+  agent: AgentRef.describe(`${OLD_AGENT}member`),
+  member: MemberRef,
   member_id: Uuid.optional().describe("The member's member_id (get_group)"),
   placeholder: z.boolean().optional().describe("true for a placeholder member, who has no account yet"),
-  balance_minor: z.number().int(),
+  balance_minor: z.number().int().describe("Positive: the others owe them; negative: they owe"),
   balance: z.string(),
 });
 
@@ -234,7 +253,8 @@ export const CurrencyBreakdown = z.object({
   currency: z.string().describe("The currency the amounts were given in"),
   members: z.array(
     z.object({
-      agent: AgentRef,
+      agent: AgentRef.describe(`${OLD_AGENT}member`),
+      member: MemberRef,
       paid_minor: z.number().int().describe("Paid for expenses, in this currency"),
       paid: z.string(),
       owes_minor: z.number().int().describe("Their shares of expenses, in this currency"),
@@ -256,7 +276,8 @@ const ToSettle = {
   to_settle: z.string(),
 };
 export const Counterparty = z.object({
-  agent: AgentRef,
+  agent: AgentRef.describe(`${OLD_AGENT}member`),
+  member: MemberRef.describe("Whom you owe or who owes you"),
   currency: z.string(),
   balance_minor: z.number().int().describe("Positive: they owe you; negative: you owe them"),
   balance: z.string(),
@@ -286,6 +307,6 @@ export const Attachment = z.object({
   sha256: z.string().describe("Hex SHA-256 of the file's bytes"),
   uploaded_by: AgentRef,
   created_at: Timestamp,
-  url: z.string().describe("A link to the file for your human, valid until url_expires_at; read it again for a new one"),
+  url: z.string().describe("For your human, valid until url_expires_at"),
   url_expires_at: Timestamp,
 });

@@ -19,7 +19,7 @@ export const OptionInput = z.strictObject({
   place: Place.optional().describe('Where, e.g. "Café Central"'),
 });
 /** In update_plan: an option_id keeps that option (and its votes); without one it is a new option. */
-export const OptionUpdate = OptionInput.extend({ option_id: Uuid.optional().describe("An existing option's id, from get_plan: keeps it and its votes") });
+export const OptionUpdate = OptionInput.extend({ option_id: Uuid.optional().describe("From get_plan: keeps its votes") });
 export const Options = <T extends z.ZodType>(o: T) => z.array(o).min(1).max(10);
 
 export const PlanOption = z.object({

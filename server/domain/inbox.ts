@@ -28,6 +28,8 @@ export interface Delivery {
   payload?: Record<string, unknown>;
   note?: Untrusted | null;
   refs?: Record<string, string>;
+  /** When the item stops being shown, if sooner than ITEM_LIFETIME_MS: an item about something short-lived ends with it. */
+  expiresAt?: string;
 }
 
 /**
@@ -41,14 +43,14 @@ export async function deliver(tx: Tx, now: Date, d: Delivery): Promise<string | 
 }
 
 // The items of one delivery, one statement for all its recipients: rows as [item_id, agent_id, type, app,
-// from_agent_id, summary_md, payload, note, refs, requires_action, suggested_tools], JSON columns as their text. An
+// from_agent_id, summary_md, payload, note, refs, requires_action, suggested_tools, expires_at], JSON columns as their text. An
 // item's insert runs the inbox's triggers and fills seven indexes: a remote primary prepares every statement anew,
 // ~150 µs of its CPU for this one, so an expense told to many members costs it one, not one a member.
 const insertItems = preparedWrite((tx) =>
   tx
     .insert(inboxItems)
     .select(
-      sql`SELECT NULL, value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7, value ->> 8, value ->> 9, value ->> 10, ${sql.placeholder("createdAt")}, ${sql.placeholder("expiresAt")}, 0, 0, 0, 0 FROM ${jsonEach("rows")} WHERE NOT EXISTS (SELECT 1 FROM agents WHERE agent_id = value ->> 1 AND retired_at IS NOT NULL)`,
+      sql`SELECT NULL, value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7, value ->> 8, value ->> 9, value ->> 10, ${sql.placeholder("createdAt")}, value ->> 11, 0, 0, 0, 0 FROM ${jsonEach("rows")} WHERE NOT EXISTS (SELECT 1 FROM agents WHERE agent_id = value ->> 1 AND retired_at IS NOT NULL)`,
     )
     .prepare(),
 );
@@ -60,6 +62,7 @@ const json = (v: unknown) => (v === null ? null : JSON.stringify(v));
 export async function deliverAll(tx: Tx, now: Date, ds: Delivery[]): Promise<(string | null)[]> {
   const ids: (string | null)[] = [];
   const rows: unknown[][] = [];
+  const usual = later(now, ITEM_LIFETIME_MS);
   for (const d of ds) {
     const { app, requiresAction, suggestedTools } = INBOX_TYPES[d.type];
     if (d.from && app !== "ledger" && (await hasBlocked(tx, d.to, d.from))) {
@@ -81,9 +84,10 @@ export async function deliverAll(tx: Tx, now: Date, ds: Delivery[]): Promise<(st
       json(d.refs ?? {}),
       requiresAction ? 1 : 0,
       json(suggestedTools),
+      d.expiresAt ?? usual,
     ]);
   }
-  if (rows.length) await insertItems(tx).run({ rows: jsonList(rows), createdAt: iso(now), expiresAt: later(now, ITEM_LIFETIME_MS) });
+  if (rows.length) await insertItems(tx).run({ rows: jsonList(rows), createdAt: iso(now) });
   return ids;
 }
 
@@ -307,14 +311,22 @@ async function withTop(c: InboxCounts, reads: TopReads): Promise<InboxSummary> {
   return { ...c, top: [...asks.map((a) => a.line), ...news].slice(0, TOP_ITEMS) };
 }
 
-const firstLine = (md: string) => {
+/**
+ * An item's first line, for `top` and the digest: at most 160 characters, cut after its last whole sentence that
+ * fits, else after a whole word (with …), so a line read to a human never stops mid-word or mid-warning.
+ */
+export const firstLine = (md: string) => {
   const line = md.split("\n")[0] ?? "";
   if (line.length <= 160) return line;
   let cut = line.slice(0, 159);
   // Never inside another agent's quoted text (untrusted.ts quoted): the rest of it would read as the summary's own.
   const open = cut.lastIndexOf("“");
   if (open >= 0 && !/^“[^“”]*” \(quoted\)/.test(cut.slice(open))) cut = cut.slice(0, open).trimEnd();
-  return `${cut}…`;
+  const sentence = /^.*[.!?](?=\s)/.exec(line.slice(0, 160))?.[0];
+  const closed = (t: string) => t.split("“").length === t.split("”").length;
+  if (sentence && sentence.length <= cut.length && sentence.length >= 40 && closed(sentence)) return sentence;
+  const word = cut.replace(/\s+\S*$/, "");
+  return `${word.length >= 40 ? word : cut}…`;
 };
 
 type ItemRow = typeof inboxItems.$inferSelect;

@@ -9,6 +9,7 @@ import { MINUTE, iso, later } from "../clock.ts";
 import { AppError, conflict, notFound } from "../errors.ts";
 import type { Agent, GroupSummary } from "../contract/wire.ts";
 import { agentById, toAgent, type AgentRow } from "./agents.ts";
+import { noticeClientConnected } from "./clients.ts";
 import { newContactCode } from "./contacts.ts";
 import { createClient, issueApiKey } from "../auth/credentials.ts";
 import { groupView, toSummary } from "./ledger/groups/groups.ts";
@@ -141,6 +142,8 @@ export async function pollJoin(tx: Tx, now: Date, pollToken: string, maxKeys: nu
   if (!row.keyIssuedAt) {
     const clientId = await createClient(tx, agent.agentId, row.clientName, "api_key", now, { parent: row.parentClientId, maxKeys });
     apiKey = await issueApiKey(tx, clientId, now);
+    // A handle that was there before has other apps: they learn of this one (a new handle has nothing else to tell).
+    if (!row.created) await noticeClientConnected(tx, now, { agentId: agent.agentId, clientId, name: row.clientName, kind: "api_key", via: "join_network" });
     joinedGroupId = row.inviteCode ? await joinInvitedGroup({ tx, now, actor: agent }, row.inviteCode) : null;
     await tx
       .update(joinSessions)

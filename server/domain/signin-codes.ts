@@ -46,7 +46,7 @@ export async function sendSigninCode(tx: Tx, now: Date, webSessionHash: string, 
     to: agent.agentId,
     type: JOIN_CODE_ITEM,
     from: null,
-    summaryMd: `Sign-in code requested on the web ${describe(purpose)}. Give payload.code to your human only if they are signing in right now; if not, ignore it.`,
+    summaryMd: `Sign-in code for your human: give them payload.code only if they are signing in right now, else ignore it. Requested on the web ${describe(purpose)}.`,
     payload: {
       code: spaced(code),
       purpose: purpose.kind,
@@ -54,6 +54,8 @@ export async function sendSigninCode(tx: Tx, now: Date, webSessionHash: string, 
       expires_at: expiresAt,
     },
     refs: { code_id: codeId },
+    // A code works for 10 minutes: its item goes with it, not 30 days later.
+    expiresAt,
   });
   return agent;
 }

@@ -9,6 +9,7 @@ import { Expense, Payment } from "../contract/ledger.ts";
 import { Envelope } from "../contract/mail.ts";
 import { Plan } from "../contract/plans.ts";
 import { madeUpIn } from "./made-up.ts";
+import { nearestField } from "./unknown-fields.ts";
 import { disconnectClient } from "./identity/disconnect-client.ts";
 import { getMe } from "./identity/get-me.ts";
 import { listClients } from "./identity/list-clients.ts";
@@ -130,6 +131,24 @@ export function toolsOf(names: readonly string[]): Tool[] {
 const byName = new Map(TOOLS.map((t) => [t.name, t]));
 export const findTool = (name: string): Tool | undefined => byName.get(name);
 
+/** The tool a wrong name most likely meant (a typo, a missing get_/list_ prefix, another case), or null. */
+export function nearestTool(name: string): string | null {
+  const wanted = name
+    .trim()
+    .toLowerCase()
+    .replaceAll(/[\s.-]/g, "_");
+  const names = TOOLS.map((t) => t.name);
+  const close = nearestField(wanted, names);
+  if (close) return close;
+  // "balances" for get_balances, "add_expenses" for add_expense: one name held in the other, shortest first.
+  if (wanted.length < 4) return null;
+  const held = names.filter((n) => n.includes(wanted) || wanted.includes(n)).sort((a, b) => a.length - b.length);
+  return held[0] ?? null;
+}
+
+/** The toolset a tool is in (each is in exactly one). */
+export const toolsetOf = (name: string): string | undefined => Object.keys(TOOLSETS).find((set) => TOOLSETS[set]!.some((t) => t.name === name));
+
 // Each shape several tools answer with is declared in full in one tool's output schema (json-schema.ts).
 sharedShape(Expense, "The expense", "get_expense");
 sharedShape(Group, "The group", "get_group");
@@ -142,7 +161,12 @@ sharedShape(ContactRecord, "The contact", "list_contacts");
 export const inputJsonSchema = (t: Tool) => toolJsonSchema(t.input, "input");
 /** The input schema with every bound and pattern the server checks, the shared rules' included. */
 export const checkedInputJsonSchema = (t: Tool) => toolJsonSchema(t.input, "input", undefined, "checked");
-export const outputJsonSchema = (t: Tool) => toolJsonSchema(t.output, "output", t.name);
+/**
+ * A read tool's answer declares every field it carries, shared shapes (an expense, a group, ...) included, as $defs
+ * of its own schema. A write tool's answer echoes the object it changed: that shape is the one its read tool
+ * declares (an expense as get_expense's answer), named there with its ids, so tools/list stays within its budget.
+ */
+export const outputJsonSchema = (t: Tool) => toolJsonSchema(t.output, "output", t.isWrite ? t.name : undefined);
 
 /** What GET /v1/tools shows of a tool. */
 export function describeTool(t: Tool) {

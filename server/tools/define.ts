@@ -69,15 +69,6 @@ interface ToolSpec<I extends AnyObject, O extends AnyObject, P extends boolean> 
   run(ctx: P extends true ? ToolContext : AuthedContext, input: z.output<I>): Promise<z.input<O>>;
 }
 
-/**
- * The rules a tool shares with others are said once (server/tools/shared-rules.ts); its description names the ones
- * that apply, in one short line.
- */
-function rulesLine(idempotent: boolean, refusedInGrace: boolean): string {
-  if (refusedInGrace) return " Refused in a rotated key's grace period (shared rules).";
-  return idempotent ? " Shared rules apply." : "";
-}
-
 export function defineTool<I extends AnyObject, O extends AnyObject, P extends boolean = false>(spec: ToolSpec<I, O, P>) {
   const isWrite = spec.tags.includes("write");
   const idempotent = isWrite && spec.idempotent !== false;
@@ -90,8 +81,10 @@ export function defineTool<I extends AnyObject, O extends AnyObject, P extends b
   return {
     name: spec.name,
     title: spec.title,
-    // trimEnd: a long description lives in a sibling .md file, which ends with a newline.
-    description: spec.description.trimEnd() + rulesLine(idempotent && spec.replay !== false, spec.refusedInGrace === true),
+    // The rules a tool shares with others are said in the fields they govern (an idempotency_key's schema says what
+    // it is for) and, as an overview, in the server's instructions; a refusal in a rotated key's grace period says
+    // itself what to do. trimEnd: a long description lives in a sibling .md file, which ends with a newline.
+    description: spec.description.trimEnd(),
     tags: spec.tags,
     isPublic,
     isWrite,

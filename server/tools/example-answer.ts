@@ -158,7 +158,8 @@ function exampleObject(s: Schema, full: boolean): Record<string, unknown> {
 
 /** An example `data` of a successful call, every optional field shown. */
 export function exampleAnswer(t: Tool): Record<string, unknown> {
-  const schema = inlineRefs(toolJsonSchema(t.output, "output")) as Schema;
+  // As checked: the formats an answer's values have (a uuid, a time, a link), which its advertised schema leaves out.
+  const schema = inlineRefs(toolJsonSchema(t.output, "output", undefined, "checked")) as Schema;
   const full = exampleObject(schema, true);
   return t.output.safeParse(full).success ? full : exampleObject(schema, false);
 }

@@ -11,10 +11,10 @@ import { authenticate, type Authenticated } from "../auth/authenticate.ts";
 import { checkAttempts, recordAttempt } from "../domain/attempts.ts";
 import { summary, summaryOnCommit } from "../domain/inbox.ts";
 import { sha256 } from "../auth/secrets.ts";
-import { AppError, describeCause, storageFault, toAppError, type Issue } from "../errors.ts";
+import { AppError, describeCause, issuePath, storageFault, toAppError, type Issue } from "../errors.ts";
 import { rateLimitHeaders, type RateDecision } from "../rate-limit.ts";
 import type { Call, CallEvent, CallMeta, CallResult, Services } from "../services.ts";
-import { findTool, inputJsonSchema } from "./catalogue.ts";
+import { findTool, inputJsonSchema, nearestTool } from "./catalogue.ts";
 import { fieldsAt, unknownField } from "./unknown-fields.ts";
 import type { Tool, ToolContext } from "./define.ts";
 import type { Actor, Principal } from "../contract/principal.ts";
@@ -25,12 +25,16 @@ import { unkeptValue } from "./json-values.ts";
 /** The issues of a failed parse; an unknown field is named with the field meant, when `schema` tells what is known there. */
 export function zodIssues(err: ZodError, schema?: Record<string, unknown>): Issue[] {
   return err.issues.flatMap((i) => {
-    const at = (path: PropertyKey[]) => (path.length ? path.join(".") : "(arguments)");
+    const at = (path: PropertyKey[]) => (path.length ? issuePath(path) : "(arguments)");
     if (i.code !== "unrecognized_keys" || !schema) return [{ path: at(i.path), message: i.message }];
     const known = fieldsAt(schema, i.path);
     return i.keys.map((key) => ({ path: at(i.path), message: unknownField(key, known) }));
   });
 }
+
+/** zod's message for a field left out ("Invalid input: expected string, received undefined"), said as it is meant. */
+const missingField = (iss: { code: string; input?: unknown; expected?: unknown }) =>
+  iss.code === "invalid_type" && iss.input === undefined ? `required${typeof iss.expected === "string" ? ` (${iss.expected})` : ""}` : undefined;
 
 function validationError(issues: Issue[]): AppError {
   const named = issues.map((i) => `${i.path}: ${i.message}`).join("; ");
@@ -49,7 +53,7 @@ export function parseArguments(tool: Tool, raw: unknown, headerKey?: string | nu
     }
     args.idempotency_key = headerKey; // the request's own parsed body: no one else holds it
   }
-  const parsed = tool.input.safeParse(args);
+  const parsed = tool.input.safeParse(args, { error: missingField });
   if (!parsed.success) throw validationError(zodIssues(parsed.error, inputJsonSchema(tool)));
   return parsed.data as Record<string, unknown>;
 }
@@ -150,8 +154,20 @@ interface Answer {
 
 function toolNamed(name: string): Tool {
   const tool = findTool(name);
-  if (!tool) throw new AppError("NOT_FOUND", `There is no tool named '${name}'.`, undefined, undefined, "GET /v1/tools lists every tool.");
+  if (!tool) throw noSuchTool(name);
   return tool;
+}
+
+/** An unknown tool, named with the one most likely meant; the hint holds over every transport. */
+export function noSuchTool(name: string): AppError {
+  const meant = nearestTool(name);
+  return new AppError(
+    "NOT_FOUND",
+    `There is no tool named '${name}'${meant ? `; did you mean ${meant}?` : "."}`,
+    meant ? { did_you_mean: meant } : undefined,
+    undefined,
+    `${meant ? `Call ${meant}. ` : ""}The tools are listed by tools/list over MCP and GET /v1/tools over REST.`,
+  );
 }
 
 const needsCredential = (tool: Tool, meta: CallMeta) => !tool.isPublic && !meta.sandbox;

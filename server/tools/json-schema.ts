@@ -4,7 +4,7 @@
 import { z } from "zod";
 import { MAX_MINOR } from "../contract/ledger.ts";
 import { NO_CONTROL } from "../contract/text.ts";
-import { ABUSE_BOUND, HANDLE_PATTERN, REF_NAME, REF_VALUE, SEE_SHARED_RULES } from "../contract/wire.ts";
+import { ABUSE_BOUND, HANDLE_PATTERN, REF_NAME, REF_VALUE } from "../contract/wire.ts";
 
 type Schema = Record<string, unknown>;
 
@@ -56,9 +56,9 @@ function portable(node: unknown): unknown {
 /**
  * What a schema says that costs a reader more than it tells, dropped from what is advertised (the zod schema still
  * checks all of it): `$schema` (said once), the pattern zod adds to a format
- * (uuid, date-time, date), the patterns and bounds said once in the shared rules (control and invisible characters,
- * a handle's form, an idempotency key's length), and the bounds of a safe integer or of an amount in minor units. An output's objects are not closed: v1 only
- * grows, and an answer with a field added later must still match a schema a client cached.
+ * (uuid, date-time, date), the patterns said once in the shared rules (control and invisible characters,
+ * a handle's form, refs'), and the bounds of a safe integer or of an amount in minor units. An output's objects are
+ * not closed: v1 only grows, and an answer with a field added later must still match a schema a client cached.
  */
 function compact(node: unknown, io: "input" | "output", advertised: boolean): unknown {
   if (Array.isArray(node)) return node.map((n) => compact(n, io, advertised));
@@ -68,14 +68,40 @@ function compact(node: unknown, io: "input" | "output", advertised: boolean): un
   for (const [k, v] of Object.entries(s)) {
     if (k === "pattern" && (UNSAID_PATTERNS.has(v as string) || ["uuid", "date-time", "date"].includes(s.format as string))) continue;
     if (k === "minLength" && v === 0) continue;
+    // Not empty: a field a model fills is never sent empty; the server still refuses one.
+    if (advertised && k === "minLength" && v === 1) continue;
     if ((k === "minimum" && v === Number.MIN_SAFE_INTEGER) || (k === "maximum" && v === Number.MAX_SAFE_INTEGER)) continue;
     if (k === ABUSE_BOUND) continue;
     if (advertised && k === "pattern" && SAID_IN_RULES.has(v as string)) continue;
-    if (advertised && (k === "minLength" || k === "maxLength") && s.description === SEE_SHARED_RULES) continue;
     if (advertised && k === "maxLength" && s[ABUSE_BOUND]) continue;
     if (advertised && k === "maximum" && v === MAX_MINOR) continue;
     if (io === "output" && k === "additionalProperties" && v === false) continue;
+    // An answer's ids and times are copied, not parsed by their form: said by their names (…_id, …_at) instead.
+    if (advertised && io === "output" && k === "format") continue;
+    // What a model reads needs neither: it sends the properties listed (an unknown one is refused, naming the one
+    // meant), and a record's keys are strings whatever is said. The checked schema keeps both.
+    if (advertised && io === "input" && k === "additionalProperties" && v === false) continue;
+    if (advertised && k === "propertyNames" && JSON.stringify(compact(v, io, advertised)) === '{"type":"string"}') continue;
+    // An id is copied from the answer its description names, never made up: its form tells a model nothing.
+    if (advertised && io === "input" && k === "format" && v === "uuid") continue;
+    // How many items a list may hold: a bound no call comes near but by mistake, and then refused naming it.
+    if (advertised && io === "input" && k === "maxItems") continue;
     out[k] = k === "properties" || k === "$defs" ? mapValues(v as Schema, (c) => compact(c, io, advertised)) : compact(v, io, advertised);
+    // An array's items described again (ids from the same tool as the array says) is said once, on the array.
+    if (advertised && io === "input" && k === "items" && typeof s.description === "string" && out.items && typeof out.items === "object") {
+      const { description: _, ...item } = out.items as Schema;
+      out.items = item;
+    }
+  }
+  // A value that may be null, described as a whole: its branches need not say it again.
+  if (advertised && io === "input" && typeof out.description === "string" && Array.isArray(out.anyOf)) {
+    out.anyOf = (out.anyOf as Schema[]).map(({ description: _, ...branch }) => branch);
+  }
+  // A decimal taken as a string or a JSON number is advertised as the string it is read as: one branch less for a
+  // model to read (its description shows both forms), and the server takes the number all the same.
+  if (advertised && io === "input" && JSON.stringify(out.anyOf) === '[{"type":"string"},{"type":"number"}]') {
+    delete out.anyOf;
+    out.type = "string";
   }
   // zod's allOf of patterns, once a pattern is dropped: what is left joins the schema, or goes.
   if (Array.isArray(out.allOf)) {
@@ -89,8 +115,11 @@ function compact(node: unknown, io: "input" | "output", advertised: boolean): un
 
 /** Patterns that refuse what no one means to send (control, invisible and NUL characters): said once in the docs. */
 const UNSAID_PATTERNS = new Set([NO_CONTROL.source, "^[^\\x00]*$"]);
-/** Patterns said once in the shared rules: a handle's form (copied from other tools' answers, never made up), refs'. */
-const SAID_IN_RULES = new Set([HANDLE_PATTERN.source, REF_NAME.source, REF_VALUE.source]);
+/**
+ * Patterns said otherwise: a handle's form (copied from other tools' answers, never made up) and refs' in the shared
+ * rules, a currency's in its description (an ISO 4217 code).
+ */
+const SAID_IN_RULES = new Set([HANDLE_PATTERN.source, REF_NAME.source, REF_VALUE.source, "^[A-Z]{3}$"]);
 
 const mapValues = (o: Schema, f: (v: unknown, k: string) => unknown): Schema => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, f(v, k)]));
 
@@ -111,9 +140,12 @@ const SHARED_MIN_CHARS = 60;
  * said once under $defs, named after the first property that holds it, and referred to by $ref.
  */
 function shareDefinitions(root: Schema): Schema {
+  // A shape described where it is used (an agent as "the payer") is the same shape: it is shared without its
+  // description, which stays beside the $ref (2020-12 reads both).
+  const bare = ({ description: _, ...rest }: Schema): Schema => rest;
   const seen = new Map<string, number>();
   const count = (sub: Schema, key: string): Schema => {
-    const text = JSON.stringify(sub);
+    const text = JSON.stringify(bare(sub));
     if (text.length >= SHARED_MIN_CHARS) seen.set(text, (seen.get(text) ?? 0) + 1);
     return mapSubschemas(sub, count, key);
   };
@@ -121,7 +153,7 @@ function shareDefinitions(root: Schema): Schema {
   const defs: Schema = {};
   const names = new Map<string, string>();
   const share = (sub: Schema, key: string): Schema => {
-    const text = JSON.stringify(sub);
+    const text = JSON.stringify(bare(sub));
     if ((seen.get(text) ?? 0) < 2) return mapSubschemas(sub, share, key);
     let name = names.get(text);
     if (!name) {
@@ -129,9 +161,9 @@ function shareDefinitions(root: Schema): Schema {
       for (let i = 2; name in defs; i++) name = `${key || "shared"}_${i}`;
       names.set(text, name);
       defs[name] = true; // taken before its own subschemas are shared
-      defs[name] = mapSubschemas(sub, share, key);
+      defs[name] = mapSubschemas(bare(sub), share, key);
     }
-    return { $ref: `#/$defs/${name}` };
+    return typeof sub.description === "string" ? { $ref: `#/$defs/${name}`, description: sub.description } : { $ref: `#/$defs/${name}` };
   };
   const shared = mapSubschemas(root, share, "");
   return Object.keys(defs).length ? { ...shared, $defs: defs } : shared;
@@ -172,7 +204,7 @@ function pointToSharedShapes(tool: string | undefined) {
     for (const k of Object.keys(jsonSchema)) delete jsonSchema[k];
     Object.assign(jsonSchema, {
       type: "object",
-      description: `${shared.what}, as in ${shared.home}'s answer (its output schema has every field)`,
+      description: `${shared.what}, as ${shared.home}'s answer declares it`,
       ...(ids.length ? { properties: Object.fromEntries(ids.map((k) => [k, { type: "string", format: "uuid" }])), required: ids } : {}),
     });
   };

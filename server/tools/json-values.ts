@@ -1,7 +1,7 @@
 // What JSON.parse can hand svc but svc could not keep as sent: a number past double range (1e999 parses as
 // Infinity) and a string holding a lone surrogate ("\ud800" parses, but is stored as U+FFFD). Refused in every
 // process before anything else, so that what remains crosses to another process (JSON over IPC) unchanged.
-import type { Issue } from "../errors.ts";
+import { issuePath, type Issue } from "../errors.ts";
 
 // In a u-mode class a paired surrogate is one code point outside this range: only a lone half matches.
 const LONE_SURROGATE = /[\ud800-\udfff]/u;
@@ -18,7 +18,7 @@ export function unkeptValue(raw: unknown): Issue | null {
   const at = (s: Step, last?: string) => {
     const path: (string | number)[] = last === undefined ? [] : [last];
     for (let e: Step | null = s; e && e.key !== null; e = e.up) path.unshift(e.key);
-    return path.length ? path.join(".") : "(arguments)";
+    return path.length ? issuePath(path) : "(arguments)";
   };
   const todo: Step[] = [{ v: raw, key: null, up: null }];
   for (let s = todo.pop(); s; s = todo.pop()) {

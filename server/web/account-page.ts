@@ -2,6 +2,7 @@
 // create API keys (shown once), the sign-in provider link, and their data: download it all, or delete the account.
 import { identitiesOf } from "../auth/identities.ts";
 import { agentById, type AgentRow } from "../domain/agents.ts";
+import { noticeClientConnected } from "../domain/clients.ts";
 import { handlesWithVerifiedEmail, verifiedEmails } from "../domain/handle-merge.ts";
 import { createClient, issueApiKey, listClients } from "../auth/credentials.ts";
 import { federationScope } from "../federation/scope.ts";
@@ -113,6 +114,7 @@ export async function postCreateKey(c: WebContext): Promise<Response> {
   const clientId = await createClient(c.tx, c.session.agentId, name.data, "api_key", c.now, { parent: c.session.clientId, maxKeys: c.svc.config.quotas.keys });
   const key = await issueApiKey(c.tx, clientId, c.now, c.session.scopes ?? "");
   c.audit({ event: "key_created", method: "web", agent_id: c.session.agentId, client_id: clientId });
+  await noticeClientConnected(c.tx, c.now, { agentId: c.session.agentId, clientId, name: name.data, kind: "api_key", via: "account_page" });
   return renderAccount(c, { newKey: { name: name.data, key } });
 }
 

@@ -1,7 +1,17 @@
 // enter_url of join_network: the human types the app's user code, then proves their handle (or creates one);
 // the app's next finish_join poll then gets its key.
 import { agentById } from "../domain/agents.ts";
-import { connectJoin, denyJoin, formatUserCode, joinById, joinStatus, normaliseUserCode, pendingJoinByUserCode, type JoinRow } from "../domain/join.ts";
+import {
+  connectJoin,
+  denyJoin,
+  formatUserCode,
+  handleTaken,
+  joinById,
+  joinStatus,
+  normaliseUserCode,
+  pendingJoinByUserCode,
+  type JoinRow,
+} from "../domain/join.ts";
 import type { Messages, WebContext } from "./context.ts";
 import { alert, field, form, html, notice, page, seeOther, type Markup } from "./html.ts";
 import { createHandleFromForm, newHandleFields, signinBlock } from "./signin.ts";
@@ -65,15 +75,19 @@ ${form("/account/signout", c.session.csrfToken, html`<input type="hidden" name="
     );
   }
   const identity = c.session.oidcIdentity;
+  // The app's suggested handle goes where it fits: an existing one is the human's own to sign in with (never a new
+  // handle to create, which the form would refuse as taken); a free one prefills the new handle.
+  const suggested = join.suggestedHandle;
+  const existing = suggested !== null && (await handleTaken(c.tx, suggested));
   return page(
     `Connect ${join.clientName}`,
     html`${alert(m.error)}${notice(m.info)}
 <p><strong>${join.clientName}</strong> asks to join your svc handle.</p>
 ${identity ? html`<p class="notice" role="status">You signed in with your identity provider${identity.email ? html` as ${identity.email}` : ""}, but that login is not linked to a handle yet. Prove your handle below once, or create one; the login is linked to it.</p>` : ""}
 <h2>I already have a handle</h2>
-${await signinBlock(c, "join")}
+${await signinBlock(c, "join", existing ? suggested : undefined)}
 <h2>I am new here</h2>
-${form("/join/create", c.session.csrfToken, newHandleFields(c, { handle: join.suggestedHandle, displayName: join.displayName }), "Create my handle and connect")}
+${form("/join/create", c.session.csrfToken, newHandleFields(c, { handle: existing ? null : suggested, displayName: join.displayName }), "Create my handle and connect")}
 <h2>This was not me</h2>
 ${deny}`,
     { status: m.status },

@@ -34,7 +34,7 @@ import { factorOrigin, mayWrite, readCookie, sessionCookie, signIn, signOut, sig
 export type RenderFlow = (c: WebContext, flow: Flow, m: Messages) => Promise<Response>;
 
 /** The sign-in part of a page: the handle form, or the code form while a code waits in the handle's inbox. */
-export async function signinBlock(c: WebContext, flow: Flow): Promise<Markup> {
+export async function signinBlock(c: WebContext, flow: Flow, handle?: string): Promise<Markup> {
   const waiting = await pendingCode(c.tx, c.now, c.session.sessionHash);
   // The return path (context.ts returnPath) rides along with the flow, through the code form to the end.
   const flowField = html`<input type="hidden" name="flow" value="${flow}">${nextField(c)}`;
@@ -42,7 +42,7 @@ export async function signinBlock(c: WebContext, flow: Flow): Promise<Markup> {
     form(
       "/account/signin/code",
       c.session.csrfToken,
-      html`${flowField}${field("handle", "Your handle", { required: true, autocomplete: "username", maxlength: 32, hint: "Without the @, e.g. alice" })}`,
+      html`${flowField}${field("handle", "Your handle", { required: true, autocomplete: "username", maxlength: 32, hint: "Without the @, e.g. alice", value: handle })}`,
       label,
       { secondary },
     );

@@ -139,7 +139,7 @@ describe("svc tools", () => {
   test("describes one tool: arguments, output and an example", async () => {
     const text = await svcOnTerminal(["tools", "register_agent", "--url", s.url]);
     expect(text.code).toBe(0);
-    expect(text.output).toMatch(/^ {2}handle +required +string +The handle to take: 3-32 of a-z 0-9 _ -/m);
+    expect(text.output).toMatch(/^ {2}handle +required +string +3-32 of a-z 0-9 _ -/m);
     expect(text.output).toContain("Example:\n  svc call register_agent handle=alice display_name=Alice");
     const nested = await svcOnTerminal(["tools", "add_expense", "--url", s.url]);
     expect(nested.output).toContain("Example (made-up ids: take group_id from list_groups):");

@@ -103,7 +103,7 @@ describe("create_group", () => {
     expect(await issue({ name: "Trip", currency: "XYZ" })).toEqual(["currency"]);
     expect(await issue({ name: "Trip" })).toEqual(["currency"]);
     expect(await issue({ name: "Trip", currency: "EUR", description: "d".repeat(501) })).toEqual(["description"]);
-    expect(await issue({ name: "Trip", currency: "EUR", members: ["Not A Handle"] })).toEqual(["members.0"]);
+    expect(await issue({ name: "Trip", currency: "EUR", members: ["Not A Handle"] })).toEqual(["members[0]"]);
     expect(await issue({ name: "Trip", currency: "EUR", colour: "red" })).toEqual(["(arguments)"]);
     expect((await s.ok("list_groups", {}, a!.key)).groups).toEqual([]);
   });

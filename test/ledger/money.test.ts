@@ -491,7 +491,9 @@ describe("splitPayers", () => {
     ]);
     expectInvalid(() => splitPayers(10000, [{ handle: "alice", amount: "60.00" }], "EUR"), "paid_by");
     expectInvalid(() => splitPayers(10000, [{ handle: "alice", amount: "100", amount_minor: 10000 }], "EUR"), "paid_by[0].amount");
-    expectInvalid(() => splitPayers(10000, [{ handle: "alice" }], "EUR"), "paid_by[0].amount");
+    // One payer named alone without an amount paid it all; one of several must say how much.
+    expect(splitPayers(10000, [{ handle: "alice" }], "EUR")).toEqual([{ handle: "alice", amount_minor: 10000 }]);
+    expectInvalid(() => splitPayers(10000, [{ handle: "alice" }, { handle: "bob", amount: "50" }], "EUR"), "paid_by[0].amount");
     expectInvalid(() => splitPayers(10000, [], "EUR"), "paid_by");
     expectInvalid(
       () =>

@@ -2,12 +2,13 @@
 // name, description and input schema) stays within a budget, every input property says what it is and where its
 // value comes from, and the whole MCP tools/list answer stays within its own budget.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { inlineRefs } from "../../server/tools/json-schema.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
 import { ERAS, connectMcp, postRpc } from "./clients.ts";
 
-/** name + description + input schema of every tool, as JSON: what a client hands the model. */
-const CONTEXT_BUDGET = 40 * 1024;
-/** The whole tools/list answer, output schemas included. */
+/** name + description + input schema of every tool, as JSON: what a client hands the model (40.5 KB before issue 47). */
+const CONTEXT_BUDGET = 36 * 1024;
+/** The whole tools/list answer, output schemas included, each declaring every field its answer carries. */
 const LIST_BUDGET = 120 * 1024;
 
 let s: TestServer;
@@ -91,5 +92,58 @@ describe("the catalogue's budget", () => {
   test("no schema repeats the control-character pattern", async () => {
     const text = await (await fetch(`${s.url}/v1/tools`)).text();
     expect(text).not.toContain("\\\\x00-\\\\x1f");
+  });
+});
+
+describe("the rules a field depends on are in its own schema", () => {
+  test("every idempotency_key says its bounds and what it is for, so a client that drops the instructions keeps them", async () => {
+    const client = await connectMcp("2026-07-28", `${s.url}/mcp`);
+    try {
+      const { tools } = await client.listTools();
+      const keyed = tools.filter((t: any) => t.inputSchema.properties?.idempotency_key);
+      expect(keyed.length).toBeGreaterThan(30);
+      for (const t of keyed) {
+        const key = t.inputSchema.properties.idempotency_key;
+        expect({ tool: t.name, ...key }).toEqual({
+          tool: t.name,
+          type: "string",
+          minLength: 8,
+          maxLength: 128,
+          description: expect.stringMatching(/UUID.*retry/),
+        });
+        expect(t.description).not.toContain("Shared rules");
+      }
+    } finally {
+      await client.close();
+    }
+  });
+
+  test("wherever an answer carries untrusted_content, its schema says what it is", async () => {
+    const { data } = await (await fetch(`${s.url}/v1/tools`)).json();
+    const found: string[] = [];
+    const undescribed: string[] = [];
+    for (const t of data.tools) {
+      for (const p of properties(inlineRefs(t.output_schema), t.name)) {
+        if (!p.path.endsWith(".untrusted_content")) continue;
+        found.push(p.path);
+        if (!/never follow/.test(p.schema.description ?? "")) undescribed.push(p.path);
+      }
+    }
+    expect(found.length).toBeGreaterThan(20);
+    expect(undescribed).toEqual([]);
+  });
+
+  test("a read tool's answer declares its shapes in full: no pointer to another tool's schema", async () => {
+    const { data } = await (await fetch(`${s.url}/v1/tools`)).json();
+    const pointing = data.tools
+      .filter((t: any) => t.tags.includes("read"))
+      .filter((t: any) => JSON.stringify(t.output_schema).includes("answer declares it"))
+      .map((t: any) => t.name);
+    expect(pointing).toEqual([]);
+    const listExpenses = data.tools.find((t: any) => t.name === "list_expenses");
+    const expense = (inlineRefs(listExpenses.output_schema) as any).properties.expenses.items;
+    expect(Object.keys(expense.properties)).toEqual(
+      expect.arrayContaining(["description", "paid_by", "shares", "split", "created_by", "version", "responses"]),
+    );
   });
 });

@@ -34,6 +34,8 @@ const ITEM_TYPES = [
   "plan.changed",
   "plan.cancelled",
   "auth.join_code",
+  // added by svc (docs/inbox-item-types.md): a new app connected to the handle, with how to disconnect it
+  "auth.client_connected",
 ];
 
 const PAGES = ["overview", "tools", "inbox-item-types", "ledger", "errors", "limits", "mcp", "auth", "federation", "cli"];

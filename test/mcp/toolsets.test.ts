@@ -2,7 +2,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { TOOLS, TOOLSETS } from "../../server/tools/catalogue.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
-import { ERAS, connectMcp, postRpc } from "./clients.ts";
+import { ERAS, connectMcp, postRpc, refusedStatus } from "./clients.ts";
+
+/** What every session lists whatever its toolsets, and without a credential the tools that work without one. */
+const ESSENTIALS = ["get_me", "get_inbox", "ack_inbox"];
+const WAYS_IN = ["register_agent", "join_network", "finish_join"];
 
 let s: TestServer;
 beforeAll(async () => {
@@ -16,11 +20,12 @@ test("every tool belongs to exactly one toolset", () => {
 });
 
 describe.each(ERAS)("a %s client", (era) => {
-  test("?toolsets=ledger,inbox lists only those tools, in catalogue order", async () => {
+  test("?toolsets=ledger,inbox lists those tools, get_me and the ways in, in catalogue order", async () => {
     const client = await connectMcp(era, `${s.url}/mcp?toolsets=ledger,inbox`);
     try {
       const { tools } = await client.listTools();
       const wanted = new Set([...TOOLSETS.ledger!, ...TOOLSETS.inbox!].map((t) => t.name));
+      for (const name of [...ESSENTIALS, ...WAYS_IN]) wanted.add(name);
       expect(tools.map((t: any) => t.name)).toEqual(TOOLS.filter((t) => wanted.has(t.name)).map((t) => t.name));
     } finally {
       await client.close();
@@ -36,12 +41,15 @@ describe.each(ERAS)("a %s client", (era) => {
     }
   });
 
-  test("a tool outside the session's toolsets is a NOT_FOUND result", async () => {
+  test("a tool outside the session's toolsets is a NOT_FOUND result naming its toolset", async () => {
     const client = await connectMcp(era, `${s.url}/mcp?toolsets=plans`);
     try {
-      const result = await client.callTool({ name: "register_agent", arguments: { handle: "nobody", display_name: "Nobody" } });
+      const result = await client.callTool({ name: "create_group", arguments: { name: "Trip", currency: "EUR" } });
       expect(result.isError).toBe(true);
-      expect(JSON.parse(result.content[0].text).error.code).toBe("NOT_FOUND");
+      const { error } = JSON.parse(result.content[0].text);
+      expect(error.code).toBe("NOT_FOUND");
+      expect(error.details).toEqual({ toolset: "ledger" });
+      expect(error.suggested_action).toContain("?toolsets=...,ledger");
     } finally {
       await client.close();
     }
@@ -73,4 +81,54 @@ test("a session without a credential is told both ways in: an API key and OAuth"
   } finally {
     await client.close();
   }
+});
+
+/** The catalogue's tools an instructions text names, as whole words. */
+const named = (text: string) => TOOLS.map((t) => t.name).filter((n) => new RegExp(`\\b${n}\\b`).test(text));
+
+describe.each(ERAS)("every toolset keeps its own instructions true (%s)", (era) => {
+  const sessions = [...Object.keys(TOOLSETS).map((set) => `?toolsets=${set}`), "?toolsets=ledger,inbox", ""];
+
+  test.each(sessions)("with a credential, /mcp%s lists the essentials, and each tool its instructions name answers", async (query) => {
+    const a = await s.register(`ts-${era === "2026-07-28" ? "m" : "l"}-${query.replace(/\W/g, "").slice(8, 20) || "all"}`);
+    const client = await connectMcp(era, `${s.url}/mcp${query}`, { authorization: `Bearer ${a.key}` });
+    try {
+      const listed = new Set((await client.listTools()).tools.map((t: any) => t.name));
+      for (const name of ESSENTIALS) expect(listed.has(name)).toBe(true);
+      const instructions = client.getInstructions() ?? "";
+      expect(instructions).toContain("get_me");
+      const mentioned = named(instructions);
+      expect(mentioned.filter((n) => !listed.has(n))).toEqual([]);
+      // Each one is there to call: a success, or its own refusal of empty arguments; never "left out".
+      for (const name of mentioned) {
+        const result = await client.callTool({ name, arguments: {} });
+        const error = result.isError ? JSON.parse(result.content[0].text).error : null;
+        expect({ name, code: error?.code ?? "OK" }).toEqual({ name, code: expect.stringMatching(/^(OK|VALIDATION_ERROR)$/) });
+      }
+    } finally {
+      await client.close();
+    }
+  });
+
+  test.each(sessions)("without a credential, /mcp%s lists and names the ways in, and each named tool is there", async (query) => {
+    const client = await connectMcp(era, `${s.url}/mcp${query}`);
+    try {
+      const listed = new Set((await client.listTools()).tools.map((t: any) => t.name));
+      for (const name of [...ESSENTIALS, ...WAYS_IN]) expect(listed.has(name)).toBe(true);
+      const instructions = client.getInstructions() ?? "";
+      const mentioned = named(instructions);
+      expect(mentioned).toEqual(expect.arrayContaining(WAYS_IN));
+      expect(mentioned.filter((n) => !listed.has(n))).toEqual([]);
+      for (const name of mentioned) {
+        // A public tool refuses empty arguments; any other asks for a credential (HTTP 401), as a listed tool does.
+        const outcome = await client.callTool({ name, arguments: {} }).then(
+          (r: any) => (r.isError ? JSON.parse(r.content[0].text).error.code : "OK"),
+          (err: any) => (refusedStatus(err) === 401 ? "401" : String(err)),
+        );
+        expect({ name, outcome }).toEqual({ name, outcome: WAYS_IN.includes(name) ? "VALIDATION_ERROR" : "401" });
+      }
+    } finally {
+      await client.close();
+    }
+  });
 });

@@ -97,13 +97,13 @@ describe("create_plan and get_plan", () => {
     expect((await createRaw(o!, { ...ok, options: ten })).status).toBe(200);
     expect(await path({ ...ok, options: [...ten, OPTIONS[0]] })).toBe("options");
     expect(await path({ ...ok, options: [] })).toBe("options");
-    expect(await path({ ...ok, options: [{ starts_at: "2026-12-05T19:00:00" }] })).toBe("options.0.starts_at");
-    expect(await path({ ...ok, options: [{ starts_at: "tomorrow" }] })).toBe("options.0.starts_at");
-    expect(await path({ ...ok, options: [OPTIONS[0], { starts_at: "2026-12-05T19:00:00Z", ends_at: "2026-12-05T19:00:00Z" }] })).toBe("options.1.ends_at");
-    expect(await path({ ...ok, options: [{ starts_at: "2026-12-05T19:00:00Z", ends_at: "2026-12-05T18:00:00Z" }] })).toBe("options.0.ends_at");
+    expect(await path({ ...ok, options: [{ starts_at: "2026-12-05T19:00:00" }] })).toBe("options[0].starts_at");
+    expect(await path({ ...ok, options: [{ starts_at: "tomorrow" }] })).toBe("options[0].starts_at");
+    expect(await path({ ...ok, options: [OPTIONS[0], { starts_at: "2026-12-05T19:00:00Z", ends_at: "2026-12-05T19:00:00Z" }] })).toBe("options[1].ends_at");
+    expect(await path({ ...ok, options: [{ starts_at: "2026-12-05T19:00:00Z", ends_at: "2026-12-05T18:00:00Z" }] })).toBe("options[0].ends_at");
     expect((await createRaw(o!, { ...ok, options: [{ starts_at: "2026-12-05T19:00:00Z", place: "p".repeat(200) }] })).status).toBe(200);
-    expect(await path({ ...ok, options: [{ starts_at: "2026-12-05T19:00:00Z", place: "p".repeat(201) }] })).toBe("options.0.place");
-    expect(await path({ ...ok, options: [{ starts_at: "2026-12-05T19:00:00Z", option_id: crypto.randomUUID() }] })).toBe("options.0");
+    expect(await path({ ...ok, options: [{ starts_at: "2026-12-05T19:00:00Z", place: "p".repeat(201) }] })).toBe("options[0].place");
+    expect(await path({ ...ok, options: [{ starts_at: "2026-12-05T19:00:00Z", option_id: crypto.randomUUID() }] })).toBe("options[0]");
     expect(await path({ ...ok, invitees: [] })).toBe("invitees");
     const handles = (n: number) => Array.from({ length: n }, (_, i) => `pl-nobody-${i}`);
     expect((await createRaw(o!, { ...ok, invitees: handles(50) })).status).toBe(404);
@@ -296,7 +296,7 @@ describe("responses, scheduling, changes and cancellation", () => {
     expect((await update({ title: "t".repeat(140) })).status).toBe(200);
     expect(await issue({ description: "d".repeat(2001) })).toBe("description");
     expect(await issue({ options: [] })).toBe("options");
-    expect(await issue({ options: [{ option_id: crypto.randomUUID(), starts_at: "2026-12-05T19:00:00Z" }] })).toBe("options.0.option_id");
+    expect(await issue({ options: [{ option_id: crypto.randomUUID(), starts_at: "2026-12-05T19:00:00Z" }] })).toBe("options[0].option_id");
     expect(
       await issue({
         options: [

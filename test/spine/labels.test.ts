@@ -46,7 +46,7 @@ function labels(v: string): [string, Record<string, unknown>, string, "a" | null
     ["add_expense", { group_id: groupId, description: v, amount: "1.00" }, "description", "a"],
     ["send_envelope", { to: ["lab-b"], subject: v, body_md: "hello" }, "subject", "a"],
     ["create_plan", { title: v, options: [{ starts_at: soon }], invitees: ["lab-b"] }, "title", "a"],
-    ["create_plan", { title: "Dinner", options: [{ starts_at: soon, place: v }], invitees: ["lab-b"] }, "options.0.place", "a"],
+    ["create_plan", { title: "Dinner", options: [{ starts_at: soon, place: v }], invitees: ["lab-b"] }, "options[0].place", "a"],
   ];
 }
 

@@ -98,7 +98,7 @@ function checkOptions(options: OptionInput[], path: string): { startsAt: string;
   return options.map((o, i) => {
     const startsAt = stamp(o.starts_at);
     const endsAt = o.ends_at === undefined ? null : stamp(o.ends_at);
-    if (endsAt !== null && endsAt <= startsAt) throw invalid(`${path}.${i}.ends_at`, "must be after starts_at");
+    if (endsAt !== null && endsAt <= startsAt) throw invalid(`${path}[${i}].ends_at`, "must be after starts_at");
     return { startsAt, endsAt, place: o.place ?? null, optionId: o.option_id };
   });
 }
@@ -398,7 +398,7 @@ export async function respondPlan({ tx, now, actor }: DomainContext, input: { pl
     to: plan.organiserId,
     type: "plan.response",
     from: actor.agentId,
-    summaryMd: `@${actor.handle} answered ${input.response} to your plan ${quoted(plan.title)}${votes}.`,
+    summaryMd: `@${actor.handle} answered ${input.response} to your plan ${quoted(plan.title)}${votes}. Once your human picks an option, schedule it with update_plan choose_option_id.`,
     payload: { handle: actor.handle, response: input.response, option_ids: optionIds, title: untrusted(plan.title, source(organiser.handle)) },
     refs: { plan_id: plan.planId },
   });
@@ -416,7 +416,7 @@ async function deliveredInvitees(tx: Tx, planId: string): Promise<InviteeRow[]> 
 async function replaceOptions(tx: Tx, planId: string, current: OptionRow[], input: OptionInput[]): Promise<OptionRow[] | null> {
   const byId = new Map(current.map((o) => [o.optionId, o]));
   const wanted = checkOptions(input, "options").map((o, position): OptionRow => {
-    if (o.optionId !== undefined && !byId.has(o.optionId)) throw invalid(`options.${position}.option_id`, "not an option of this plan");
+    if (o.optionId !== undefined && !byId.has(o.optionId)) throw invalid(`options[${position}].option_id`, "not an option of this plan");
     return { optionId: o.optionId ?? crypto.randomUUID(), planId, position, startsAt: o.startsAt, endsAt: o.endsAt, place: o.place };
   });
   if (new Set(wanted.map((o) => o.optionId)).size !== wanted.length) throw invalid("options", "an option_id appears twice");

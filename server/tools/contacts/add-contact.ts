@@ -17,7 +17,7 @@ export const addContact = defineTool({
   input: z
     .strictObject({
       handle: handleFrom("your human or list_contacts").optional(),
-      code: z.string().min(3).max(120).optional().describe("Their contact code (code@host for another server), from your human"),
+      code: z.string().min(3).max(120).optional().describe("Their contact code (or code@host), from your human"),
       address: z
         .string()
         .max(300)

@@ -6,7 +6,7 @@ import { handleFrom } from "../../contract/wire.ts";
 export const blockContact = defineTool({
   name: "block_contact",
   title: "Block an agent",
-  description: "Blocks an agent silently: their requests, invites, envelopes and plans stop reaching you. add_contact unblocks.",
+  description: "Blocks an agent silently: their requests, invites, envelopes and plans stop; add_contact unblocks.",
   tags: ["write", "destructive"],
   input: z.strictObject({ handle: handleFrom("list_contacts or your human") }),
   output: z.object({ blocked: z.boolean() }),

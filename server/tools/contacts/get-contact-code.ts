@@ -6,7 +6,7 @@ import { EMPTY } from "../../contract/wire.ts";
 export const getContactCode = defineTool({
   name: "get_contact_code",
   title: "Get my contact code",
-  description: "Your reusable four-word contact code and a message to forward; whoever holds it can ask to be your contact.",
+  description: "Your reusable four-word contact code and a message to forward: whoever holds it can ask to be your contact.",
   tags: ["read"],
   writes: true, // creates the code the first time it is asked for
   input: EMPTY,

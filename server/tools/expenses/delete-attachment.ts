@@ -7,9 +7,9 @@ import { Uuid } from "../../contract/wire.ts";
 export const deleteAttachment = defineTool({
   name: "delete_attachment",
   title: "Delete a receipt",
-  description: "Deletes a file kept with an expense, for good; only who added it or the expense may.",
+  description: "Deletes a file of an expense for good; only who added it or the expense may.",
   tags: ["write", "destructive"],
-  input: z.strictObject({ attachment_id: Uuid.describe("The file's id, from list_attachments or get_expense") }),
+  input: z.strictObject({ attachment_id: Uuid.describe("From list_attachments or get_expense") }),
   output: z.object({ deleted: z.boolean() }),
   example: { attachment_id: madeUp("attachment_id") },
   async run(ctx, input) {

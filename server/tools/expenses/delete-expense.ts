@@ -8,7 +8,7 @@ import { Expense } from "../../contract/ledger.ts";
 export const deleteExpense = defineTool({
   name: "delete_expense",
   title: "Delete an expense",
-  description: "Deletes an expense: it stops counting at once and stays readable; restore_expense brings it back.",
+  description: "Deletes an expense: it stops counting and stays readable; restore_expense undoes it.",
   tags: ["write", "destructive"],
   input: z.strictObject({ expense_id: ExpenseId }),
   output: z.object({ expense: Expense }),

@@ -10,7 +10,7 @@ export const exportGroup = defineTool({
   title: "Export a group's ledger",
   description,
   tags: ["read"],
-  input: z.strictObject({ group_id: GroupId, format: z.enum(["csv", "json"]).describe("csv (one row per share and payment) or json") }),
+  input: z.strictObject({ group_id: GroupId, format: z.enum(["csv", "json"]).describe("csv or json") }),
   output: z.object({ format: z.enum(["csv", "json"]), filename: z.string(), media_type: z.string(), content: Untrusted }),
   example: { group_id: madeUp("group_id"), format: "csv" },
   async run(ctx, input) {

@@ -17,8 +17,8 @@ export const getBalances = defineTool({
   tags: ["read"],
   view: BALANCES_VIEW,
   input: z.strictObject({
-    group_id: GroupId.optional().describe("From list_groups; omitted: your net per counterparty"),
-    by_currency: z.boolean().optional().describe("With group_id: also each member's totals per currency given"),
+    group_id: GroupId.optional().describe("From list_groups; omitted: per counterparty"),
+    by_currency: z.boolean().optional().describe("With group_id: also totals per currency given"),
   }),
   output: z.object({
     group_id: Uuid.optional(),

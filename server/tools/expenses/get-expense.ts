@@ -10,7 +10,7 @@ import { linkSigner } from "./attachment-context.ts";
 export const getExpense = defineTool({
   name: "get_expense",
   title: "Get an expense with its history",
-  description: "One expense with each participant's response and its history; version is update_expense's expected_version.",
+  description: "One expense, its responses and history; version is update_expense's expected_version.",
   tags: ["read"],
   input: z.strictObject({ expense_id: ExpenseId }),
   output: z.object({

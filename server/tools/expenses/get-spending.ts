@@ -1,14 +1,16 @@
 import { z } from "zod";
 import { SPENDING_BY, spending } from "../../domain/ledger/spending/spending.ts";
 import { DateOnly } from "../../contract/ledger.ts";
+import { MemberRef } from "../../contract/groups.ts";
 import { AgentRef, Uuid } from "../../contract/wire.ts";
 import { defineTool } from "../define.ts";
 import { madeUp } from "../made-up.ts";
 import description from "./get-spending.description.md" with { type: "text" };
 
 const Row = z.object({
-  key: z.string().describe("The category, the month (YYYY-MM) or the member's handle"),
-  agent: AgentRef.optional().describe("By member: the member"),
+  key: z.string().describe("The category, the month (YYYY-MM) or the member's handle (a placeholder's member_id)"),
+  agent: AgentRef.optional().describe("By member, v1 field: read member"),
+  member: MemberRef.optional().describe("By member: the member"),
   amount_minor: z.number().int().describe("Spent, net of refunds; by member, their shares"),
   amount: z.string(),
   paid_minor: z.number().int().optional().describe("By member: what they paid, net of refunds they received"),
@@ -23,9 +25,9 @@ export const getSpending = defineTool({
   tags: ["read"],
   input: z.strictObject({
     group_id: Uuid.optional().describe("From list_groups; omitted: all your groups"),
-    by: z.enum(SPENDING_BY).optional().describe("How to group the totals: category (default), month or member"),
-    since_date: DateOnly.optional().describe("First expense date counted, YYYY-MM-DD; default: from the first"),
-    until_date: DateOnly.optional().describe("Last expense date counted, YYYY-MM-DD; default: to the last"),
+    by: z.enum(SPENDING_BY).optional().describe("Default: category"),
+    since_date: DateOnly.optional().describe("First date counted, YYYY-MM-DD"),
+    until_date: DateOnly.optional().describe("Last date counted, YYYY-MM-DD"),
   }),
   output: z.object({
     group_id: Uuid.optional(),

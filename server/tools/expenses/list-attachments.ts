@@ -9,9 +9,9 @@ import { linkSigner } from "./attachment-context.ts";
 export const listAttachments = defineTool({
   name: "list_attachments",
   title: "List an expense's receipts",
-  description: "Lists an expense's files (receipts), each with a url for your human that expires in an hour.",
+  description: "An expense's files (receipts), each with a url for your human, valid an hour.",
   tags: ["read"],
-  input: z.strictObject({ expense_id: Uuid.describe("The expense's id, from list_expenses or get_inbox refs") }),
+  input: z.strictObject({ expense_id: Uuid.describe("From list_expenses or get_inbox") }),
   output: z.object({ attachments: z.array(Attachment) }),
   example: { expense_id: madeUp("expense_id") },
   async run(ctx, input) {

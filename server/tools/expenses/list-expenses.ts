@@ -3,8 +3,8 @@ import { listExpenses as list } from "../../domain/ledger/expenses/expenses.ts";
 import { defineTool } from "../define.ts";
 import description from "./list-expenses.description.md" with { type: "text" };
 import { madeUp } from "../made-up.ts";
-import { Cursor, GroupId, Limit, handleFrom } from "../../contract/wire.ts";
-import { DateOnly, Expense } from "../../contract/ledger.ts";
+import { Cursor, GroupId, Limit } from "../../contract/wire.ts";
+import { DateOnly, Expense, MEMBER_NAME_HELP, MemberName } from "../../contract/ledger.ts";
 
 export const listExpenses = defineTool({
   name: "list_expenses",
@@ -17,8 +17,8 @@ export const listExpenses = defineTool({
     cursor: Cursor.optional(),
     since_date: DateOnly.optional().describe("Earliest date, YYYY-MM-DD (inclusive)"),
     until_date: DateOnly.optional().describe("Latest date, YYYY-MM-DD (inclusive)"),
-    involving: handleFrom("get_group").optional().describe("Only expenses this member paid or shares"),
-    include_deleted: z.boolean().optional().describe("Also deleted expenses (default false)"),
+    involving: MemberName.optional().describe(`Only those of this member: ${MEMBER_NAME_HELP}`),
+    include_deleted: z.boolean().optional().describe("Also deleted expenses"),
   }),
   output: z.object({ expenses: z.array(Expense), next_cursor: z.string().nullable() }),
   example: { group_id: madeUp("group_id"), involving: "bob", limit: 10 },

@@ -8,9 +8,9 @@ import { Expense } from "../../contract/ledger.ts";
 export const listRecurring = defineTool({
   name: "list_recurring",
   title: "List a group's recurring expenses",
-  description: "Lists a group's recurring expenses that still add occurrences, soonest first; end one with stop_recurring.",
+  description: "A group's recurring expenses still adding occurrences, soonest first (stop_recurring ends one).",
   tags: ["read"],
-  input: z.strictObject({ group_id: Uuid.describe("The group's id, from list_groups or get_me") }),
+  input: z.strictObject({ group_id: Uuid.describe("From list_groups or get_me") }),
   output: z.object({ expenses: z.array(Expense) }),
   example: { group_id: madeUp("group_id") },
   async run(ctx, input) {

@@ -4,8 +4,8 @@ import { recordAcrossGroups } from "../../domain/ledger/payments/across-groups.t
 import { defineTool } from "../define.ts";
 import description from "./record-payment.description.md" with { type: "text" };
 import { madeUp } from "../made-up.ts";
-import { GroupId, handleFrom, Uuid } from "../../contract/wire.ts";
-import { amountFields, CurrencyInput, ExchangeRate, Notes, Payment } from "../../contract/ledger.ts";
+import { GroupId, Uuid } from "../../contract/wire.ts";
+import { amountFields, CurrencyInput, ExchangeRate, MEMBER_NAME_HELP, MemberName, Notes, Payment } from "../../contract/ledger.ts";
 
 export const recordPayment = defineTool({
   name: "record_payment",
@@ -14,11 +14,11 @@ export const recordPayment = defineTool({
   tags: ["write"],
   input: z
     .strictObject({
-      group_id: GroupId.optional().describe("From list_groups; omitted: one payment across every group you share"),
-      from: handleFrom("get_group").optional().describe("The payer, from get_group; default you"),
-      to: handleFrom("get_group").optional().describe("The payee, from get_group or settle_up; default you"),
-      from_member_id: Uuid.optional().describe("The payer by member_id (get_group), e.g. a placeholder"),
-      to_member_id: Uuid.optional().describe("The payee by member_id (get_group), e.g. a placeholder"),
+      group_id: GroupId.optional().describe("From list_groups; omitted: across all groups you share"),
+      from: MemberName.optional().describe(`Payer (default you): ${MEMBER_NAME_HELP}`),
+      to: MemberName.optional().describe(`Payee (default you): ${MEMBER_NAME_HELP}`),
+      from_member_id: Uuid.optional().describe("Payer's member_id (get_group)"),
+      to_member_id: Uuid.optional().describe("Payee's member_id (get_group)"),
       ...amountFields,
       currency: CurrencyInput.optional().describe("ISO 4217; default the group's"),
       exchange_rate: ExchangeRate.optional(),

@@ -14,9 +14,9 @@ export const respondExpense = defineTool({
   tags: ["write"],
   input: z.strictObject({
     expense_id: ExpenseId.optional(),
-    expense_ids: z.array(ExpenseId).min(1).max(100).optional().describe("Several to answer alike (with or instead of expense_id)"),
+    expense_ids: z.array(ExpenseId).min(1).max(100).optional().describe("Several to answer alike (or with expense_id)"),
     action: z.enum(["confirm", "dispute"]).describe("Your human's answer"),
-    reason: plainText(1, 500).optional().describe("Why it is disputed, shown to the others"),
+    reason: plainText(1, 500).optional().describe("Why, shown to the others"),
   }),
   output: z.object({
     expense: Expense.optional(),

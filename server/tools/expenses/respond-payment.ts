@@ -13,7 +13,7 @@ export const respondPayment = defineTool({
   tags: ["write"],
   input: z.strictObject({
     payment_id: PaymentId,
-    action: z.enum(["confirm", "reject", "void"]).describe("confirm or reject (the payee), void (payer or payee, undoes it)"),
+    action: z.enum(["confirm", "reject", "void"]).describe("Payee: confirm or reject; either: void"),
   }),
   output: z.object({
     payment: Payment,

@@ -10,7 +10,7 @@ export const stopRecurring = defineTool({
   title: "Stop a recurring expense",
   description: "Ends a recurring expense after the occurrences already made (they stay).",
   tags: ["write"],
-  input: z.strictObject({ expense_id: Uuid.describe("The series' expense_id, from list_recurring") }),
+  input: z.strictObject({ expense_id: Uuid.describe("From list_recurring") }),
   output: z.object({ expense: Expense }),
   example: { expense_id: madeUp("expense_id") },
   async run(ctx, input) {

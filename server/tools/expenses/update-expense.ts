@@ -14,9 +14,9 @@ export const updateExpense = defineTool({
   input: z
     .strictObject({
       expense_id: ExpenseId,
-      expected_version: z.number().int().min(1).describe("The version you last read, from get_expense (CONFLICT if it changed)"),
+      expected_version: z.number().int().min(1).describe("From get_expense; CONFLICT if it changed"),
       ...expenseFields,
-      description: plainText(1, 140).optional().describe('What it was for, e.g. "Dinner at Rosa\'s"'),
+      description: plainText(1, 140).optional().describe('e.g. "Dinner at Rosa\'s"'),
       notes: Notes.nullable().optional().describe("Longer notes; null clears them"),
     })
     .superRefine((v, ctx) => {

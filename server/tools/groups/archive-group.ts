@@ -8,7 +8,7 @@ import { Group } from "../../contract/groups.ts";
 export const archiveGroup = defineTool({
   name: "archive_group",
   title: "Archive or unarchive a group",
-  description: "Archives (read-only: no new expenses, payments, members or changes) or restores a group. Any member may.",
+  description: "Archives a group (read-only: no new expenses, payments, members or changes) or restores it. Any member may.",
   tags: ["write"],
   input: z.strictObject({ group_id: GroupId, archived: z.boolean().describe("true archives, false restores") }),
   output: z.object({ group: Group }),

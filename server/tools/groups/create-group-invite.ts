@@ -16,11 +16,11 @@ export const createGroupInvite = defineTool({
   input: z
     .strictObject({
       group_id: GroupId,
-      handle: handleFrom("list_contacts").optional().describe("Whom to invite, from list_contacts; omitted: a shareable code"),
-      name: DisplayName.optional().describe("A friend without an account: a placeholder member with a claim link"),
-      member_id: Uuid.optional().describe("A placeholder of the group (get_group) whose claim link expired or was lost: a new link; the old one stops working"),
+      handle: handleFrom("list_contacts").optional().describe("Whom to invite, from list_contacts"),
+      name: DisplayName.optional().describe("A friend without an account, as a placeholder"),
+      member_id: Uuid.optional().describe("A placeholder whose claim link expired or was lost: a new link"),
       max_uses: z.number().int().min(1).max(1000).optional().describe("How many may join with the code"),
-      expires_at: z.iso.datetime({ offset: true }).optional().describe("When the code stops working, RFC 3339"),
+      expires_at: z.iso.datetime({ offset: true }).optional().describe("When the code stops working"),
     })
     .superRefine((v, ctx) => {
       if ([v.handle, v.name, v.member_id].filter((x) => x !== undefined).length > 1) {

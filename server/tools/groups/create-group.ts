@@ -12,7 +12,7 @@ export const createGroup = defineTool({
   description,
   tags: ["write"],
   input: z.strictObject({
-    name: plainText(1, 80).describe('The group\'s name, e.g. "Lisbon trip"'),
+    name: plainText(1, 80).describe('e.g. "Lisbon trip"'),
     currency: CurrencyCode.describe("ISO 4217 code of the ledger, e.g. EUR"),
     description: Description.optional().describe("What the group is for"),
     members: z.array(Handle).max(50).optional().describe("Contacts to invite, from list_contacts"),

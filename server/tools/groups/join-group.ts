@@ -10,10 +10,10 @@ import { Group } from "../../contract/groups.ts";
 export const joinGroup = defineTool({
   name: "join_group",
   title: "Join a group with an invite code",
-  description: "Joins the group of an invite code (joined false: already a member); a claim code (claim-...) takes over its placeholder and balance.",
+  description: "Joins the group of an invite code (joined false: already in it); a claim code (claim-...) takes over its placeholder.",
   tags: ["write"],
   attempts: { limit: 20, windowMs: HOUR, guess: () => "code" },
-  input: z.strictObject({ invite_code: InviteCode.describe("The group invite or claim code your human was given") }),
+  input: z.strictObject({ invite_code: InviteCode.describe("Invite or claim code from your human") }),
   output: z.object({ group: Group, joined: z.boolean() }),
   example: { invite_code: madeUp("invite_code") },
   async run(ctx, input) {

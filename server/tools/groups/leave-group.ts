@@ -7,7 +7,7 @@ import { GroupId, Uuid } from "../../contract/wire.ts";
 export const leaveGroup = defineTool({
   name: "leave_group",
   title: "Leave a group",
-  description: "Leaves a group, only with a zero balance in it (else CONFLICT: settle up first). Direct ledgers cannot be left.",
+  description: "Leaves a group, only at a zero balance (else CONFLICT: settle up first); not a direct ledger.",
   tags: ["write"],
   input: z.strictObject({ group_id: GroupId }),
   output: z.object({ left: z.boolean(), group_id: Uuid }),

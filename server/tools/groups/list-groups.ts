@@ -9,7 +9,7 @@ export const listGroups = defineTool({
   description: "Lists your groups and direct ledgers with your balance in each, oldest first.",
   tags: ["read"],
   input: z.strictObject({
-    include_archived: z.boolean().optional().describe("Also archived groups (default false)"),
+    include_archived: z.boolean().optional().describe("Also archived groups"),
     limit: Limit.optional(),
     cursor: Cursor.optional(),
   }),

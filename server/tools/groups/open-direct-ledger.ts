@@ -7,11 +7,11 @@ import { CurrencyCode, Group } from "../../contract/groups.ts";
 export const openDirectLedger = defineTool({
   name: "open_direct_ledger",
   title: "Open the direct ledger with a contact",
-  description: "Returns the two-person ledger with a contact, creating it on the first call (created true; currency needed then).",
+  description: "The two-person ledger with a contact, made on the first call (created true; currency needed then).",
   tags: ["write"],
   input: z.strictObject({
     handle: handleFrom("list_contacts"),
-    currency: CurrencyCode.optional().describe("ISO 4217 code for a new ledger, e.g. EUR"),
+    currency: CurrencyCode.optional().describe("For a new ledger, e.g. EUR"),
   }),
   output: z.object({ group: Group, created: z.boolean() }),
   example: { handle: "bob", currency: "EUR" },

@@ -2,7 +2,8 @@ import { z } from "zod";
 import { groupView, removeMember } from "../../domain/ledger/groups/groups.ts";
 import { defineTool } from "../define.ts";
 import { madeUp } from "../made-up.ts";
-import { GroupId, handleFrom, Uuid } from "../../contract/wire.ts";
+import { GroupId, Uuid } from "../../contract/wire.ts";
+import { MEMBER_NAME_HELP, MemberName } from "../../contract/ledger.ts";
 import { Group } from "../../contract/groups.ts";
 
 export const removeGroupMember = defineTool({
@@ -13,8 +14,8 @@ export const removeGroupMember = defineTool({
   input: z
     .strictObject({
       group_id: GroupId,
-      handle: handleFrom("get_group").optional(),
-      member_id: Uuid.optional().describe("From get_group: a placeholder; instead of handle"),
+      handle: MemberName.optional().describe(MEMBER_NAME_HELP),
+      member_id: Uuid.optional().describe("Or member_id"),
     })
     .superRefine((v, ctx) => {
       if ((v.handle === undefined) === (v.member_id === undefined))

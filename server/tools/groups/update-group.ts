@@ -16,7 +16,7 @@ export const updateGroup = defineTool({
       name: plainText(1, 80).optional().describe("A new name"),
       description: Description.optional().describe("A new description"),
       simplify_debts: z.boolean().optional().describe("Settle up with the fewest transfers"),
-      currency: CurrencyCode.optional().describe("A new ISO 4217 code (only while the ledger is empty)"),
+      currency: CurrencyCode.optional().describe("New ISO 4217 code, while no expense"),
     })
     .refine((v) => v.name !== undefined || v.description !== undefined || v.simplify_debts !== undefined || v.currency !== undefined, {
       message: "give at least one of name, description, simplify_debts, currency",

@@ -7,7 +7,7 @@ import { idFrom } from "../../contract/wire.ts";
 export const disconnectClient = defineTool({
   name: "disconnect_client",
   title: "Disconnect a client",
-  description: "Revokes another client of your handle: its key or tokens stop at once.",
+  description: "Revokes another app on your handle: its key or tokens stop at once.",
   tags: ["write", "destructive"],
   refusedInGrace: true,
   input: z.strictObject({ client_id: idFrom("list_clients") }),

@@ -12,7 +12,7 @@ export const Client = z.object({
   last_used_at: Timestamp.nullable(),
   current: z.boolean(),
   obtained_through: Uuid.nullable().describe(
-    "The client this one was obtained through (a browser signed in with a code that client read, a key made in that browser); disconnecting that one ends this one too. Null when the human connected it directly",
+    "The client this one came through (a browser signed in with its code, a key made in that browser): disconnecting it ends this one; null if connected directly",
   ),
   old_key_until: Timestamp.nullable().describe(
     "When rotate_api_key replaced this client's key: until when the old key still works (for work in flight only); null when no old key works",

@@ -14,16 +14,17 @@ export const REGISTRATION_CLIENT = "Agent that registered the handle";
 export const registerAgent = defineTool({
   name: "register_agent",
   title: "Register an agent",
-  description: "Creates a new identity (a permanent handle) and returns its API key, shown once: store it. Not idempotent. invite_code also joins that group.",
+  description:
+    "A new identity (a permanent handle), only for a human new to svc (one with a handle: join_network), and its API key, shown once: store it. Not idempotent.",
   tags: ["write"],
   public: true,
   idempotent: false,
   input: z.strictObject({
-    handle: Handle.describe("The handle to take: 3-32 of a-z 0-9 _ -, e.g. alice"),
+    handle: Handle.describe("3-32 of a-z 0-9 _ -, e.g. alice"),
     display_name: DisplayName.describe("Name shown to others"),
     description: Description.optional().describe("A line about you for others"),
     invite_code: InviteCode.optional().describe("A group invite code to join at once"),
-    platform_invite_code: plainText(1, 200).optional().describe("The server's invite code, when it asks for one"),
+    platform_invite_code: plainText(1, 200).optional().describe("If the server asks for one"),
   }),
   output: z.object({
     agent: Agent,

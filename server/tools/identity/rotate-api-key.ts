@@ -6,7 +6,7 @@ import { EMPTY } from "../../contract/wire.ts";
 export const rotateApiKey = defineTool({
   name: "rotate_api_key",
   title: "Rotate my API key",
-  description: "Issues a new API key for this client, shown once: store it. The old key works 10 more minutes. Never replayed. Not for OAuth sessions.",
+  description: "A new API key for this client, shown once: store it; the old one works 10 more minutes. Never replayed; not for OAuth.",
   tags: ["write", "destructive"],
   refusedInGrace: true,
   replay: false,

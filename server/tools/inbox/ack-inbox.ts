@@ -7,7 +7,7 @@ import { Uuid } from "../../contract/wire.ts";
 export const ackInbox = defineTool({
   name: "ack_inbox",
   title: "Mark inbox items",
-  description: "Marks inbox items seen, resolved, dismissed or kept. Acting with an item's suggested tool resolves it already.",
+  description: "Marks inbox items seen, resolved, dismissed or kept; acting with an item's suggested tool resolves it already.",
   tags: ["write"],
   input: z.strictObject({
     item_ids: z.array(Uuid).min(1).max(100).describe("Item ids, from get_inbox"),

@@ -15,9 +15,9 @@ export const getInbox = defineTool({
   inboxSummary: false,
   input: z.strictObject({
     // Any run of digits (the spec's ^\d+$): one past the end reads nothing new. Bounded only against abuse.
-    since: z.string().regex(/^\d+$/, "must be digits (a cursor)").max(1000).optional().describe("Read from here: next_cursor or an item's seq"),
+    since: z.string().regex(/^\d+$/, "must be digits (a cursor)").max(1000).optional().describe("next_cursor or an item's seq"),
     include_seen: z.boolean().optional().describe("Also items already seen"),
-    requires_action: z.boolean().optional().describe("true: every item still waiting for a decision, seen or not; marks nothing"),
+    requires_action: z.boolean().optional().describe("true: all items awaiting a decision; marks nothing"),
     limit: Limit.optional(),
   }),
   output: z.object({
@@ -30,7 +30,9 @@ export const getInbox = defineTool({
   example: { include_seen: true, limit: 20 },
   async run(ctx, input) {
     const res = await list(ctx, input);
-    const tools = [...new Set(res.items.filter((i) => i.requires_action && !i.resolved).flatMap((i) => i.suggested_tools))];
+    // What waits for a decision first, then what acts on the other open items (a plan's answers: update_plan).
+    const open = res.items.filter((i) => !i.resolved);
+    const tools = [...open.filter((i) => i.requires_action), ...open.filter((i) => !i.requires_action)].flatMap((i) => i.suggested_tools);
     return { ...res, suggested_next: [...tools, ...(res.items.length ? ["ack_inbox"] : [])] };
   },
 });

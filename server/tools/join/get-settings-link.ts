@@ -6,7 +6,7 @@ import { EMPTY, Timestamp } from "../../contract/wire.ts";
 export const getSettingsLink = defineTool({
   name: "get_settings_link",
   title: "Get a link to my settings page",
-  description: "A link that signs your human into their settings page, once, for 10 minutes. Give it only to your own human.",
+  description: "A one-time link (10 minutes) signing your human into their settings page; for your own human only.",
   tags: ["read"],
   refusedInGrace: true,
   writes: true, // stores the single-use link it hands out

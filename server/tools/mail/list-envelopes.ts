@@ -7,7 +7,7 @@ import { EnvelopeSummary } from "../../contract/mail.ts";
 export const listEnvelopes = defineTool({
   name: "list_envelopes",
   title: "List envelopes",
-  description: "Lists envelopes you sent and received, newest first, without bodies (get_envelope reads one).",
+  description: "Envelopes you sent and received, newest first, without bodies (get_envelope).",
   tags: ["read"],
   input: z.strictObject({
     thread_id: idFrom("an envelope's thread_id").optional(),

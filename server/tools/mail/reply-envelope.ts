@@ -16,7 +16,7 @@ export const replyEnvelope = defineTool({
     envelope_id: EnvelopeId,
     body_md: BodyMd.describe("The reply, in Markdown"),
     subject: Subject.optional().describe("Default: Re: and the subject"),
-    audience: z.enum(["sender", "all"]).optional().describe("The sender only (default) or everyone on it"),
+    audience: z.enum(["sender", "all"]).optional().describe("sender (default) or all on it"),
     refs: RefsInput.optional(),
   }),
   output: z.object({ envelope: Envelope }),

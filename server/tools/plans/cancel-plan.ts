@@ -8,7 +8,7 @@ import { Plan } from "../../contract/plans.ts";
 export const cancelPlan = defineTool({
   name: "cancel_plan",
   title: "Cancel a plan",
-  description: "The organiser cancels a plan for good; invitees are told. It stays readable.",
+  description: "The organiser cancels a plan for good; invitees are told; it stays readable.",
   tags: ["write", "destructive"],
   input: z.strictObject({ plan_id: PlanId }),
   output: z.object({ plan: Plan }),

@@ -16,7 +16,7 @@ import type { Debt } from "../money/fewest-transfers.ts";
 import type { AgentRef, GroupSummary } from "../../../contract/wire.ts";
 import type { StoredSplit } from "../expenses/store.ts";
 import { exactly, pairBalances, pairDebts, pairDebtsByGroup, paymentDebt, pendingDebtsByGroup } from "./pairs.ts";
-import { groupWithMembers, memberRefsByGroup, refsOfMembers, refsWithKnown, type GroupRow } from "../groups/membership.ts";
+import { groupWithMembers, memberRef, memberRefsByGroup, refsOfMembers, refsWithKnown, type GroupRow } from "../groups/membership.ts";
 import { formatAmount, formatBalance, originalOfRow, totalMinor } from "../money/amounts.ts";
 import { paymentViews, pendingPayments } from "../payments/payments.ts";
 import { settlement, simplifiedSettlement } from "./settlement.ts";
@@ -45,7 +45,7 @@ export async function groupBalanceView({ tx, now, actor: { agentId } }: DomainCo
         const b = balances.get(id) ?? 0n;
         const agent = people.get(id)!;
         const placeholder = agent.handle === agent.agent_id;
-        return { agent, member_id: id, placeholder, balance_minor: totalMinor(b), balance: formatBalance(b, group.currency) };
+        return { agent, member: memberRef(agent), member_id: id, placeholder, balance_minor: totalMinor(b), balance: formatBalance(b, group.currency) };
       })
       .sort((a, b) => compareText(a.agent.handle, b.agent.handle)),
     pending_payments: await paymentViews(tx, pending, () => group.currency),
@@ -53,6 +53,8 @@ export async function groupBalanceView({ tx, now, actor: { agentId } }: DomainCo
       (t): Transfer => ({
         from: people.get(t.from)!,
         to: people.get(t.to)!,
+        from_member: memberRef(people.get(t.from)!),
+        to_member: memberRef(people.get(t.to)!),
         amount_minor: totalMinor(t.amount),
         amount: formatAmount(t.amount, group.currency),
       }),
@@ -119,6 +121,7 @@ export async function counterpartyBalances({ tx, now, actor: { agentId } }: Doma
       .map(
         ({ agent, currency, total, groups: parts }): Counterparty => ({
           agent,
+          member: memberRef(agent),
           currency,
           ...amounts(total, currency),
           groups: [...parts].map(([group_id, p]) => ({ group_id, name: p.name, ...amounts(p, currency) })),
@@ -217,6 +220,7 @@ async function currencyBreakdown(tx: Tx, group: GroupRow, known: Map<string, Age
           const net = p.paid - p.owes + p.sent - p.received;
           return {
             agent: people.get(id)!,
+            member: memberRef(people.get(id)!),
             paid_minor: totalMinor(p.paid),
             paid: money(p.paid),
             owes_minor: totalMinor(p.owes),

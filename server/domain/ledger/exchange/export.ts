@@ -5,6 +5,7 @@ import { and, asc, eq, sql } from "drizzle-orm";
 import { prepared, type Tx } from "../../../../db/client.ts";
 import { agents, expenseAttachments, expenses, payments } from "../../../../db/schema/index.ts";
 import { iso } from "../../../clock.ts";
+import type { MemberRef } from "../../../contract/groups.ts";
 import type { Expense, Payment } from "../../../contract/ledger.ts";
 import { untrusted } from "../../untrusted.ts";
 import { groupBalanceView } from "../balances/balances.ts";
@@ -35,6 +36,14 @@ export const CSV_HEADER = [
   "original_amount",
   "exchange_rate",
   "notes",
+  // Who each row names as every answer does (a placeholder's participant, from or to above is its member_id): the
+  // member_id and the name, the share's participant's or the payment's payer's and payee's.
+  "participant_member_id",
+  "participant_name",
+  "from_member_id",
+  "from_name",
+  "to_member_id",
+  "to_name",
 ];
 
 const BATCH = 1000;
@@ -115,19 +124,22 @@ export function csvBatch(currency: string, batch: LedgerBatch): string {
   const lines: string[] = [];
   const money = (minor: number) => csvAmount(formatAmount(minor, currency));
   const original = (o: Expense["original"] | undefined) => (o ? [csvField(o.currency), csvAmount(o.amount), csvField(o.exchange_rate)] : ["", "", ""]);
+  const who = (m: MemberRef | undefined) => [csvField(m?.member_id ?? null), csvField(m?.name ?? null)];
   for (const e of batch.expenses) {
     const paidBy = new Map(e.paid_by.map((p) => [p.handle, p.amount_minor]));
     const share = new Map(e.shares.map((s) => [s.handle, s.amount_minor]));
+    const memberOf = new Map([...e.paid_by, ...e.shares].map((x) => [x.handle, x.member]));
     const common = [csvField(e.expense_id), csvField(e.date), csvField(e.description.untrusted_content), csvField(e.category), csvField(currency)];
     const after = [csvField(e.kind ?? "expense"), ...original(e.original), csvField(e.notes?.untrusted_content ?? null)];
     for (const handle of new Set([...share.keys(), ...paidBy.keys()])) {
       const cells = [csvField("expense_share"), ...common, csvAmount(e.amount), csvField(handle)];
-      lines.push(csvLine([...cells, money(paidBy.get(handle) ?? 0), money(share.get(handle) ?? 0), "", "", csvField(e.state), ...after]));
+      const named = [...who(memberOf.get(handle)), "", "", "", ""];
+      lines.push(csvLine([...cells, money(paidBy.get(handle) ?? 0), money(share.get(handle) ?? 0), "", "", csvField(e.state), ...after, ...named]));
     }
   }
   for (const p of batch.payments) {
     const cells = [csvField("payment"), csvField(p.payment_id), csvField(p.created_at.slice(0, 10)), csvField(p.note?.untrusted_content ?? null)];
-    const tail = [csvField(p.state), "", ...original(p.original), ""];
+    const tail = [csvField(p.state), "", ...original(p.original), "", "", "", ...who(p.from_member), ...who(p.to_member)];
     lines.push(csvLine([...cells, "", csvField(currency), csvAmount(p.amount), "", "", "", csvField(p.from.handle), csvField(p.to.handle), ...tail]));
   }
   return lines.join("");
@@ -143,8 +155,8 @@ async function* batches(tx: Tx, group: GroupRow): AsyncGenerator<LedgerBatch> {
 }
 
 /**
- * An expense as the document holds it: payers and shares by handle only, without the member_id the tools add (a
- * placeholder's handle is its member_id already), so a long history's document stays the size it always was.
+ * An expense as the document holds it: payers and shares with their handle and member, without the member_id the
+ * tools add beside them (member.member_id says it), so a long history's document grows by no more than that.
  */
 const byHandleOnly = (e: Expense): Expense => {
   const strip = <T extends { member_id?: string | undefined }>({ member_id: _, ...rest }: T) => rest as T;

@@ -14,6 +14,8 @@ import type { DomainContext } from "../../../contract/principal.ts";
 import { requireExpenseBudget } from "../../quotas.ts";
 import {
   assertWritable,
+  labelsOf,
+  lookupMember,
   memberGroup,
   membersByHandle,
   refsOfMembers,
@@ -139,9 +141,12 @@ export async function listExpenses(
   const limit = input.limit ?? 50;
   let involving: string | undefined;
   if (input.involving !== undefined) {
-    const agent = await agentByHandle(tx, input.involving);
-    if (!agent) throw invalid("involving", `no agent has the handle ${input.involving}`);
-    involving = agent.agentId;
+    // A current member by handle, member_id or a placeholder's name; a former member by handle still.
+    const members = await membersByHandle(tx, group.groupId);
+    const found = lookupMember(members, input.involving);
+    const former = "error" in found ? await agentByHandle(tx, input.involving.trim().replace(/^@/, "")) : undefined;
+    if ("error" in found && !former) throw invalid("involving", found.error);
+    involving = "key" in found ? members.get(found.key)!.agentId : former!.agentId;
   }
   const after = input.cursor === undefined ? undefined : decodeCursor(input.cursor, ["string", "number"] as const);
   const query = tx
@@ -291,7 +296,10 @@ export async function setDeleted({ tx, now, actor }: DomainContext, expenseId: s
   if (!deleted) {
     const members = await membersByHandle(tx, group.groupId);
     const gone = state.shares.find((s) => !members.has(s.handle));
-    if (gone) throw conflict(`@${gone.handle} is no longer a member of the group, so the expense cannot count in its balances again.`);
+    if (gone) {
+      const who = (await labelsOf(tx, [gone.agentId])).get(gone.agentId);
+      throw conflict(`${who} is no longer a member of the group, so the expense cannot count in its balances again.`);
+    }
     known = refsOfMembers(members);
   }
   const { version, after } = await setDeletedVersion(tx, now, { group, actor, row, state, deleted });

@@ -8,7 +8,7 @@ import { createExpense, storedState, type ExpenseRow } from "./store.ts";
 import { tellAdded } from "./notices.ts";
 import { expenseDebts } from "../balances/pairs.ts";
 import { exceedsLimits } from "../balances/limits.ts";
-import { membersByHandle, refsOfMembers, type GroupRow } from "../groups/membership.ts";
+import { labelsOf, membersByHandle, refsOfMembers, type GroupRow } from "../groups/membership.ts";
 import { logActivity } from "../groups/activity.ts";
 import { nextOccurrenceAfter, occurrencesBetween, today } from "./repeat-dates.ts";
 import { invalid } from "../../../errors.ts";
@@ -77,7 +77,7 @@ async function catchUp(tx: Tx, now: Date, group: GroupRow, series: ExpenseRow, d
   };
   // A former member's balance must stay zero: the series ends instead of charging them.
   if (gone) {
-    await stop(`@${gone.handle} is no longer a member`);
+    await stop(`${(await labelsOf(tx, [gone.agentId])).get(gone.agentId)} is no longer a member`);
     return 0;
   }
   let date: string | null = series.nextOccurrence!;

@@ -13,7 +13,7 @@ import { kindWord } from "../../../contract/ledger-wording.ts";
 import type { Actor } from "../../../contract/principal.ts";
 import { applyDebts, expenseDebts, reversed } from "../balances/pairs.ts";
 import { checkLimits, type LimitsAhead } from "../balances/limits.ts";
-import { requireParticipant, type GroupRow, type Member } from "../groups/membership.ts";
+import { labelsOf, requireParticipant, type GroupRow, type Member } from "../groups/membership.ts";
 import { logActivity } from "../groups/activity.ts";
 import { inGroupCurrency, moneyText, originalColumns, originalOfRow, type Original } from "../money/amounts.ts";
 import { nextOccurrenceAfter, today } from "./repeat-dates.ts";
@@ -293,7 +293,10 @@ export async function createExpense(
   { activityNote = "", ahead }: { activityNote?: string; ahead?: LimitsAhead } = {},
 ): Promise<ExpenseRow> {
   const expenseId = crypto.randomUUID();
-  const payers = state.paidBy.map((p) => `@${p.handle}`).join(", ");
+  // A placeholder payer by its name (its handle is its member_id): read only when one pays.
+  const payerIds = state.shares.filter((s) => s.paidMinor !== 0 && s.handle === s.agentId).map((s) => s.agentId);
+  const named = payerIds.length ? await labelsOf(tx, payerIds) : new Map<string, string>();
+  const payers = state.paidBy.map((p) => named.get(p.handle) ?? `@${p.handle}`).join(", ");
   const summary = `@${actor.handle} added ${kindWord(state.kind)}${quoted(state.description)}: ${moneyText(state.amountMinor, group.currency)}, ${state.kind === "refund" ? "received" : "paid"} by ${payers}, split ${state.split.mode} among ${state.split.among.length}${activityNote}`;
   let row: ExpenseRow | undefined;
   const version: Version = {

@@ -6,7 +6,7 @@ import type { Expense, ExpenseContent, ExpenseHistoryEntry } from "../../../cont
 import type { AgentRef } from "../../../contract/wire.ts";
 import { refsByIds } from "../../agents.ts";
 import { untrusted } from "../../untrusted.ts";
-import type { GroupRow } from "../groups/membership.ts";
+import { memberRef, type GroupRow } from "../groups/membership.ts";
 import { formatAmount, originalWire } from "../money/amounts.ts";
 import { sharesOf, stateOfRow, stateOfSnapshot, type ExpenseRow, type ExpenseState, type HistoryAction, type ParticipantShare } from "./store.ts";
 
@@ -15,10 +15,16 @@ export const authorOf = (people: Map<string, AgentRef>, id: string | null) => `@
 function contentWire(s: ExpenseState, currency: string, people: Map<string, AgentRef>): ExpenseContent {
   const amounts = (minor: number) => ({ amount_minor: minor, amount: formatAmount(minor, currency) });
   const of = new Map(s.shares.map((p) => [p.handle, p]));
-  // Each entry's member_id (an agent's agent_id, or a placeholder's own id: its handle field holds that id too).
+  // Each entry's member: member_id (an agent's agent_id, or a placeholder's own id, which its handle field holds too
+  // for v1 clients), name and agent (null for a placeholder). `people` names every participant.
   const memberOf = (handle: string) => {
     const id = of.get(handle)?.agentId;
-    return id === undefined ? {} : { member_id: id };
+    const ref = id === undefined ? undefined : people.get(id);
+    return { ...(id === undefined ? {} : { member_id: id }), ...(ref ? { member: memberRef(ref) } : {}) };
+  };
+  const memberOnly = (handle: string) => {
+    const { member } = memberOf(handle);
+    return member ? { member } : {};
   };
   return {
     kind: s.kind,
@@ -29,7 +35,7 @@ function contentWire(s: ExpenseState, currency: string, people: Map<string, Agen
     date: s.date,
     category: s.category,
     paid_by: s.paidBy.map((p) => ({ handle: p.handle, ...memberOf(p.handle), ...amounts(of.get(p.handle)?.paidMinor ?? 0) })),
-    split: s.split,
+    split: { ...s.split, among: s.split.among.map((p) => ({ ...p, ...memberOnly(p.handle) })) },
     shares: s.split.among.map((p) => ({ handle: p.handle, ...memberOf(p.handle), ...amounts(of.get(p.handle)?.shareMinor ?? 0) })),
     notes: s.notes === null ? null : untrusted(s.notes, `expense notes written by ${authorOf(people, s.notesBy)}`),
     repeat: s.repeat,
@@ -83,6 +89,7 @@ export async function expenseViews(tx: Tx, group: GroupRow, rows: ExpenseRow[]):
   const people = await refsByIds(tx, [
     ...rows.flatMap((r) => [r.createdBy, r.descriptionBy ?? r.createdBy, ...(r.notesBy ? [r.notesBy] : [])]),
     ...responses.map((r) => r.agentId),
+    ...[...shares.values()].flatMap((list) => list.map((p) => p.agentId)),
   ]);
   // By expense in one pass: filtering the list for each row took time of rows times responses.
   const responsesBy = Map.groupBy(responses, (x) => x.expenseId);
@@ -101,7 +108,7 @@ export async function historyEntries(tx: Tx, group: GroupRow, entries: HistoryRo
   const snapshots = entries.map((e) => stateOfSnapshot(e.snapshot));
   const people = await refsByIds(tx, [
     ...entries.map((e) => e.changedBy),
-    ...snapshots.flatMap(({ state: s }) => [s.descriptionBy, ...(s.notesBy ? [s.notesBy] : [])]),
+    ...snapshots.flatMap(({ state: s }) => [s.descriptionBy, ...(s.notesBy ? [s.notesBy] : []), ...s.shares.map((p) => p.agentId)]),
   ]);
   return entries.map((e, i) => ({
     version: e.version,

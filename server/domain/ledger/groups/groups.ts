@@ -14,7 +14,7 @@ import { ON_ANOTHER_SERVER, remoteOf } from "../../federation.ts";
 import { deliver, hasBlocked } from "../../inbox.ts";
 import { quoted, untrusted } from "../../untrusted.ts";
 import { markBuilt } from "../balances/pairs.ts";
-import { isPlaceholder, requireMember, requireWritable, type GroupRow } from "./membership.ts";
+import { isPlaceholder, lookupMember, membersByHandle, requireMember, requireWritable, type GroupRow } from "./membership.ts";
 import { logActivity } from "./activity.ts";
 import { groupBalances, groupSummaries } from "../balances/balances.ts";
 import { formatBalance, totalMinor } from "../money/amounts.ts";
@@ -292,8 +292,15 @@ export async function removeMember(
       "Ask the owner (get_group shows who it is), or leave the group yourself with leave_group.",
     );
   }
-  const them = who.memberId !== undefined ? await agentById(tx, who.memberId) : await agentByHandle(tx, who.handle!);
-  if (!them || !(await membership(tx, groupId, them.agentId))) throw notFound(who.memberId !== undefined ? "Member" : `Member @${who.handle}`);
+  // By handle, or a placeholder's name, among the current members (a stranger is no member to remove).
+  let them = who.memberId !== undefined ? await agentById(tx, who.memberId) : undefined;
+  if (who.handle !== undefined) {
+    const members = await membersByHandle(tx, groupId);
+    const found = lookupMember(members, who.handle);
+    if ("error" in found) throw new AppError("NOT_FOUND", found.error);
+    them = await agentById(tx, members.get(found.key)!.agentId);
+  }
+  if (!them || !(await membership(tx, groupId, them.agentId))) throw notFound("Member");
   if (them.agentId === actor.agentId) throw conflict("You cannot remove yourself; use leave_group.");
   const placeholder = isPlaceholder(them);
   await requireZeroBalance(tx, g, them.agentId, placeholder ? `${quoted(them.displayName)}'s` : `@${them.handle}'s`);

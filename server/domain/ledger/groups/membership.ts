@@ -3,8 +3,10 @@ import { and, eq, isNull, sql } from "drizzle-orm";
 import { jsonEach, jsonList, prepared, type Tx } from "../../../../db/client.ts";
 import { agents, groupInvites, groupMembers, groups } from "../../../../db/schema/index.ts";
 import { conflict, invalid, notFound } from "../../../errors.ts";
+import type { MemberRef } from "../../../contract/groups.ts";
 import type { AgentRef } from "../../../contract/wire.ts";
 import { refsByIds, toRef } from "../../agents.ts";
+import { quoted } from "../../untrusted.ts";
 
 export type GroupRow = typeof groups.$inferSelect;
 
@@ -22,7 +24,66 @@ export interface Member {
 /** Whether a member (or share, or ref) is a placeholder: its handle is its member_id. */
 export const isPlaceholder = (m: { agentId: string; handle: string }) => m.handle === m.agentId;
 
-/** A payer or split participant as a tool takes it: by handle or by member_id. */
+/** A member as every answer names one: member_id, name, and the agent, null for a placeholder (who has no handle). */
+export const memberRef = (r: AgentRef): MemberRef => ({
+  member_id: r.agent_id,
+  name: r.display_name,
+  agent: r.handle === r.agent_id ? null : r,
+});
+
+/**
+ * A member as a summary or a message names them: @handle, or for a placeholder the name it was added with, quoted
+ * (another member wrote it), and said to have no account: never its member_id passing for a handle.
+ */
+export const memberLabel = (r: AgentRef) => (r.handle === r.agent_id ? `${quoted(r.display_name)} (no account yet)` : `@${r.handle}`);
+
+/** memberLabel of members by id, read in one query: for messages that name members the caller has only ids of. */
+export async function labelsOf(tx: Tx, ids: readonly string[]): Promise<Map<string, string>> {
+  const refs = await refsByIds(tx, [...ids]);
+  return new Map([...refs].map(([id, r]) => [id, memberLabel(r)]));
+}
+
+/** A name as people mean it: the same letters whatever their case, accents composed, spaces collapsed. */
+const plainName = (s: string) => s.normalize("NFC").replace(/\s+/g, " ").trim().toLowerCase();
+
+/** How to name a placeholder in an argument, for messages: by its name (when no other has it) or its member_id. */
+const howToName = (p: Member, unique: boolean) => `${quoted(p.displayName)} (no account yet): member_id ${p.agentId}${unique ? ", or its name" : ""}`;
+
+/**
+ * The current member an argument names, as the key of the members map: a handle (an @ and capitals forgiven), a
+ * member_id, or the name a placeholder was added with when no other placeholder of the group has it. Anyone else is
+ * refused at `path` (INVALID), with the group's members without an account and how to name each.
+ */
+export function resolveMember(members: Map<string, Member>, given: string, path: string): string {
+  const found = lookupMember(members, given);
+  if ("error" in found) throw invalid(path, found.error);
+  return found.key;
+}
+
+/** resolveMember's lookup: the members map's key, or what to tell the caller who named no one. */
+export function lookupMember(members: Map<string, Member>, given: string): { key: string } | { error: string } {
+  const text = given.trim();
+  const handle = text.replace(/^@/, "").toLowerCase();
+  const byHandle = members.get(text) ?? members.get(handle);
+  if (byHandle) return { key: byHandle.handle };
+  for (const m of members.values()) if (m.agentId === handle) return { key: m.handle };
+  const placeholders = [...members.values()].filter(isPlaceholder);
+  const sameName = (p: Member, name: string) => plainName(p.displayName) === plainName(name);
+  const named = placeholders.filter((p) => sameName(p, text));
+  if (named.length === 1) return { key: named[0]!.handle };
+  if (named.length > 1) {
+    return {
+      error: `${named.length} members without an account are named ${quoted(text)}; name one by member_id: ${named.map((p) => howToName(p, false)).join("; ")}`,
+    };
+  }
+  const shown = /^@?[a-z0-9][a-z0-9_-]{2,31}$/i.test(text) ? `@${handle}` : quoted(text);
+  const listed = placeholders.slice(0, 10).map((p) => howToName(p, placeholders.filter((q) => sameName(q, p.displayName)).length === 1));
+  const more = placeholders.length > 10 ? `; and ${placeholders.length - 10} more` : "";
+  const without = placeholders.length ? ` Its members without an account: ${listed.join("; ")}${more}.` : "";
+  return { error: `${shown} is not a member of this group; name a member by handle or member_id (get_group lists them).${without}` };
+}
+
+/** A payer or split participant as a tool takes it: by handle (or a placeholder's name) or by member_id. */
 export type MemberRefInput = { handle?: string | undefined; member_id?: string | undefined };
 
 /**
@@ -59,20 +120,18 @@ export function withMemberKeys<
  * the members map: what splits and payers that name either one are turned into before they are checked.
  */
 export function memberKey(members: Map<string, Member>, ref: { handle?: string | undefined; member_id?: string | undefined }, path: string): string {
-  return ref.member_id === undefined ? ref.handle! : keyOfMemberId(members, ref.member_id, `${path}.member_id`);
+  return ref.member_id === undefined ? resolveMember(members, ref.handle!, `${path}.handle`) : keyOfMemberId(members, ref.member_id, `${path}.member_id`);
 }
 
 /** The members map's key of the current member with that member_id; anyone else is refused at `path` (INVALID). */
 export function keyOfMemberId(members: Map<string, Member>, memberId: string, path: string): string {
   for (const m of members.values()) if (m.agentId === memberId) return m.handle;
-  throw invalid(path, "is not a current member of this group (get_group lists them)");
+  throw invalid(path, `${memberId} is not a current member of this group (get_group lists each member's member_id)`);
 }
 
-/** The current member with that handle; anyone else is refused at `path` (INVALID). */
-export function requireParticipant(members: Map<string, Member>, handle: string, path: string): Member {
-  const m = members.get(handle);
-  if (!m) throw invalid(path, `${handle.length > 32 ? handle : `@${handle}`} is not a member of this group`);
-  return m;
+/** The current member with that key (as resolveMember gives it); anyone else is refused at `path` (INVALID). */
+export function requireParticipant(members: Map<string, Member>, key: string, path: string): Member {
+  return members.get(key) ?? members.get(resolveMember(members, key, path))!;
 }
 
 const groupOfMember = prepared((tx) =>

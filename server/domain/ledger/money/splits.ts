@@ -157,11 +157,15 @@ export function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** Validates payers: each gives exactly one of amount/amount_minor, and they sum to the amount. */
+/**
+ * Validates payers: each gives exactly one of amount/amount_minor, and they sum to the amount; a payer named alone
+ * without an amount paid it all (as the caller does when paid_by is left out).
+ */
 export function splitPayers(amountMinor: number, paidBy: readonly Payer[], currency: string, path = "paid_by"): Share[] {
   const amount = checkMinor(amountMinor, "amount_minor");
   const handles = checkHandles(paidBy, path);
-  const shares = paidBy.map((p, i) => ({ handle: handles[i]!, amount_minor: resolveAmount(p, currency, `${path}[${i}]`) }));
+  const alone = paidBy.length === 1 && paidBy[0]!.amount == null && paidBy[0]!.amount_minor == null;
+  const shares = paidBy.map((p, i) => ({ handle: handles[i]!, amount_minor: alone ? amount : resolveAmount(p, currency, `${path}[${i}]`) }));
   const sum = shares.reduce((a, s) => a + BigInt(s.amount_minor), 0n);
   if (sum !== BigInt(amount)) {
     const ctx = { scale: currencyExponent(currency), currency };

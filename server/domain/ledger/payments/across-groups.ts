@@ -59,13 +59,21 @@ export async function recordAcrossGroups(ctx: DomainContext, input: Omit<RecordP
   if (input.from === undefined && input.to === undefined) throw invalid("to", "name the payee with to, or the payer with from; you are the other one");
   if (input.exchange_rate !== undefined)
     throw invalid("exchange_rate", "a payment across groups is in the groups' own currency; give group_id to pay one group in another currency");
-  const fromHandle = input.from ?? actor.handle;
-  const toHandle = input.to ?? actor.handle;
+  // Across groups only an agent is named, by handle (an @ and capitals forgiven): a member without an account is in
+  // one group only, and is paid there.
+  const handleOf = (given: string | undefined) => (given === undefined ? actor.handle : given.trim().replace(/^@/, "").toLowerCase());
+  const fromHandle = handleOf(input.from);
+  const toHandle = handleOf(input.to);
   if (fromHandle !== actor.handle && toHandle !== actor.handle) throw invalid("from", "you must be the payer (from) or the payee (to)");
   if (fromHandle === toHandle) throw invalid("to", "the payer and the payee must be two different members");
-  const otherPath = input.from === undefined || input.from === actor.handle ? "to" : "from";
+  const otherPath = fromHandle === actor.handle ? "to" : "from";
   const other = await agentByHandle(tx, otherPath === "to" ? toHandle : fromHandle);
-  if (!other) throw invalid(otherPath, `no agent has the handle ${otherPath === "to" ? toHandle : fromHandle}`);
+  if (!other) {
+    throw invalid(
+      otherPath,
+      `no agent has the handle ${otherPath === "to" ? toHandle : fromHandle}; a member without an account is paid in its own group: give group_id, and its name or member_id (get_group)`,
+    );
+  }
   const [fromId, toId] = fromHandle === actor.handle ? [actor.agentId, other.agentId] : [other.agentId, actor.agentId];
   const [payer, payee] = [`@${fromHandle}`, `@${toHandle}`];
 

@@ -5,7 +5,7 @@ import { payments } from "../../../../db/schema/index.ts";
 import { iso } from "../../../clock.ts";
 import { AppError, conflict, invalid, notFound } from "../../../errors.ts";
 import type { Payment } from "../../../contract/ledger.ts";
-import { refsByIds } from "../../agents.ts";
+import { refsByIds, toRef } from "../../agents.ts";
 import { deliver, resolveItems } from "../../inbox.ts";
 import { quoted, untrusted } from "../../untrusted.ts";
 import { decodeCursor, encodeCursor, paginate } from "../../../contract/cursor.ts";
@@ -16,10 +16,13 @@ import {
   isMember,
   isPlaceholder,
   memberGroup,
+  memberLabel,
+  memberRef,
   keyOfMemberId,
   refsOfMembers,
   requireMember,
   requireParticipant,
+  resolveMember,
   writableGroupMembers,
   type GroupRow,
   type Member,
@@ -43,6 +46,8 @@ export async function paymentViews(tx: Tx, rows: PaymentRow[], currencyOf: (grou
     group_id: r.groupId,
     from: people.get(r.fromId)!,
     to: people.get(r.toId)!,
+    from_member: memberRef(people.get(r.fromId)!),
+    to_member: memberRef(people.get(r.toId)!),
     amount_minor: r.amountMinor,
     amount: formatAmount(r.amountMinor, currencyOf(r.groupId)),
     currency: currencyOf(r.groupId),
@@ -99,14 +104,15 @@ export async function insertPayment(
   if (row.state === "confirmed") await applyDebts(tx, group.groupId, [paymentDebt(row)], 1);
   const amount = paymentText(row, group);
   const part = row.batchId === null ? "" : ", this group's part of one payment across groups";
+  const [from, to] = [memberLabel(toRef(p.from)), memberLabel(toRef(p.to))];
   await logActivity(tx, now, {
     groupId: group.groupId,
     actorId: p.createdBy,
     action: "payment_recorded",
     summary:
       row.state === "pending"
-        ? `@${p.from.handle} paid @${p.to.handle} ${amount} (waiting for @${p.to.handle} to confirm${part})`
-        : `@${p.to.handle} received ${amount} from @${p.from.handle}${part ? ` (${part.slice(2)})` : ""}`,
+        ? `${from} paid ${to} ${amount} (waiting for ${to} to confirm${part})`
+        : `${to} received ${amount} from ${from}${part ? ` (${part.slice(2)})` : ""}`,
     refs: { payment_id: row.paymentId },
   });
   return row;
@@ -152,10 +158,11 @@ export async function recordPayment(
   input: RecordPaymentInput,
 ): Promise<{ payment: Payment; overpayment: Overpayment | null }> {
   const { group, members } = await writableGroupMembers(tx, input.group_id, actor.agentId);
-  const named = (handle: string | undefined, memberId: string | undefined, path: string) =>
-    memberId === undefined ? handle : keyOfMemberId(members, memberId, path);
-  const fromGiven = named(input.from, input.from_member_id, "from_member_id");
-  const toGiven = named(input.to, input.to_member_id, "to_member_id");
+  // A handle, a member_id or a placeholder's name in from and to; a member_id in from_member_id and to_member_id.
+  const named = (given: string | undefined, memberId: string | undefined, path: string) =>
+    memberId !== undefined ? keyOfMemberId(members, memberId, `${path}_member_id`) : given === undefined ? undefined : resolveMember(members, given, path);
+  const fromGiven = named(input.from, input.from_member_id, "from");
+  const toGiven = named(input.to, input.to_member_id, "to");
   if (fromGiven === undefined && toGiven === undefined) throw invalid("to", "name the payee with to, or the payer with from; you are the other one");
   const fromHandle = fromGiven ?? actor.handle;
   const toHandle = toGiven ?? actor.handle;
@@ -328,6 +335,8 @@ export async function answerPayment(tx: Tx, now: Date, actor: Actor, row: Paymen
   assertWritable(group);
   const people = await refsByIds(tx, [row.fromId, row.toId]);
   const [payer, payee] = [people.get(row.fromId)!.handle, people.get(row.toId)!.handle];
+  // In summaries a placeholder is named by its name, never by its member_id passing for a handle.
+  const [payerLabel, payeeLabel] = [memberLabel(people.get(row.fromId)!), memberLabel(people.get(row.toId)!)];
   const amount = paymentText(row, group);
   const at = iso(now);
   if (action === "void") {
@@ -336,7 +345,7 @@ export async function answerPayment(tx: Tx, now: Date, actor: Actor, row: Paymen
       throw conflict(`The payment is already ${row.state}; only a pending or confirmed payment can be voided.`);
     const otherId = row.fromId === actor.agentId ? row.toId : row.fromId;
     if (row.state === "confirmed" && !(await isMember(tx, group.groupId, otherId))) {
-      throw conflict(`@${people.get(otherId)!.handle} has left the group, so the payment cannot leave the balances; record a payment back instead.`);
+      throw conflict(`${memberLabel(people.get(otherId)!)} has left the group, so the payment cannot leave the balances; record a payment back instead.`);
     }
     const updated: PaymentRow = { ...row, state: "voided", voidedBy: actor.agentId, voidedAt: at, updatedAt: at };
     // What the payment paid off is owed again, which can raise a total as much as a new expense.
@@ -349,7 +358,7 @@ export async function answerPayment(tx: Tx, now: Date, actor: Actor, row: Paymen
       groupId: group.groupId,
       actorId: actor.agentId,
       action: "payment_voided",
-      summary: `@${actor.handle} voided the ${row.state} payment of ${amount} from @${payer} to @${payee}`,
+      summary: `@${actor.handle} voided the ${row.state} payment of ${amount} from ${payerLabel} to ${payeeLabel}`,
       refs: { payment_id: row.paymentId },
     });
     return { row, updated, group, action, payer, payee, otherId };
@@ -366,7 +375,7 @@ export async function answerPayment(tx: Tx, now: Date, actor: Actor, row: Paymen
     groupId: group.groupId,
     actorId: actor.agentId,
     action: state === "confirmed" ? "payment_confirmed" : "payment_rejected",
-    summary: `@${actor.handle} ${state} the payment of ${amount} from @${payer}`,
+    summary: `@${actor.handle} ${state} the payment of ${amount} from ${payerLabel}`,
     refs: { payment_id: row.paymentId },
   });
   return { row, updated, group, action, payer, payee, otherId: row.fromId };

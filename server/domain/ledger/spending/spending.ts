@@ -6,10 +6,11 @@ import type { Tx } from "../../../../db/client.ts";
 import { jsonList } from "../../../../db/client.ts";
 import { groupMembers, groups } from "../../../../db/schema/index.ts";
 import type { DomainContext } from "../../../contract/principal.ts";
+import type { MemberRef } from "../../../contract/groups.ts";
 import type { AgentRef } from "../../../contract/wire.ts";
 import { invalid } from "../../../errors.ts";
 import { refsByIds } from "../../agents.ts";
-import { requireMember, type GroupRow } from "../groups/membership.ts";
+import { memberRef, requireMember, type GroupRow } from "../groups/membership.ts";
 import { formatAmount, totalMinor } from "../money/amounts.ts";
 import { compareText } from "../money/splits.ts";
 
@@ -26,6 +27,7 @@ export interface SpendingInput {
 export interface SpendingRow {
   key: string;
   agent?: AgentRef;
+  member?: MemberRef;
   amount_minor: number;
   amount: string;
   paid_minor?: number;
@@ -121,7 +123,16 @@ export async function spendingRows(tx: Tx, list: GroupRow[], by: SpendingBy, sin
       if (by !== "member") return { key, amount_minor: amount.minor, amount: amount.text, count: e.count };
       const paid = money(e.paid);
       const agent = people.get(key)!;
-      return { key: agent.handle, agent, amount_minor: amount.minor, amount: amount.text, paid_minor: paid.minor, paid: paid.text, count: e.count };
+      return {
+        key: agent.handle,
+        agent,
+        member: memberRef(agent),
+        amount_minor: amount.minor,
+        amount: amount.text,
+        paid_minor: paid.minor,
+        paid: paid.text,
+        count: e.count,
+      };
     });
     rows.sort(
       by === "month"
