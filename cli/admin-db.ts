@@ -3,6 +3,9 @@
 import { type Command, InvalidArgumentError } from "commander";
 import { openDb, type Db } from "../db/client.ts";
 import { migrate, type Applied } from "../db/migrate.ts";
+import type { AuditEntry } from "../server/contract/audit.ts";
+import { writeAudit } from "../server/observability/audit.ts";
+import { createLogger } from "../server/observability/logs.ts";
 import { authTokenOption, dbOption } from "./commands/serve.ts";
 
 export interface DbFlags {
@@ -43,4 +46,13 @@ export function positiveInt(v: string): number {
   const n = Number(v);
   if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`expected a whole number of at least 1, got "${v}"`);
   return n;
+}
+
+/**
+ * The audit line of an admin command's change to an account (the server's audit trail, docs/operations.md), on
+ * stderr: the address is this machine's operator (sudo's user when there is one).
+ */
+export function auditAdmin(entry: AuditEntry): void {
+  const log = createLogger("info", (line) => process.stderr.write(`${line}\n`));
+  writeAudit(log, { method: "admin", ...entry }, `local:${process.env.SUDO_USER || process.env.USER || "operator"}`);
 }

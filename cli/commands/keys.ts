@@ -3,7 +3,7 @@ import { systemClock } from "../../server/clock.ts";
 import { agentByHandle } from "../../server/domain/agents.ts";
 import { revokeAgentClients } from "../../server/auth/credentials.ts";
 import { notFound } from "../../server/errors.ts";
-import { withAdminDb, withDbOptions } from "../admin-db.ts";
+import { auditAdmin, withAdminDb, withDbOptions } from "../admin-db.ts";
 import { EXIT_CODES_SEE, action, emit, example, table, usageExits } from "../output.ts";
 
 export function keysCommand(): Command {
@@ -31,6 +31,7 @@ export function keysCommand(): Command {
               return revokeAgentClients(tx, agent.agentId, o.client, systemClock.now());
             }),
           );
+          for (const c of revoked) auditAdmin({ event: "client_disconnected", handle, client_id: c.client_id });
           emit({ handle, revoked }, Boolean(o.json), () =>
             revoked.length
               ? `Revoked ${revoked.length} client${revoked.length === 1 ? "" : "s"} of @${handle}:\n${table(revoked.map((c) => [c.client_id, c.kind, c.name])).replace(/^/gm, "  ")}`

@@ -12,7 +12,7 @@ import { deleteAccount, deletionPlan, type DeletionPlan } from "../../server/dom
 import { exportAccount } from "../../server/domain/account-export.ts";
 import { recordedSettings } from "../../server/recorded-settings.ts";
 import type { Tx } from "../../db/client.ts";
-import { withAdminDb, withDbOptions } from "../admin-db.ts";
+import { auditAdmin, withAdminDb, withDbOptions } from "../admin-db.ts";
 import { CliError, EXIT, EXIT_CODES_SEE, action, emit, example, printable, table, usageError, usageExits } from "../output.ts";
 
 const jsonOption = () => new Option("--json", "print JSON");
@@ -77,6 +77,7 @@ export function usersCommand(): Command {
       .action(
         action(async (handle: string, o) => {
           const r = await withAdminDb(o, (db) => db.tx((tx) => setDisabled(tx, bare(handle), systemClock.now())));
+          if (r.changed) auditAdmin({ event: "account_disabled", handle: bare(handle) });
           emit({ handle: bare(handle), ...r }, Boolean(o.json), () =>
             r.changed ? `Disabled @${bare(handle)}: its credentials are refused from now on.` : `@${bare(handle)} was already disabled (${r.disabled_at}).`,
           );
@@ -92,6 +93,7 @@ export function usersCommand(): Command {
       .action(
         action(async (handle: string, o) => {
           const r = await withAdminDb(o, (db) => db.tx((tx) => setDisabled(tx, bare(handle), null)));
+          if (r.changed) auditAdmin({ event: "account_enabled", handle: bare(handle) });
           emit({ handle: bare(handle), ...r }, Boolean(o.json), () =>
             r.changed ? `Enabled @${bare(handle)} again.` : `@${bare(handle)} was not disabled; nothing to do.`,
           );
@@ -225,6 +227,7 @@ function deleteCommand(): Command {
           }
           return db.tx(async (tx) => deleteAccount(tx, systemClock.now(), await accountOf(tx, handle)));
         });
+        auditAdmin({ event: "account_deleted", handle });
         emit(report, Boolean(o.json), (r: typeof report) => planText(r, true));
       }),
     );

@@ -84,8 +84,9 @@ function compact(node: unknown, io: "input" | "output", advertised: boolean): un
     if (advertised && k === "propertyNames" && JSON.stringify(compact(v, io, advertised)) === '{"type":"string"}') continue;
     // An id is copied from the answer its description names, never made up: its form tells a model nothing.
     if (advertised && io === "input" && k === "format" && v === "uuid") continue;
-    // How many items a list may hold: a bound no call comes near but by mistake, and then refused naming it.
-    if (advertised && io === "input" && k === "maxItems") continue;
+    // How many items a long list may hold: a bound no call comes near but by mistake, and then refused naming it.
+    // A small one (a plan's 10 options) is a rule a call must know, and stays.
+    if (advertised && io === "input" && k === "maxItems" && (v as number) >= 100) continue;
     out[k] = k === "properties" || k === "$defs" ? mapValues(v as Schema, (c) => compact(c, io, advertised)) : compact(v, io, advertised);
     // An array's items described again (ids from the same tool as the array says) is said once, on the array.
     if (advertised && io === "input" && k === "items" && typeof s.description === "string" && out.items && typeof out.items === "object") {

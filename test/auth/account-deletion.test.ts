@@ -122,7 +122,7 @@ describe("deleting an account on /account", () => {
       aliceDirect: await ledgerOf(w.alice.key, w.direct),
     };
     const held = await leftovers(id);
-    for (const table of ["clients", "contacts", "inbox_items", "passwords", "web_sessions", "plans", "plan_invitees", "attempt_counters", "signin_codes"])
+    for (const table of ["clients", "contacts", "inbox_items", "passwords", "web_sessions", "plans", "plan_invitees", "attempt_times", "signin_codes"])
       expect(held.map((f) => f.table)).toContain(table);
     // Her clients (the key, the OAuth app, browsers): what hangs on them is found by their ids.
     const clientIds = ((await read(sql`SELECT client_id FROM clients WHERE agent_id = ${id}`)) as [string][]).map(([c]) => c);

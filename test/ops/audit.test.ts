@@ -5,6 +5,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { ensureBuilt, svc } from "../cli/bin.ts";
 import { PageClient } from "../web/page-client.ts";
 import { spawnServer, type ServerProcess } from "../hardening/spawn-server.ts";
 
@@ -89,4 +90,17 @@ test("sign-ups, sign-ins, failures, a password change, keys made and a client di
   for (const l of out.split("\n").filter((x) => x.includes('"msg":"call"'))) expect(JSON.parse(l).client_address).toBe(FROM);
   for (const secret of [agent.data.api_key, rotated.data.api_key, key, "first correct horse", "second correct horse", "not the password"])
     expect(out).not.toContain(secret);
+});
+
+test("admin commands write their audit line on stderr: an account disabled and enabled, a client revoked", async () => {
+  await ensureBuilt();
+  const db = ["--db", `file:${join(dir, "svc.db")}`];
+  await call("register_agent", { handle: "audit-admin", display_name: "Ad" });
+  const lineOf = (stderr: string) => JSON.parse(stderr.split("\n").find((l) => l.includes('"msg":"audit"'))!);
+  const disabled = await svc(["users", "disable", "audit-admin", ...db], { env: { USER: "ops" } });
+  expect(disabled.code).toBe(0);
+  expect(lineOf(disabled.stderr)).toMatchObject({ event: "account_disabled", method: "admin", handle: "audit-admin", client_address: "local:ops" });
+  expect(lineOf((await svc(["users", "enable", "audit-admin", ...db], { env: { USER: "ops" } })).stderr)).toMatchObject({ event: "account_enabled" });
+  const revoked = await svc(["keys", "revoke", "--handle", "audit-admin", ...db], { env: { USER: "ops" } });
+  expect(lineOf(revoked.stderr)).toMatchObject({ event: "client_disconnected", handle: "audit-admin", client_address: "local:ops" });
 });
