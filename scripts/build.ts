@@ -13,8 +13,8 @@ const embedLibsqlAddon: BunPlugin = {
   setup(build) {
     build.onLoad({ filter: /[\\/]node_modules[\\/]libsql[\\/]index\.js$/ }, async (args) => {
       const source = await Bun.file(args.path).text();
-      // biome-ignore lint/suspicious/noTemplateCurlyInString: the text of libsql's source, placeholder included
       // The addon is embedded as a file and loaded by db/native-addon.ts, which copes with a noexec $TMPDIR.
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the text of libsql's source, placeholder included
       const patched = source.replace("return require(`@libsql/${target}`);", `return require("svc:libsql-addon").default();`);
       if (patched === source) throw new Error("libsql's native loader changed; update scripts/build.ts");
       return { contents: patched, loader: "js" };

@@ -3,7 +3,6 @@ import { TrustedProxies } from "./client-address.ts";
 import type { Clock } from "./clock.ts";
 import { parseReservedHandles } from "./contract/handles.ts";
 import type { Quotas } from "./contract/principal.ts";
-import type { BackupSchedule } from "./jobs/backups.ts";
 
 export type { Quotas };
 
@@ -176,6 +175,15 @@ export function parseDuration(v: string): number {
   const m = /^(\d+(?:\.\d+)?)(ms|s|m)?$/.exec(v.trim());
   if (!m || Number(m[1]) <= 0) throw new ConfigError(`expected a duration such as 5s, 500ms or 2m, got "${v}"`);
   return Number(m[1]) * ({ ms: 0.001, s: 1, m: 60 } as const)[(m[2] ?? "s") as "ms" | "s" | "m"];
+}
+
+/** Scheduled backups of a local database file (svc serve --backup-dir; server/jobs/backups.ts makes them). */
+export interface BackupSchedule {
+  /** The directory backups are written to (created when missing). */
+  dir: string;
+  everyMs: number;
+  /** How many of the newest backups to keep; older ones are removed after each new one. */
+  keep: number;
 }
 
 /** A period of minutes, hours or days (30m, 6h, 1d) in milliseconds. */

@@ -4,15 +4,8 @@
 import { mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { backupFile } from "../../db/backup.ts";
+import type { BackupSchedule } from "../config.ts";
 import type { Job } from "./index.ts";
-
-export interface BackupSchedule {
-  /** The directory backups are written to (created when missing). */
-  dir: string;
-  everyMs: number;
-  /** How many of the newest backups to keep; older ones are removed after each new one. */
-  keep: number;
-}
 
 const NAME = /^svc-\d{8}-\d{6}\.db$/;
 /** svc-20261128-030000.db: sorted by name is sorted by time. */
