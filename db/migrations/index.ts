@@ -28,6 +28,7 @@ import federationTrust from "./0026_federation_trust.sql" with { type: "text" };
 import serverSettings from "./0027_server_settings.sql" with { type: "text" };
 import factorOrigins from "./0028_factor_origins.sql" with { type: "text" };
 import limits from "./0029_limits.sql" with { type: "text" };
+import email from "./0033_email.sql" with { type: "text" };
 
 export const MIGRATIONS: readonly { id: number; name: string; sql: string }[] = [
   { id: 1, name: "0001_core", sql: core },
@@ -59,4 +60,5 @@ export const MIGRATIONS: readonly { id: number; name: string; sql: string }[] = 
   { id: 27, name: "0027_server_settings", sql: serverSettings },
   { id: 28, name: "0028_factor_origins", sql: factorOrigins },
   { id: 29, name: "0029_limits", sql: limits },
+  { id: 33, name: "0033_email", sql: email },
 ];
