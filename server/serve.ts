@@ -130,7 +130,14 @@ export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink)
       ...(config.ratesUrl ? [fetchExchangeRates(config.ratesUrl, config.fetchRates)] : []),
       ...(config.backups && backupFrom ? [scheduledBackups(backupFrom, config.backups)] : []),
       ...(config.smtpUrl && config.mailFrom
-        ? [sendEmail(db, config, formKey, smtpSender(config.smtpUrl, config.mailFrom), (f) => log.warn("e-mail not sent", f))]
+        ? [
+            sendEmail(
+              db,
+              () => ({ baseUrl: config.baseUrl, perHour: config.mailPerHour ?? DEFAULTS.mailPerHour, key: formKey }),
+              smtpSender(config.smtpUrl, config.mailFrom),
+              (f) => log.warn("e-mail not sent", f),
+            ),
+          ]
         : []),
     ],
     (o) => {

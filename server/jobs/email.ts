@@ -8,7 +8,6 @@ import nodemailer from "nodemailer";
 import type { Db } from "../../db/client.ts";
 import { emailAddresses, emailEvents } from "../../db/schema/index.ts";
 import { DAY, MINUTE, iso } from "../clock.ts";
-import { DEFAULTS, type ServerConfig } from "../config.ts";
 import { composeDue } from "../domain/email/compose.ts";
 import { claimDue, expireOutbox, type OutboxRow, recordFailed, recordSent } from "../domain/email/outbox.ts";
 import type { Job } from "./index.ts";
@@ -65,18 +64,24 @@ export function smtpSender(smtpUrl: string, from: string): EmailSender {
 /** Told of each e-mail not sent (logged as a warning by svc serve); never its address or contents. */
 export type OnSendFailure = (failure: { mail_id: string; purpose: string; attempts: number; given_up: boolean; error: string }) => void;
 
-/**
- * The e-mail job: composes the notifications that are due, then sends what the outbox holds within the limits.
- * `key` signs the unsubscribe links (the server's form key).
- */
-export function sendEmail(db: Db, config: ServerConfig, key: string, sender: EmailSender, onFailure: OnSendFailure = () => {}): Job<number> {
+/** What the job reads of the server's settings when it runs (the base URL is known once the server listens). */
+export interface EmailSettings {
+  baseUrl: string;
+  /** E-mails the whole server may send in any hour. */
+  perHour: number;
+  /** Signs the unsubscribe links (the server's form key). */
+  key: string;
+}
+
+/** The e-mail job: composes the notifications that are due, then sends what the outbox holds within the limits. */
+export function sendEmail(db: Db, settings: () => EmailSettings, sender: EmailSender, onFailure: OnSendFailure = () => {}): Job<number> {
   return {
     name: "email",
     everyMs: MINUTE,
     async prepare(now) {
-      const ctx = { baseUrl: config.baseUrl, key };
-      let count = await db.tx((tx) => composeDue(tx, now, ctx));
-      const due = await db.tx((tx) => claimDue(tx, now, config.mailPerHour ?? DEFAULTS.mailPerHour, BATCH));
+      const { baseUrl, perHour, key } = settings();
+      let count = await db.tx((tx) => composeDue(tx, now, { baseUrl, key }));
+      const due = await db.tx((tx) => claimDue(tx, now, perHour, BATCH));
       for (const row of due) {
         try {
           await sender.send(row);

@@ -71,6 +71,15 @@ export class JobRunner {
       .catch((error) => this.onOutcome({ job: job.name, error }));
   }
 
+  /** Settles once no run this instance started (a tick, runSoon) is in progress. */
+  async idle(): Promise<void> {
+    let seen: Promise<unknown>;
+    do {
+      seen = this.running;
+      await seen;
+    } while (seen !== this.running);
+  }
+
   /** Ticks every intervalMs of real time; ticks never overlap. */
   start(intervalMs: number): void {
     const tick = () => {

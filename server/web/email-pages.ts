@@ -245,8 +245,11 @@ export async function postEmailSignin(c: WebContext, clientAddress: string): Pro
   }
   let to: string | null = asAddress;
   let handles: Awaited<ReturnType<typeof handlesWithEmail>> = [];
-  if (asAddress) handles = await handlesWithEmail(c.tx, asAddress);
-  else {
+  if (asAddress) {
+    handles = await handlesWithEmail(c.tx, asAddress);
+    // To the address as it was confirmed, not as it was typed now.
+    to = handles[0]?.address ?? null;
+  } else {
     const agent = await agentByHandle(c.tx, asHandle!);
     const row = agent && (await emailOf(c.tx, agent.agentId));
     to = row?.confirmedAt ? row.address : null;

@@ -12,7 +12,7 @@ import { constantTimeEqual } from "../../auth/secrets.ts";
 import { agentById, refsByIds } from "../agents.ts";
 import { emailOf, prefsOf } from "./addresses.ts";
 import { enqueue, roomFor } from "./outbox.ts";
-import { counted, type Entry, entryOf, person, render, say, words } from "./wording.ts";
+import { counted, type Entry, entryOf, person, render, say, withLink, words } from "./wording.ts";
 
 /** Immediate notifications wait this long after the first of them, so that what happens together comes in one e-mail. */
 export const COALESCE_MS = 2 * MINUTE;
@@ -108,8 +108,11 @@ async function composeFor(tx: Tx, now: Date, ctx: EmailContext, agentId: string,
     paragraphs: [daily ? say`Here is what happened on svc in the last day: ${summary}.` : say`Here is what just happened on svc: ${summary}.`],
     entries,
     footer: [
-      say`You get these e-mails because you confirmed this address on svc (${ctx.baseUrl}) as @${me.handle}. Choose what you get, and how often, on your settings page: ${ctx.baseUrl}/settings`,
-      say`To stop e-mails about ${kinds.map((k) => EMAIL_KINDS[k].label.toLowerCase()).join("; ")}, open ${unsubscribeUrl}`,
+      withLink(
+        say`You get these e-mails because you confirmed this address on svc (${ctx.baseUrl}) as @${me.handle}. Choose what you get, and how often, on your settings page:`,
+        `${ctx.baseUrl}/settings#email`,
+      ),
+      withLink(say`To stop e-mails about ${kinds.map((k) => EMAIL_KINDS[k].label.toLowerCase()).join("; ")}:`, unsubscribeUrl),
     ],
   });
   await enqueue(tx, now, {
@@ -180,7 +183,7 @@ export async function mailSigninLinks(
         ? say`Someone asked to reset the password of your svc account. The link below signs you in once; then set a new password (or add a passkey).`
         : say`Someone asked for a link to sign in to svc with this address. The link below signs you in once.`,
       say`It works for 30 minutes. If you did not ask for it, ignore this e-mail: nothing changes.`,
-      ...(links.length > 1 ? links.slice(1).map((l) => say`As @${l.handle}: ${l.url}`) : []),
+      ...(links.length > 1 ? links.slice(1).map((l) => withLink(say`As @${l.handle}:`, l.url)) : []),
     ],
     action: { label: links.length > 1 ? `As @${first.handle}` : reset ? "Reset my password" : "Sign me in", url: first.url },
     footer: [footerFor(ctx.baseUrl)],

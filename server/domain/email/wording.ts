@@ -48,6 +48,12 @@ export function say(strings: TemplateStringsArray, ...values: (string | number |
   return { text, html };
 }
 
+/** A sentence followed by one of svc's own addresses, a link in the HTML. */
+export const withLink = (said: Said, url: string): Said => ({
+  text: `${said.text} ${url}`,
+  html: `${said.html} <a href="${escapeHtml(url)}">${escapeHtml(url)}</a>`,
+});
+
 /** A person as the e-mails name them: their display name (their own words, so cleaned), then the handle. */
 export const person = (p: { handle: string; displayName: string } | null | undefined): string =>
   p ? `${oneLine(p.displayName, 60)} (@${p.handle})` : "Someone";
