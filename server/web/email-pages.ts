@@ -111,7 +111,8 @@ export async function postEmail(c: WebContext): Promise<Response> {
     throw err;
   }
   sendSoon(c);
-  return seeOther("/settings?saved=email-sent#email");
+  // The section says where the link went.
+  return seeOther("/settings#email");
 }
 
 /** POST /settings/email/cancel */

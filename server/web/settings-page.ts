@@ -91,7 +91,6 @@ const SAVED: Record<string, string> = {
   servers: "Saved: what you accept from other servers.",
   phone: "Your phone is verified.",
   "phone-removed": "Your phone was removed.",
-  "email-sent": "We sent a confirmation link to the address. Open it to confirm the address.",
   "email-removed": "Your e-mail address was removed; nothing more is sent to it.",
   "email-prefs": "Saved: what you get by e-mail.",
 };

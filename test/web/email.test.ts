@@ -176,7 +176,9 @@ describe("notifications", () => {
     await confirmAddress(b, "ann.dg@example.org");
     await b.get("/settings");
     expect((await b.follow(await b.post("/settings/email/prefs", { expenses: "daily" }))).html).toContain("Saved: what you get by e-mail.");
-    expect((await b.get("/settings")).html).toContain('<select id="f-email-expenses" name="expenses"><option value="immediate">At once</option><option value="daily" selected>');
+    expect((await b.get("/settings")).html).toContain(
+      '<select id="f-email-expenses" name="expenses"><option value="immediate">At once</option><option value="daily" selected>',
+    );
     await add(g, "dg-ben", "Fuel", "80.00");
     await after(2 * MINUTE);
     await nothingSent();
@@ -224,7 +226,9 @@ describe("notifications", () => {
     });
     expect(res.status).toBe(200);
     expect(await res.text()).toContain("You will get no more e-mails about: new and changed expenses you share.");
-    expect((await b.get("/settings")).html).toContain('name="expenses"><option value="immediate">At once</option><option value="daily">In a daily e-mail</option><option value="off" selected>');
+    expect((await b.get("/settings")).html).toContain(
+      'name="expenses"><option value="immediate">At once</option><option value="daily">In a daily e-mail</option><option value="off" selected>',
+    );
     await add(g, "us-ben", "Chain", "15.00");
     await after(2 * MINUTE);
     await nothingSent();
