@@ -17,7 +17,6 @@ import {
   parseQuota,
   parseWebhookUrl,
   parseMailFrom,
-  parseSmtpUrl,
   QUOTA_NAMES,
   type Quotas,
   type ServerConfig,
@@ -177,8 +176,8 @@ export function serveCommand(): Command {
         "--smtp-url <url>",
         "send e-mail to people through this SMTP server: smtp:// or smtps://, with user:password@ where it asks (off without it; needs --mail-from)",
       )
-        .env("SVC_SMTP_URL")
-        .argParser(flag(parseSmtpUrl)),
+        // Checked by serveConfig, whose refusal does not repeat the URL (it holds a password); an argParser's would.
+        .env("SVC_SMTP_URL"),
     )
     .addOption(
       new Option("--mail-from <address>", 'with --smtp-url: the From of every e-mail, e.g. "svc <svc@example.org>"')
