@@ -1,6 +1,7 @@
 // The server's settings, and the types of what can be injected into it. Every layer reads it; it reads only leaves.
 import { TrustedProxies } from "./client-address.ts";
 import type { Clock } from "./clock.ts";
+import { EMAIL_PATTERN } from "./contract/email.ts";
 import { parseReservedHandles } from "./contract/handles.ts";
 import type { Quotas } from "./contract/principal.ts";
 
@@ -80,6 +81,14 @@ export interface ServerConfig {
   federation?: FederationConfig;
   /** Scheduled backups of a local database file (--backup-dir); absent: none. */
   backups?: BackupSchedule;
+  /**
+   * E-mail for people (docs/operations.md "Mail"): the SMTP server (smtp:// or smtps://, credentials in the URL) and
+   * the From address; absent: no e-mail, and no page offers it.
+   */
+  smtpUrl?: string;
+  mailFrom?: string;
+  /** E-mails the whole server may send in any hour (besides the limits per address); absent: DEFAULTS.mailPerHour. */
+  mailPerHour?: number;
 }
 
 export const FEDERATION_MODES = ["off", "allowlist", "open"] as const;
@@ -154,6 +163,7 @@ export const DEFAULTS = {
   attachmentMaxBytes: 5 * 1024 * 1024,
   groupAttachmentBytes: 100 * 1024 * 1024,
   smsPerHour: 100,
+  mailPerHour: 500,
   quotas: {
     keys: 20,
     envelopeBytesPerDay: 5_000_000,
@@ -265,6 +275,9 @@ export interface ServeSettings {
   /** --backup-every in milliseconds, and --backup-keep. */
   backupEvery?: number;
   backupKeep?: number;
+  smtpUrl?: string;
+  mailFrom?: string;
+  mailPerHour?: number;
 }
 
 /** `host,host` as a list of hosts (lowercase authorities, as in an address handle@host). */
@@ -285,6 +298,8 @@ export function serveConfig(o: ServeSettings, clock: Clock, env: Record<string, 
   if (o.peerUrl && !o.peerSecret) throw new ConfigError("--peer-url needs --peer-secret, which the instances on one database share");
   if (o.peerSecret !== undefined && o.peerSecret.length < 16) throw new ConfigError("--peer-secret must be at least 16 characters");
   if (oidcGiven > 0 && oidcGiven < 3) throw new ConfigError("--oidc-issuer, --oidc-client-id and --oidc-client-secret must be given together");
+  if (o.smtpUrl && !o.mailFrom) throw new ConfigError("--smtp-url needs --mail-from, the address e-mails come from (svc <svc@example.org>)");
+  if (o.mailFrom && !o.smtpUrl) throw new ConfigError("--mail-from needs --smtp-url, the SMTP server that sends the e-mails");
   return {
     host: o.host,
     port: o.port,
@@ -315,6 +330,9 @@ export function serveConfig(o: ServeSettings, clock: Clock, env: Record<string, 
     backups: o.backupDir ? { dir: o.backupDir, everyMs: o.backupEvery ?? DEFAULTS.backupEveryMs, keep: o.backupKeep ?? DEFAULTS.backupKeep } : undefined,
     attachmentMaxBytes: o.attachmentMaxBytes,
     groupAttachmentBytes: o.groupAttachmentBytes,
+    smtpUrl: o.smtpUrl ? parseSmtpUrl(o.smtpUrl) : undefined,
+    mailFrom: o.mailFrom ? parseMailFrom(o.mailFrom) : undefined,
+    mailPerHour: o.mailPerHour,
     federation: {
       mode: o.federation ?? "off",
       peers: parseHosts(o.federationPeers),
@@ -337,6 +355,33 @@ export function parseWebhookUrl(v: string): string {
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") throw new ConfigError(`expected an http:// or https:// URL, got "${v}"`);
   return url.href;
+}
+
+/**
+ * --smtp-url: smtp:// (STARTTLS when the server offers it) or smtps:// (TLS from the start), with the user name and
+ * password in the URL where the server wants them (percent-encoded). The operator's own server, so loopback and private
+ * addresses are allowed. Never logged: it may carry a password.
+ */
+export function parseSmtpUrl(v: string): string {
+  let url: URL;
+  try {
+    url = new URL(v);
+  } catch {
+    throw new ConfigError("expected an smtp:// or smtps:// URL, e.g. smtps://user:password@mail.example.org");
+  }
+  if ((url.protocol !== "smtp:" && url.protocol !== "smtps:") || !url.hostname)
+    throw new ConfigError(`expected an smtp:// or smtps:// URL with a host, e.g. smtps://user:password@mail.example.org, got a ${url.protocol} URL`);
+  return url.href;
+}
+
+/** --mail-from: an address, or a name and an address ("svc <svc@example.org>"); one line. */
+export function parseMailFrom(v: string): string {
+  const text = v.trim();
+  const m = /^(?:([^<>\p{Cc}]*?)\s*<([^<>]+)>|([^<>\s]+))$/u.exec(text);
+  const address = m ? (m[2] ?? m[3])! : "";
+  if (!m || !EMAIL_PATTERN.test(address) || text.length > 200)
+    throw new ConfigError(`expected an address such as svc@example.org, or a name and one: "svc <svc@example.org>", got "${v}"`);
+  return text;
 }
 
 /** `CIDR,...` as its entries, each checked (server/client-address.ts). */

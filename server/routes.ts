@@ -92,6 +92,18 @@ import {
   renderSettingsLink,
 } from "./web/settings-page.ts";
 import { postSendCode, postSignOut, postVerifyCode } from "./web/signin.ts";
+import {
+  postClaimMail,
+  postEmail,
+  postEmailCancel,
+  postEmailConfirm,
+  postEmailPrefs,
+  postEmailRemove,
+  postEmailSignin,
+  postUnsubscribe,
+  renderEmailConfirm,
+  renderUnsubscribe,
+} from "./web/email-pages.ts";
 import { serveAttachment } from "./adapters/attachment-files.ts";
 import { attachmentBodyLimit } from "./tools/expenses/attachment-context.ts";
 
@@ -188,6 +200,16 @@ export const ROUTES: readonly Route<Call>[] = [
   post("/settings/phone/verify", form(postPhoneVerify, WRITES)),
   post("/settings/phone/cancel", form(postPhoneCancel, WRITES)),
   post("/settings/phone/remove", form(postPhoneRemove, WRITES)),
+  post("/settings/email", form(postEmail, WRITES)),
+  post("/settings/email/cancel", form(postEmailCancel, WRITES)),
+  post("/settings/email/remove", form(postEmailRemove, WRITES)),
+  post("/settings/email/prefs", form(postEmailPrefs, WRITES)),
+  get("/settings/email/confirm/*", secretPageOf(renderEmailConfirm)),
+  post("/settings/email/confirm", form(postEmailConfirm)),
+  get("/settings/email/unsubscribe/*", secretPageOf(renderUnsubscribe)),
+  post("/settings/email/unsubscribe/*", postUnsubscribe),
+  post("/signin/email", formWithAddress(postEmailSignin)),
+  post("/groups/{group_id}/placeholders/email", form(postClaimMail, WRITES)),
   get("/claim/{code}", secretPageOf(renderClaim)),
   post("/claim/{code}", action(postClaim, "/signin")),
   get("/groups", page(renderGroups)),

@@ -11,6 +11,7 @@ import { type Admission, ConnectionCap, closing, tooManyConnections } from "./co
 import { JOBS } from "./jobs/index.ts";
 import { scheduledBackups } from "./jobs/backups.ts";
 import { fetchExchangeRates } from "./jobs/exchange-rates.ts";
+import { sendEmail, smtpSender } from "./jobs/email.ts";
 import { describeCause, storageFault } from "./errors.ts";
 import { LastUse } from "./auth/last-use.ts";
 import { handedOverWhole, orHandOver, writerOnly } from "./hand-over.ts";
@@ -133,6 +134,16 @@ export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink)
       ...JOBS,
       ...(config.ratesUrl ? [fetchExchangeRates(config.ratesUrl, config.fetchRates)] : []),
       ...(config.backups && backupFrom ? [scheduledBackups(backupFrom, config.backups)] : []),
+      ...(config.smtpUrl && config.mailFrom
+        ? [
+            sendEmail(
+              db,
+              () => ({ baseUrl: config.baseUrl, perHour: config.mailPerHour ?? DEFAULTS.mailPerHour, key: formKey }),
+              smtpSender(config.smtpUrl, config.mailFrom),
+              (f) => log.warn("e-mail not sent", f),
+            ),
+          ]
+        : []),
     ],
     (o) => {
       metrics.jobRuns.inc({ job: o.job, result: o.error ? "error" : "ok" });
@@ -150,6 +161,8 @@ export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink)
     () => ops.wrote(),
     writesHere,
   );
+  // A sign-in link is waited for: the process that runs the jobs sends it at once (a worker's waits for the next run).
+  if (config.smtpUrl && !toPrimary) services.wakeEmail = () => jobs.runSoon("email");
   const handle = createApp(services, ops);
   // A shared port would also let in another server started on it by mistake: the first process takes it alone first.
   if (workerCount > 0 && config.port !== 0) Bun.serve({ hostname: config.host, port: config.port, fetch: () => new Response() }).stop(true);

@@ -20,6 +20,11 @@ export interface Services {
   owners: { get(tokenHash: string): Principal | undefined; seen(tokenHash: string, principal: Principal): void };
   /** In a server of several processes (svc serve --workers, server/cluster.ts): what they share. */
   cluster?: Cluster;
+  /**
+   * Sends the e-mail outbox soon (svc serve --smtp-url, in the process that runs the jobs): after a page wrote an
+   * e-mail a person waits for (a sign-in link). Absent elsewhere: the job's next run sends it.
+   */
+  wakeEmail?: () => void;
   /** Called once per finished call, for logs and metrics. */
   observe?: (e: CallEvent) => void;
   /** Writes an audit line (server/observability/audit.ts) for an event with the client's address. */

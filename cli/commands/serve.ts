@@ -16,6 +16,7 @@ import {
   serveConfig,
   parseQuota,
   parseWebhookUrl,
+  parseMailFrom,
   QUOTA_NAMES,
   type Quotas,
   type ServerConfig,
@@ -168,6 +169,25 @@ export function serveCommand(): Command {
       new Option("--sms-per-hour <n>", "text messages the whole server may send in any hour (besides the limits per handle, number and address)")
         .env("SVC_SMS_PER_HOUR")
         .default(DEFAULTS.smsPerHour)
+        .argParser(int),
+    )
+    .addOption(
+      new Option(
+        "--smtp-url <url>",
+        "send e-mail to people through this SMTP server: smtp:// or smtps://, with user:password@ where it asks (off without it; needs --mail-from)",
+      )
+        // Checked by serveConfig, whose refusal does not repeat the URL (it holds a password); an argParser's would.
+        .env("SVC_SMTP_URL"),
+    )
+    .addOption(
+      new Option("--mail-from <address>", 'with --smtp-url: the From of every e-mail, e.g. "svc <svc@example.org>"')
+        .env("SVC_MAIL_FROM")
+        .argParser(flag(parseMailFrom)),
+    )
+    .addOption(
+      new Option("--mail-per-hour <n>", "e-mails the whole server may send in any hour (besides the limits per address)")
+        .env("SVC_MAIL_PER_HOUR")
+        .default(DEFAULTS.mailPerHour)
         .argParser(int),
     )
     .addOption(

@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
 // Mirrors db/migrations/0006_auth.sql and the columns 0010 adds.
@@ -212,10 +213,19 @@ export const passkeys = sqliteTable(
   (t) => [index("passkeys_agent").on(t.agentId)],
 );
 
-export const resetLinks = sqliteTable("reset_links", {
-  tokenHash: text("token_hash").primaryKey(),
-  agentId: text("agent_id").notNull(),
-  createdAt: text("created_at").notNull(),
-  expiresAt: text("expires_at").notNull(),
-  usedAt: text("used_at"),
-});
+export const resetLinks = sqliteTable(
+  "reset_links",
+  {
+    tokenHash: text("token_hash").primaryKey(),
+    agentId: text("agent_id").notNull(),
+    createdAt: text("created_at").notNull(),
+    expiresAt: text("expires_at").notNull(),
+    usedAt: text("used_at"),
+    // 0031_email.sql: a link sent by e-mail (reset or signin), tied to what the address was set through.
+    purpose: text("purpose", { enum: ["reset", "signin"] })
+      .notNull()
+      .default("reset"),
+    setThroughClientId: text("set_through_client_id"),
+  },
+  (t) => [index("reset_links_set_through").on(t.setThroughClientId).where(sql`${t.setThroughClientId} IS NOT NULL`)],
+);

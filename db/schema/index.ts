@@ -6,3 +6,4 @@ export * from "./ledger.ts";
 export * from "./mail-plans.ts";
 export * from "./ops.ts";
 export * from "./federation.ts";
+export * from "./email.ts";

@@ -1,6 +1,6 @@
 import { and, asc, eq, isNull, sql } from "drizzle-orm";
 import { prepared, type Tx } from "../../db/client.ts";
-import { agents, apiKeys, clients, oidcIdentities, passkeys, passwords, signinCodes } from "../../db/schema/index.ts";
+import { agents, apiKeys, clients, emailAddresses, oidcIdentities, passkeys, passwords, resetLinks, signinCodes } from "../../db/schema/index.ts";
 import { MINUTE, iso, later } from "../clock.ts";
 import { AppError, conflict, notFound } from "../errors.ts";
 import type { Actor, DomainContext, Principal } from "../contract/principal.ts";
@@ -236,6 +236,16 @@ export async function revokeClient(tx: Tx, clientId: string, now: Date) {
     .update(signinCodes)
     .set({ usedAt: iso(now) })
     .where(and(sql`${signinCodes.agentId} = ${agent}`, sql`${signinCodes.readByClientId} IN ${family}`, isNull(signinCodes.usedAt)));
+  // An e-mail address added through the family signs in no more, and the links already sent to it end.
+  await tx.delete(emailAddresses).where(and(sql`${emailAddresses.agentId} = ${agent}`, sql`${emailAddresses.setThroughClientId} IN ${family}`));
+  await tx
+    .update(emailAddresses)
+    .set({ pendingAddress: null, pendingHash: null, pendingExpiresAt: null, pendingSetThrough: null })
+    .where(and(sql`${emailAddresses.agentId} = ${agent}`, sql`${emailAddresses.pendingSetThrough} IN ${family}`));
+  await tx
+    .update(resetLinks)
+    .set({ usedAt: iso(now) })
+    .where(and(sql`${resetLinks.setThroughClientId} IN ${family}`, isNull(resetLinks.usedAt)));
   const unlinked = await tx
     .delete(oidcIdentities)
     .where(and(sql`${oidcIdentities.agentId} = ${agent}`, sql`${oidcIdentities.setThroughClientId} IN ${family}`))

@@ -1,5 +1,8 @@
-// One-time links an operator prints for a person who cannot sign in (svc users reset-link): stored hashed, live for
-// 30 minutes, used up by a button press (so a link preview cannot spend it); the browser lands on /account signed in.
+// One-time links that sign a person in once: the one an operator prints for someone who cannot sign in (svc users
+// reset-link), and those sent by e-mail to a confirmed address (a reset, or a sign-in link). Stored hashed, live for
+// 30 minutes, used up by a button press (so a link preview cannot spend it). A reset lands on /account to set a
+// password; a sign-in link on the page it was asked from. A link sent to an address that was added through a client
+// signs in a browser obtained through that client (set_through_client_id), which ends with it.
 import { and, eq, gt, isNull } from "drizzle-orm";
 import type { Tx } from "../../db/client.ts";
 import { resetLinks } from "../../db/schema/index.ts";
@@ -9,27 +12,43 @@ import { newSecret, sha256 } from "./secrets.ts";
 export const RESET_LINK_TTL_MS = 30 * MINUTE;
 const TOKEN_PATTERN = /^rst_[A-Za-z0-9_-]{43}$/;
 
-export async function createResetLink(tx: Tx, agentId: string, baseUrl: string, now: Date) {
+export type LinkPurpose = "reset" | "signin";
+
+export interface LinkOptions {
+  purpose?: LinkPurpose;
+  /** The client the link's sign-in descends from (an address added through it), or null: none. */
+  setThrough?: string | null;
+}
+
+export async function createResetLink(tx: Tx, agentId: string, baseUrl: string, now: Date, opts: LinkOptions = {}) {
   const token = newSecret("rst");
   const expiresAt = later(now, RESET_LINK_TTL_MS);
-  await tx.insert(resetLinks).values({ tokenHash: sha256(token), agentId, createdAt: iso(now), expiresAt });
+  await tx.insert(resetLinks).values({
+    tokenHash: sha256(token),
+    agentId,
+    createdAt: iso(now),
+    expiresAt,
+    purpose: opts.purpose ?? "reset",
+    setThroughClientId: opts.setThrough ?? null,
+  });
   return { url: `${baseUrl}/account/reset/${token}`, expires_at: expiresAt };
 }
 
 const live = (token: string, now: Date) => and(eq(resetLinks.tokenHash, sha256(token)), isNull(resetLinks.usedAt), gt(resetLinks.expiresAt, iso(now)));
 
-export async function resetLinkUsable(tx: Tx, token: string, now: Date): Promise<boolean> {
-  if (!TOKEN_PATTERN.test(token)) return false;
-  return (await tx.select({ a: resetLinks.agentId }).from(resetLinks).where(live(token, now)).get()) !== undefined;
+/** What a live link is for, or null when it is unknown, expired or already used; looking does not use it. */
+export async function resetLinkUsable(tx: Tx, token: string, now: Date): Promise<{ purpose: LinkPurpose } | null> {
+  if (!TOKEN_PATTERN.test(token)) return null;
+  return (await tx.select({ purpose: resetLinks.purpose }).from(resetLinks).where(live(token, now)).get()) ?? null;
 }
 
-/** Uses the link up; whose it is, or null when it is unknown, expired or already used. */
-export async function consumeResetLink(tx: Tx, token: string, now: Date): Promise<string | null> {
+/** Uses the link up: whose it is, what for and what it descends from; null when it is unknown, expired or already used. */
+export async function consumeResetLink(tx: Tx, token: string, now: Date): Promise<{ agentId: string; purpose: LinkPurpose; setThrough: string | null } | null> {
   if (!TOKEN_PATTERN.test(token)) return null;
   const rows = await tx
     .update(resetLinks)
     .set({ usedAt: iso(now) })
     .where(live(token, now))
-    .returning({ agentId: resetLinks.agentId });
-  return rows[0]?.agentId ?? null;
+    .returning({ agentId: resetLinks.agentId, purpose: resetLinks.purpose, setThrough: resetLinks.setThroughClientId });
+  return rows[0] ?? null;
 }

@@ -14,6 +14,9 @@ import {
   agents,
   apiKeys,
   attemptTimes,
+  emailAddresses,
+  emailEvents,
+  emailOutbox,
   clients,
   contactDeclines,
   contacts,
@@ -314,7 +317,19 @@ export async function deleteAccount(tx: Tx, now: Date, agent: AgentRow): Promise
   await tx.delete(signinCodes).where(or(inArray(signinCodes.agentId, ids), byClient(signinCodes.readByClientId)));
   await tx.delete(settingsLinks).where(or(inArray(settingsLinks.agentId, ids), byClient(settingsLinks.clientId)));
   await tx.delete(clients).where(inArray(clients.agentId, ids));
-  for (const table of [phoneCodes, resetLinks, passwords, passkeys, oidcIdentities, idempotencyRecords, federationSettings, federationRequests] as const)
+  for (const table of [
+    phoneCodes,
+    resetLinks,
+    passwords,
+    passkeys,
+    oidcIdentities,
+    idempotencyRecords,
+    federationSettings,
+    federationRequests,
+    emailAddresses,
+    emailEvents,
+    emailOutbox,
+  ] as const)
     await tx.delete(table).where(inArray(table.agentId, ids));
   // Guess counters keyed by the agent (a tool's guesses, "tool:what:agent_id") or by the handle (passwords, codes).
   const handles = (await tx.select({ handle: agents.handle }).from(agents).where(inArray(agents.agentId, ids))).map((a) => a.handle);

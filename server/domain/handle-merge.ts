@@ -25,6 +25,7 @@ import {
 import { iso } from "../clock.ts";
 import { conflict } from "../errors.ts";
 import { refsByIds, type AgentRow } from "./agents.ts";
+import { moveEmail } from "./email/addresses.ts";
 import { archiveGroup } from "./ledger/groups/groups.ts";
 import { groupBalances } from "./ledger/balances/balances.ts";
 import { formatAmount, formatBalance } from "./ledger/money/amounts.ts";
@@ -185,6 +186,8 @@ export async function mergeHandles(tx: Tx, now: Date, keep: AgentRow, retire: Ag
       .update(agents)
       .set({ phone: retire.phone, phoneVerified: true, phoneSetThroughClientId: retire.phoneSetThroughClientId })
       .where(eq(agents.agentId, keep.agentId));
+  // So is its e-mail address: the kept handle takes it unless it has one; the retired handle is mailed nothing more.
+  await moveEmail(tx, retire.agentId, keep.agentId);
   await tx.delete(webSessions).where(eq(webSessions.agentId, retire.agentId));
   // Others' blocks of the retired handle stay: they are the others' decision and harm no one.
   await tx.delete(contacts).where(eq(contacts.ownerId, retire.agentId));

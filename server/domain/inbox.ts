@@ -11,6 +11,7 @@ import { paginate } from "../contract/cursor.ts";
 import { INBOX_TYPES, type InboxType } from "../contract/inbox-types.ts";
 import { readsSigninCodes } from "../auth/credentials.ts";
 import { quoted } from "./untrusted.ts";
+import { emailColumns, recordEmailEvents } from "./email/events.ts";
 
 export const ITEM_LIFETIME_MS = 30 * DAY;
 export const KEPT_LIFETIME_MS = 365 * DAY;
@@ -63,6 +64,7 @@ export async function deliverAll(tx: Tx, now: Date, ds: Delivery[]): Promise<(st
   const ids: (string | null)[] = [];
   const rows: unknown[][] = [];
   const usual = later(now, ITEM_LIFETIME_MS);
+  let mailed = false;
   for (const d of ds) {
     const { app, requiresAction, suggestedTools } = INBOX_TYPES[d.type];
     if (d.from && app !== "ledger" && (await hasBlocked(tx, d.to, d.from))) {
@@ -85,9 +87,16 @@ export async function deliverAll(tx: Tx, now: Date, ds: Delivery[]): Promise<(st
       requiresAction ? 1 : 0,
       json(suggestedTools),
       d.expiresAt ?? usual,
+      // The person behind the agent may hear of it by e-mail (email/events.ts reads these two; the insert does not).
+      ...emailColumns(d.type),
     ]);
+    mailed ||= rows.at(-1)!.length > 12;
   }
-  if (rows.length) await insertItems(tx).run({ rows: jsonList(rows), createdAt: iso(now) });
+  if (!rows.length) return ids;
+  const bound = { rows: jsonList(rows), createdAt: iso(now) };
+  await insertItems(tx).run(bound);
+  // In this transaction: an item and its e-mail are written together or not at all, and only here, once.
+  if (mailed) await recordEmailEvents(tx, bound.rows, bound.createdAt);
   return ids;
 }
 

@@ -3,6 +3,7 @@ import { expireApiKeys, expireIdempotencyRecords, expireInboxItems, expirePlatfo
 import { createRecurringExpenses } from "./recurring-expenses.ts";
 import { expireAuthRecords } from "./auth-expiry.ts";
 import { cleanFederation } from "./federation-cleanup.ts";
+import { expireEmail } from "./email.ts";
 
 /** Background work: each job is idempotent (running it late or twice changes nothing more) and runs in one transaction. */
 export interface Job<T = undefined> {
@@ -22,4 +23,5 @@ export const JOBS: Job<any>[] = [
   createRecurringExpenses,
   expireAuthRecords,
   cleanFederation,
+  expireEmail,
 ];

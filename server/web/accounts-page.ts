@@ -43,6 +43,7 @@ import { alert, field, form, html, notice, page, seeOther, type Markup } from ".
 import passkeyScript from "./passkey.js" with { type: "text" };
 import { browserName, factorOrigin, mayWrite, sessionCookie, signedIn, signInOf, signOut, updateSession } from "./session.ts";
 import { createHandleFromForm, signInAs, signinBlock } from "./signin.ts";
+import { emailSigninSection } from "./email-pages.ts";
 
 const SCRIPTS = ["/assets/passkey.js"];
 // Changing the password without the current one needs a sign-in this recent that descends from no client (a reset
@@ -191,6 +192,7 @@ ${form(
 ${field("password", "Password", { id: "signin-password", type: "password", required: true, maxlength: 256, autocomplete: "current-password" })}`,
   "Sign in",
 )}
+${emailSigninSection(c)}
 <h2>With a code in your agent's inbox</h2>
 ${await signinBlock(c, "account")}
 <p>New here? <a href="${withNext("/signup", nextOf(c))}">Create an account</a>.</p>`,
@@ -468,22 +470,28 @@ export async function postSignOutEverywhere(c: WebContext): Promise<Response> {
   return seeOther("/signin");
 }
 
-const SPENT = "This link has expired or was already used. Ask the server's operator for a new one (svc users reset-link).";
+const SPENT =
+  "This link has expired or was already used. Ask for a new one on the sign-in page (by e-mail, if you confirmed an address), or ask the server's operator.";
 
 /** GET /account/reset/{token}: looking does not use the link up (a link preview cannot spend it). */
 export async function renderResetLink(c: WebContext, token: string): Promise<Response> {
-  if (!(await resetLinkUsable(c.tx, token, c.now))) return errorPage("Link expired", SPENT, 410);
+  const link = await resetLinkUsable(c.tx, token, c.now);
+  if (!link) return errorPage("Link expired", SPENT, 410);
+  const signin = link.purpose === "signin";
   return page(
-    "Recover your account",
-    html`<p>This link signs you in once; then set a new password or add a passkey.</p>
-${form("/account/reset", c.session.csrfToken, html`<input type="hidden" name="token" value="${token}">`, "Sign me in")}`,
+    signin ? "Sign in" : "Recover your account",
+    html`<p>${signin ? "This link signs you in once." : "This link signs you in once; then set a new password or add a passkey."}</p>
+${form("/account/reset", c.session.csrfToken, html`<input type="hidden" name="token" value="${token}">${nextField(c)}`, "Sign me in")}`,
   );
 }
 
-/** POST /account/reset */
+/**
+ * POST /account/reset: an operator's link, or one sent by e-mail. A reset lands where the password is set; a sign-in
+ * link on the page it was asked from (or the dashboard).
+ */
 export async function postResetLink(c: WebContext): Promise<Response> {
-  const agentId = await consumeResetLink(c.tx, c.form.get("token") ?? "", c.now);
-  if (!agentId) return errorPage("Link expired", SPENT, 410);
-  await signInAs(c, agentId, { parentClientId: null }, "reset_link");
-  return seeOther("/account#sign-in");
+  const link = await consumeResetLink(c.tx, c.form.get("token") ?? "", c.now);
+  if (!link) return errorPage("Link expired", SPENT, 410);
+  await signInAs(c, link.agentId, { parentClientId: link.setThrough }, link.purpose === "signin" ? "email_link" : "reset_link");
+  return seeOther(link.purpose === "signin" ? (nextOf(c) ?? "/") : "/account#sign-in");
 }

@@ -13,6 +13,7 @@ import { SPENDING_BY, spending, type SpendingBy, type SpendingRow } from "../dom
 import type { DomainContext } from "../contract/principal.ts";
 import { balanceSentence, paymentSentence, settleUpNote, transferSentence, whoIs } from "../contract/ledger-wording.ts";
 import { claimPath, renewableLinks } from "../domain/ledger/groups/placeholders.ts";
+import { claimMailForm } from "./email-pages.ts";
 import type { Expense } from "../contract/ledger.ts";
 import { Uuid } from "../contract/wire.ts";
 import { compareText } from "../domain/ledger/money/splits.ts";
@@ -161,6 +162,7 @@ const DONE: Record<string, string> = {
   expense: "Expense added. The others are asked to confirm it.",
   placeholder: "Added. They take part in expenses and balances at once; send them the link below so they can take their place.",
   "placeholder-link": "A new link: send it to them so they can take their place. The old link no longer works.",
+  "claim-mailed": "We e-mailed them the link to take their place.",
   confirmed: "The expenses are confirmed.",
   stopped: "The recurring expense is stopped: it adds no more occurrences.",
 };
@@ -340,7 +342,7 @@ ${
   claimUrl
     ? html`<p><label for="f-claim-url">Link for them to take their place (shown once; copy it now and send it by any channel):</label>
 <input id="f-claim-url" name="claim_url" value="${claimUrl}" readonly></p>
-<p><button type="button" class="secondary" data-copy="f-claim-url" hidden>Copy link</button> <span class="muted" role="status" data-copy-status="f-claim-url"></span></p>`
+<p><button type="button" class="secondary" data-copy="f-claim-url" hidden>Copy link</button> <span class="muted" role="status" data-copy-status="f-claim-url"></span></p>${claimMailForm(c, at, claim!)}`
     : ""
 }
 ${

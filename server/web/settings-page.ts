@@ -12,6 +12,7 @@ import { errorPage, type Messages, type WebContext } from "./context.ts";
 import { alert, field, form, html, Markup, notice, page, seeOther } from "./html.ts";
 import { factorOrigin, mayWrite, sessionCookie, signIn, signedIn } from "./session.ts";
 import type { ActionContext } from "./pages.ts";
+import { emailFacts, emailSection } from "./email-pages.ts";
 
 const SPENT = "This link has expired or was already used. Ask your agent for a new one (get_settings_link).";
 
@@ -61,7 +62,7 @@ export async function renderSettings(c: WebContext, m: SettingsMessages = {}): P
     return page(
       "Your settings",
       html`<p class="notice" role="status">This link was asked for by a read-only credential, so this page shows your profile but cannot change it. Sign in on <a href="/account">your account page</a> to change it.</p>
-<dl><dt>Handle</dt><dd>@${me.handle}</dd><dt>Display name</dt><dd>${me.displayName}</dd><dt>About you</dt><dd>${me.description ?? ""}</dd>${c.svc.config.smsWebhook ? html`<dt>Phone</dt><dd>${me.phoneVerified ? "verified" : "none"}</dd>` : ""}${await otherServersFacts(c, me)}</dl>`,
+<dl><dt>Handle</dt><dd>@${me.handle}</dd><dt>Display name</dt><dd>${me.displayName}</dd><dt>About you</dt><dd>${me.description ?? ""}</dd>${c.svc.config.smsWebhook ? html`<dt>Phone</dt><dd>${me.phoneVerified ? "verified" : "none"}</dd>` : ""}${await emailFacts(c, me)}${await otherServersFacts(c, me)}</dl>`,
       { status: m.status },
     );
   }
@@ -79,7 +80,8 @@ ${field("description", "About you", { value: m.values?.get("description") ?? me.
   { idempotencyKey: crypto.randomUUID() },
 )}
 ${await otherServersSection(c, me, m)}
-${await phoneSection(c, me)}`,
+${await phoneSection(c, me)}
+${await emailSection(c, me)}`,
     { status: m.status },
   );
 }
@@ -89,6 +91,8 @@ const SAVED: Record<string, string> = {
   servers: "Saved: what you accept from other servers.",
   phone: "Your phone is verified.",
   "phone-removed": "Your phone was removed.",
+  "email-removed": "Your e-mail address was removed; nothing more is sent to it.",
+  "email-prefs": "Saved: what you get by e-mail.",
 };
 
 const ACCEPT_TEXT: Record<AcceptFromServers, string> = {

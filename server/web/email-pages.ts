@@ -1,0 +1,320 @@
+// E-mail for people on the pages, only when the server sends e-mail (svc serve --smtp-url): the address on the settings
+// page (added, confirmed by a link, removed) and how each kind of notification comes; the confirmation and
+// unsubscribe pages the e-mails link to; "e-mail me a link" on the sign-in page; a claim link sent to a friend from a
+// group page. The e-mails are written to the outbox in the page's transaction and sent after the commit.
+import { createResetLink } from "../auth/reset-links.ts";
+import { HOUR, DAY } from "../clock.ts";
+import { EMAIL_DELIVERIES, EMAIL_KINDS, type EmailDelivery, type EmailKind, emailKey, normaliseEmail } from "../contract/email.ts";
+import { HANDLE_PATTERN } from "../contract/wire.ts";
+import { agentByHandle, agentById, type AgentRow } from "../domain/agents.ts";
+import { takeAttempt } from "../domain/attempts.ts";
+import {
+  cancelEmailProof,
+  confirmEmail,
+  emailOf,
+  handlesWithEmail,
+  pendingByToken,
+  prefsOf,
+  removeEmail,
+  setPrefs,
+  startEmailProof,
+} from "../domain/email/addresses.ts";
+import { type EmailContext, mailClaimLink, mailConfirmation, mailSigninLinks, readUnsubscribeToken } from "../domain/email/compose.ts";
+import { roomFor } from "../domain/email/outbox.ts";
+import { isMember } from "../domain/ledger/groups/membership.ts";
+import { claimPath, placeholderByCode } from "../domain/ledger/groups/placeholders.ts";
+import { AppError } from "../errors.ts";
+import { renderSignin } from "./accounts-page.ts";
+import { errorPage, nextField, nextOf, type WebContext } from "./context.ts";
+import { field, form, html, Markup, page, seeOther } from "./html.ts";
+import type { WebCall } from "./pages.ts";
+import { factorOrigin, signedIn } from "./session.ts";
+import { renderSettings } from "./settings-page.ts";
+
+/** Asks for a sign-in link from one client address (an IPv6 /64), and for one address or handle, whatever it is. */
+const ASKS_PER_CLIENT = { limit: 10, windowMs: HOUR };
+const ASKS_PER_TARGET = { limit: 3, windowMs: HOUR };
+/** Claim links one member may e-mail in a day. */
+const CLAIM_MAILS_PER_DAY = { limit: 20, windowMs: DAY };
+
+const mailing = (c: WebContext) => Boolean(c.svc.config.smtpUrl);
+const emailContext = (c: WebContext): EmailContext => ({ baseUrl: c.svc.config.baseUrl, key: c.svc.formKey });
+/** After the commit, the outbox is sent at once (a person is waiting for the link). */
+const sendSoon = (c: WebContext) => {
+  c.afterCommit = async () => {
+    c.svc.wakeEmail?.();
+    return undefined;
+  };
+};
+
+const rateLimited = (err: unknown): err is AppError => err instanceof AppError && err.code === "RATE_LIMITED";
+
+const DELIVERY_TEXT: Record<EmailDelivery, string> = { immediate: "At once", daily: "In a daily e-mail", off: "Never" };
+
+/** The settings page's address and notifications, for a browser that may change them; nothing without e-mail. */
+export async function emailSection(c: WebContext, me: AgentRow): Promise<Markup | string> {
+  if (!mailing(c)) return "";
+  const row = await emailOf(c.tx, me.agentId);
+  const waiting = row?.pendingAddress && row.pendingExpiresAt && row.pendingExpiresAt > c.now.toISOString() ? row.pendingAddress : null;
+  const confirmed = row?.confirmedAt ? row.address : null;
+  const parts: (Markup | string)[] = [html`<h2 id="email">E-mail</h2>`];
+  if (confirmed)
+    parts.push(
+      html`<p>Your address: <strong>${confirmed}</strong> (confirmed). You can sign in with a link sent to it, and get the notifications you choose below. Other people never see it.</p>`,
+    );
+  else
+    parts.push(
+      html`<p>Add your address to sign in with a link sent to it, reset your password, and hear what happens by e-mail. Other people never see it.</p>`,
+    );
+  if (waiting)
+    parts.push(html`<p class="notice" role="status">We sent a link to <strong>${waiting}</strong>. Open it to confirm the address; it works for a day.</p>
+${form("/settings/email/cancel", c.session.csrfToken, html``, "Cancel this address", { secondary: true })}`);
+  parts.push(
+    form(
+      "/settings/email",
+      c.session.csrfToken,
+      field("email", confirmed ? "New e-mail address" : "E-mail address", { type: "email", required: true, autocomplete: "email", maxlength: 254 }),
+      "Send a confirmation link",
+    ),
+  );
+  if (confirmed && row) {
+    const prefs = prefsOf(row);
+    const choices = (Object.keys(EMAIL_KINDS) as EmailKind[]).map(
+      (kind) => html`<label for="f-email-${kind}">${EMAIL_KINDS[kind].label}</label>
+<select id="f-email-${kind}" name="${kind}">${EMAIL_DELIVERIES.map((d) => html`<option value="${d}"${d === prefs[kind] ? new Markup(" selected") : ""}>${DELIVERY_TEXT[d]}</option>`)}</select>`,
+    );
+    parts.push(html`<h3>What you get by e-mail</h3>
+<p class="muted">What happens within a few minutes comes in one e-mail; a daily e-mail gathers the day's news.</p>
+${form("/settings/email/prefs", c.session.csrfToken, html`${choices}`, "Save what I get")}
+${form("/settings/email/remove", c.session.csrfToken, html``, "Remove my address", { secondary: true })}`);
+  }
+  return html`${parts}`;
+}
+
+/** The address as a fact, for a page that cannot change it (a read-only link): whether there is one, never which. */
+export async function emailFacts(c: WebContext, me: AgentRow): Promise<Markup | string> {
+  if (!mailing(c)) return "";
+  return html`<dt>E-mail</dt><dd>${(await emailOf(c.tx, me.agentId))?.confirmedAt ? "confirmed" : "none"}</dd>`;
+}
+
+/** POST /settings/email: a confirmation link to the address typed. */
+export async function postEmail(c: WebContext): Promise<Response> {
+  if (!signedIn(c.session, "settings") || !mailing(c)) return renderSettings(c);
+  const address = normaliseEmail(c.form.get("email") ?? "");
+  if (!address) return renderSettings(c, { error: "That is not an e-mail address: one address such as ann@example.org.", status: 400 });
+  try {
+    const { token } = await startEmailProof(c.tx, c.now, c.session.agentId, address, await factorOrigin(c.tx, c.session));
+    await mailConfirmation(c.tx, c.now, emailContext(c), c.session.agentId, address, token);
+  } catch (err) {
+    if (err instanceof AppError && (err.code === "RATE_LIMITED" || err.code === "CONFLICT"))
+      return renderSettings(c, { error: err.message, status: err.status });
+    throw err;
+  }
+  sendSoon(c);
+  // The section says where the link went.
+  return seeOther("/settings#email");
+}
+
+/** POST /settings/email/cancel */
+export async function postEmailCancel(c: WebContext): Promise<Response> {
+  if (!signedIn(c.session, "settings")) return renderSettings(c);
+  await cancelEmailProof(c.tx, c.session.agentId);
+  return seeOther("/settings#email");
+}
+
+/** POST /settings/email/remove */
+export async function postEmailRemove(c: WebContext): Promise<Response> {
+  if (!signedIn(c.session, "settings")) return renderSettings(c);
+  await removeEmail(c.tx, c.session.agentId);
+  return seeOther("/settings?saved=email-removed#email");
+}
+
+/** POST /settings/email/prefs: each kind at once, daily, or never. */
+export async function postEmailPrefs(c: WebContext): Promise<Response> {
+  if (!signedIn(c.session, "settings")) return renderSettings(c);
+  const chosen: Partial<Record<EmailKind, EmailDelivery>> = {};
+  for (const kind of Object.keys(EMAIL_KINDS) as EmailKind[]) {
+    const how = c.form.get(kind);
+    if (how !== null && !(EMAIL_DELIVERIES as readonly string[]).includes(how))
+      return renderSettings(c, { error: "Choose at once, daily or never.", status: 400 });
+    if (how !== null) chosen[kind] = how as EmailDelivery;
+  }
+  await setPrefs(c.tx, c.session.agentId, chosen);
+  return seeOther("/settings?saved=email-prefs#email");
+}
+
+const SPENT_CONFIRM = "This link has expired or was already used. Add the address again on your settings page to get a new one.";
+
+/** GET /settings/email/confirm/{token}: looking does not use the link up (a link preview cannot). */
+export async function renderEmailConfirm(c: WebContext, token: string): Promise<Response> {
+  const pending = await pendingByToken(c.tx, c.now, token);
+  if (!pending) return errorPage("Link expired", SPENT_CONFIRM, 410);
+  const who = (await agentById(c.tx, pending.agentId))!;
+  return page(
+    "Confirm your e-mail address",
+    html`<p>Confirm <strong>${pending.address}</strong> as the e-mail address of <strong>@${who.handle}</strong>.</p>
+${form("/settings/email/confirm", c.session.csrfToken, html`<input type="hidden" name="token" value="${token}">`, "Confirm my address")}`,
+  );
+}
+
+/** POST /settings/email/confirm */
+export async function postEmailConfirm(c: WebContext): Promise<Response> {
+  const done = await confirmEmail(c.tx, c.now, c.form.get("token") ?? "");
+  if (!done) return errorPage("Link expired", SPENT_CONFIRM, 410);
+  return page(
+    "Address confirmed",
+    html`<p class="notice" role="status"><strong>${done.address}</strong> is confirmed. You can now sign in with a link sent to it, and choose what you hear of by e-mail on <a href="/settings#email">your settings page</a>.</p>`,
+  );
+}
+
+/** GET /settings/email/unsubscribe/{token}: what the link stops, and the button (looking stops nothing). */
+export async function renderUnsubscribe(c: WebContext, token: string): Promise<Response> {
+  const read = readUnsubscribeToken(c.svc.formKey, token);
+  if (!read || !(await emailOf(c.tx, read.agentId)))
+    return errorPage("Nothing to stop", "This link does not stop any e-mail: the address was removed, or the link is incomplete.", 404);
+  return page(
+    "Stop these e-mails",
+    html`<p>Stop the e-mails about: ${read.kinds.map((k) => EMAIL_KINDS[k].label.toLowerCase()).join("; ")}.</p>
+<form method="post" action="/settings/email/unsubscribe/${token}"><input type="hidden" name="List-Unsubscribe" value="One-Click"><button type="submit">Stop these e-mails</button></form>
+<p class="muted">You can turn them on again, or choose a daily e-mail, on your settings page.</p>`,
+  );
+}
+
+/**
+ * POST /settings/email/unsubscribe/{token}: RFC 8058 one-click, sent by a mail client with no cookie and no form of
+ * this server, so no CSRF token: the signed token is the authority, and all it can do is turn its kinds off.
+ */
+export async function postUnsubscribe(call: WebCall, token: string): Promise<Response> {
+  const limited = call.svc.limiter.take(`web:${call.clientAddress()}`, "web", call.svc.config.publicRateLimit);
+  if (!limited.allowed) return errorPage("Slow down", `Too many attempts from your address. Wait ${limited.resetSeconds} seconds and try again.`, 429);
+  await call.req.body?.cancel().catch(() => undefined);
+  const read = readUnsubscribeToken(call.svc.formKey, token);
+  const stopped =
+    read !== null &&
+    (await call.svc.db.tx(async (tx) => {
+      if (!(await emailOf(tx, read.agentId))) return false;
+      await setPrefs(tx, read.agentId, Object.fromEntries(read.kinds.map((k) => [k, "off"])));
+      return true;
+    }));
+  if (!read || !stopped) return errorPage("Nothing to stop", "This link does not stop any e-mail: the address was removed, or the link is incomplete.", 404);
+  return page(
+    "E-mails stopped",
+    html`<p class="notice" role="status">You will get no more e-mails about: ${read.kinds.map((k) => EMAIL_KINDS[k].label.toLowerCase()).join("; ")}.</p>
+<p>You can turn them on again on <a href="/settings#email">your settings page</a>.</p>`,
+  );
+}
+
+/** The sign-in page's "e-mail me a link", and the reset of a forgotten password; nothing without e-mail. */
+export function emailSigninSection(c: WebContext): Markup | string {
+  if (!mailing(c)) return "";
+  const asked = (id: string) =>
+    field("email", "Your e-mail address or handle", {
+      id,
+      required: true,
+      autocomplete: "email",
+      maxlength: 254,
+      hint: "The address you confirmed on your settings page",
+    });
+  return html`<h2>With a link by e-mail</h2>
+<p>If you confirmed an e-mail address on your settings page, we send a link there that signs you in.</p>
+${form("/signin/email", c.session.csrfToken, html`${nextField(c)}<input type="hidden" name="purpose" value="signin">${asked("email-signin")}`, "E-mail me a link")}
+<details><summary>Forgot your password?</summary>
+${form("/signin/email", c.session.csrfToken, html`<input type="hidden" name="purpose" value="reset">${asked("email-reset")}`, "E-mail me a reset link", { secondary: true })}</details>`;
+}
+
+/**
+ * POST /signin/email: a link to each live handle whose confirmed address is the one typed (or to the address of the
+ * handle typed). The answer is the same whether or not one exists; the asks are limited per client address and per
+ * address or handle typed, whatever it is, so the limits tell nothing either.
+ */
+export async function postEmailSignin(c: WebContext, clientAddress: string): Promise<Response> {
+  if (!mailing(c)) return renderSignin(c);
+  const typed = (c.form.get("email") ?? "").trim().replace(/^@/, "");
+  const purpose = c.form.get("purpose") === "reset" ? "reset" : "signin";
+  const asAddress = normaliseEmail(typed);
+  const asHandle = !asAddress && HANDLE_PATTERN.test(typed.toLowerCase()) ? typed.toLowerCase() : null;
+  if (!asAddress && !asHandle) return renderSignin(c, { error: "Type the e-mail address you confirmed, or your handle.", status: 400 });
+  try {
+    await takeAttempt(c.tx, c.now, `email:ask:client:${clientAddress}`, ASKS_PER_CLIENT);
+    await takeAttempt(c.tx, c.now, `email:ask:to:${asAddress ? emailKey(asAddress) : `@${asHandle}`}`, ASKS_PER_TARGET);
+  } catch (err) {
+    if (!rateLimited(err)) throw err;
+    return renderSignin(c, {
+      error: "Too many links were asked for from your address, or for this one, in the last hour. Wait and try again, or sign in another way.",
+      status: 429,
+    });
+  }
+  let to: string | null = asAddress;
+  let handles: Awaited<ReturnType<typeof handlesWithEmail>> = [];
+  if (asAddress) {
+    handles = await handlesWithEmail(c.tx, asAddress);
+    // To the address as it was confirmed, not as it was typed now.
+    to = handles[0]?.address ?? null;
+  } else {
+    const agent = await agentByHandle(c.tx, asHandle!);
+    const row = agent && (await emailOf(c.tx, agent.agentId));
+    to = row?.confirmedAt ? row.address : null;
+    handles = to ? (await handlesWithEmail(c.tx, to)).filter((h) => h.agentId === agent!.agentId) : [];
+  }
+  // Past the address's limit nothing is written; the answer stays the same.
+  if (to && handles.length && (await roomFor(c.tx, c.now, to))) {
+    const next = purpose === "signin" ? nextOf(c) : null;
+    const links = [];
+    for (const h of handles) {
+      const link = await createResetLink(c.tx, h.agentId, c.svc.config.baseUrl, c.now, { purpose, setThrough: h.setThrough });
+      links.push({ agentId: h.agentId, handle: h.handle, displayName: h.displayName, url: next ? `${link.url}?next=${encodeURIComponent(next)}` : link.url });
+    }
+    await mailSigninLinks(c.tx, c.now, emailContext(c), to, purpose, links);
+    sendSoon(c);
+  }
+  return renderSignin(c, {
+    info:
+      purpose === "reset"
+        ? "If an account here has that e-mail address (or handle) with a confirmed address, we sent a link to reset its password. It works for 30 minutes, once."
+        : "If an account here has that e-mail address (or handle) with a confirmed address, we sent a link to sign in. It works for 30 minutes, once.",
+  });
+}
+
+/** Beside a claim link shown once on a group page: send it to the friend's address instead of copying it. */
+export function claimMailForm(c: WebContext, groupPath: string, code: string): Markup | string {
+  if (!mailing(c)) return "";
+  return form(
+    `${groupPath}/placeholders/email`,
+    c.session.csrfToken,
+    html`<input type="hidden" name="code" value="${code}">${field("email", "Or e-mail the link to them", { id: "f-claim-email", type: "email", required: true, autocomplete: "off", maxlength: 254, hint: "Their address; we send them the link with your name" })}`,
+    "Send the link",
+    { secondary: true },
+  );
+}
+
+/** POST /groups/{group_id}/placeholders/email: the claim link the page showed, e-mailed to the address typed. */
+export async function postClaimMail(c: WebContext): Promise<Response> {
+  if (!signedIn(c.session) || !mailing(c)) return seeOther("/groups");
+  const groupId = c.url.pathname.split("/")[2] ?? "";
+  const code = c.form.get("code") ?? "";
+  const { p, g, expired } = await placeholderByCode(c.tx, code, c.now);
+  // A code of another group, or of a group the person is not in, is no page at all.
+  if (g.groupId !== groupId || !(await isMember(c.tx, g.groupId, c.session.agentId))) throw new AppError("NOT_FOUND", "Not found");
+  const back = html`<p><a href="/groups/${g.groupId}">Back to the group</a></p>`;
+  if (expired) return errorPage("Link expired", "This link has expired; make a new one on the group's page.", 409, back);
+  const to = normaliseEmail(c.form.get("email") ?? "");
+  if (!to) return errorPage("Cannot send", "That is not an e-mail address: one address such as ann@example.org. Go back and try again.", 400, back);
+  if (!(await roomFor(c.tx, c.now, to)))
+    return errorPage("Cannot send", "Too many e-mails went to this address recently; wait an hour and try again.", 429, back);
+  try {
+    await takeAttempt(c.tx, c.now, `email:claim:handle:${c.session.agentId}`, CLAIM_MAILS_PER_DAY);
+  } catch (err) {
+    if (!rateLimited(err)) throw err;
+    return errorPage("Cannot send", "You sent as many links by e-mail as you may today; copy the link and send it another way.", 429, back);
+  }
+  await mailClaimLink(c.tx, c.now, emailContext(c), {
+    senderId: c.session.agentId,
+    to,
+    name: p.name,
+    groupName: g.name,
+    url: `${c.svc.config.baseUrl}${claimPath(code)}`,
+    expiresAt: p.claimExpiresAt ?? "",
+  });
+  sendSoon(c);
+  return seeOther(`/groups/${g.groupId}?done=claim-mailed#members`);
+}
