@@ -100,6 +100,20 @@ async function member(handle: string) {
   return { handle, key: d.api_key as string };
 }
 
+describe("svc keys list", () => {
+  test("lists a handle's connected clients, as text and as JSON; revoked ones are gone; an unknown handle exits 4", async () => {
+    const a = await member("keys-list");
+    const [client] = (await s.ok("list_clients", {}, a.key)).clients;
+    const listed = await svc(["keys", "list", "--handle", "@keys-list", "--json", ...db]);
+    expect(listed.code).toBe(0);
+    expect(listed.json().clients.map((c: any) => [c.client_id, c.kind])).toEqual([[client.client_id, "api_key"]]);
+    expect((await svc(["keys", "list", "--handle", "keys-list", ...db])).stdout).toMatch(new RegExp(`^${client.client_id} +api_key +`, "m"));
+    await svc(["keys", "revoke", "--handle", "keys-list", ...db]);
+    expect((await svc(["keys", "list", "--handle", "keys-list", ...db])).stdout).toContain("@keys-list has no connected clients.");
+    expect((await svc(["keys", "list", "--handle", "no-such-handle", ...db])).code).toBe(4);
+  });
+});
+
 describe("svc keys revoke", () => {
   test("revokes all of a handle's clients: the key gets 401 at once, others keep working", async () => {
     const a = await member("keys-a");
