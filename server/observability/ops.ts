@@ -76,6 +76,15 @@ export class Ops {
       return json({ ok: true, ready: true, migrations: status.applied.length }, 200, requestId);
     } catch (err) {
       this.log.warn("readyz failed", { request_id: requestId, error: err instanceof Error ? err.message : String(err) });
+      // An embedded replica whose primary does not answer still serves reads from its own file: ready, degraded, so
+      // a load balancer keeps sending it the reads (writes answer 503 STORAGE_UNAVAILABLE until the primary is back).
+      if (this.svc.db.mode === "replica" && (await withTimeout(this.svc.db.ping(), READY_TIMEOUT_MS).catch(() => null)) !== null) {
+        return json(
+          { ok: true, ready: true, degraded: "the primary does not answer: reads come from this replica, writes fail until it is back" },
+          200,
+          requestId,
+        );
+      }
       return notReady("database not reachable");
     }
   }

@@ -62,4 +62,12 @@ test("bin/svc serves as an embedded replica from any directory: writes reach the
   expect(me.status).toBe(200);
   expect(me.body.data.agent.handle).toBe("replica-bin");
   expect((await call(url, "list_groups", {}, reg.body.data.api_key)).status).toBe(200);
+  expect(await (await fetch(`${url}/readyz`)).json()).toMatchObject({ ok: true, ready: true });
+
+  // The primary stops: the replica still answers reads, and says it is ready but degraded (a load balancer keeps it).
+  await sqld.stop();
+  const ready = await fetch(`${url}/readyz`);
+  expect(ready.status).toBe(200);
+  expect(((await ready.json()) as any).degraded).toContain("the primary does not answer");
+  expect((await call(url, "list_groups", {}, reg.body.data.api_key)).status).toBe(200);
 }, 60_000);
