@@ -115,7 +115,7 @@ test("SIGTERM: stops accepting, finishes the request in flight, stops jobs, clos
     const calls = logs.filter((l) => l.msg === "call");
     expect(calls.map((c) => c.tool)).toEqual(["register_agent", "register_agent", "get_contact_code", "add_contact", "register_agent"]);
     for (const c of calls) {
-      expect(Object.keys(c).sort()).toEqual(["agent_id", "code", "duration_ms", "level", "msg", "request_id", "status", "time", "tool"]);
+      expect(Object.keys(c).sort()).toEqual(["agent_id", "client_address", "code", "duration_ms", "level", "msg", "request_id", "status", "time", "tool"]);
     }
     expect(calls[2]).toMatchObject({ agent_id: a.agent.agent_id, code: "OK", status: 200 });
     const everything = out.lines.join("\n");
