@@ -57,10 +57,10 @@ export async function backupFile(source: string, target: string): Promise<{ byte
 async function forgetInstances(path: string): Promise<void> {
   const copy = await openDb({ url: `file:${path}`, create: false });
   try {
-    for (const table of ["instances", "writer_lease"]) {
-      const exists = await copy.raw.execute({ sql: "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", args: [table] });
-      if (exists.rows.length) await copy.raw.execute(`DELETE FROM ${table}`);
-    }
+    const tables = await copy.raw.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('instances', 'writer_lease')");
+    const has = new Set(tables.rows.map((r) => String(r[0])));
+    if (has.has("instances")) await copy.raw.execute("DELETE FROM instances");
+    if (has.has("writer_lease")) await copy.raw.execute("DELETE FROM writer_lease");
   } finally {
     await copy.close();
   }

@@ -155,12 +155,21 @@ async function* batches(tx: Tx, group: GroupRow): AsyncGenerator<LedgerBatch> {
 }
 
 /**
- * An expense as the document holds it: payers and shares with their handle and member, without the member_id the
- * tools add beside them (member.member_id says it), so a long history's document grows by no more than that.
+ * An expense as the document holds it: payers, shares and the split name each member by handle, as in earlier
+ * releases (a friend without an account by the member_id standing as its handle, with its member beside it);
+ * balances.members, at the top, gives each member's member_id, name and agent. The member objects the tools add beside each entry would grow
+ * a history of 100,000 expenses past what the server can write as one answer.
  */
 const byHandleOnly = (e: Expense): Expense => {
-  const strip = <T extends { member_id?: string | undefined }>({ member_id: _, ...rest }: T) => rest as T;
-  return { ...e, paid_by: e.paid_by.map(strip), shares: e.shares.map(strip) };
+  // A friend without an account keeps the member beside the member_id standing as its handle: no made-up handle alone.
+  const bare = <T extends { member?: { agent: unknown } | undefined; member_id?: string | undefined }>({ member, member_id: _id, ...rest }: T) =>
+    (member && member.agent === null ? { ...rest, member } : rest) as T;
+  return {
+    ...e,
+    paid_by: e.paid_by.map(bare),
+    shares: e.shares.map(bare),
+    ...(e.split?.among ? { split: { ...e.split, among: e.split.among.map(bare) } } : {}),
+  } as Expense;
 };
 
 /** Items as JSON.stringify(document, null, 2) writes those of an array two levels deep, each after a line break. */
