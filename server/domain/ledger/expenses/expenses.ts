@@ -128,6 +128,8 @@ export interface ListExpensesInput {
   until_date?: string;
   involving?: string;
   include_deleted?: boolean;
+  /** Words the description or the notes contain, any case (the group page's search; not a tool argument). */
+  search?: string;
 }
 
 /** Newest first: by date, then by the order they were added in (rowid). */
@@ -144,6 +146,7 @@ export async function listExpenses(
     involving = agent.agentId;
   }
   const after = input.cursor === undefined ? undefined : decodeCursor(input.cursor, ["string", "number"] as const);
+  const search = input.search?.trim() || undefined;
   const query = tx
     .select({ e: expenses, seq: sql<number>`expenses.rowid` })
     .from(expenses)
@@ -157,6 +160,10 @@ export async function listExpenses(
           ? undefined
           : sql`EXISTS (SELECT 1 FROM expense_shares s WHERE s.expense_id = ${expenses.expenseId} AND s.agent_id = ${involving})`,
         after === undefined ? undefined : sql`(${expenses.date}, expenses.rowid) < (${after[0]}, ${after[1]})`,
+        // Both sides folded by SQLite's lower() alike (ASCII letters only).
+        search === undefined
+          ? undefined
+          : sql`(instr(lower(${expenses.description}), lower(${search})) > 0 OR instr(lower(coalesce(${expenses.notes}, '')), lower(${search})) > 0)`,
       ),
     )
     .orderBy(desc(expenses.date), sql`expenses.rowid DESC`);
