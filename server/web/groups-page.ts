@@ -596,7 +596,11 @@ export async function postPayment(a: ActionContext, groupId: string): Promise<Re
   for (const side of ["from", "to"]) if (errors[`${side}_member_id`]) errors[side] ??= errors[`${side}_member_id`]!;
   const twice = result.error.code === "CONFLICT" && (result.error.details as { pending_payment_id?: string } | undefined)?.pending_payment_id !== undefined;
   const pay = f.get("form") === "payment" ? { values: f, errors, twice } : undefined;
-  return a.show((c) => renderGroup(c, groupId, { error: errorText(result.error), status: result.error.status }, pay));
+  // The refusal names people as the page does: by their names.
+  return a.show(async (c) => {
+    const names = new Names(memberRefs((await groupView(c.tx, groupId, a.agentId)).members));
+    return renderGroup(c, groupId, { error: errorText(result.error, names), status: result.error.status }, pay);
+  });
 }
 /** POST /groups/{group_id}/payments/respond: respond_payment (confirm or reject a payment to the human). */
 export const postPaymentAnswer = groupAction("respond_payment", (f) => ({ payment_id: field_(f, "payment_id"), action: field_(f, "action") }), "answered");

@@ -67,6 +67,8 @@ export async function renderInbox(c: WebContext, _param = "", m: FormMessages = 
   for (const [groupId, list] of toConfirm) cards.push(confirmationCard(c, groupId, (await memberGroup(c.tx, groupId, c.session.agentId))?.name ?? null, list));
   cards.push(...single.map((i) => itemCard(c, i, true, words)));
   const unseen = items.filter((i) => !i.seen);
+  // Asks already answered are not shown, and are marked seen with the rest: nothing of them is left to read.
+  const quiet = all.filter((i) => answered(i) && !i.seen);
   return page(
     "Your inbox",
     html`${alert(m.error)}${notice(m.info)}
@@ -80,7 +82,7 @@ ${
     ? form(
         "/inbox/seen",
         c.session.csrfToken,
-        html`<input type="hidden" name="item_ids" value="${unseen
+        html`<input type="hidden" name="item_ids" value="${[...unseen, ...quiet]
           .slice(0, 100)
           .map((i) => i.item_id)
           .join(",")}">`,

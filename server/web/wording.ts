@@ -193,8 +193,9 @@ export function issueText(path: string, message: string): string {
   if (/^Invalid option/.test(message)) return "Choose one of the options.";
   if (/give exactly one of handle and member_id/.test(message)) return "Choose a person.";
   if (/^Invalid (input|string|format)/.test(message)) return field === "amount" || field === "paid_by" ? "Type an amount such as 12.50 or 12,50." : "This is not a value that can be used here.";
-  if (speaksToAgents(message)) return "This value cannot be used here.";
-  return sentence(message);
+  const plain = forPeople(message);
+  if (speaksToAgents(plain)) return "This value cannot be used here.";
+  return sentence(plain);
 }
 
 /** The labels of the pages' form fields, for an error about a field the page does not show beside an input. */
@@ -232,16 +233,30 @@ const FIELD_LABELS: Record<string, string> = {
  * words. A refused value is said field by field (each also shown beside its input where the page has one); any
  * other refusal keeps the sentences of the server's message that speak to a person, else says what it means.
  */
-export function errorText(err: Pick<AppError, "code" | "message" | "details">): string {
+export function errorText(err: Pick<AppError, "code" | "message" | "details">, names?: Names): string {
   if (err.code === "VALIDATION_ERROR") {
     const issues = ((err.details as { issues?: { path: string; message: string }[] } | undefined)?.issues ?? []).slice(0, 6);
     if (!issues.length) return "Some of what you typed cannot be used. Check the form and try again.";
     const said = [...new Set(issues.map((i) => `${FIELD_LABELS[i.path.split(/[.[]/)[0] ?? ""] ?? "One value"}: ${issueText(i.path, i.message)}`))];
     return `Some of what you typed needs a change. ${said.join(" ")}`;
   }
-  const kept = (err.message.match(/[^.!?]+(?:[.!?](?=\s|$)|$)/g) ?? []).map((s) => s.trim()).filter((s) => s && !speaksToAgents(s) && !/^Invalid arguments\b/.test(s));
+  const kept = forPeople(err.message, names)
+    .split(/(?<=[.!?])\s+/)
+    .map((s) => s.trim())
+    .filter((s) => s && !speaksToAgents(s) && !/^Invalid arguments\b/.test(s));
   if (kept.length) return kept.join(" ");
   return FALLBACK[err.code] ?? "This could not be done. Reload the page and try again.";
+}
+
+/**
+ * A message of the server's for a person: an aside for agents in brackets ("(payment_id ...)") left out, members'
+ * words without the agents' "(quoted)" mark, people by their names (by their handles without "@" when unknown).
+ */
+function forPeople(message: string, names?: Names): string {
+  return message
+    .replace(/\s*\(([^()]*)\)/g, (all, inner: string) => (speaksToAgents(inner) ? "" : all))
+    .replace(/” \(quoted\)/g, "”")
+    .replace(/@([a-z0-9][a-z0-9_-]{1,35})\b/g, (_, handle: string) => (names ? names.of(handle) : handle));
 }
 
 const FALLBACK: Record<string, string> = {
