@@ -59,8 +59,9 @@ export async function renderContacts(c: WebContext, _param = "", m: FormMessages
     return html`<strong>${name}</strong> <span class="badge">on another server</span>`;
   };
   const writer = (r: ContactRecord) => remote.get(r.agent.agent_id) ?? nameWithHandle(r.agent);
-  // A button's name: the person by name and handle, so two of the same name are told apart.
-  const named = (r: ContactRecord) => remote.get(r.agent.agent_id) ?? nameWithHandle(r.agent);
+  // A button's name: the person by name and handle, so two of the same name are told apart (an agent of another
+  // server by its handle here: its name already carries its address, said once on the card).
+  const named = (r: ContactRecord) => (remote.has(r.agent.agent_id) ? `@${r.agent.handle}` : nameWithHandle(r.agent));
   return page(
     "Your contacts",
     html`${alert(m.error)}${notice(m.info)}

@@ -213,7 +213,7 @@ describe("the pages in Chromium", () => {
     const carol = await s.register("web-carol");
     await s.ok("add_contact", { handle: "web-alice", note: "Carol from the <b>climbing</b> club" }, carol.key);
     await page.goto(s.url);
-    await expect(page.getByRole("heading", { level: 1 }).textContent()).resolves.toBe("Hello, web-alice");
+    await expect(page.getByRole("heading", { level: 1 }).textContent()).resolves.toBe("Hello, WEB-ALICE");
     await expect(page.getByRole("list", { name: "By person" }).textContent()).resolves.toContain("web-bob owes you");
     await audit("dashboard");
     await follow(page.getByRole("link", { name: "Inbox" }).first());
