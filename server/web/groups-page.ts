@@ -294,7 +294,7 @@ export async function renderGroup(c: WebContext, groupId: string, m: FormMessage
   const f = filtersOf(c.url, new Set(people.map((p) => p.handle)));
   // The newest expenses say what waits for confirmation; the list shows the page of the address (its cursor, filters).
   const newest = await listExpenses(ctx, { group_id: groupId, limit: RECENT });
-  const shown = await expensePage(ctx, groupId, f, c.url.searchParams.get("cursor") ?? undefined, newest);
+  const shown = await expensePage(ctx, groupId, people, f, c.url.searchParams.get("cursor") ?? undefined, newest);
   const expenses = newest.expenses;
   const { payments, next_cursor: morePayments } = await listPayments(ctx, { group_id: groupId, limit: RECENT });
   const series = await listRecurring(ctx, groupId);
@@ -457,11 +457,13 @@ ${
 async function expensePage(
   ctx: DomainContext,
   groupId: string,
+  people: Person[],
   f: ExpenseFilters,
   cursor: string | undefined,
   newest: { expenses: Expense[]; next_cursor: string | null },
 ): Promise<{ expenses: Expense[]; next_cursor: string | null; stale: boolean }> {
-  const filters = { search: f.q, involving: f.who, since_date: f.from, until_date: f.to };
+  // A member by member_id (a placeholder has no handle to name it by): its ref's agent_id.
+  const filters = { search: f.q, involving_member: f.who === undefined ? undefined : people.find((p) => p.handle === f.who)?.agent_id, since_date: f.from, until_date: f.to };
   if (!cursor && !f.q && !f.who && !f.from && !f.to) return { ...newest, stale: false };
   try {
     return { ...(await listExpenses(ctx, { group_id: groupId, limit: RECENT, cursor, ...filters })), stale: false };

@@ -61,7 +61,7 @@ describe("the web app acts through the tools", () => {
     const balances = await s.ok("get_balances", {}, bob.key);
     expect(balances.counterparties.length).toBe(1);
     // Each person by their display name.
-    for (const p of balances.counterparties) expect(page.html).toContain(`<li>${counterpartySentence(p, (r) => r.display_name)} `);
+    for (const p of balances.counterparties) expect(page.html).toContain(`<li>${counterpartySentence(p, (r) => r.display_name ?? r.handle)} `);
     expect(balances.totals[0].balance).toBe("-20.00 EUR");
     expect(page.html).toContain("You owe <strong>20.00 EUR</strong> in total");
     expect(page.html).toContain(`href="/groups/${group_id}">Decide</a>`);

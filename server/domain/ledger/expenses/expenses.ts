@@ -130,6 +130,8 @@ export interface ListExpensesInput {
   include_deleted?: boolean;
   /** Words the description or the notes contain, any case (the group page's search; not a tool argument). */
   search?: string;
+  /** Like involving, by member_id: also a placeholder member, who has no handle (the group page's filter). */
+  involving_member?: string;
 }
 
 /** Newest first: by date, then by the order they were added in (rowid). */
@@ -145,6 +147,7 @@ export async function listExpenses(
     if (!agent) throw invalid("involving", `no agent has the handle ${input.involving}`);
     involving = agent.agentId;
   }
+  if (input.involving_member !== undefined) involving = input.involving_member;
   const after = input.cursor === undefined ? undefined : decodeCursor(input.cursor, ["string", "number"] as const);
   const search = input.search?.trim() || undefined;
   const query = tx
