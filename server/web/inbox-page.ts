@@ -41,9 +41,11 @@ const itemCard = (c: WebContext, i: InboxItem, waiting: boolean, words: ItemWord
  * Expenses of one group waiting for the human's confirmation, as one card: how many, a link to the group, and one
  * button that confirms them all (respond_expense with expense_ids).
  */
-function confirmationCard(c: WebContext, groupId: string, name: string | null, items: InboxItem[]) {
+function confirmationCard(c: WebContext, groupId: string, name: string | null, items: InboxItem[], words: ItemWords) {
   const ids = items.map((i) => i.refs.expense_id!).slice(0, 100);
-  return html`<li id="group-${groupId}"><span>${count(items.length, "expense")} in ${name === null ? "a group" : html`“${name}”`} to confirm.</span>
+  // Each expense as its sentence (what it means for the reader), its notes quoted.
+  const each = html`<ul>${items.slice(0, 100).map((i) => html`<li>${itemText(i, words)}${quoted(i, i.from ? words.names.of(i.from) : "another member")}</li>`)}</ul>`;
+  return html`<li id="group-${groupId}"><span>${count(items.length, "expense")} in ${name === null ? "a group" : html`“${name}”`} to confirm:</span>${each}
 <div><a href="/groups/${groupId}">See them on the group's page</a> ${button(c, "/inbox/confirm-all", { expense_ids: ids.join(",") }, `Confirm all ${ids.length}`, { ariaLabel: `Confirm all ${ids.length} expenses of the group` })}</div></li>`;
 }
 
@@ -64,7 +66,7 @@ export async function renderInbox(c: WebContext, _param = "", m: FormMessages = 
   );
   const single = waiting.filter((i) => !(i.type === CONFIRMATION_ITEM && i.refs.group_id && i.refs.expense_id));
   const cards = [];
-  for (const [groupId, list] of toConfirm) cards.push(confirmationCard(c, groupId, (await memberGroup(c.tx, groupId, c.session.agentId))?.name ?? null, list));
+  for (const [groupId, list] of toConfirm) cards.push(confirmationCard(c, groupId, (await memberGroup(c.tx, groupId, c.session.agentId))?.name ?? null, list, words));
   cards.push(...single.map((i) => itemCard(c, i, true, words)));
   const unseen = items.filter((i) => !i.seen);
   // Asks already answered are not shown, and are marked seen with the rest: nothing of them is left to read.

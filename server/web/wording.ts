@@ -394,7 +394,7 @@ export function itemText(i: InboxItem, w: ItemWords): Markup {
     case "group.invitation":
       return html`${from} invites you to the group “${text(p.group_name) ?? group ?? ""}”${cur ? ` (${cur})` : ""}.`;
     case "group.member_joined":
-      return html`${p.member && typeof p.member === "object" ? w.names.of(p.member as Person) : from} joined${inGroup}.`;
+      return html`${p.member && typeof p.member === "object" ? w.names.of(p.member as Person) : from} joined ${group ? html`the group “${group}”` : "your group"}.`;
     case "ledger.expense_added":
       return html`${from} added ${what}${inGroup}: ${mine()}.`;
     case "ledger.expense_updated":
