@@ -122,5 +122,6 @@ ${
 <p><a href="/inbox">The whole inbox</a></p>`
     : html`<p>Nothing has happened yet.</p>`
 }`,
+    { status: m.status },
   );
 }

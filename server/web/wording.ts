@@ -254,6 +254,7 @@ export function errorText(err: Pick<AppError, "code" | "message" | "details">, n
  */
 function forPeople(message: string, names?: Names): string {
   return message
+    .replace(/^Agent (@?[a-z0-9][a-z0-9_-]*) not found\.$/, "Nobody here has the handle $1.")
     .replace(/\s*\(([^()]*)\)/g, (all, inner: string) => (speaksToAgents(inner) ? "" : all))
     .replace(/” \(quoted\)/g, "”")
     .replace(/@([a-z0-9][a-z0-9_-]{1,35})\b/g, (_, handle: string) => (names ? names.of(handle) : handle));
