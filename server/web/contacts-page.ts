@@ -54,7 +54,8 @@ export async function renderContacts(c: WebContext, _param = "", m: FormMessages
   );
   const who = (r: ContactRecord) => {
     const address = remote.get(r.agent.agent_id);
-    if (!address) return html`<strong>${r.agent.display_name.trim() || `@${r.agent.handle}`}</strong>${r.agent.display_name.trim() ? html` <span class="muted">@${r.agent.handle}</span>` : ""}`;
+    if (!address)
+      return html`<strong>${r.agent.display_name.trim() || `@${r.agent.handle}`}</strong>${r.agent.display_name.trim() ? html` <span class="muted">@${r.agent.handle}</span>` : ""}`;
     const name = r.agent.display_name.endsWith(`(${address})`) ? r.agent.display_name : `${r.agent.display_name} (${address})`;
     return html`<strong>${name}</strong> <span class="badge">on another server</span>`;
   };

@@ -283,11 +283,9 @@ export async function renderExpense(c: WebContext, groupId: string, m: Messages 
   m = { info: DONE[c.url.searchParams.get("done") ?? ""], ...m };
   const { expense: e, history } = found;
   const me = (await actingAs(c, c.session.agentId)).actor.handle;
-  const names = new Names([
-    ...history.map((h) => h.changed_by),
-    ...e.responses.map((r) => r.agent),
-    e.created_by,
-  ]).with(memberRefs((await groupView(c.tx, groupId, c.session.agentId)).members));
+  const names = new Names([...history.map((h) => h.changed_by), ...e.responses.map((r) => r.agent), e.created_by]).with(
+    memberRefs((await groupView(c.tx, groupId, c.session.agentId)).members),
+  );
   const l = (h: string) => names.of(h);
   const at = `/groups/${groupId}/expenses/${e.expense_id}`;
   const cur = e.currency;
@@ -476,7 +474,8 @@ export async function renderEditExpense(
   const everyone = [...new Set([...members, ...participants(e)])];
   const at = `/groups/${groupId}/expenses/${e.expense_id}`;
   const me = (await actingAs(c, c.session.agentId)).actor.handle;
-  const error = conflictFrom !== undefined ? changedMeanwhile(e, found.history, conflictFrom, me, labels.with(found.history.map((h) => h.changed_by))) : m.error;
+  const error =
+    conflictFrom !== undefined ? changedMeanwhile(e, found.history, conflictFrom, me, labels.with(found.history.map((h) => h.changed_by))) : m.error;
   // A refused save keeps the version it was made from, so someone else's change is never overwritten unseen; only a
   // refusal for that very reason, now said on the page, moves the form to the version shown.
   const version = conflictFrom !== undefined ? String(e.version) : (sent?.get("expected_version") ?? String(e.version));

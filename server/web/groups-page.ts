@@ -15,7 +15,20 @@ import { balanceSentence, paymentSentence, settleUpNote, transferSentence } from
 import { listActivity } from "../domain/ledger/groups/activity.ts";
 import { formatAmount } from "../domain/ledger/money/amounts.ts";
 import { AppError } from "../errors.ts";
-import { activityText, count, decimalCommaOf, errorText, list, memberRefs, myNet, nameWithHandle, Names, typedAmount, youLine, type Person } from "./wording.ts";
+import {
+  activityText,
+  count,
+  decimalCommaOf,
+  errorText,
+  list,
+  memberRefs,
+  myNet,
+  nameWithHandle,
+  Names,
+  typedAmount,
+  youLine,
+  type Person,
+} from "./wording.ts";
 import { claimPath, renewableLinks } from "../domain/ledger/groups/placeholders.ts";
 import type { Expense } from "../contract/ledger.ts";
 import { Uuid } from "../contract/wire.ts";
@@ -68,7 +81,10 @@ ${next_cursor ? html`<p><a href="/groups?cursor=${encodeURIComponent(next_cursor
 }
 
 /** The balances as a diverging bar chart: owed to the right (green), owing to the left (red), the amount on the other side. */
-function balanceChart(members: { agent: { handle: string; agent_id: string; display_name: string }; balance_minor: number; balance: string }[], names: Names): Markup {
+function balanceChart(
+  members: { agent: { handle: string; agent_id: string; display_name: string }; balance_minor: number; balance: string }[],
+  names: Names,
+): Markup {
   const W = 360;
   const LABEL = 110;
   const ROW = 28;
@@ -372,7 +388,8 @@ export async function renderGroup(c: WebContext, groupId: string, m: FormMessage
   const newName = again(m, "placeholder", "name");
   // Who added a placeholder, or the owner, may replace its claim link (an expired or lost one).
   const renewable = group.archived ? new Set<string>() : await renewableLinks(c.tx, group.group_id, me);
-  const answered = (who: string[]) => `${list(who.map((h) => (h === myHandle ? "you" : names.of(h))))} ${who.length === 1 && who[0] !== myHandle ? "has" : "have"} not confirmed it yet`;
+  const answered = (who: string[]) =>
+    `${list(who.map((h) => (h === myHandle ? "you" : names.of(h))))} ${who.length === 1 && who[0] !== myHandle ? "has" : "have"} not confirmed it yet`;
   return page(
     group.name,
     html`${alert(m.error)}${notice(m.info)}<p>${group.kind === "direct" ? "A direct ledger" : "A group"} in ${cur}, ${count(group.member_count, "member")}${group.archived ? html`, <span class="badge">archived</span>` : ""}. Your balance: <strong>${group.my_balance}</strong>.</p>
@@ -463,7 +480,12 @@ async function expensePage(
   newest: { expenses: Expense[]; next_cursor: string | null },
 ): Promise<{ expenses: Expense[]; next_cursor: string | null; stale: boolean }> {
   // A member by member_id (a placeholder has no handle to name it by): its ref's agent_id.
-  const filters = { search: f.q, involving_member: f.who === undefined ? undefined : people.find((p) => p.handle === f.who)?.agent_id, since_date: f.from, until_date: f.to };
+  const filters = {
+    search: f.q,
+    involving_member: f.who === undefined ? undefined : people.find((p) => p.handle === f.who)?.agent_id,
+    since_date: f.from,
+    until_date: f.to,
+  };
   if (!cursor && !f.q && !f.who && !f.from && !f.to) return { ...newest, stale: false };
   try {
     return { ...(await listExpenses(ctx, { group_id: groupId, limit: RECENT, cursor, ...filters })), stale: false };

@@ -66,7 +66,8 @@ export async function renderInbox(c: WebContext, _param = "", m: FormMessages = 
   );
   const single = waiting.filter((i) => !(i.type === CONFIRMATION_ITEM && i.refs.group_id && i.refs.expense_id));
   const cards = [];
-  for (const [groupId, list] of toConfirm) cards.push(confirmationCard(c, groupId, (await memberGroup(c.tx, groupId, c.session.agentId))?.name ?? null, list, words));
+  for (const [groupId, list] of toConfirm)
+    cards.push(confirmationCard(c, groupId, (await memberGroup(c.tx, groupId, c.session.agentId))?.name ?? null, list, words));
   cards.push(...single.map((i) => itemCard(c, i, true, words)));
   const unseen = items.filter((i) => !i.seen);
   // Asks already answered are not shown, and are marked seen with the rest: nothing of them is left to read.

@@ -32,7 +32,8 @@ export const isPlaceholder = (r: Person) => r.agent_id !== undefined && r.handle
 const displayOf = (r: Person) => r.display_name?.trim() || r.handle;
 
 /** A person with their handle after their name, where people are told apart: "Alice (@alice)". */
-export const nameWithHandle = (r: Person) => (isPlaceholder(r) ? `${displayOf(r)} (no account yet)` : displayOf(r) === r.handle ? `@${r.handle}` : `${displayOf(r)} (@${r.handle})`);
+export const nameWithHandle = (r: Person) =>
+  isPlaceholder(r) ? `${displayOf(r)} (no account yet)` : displayOf(r) === r.handle ? `@${r.handle}` : `${displayOf(r)} (@${r.handle})`;
 
 /**
  * The names of the people a page speaks of: each by their display name (a handle only for someone who has none),
@@ -155,7 +156,8 @@ export function decimalCommaOf(req: Request): boolean {
 
 const TOOL_NAMES = new Set(TOOLS.map((t) => t.name));
 /** Words that are the tools' and the wire's, not a person's: a tool's name, a field name, "details", a schema's words. */
-const MACHINE = /\b[a-z]+(?:_[a-z]+)+\b|\bdetails\.|\bexpected (?:string|array|number|object|boolean)\b|\breceived (?:undefined|null)\b|[<>]=|\bschema\b|\bcursor\b/;
+const MACHINE =
+  /\b[a-z]+(?:_[a-z]+)+\b|\bdetails\.|\bexpected (?:string|array|number|object|boolean)\b|\breceived (?:undefined|null)\b|[<>]=|\bschema\b|\bcursor\b/;
 
 /** Whether a text is for an agent rather than a person (names a tool, a field or a schema's words). */
 export function speaksToAgents(text: string): boolean {
@@ -192,7 +194,8 @@ export function issueText(path: string, message: string): string {
   if (atMost) return `At most ${atMost[1]}.`;
   if (/^Invalid option/.test(message)) return "Choose one of the options.";
   if (/give exactly one of handle and member_id/.test(message)) return "Choose a person.";
-  if (/^Invalid (input|string|format)/.test(message)) return field === "amount" || field === "paid_by" ? "Type an amount such as 12.50 or 12,50." : "This is not a value that can be used here.";
+  if (/^Invalid (input|string|format)/.test(message))
+    return field === "amount" || field === "paid_by" ? "Type an amount such as 12.50 or 12,50." : "This is not a value that can be used here.";
   const plain = forPeople(message);
   if (speaksToAgents(plain)) return "This value cannot be used here.";
   return sentence(plain);
@@ -237,7 +240,9 @@ export function errorText(err: Pick<AppError, "code" | "message" | "details">, n
   if (err.code === "VALIDATION_ERROR") {
     const issues = ((err.details as { issues?: { path: string; message: string }[] } | undefined)?.issues ?? []).slice(0, 6);
     if (!issues.length) return "Some of what you typed cannot be used. Check the form and try again.";
-    const said = [...new Set(issues.map((i) => `${FIELD_LABELS[i.path.split(/[.[]/)[0] ?? ""] ?? "One value"}: ${issueText(i.path, i.message)}`))];
+    // Each issue with its field's label; one about the form as a whole ("(arguments)") on its own.
+    const label = (path: string) => (path.startsWith("(") ? "" : `${FIELD_LABELS[path.split(/[.[]/)[0] ?? ""] ?? "One value"}: `);
+    const said = [...new Set(issues.map((i) => `${label(i.path)}${issueText(i.path, i.message)}`))];
     return `Some of what you typed needs a change. ${said.join(" ")}`;
   }
   const kept = forPeople(err.message, names)
@@ -338,14 +343,23 @@ export function activityText(summary: string, names: Names): string {
 function ownWords(text: string, names: Names): string {
   return text
     .replace(/@([a-z0-9][a-z0-9_-]{1,35})/g, (_, handle: string) => names.of(handle))
-    .replace(/\bsplit (equal|exact|percent|shares|adjustment) among (\d+)/g, (_, mode: string, n: string) => `split ${SPLIT_WORDS[mode]} among ${count(Number(n), "person", "people")}`)
-    .replace(/: ((?:[a-z_]+)(?:, [a-z_]+)*)$/, (all, fields: string) => (fields.split(", ").every((f) => f in FIELD_WORDS) ? `: ${changedWords(fields.split(", "))}` : all));
+    .replace(
+      /\bsplit (equal|exact|percent|shares|adjustment) among (\d+)/g,
+      (_, mode: string, n: string) => `split ${SPLIT_WORDS[mode]} among ${count(Number(n), "person", "people")}`,
+    )
+    .replace(/: ((?:[a-z_]+)(?:, [a-z_]+)*)$/, (all, fields: string) =>
+      fields.split(", ").every((f) => f in FIELD_WORDS) ? `: ${changedWords(fields.split(", "))}` : all,
+    );
 }
 
 // ---- Inbox items -------------------------------------------------------------------------------------------------
 
 const text = (v: unknown): string | undefined =>
-  typeof v === "string" ? v : v && typeof v === "object" && typeof (v as { untrusted_content?: unknown }).untrusted_content === "string" ? (v as { untrusted_content: string }).untrusted_content : undefined;
+  typeof v === "string"
+    ? v
+    : v && typeof v === "object" && typeof (v as { untrusted_content?: unknown }).untrusted_content === "string"
+      ? (v as { untrusted_content: string }).untrusted_content
+      : undefined;
 const num = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) ? v : undefined);
 
 /** What an item's sentence needs beyond the item: the people and the groups it names. */
@@ -425,7 +439,9 @@ export function itemText(i: InboxItem, w: ItemWords): Markup {
         ? html`${from} chose a time for the plan “${text(p.title) ?? ""}”.`
         : html`${from} changed the plan “${text(p.title) ?? ""}”${Array.isArray(p.changes) && p.changes.length ? ` (${changedWords(p.changes as string[])})` : ""}.`;
     case "plan.cancelled":
-      return p.reason === "uninvited" ? html`${from} took you off the plan “${text(p.title) ?? ""}”.` : html`${from} cancelled the plan “${text(p.title) ?? ""}”.`;
+      return p.reason === "uninvited"
+        ? html`${from} took you off the plan “${text(p.title) ?? ""}”.`
+        : html`${from} cancelled the plan “${text(p.title) ?? ""}”.`;
     default:
       return html`${(INBOX_TYPES as Record<string, { description: string }>)[i.type]?.description ?? "Something happened."}`;
   }

@@ -60,7 +60,18 @@ describe("a group's pages in a person's words", () => {
     await s.ok("add_expense", { group_id: g.group_id, description: "Dinner", amount: "60.00" }, key("pl-alice"));
     await s.ok(
       "add_expense",
-      { group_id: g.group_id, description: "Taxi", amount: "30.00", split: { mode: "shares", among: [{ handle: "pl-alice", value: 1 }, { handle: "pl-bob", value: 2 }] } },
+      {
+        group_id: g.group_id,
+        description: "Taxi",
+        amount: "30.00",
+        split: {
+          mode: "shares",
+          among: [
+            { handle: "pl-alice", value: 1 },
+            { handle: "pl-bob", value: 2 },
+          ],
+        },
+      },
       key("pl-bob"),
     );
     await s.ok(
@@ -88,7 +99,9 @@ describe("a group's pages in a person's words", () => {
   });
 
   test("times are <time> elements in UTC, shown in the reader's zone by the page's own script", async () => {
-    const expense = (await s.ok("list_expenses", { group_id: g.group_id }, g.by["pl-alice"]!.key)).expenses.find((e: any) => e.description.untrusted_content === "Dinner");
+    const expense = (await s.ok("list_expenses", { group_id: g.group_id }, g.by["pl-alice"]!.key)).expenses.find(
+      (e: any) => e.description.untrusted_content === "Dinner",
+    );
     const page = await alice.get(`${at}/expenses/${expense.expense_id}`);
     expect(page.html).toContain(`<time datetime="${expense.created_at}">2026-11-22 12:00 UTC</time>`);
     expect(page.html).toContain('<script src="/assets/local-time.js" defer></script>');
@@ -99,7 +112,9 @@ describe("a group's pages in a person's words", () => {
   });
 
   test("counts agree with their number: 1 share, 2 shares", async () => {
-    const taxi = (await s.ok("list_expenses", { group_id: g.group_id }, g.by["pl-alice"]!.key)).expenses.find((e: any) => e.description.untrusted_content === "Taxi");
+    const taxi = (await s.ok("list_expenses", { group_id: g.group_id }, g.by["pl-alice"]!.key)).expenses.find(
+      (e: any) => e.description.untrusted_content === "Taxi",
+    );
     const page = said(await alice.get(`${at}/expenses/${taxi.expense_id}`));
     expect(page).toContain("Alice Liddell: 10.00 EUR (1 share)");
     expect(page).toContain("Bob: 20.00 EUR (2 shares)");
@@ -178,7 +193,9 @@ describe("the inbox and the dashboard in a person's words", () => {
     const fields = Object.fromEntries([...accept.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [m[1]!, m[2]!]));
     expect((await b.post("/contacts/respond", fields, fields.csrf)).status).toBe(303);
     const page = await b.get("/inbox");
-    const join = [...page.html.matchAll(/<form method="post" action="\/inbox\/group-invite"[^>]*>([\s\S]*?)<\/form>/g)].find((f) => f[1]!.includes('value="accept"'))![1]!;
+    const join = [...page.html.matchAll(/<form method="post" action="\/inbox\/group-invite"[^>]*>([\s\S]*?)<\/form>/g)].find((f) =>
+      f[1]!.includes('value="accept"'),
+    )![1]!;
     const joinFields = Object.fromEntries([...join.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [m[1]!, m[2]!]));
     expect((await b.post("/inbox/group-invite", joinFields, joinFields.csrf)).status).toBe(303);
     const answered = (await inboxItems(s, ann.key)).filter((i: any) => i.requires_action && i.resolved && i.type !== "auth.join_code");
