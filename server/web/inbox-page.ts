@@ -43,9 +43,12 @@ const itemCard = (c: WebContext, i: InboxItem, waiting: boolean, words: ItemWord
  */
 function confirmationCard(c: WebContext, groupId: string, name: string | null, items: InboxItem[], words: ItemWords) {
   const ids = items.map((i) => i.refs.expense_id!).slice(0, 100);
-  // Each expense as its sentence (what it means for the reader), its notes quoted.
-  const each = html`<ul>${items.slice(0, 100).map((i) => html`<li>${itemText(i, words)}${quoted(i, i.from ? words.names.of(i.from) : "another member")}</li>`)}</ul>`;
-  return html`<li id="group-${groupId}"><span>${count(items.length, "expense")} in ${name === null ? "a group" : html`“${name}”`} to confirm:</span>${each}
+  // One expense is said as its sentence (what it means for the reader), its notes quoted; several as one line.
+  const said =
+    items.length === 1
+      ? html`<span>${itemText(items[0]!, words)}</span>${quoted(items[0]!, items[0]!.from ? words.names.of(items[0]!.from) : "another member")}`
+      : html`<span>${count(items.length, "expense")} in ${name === null ? "a group" : html`“${name}”`} to confirm.</span>`;
+  return html`<li id="group-${groupId}">${said}
 <div><a href="/groups/${groupId}">See them on the group's page</a> ${button(c, "/inbox/confirm-all", { expense_ids: ids.join(",") }, `Confirm all ${ids.length}`, { ariaLabel: `Confirm all ${ids.length} expenses of the group` })}</div></li>`;
 }
 
