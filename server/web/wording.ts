@@ -253,16 +253,17 @@ export function errorText(err: Pick<AppError, "code" | "message" | "details">, n
   return FALLBACK[err.code] ?? "This could not be done. Reload the page and try again.";
 }
 
+/** A sentence of the server's without its asides for agents: "(payment_id ...)", "(record_payment)", "(quoted)". */
+export const withoutAgentAsides = (text: string) =>
+  text.replace(/\s*\(([^()]*)\)/g, (all, inner: string) => (speaksToAgents(inner) ? "" : all)).replace(/” \(quoted\)/g, "”");
+
 /**
- * A message of the server's for a person: an aside for agents in brackets ("(payment_id ...)") left out, members'
- * words without the agents' "(quoted)" mark, people by their names (by their handles without "@" when unknown).
+ * A message of the server's for a person: its asides for agents left out, people by their names where the page
+ * knows them (else by their @handle), a missing agent said as a missing handle.
  */
 function forPeople(message: string, names?: Names): string {
-  return message
-    .replace(/^Agent (@?[a-z0-9][a-z0-9_-]*) not found\.$/, "Nobody here has the handle $1.")
-    .replace(/\s*\(([^()]*)\)/g, (all, inner: string) => (speaksToAgents(inner) ? "" : all))
-    .replace(/” \(quoted\)/g, "”")
-    .replace(/@([a-z0-9][a-z0-9_-]{1,35})\b/g, (_, handle: string) => (names ? names.of(handle) : handle));
+  const plain = withoutAgentAsides(message.replace(/^Agent (@?[a-z0-9][a-z0-9_-]*) not found\.$/, "Nobody here has the handle $1."));
+  return names ? plain.replace(/@([a-z0-9][a-z0-9_-]{1,35})\b/g, (_, handle: string) => names.of(handle)) : plain;
 }
 
 const FALLBACK: Record<string, string> = {
