@@ -287,7 +287,7 @@ ${field("q", "Find words in the description or notes", { value: f.q ?? "", maxle
   const older = shown.next_cursor ? html`<a href="${expensesHref(at, f, shown.next_cursor)}">Older expenses</a>` : html`<span></span>`;
   const newest = cursor && !shown.stale ? html`<a href="${expensesHref(at, f)}">Back to the newest</a>` : "";
   return html`${search}
-${filtered ? html`<p>Expenses ${[f.q ? `with “${f.q}”` : "", f.who ? `that ${f.who === myHandle ? "you" : names.of(f.who)} paid or ${f.who === myHandle ? "share" : "shares"}` : "", f.from ? `from ${f.from}` : "", f.to ? `until ${f.to}` : ""].filter(Boolean).join(", ")}. <a href="${at}#expenses">Show them all</a></p>` : ""}
+${filtered ? html`<p>Expenses ${[f.q ? `matching “${f.q}”` : "", f.who ? `that ${f.who === myHandle ? "you" : names.of(f.who)} paid or ${f.who === myHandle ? "share" : "shares"}` : "", f.from ? `from ${f.from}` : "", f.to ? `until ${f.to}` : ""].filter(Boolean).join(", ")}. <a href="${at}#expenses">Show them all</a></p>` : ""}
 ${shown.stale ? html`<p class="notice" role="status">That page of the list is out of date, so the list starts again from the newest.</p>` : ""}
 ${
   rows.length
