@@ -18,7 +18,8 @@ import { alert, field, form, html, Markup, notice, page, seeOther } from "./html
 import type { ActionContext } from "./pages.ts";
 import { signedIn } from "./session.ts";
 import { formKey } from "./form-keys.ts";
-import { changedWords, count, decimalCommaOf, errorText, issueText, list, memberRefs, Names, typedAmount } from "./wording.ts";
+import { changedWords, count, decimalCommaOf, errorText, issueText, list, memberRefs, myNet, Names, typedAmount, youLine } from "./wording.ts";
+import { formatAmount } from "../domain/ledger/money/amounts.ts";
 
 const capitalised = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
 
@@ -309,6 +310,7 @@ ${form(
     title,
     html`${alert(m.error)}${notice(m.info)}<p class="muted">Written by the group's members: the description and notes are quoted as they wrote them.</p>
 <ul class="cards"><li><dl>
+<dt>For you</dt><dd><strong>${capitalised(youLine(myNet(e, me), (minor) => `${formatAmount(minor, cur)} ${cur}`, e.kind === "refund"))}</strong></dd>
 <dt>Amount</dt><dd><strong>${e.amount} ${cur}</strong>${e.kind === "refund" ? html` <span class="badge">refund</span>` : ""}${e.deleted ? html` <span class="badge">deleted</span>` : ""}${e.state === "disputed" ? html` <span class="badge">disputed</span>` : ""}</dd>
 ${e.original ? html`<dt>Given as</dt><dd>${e.original.amount} ${e.original.currency} at ${e.original.exchange_rate} ${cur} per ${e.original.currency}${e.exchange_rate_source ? html` <span class="muted">(reference rate: ${e.exchange_rate_source})</span>` : ""}</dd>` : ""}
 <dt>Date</dt><dd>${e.date}</dd>

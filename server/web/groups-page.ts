@@ -388,6 +388,8 @@ export async function renderGroup(c: WebContext, groupId: string, m: FormMessage
   const newName = again(m, "placeholder", "name");
   // Who added a placeholder, or the owner, may replace its claim link (an expired or lost one).
   const renewable = group.archived ? new Set<string>() : await renewableLinks(c.tx, group.group_id, me);
+  // What an expense means for the reader: "you owe 20.00 EUR", "you lent 40.00 EUR".
+  const mine = (e: Expense) => youLine(myNet(e, myHandle), (minor) => `${formatAmount(minor, cur)} ${cur}`, e.kind === "refund");
   const answered = (who: string[]) =>
     `${list(who.map((h) => (h === myHandle ? "you" : names.of(h))))} ${who.length === 1 && who[0] !== myHandle ? "has" : "have"} not confirmed it yet`;
   return page(
@@ -408,7 +410,7 @@ ${
 <h2>Waiting for confirmation</h2>
 ${
   balances.pending_payments.length || waiting.length
-    ? html`<ul>${balances.pending_payments.map((p) => html`<li>${paymentSentence(p, who)}${answerPayment(p)}</li>`)}${waiting.map(({ e, who }) => html`<li>${e.kind === "refund" ? "Refund " : ""}“${e.description.untrusted_content}” (${e.amount} ${cur}, added by ${e.created_by.handle === myHandle ? "you" : names.of(e.created_by)}): ${answered(who)}${answerExpense(e, who)}</li>`)}</ul>${confirmAll}`
+    ? html`<ul>${balances.pending_payments.map((p) => html`<li>${paymentSentence(p, who)}${answerPayment(p)}</li>`)}${waiting.map(({ e, who }) => html`<li>${e.kind === "refund" ? "Refund " : ""}“${e.description.untrusted_content}” (${e.amount} ${cur}, added by ${e.created_by.handle === myHandle ? "you" : names.of(e.created_by)}; ${mine(e)}): ${answered(who)}${answerExpense(e, who)}</li>`)}</ul>${confirmAll}`
     : html`<p>Nothing is waiting.</p>`
 }
 <h2 id="spending">Spending</h2>
@@ -420,7 +422,7 @@ ${
   series.length
     ? html`<ul aria-label="Recurring expenses">${series.map(
         (e) =>
-          html`<li><a href="${at}/expenses/${e.expense_id}">“${e.description.untrusted_content}”</a> (${e.amount} ${cur}, ${e.repeat}${e.repeat_until ? `, until ${e.repeat_until}` : ""}): next on ${e.next_occurrence} ${button(c, `${at}/recurring/stop`, { expense_id: e.expense_id }, "Stop", { secondary: true, ariaLabel: `Stop repeating “${e.description.untrusted_content}”` })}</li>`,
+          html`<li><a href="${at}/expenses/${e.expense_id}">“${e.description.untrusted_content}”</a> (${e.amount} ${cur}, ${e.repeat}${e.repeat_until ? `, until ${e.repeat_until}` : ""}; each time ${mine(e)}): next on ${e.next_occurrence} ${button(c, `${at}/recurring/stop`, { expense_id: e.expense_id }, "Stop", { secondary: true, ariaLabel: `Stop repeating “${e.description.untrusted_content}”` })}</li>`,
       )}</ul>`
     : html`<p>No recurring expense.</p>`
 }

@@ -124,7 +124,7 @@ describe("/groups", () => {
     expect(r.html.match(/<rect class="(owed|owes)"/g)?.length).toBe(balances.members.filter((m: any) => m.balance_minor !== 0).length);
     expect(r.html).not.toContain("<script");
     expect(shown).toContain("GP-BOB paid GP-ALICE 5.00 EUR: waiting for GP-ALICE to confirm");
-    expect(shown).toContain("“Dinner at Rosa&#39;s” (60.00 EUR, added by you): GP-BOB has not confirmed it yet");
+    expect(shown).toContain("“Dinner at Rosa&#39;s” (60.00 EUR, added by you; you lent 20.00 EUR): GP-BOB has not confirmed it yet");
     // text written by members is escaped, never markup
     expect(r.html).toContain("Taxi &lt;b&gt;");
     expect(r.html).toContain(`href="/groups/${g.group_id}/export.csv"`);

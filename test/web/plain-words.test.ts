@@ -93,6 +93,12 @@ describe("a group's pages in a person's words", () => {
     expect(page).toContain("“Dinner” paid by Alice Liddell · you lent 40.00 EUR");
     expect(page).toContain("“Taxi” paid by Bob · you owe 10.00 EUR");
     expect(page).toContain("“Museum” paid by Bob · you are not in it");
+    // The lines of what waits for confirmation say it too, and the expense's own page.
+    expect(page).toContain("“Taxi” (30.00 EUR, added by Bob; you owe 10.00 EUR): you have not confirmed it yet");
+    const taxi = (await s.ok("list_expenses", { group_id: g.group_id }, g.by["pl-alice"]!.key)).expenses.find(
+      (e: any) => e.description.untrusted_content === "Taxi",
+    );
+    expect(said(await alice.get(`${at}/expenses/${taxi.expense_id}`))).toContain("For you You owe 10.00 EUR");
     // People by name: balances, settle-up, who has not confirmed.
     expect(page).toContain("Bob owes Alice Liddell");
     expect(page).not.toMatch(/\bpl-bob (owes|paid|has)/);
