@@ -45,11 +45,13 @@ import {
   postPlaceholder,
   postPlaceholderLink,
   postStopRecurring,
+  renderActivity,
   renderGroup,
   serveCopyScript,
   renderGroups,
 } from "./web/groups-page.ts";
 import { wantsHtml } from "./web/home-page.ts";
+import { serveLocalTimeScript } from "./web/html.ts";
 import { postApprove, postCreate, postDeny, postUserCode, renderJoin } from "./web/join-page.ts";
 import { postMerge, renderMerge } from "./web/merge-page.ts";
 import {
@@ -215,6 +217,7 @@ export const ROUTES: readonly Route<Call>[] = [
   get("/groups", page(renderGroups)),
   get("/groups/{group_id}", pageOf(renderGroup)),
   get("/groups/{group_id}/export.csv", pageOf(exportCsv)),
+  get("/groups/{group_id}/activity", pageOf(renderActivity)),
   post("/groups/{group_id}/payments", action(postPayment, "/groups")),
   post("/groups/{group_id}/placeholders", action(postPlaceholder, "/groups")),
   post("/groups/{group_id}/placeholders/link", action(postPlaceholderLink, "/groups")),
@@ -270,6 +273,7 @@ export const ROUTES: readonly Route<Call>[] = [
   post("/passkeys/options", form(accounts.postPasskeyOptions)),
   get("/assets/passkey.js", accounts.servePasskeyScript),
   get("/assets/copy.js", serveCopyScript),
+  get("/assets/local-time.js", serveLocalTimeScript),
   post(
     "/account/passkeys",
     slowForm(

@@ -16,21 +16,25 @@ export function balanceSentence(handle: string, m: { balance_minor: number; bala
   return `${handle} is settled up`;
 }
 
+/** How a sentence names someone: whoIs by default; the pages name people by their display names. */
+type Who = (r: Ref) => string;
+
 /** One settle-up transfer: "bob owes alice 37.50 EUR". */
-export const transferSentence = (t: { from: Ref; to: Ref; amount: string }, currency: string) => `${whoIs(t.from)} owes ${whoIs(t.to)} ${t.amount} ${currency}`;
+export const transferSentence = (t: { from: Ref; to: Ref; amount: string }, currency: string, who: Who = whoIs) =>
+  `${who(t.from)} owes ${who(t.to)} ${t.amount} ${currency}`;
 
 /** The caller's net with a counterparty (positive: they owe the caller): "bob owes you 12.50 EUR", "you owe carol 3.00 EUR". */
-export function counterpartySentence(c: { agent: Ref; balance_minor: number; balance: string }): string {
-  const who = whoIs(c.agent);
+export function counterpartySentence(c: { agent: Ref; balance_minor: number; balance: string }, name: Who = whoIs): string {
+  const who = name(c.agent);
   if (c.balance_minor > 0) return `${who} owes you ${unsigned(c.balance)}`;
   if (c.balance_minor < 0) return `you owe ${who} ${unsigned(c.balance)}`;
   return `you and ${who} are settled up`;
 }
 
 /** A payment: "bob paid alice 20.00 EUR", and what it waits for while pending. */
-export function paymentSentence(p: { from: Ref; to: Ref; amount: string; currency: string; state: string }): string {
-  const paid = `${whoIs(p.from)} paid ${whoIs(p.to)} ${p.amount} ${p.currency}`;
-  if (p.state === "pending") return `${paid}: waiting for ${whoIs(p.to)} to confirm`;
+export function paymentSentence(p: { from: Ref; to: Ref; amount: string; currency: string; state: string }, who: Who = whoIs): string {
+  const paid = `${who(p.from)} paid ${who(p.to)} ${p.amount} ${p.currency}`;
+  if (p.state === "pending") return `${paid}: waiting for ${who(p.to)} to confirm`;
   return p.state === "confirmed" ? paid : `${paid} (${p.state})`;
 }
 

@@ -62,6 +62,21 @@ export async function refsByIds(tx: Tx, ids: string[]): Promise<Map<string, Agen
   return new Map(rows.map((r) => [r.agentId, toRef(r)]));
 }
 
+const refsOfHandles = prepared((tx) =>
+  tx
+    .select({ agentId: agents.agentId, handle: agents.handle, displayName: agents.displayName })
+    .from(agents)
+    .where(sql`${agents.handle} IN (SELECT value FROM ${jsonEach("handles")}) AND ${agents.retiredAt} IS NULL`)
+    .prepare(),
+);
+
+/** The refs of agents by handle (those that exist), keyed by handle. */
+export async function refsByHandles(tx: Tx, handles: string[]): Promise<Map<string, AgentRef>> {
+  if (!handles.length) return new Map();
+  const rows = await refsOfHandles(tx).all({ handles: jsonList([...new Set(handles.map((h) => h.toLowerCase()))]) });
+  return new Map(rows.map((r) => [r.handle, toRef(r)]));
+}
+
 export async function updateProfile(
   { tx, actor: { agentId } }: DomainContext,
   patch: { display_name?: string; description?: string | null },

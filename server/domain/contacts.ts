@@ -133,7 +133,8 @@ async function target(
   if (input.code !== undefined) {
     const code = normaliseCode(input.code);
     const agent = await localAgentByCode(tx, code);
-    if (!agent) throw notFound("No agent has this contact code; ask for a fresh one");
+    // Said whole: notFound() would append " not found." to the sentence.
+    if (!agent) throw new AppError("NOT_FOUND", "No agent has this contact code; ask for a fresh one.");
     return { agent, source: "code" };
   }
   const agent = await agentByHandle(tx, input.handle!);

@@ -635,3 +635,23 @@ export async function ack({ tx, now, actor: { agentId } }: DomainContext, itemId
 function invalidKeep(ids: string[]): never {
   throw invalid("item_ids", `keep applies to mail.envelope items only; not envelopes: ${ids.join(", ")}`);
 }
+
+/** The most the pages count of what a person has not seen: beyond it the nav says "99+". */
+export const UNSEEN_SHOWN = 99;
+
+// What a person has not seen yet, as the pages' nav counts it: live unseen items, but for sign-in codes (a page
+// never shows one) and asks already answered (nothing is left to do), up to UNSEEN_SHOWN + 1 rows of the index.
+const unseenForPeople = prepared((tx) =>
+  tx
+    .select({ n: sql<number>`count(*)` })
+    .from(
+      sql`(SELECT 1 FROM ${inboxItems} INDEXED BY inbox_unseen WHERE agent_id = ${agent} AND seen = 0 AND dismissed = 0 AND expires_at > ${at}
+        AND type <> ${JOIN_CODE_ITEM} AND NOT (requires_action = 1 AND resolved = 1) LIMIT ${UNSEEN_SHOWN + 1})`,
+    )
+    .prepare(),
+);
+
+/** How many items a person has not seen (the pages' nav), at most UNSEEN_SHOWN + 1. */
+export async function unseenCount(tx: Tx, agentId: string, now: Date): Promise<number> {
+  return (await unseenForPeople(tx).get({ agent: agentId, now: iso(now) }))?.n ?? 0;
+}

@@ -14,6 +14,7 @@ import { signedIn } from "./session.ts";
 import { signInSettings } from "./accounts-page.ts";
 import { signinBlock } from "./signin.ts";
 import { accountDataSection } from "./account-data-page.ts";
+import { errorText } from "./wording.ts";
 
 const ClientName = plainText(1, 40);
 const IN_USE_MS = 24 * 60 * 60 * 1000;
@@ -127,6 +128,6 @@ export async function postDisconnect(a: ActionContext): Promise<Response> {
       ? "That is this browser: to end its session, sign out."
       : result.error.code === "NOT_FOUND"
         ? "That app is not connected to your handle."
-        : result.error.message;
+        : errorText(result.error);
   return a.show((c) => renderAccount(c, { error, status: result.error.status }));
 }

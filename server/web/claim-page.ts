@@ -10,6 +10,7 @@ import { actingAs, errorPage, withNext, type Messages, type WebContext } from ".
 import { alert, form, html, page, seeOther } from "./html.ts";
 import type { ActionContext } from "./pages.ts";
 import { signedIn } from "./session.ts";
+import { errorText } from "./wording.ts";
 
 const SPENT = "This link was already used, or it is not a link to take a place in a group. Ask whoever sent it for a new one.";
 
@@ -52,5 +53,5 @@ export async function postClaim(a: ActionContext, code: string): Promise<Respons
   const result = await a.call("join_group", { invite_code: code });
   if (result.ok) return seeOther(`/groups/${(result.data as { group: { group_id: string } }).group.group_id}`);
   if (result.error.code === "NOT_FOUND") return errorPage("Link not valid", SPENT, 404);
-  return a.show((c) => renderClaim(c, code, { error: result.error.message, status: result.error.status }));
+  return a.show((c) => renderClaim(c, code, { error: errorText(result.error), status: result.error.status }));
 }

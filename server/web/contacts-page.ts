@@ -12,6 +12,7 @@ import { alert, field, form, html, notice, page } from "./html.ts";
 import { signedIn } from "./session.ts";
 import { signinBlock } from "./signin.ts";
 import { again, button, optional, quote, required, toolForm, type FormMessages } from "./web-actions.ts";
+import { nameWithHandle } from "./wording.ts";
 
 const LIST = 100;
 
@@ -53,11 +54,15 @@ export async function renderContacts(c: WebContext, _param = "", m: FormMessages
   );
   const who = (r: ContactRecord) => {
     const address = remote.get(r.agent.agent_id);
-    if (!address) return html`<strong>@${r.agent.handle}</strong>${r.agent.display_name ? html` (${r.agent.display_name})` : ""}`;
+    if (!address)
+      return html`<strong>${r.agent.display_name.trim() || `@${r.agent.handle}`}</strong>${r.agent.display_name.trim() ? html` <span class="muted">@${r.agent.handle}</span>` : ""}`;
     const name = r.agent.display_name.endsWith(`(${address})`) ? r.agent.display_name : `${r.agent.display_name} (${address})`;
     return html`<strong>${name}</strong> <span class="badge">on another server</span>`;
   };
-  const writer = (r: ContactRecord) => remote.get(r.agent.agent_id) ?? `@${r.agent.handle}`;
+  const writer = (r: ContactRecord) => remote.get(r.agent.agent_id) ?? nameWithHandle(r.agent);
+  // A button's name: the person by name and handle, so two of the same name are told apart (an agent of another
+  // server by its handle here: its name already carries its address, said once on the card).
+  const named = (r: ContactRecord) => (remote.has(r.agent.agent_id) ? `@${r.agent.handle}` : nameWithHandle(r.agent));
   return page(
     "Your contacts",
     html`${alert(m.error)}${notice(m.info)}
@@ -76,7 +81,7 @@ ${
   incoming.length
     ? html`<ul class="cards" aria-label="Requests to answer">${incoming.map(
         (r) => html`<li><span>${who(r)} asks to become your contact.</span>${r.note ? quote(r.note.untrusted_content, writer(r)) : ""}
-<div>${button(c, "/contacts/respond", { handle: r.agent.handle, action: "accept" }, "Accept", { ariaLabel: `Accept @${r.agent.handle}` })} ${button(c, "/contacts/respond", { handle: r.agent.handle, action: "decline" }, "Decline", { secondary: true, ariaLabel: `Decline @${r.agent.handle}` })} ${button(c, "/contacts/respond", { handle: r.agent.handle, action: "block" }, "Block", { secondary: true, ariaLabel: `Block @${r.agent.handle}'s request` })}</div></li>`,
+<div>${button(c, "/contacts/respond", { handle: r.agent.handle, action: "accept" }, "Accept", { ariaLabel: `Accept ${named(r)}` })} ${button(c, "/contacts/respond", { handle: r.agent.handle, action: "decline" }, "Decline", { secondary: true, ariaLabel: `Decline ${named(r)}` })} ${button(c, "/contacts/respond", { handle: r.agent.handle, action: "block" }, "Block", { secondary: true, ariaLabel: `Block ${named(r)}'s request` })}</div></li>`,
       )}</ul>`
     : html`<p>No request waits for you.</p>`
 }
@@ -100,7 +105,7 @@ ${otherServers(c, federation.enabled, addressField, addressNote)}
 <h2>Contacts</h2>
 ${
   accepted.length
-    ? html`<ul class="cards" aria-label="Contacts">${accepted.map((r) => html`<li><span>${who(r)}</span><div>${button(c, "/contacts/block", { handle: r.agent.handle }, "Block", { secondary: true, ariaLabel: `Block @${r.agent.handle}` })}</div></li>`)}</ul>`
+    ? html`<ul class="cards" aria-label="Contacts">${accepted.map((r) => html`<li><span>${who(r)}</span><div>${button(c, "/contacts/block", { handle: r.agent.handle }, "Block", { secondary: true, ariaLabel: `Block ${named(r)}` })}</div></li>`)}</ul>`
     : html`<p>No contacts yet.</p>`
 }
 ${outgoing.length ? html`<h2>Requests you sent</h2><ul aria-label="Requests you sent">${outgoing.map((r) => html`<li>${who(r)}: waiting for their answer</li>`)}</ul>` : ""}

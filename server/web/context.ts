@@ -74,11 +74,16 @@ export interface Messages {
 }
 
 export function errorPage(title: string, message: string, status: number, extra: Markup | string = ""): Response {
-  return page(title, html`<p class="error" role="alert">${message}</p>${extra}`, { status });
+  return page(title, html`<p class="error" role="alert">${message}</p>${extra}`, { status, same: true });
 }
 
 /** Any address with nothing here, and any object the signed-in human may not see: the same page, so it tells nothing. */
 export const notFoundPage = () =>
   errorPage("Not found", "There is no page here.", 404, html`<p><a href="/">Home</a> · <a href="/account">Your account</a></p>`);
 
-export const formatTime = (isoTime: string | null) => (isoTime ? isoTime.replace("T", " ").slice(0, 16) + " UTC" : "never");
+/**
+ * A moment on a page: a <time> element in UTC, which the page's script (local-time.js) shows in the reader's own
+ * time zone; without script it reads "2026-11-22 12:00 UTC".
+ */
+export const formatTime = (isoTime: string | null): Markup | string =>
+  isoTime ? html`<time datetime="${isoTime}">${isoTime.replace("T", " ").slice(0, 16)} UTC</time>` : "never";

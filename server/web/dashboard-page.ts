@@ -8,8 +8,11 @@ import { counterpartySentence } from "../contract/ledger-wording.ts";
 import type { InboxItem } from "../contract/wire.ts";
 import { inspect, JOIN_CODE_ITEM } from "../domain/inbox.ts";
 import { counterpartyBalances } from "../domain/ledger/balances/balances.ts";
+import { agentById, refsByHandles, type AgentRow } from "../domain/agents.ts";
+import { memberGroup } from "../domain/ledger/groups/membership.ts";
 import { actingAs, formatTime, type WebContext } from "./context.ts";
 import { alert, html, notice, page } from "./html.ts";
+import { handlesOf, itemText, Names, type ItemWords } from "./wording.ts";
 import type { WebSession } from "./session.ts";
 import { button, required, toolForm, type FormMessages } from "./web-actions.ts";
 
@@ -28,6 +31,20 @@ export async function inboxItems(c: WebContext, agentId: string): Promise<{ item
 
 export const waitingForDecision = (items: InboxItem[]) => items.filter((i) => i.requires_action && !i.resolved);
 
+/** An ask already answered (a contact request accepted, an invitation joined): nothing is left to do or to read. */
+export const answered = (i: InboxItem) => i.requires_action && i.resolved;
+
+/** What the items' sentences name (wording.ts itemText): the people by their names, the groups by theirs. */
+export async function itemWords(c: WebContext, agentId: string, items: InboxItem[]): Promise<ItemWords> {
+  const byHandle = await refsByHandles(c.tx, items.flatMap(handlesOf));
+  const groups = new Map<string, string>();
+  for (const id of new Set(items.flatMap((i) => (i.refs.group_id ? [i.refs.group_id] : [])))) {
+    const g = await memberGroup(c.tx, id, agentId);
+    if (g) groups.set(id, g.name);
+  }
+  return { names: new Names([...items.map((i) => i.from), ...byHandle.values()]), groups };
+}
+
 /** Where an item is acted on: the inbox for what it answers itself, the group or plan page for the rest. */
 export function whereToAct(i: InboxItem): string {
   if (i.type === "contact.request") return "/contacts";
@@ -35,9 +52,6 @@ export function whereToAct(i: InboxItem): string {
   if (i.type.startsWith("plan.") && i.refs.plan_id) return `/plans/${i.refs.plan_id}`;
   return `/inbox#item-${i.item_id}`;
 }
-
-/** The first line of an item's summary (the server's own words; others' words in it are quoted). */
-export const firstLine = (md: string) => md.split("\n")[0] ?? "";
 
 /** POST /payments/across: record_payment without group_id, all the human owes a friend in one currency, across groups. */
 export const postPayAcrossGroups = toolForm({
@@ -49,10 +63,10 @@ export const postPayAcrossGroups = toolForm({
 });
 
 /** The button paying a friend what the human owes them in one currency, in every group both are in. */
-const payAcross = (c: WebContext, p: { agent: { handle: string }; currency: string; to_settle_minor: number }) =>
+const payAcross = (c: WebContext, p: { agent: { handle: string }; currency: string; to_settle_minor: number }, name: string) =>
   p.to_settle_minor < 0
     ? html` ${button(c, "/payments/across", { to: p.agent.handle, currency: p.currency }, "Record paying it", {
-        ariaLabel: `Record that you paid ${p.agent.handle} what you owe them in ${p.currency}, across your groups`,
+        ariaLabel: `Record that you paid ${name} what you owe them in ${p.currency}, across your groups`,
       })}`
     : "";
 
@@ -63,15 +77,21 @@ function paidNotice(done: string | null): string | undefined {
   return `Payment recorded across ${parts} ${parts === "1" ? "group" : "groups"}. It counts once they confirm it.`;
 }
 
+/** The reader's own name, as the dashboard greets them: their display name, else their handle. */
+const nameOf = (me: AgentRow | undefined) => me?.displayName.trim() || me?.handle || "";
+
 export async function renderDashboard(c: WebContext, session: WebSession & { agentId: string }, m: FormMessages = {}): Promise<Response> {
   const ctx = await actingAs(c, session.agentId);
   const balances = await counterpartyBalances(ctx);
   const { items } = await inboxItems(c, session.agentId);
   const waiting = waitingForDecision(items);
-  const recent = items.filter((i) => !i.requires_action).slice(0, RECENT);
+  // What happened lately, asks still open included (an expense to confirm is news too); asks already answered left out.
+  const recent = items.filter((i) => !answered(i)).slice(0, RECENT);
+  const words = await itemWords(c, session.agentId, [...waiting, ...recent]);
+  const names = new Names(balances.counterparties.map((p) => p.agent));
   const nonZero = balances.totals.filter((t) => t.balance_minor !== 0);
   return page(
-    `Hello, ${ctx.actor.handle}`,
+    `Hello, ${nameOf(await agentById(c.tx, session.agentId))}`,
     html`${alert(m.error)}${notice(paidNotice(c.url.searchParams.get("done")))}<p>Go to <a href="/groups">your groups</a>, <a href="/contacts">contacts</a>, <a href="/inbox">inbox</a>, <a href="/plans">plans</a> or <a href="/account">account</a>.</p>
 <h2>Balances</h2>
 ${
@@ -83,7 +103,7 @@ ${
   balances.counterparties.length
     ? html`<h3>By person</h3><ul aria-label="By person">${balances.counterparties.map(
         (p) =>
-          html`<li>${counterpartySentence(p)}${p.to_settle_minor === p.balance_minor ? "" : html` (${unsigned(p.to_settle)} once the payments waiting for confirmation count)`}${payAcross(c, p)}<br><span class="muted">in ${p.groups.map((g, i) => html`${i ? ", " : ""}<a href="/groups/${g.group_id}">${g.name}</a>`)}</span></li>`,
+          html`<li>${counterpartySentence(p, (r) => names.of(r))}${p.to_settle_minor === p.balance_minor ? "" : html` (${unsigned(p.to_settle)} once the payments waiting for confirmation count)`}${payAcross(c, p, names.of(p.agent))}<br><span class="muted">in ${p.groups.map((g, i) => html`${i ? ", " : ""}<a href="/groups/${g.group_id}">${g.name}</a>`)}</span></li>`,
       )}</ul>
 <p class="muted">“Record paying it” records one payment of all you owe that person in that currency, in each group where you owe them, oldest group first; they confirm it once.</p>`
     : ""
@@ -92,15 +112,16 @@ ${balances.pending_payments.length ? html`<p>${balances.pending_payments.length}
 <h2>Waiting for your decision</h2>
 ${
   waiting.length
-    ? html`<ul aria-label="Waiting for your decision">${waiting.map((i) => html`<li>${firstLine(i.summary_md)} <a href="${whereToAct(i)}">Decide</a></li>`)}</ul>`
+    ? html`<ul aria-label="Waiting for your decision">${waiting.map((i) => html`<li>${itemText(i, words)} <a href="${whereToAct(i)}">Decide</a></li>`)}</ul>`
     : html`<p>Nothing waits for you.</p>`
 }
 <h2>Recent activity</h2>
 ${
   recent.length
-    ? html`<ul aria-label="Recent activity">${recent.map((i) => html`<li><span class="muted">${formatTime(i.created_at)}</span> ${firstLine(i.summary_md)}</li>`)}</ul>
+    ? html`<ul aria-label="Recent activity">${recent.map((i) => html`<li><span class="muted">${formatTime(i.created_at)}</span> ${itemText(i, words)}</li>`)}</ul>
 <p><a href="/inbox">The whole inbox</a></p>`
     : html`<p>Nothing has happened yet.</p>`
 }`,
+    { status: m.status },
   );
 }

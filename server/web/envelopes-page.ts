@@ -10,14 +10,17 @@ import { alert, field, form, html, notice, page } from "./html.ts";
 import { signedIn } from "./session.ts";
 import { signinBlock } from "./signin.ts";
 import { again, optional, quote, required, toolForm, type FormMessages } from "./web-actions.ts";
+import { list, Names } from "./wording.ts";
 
 const SENT: Record<string, string> = { sent: "Your envelope is sent.", replied: "Your reply is sent." };
 
 /** The first issue about an element of a list field (to.0, to.1, ...), shown beside the one input they came from. */
 const firstIssue = (m: FormMessages, prefix: string) => Object.entries(m.issues ?? {}).find(([path]) => path.startsWith(prefix))?.[1];
 
-const who = (e: Pick<Envelope, "direction" | "from" | "to">) =>
-  e.direction === "sent" ? `to ${e.to.map((t) => `@${t.handle}`).join(", ")}` : `from @${e.from.handle}`;
+const who = (e: Pick<Envelope, "direction" | "from" | "to">) => {
+  const names = new Names([e.from, ...e.to]);
+  return e.direction === "sent" ? `to ${list(e.to.map((t) => names.of(t)))}` : `from ${names.of(e.from)}`;
+};
 
 /** GET /envelopes */
 export async function renderEnvelopes(c: WebContext, _param = "", m: FormMessages = {}): Promise<Response> {
@@ -58,7 +61,7 @@ export async function renderEnvelope(c: WebContext, envelopeId: string, m: FormM
   if (!Uuid.safeParse(envelopeId).success) return notFoundPage();
   // NOT_FOUND for an envelope the human neither sent nor received: the 404 page.
   const e = await getEnvelope(await actingAs(c, c.session.agentId), envelopeId);
-  const writer = e.direction === "sent" ? "you" : `@${e.from.handle}`;
+  const writer = e.direction === "sent" ? "you" : new Names([e.from, ...e.to]).of(e.from);
   const body = again(m, "reply", "body_md");
   return page(
     e.subject.untrusted_content,

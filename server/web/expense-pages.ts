@@ -18,6 +18,10 @@ import { alert, field, form, html, Markup, notice, page, seeOther } from "./html
 import type { ActionContext } from "./pages.ts";
 import { signedIn } from "./session.ts";
 import { formKey } from "./form-keys.ts";
+import { changedWords, count, decimalCommaOf, errorText, issueText, list, memberRefs, myNet, Names, typedAmount, youLine } from "./wording.ts";
+import { formatAmount } from "../domain/ledger/money/amounts.ts";
+
+const capitalised = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
 
 /** Field name -> what the tool said is wrong with it. */
 export type FieldErrors = Record<string, string>;
@@ -66,8 +70,8 @@ interface ExpenseFormOptions {
   values: URLSearchParams;
   errors: FieldErrors;
   hidden?: Record<string, string>;
-  /** How to name a member key on the page: placeholders (keyed by member_id) by their name. */
-  labels?: Map<string, string>;
+  /** How to name a member key on the page: by their names (placeholders are keyed by member_id). */
+  labels: Names;
   /** The form's idempotency key: the view's own for a form that creates (form-keys.ts), so Back never adds it twice. */
   idempotencyKey: string;
 }
@@ -82,7 +86,7 @@ function expenseForm(c: WebContext, o: ExpenseFormOptions): Markup {
   const e = o.errors;
   const mode = v("split_mode") || "equal";
   const payer = v("paid_by");
-  const l = (h: string) => o.labels?.get(h) ?? h;
+  const l = (h: string) => o.labels.of(h);
   const fields = html`${Object.entries(o.hidden ?? {}).map(([k, val]) => html`<input type="hidden" name="${k}" value="${val}">`)}
 ${select(
   "kind",
@@ -96,7 +100,7 @@ ${select(
 )}
 <p class="muted">A refund is money that came back (a returned item, a deposit): it moves the balances the other way. “Paid by” is then who received it, and the split whose money it was.</p>
 ${field("description", "Description", { value: v("description"), required: true, maxlength: 140, error: e.description })}
-${field("amount", "Amount", { value: v("amount"), required: true, error: e.amount, hint: `A decimal such as 12.50, in the currency below.` })}
+${field("amount", "Amount", { value: v("amount"), required: true, error: e.amount, hint: `Such as 12.50 or 12,50, in the currency below.` })}
 ${field("currency", "Currency", { value: v("currency"), maxlength: 3, error: e.currency, hint: `The group counts in ${o.groupCurrency}. Another code (such as USD) needs its rate below.` })}
 ${field("exchange_rate", "Exchange rate", { value: v("exchange_rate"), error: e.exchange_rate, hint: `Only for another currency: how many ${o.groupCurrency} one unit of it is worth, e.g. 0.92.` })}
 ${field("date", "Date", { type: "date", value: v("date"), error: e.date })}
@@ -137,9 +141,16 @@ ${field("notes", "Notes", { value: v("notes"), multiline: true, maxlength: 500, 
   return form(o.to, c.session.csrfToken, fields, o.submit, { idempotencyKey: o.idempotencyKey });
 }
 
-/** The tool's arguments from the form, with the handles in the order they were sent (to place errors). */
-export function expenseArgs(f: URLSearchParams, members: string[], forUpdate: boolean) {
-  const text = (name: string) => (f.get(name) ?? "").trim();
+/**
+ * The tool's arguments from the form, with the handles in the order they were sent (to place errors). Every amount
+ * and value is read the way the person writes numbers (`decimalComma`: "12,50"), and sent as the tool reads them.
+ */
+export function expenseArgs(f: URLSearchParams, members: string[], forUpdate: boolean, decimalComma: boolean) {
+  const NUMBERS = /^(amount|exchange_rate|value_.+|paid_(?!by$).+)$/;
+  const text = (name: string) => {
+    const typed = (f.get(name) ?? "").trim();
+    return NUMBERS.test(name) && typed ? typedAmount(typed, decimalComma) : typed;
+  };
   // A placeholder member is keyed by its member_id (never a handle: 36 chars against at most 32).
   const who = (key: string) => (key.length > 32 ? { member_id: key } : { handle: key });
   const args: Record<string, unknown> = { description: f.get("description") ?? "" };
@@ -179,7 +190,8 @@ export function fieldErrors(err: AppError, among: string[], payers: string[], se
     if (name === "amount_minor") name = "amount";
     if (name === "split" && parts[1] === "among" && parts[2] !== undefined && among[Number(parts[2])]) name = `value_${among[Number(parts[2])]}`;
     if (name === "paid_by" && parts[1] !== undefined && several && payers[Number(parts[1])]) name = `paid_${payers[Number(parts[1])]}`;
-    out[name] = out[name] ? `${out[name]}; ${message}` : message;
+    const said = issueText(path, message);
+    out[name] = out[name] ? `${out[name]} ${said}` : said;
   }
   return out;
 }
@@ -188,15 +200,10 @@ export function fieldErrors(err: AppError, among: string[], payers: string[], se
 async function memberGroup(c: WebContext, groupId: string) {
   await requireMember(c.tx, groupId, c.session.agentId!);
   const group = await groupView(c.tx, groupId, c.session.agentId!);
-  const labels = placeholderLabels(group.members);
-  return { group, members: group.members.map((m) => m.agent?.handle ?? m.member_id), labels };
+  return { group, members: group.members.map((m) => m.agent?.handle ?? m.member_id), labels: new Names(memberRefs(group.members)) };
 }
 
 const signInFirst = () => seeOther("/groups");
-
-/** Placeholder members (no account yet) by the member_id that stands for their handle, as the pages name them. */
-const placeholderLabels = (members: { agent: unknown; member_id: string; name: string }[]) =>
-  new Map(members.filter((m) => m.agent === null).map((m) => [m.member_id, `${m.name} (no account yet)`]));
 
 /** GET /groups/{group_id}/expenses/new, and the same form with what the tool refused. */
 export async function renderNewExpense(c: WebContext, groupId: string, m: Messages = {}, sent?: URLSearchParams, errors: FieldErrors = {}): Promise<Response> {
@@ -245,12 +252,12 @@ async function membersOf(a: ActionContext, groupId: string): Promise<string[] | 
 export async function postNewExpense(a: ActionContext, groupId: string): Promise<Response> {
   if (!Uuid.safeParse(groupId).success) return notFoundPage();
   const members = (await membersOf(a, groupId)) ?? [];
-  const { args, among, payers } = expenseArgs(a.form, members, false);
+  const { args, among, payers } = expenseArgs(a.form, members, false, decimalCommaOf(a.req));
   const result = await a.call("add_expense", { group_id: groupId, ...args });
   if (result.ok) return seeOther(`/groups/${groupId}?done=expense`);
   if (result.error.code === "NOT_FOUND") return notFoundPage();
   const errors = fieldErrors(result.error, among, payers, a.form.get("paid_by") === "several");
-  return a.show((c) => renderNewExpense(c, groupId, { error: result.error.message, status: result.error.status }, a.form, errors));
+  return a.show((c) => renderNewExpense(c, groupId, { error: errorText(result.error), status: result.error.status }, a.form, errors));
 }
 
 /** The expense of the path, in the group of the path; null (a 404) otherwise. */
@@ -265,8 +272,8 @@ const quoted = (text: string) => html`“${text}”`;
 /** Participants: who paid or shares it. */
 const participants = (e: Expense) => new Set([...e.paid_by.map((p) => p.handle), ...e.shares.map((s) => s.handle)]);
 
-function historyRow(h: ExpenseHistoryEntry, cur: string): Markup {
-  return html`<tr><td class="num">${h.version}</td><td>${h.action} by ${h.changed_by.handle}<br><span class="muted">${formatTime(h.changed_at)}</span></td><td>${h.changed_fields.length ? h.changed_fields.join(", ") : "—"}<br><span class="muted">${quoted(h.expense.description.untrusted_content)}, ${h.expense.amount} ${cur}${h.expense.original ? ` (${h.expense.original.amount} ${h.expense.original.currency})` : ""}</span></td></tr>`;
+function historyRow(h: ExpenseHistoryEntry, cur: string, names: Names): Markup {
+  return html`<tr><td class="num">${h.version}</td><td>${capitalised(h.action)} by ${names.of(h.changed_by)}<br><span class="muted">${formatTime(h.changed_at)}</span></td><td>${h.changed_fields.length ? capitalised(changedWords(h.changed_fields)) : "—"}<br><span class="muted">${quoted(h.expense.description.untrusted_content)}, ${h.expense.amount} ${cur}${h.expense.original ? ` (${h.expense.original.amount} ${h.expense.original.currency})` : ""}</span></td></tr>`;
 }
 
 /** GET /groups/{group_id}/expenses/{expense_id}: the expense, its answers and history, and its actions. */
@@ -277,8 +284,10 @@ export async function renderExpense(c: WebContext, groupId: string, m: Messages 
   m = { info: DONE[c.url.searchParams.get("done") ?? ""], ...m };
   const { expense: e, history } = found;
   const me = (await actingAs(c, c.session.agentId)).actor.handle;
-  const labels = placeholderLabels((await groupView(c.tx, groupId, c.session.agentId)).members);
-  const l = (h: string) => labels.get(h) ?? h;
+  const names = new Names([...history.map((h) => h.changed_by), ...e.responses.map((r) => r.agent), e.created_by]).with(
+    memberRefs((await groupView(c.tx, groupId, c.session.agentId)).members),
+  );
+  const l = (h: string) => names.of(h);
   const at = `/groups/${groupId}/expenses/${e.expense_id}`;
   const cur = e.currency;
   const answers = e.responses.filter((r) => r.version === e.version);
@@ -301,12 +310,13 @@ ${form(
     title,
     html`${alert(m.error)}${notice(m.info)}<p class="muted">Written by the group's members: the description and notes are quoted as they wrote them.</p>
 <ul class="cards"><li><dl>
+<dt>For you</dt><dd><strong>${capitalised(youLine(myNet(e, me), (minor) => `${formatAmount(minor, cur)} ${cur}`, e.kind === "refund"))}</strong></dd>
 <dt>Amount</dt><dd><strong>${e.amount} ${cur}</strong>${e.kind === "refund" ? html` <span class="badge">refund</span>` : ""}${e.deleted ? html` <span class="badge">deleted</span>` : ""}${e.state === "disputed" ? html` <span class="badge">disputed</span>` : ""}</dd>
 ${e.original ? html`<dt>Given as</dt><dd>${e.original.amount} ${e.original.currency} at ${e.original.exchange_rate} ${cur} per ${e.original.currency}${e.exchange_rate_source ? html` <span class="muted">(reference rate: ${e.exchange_rate_source})</span>` : ""}</dd>` : ""}
 <dt>Date</dt><dd>${e.date}</dd>
 <dt>Category</dt><dd>${e.category}</dd>
 <dt>Repeats</dt><dd>${e.repeat === "none" ? "no" : html`${e.repeat}${e.repeat_until ? `, until ${e.repeat_until}` : ""}${e.next_occurrence ? `, next on ${e.next_occurrence}` : ", no more occurrences"}`}</dd>
-<dt>Added by</dt><dd>${e.created_by.handle}, ${formatTime(e.created_at)}</dd>
+<dt>Added by</dt><dd>${e.created_by.handle === me ? "You" : names.of(e.created_by)}, ${formatTime(e.created_at)}</dd>
 <dt>Version</dt><dd>${e.version}</dd>
 ${e.notes ? html`<dt>Notes</dt><dd>${quoted(e.notes.untrusted_content)}</dd>` : ""}
 </dl></li></ul>
@@ -316,16 +326,16 @@ ${e.notes ? html`<dt>Notes</dt><dd>${quoted(e.notes.untrusted_content)}</dd>` : 
 <p class="muted">Split: ${SPLIT_LABELS[e.split.mode].toLowerCase()}.</p>
 <ul>${e.shares.map((s) => {
       const given = e.split.among.find((x) => x.handle === s.handle)?.value;
-      return html`<li>${l(s.handle)}: ${s.amount} ${cur}${given !== undefined && (e.split.mode !== "exact" || e.original) ? html` <span class="muted">(${e.split.mode === "percent" ? `${given}%` : e.split.mode === "shares" ? `${given} shares` : given})</span>` : ""}</li>`;
+      return html`<li>${l(s.handle)}: ${s.amount} ${cur}${given !== undefined && (e.split.mode !== "exact" || e.original) ? html` <span class="muted">(${e.split.mode === "percent" ? `${given}%` : e.split.mode === "shares" ? count(Number(given), "share") : given})</span>` : ""}</li>`;
     })}</ul>
 <h2>Confirmations</h2>
 ${
   answers.length
-    ? html`<ul>${answers.map((r) => html`<li>${r.agent.handle} ${r.action === "confirm" ? "confirmed" : "disputed"} it${r.reason ? html`: ${quoted(r.reason.untrusted_content)}` : ""} <span class="muted">(${formatTime(r.responded_at)})</span></li>`)}</ul>`
+    ? html`<ul>${answers.map((r) => html`<li>${r.agent.handle === me ? "You" : names.of(r.agent)} ${r.action === "confirm" ? "confirmed" : "disputed"} it${r.reason ? html`: ${quoted(r.reason.untrusted_content)}` : ""} <span class="muted">(${formatTime(r.responded_at)})</span></li>`)}</ul>`
     : html`<p>Nobody has answered this version yet.</p>`
 }
 ${answer}
-${receipts(c, at, me, e, files)}
+${receipts(c, at, me, e, files, names)}
 <h2>Change it</h2>
 ${
   e.deleted
@@ -341,14 +351,14 @@ ${
       })}`
 }
 <h2>History</h2>
-<div class="scroll"><table><thead><tr><th scope="col" class="num">Version</th><th scope="col">What, who, when</th><th scope="col">Fields changed</th></tr></thead><tbody>${history.map((h) => historyRow(h, cur))}</tbody></table></div>
+<div class="scroll"><table><thead><tr><th scope="col" class="num">Version</th><th scope="col">What, who, when</th><th scope="col">What changed</th></tr></thead><tbody>${history.map((h) => historyRow(h, cur, names))}</tbody></table></div>
 <p><a href="/groups/${groupId}">Back to the group</a></p>`,
     { status: m.status },
   );
 }
 
 /** The files kept with the expense (links that expire), a delete button on those the human may delete, and the upload form. */
-function receipts(c: WebContext, at: string, me: string, e: Expense, files: AttachmentWire[]): Markup {
+function receipts(c: WebContext, at: string, me: string, e: Expense, files: AttachmentWire[], names: Names): Markup {
   const size = (n: number) => (n < 1024 ? `${n} bytes` : n < 1024 * 1024 ? `${Math.round(n / 1024)} KB` : `${(n / 1024 / 1024).toFixed(1)} MB`);
   const remove = (f: AttachmentWire) =>
     f.uploaded_by.handle === me || e.created_by.handle === me
@@ -361,7 +371,7 @@ function receipts(c: WebContext, at: string, me: string, e: Expense, files: Atta
         })
       : "";
   const list = files.length
-    ? html`<ul aria-label="Receipts">${files.map((f) => html`<li><a href="${f.url}" rel="noopener noreferrer">${quoted(f.filename.untrusted_content)}</a> <span class="muted">(${f.media_type}, ${size(f.size_bytes)}, added by ${f.uploaded_by.handle})</span> ${remove(f)}</li>`)}</ul>`
+    ? html`<ul aria-label="Receipts">${files.map((f) => html`<li><a href="${f.url}" rel="noopener noreferrer">${quoted(f.filename.untrusted_content)}</a> <span class="muted">(${f.media_type}, ${size(f.size_bytes)}, added by ${f.uploaded_by.handle === me ? "you" : names.of(f.uploaded_by)})</span> ${remove(f)}</li>`)}</ul>`
     : html`<p>No receipt yet.</p>`;
   const upload = e.deleted
     ? ""
@@ -391,7 +401,7 @@ export async function postAttachment(a: ActionContext, groupId: string): Promise
   });
   if (result.ok) return seeOther(`/groups/${groupId}/expenses/${expenseId}?done=attached`);
   if (result.error.code === "NOT_FOUND") return notFoundPage();
-  return a.show((c) => renderExpense(c, groupId, { error: result.error.message, status: result.error.status }));
+  return a.show((c) => renderExpense(c, groupId, { error: errorText(result.error), status: result.error.status }));
 }
 
 /** POST .../attachments/delete: delete_attachment. */
@@ -401,7 +411,7 @@ export async function postDeleteAttachment(a: ActionContext, groupId: string): P
   const result = await a.call("delete_attachment", { attachment_id: a.form.get("attachment_id") ?? "" });
   if (result.ok) return seeOther(`/groups/${groupId}/expenses/${expenseId}?done=detached`);
   if (result.error.code === "NOT_FOUND") return notFoundPage();
-  return a.show((c) => renderExpense(c, groupId, { error: result.error.message, status: result.error.status }));
+  return a.show((c) => renderExpense(c, groupId, { error: errorText(result.error), status: result.error.status }));
 }
 
 /** The edit form's values from the expense as it is: the amounts as they were given (another currency and its rate). */
@@ -434,15 +444,15 @@ function valuesOf(e: Expense): URLSearchParams {
  * version the form was made from): who changed it and what, in plain words. The form then carries the current
  * version, with what the person typed kept, so saving again puts their changes over the current one.
  */
-function changedMeanwhile(e: Expense, history: ExpenseHistoryEntry[], from: number, me: string): string {
+function changedMeanwhile(e: Expense, history: ExpenseHistoryEntry[], from: number, me: string, names: Names): string {
   const since = history.filter((h) => h.version > from);
   const who = [...new Set(since.map((h) => h.changed_by.handle))];
   const fields = [...new Set(since.flatMap((h) => (h.action === "updated" ? h.changed_fields : [h.action])))];
   const by =
     who.length && who.every((h) => h === me)
       ? "You changed this expense meanwhile (in another window, or before going back)"
-      : `Someone else${who.length ? ` (${who.filter((h) => h !== me).join(", ")})` : ""} changed this expense while you were editing it`;
-  return `${by}: it is now version ${e.version}, and your form was made from version ${from}${fields.length ? `; changed since: ${fields.join(", ")}` : ""}. Nothing of yours was saved. Your changes are still in the form below: check the expense as it is now, then save again to apply them to version ${e.version}.`;
+      : `Someone else${who.length ? ` (${list(who.filter((h) => h !== me).map((h) => names.of(h)))})` : ""} changed this expense while you were editing it`;
+  return `${by}: it is now version ${e.version}, and your form was made from version ${from}${fields.length ? `; changed since: ${changedWords(fields)}` : ""}. Nothing of yours was saved. Your changes are still in the form below: check the expense as it is now, then save again to apply them to version ${e.version}.`;
 }
 
 /**
@@ -466,7 +476,8 @@ export async function renderEditExpense(
   const everyone = [...new Set([...members, ...participants(e)])];
   const at = `/groups/${groupId}/expenses/${e.expense_id}`;
   const me = (await actingAs(c, c.session.agentId)).actor.handle;
-  const error = conflictFrom !== undefined ? changedMeanwhile(e, found.history, conflictFrom, me) : m.error;
+  const error =
+    conflictFrom !== undefined ? changedMeanwhile(e, found.history, conflictFrom, me, labels.with(found.history.map((h) => h.changed_by))) : m.error;
   // A refused save keeps the version it was made from, so someone else's change is never overwritten unseen; only a
   // refusal for that very reason, now said on the page, moves the form to the version shown.
   const version = conflictFrom !== undefined ? String(e.version) : (sent?.get("expected_version") ?? String(e.version));
@@ -494,7 +505,7 @@ export async function postEditExpense(a: ActionContext, groupId: string): Promis
   const expenseId = expenseIdIn(new URL(a.req.url).pathname);
   if (!Uuid.safeParse(groupId).success || !Uuid.safeParse(expenseId).success) return notFoundPage();
   const members = (await membersOf(a, groupId)) ?? [];
-  const { args, among, payers } = expenseArgs(a.form, members, true);
+  const { args, among, payers } = expenseArgs(a.form, members, true, decimalCommaOf(a.req));
   const expected = Number(a.form.get("expected_version"));
   const result = await a.call("update_expense", { expense_id: expenseId, expected_version: expected, ...args });
   if (result.ok) return seeOther(`/groups/${groupId}/expenses/${expenseId}?done=updated`);
@@ -503,7 +514,7 @@ export async function postEditExpense(a: ActionContext, groupId: string): Promis
   // The version conflict (update_expense's CONFLICT with details.current_version): the expense changed meanwhile.
   const changed = result.error.code === "CONFLICT" && typeof (result.error.details as { current_version?: unknown } | undefined)?.current_version === "number";
   return a.show((c) =>
-    renderEditExpense(c, groupId, { error: result.error.message, status: result.error.status }, a.form, errors, changed ? expected : undefined),
+    renderEditExpense(c, groupId, { error: errorText(result.error), status: result.error.status }, a.form, errors, changed ? expected : undefined),
   );
 }
 
@@ -516,7 +527,7 @@ function expenseAction(tool: string, args: (f: URLSearchParams) => Record<string
     if (result.ok) return seeOther(`/groups/${groupId}/expenses/${expenseId}?done=${done}`);
     if (result.error.code === "NOT_FOUND") return notFoundPage();
     const errors = fieldErrors(result.error, [], [], false);
-    return a.show((c) => renderExpense(c, groupId, { error: result.error.message, status: result.error.status }, errors, a.form));
+    return a.show((c) => renderExpense(c, groupId, { error: errorText(result.error), status: result.error.status }, errors, a.form));
   };
 }
 

@@ -11,13 +11,30 @@ import { requireMember } from "../domain/ledger/groups/membership.ts";
 import { listPayments } from "../domain/ledger/payments/payments.ts";
 import { SPENDING_BY, spending, type SpendingBy, type SpendingRow } from "../domain/ledger/spending/spending.ts";
 import type { DomainContext } from "../contract/principal.ts";
-import { balanceSentence, paymentSentence, settleUpNote, transferSentence, whoIs } from "../contract/ledger-wording.ts";
+import { balanceSentence, paymentSentence, settleUpNote, transferSentence } from "../contract/ledger-wording.ts";
+import { listActivity } from "../domain/ledger/groups/activity.ts";
+import { formatAmount } from "../domain/ledger/money/amounts.ts";
+import { AppError } from "../errors.ts";
+import {
+  activityText,
+  count,
+  decimalCommaOf,
+  errorText,
+  list,
+  memberRefs,
+  myNet,
+  nameWithHandle,
+  Names,
+  typedAmount,
+  youLine,
+  type Person,
+} from "./wording.ts";
 import { claimPath, renewableLinks } from "../domain/ledger/groups/placeholders.ts";
 import { claimMailForm } from "./email-pages.ts";
 import type { Expense } from "../contract/ledger.ts";
 import { Uuid } from "../contract/wire.ts";
 import { compareText } from "../domain/ledger/money/splits.ts";
-import { actingAs, notFoundPage, type Messages, type WebContext } from "./context.ts";
+import { actingAs, formatTime, notFoundPage, type Messages, type WebContext } from "./context.ts";
 import { fieldErrors, formKeyFor, type FieldErrors } from "./expense-pages.ts";
 import { formKey } from "./form-keys.ts";
 import copyScript from "./copy.js" with { type: "text" };
@@ -56,7 +73,7 @@ ${
   groups.length
     ? html`<table><thead><tr><th scope="col">Group</th><th scope="col" class="num">Members</th><th scope="col" class="num">Your balance</th></tr></thead><tbody>${rows}</tbody></table>
 <p class="muted">A positive balance: the others owe you.</p>`
-    : html`<p>You are in no group yet. Ask your agent to create one (create_group) or to accept an invitation.</p>`
+    : html`<p>You are in no group yet. Make one below, or accept an invitation from <a href="/inbox">your inbox</a>.</p>`
 }
 ${next_cursor ? html`<p><a href="/groups?cursor=${encodeURIComponent(next_cursor)}">More groups</a></p>` : ""}
 <p><a href="/groups/new">New group</a></p>`,
@@ -65,7 +82,10 @@ ${next_cursor ? html`<p><a href="/groups?cursor=${encodeURIComponent(next_cursor
 }
 
 /** The balances as a diverging bar chart: owed to the right (green), owing to the left (red), the amount on the other side. */
-function balanceChart(members: { agent: { handle: string; agent_id: string; display_name: string }; balance_minor: number; balance: string }[]): Markup {
+function balanceChart(
+  members: { agent: { handle: string; agent_id: string; display_name: string }; balance_minor: number; balance: string }[],
+  names: Names,
+): Markup {
   const W = 360;
   const LABEL = 110;
   const ROW = 28;
@@ -80,11 +100,11 @@ function balanceChart(members: { agent: { handle: string; agent_id: string; disp
     const owed = m.balance_minor > 0;
     const x = owed ? axis : axis - width;
     const text = m.balance_minor === 0 ? "0" : m.balance;
-    return html`<text x="0" y="${y + 18}">${label(isPlaceholderRef(m.agent) ? m.agent.display_name : m.agent.handle)}</text>
+    return html`<text x="0" y="${y + 18}">${label(names.short(m.agent))}</text>
 <rect class="${owed ? "owed" : "owes"}" x="${x}" y="${y + 5}" width="${width}" height="${ROW - 10}" rx="2"></rect>
 <text x="${owed || m.balance_minor === 0 ? axis - 6 : axis + 6}" y="${y + 18}" text-anchor="${owed || m.balance_minor === 0 ? "end" : "start"}">${text}</text>`;
   });
-  const summary = members.map((m) => balanceSentence(whoIs(m.agent), m)).join("; ");
+  const summary = members.map((m) => balanceSentence(names.of(m.agent), m)).join("; ");
   return html`<svg class="chart" viewBox="0 0 ${W} ${height}" width="${W}" height="${height}" role="img" aria-labelledby="chart-title"><title id="chart-title">Balances: ${summary}</title>
 <line class="axis" x1="${axis}" y1="0" x2="${axis}" y2="${height}"></line>
 ${bars}</svg>`;
@@ -120,15 +140,17 @@ ${bars}</svg>`;
 }
 
 /** The spending section: the chart of one grouping (?spending=category|month|member), links to the others. */
-async function spendingSection(ctx: DomainContext, c: WebContext, groupId: string, at: string, cur: string): Promise<Markup> {
+async function spendingSection(ctx: DomainContext, c: WebContext, groupId: string, at: string, cur: string, names: Names): Promise<Markup> {
   const asked = c.url.searchParams.get("spending");
   const by: SpendingBy = SPENDING_BY.find((b) => b === asked) ?? "category";
-  const [totals] = (await spending(ctx, { group_id: groupId, by })).currencies;
+  const [read] = (await spending(ctx, { group_id: groupId, by })).currencies;
+  // By member, each row is a member's handle: said by their name.
+  const totals = read && by === "member" ? { ...read, rows: read.rows.map((r) => ({ ...r, key: names.short(r.key) })) } : read;
   if (!totals?.count) return html`<p>Nothing spent yet.</p>`;
   const links = SPENDING_BY.map((b) =>
     b === by ? html`<strong>${SPENDING_LABELS[b]}</strong>` : html`<a href="${at}?spending=${b}#spending">${SPENDING_LABELS[b]}</a>`,
   );
-  return html`<p>${totals.total} ${cur} over ${totals.count} ${totals.count === 1 ? "expense" : "expenses"}, refunds taken off. ${links.map((l, i) => (i ? html` · ${l}` : l))}</p>
+  return html`<p>${totals.total} ${cur} over ${count(totals.count, "expense")}, refunds taken off. ${links.map((l, i) => (i ? html` · ${l}` : l))}</p>
 ${spendingChart(totals.rows, by, cur)}${by === "member" ? html`<p class="muted">What each member paid; their shares: ${totals.rows.map((r) => `${r.key} ${r.amount}`).join(", ")} ${cur}.</p>` : ""}`;
 }
 
@@ -141,12 +163,12 @@ const isPlaceholderRef = (r: { handle: string; agent_id: string }) => r.handle =
 
 /**
  * Participants of an expense (who paid or shares it) who have neither confirmed nor disputed its current version, its
- * creator aside; placeholders (`names` has them) answer nothing.
+ * creator aside; placeholders (by the id that stands for their handle) answer nothing.
  */
-function waitingFor(e: Expense, names: Map<string, string>): string[] {
+function waitingFor(e: Expense, placeholders: Set<string>): string[] {
   const answered = new Set(e.responses.filter((r) => r.version === e.version).map((r) => r.agent.handle));
   const involved = new Set([...e.paid_by.map((p) => p.handle), ...e.shares.map((s) => s.handle)]);
-  return [...involved].filter((h) => h !== e.created_by.handle && !answered.has(h) && !names.has(h)).sort();
+  return [...involved].filter((h) => h !== e.created_by.handle && !answered.has(h) && !placeholders.has(h)).sort();
 }
 
 const paidBy = (e: Expense, name: (handle: string) => string) => {
@@ -196,12 +218,85 @@ function paymentForm(c: WebContext, at: string, parties: PaymentParty[], me: str
   const fields = html`<input type="hidden" name="form" value="payment">
 ${choose("from", "Paid by", from)}
 ${choose("to", "Paid to", to)}
-${field("amount", "Amount", { id: "f-pay-amount", value: v("amount"), required: true, error: e.amount, hint: "A decimal such as 20.00." })}
+${field("amount", "Amount", { id: "f-pay-amount", value: v("amount"), required: true, error: e.amount, hint: "Such as 20.00 or 20,00." })}
 ${field("currency", "Currency", { id: "f-pay-currency", value: v("currency") || cur, maxlength: 3, error: e.currency })}
 ${field("exchange_rate", "Exchange rate", { id: "f-pay-rate", value: v("exchange_rate"), error: e.exchange_rate, hint: `Only for another currency: how many ${cur} one unit of it is worth.` })}
 ${field("note", "Note", { id: "f-pay-note", value: v("note"), maxlength: 500, error: e.note })}
 ${sent?.twice ? html`<div><input type="checkbox" id="f-pay-second" name="second_payment" value="1"> <label for="f-pay-second">It is a second payment, not the one already waiting</label></div>` : ""}`;
   return form(`${at}/payments`, c.session.csrfToken, fields, "Record the payment", { idempotencyKey: formKey(c, `${at}/payments`) });
+}
+
+/** The expense list's filters, from the page's address: words, a person, dates; an unusable value is left out. */
+interface ExpenseFilters {
+  q?: string;
+  who?: string;
+  from?: string;
+  to?: string;
+}
+
+const DATE = /^(19|2\d)\d\d-\d\d-\d\d$/;
+
+function filtersOf(url: URL, people: Set<string>): ExpenseFilters {
+  const get = (name: string) => url.searchParams.get(name)?.trim() || undefined;
+  const f: ExpenseFilters = {};
+  const q = get("q");
+  if (q) f.q = q.slice(0, 140);
+  const who = get("who");
+  if (who && people.has(who)) f.who = who;
+  for (const k of ["from", "to"] as const) {
+    const d = get(k);
+    if (d && DATE.test(d)) f[k] = d;
+  }
+  return f;
+}
+
+/** The group page's address with these filters (and a cursor), landing on the expense list. */
+function expensesHref(at: string, f: ExpenseFilters, cursor?: string): string {
+  const q = new URLSearchParams();
+  for (const k of ["q", "who", "from", "to"] as const) if (f[k]) q.set(k, f[k]!);
+  if (cursor) q.set("cursor", cursor);
+  const query = q.toString();
+  return `${at}${query ? `?${query}` : ""}#expenses`;
+}
+
+/**
+ * Every expense of the group, a page at a time (list_expenses' cursor), newest first: searched by words of the
+ * description or notes, filtered by who paid or shares it and by date. Each line says what it means for the reader.
+ */
+function expenseSection(
+  c: WebContext,
+  at: string,
+  cur: string,
+  names: Names,
+  myHandle: string,
+  people: Person[],
+  f: ExpenseFilters,
+  shown: { expenses: Expense[]; next_cursor: string | null; stale: boolean },
+): Markup {
+  const filtered = Boolean(f.q || f.who || f.from || f.to);
+  const cursor = c.url.searchParams.get("cursor");
+  const money = (minor: number) => `${formatAmount(minor, cur)} ${cur}`;
+  const rows = shown.expenses.map((e) => {
+    const mine = youLine(myNet(e, myHandle), money, e.kind === "refund");
+    return html`<tr><td class="date">${e.date}</td><td><a href="${at}/expenses/${e.expense_id}">“${e.description.untrusted_content}”</a><br><span class="muted">${paidBy(e, (h) => names.short(h))}</span> · <strong>${mine}</strong>${e.kind === "refund" ? html` <span class="badge">refund</span>` : ""}${e.state === "disputed" ? html` <span class="badge">disputed</span>` : ""}</td><td class="num">${e.amount} ${cur}</td></tr>`;
+  });
+  const search = html`<form method="get" action="${at}#expenses" role="search" aria-label="Find expenses">
+${field("q", "Find words in the description or notes", { value: f.q ?? "", maxlength: 140, autocomplete: "off" })}
+<label for="f-who">Who paid or shares it</label><select id="f-who" name="who"><option value="">Anyone</option>${people.map((p) => html`<option value="${p.handle}"${f.who === p.handle ? html` selected` : ""}>${p.handle === myHandle ? "You" : names.of(p)}</option>`)}</select>
+<div class="row"><div>${field("from", "From", { type: "date", value: f.from ?? "" })}</div><div>${field("to", "To", { type: "date", value: f.to ?? "" })}</div></div>
+<button type="submit" class="secondary">Show expenses</button>
+</form>`;
+  const older = shown.next_cursor ? html`<a href="${expensesHref(at, f, shown.next_cursor)}">Older expenses</a>` : html`<span></span>`;
+  const newest = cursor && !shown.stale ? html`<a href="${expensesHref(at, f)}">Back to the newest</a>` : "";
+  return html`${search}
+${filtered ? html`<p>Expenses ${[f.q ? `matching “${f.q}”` : "", f.who ? `that ${f.who === myHandle ? "you" : names.of(f.who)} paid or ${f.who === myHandle ? "share" : "shares"}` : "", f.from ? `from ${f.from}` : "", f.to ? `until ${f.to}` : ""].filter(Boolean).join(", ")}. <a href="${at}#expenses">Show them all</a></p>` : ""}
+${shown.stale ? html`<p class="notice" role="status">That page of the list is out of date, so the list starts again from the newest.</p>` : ""}
+${
+  rows.length
+    ? html`<div class="scroll"><table aria-label="Expenses"><thead><tr><th scope="col">Date</th><th scope="col">Expense</th><th scope="col" class="num">Amount</th></tr></thead><tbody>${rows}</tbody></table></div>`
+    : html`<p>${filtered ? "No expense matches." : cursor ? "No older expenses." : "No expenses yet."}</p>`
+}
+${shown.next_cursor || newest ? html`<nav class="pager" aria-label="More expenses">${older}${newest}</nav>` : ""}`;
 }
 
 /** GET /groups/{group_id}, and the same page with what an action answered. */
@@ -213,14 +308,26 @@ export async function renderGroup(c: WebContext, groupId: string, m: FormMessage
   // NOT_FOUND for a group the human is not in: routes.ts answers it with the page any unknown address gets.
   const balances = await groupBalanceView(ctx, groupId);
   const group = await groupView(c.tx, groupId, ctx.actor.agentId);
-  const { expenses, next_cursor: moreExpenses } = await listExpenses(ctx, { group_id: groupId, limit: RECENT });
+  const people = memberRefs(group.members);
+  const f = filtersOf(c.url, new Set(people.map((p) => p.handle)));
+  // The newest expenses say what waits for confirmation; the list shows the page of the address (its cursor, filters).
+  const newest = await listExpenses(ctx, { group_id: groupId, limit: RECENT });
+  const shown = await expensePage(ctx, groupId, people, f, c.url.searchParams.get("cursor") ?? undefined, newest);
+  const expenses = newest.expenses;
   const { payments, next_cursor: morePayments } = await listPayments(ctx, { group_id: groupId, limit: RECENT });
   const series = await listRecurring(ctx, groupId);
   const cur = group.currency;
-  // Placeholder members (no account yet) by the id that stands for their handle.
-  const names = new Map(group.members.filter((x) => x.agent === null).map((x) => [x.member_id, `${x.name} (no account yet)`]));
-  const name = (handle: string) => names.get(handle) ?? handle;
-  const waiting = expenses.map((e) => ({ e, who: waitingFor(e, names) })).filter((w) => w.who.length);
+  // Everyone the page names, by their names: members (placeholders by the id that stands for their handle), and
+  // anyone else the expenses and payments shown name (a former member).
+  const names = new Names([
+    ...people,
+    ...payments.flatMap((p) => [p.from, p.to]),
+    ...shown.expenses.map((e) => e.created_by),
+    ...balances.pending_payments.flatMap((p) => [p.from, p.to]),
+  ]).with(people);
+  const placeholders = new Set(group.members.filter((x) => x.agent === null).map((x) => x.member_id));
+  const who = (r: Person) => names.of(r);
+  const waiting = expenses.map((e) => ({ e, who: waitingFor(e, placeholders) })).filter((w) => w.who.length);
   const description = group.settings.description?.untrusted_content;
   const me = ctx.actor.agentId;
   const myHandle = ctx.actor.handle;
@@ -238,18 +345,18 @@ export async function renderGroup(c: WebContext, groupId: string, m: FormMessage
   const settle = (t: (typeof balances.settle_up)[number]) => {
     if (t.from.agent_id === me && !isPlaceholderRef(t.to))
       return button(c, `${at}/payments`, { to: t.to.handle, amount_minor: String(t.amount_minor), ...further(t) }, "Record this payment", {
-        ariaLabel: `Record that you paid ${t.to.handle} ${t.amount} ${cur}`,
+        ariaLabel: `Record that you paid ${names.short(t.to)} ${t.amount} ${cur}`,
       });
     if (t.to.agent_id !== me) return "";
-    const payer = isPlaceholderRef(t.from) ? t.from.display_name : t.from.handle;
-    const who: Record<string, string> = isPlaceholderRef(t.from) ? { from_member_id: t.from.agent_id } : { from: t.from.handle };
-    return button(c, `${at}/payments`, { ...who, amount_minor: String(t.amount_minor), ...further(t) }, `Record that ${payer} paid you`, {
+    const payer = names.short(t.from);
+    const from: Record<string, string> = isPlaceholderRef(t.from) ? { from_member_id: t.from.agent_id } : { from: t.from.handle };
+    return button(c, `${at}/payments`, { ...from, amount_minor: String(t.amount_minor), ...further(t) }, `Record that ${payer} paid you`, {
       ariaLabel: `Record that ${payer} paid you ${t.amount} ${cur}`,
     });
   };
   const answerPayment = (p: (typeof balances.pending_payments)[number]) =>
     p.to.agent_id === me
-      ? html` ${button(c, `${at}/payments/respond`, { payment_id: p.payment_id, action: "confirm" }, "Confirm", { ariaLabel: `Confirm the payment of ${p.amount} from ${p.from.handle}` })} ${button(c, `${at}/payments/respond`, { payment_id: p.payment_id, action: "reject" }, "Reject", { secondary: true, ariaLabel: `Reject the payment of ${p.amount} from ${p.from.handle}` })}`
+      ? html` ${button(c, `${at}/payments/respond`, { payment_id: p.payment_id, action: "confirm" }, "Confirm", { ariaLabel: `Confirm the payment of ${p.amount} from ${who(p.from)}` })} ${button(c, `${at}/payments/respond`, { payment_id: p.payment_id, action: "reject" }, "Reject", { secondary: true, ariaLabel: `Reject the payment of ${p.amount} from ${who(p.from)}` })}`
       : "";
   const answerExpense = (e: Expense, who: string[]) =>
     who.includes(myHandle)
@@ -269,17 +376,13 @@ export async function renderGroup(c: WebContext, groupId: string, m: FormMessage
       : "";
   const voidable = (p: (typeof payments)[number]) =>
     p.state === "confirmed" && (p.from.agent_id === me || p.to.agent_id === me)
-      ? html` ${button(c, `${at}/payments/respond`, { payment_id: p.payment_id, action: "void" }, "Void", { secondary: true, ariaLabel: `Void the payment of ${p.amount} from ${p.from.handle} to ${p.to.handle}` })}`
+      ? html` ${button(c, `${at}/payments/respond`, { payment_id: p.payment_id, action: "void" }, "Void", { secondary: true, ariaLabel: `Void the payment of ${p.amount} from ${who(p.from)} to ${who(p.to)}` })}`
       : "";
-  // Everyone who can pay or be paid: the human first, then the other members by handle, then friends without an
-  // account (by member_id) by name.
+  // Everyone who can pay or be paid: the human first, then the other members, then friends without an account (by
+  // member_id), by name.
   const rank = (p: PaymentParty) => (p.key === myHandle ? 0 : p.key.length > 32 ? 2 : 1);
-  const parties: PaymentParty[] = group.members
-    .map((x) =>
-      x.agent
-        ? { key: x.agent.handle, label: x.agent.handle === myHandle ? `${x.agent.handle} (you)` : x.agent.handle }
-        : { key: x.member_id, label: `${x.name} (no account yet)` },
-    )
+  const parties: PaymentParty[] = people
+    .map((p) => ({ key: p.handle, label: p.handle === myHandle ? `${names.of(p)} (you)` : names.of(p) }))
     .sort((a, b) => rank(a) - rank(b) || compareText(a.label, b.label));
   const counted = balances.settle_up_counts_pending.length;
   const claim = c.url.searchParams.get("claim");
@@ -287,57 +390,54 @@ export async function renderGroup(c: WebContext, groupId: string, m: FormMessage
   const newName = again(m, "placeholder", "name");
   // Who added a placeholder, or the owner, may replace its claim link (an expired or lost one).
   const renewable = group.archived ? new Set<string>() : await renewableLinks(c.tx, group.group_id, me);
+  // What an expense means for the reader: "you owe 20.00 EUR", "you lent 40.00 EUR".
+  const mine = (e: Expense) => youLine(myNet(e, myHandle), (minor) => `${formatAmount(minor, cur)} ${cur}`, e.kind === "refund");
+  const answered = (who: string[]) =>
+    `${list(who.map((h) => (h === myHandle ? "you" : names.of(h))))} ${who.length === 1 && who[0] !== myHandle ? "has" : "have"} not confirmed it yet`;
   return page(
     group.name,
-    html`${alert(m.error)}${notice(m.info)}<p>${group.kind === "direct" ? "A direct ledger" : "A group"} in ${cur}, ${group.member_count} ${group.member_count === 1 ? "member" : "members"}${group.archived ? html`, <span class="badge">archived</span>` : ""}. Your balance: <strong>${group.my_balance}</strong>.</p>
+    html`${alert(m.error)}${notice(m.info)}<p>${group.kind === "direct" ? "A direct ledger" : "A group"} in ${cur}, ${count(group.member_count, "member")}${group.archived ? html`, <span class="badge">archived</span>` : ""}. Your balance: <strong>${group.my_balance}</strong>.</p>
 ${description ? html`<p><span class="muted">Description, written by the group's members:</span> ${description}</p>` : ""}
-<p><a href="${at}/expenses/new">Add an expense</a> · <a href="#record-payment">Record a payment</a></p>
+<p><a href="${at}/expenses/new">Add an expense</a> · <a href="#record-payment">Record a payment</a> · <a href="#expenses">All expenses</a> · <a href="${at}/activity">Activity</a></p>
 <h2>Balances</h2>
-${balanceChart(balances.members!)}
-<ul>${balances.members!.map((m) => html`<li>${balanceSentence(whoIs(m.agent), m)}</li>`)}</ul>
+${balanceChart(balances.members!, names)}
+<ul>${balances.members!.map((m) => html`<li>${balanceSentence(names.of(m.agent), m)}</li>`)}</ul>
 <h2>To settle up</h2>
 ${
   balances.settle_up!.length
-    ? html`<ul>${balances.settle_up!.map((t) => html`<li>${transferSentence(t, cur)} ${settle(t)}</li>`)}</ul>
+    ? html`<ul>${balances.settle_up!.map((t) => html`<li>${transferSentence(t, cur, who)} ${settle(t)}</li>`)}</ul>
 <p class="muted">${capitalised(settleUpNote(balances))}. Payments count in the balances once the payee confirms them.${counted ? ` ${pendingCounted(counted)}` : ""}</p>`
     : html`<p>Everyone is settled up${counted ? " once the payments waiting for confirmation are confirmed" : ""}.</p>${counted ? html`<p class="muted">${pendingCounted(counted)}</p>` : ""}`
 }
 <h2>Waiting for confirmation</h2>
 ${
   balances.pending_payments.length || waiting.length
-    ? html`<ul>${balances.pending_payments.map((p) => html`<li>${paymentSentence(p)}${answerPayment(p)}</li>`)}${waiting.map(({ e, who }) => html`<li>${e.kind === "refund" ? "Refund " : ""}“${e.description.untrusted_content}” (${e.amount} ${cur}, added by ${e.created_by.handle}): ${who.join(", ")} ${who.length === 1 ? "has" : "have"} not confirmed it yet${answerExpense(e, who)}</li>`)}</ul>${confirmAll}`
+    ? html`<ul>${balances.pending_payments.map((p) => html`<li>${paymentSentence(p, who)}${answerPayment(p)}</li>`)}${waiting.map(({ e, who }) => html`<li>${e.kind === "refund" ? "Refund " : ""}“${e.description.untrusted_content}” (${e.amount} ${cur}, added by ${e.created_by.handle === myHandle ? "you" : names.of(e.created_by)}; ${mine(e)}): ${answered(who)}${answerExpense(e, who)}</li>`)}</ul>${confirmAll}`
     : html`<p>Nothing is waiting.</p>`
 }
 <h2 id="spending">Spending</h2>
-${await spendingSection(ctx, c, groupId, at, cur)}
-<h2>Recent expenses</h2>
-${
-  expenses.length
-    ? html`<table><thead><tr><th scope="col">Date</th><th scope="col">Expense</th><th scope="col" class="num">Amount</th></tr></thead><tbody>${expenses.map(
-        (e) =>
-          html`<tr><td class="date">${e.date}</td><td><a href="${at}/expenses/${e.expense_id}">“${e.description.untrusted_content}”</a><br><span class="muted">${paidBy(e, name)}</span>${e.kind === "refund" ? html` <span class="badge">refund</span>` : ""}${e.state === "disputed" ? html` <span class="badge">disputed</span>` : ""}</td><td class="num">${e.amount} ${cur}</td></tr>`,
-      )}</tbody></table>${moreExpenses ? html`<p class="muted">The ${RECENT} most recent; the CSV has them all.</p>` : ""}`
-    : html`<p>No expenses yet.</p>`
-}
+${await spendingSection(ctx, c, groupId, at, cur, names)}
+<h2 id="expenses">Expenses</h2>
+${expenseSection(c, at, cur, names, myHandle, people, f, shown)}
 <h2>Recurring expenses</h2>
 ${
   series.length
     ? html`<ul aria-label="Recurring expenses">${series.map(
         (e) =>
-          html`<li><a href="${at}/expenses/${e.expense_id}">“${e.description.untrusted_content}”</a> (${e.amount} ${cur}, ${e.repeat}${e.repeat_until ? `, until ${e.repeat_until}` : ""}): next on ${e.next_occurrence} ${button(c, `${at}/recurring/stop`, { expense_id: e.expense_id }, "Stop", { secondary: true, ariaLabel: `Stop repeating “${e.description.untrusted_content}”` })}</li>`,
+          html`<li><a href="${at}/expenses/${e.expense_id}">“${e.description.untrusted_content}”</a> (${e.amount} ${cur}, ${e.repeat}${e.repeat_until ? `, until ${e.repeat_until}` : ""}; each time ${mine(e)}): next on ${e.next_occurrence} ${button(c, `${at}/recurring/stop`, { expense_id: e.expense_id }, "Stop", { secondary: true, ariaLabel: `Stop repeating “${e.description.untrusted_content}”` })}</li>`,
       )}</ul>`
     : html`<p>No recurring expense.</p>`
 }
 <h2>Recent payments</h2>
 ${
   payments.length
-    ? html`<table><thead><tr><th scope="col">Date</th><th scope="col">Payment</th></tr></thead><tbody>${payments.map((p) => html`<tr><td class="date">${p.created_at.slice(0, 10)}</td><td>${paymentSentence(p)}${voidable(p)}</td></tr>`)}</tbody></table>${morePayments ? html`<p class="muted">The ${RECENT} most recent; the CSV has them all.</p>` : ""}`
+    ? html`<table><thead><tr><th scope="col">Date</th><th scope="col">Payment</th></tr></thead><tbody>${payments.map((p) => html`<tr><td class="date">${p.created_at.slice(0, 10)}</td><td>${paymentSentence(p, who)}${voidable(p)}</td></tr>`)}</tbody></table>${morePayments ? html`<p class="muted">The ${RECENT} most recent; <a href="${at}/activity">the group's activity</a> has every one, and the CSV too.</p>` : ""}`
     : html`<p>No payments yet.</p>`
 }
 <h2 id="record-payment">Record a payment</h2>
 ${parties.length > 1 ? html`<p class="muted">A payment between you and another member, either way: one you made counts once they confirm it; one you received counts at once (a friend without an account who paid you cash too).</p>${paymentForm(c, at, parties, myHandle, cur, pay)}` : html`<p>Nobody else is in the group.</p>`}
 <h2 id="members">Members</h2>
-<ul>${group.members.map((x) => html`<li>${x.agent ? x.agent.handle : html`${x.name} <span class="badge">no account yet</span>`}${x.role === "owner" ? html` <span class="muted">(owner)</span>` : ""}${renewable.has(x.member_id) ? html` ${button(c, `${at}/placeholders/link`, { member_id: x.member_id }, "New link", { secondary: true, ariaLabel: `New link for ${x.name} to take their place` })}` : ""}</li>`)}</ul>
+<ul>${group.members.map((x) => html`<li>${x.agent ? nameWithHandle(x.agent) : html`${x.name} <span class="badge">no account yet</span>`}${x.role === "owner" ? html` <span class="muted">(owner)</span>` : ""}${renewable.has(x.member_id) ? html` ${button(c, `${at}/placeholders/link`, { member_id: x.member_id }, "New link", { secondary: true, ariaLabel: `New link for ${x.name} to take their place` })}` : ""}</li>`)}</ul>
 ${
   claimUrl
     ? html`<p><label for="f-claim-url">Link for them to take their place (shown once; copy it now and send it by any channel):</label>
@@ -370,6 +470,68 @@ ${
     { status: m.status, scripts: claimUrl ? ["/assets/copy.js"] : [] },
   );
 }
+
+/**
+ * The page of expenses the address asks for: its cursor and filters; the newest when it asks for none. A cursor
+ * that no longer reads (from an old link) starts the list again from the newest, said so.
+ */
+async function expensePage(
+  ctx: DomainContext,
+  groupId: string,
+  people: Person[],
+  f: ExpenseFilters,
+  cursor: string | undefined,
+  newest: { expenses: Expense[]; next_cursor: string | null },
+): Promise<{ expenses: Expense[]; next_cursor: string | null; stale: boolean }> {
+  // A member by member_id (a placeholder has no handle to name it by): its ref's agent_id.
+  const filters = {
+    search: f.q,
+    involving_member: f.who === undefined ? undefined : people.find((p) => p.handle === f.who)?.agent_id,
+    since_date: f.from,
+    until_date: f.to,
+  };
+  if (!cursor && !f.q && !f.who && !f.from && !f.to) return { ...newest, stale: false };
+  try {
+    return { ...(await listExpenses(ctx, { group_id: groupId, limit: RECENT, cursor, ...filters })), stale: false };
+  } catch (err) {
+    if (!(err instanceof AppError) || err.code !== "VALIDATION_ERROR" || cursor === undefined) throw err;
+    return { ...(await listExpenses(ctx, { group_id: groupId, limit: RECENT, ...filters })), stale: true };
+  }
+}
+
+/** GET /groups/{group_id}/activity: everything that happened in the group, newest first, a page at a time. */
+export async function renderActivity(c: WebContext, groupId: string): Promise<Response> {
+  if (!signedIn(c.session)) return signinPage(c, { status: 401 });
+  if (!Uuid.safeParse(groupId).success) return notFoundPage();
+  const ctx = await actingAs(c, c.session.agentId);
+  const group = await groupView(c.tx, groupId, ctx.actor.agentId);
+  const at = `/groups/${group.group_id}`;
+  const cursor = c.url.searchParams.get("cursor") ?? undefined;
+  let stale = false;
+  let read: Awaited<ReturnType<typeof listActivity>>;
+  try {
+    read = await listActivity(ctx, { group_id: groupId, limit: ACTIVITY_PAGE, cursor });
+  } catch (err) {
+    if (!(err instanceof AppError) || err.code !== "VALIDATION_ERROR" || cursor === undefined) throw err;
+    stale = true;
+    read = await listActivity(ctx, { group_id: groupId, limit: ACTIVITY_PAGE });
+  }
+  const names = new Names(read.entries.map((e) => e.actor)).with(memberRefs(group.members));
+  const entries = read.entries.map(
+    (e) =>
+      html`<li><span class="muted">${formatTime(e.created_at)}</span> ${e.refs.expense_id ? html`<a href="${at}/expenses/${e.refs.expense_id}">${activityText(e.summary_md, names)}</a>` : activityText(e.summary_md, names)}</li>`,
+  );
+  return page(
+    `Activity in ${group.name}`,
+    html`<p><a href="${at}">Back to the group</a></p>
+<p class="muted">Everything that happened in the group, newest first. Words in quotes were written by the group's members.</p>
+${stale ? html`<p class="notice" role="status">That page of the list is out of date, so the list starts again from the newest.</p>` : ""}
+${entries.length ? html`<ul class="cards" aria-label="Activity">${entries}</ul>` : html`<p>Nothing has happened in this group yet.</p>`}
+${read.next_cursor || (cursor && !stale) ? html`<nav class="pager" aria-label="More activity">${read.next_cursor ? html`<a href="${at}/activity?cursor=${encodeURIComponent(read.next_cursor)}">Older activity</a>` : html`<span></span>`}${cursor && !stale ? html`<a href="${at}/activity">Back to the newest</a>` : ""}</nav>` : ""}`,
+  );
+}
+
+const ACTIVITY_PAGE = 30;
 
 /** GET /assets/copy.js: the Copy link button beside a claim link shown once (the field alone without JavaScript). */
 export const serveCopyScript = () => serveScript(copyScript);
@@ -445,11 +607,14 @@ export async function postPayment(a: ActionContext, groupId: string): Promise<Re
     const key = given(side) ?? given(`${side}_member_id`);
     if (key !== undefined) args[key.length > 32 ? `${side}_member_id` : side] = key;
   }
+  // Amounts as the person writes them ("12,50"), read as the tool reads them.
+  const comma = decimalCommaOf(a.req);
+  const amount = (name: string) => (given(name) === undefined ? undefined : typedAmount(given(name)!, comma));
   if (f.has("amount_minor")) args.amount_minor = Number(f.get("amount_minor"));
-  else args.amount = given("amount");
+  else args.amount = amount("amount");
   const currency = given("currency")?.toUpperCase();
   if (currency) args.currency = currency;
-  if (given("exchange_rate")) args.exchange_rate = given("exchange_rate");
+  if (given("exchange_rate")) args.exchange_rate = amount("exchange_rate");
   if (given("note")) args.note = f.get("note");
   if (f.get("second_payment")) args.second_payment = true;
   const result = await a.call("record_payment", args);
@@ -459,7 +624,11 @@ export async function postPayment(a: ActionContext, groupId: string): Promise<Re
   for (const side of ["from", "to"]) if (errors[`${side}_member_id`]) errors[side] ??= errors[`${side}_member_id`]!;
   const twice = result.error.code === "CONFLICT" && (result.error.details as { pending_payment_id?: string } | undefined)?.pending_payment_id !== undefined;
   const pay = f.get("form") === "payment" ? { values: f, errors, twice } : undefined;
-  return a.show((c) => renderGroup(c, groupId, { error: result.error.message, status: result.error.status }, pay));
+  // The refusal names people as the page does: by their names.
+  return a.show(async (c) => {
+    const names = new Names(memberRefs((await groupView(c.tx, groupId, a.agentId)).members));
+    return renderGroup(c, groupId, { error: errorText(result.error, names), status: result.error.status }, pay);
+  });
 }
 /** POST /groups/{group_id}/payments/respond: respond_payment (confirm or reject a payment to the human). */
 export const postPaymentAnswer = groupAction("respond_payment", (f) => ({ payment_id: field_(f, "payment_id"), action: field_(f, "action") }), "answered");
@@ -482,7 +651,7 @@ export async function postConfirmAll(a: ActionContext, groupId: string): Promise
     const result = await a.call("respond_expense", { expense_id, action: "confirm" }, formKey ? formKeyFor(formKey, expense_id) : undefined);
     if (!result.ok) {
       if (result.error.code === "NOT_FOUND") return notFoundPage();
-      const message = `${done} of ${ids.length} confirmed; then: ${result.error.message}`;
+      const message = `${done} of ${ids.length} confirmed; then: ${errorText(result.error)}`;
       return a.show((c) => renderGroup(c, groupId, { error: message, status: result.error.status }));
     }
     done++;

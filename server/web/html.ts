@@ -1,5 +1,7 @@
 // Server-rendered HTML: every interpolated value is escaped unless it is already markup built here.
+import { AsyncLocalStorage } from "node:async_hooks";
 import { createHash } from "node:crypto";
+import localTimeScript from "./local-time.js" with { type: "text" };
 
 export class Markup {
   constructor(readonly text: string) {}
@@ -68,6 +70,8 @@ code{font-family:ui-monospace,monospace;overflow-wrap:anywhere}pre code{overflow
 .owed{fill:#1a7f37}.owes,.refunded{fill:#c52424}.spent{fill:#2f62b8}
 .muted{opacity:.8}
 blockquote{margin:.25rem 0;padding:.25rem .75rem;border-left:4px solid #888}blockquote footer{font-size:.85rem}
+.visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap}
+.pager{display:flex;gap:1rem;flex-wrap:wrap;justify-content:space-between}
 `;
 const STYLE_HASH = `'sha256-${createHash("sha256").update(STYLE).digest("base64")}'`;
 
@@ -78,7 +82,26 @@ export interface PageOptions {
   headers?: Record<string, string>;
   /** Scripts of this server the page loads (passkeys need one); the CSP then allows 'self' scripts and fetches. */
   scripts?: string[];
+  /** A page that must read the same for everyone (an error, the 404 page, which tells nothing): no unseen count. */
+  same?: boolean;
 }
+
+/**
+ * What the page being answered knows of its reader, set once per request by the page runner (pages.ts inSession):
+ * how many inbox items they have not seen, for the nav. Pages answered outside it (a refused form before its
+ * session is read) show no count.
+ */
+export const reader = new AsyncLocalStorage<{ unseen: number }>();
+
+/** The nav's count of unseen items: "Inbox 3 unseen", 99+ past 99. */
+function inboxLink(same = false): Markup {
+  const n = same ? 0 : (reader.getStore()?.unseen ?? 0);
+  if (!n) return html`<a href="/inbox">Inbox</a>`;
+  return html`<a href="/inbox">Inbox <span class="badge">${n > 99 ? "99+" : n}<span class="visually-hidden"> unseen</span></span></a>`;
+}
+
+/** The script that shows each <time> of a page in the reader's time zone (local-time.js). */
+export const LOCAL_TIME_SCRIPT = "/assets/local-time.js";
 
 /** GET of one of this server's own small scripts (/assets/*.js), the only scripts its pages load. */
 export const serveScript = (source: string) =>
@@ -86,8 +109,13 @@ export const serveScript = (source: string) =>
     headers: { "Content-Type": "text/javascript; charset=utf-8", "Cache-Control": "public, max-age=300", "X-Content-Type-Options": "nosniff" },
   });
 
+/** GET /assets/local-time.js: times in the reader's time zone (UTC without it). */
+export const serveLocalTimeScript = () => serveScript(localTimeScript);
+
 /** A whole page with the strict headers every page carries: no script but this server's own where asked, styles only by hash, no framing. */
 export function page(title: string, body: Markup, opts: PageOptions = {}): Response {
+  // A page with times loads the script that says them in the reader's zone; without it they read in UTC.
+  const scripts = [...(opts.scripts ?? []), ...(body.text.includes("<time datetime=") ? [LOCAL_TIME_SCRIPT] : [])];
   const doc = html`<!doctype html>
 <html lang="en">
 <head>
@@ -96,9 +124,9 @@ export function page(title: string, body: Markup, opts: PageOptions = {}): Respo
 <meta name="referrer" content="no-referrer">
 <title>${title} · svc</title>
 <style>${new Markup(STYLE)}</style>
-${(opts.scripts ?? []).map((src) => html`<script src="${src}" defer></script>\n`)}</head>
+${scripts.map((src) => html`<script src="${src}" defer></script>\n`)}</head>
 <body>
-<header><nav aria-label="Site"><a href="/">svc</a><a href="/groups">Groups</a><a href="/contacts">Contacts</a><a href="/inbox">Inbox</a><a href="/envelopes">Mail</a><a href="/plans">Plans</a><a href="/account">Account</a><a href="/docs">Docs</a></nav></header>
+<header><nav aria-label="Site"><a href="/">svc</a><a href="/groups">Groups</a><a href="/contacts">Contacts</a>${inboxLink(opts.same)}<a href="/envelopes">Mail</a><a href="/plans">Plans</a><a href="/account">Account</a><a href="/docs">Docs</a></nav></header>
 <main>
 <h1>${title}</h1>
 ${body}
@@ -107,12 +135,12 @@ ${body}
 </html>
 `;
   const formAction = ["'self'", ...(opts.formTargets ?? [])].join(" ");
-  const scripts = opts.scripts?.length ? "; script-src 'self'; connect-src 'self'" : "";
+  const scriptSrc = scripts.length ? "; script-src 'self'; connect-src 'self'" : "";
   return new Response(doc.text, {
     status: opts.status ?? 200,
     headers: {
       "Content-Type": "text/html; charset=utf-8",
-      "Content-Security-Policy": `default-src 'none'; style-src ${STYLE_HASH}; img-src 'self'; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'${scripts}`,
+      "Content-Security-Policy": `default-src 'none'; style-src ${STYLE_HASH}; img-src 'self'; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'${scriptSrc}`,
       "X-Frame-Options": "DENY",
       "X-Content-Type-Options": "nosniff",
       "Referrer-Policy": "no-referrer",

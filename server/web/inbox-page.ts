@@ -8,7 +8,8 @@ import { CONFIRMATION_ITEM } from "../domain/inbox.ts";
 import { memberGroup } from "../domain/ledger/groups/membership.ts";
 import type { WebContext } from "./context.ts";
 import { formatTime } from "./context.ts";
-import { firstLine, inboxItems, waitingForDecision, whereToAct } from "./dashboard-page.ts";
+import { answered, inboxItems, itemWords, waitingForDecision, whereToAct } from "./dashboard-page.ts";
+import { count, itemText, type ItemWords } from "./wording.ts";
 import { alert, form, html, notice, page } from "./html.ts";
 import { signedIn } from "./session.ts";
 import { signinBlock } from "./signin.ts";
@@ -20,10 +21,11 @@ const DONE: Record<string, string> = {
   declined: "Invitation declined.",
 };
 
-function actions(c: WebContext, i: InboxItem) {
-  const from = i.from ? `@${i.from.handle}` : "";
+function actions(c: WebContext, i: InboxItem, words: ItemWords) {
+  const from = i.from ? words.names.of(i.from) : "";
   if (i.type === "contact.request" && i.refs.handle) {
-    return html`${button(c, "/contacts/respond", { handle: i.refs.handle, action: "accept" }, "Accept", { ariaLabel: `Accept @${i.refs.handle}` })} ${button(c, "/contacts/respond", { handle: i.refs.handle, action: "decline" }, "Decline", { secondary: true, ariaLabel: `Decline @${i.refs.handle}` })}`;
+    const who = i.from ? words.names.of(i.from) : `@${i.refs.handle}`;
+    return html`${button(c, "/contacts/respond", { handle: i.refs.handle, action: "accept" }, "Accept", { ariaLabel: `Accept ${who}` })} ${button(c, "/contacts/respond", { handle: i.refs.handle, action: "decline" }, "Decline", { secondary: true, ariaLabel: `Decline ${who}` })}`;
   }
   if (i.type === "group.invitation" && i.refs.invite_id) {
     return html`${button(c, "/inbox/group-invite", { invite_id: i.refs.invite_id, action: "accept" }, "Join the group", { ariaLabel: from ? `Join the group ${from} invited you to` : "Join the group" })} ${button(c, "/inbox/group-invite", { invite_id: i.refs.invite_id, action: "decline" }, "Decline", { secondary: true, ariaLabel: `Decline the invitation from ${from || "the group"}` })}`;
@@ -31,17 +33,22 @@ function actions(c: WebContext, i: InboxItem) {
   return html`<a href="${whereToAct(i)}">Answer it on its page</a>`;
 }
 
-const itemCard = (c: WebContext, i: InboxItem, waiting: boolean) =>
+const itemCard = (c: WebContext, i: InboxItem, waiting: boolean, words: ItemWords) =>
   html`<li id="item-${i.item_id}"><span class="muted">${formatTime(i.created_at)}${i.seen ? "" : html` <span class="badge">new</span>`}</span>
-<span>${firstLine(i.summary_md)}</span>${quoted(i)}${waiting ? html`<div>${actions(c, i)}</div>` : ""}</li>`;
+<span>${itemText(i, words)}</span>${quoted(i, i.from ? words.names.of(i.from) : "another member")}${waiting ? html`<div>${actions(c, i, words)}</div>` : ""}</li>`;
 
 /**
  * Expenses of one group waiting for the human's confirmation, as one card: how many, a link to the group, and one
  * button that confirms them all (respond_expense with expense_ids).
  */
-function confirmationCard(c: WebContext, groupId: string, name: string | null, items: InboxItem[]) {
+function confirmationCard(c: WebContext, groupId: string, name: string | null, items: InboxItem[], words: ItemWords) {
   const ids = items.map((i) => i.refs.expense_id!).slice(0, 100);
-  return html`<li id="group-${groupId}"><span>${items.length} expense${items.length === 1 ? "" : "s"} in ${name === null ? "a group" : html`“${name}”`} to confirm.</span>
+  // One expense is said as its sentence (what it means for the reader), its notes quoted; several as one line.
+  const said =
+    items.length === 1
+      ? html`<span>${itemText(items[0]!, words)}</span>${quoted(items[0]!, items[0]!.from ? words.names.of(items[0]!.from) : "another member")}`
+      : html`<span>${count(items.length, "expense")} in ${name === null ? "a group" : html`“${name}”`} to confirm.</span>`;
+  return html`<li id="group-${groupId}">${said}
 <div><a href="/groups/${groupId}">See them on the group's page</a> ${button(c, "/inbox/confirm-all", { expense_ids: ids.join(",") }, `Confirm all ${ids.length}`, { ariaLabel: `Confirm all ${ids.length} expenses of the group` })}</div></li>`;
 }
 
@@ -49,9 +56,12 @@ function confirmationCard(c: WebContext, groupId: string, name: string | null, i
 export async function renderInbox(c: WebContext, _param = "", m: FormMessages = {}): Promise<Response> {
   if (!signedIn(c.session)) return page("Your inbox", html`<p>Sign in to see your inbox.</p>${await signinBlock(c, "account")}`, { status: m.status });
   m = { info: DONE[c.url.searchParams.get("done") ?? ""], ...m };
-  const { items } = await inboxItems(c, c.session.agentId);
+  const { items: all } = await inboxItems(c, c.session.agentId);
+  // An ask already answered (accepted, joined, confirmed) has nothing left to do: the page leaves it out.
+  const items = all.filter((i) => !answered(i));
   const waiting = waitingForDecision(items);
   const rest = items.filter((i) => !waiting.includes(i));
+  const words = await itemWords(c, c.session.agentId, items);
   // Expenses to confirm: one card per group (with its "Confirm all"); the other asks one card each.
   const toConfirm = Map.groupBy(
     waiting.filter((i) => i.type === CONFIRMATION_ITEM && i.refs.group_id && i.refs.expense_id),
@@ -59,9 +69,12 @@ export async function renderInbox(c: WebContext, _param = "", m: FormMessages = 
   );
   const single = waiting.filter((i) => !(i.type === CONFIRMATION_ITEM && i.refs.group_id && i.refs.expense_id));
   const cards = [];
-  for (const [groupId, list] of toConfirm) cards.push(confirmationCard(c, groupId, (await memberGroup(c.tx, groupId, c.session.agentId))?.name ?? null, list));
-  cards.push(...single.map((i) => itemCard(c, i, true)));
+  for (const [groupId, list] of toConfirm)
+    cards.push(confirmationCard(c, groupId, (await memberGroup(c.tx, groupId, c.session.agentId))?.name ?? null, list, words));
+  cards.push(...single.map((i) => itemCard(c, i, true, words)));
   const unseen = items.filter((i) => !i.seen);
+  // Asks already answered are not shown, and are marked seen with the rest: nothing of them is left to read.
+  const quiet = all.filter((i) => answered(i) && !i.seen);
   return page(
     "Your inbox",
     html`${alert(m.error)}${notice(m.info)}
@@ -69,17 +82,17 @@ export async function renderInbox(c: WebContext, _param = "", m: FormMessages = 
 <h2>Waiting for your decision</h2>
 ${cards.length ? html`<ul class="cards" aria-label="Waiting for your decision">${cards}</ul>` : html`<p>Nothing waits for you.</p>`}
 <h2>Everything else</h2>
-${rest.length ? html`<ul class="cards" aria-label="Everything else">${rest.map((i) => itemCard(c, i, false))}</ul>` : html`<p>Nothing here.</p>`}
+${rest.length ? html`<ul class="cards" aria-label="Everything else">${rest.map((i) => itemCard(c, i, false, words))}</ul>` : html`<p>Nothing here.</p>`}
 ${
   unseen.length
     ? form(
         "/inbox/seen",
         c.session.csrfToken,
-        html`<input type="hidden" name="item_ids" value="${unseen
+        html`<input type="hidden" name="item_ids" value="${[...unseen, ...quiet]
           .slice(0, 100)
           .map((i) => i.item_id)
           .join(",")}">`,
-        `Mark ${unseen.length === 1 ? "1 item" : `${unseen.length} items`} as seen`,
+        `Mark ${count(Math.min(unseen.length, 100), "item")} as seen`,
         { secondary: true, idempotencyKey: formKey(c, "/inbox/seen") },
       )
     : ""

@@ -9,6 +9,7 @@ import { errorPage, type WebContext } from "./context.ts";
 import { form, html, page } from "./html.ts";
 import { signedIn } from "./session.ts";
 import { signInAs } from "./signin.ts";
+import { withoutAgentAsides } from "./wording.ts";
 
 interface Pair {
   keep: AgentRow;
@@ -73,7 +74,7 @@ ${
 ${
   preview.blockers.length
     ? html`<h2>First, finish these</h2>
-<ul>${preview.blockers.map((b) => html`<li>${b}</li>`)}</ul>
+<ul>${preview.blockers.map((b) => html`<li>${withoutAgentAsides(b)}</li>`)}</ul>
 <p>Your agents can do each of these with the tool named. Then come back to this page.</p>`
     : form("/account/merge", c.session.csrfToken, fields, `Join @${retire.handle} into @${keep.handle}`)
 }

@@ -15,7 +15,9 @@ import { renderDashboard } from "./dashboard-page.ts";
 import { renderDocs } from "./docs-page.ts";
 import { renderGroups } from "./groups-page.ts";
 import { renderHome, wantsHtml } from "./home-page.ts";
-import { html, seeOther } from "./html.ts";
+import { html, reader, seeOther } from "./html.ts";
+import { unseenCount } from "../domain/inbox.ts";
+import { errorText } from "./wording.ts";
 import { renderJoin } from "./join-page.ts";
 import { anonymousCookie, csrfValid, mayWrite, openSession, readCookie, SESSION_COOKIE, signedIn, updateSession, type Access } from "./session.ts";
 import { invoke } from "../tools/invoke.ts";
@@ -346,7 +348,9 @@ async function inSession(at: Caller, url: URL, form: URLSearchParams | null, run
         clientAddress: at.clientAddress,
         audit: (entry) => audits.push(entry),
       };
-      const res = withView(c, await run(c));
+      // What the nav says of the reader's inbox, for every page this answers (html.ts reader).
+      const unseen = signedIn(session) ? await unseenCount(tx, session.agentId, now) : 0;
+      const res = withView(c, await reader.run({ unseen }, () => run(c)));
       return { res, cookies: c.cookies, afterCommit: c.afterCommit, audits };
     };
     const {
@@ -373,7 +377,7 @@ async function inSession(at: Caller, url: URL, form: URLSearchParams | null, run
     // An object the human may not see looks like no page at all.
     if (err.code === "NOT_FOUND") return notFoundPage();
     // Nothing of a refused step was kept (the transaction rolled back); the message is the server's own.
-    return errorPage("Cannot do that", err.message, err.status, html`<p>Go back and try again.</p>`);
+    return errorPage("Cannot do that", errorText(err), err.status, html`<p>Go back and try again.</p>`);
   }
 }
 

@@ -9,8 +9,12 @@ import { alert, form, html, Markup, notice, page } from "./html.ts";
 import { signedIn } from "./session.ts";
 import { signinBlock } from "./signin.ts";
 import { quote, toolForm, type FormMessages } from "./web-actions.ts";
+import { count, Names } from "./wording.ts";
 
 const when = (p: Plan) => formatTime(p.starts_at);
+
+/** The people of a plan, by their names. */
+const names = (p: Plan) => new Names([p.organiser, ...p.invitees.map((i) => i.agent)]);
 
 /** GET /plans */
 export async function renderPlans(c: WebContext, _param = "", m: FormMessages = {}): Promise<Response> {
@@ -25,7 +29,7 @@ ${
   plans.length
     ? html`<ul class="cards" aria-label="Upcoming plans">${plans.map(
         (p) =>
-          html`<li><a href="/plans/${p.plan_id}">${p.title.untrusted_content}</a><span class="muted">${when(p)} · ${p.state} · organised by @${p.organiser.handle}${p.my_role === "invitee" ? html` · your answer: ${p.invitees.find((i) => i.agent.agent_id === c.session.agentId)?.response ?? "none yet"}` : ""}</span></li>`,
+          html`<li><a href="/plans/${p.plan_id}">${p.title.untrusted_content}</a><span class="muted">${when(p)} · ${p.state} · organised by ${p.my_role === "invitee" ? names(p).of(p.organiser) : "you"}${p.my_role === "invitee" ? html` · your answer: ${p.invitees.find((i) => i.agent.agent_id === c.session.agentId)?.response ?? "none yet"}` : ""}</span></li>`,
       )}</ul>`
     : html`<p>No upcoming plans.</p>`
 }`,
@@ -40,7 +44,8 @@ export async function renderPlan(c: WebContext, planId: string, m: FormMessages 
   // NOT_FOUND for a plan the human is neither organiser nor invitee of: the 404 page.
   const { plan } = await getPlan(await actingAs(c, c.session.agentId), planId);
   const me = plan.invitees.find((i) => i.agent.agent_id === c.session.agentId);
-  const by = `@${plan.organiser.handle}`;
+  const people = names(plan);
+  const by = plan.organiser.agent_id === c.session.agentId ? "you" : people.of(plan.organiser);
   const answered = c.url.searchParams.get("done") === "answered" ? "Your answer is saved." : undefined;
   const option = (o: Plan["options"][number]) =>
     html`${formatTime(o.starts_at)}${o.ends_at ? html` to ${formatTime(o.ends_at)}` : ""}${o.place ? html`, at “${o.place.untrusted_content}” (place written by ${by})` : ""}`;
@@ -70,11 +75,11 @@ ${
     html`${alert(m.error)}${notice(answered)}
 ${quote(plan.title.untrusted_content, `${by}, the organiser`)}
 ${plan.description ? quote(plan.description.untrusted_content, by) : ""}
-<p>${plan.state === "scheduled" ? "Scheduled" : plan.state === "cancelled" ? "Cancelled" : "Proposed"}; starts ${when(plan)}.${plan.respond_by ? ` Answer by ${formatTime(plan.respond_by)}.` : ""}</p>
+<p>${plan.state === "scheduled" ? "Scheduled" : plan.state === "cancelled" ? "Cancelled" : "Proposed"}; starts ${when(plan)}.${plan.respond_by ? html` Answer by ${formatTime(plan.respond_by)}.` : ""}</p>
 <h2>Options</h2>
-<ul>${plan.options.map((o) => html`<li>${option(o)}: ${o.votes} ${o.votes === 1 ? "vote" : "votes"}${plan.chosen_option_id === o.option_id ? html` <span class="badge">chosen</span>` : ""}</li>`)}</ul>
+<ul>${plan.options.map((o) => html`<li>${option(o)}: ${count(o.votes, "vote")}${plan.chosen_option_id === o.option_id ? html` <span class="badge">chosen</span>` : ""}</li>`)}</ul>
 <h2>Answers</h2>
-<ul>${plan.invitees.map((i) => html`<li>@${i.agent.handle}: ${i.response ?? "no answer yet"}</li>`)}</ul>
+<ul>${plan.invitees.map((i) => html`<li>${i.agent.agent_id === c.session.agentId ? "You" : people.of(i.agent)}: ${i.response ?? "no answer yet"}</li>`)}</ul>
 ${answerForm}
 <p><a href="/plans">All your plans</a></p>`,
     { status: m.status },

@@ -13,8 +13,9 @@ import { alert, field, form, html, Markup, notice, page, seeOther } from "./html
 import { factorOrigin, mayWrite, sessionCookie, signIn, signedIn } from "./session.ts";
 import type { ActionContext } from "./pages.ts";
 import { emailFacts, emailSection } from "./email-pages.ts";
+import { errorText, issuesByField } from "./wording.ts";
 
-const SPENT = "This link has expired or was already used. Ask your agent for a new one (get_settings_link).";
+const SPENT = "This link has expired or was already used. Ask your agent for a new settings link, or sign in on your account page.";
 
 /** GET /settings/link/{token} */
 export async function renderSettingsLink(c: WebContext, token: string): Promise<Response> {
@@ -49,7 +50,7 @@ export async function renderSettings(c: WebContext, m: SettingsMessages = {}): P
   if (!signedIn(c.session, "settings")) {
     return errorPage(
       "Settings",
-      "Open the link your agent gave you (it calls get_settings_link), or sign in on your account page.",
+      "Open the settings link your agent gave you, or sign in on your account page.",
       401,
       html`<p><a href="/account">Go to your account page</a></p>`,
     );
@@ -229,14 +230,14 @@ export async function postSettings(a: ActionContext): Promise<Response> {
   const description = (a.form.get("description") ?? "").trim();
   const result = await a.call("update_me", { display_name: (a.form.get("display_name") ?? "").trim(), description: description || null });
   if (result.ok) return seeOther("/settings?saved=1");
-  const issues = new Map(((result.error.details?.issues as { path: string; message: string }[] | undefined) ?? []).map((i) => [i.path, i.message]));
-  return a.show((c) => renderSettings(c, { error: result.error.message, status: result.error.status, issues, values: a.form }));
+  const issues = new Map(Object.entries(issuesByField(result.error)));
+  return a.show((c) => renderSettings(c, { error: errorText(result.error), status: result.error.status, issues, values: a.form }));
 }
 
 /** POST /settings/servers: update_me with accepts_from_other_servers, through invoke() as this browser. */
 export async function postAcceptsFrom(a: ActionContext): Promise<Response> {
   const result = await a.call("update_me", { accepts_from_other_servers: (a.form.get("accepts_from_other_servers") ?? "").trim() });
   if (result.ok) return seeOther("/settings?saved=servers");
-  const issues = new Map(((result.error.details?.issues as { path: string; message: string }[] | undefined) ?? []).map((i) => [i.path, i.message]));
-  return a.show((c) => renderSettings(c, { error: result.error.message, status: result.error.status, issues, values: a.form }));
+  const issues = new Map(Object.entries(issuesByField(result.error)));
+  return a.show((c) => renderSettings(c, { error: errorText(result.error), status: result.error.status, issues, values: a.form }));
 }

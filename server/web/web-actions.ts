@@ -7,6 +7,7 @@ import { form, html, type Markup } from "./html.ts";
 import type { ActionContext } from "./pages.ts";
 import { seeOther } from "./html.ts";
 import { formKey } from "./form-keys.ts";
+import { errorText, issuesByField } from "./wording.ts";
 
 /** A page shown again after a refused form: which form, the values sent, and the tool's issues by field. */
 export interface FormMessages extends Messages {
@@ -56,28 +57,21 @@ export function toolForm(opts: {
     if (result.ok) return seeOther(opts.done(result.data, param, a.form));
     const err = result.error;
     // A group the human is not in is NOT_FOUND again when the page is read: the 404 page, as for any address.
-    const issues: Record<string, string> = {};
-    const listed = (err.details as { issues?: { path: string; message: string }[] } | undefined)?.issues ?? [];
-    for (const i of listed) issues[i.path] ??= i.message;
-    return a.show((c) => opts.show(c, param, { error: err.message, status: err.status, form: opts.form, values: a.form, issues }));
+    // The page says it in a person's words (wording.ts), each issue beside its field.
+    return a.show((c) => opts.show(c, param, { error: errorText(err), status: err.status, form: opts.form, values: a.form, issues: issuesByField(err) }));
   };
 }
 
-/** Every value another person wrote in an item (fields marked untrusted_content), as quoted blocks naming the writer. */
-export function quoted(item: Pick<InboxItem, "payload" | "note" | "from">): Markup[] {
+/**
+ * What another person wrote in an item beyond what its sentence quotes (wording.ts itemText): the note (a contact
+ * request's, an expense's notes, a dispute's reason), a plan's description; each a quoted block naming the writer.
+ */
+export function quoted(item: Pick<InboxItem, "payload" | "note" | "type">, writer: string): Markup[] {
   const found: string[] = [];
-  const walk = (v: unknown) => {
-    if (!v || typeof v !== "object") return;
-    if (typeof (v as { untrusted_content?: unknown }).untrusted_content === "string") {
-      found.push((v as { untrusted_content: string }).untrusted_content);
-      return;
-    }
-    for (const x of Object.values(v)) walk(x);
-  };
-  walk(item.payload);
+  const description = item.payload.description as { untrusted_content?: unknown } | null | undefined;
+  if (item.type.startsWith("plan.") && typeof description?.untrusted_content === "string") found.push(description.untrusted_content);
   if (item.note) found.push(item.note.untrusted_content);
-  const who = item.from ? `@${item.from.handle}` : "another member";
-  return [...new Set(found)].filter(Boolean).map((text) => quote(text, who));
+  return [...new Set(found)].filter(Boolean).map((text) => quote(text, writer));
 }
 
 /** Words someone else wrote: always inside a blockquote that says whose they are, never as the page's own text. */

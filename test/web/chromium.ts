@@ -10,7 +10,8 @@ export interface Browser {
   close(): Promise<void>;
 }
 
-export async function launchChromium(viewport = { width: 800, height: 900 }): Promise<Browser> {
+/** `where`: the browser's time zone and language (Playwright's own by default). */
+export async function launchChromium(viewport = { width: 800, height: 900 }, where: { timezoneId?: string; locale?: string } = {}): Promise<Browser> {
   const setup = Bun.spawnSync(["bash", join(import.meta.dir, "ensure-chromium.sh")], { stdout: "inherit", stderr: "inherit" });
   if (setup.exitCode !== 0) throw new Error("Chromium could not be installed (test/web/ensure-chromium.sh)");
   const profile = mkdtempSync(join(tmpdir(), "svc-chromium-"));
@@ -27,6 +28,7 @@ export async function launchChromium(viewport = { width: 800, height: 900 }): Pr
       "--disable-sync",
     ],
     viewport,
+    ...where,
   });
   return {
     context,

@@ -161,7 +161,7 @@ describe("federation on the web pages", () => {
     // A code with another host is refused by add_contact, beside the field.
     const refused = await send(page, formOf(contacts, "Add by code"), { code: "amber-falcon-river-seven@b.example" });
     expect(refused.status).toBe(400);
-    expect(refused.html).toContain('id="f-code-error" class="field-error">names an agent on another server');
+    expect(refused.html).toContain('id="f-code-error" class="field-error">Names an agent on another server');
   });
 
   test("in Chromium: the contacts and settings pages with federation on pass the audit; a click on a choice saves it", async () => {

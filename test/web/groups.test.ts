@@ -106,24 +106,25 @@ describe("/groups", () => {
     expect(r.headers.get("content-security-policy")).toContain("default-src 'none'");
     const balances = await s.ok("get_balances", { group_id: g.group_id }, g.by["gp-alice"]!.key);
     const shown = text(r.html);
-    // alice paid 60 (share 40), bob paid 15 (share 5 each): alice +25.00, bob -15.00... as the ledger says
+    // alice paid 60 (share 40), bob paid 15 (share 5 each): alice +25.00, bob -15.00... as the ledger says; each
+    // member by their display name
     for (const m of balances.members) {
       const amount = m.balance.replace(/^[+-]/, "");
       expect(shown).toContain(
         m.balance_minor > 0
-          ? `${m.agent.handle} is owed ${amount}`
+          ? `${m.agent.display_name} is owed ${amount}`
           : m.balance_minor < 0
-            ? `${m.agent.handle} owes ${amount}`
-            : `${m.agent.handle} is settled up`,
+            ? `${m.agent.display_name} owes ${amount}`
+            : `${m.agent.display_name} is settled up`,
       );
     }
     expect(balances.settle_up.length).toBeGreaterThan(0);
-    for (const t of balances.settle_up) expect(shown).toContain(`${t.from.handle} owes ${t.to.handle} ${t.amount} EUR`);
+    for (const t of balances.settle_up) expect(shown).toContain(`${t.from.display_name} owes ${t.to.display_name} ${t.amount} EUR`);
     expect(r.html).toMatch(/<svg class="chart"[^>]*role="img"/);
     expect(r.html.match(/<rect class="(owed|owes)"/g)?.length).toBe(balances.members.filter((m: any) => m.balance_minor !== 0).length);
     expect(r.html).not.toContain("<script");
-    expect(shown).toContain("gp-bob paid gp-alice 5.00 EUR: waiting for gp-alice to confirm");
-    expect(shown).toContain("“Dinner at Rosa&#39;s” (60.00 EUR, added by gp-alice): gp-bob has not confirmed it yet");
+    expect(shown).toContain("GP-BOB paid GP-ALICE 5.00 EUR: waiting for GP-ALICE to confirm");
+    expect(shown).toContain("“Dinner at Rosa&#39;s” (60.00 EUR, added by you; you lent 20.00 EUR): GP-BOB has not confirmed it yet");
     // text written by members is escaped, never markup
     expect(r.html).toContain("Taxi &lt;b&gt;");
     expect(r.html).toContain(`href="/groups/${g.group_id}/export.csv"`);
@@ -141,7 +142,7 @@ describe("/groups", () => {
       ["gp-bob", "15.00"],
       ["gp-carol", "0.00"],
     ]);
-    expect(byMember.html).toContain('<title id="spending-title">Paid by each member: gp-alice: 60.00 EUR; gp-bob: 15.00 EUR; gp-carol: 0.00 EUR</title>');
+    expect(byMember.html).toContain('<title id="spending-title">Paid by each member: GP-ALICE: 60.00 EUR; GP-BOB: 15.00 EUR; GP-CAROL: 0.00 EUR</title>');
     expect(byMember.html).toContain(`<a href="/groups/${g.group_id}?spending=month#spending">By month</a>`);
   });
 

@@ -68,7 +68,7 @@ test("two people sign up, share a group, split costs every way, settle up, and b
   await click(ann, "Send contact request");
   await bob.goto(`${s.url}/contacts`);
   await audit(bob, "journey-contacts");
-  await click(bob, "Accept @jr-ann");
+  await click(bob, "Accept Ann (@jr-ann)");
   await expect(main(bob)).resolves.toContain("@jr-ann");
 
   // A group: Ann creates it and invites Bob, who joins from his inbox.
@@ -91,19 +91,19 @@ test("two people sign up, share a group, split costs every way, settle up, and b
 
   // An expense in each split mode, and one in another currency.
   await ann.goto(groupUrl);
-  await addExpense(ann, { description: "Rent", amount: "100.00", mode: "equal", ticked: ["jr-ann", "jr-bob"] });
-  await addExpense(ann, { description: "Power", amount: "30.00", mode: "exact", values: { "jr-ann": "10.00", "jr-bob": "20.00" } });
-  await addExpense(ann, { description: "Water", amount: "20.00", mode: "percent", values: { "jr-ann": "50", "jr-bob": "50" } });
-  await addExpense(ann, { description: "Food", amount: "30.00", mode: "shares", values: { "jr-ann": "1", "jr-bob": "2" } });
-  await addExpense(ann, { description: "Taxi", amount: "10.00", currency: "USD", rate: "0.9", mode: "equal", ticked: ["jr-ann", "jr-bob"] });
+  await addExpense(ann, { description: "Rent", amount: "100.00", mode: "equal", ticked: ["Ann", "Bob"] });
+  await addExpense(ann, { description: "Power", amount: "30.00", mode: "exact", values: { Ann: "10.00", Bob: "20.00" } });
+  await addExpense(ann, { description: "Water", amount: "20.00", mode: "percent", values: { Ann: "50", Bob: "50" } });
+  await addExpense(ann, { description: "Food", amount: "30.00", mode: "shares", values: { Ann: "1", Bob: "2" } });
+  await addExpense(ann, { description: "Taxi", amount: "10.00", currency: "USD", rate: "0.9", mode: "equal", ticked: ["Ann", "Bob"] });
   await audit(ann, "journey-group");
   // Bob owes 50 + 20 + 10 + 20 + 4.50 = 104.50 EUR.
   await bob.goto(groupUrl);
   await expect(main(bob)).resolves.toContain("104.50");
-  await click(bob, "Record that you paid jr-ann 104.50 EUR");
+  await click(bob, "Record that you paid Ann 104.50 EUR");
   await expect(main(bob)).resolves.toContain("Payment recorded");
   await ann.goto(groupUrl);
-  await click(ann, "Confirm the payment of 104.50 from jr-bob");
+  await click(ann, "Confirm the payment of 104.50 from Bob");
   await expect(main(ann)).resolves.toContain("Everyone is settled up.");
 
   // Mail: Ann writes, Bob reads it (her words quoted as hers) and replies.
@@ -116,7 +116,7 @@ test("two people sign up, share a group, split costs every way, settle up, and b
   await audit(ann, "journey-envelopes");
   await bob.goto(`${s.url}/envelopes`);
   await follow(bob, bob.getByRole("link", { name: "Keys" }));
-  await expect(bob.locator("blockquote").textContent()).resolves.toContain("written by @jr-ann");
+  await expect(bob.locator("blockquote").textContent()).resolves.toContain("written by Ann");
   await expect(main(bob)).resolves.toContain("example.org");
   await audit(bob, "journey-envelope");
   await bob.getByLabel("Your reply").fill("Thanks!");

@@ -78,7 +78,7 @@ describe("either side of a debt records a payment on the web", () => {
     const b = await browserOf(g, alice);
     const shown = await b.get(at);
     expect(shown.html).toContain(`aria-label="Record that Dana paid you 20.00 EUR">Record that Dana paid you</button>`);
-    expect(shown.html).toContain(`aria-label="Record that ${bob} paid you 20.00 EUR"`);
+    expect(shown.html).toContain(`aria-label="Record that ${bob.toUpperCase()} paid you 20.00 EUR"`);
     expect(shown.html).not.toContain("Record this payment");
     const cash = await send(b, `${at}/payments`, formAt(shown, `${at}/payments`, "Record that Dana paid you"));
     expect(cash.status).toBe(303);
@@ -86,7 +86,7 @@ describe("either side of a debt records a payment on the web", () => {
     expect(done.html).toContain("It counts at once");
     const [payment] = (await s.ok("list_payments", { group_id: g.group_id }, key(bob))).payments;
     expect(payment).toMatchObject({ from: { agent_id: dana }, to: { handle: alice }, amount: "20.00", state: "confirmed", created_by: { handle: alice } });
-    const fromBob = await send(b, `${at}/payments`, formAt(done, `${at}/payments`, `Record that ${bob} paid you`));
+    const fromBob = await send(b, `${at}/payments`, formAt(done, `${at}/payments`, `Record that ${bob.toUpperCase()} paid you`));
     expect(fromBob.status).toBe(303);
     const balances = await s.ok("get_balances", { group_id: g.group_id }, key(bob));
     expect(balances.members.map((m: any) => m.balance_minor)).toEqual([0, 0, 0]);
@@ -100,8 +100,8 @@ describe("either side of a debt records a payment on the web", () => {
     expect(page.html).toContain('<label for="f-pay-from">Paid by</label>');
     expect(page.html).toContain('<label for="f-pay-to">Paid to</label>');
     expect(optionsOf(page, "from")).toEqual([
-      [alice, `${alice} (you)`],
-      [bob, bob],
+      [alice, `${alice.toUpperCase()} (you)`],
+      [bob, bob.toUpperCase()],
       [dana, "Dana (no account yet)"],
     ]);
     const form = formAt(page, `${at}/payments`, PAYMENT_FORM);
@@ -115,7 +115,7 @@ describe("either side of a debt records a payment on the web", () => {
     const again = formAt(await b.get(at), `${at}/payments`, PAYMENT_FORM);
     const refused = await send(b, `${at}/payments`, { ...again, from: bob, to: dana, amount: "3.00" });
     expect(refused.status).toBe(400);
-    expect(refused.html).toContain('<small id="f-pay-from-error" class="field-error">you must be the payer (from) or the payee (to)</small>');
+    expect(refused.html).toContain('<small id="f-pay-from-error" class="field-error">You must be the payer (from) or the payee (to).</small>');
     expect(formAt(refused, `${at}/payments`, PAYMENT_FORM)).toMatchObject({ from: bob, to: dana, amount: "3.00" });
     // a payment made, by the same form: pending until bob confirms it
     const made = await send(b, `${at}/payments`, { ...formAt(refused, `${at}/payments`, PAYMENT_FORM), from: alice, to: bob, amount: "1.00" });
@@ -127,14 +127,14 @@ describe("either side of a debt records a payment on the web", () => {
     const { g, alice, bob, key, at } = await flat();
     const payer = await browserOf(g, bob);
     const page = await payer.get(at);
-    const button = formAt(page, `${at}/payments`, `Record that you paid ${alice} 20.00 EUR`);
+    const button = formAt(page, `${at}/payments`, `Record that you paid ${alice.toUpperCase()} 20.00 EUR`);
     expect((await send(payer, `${at}/payments`, button)).status).toBe(303);
     // the payee's page: no suggestion for bob any more, a note that the pending payment is counted, and Confirm
     const payee = await browserOf(g, alice);
     const seen = await payee.get(at);
-    expect(seen.html).not.toContain(`Record that ${bob} paid you`);
+    expect(seen.html).not.toContain(`Record that ${bob.toUpperCase()} paid you`);
     expect(seen.html).toContain("The payment waiting for confirmation is counted as if confirmed, so it is not suggested again");
-    expect(seen.html).toContain(`aria-label="Confirm the payment of 20.00 from ${bob}"`);
+    expect(seen.html).toContain(`aria-label="Confirm the payment of 20.00 from ${bob.toUpperCase()}"`);
     // the same button from a page left open elsewhere (another key): refused, said on the page, nothing recorded
     const stale = await send(payer, `${at}/payments`, { ...button, idempotency_key: crypto.randomUUID() });
     expect(stale.status).toBe(409);
@@ -160,7 +160,7 @@ test("a suggestion of the same amount as a pending payment is a further payment:
   );
   await s.ok("record_payment", { group_id: g.group_id, to: alice, amount: "20.00" }, key(bob));
   const b = await browserOf(g, bob);
-  const button = formAt(await b.get(at), `${at}/payments`, `Record that you paid ${alice} 20.00 EUR`);
+  const button = formAt(await b.get(at), `${at}/payments`, `Record that you paid ${alice.toUpperCase()} 20.00 EUR`);
   expect(button.second_payment).toBe("1");
   expect((await send(b, `${at}/payments`, button)).status).toBe(303);
   expect((await s.ok("list_payments", { group_id: g.group_id, state: "pending" }, key(alice))).payments).toHaveLength(2);
@@ -252,8 +252,8 @@ describe("an edit conflict is not a dead end", () => {
     expect(conflict.status).toBe(409);
     const kept = formAt(conflict, `${at}/edit`);
     expect(kept).toMatchObject({ expected_version: "2", description: "Desk lamp", amount: "13.00" });
-    expect(conflict.html).toContain(`Someone else (${bob}) changed this expense while you were editing it: it is now version 2`);
-    expect(conflict.html).toContain("changed since: category");
+    expect(conflict.html).toContain(`Someone else (${bob.toUpperCase()}) changed this expense while you were editing it: it is now version 2`);
+    expect(conflict.html).toContain("changed since: the category");
     expect(conflict.html).toContain("Nothing of yours was saved");
     const saved = await send(b, `${at}/edit`, kept);
     expect(saved.location).toBe(`${at}?done=updated`);

@@ -182,7 +182,7 @@ describe("the pages in Chromium", () => {
     await expect(page.getByRole("heading", { level: 1 }).textContent()).resolves.toBe("Lisbon trip");
     await expect(page.getByRole("img", { name: /^Balances: / }).count()).resolves.toBe(1);
     // bob's pending 10.00 counts in settle-up as if confirmed: 30.00 is left to settle
-    await expect(page.locator("main").textContent()).resolves.toContain("web-bob owes web-alice 30.00 EUR");
+    await expect(page.locator("main").textContent()).resolves.toContain("WEB-BOB owes WEB-ALICE 30.00 EUR");
     await expect(page.getByRole("link", { name: "Download the whole ledger as CSV" }).getAttribute("href")).resolves.toBe(`/groups/${g.group_id}/export.csv`);
     await audit("group");
 
@@ -192,18 +192,18 @@ describe("the pages in Chromium", () => {
     await page.getByLabel("Description").fill("Museum tickets");
     await page.getByLabel("Amount", { exact: true }).fill("30.00");
     await page.getByLabel("Exact amounts (each member's amount)").check();
-    await page.getByLabel("web-alice: amount, percent or shares").fill("10.00");
-    await page.getByLabel("web-bob: amount, percent or shares").fill("5.00");
+    await page.getByLabel("WEB-ALICE: amount, percent or shares").fill("10.00");
+    await page.getByLabel("WEB-BOB: amount, percent or shares").fill("5.00");
     await follow(page.getByRole("button", { name: "Add the expense" }));
-    await expect(page.locator("#f-split-error").textContent()).resolves.toContain("exact amounts sum to 15.00");
+    await expect(page.locator("#f-split-error").textContent()).resolves.toContain("Exact amounts sum to 15.00");
     await audit("expense-new-refused");
-    await page.getByLabel("web-bob: amount, percent or shares").fill("20.00");
+    await page.getByLabel("WEB-BOB: amount, percent or shares").fill("20.00");
     await follow(page.getByRole("button", { name: "Add the expense" }));
     await expect(page.getByRole("status").textContent()).resolves.toContain("Expense added.");
 
     // The expense's own page (history, shares) and its edit form.
     await follow(page.getByRole("link", { name: "“Museum tickets”" }));
-    await expect(page.locator("main").textContent()).resolves.toContain("web-bob: 20.00 EUR");
+    await expect(page.locator("main").textContent()).resolves.toContain("WEB-BOB: 20.00 EUR");
     await audit("expense");
     await follow(page.getByRole("link", { name: "Edit this expense" }));
     await audit("expense-edit");
@@ -213,15 +213,15 @@ describe("the pages in Chromium", () => {
     const carol = await s.register("web-carol");
     await s.ok("add_contact", { handle: "web-alice", note: "Carol from the <b>climbing</b> club" }, carol.key);
     await page.goto(s.url);
-    await expect(page.getByRole("heading", { level: 1 }).textContent()).resolves.toBe("Hello, web-alice");
-    await expect(page.getByRole("list", { name: "By person" }).textContent()).resolves.toContain("web-bob owes you");
+    await expect(page.getByRole("heading", { level: 1 }).textContent()).resolves.toBe("Hello, WEB-ALICE");
+    await expect(page.getByRole("list", { name: "By person" }).textContent()).resolves.toContain("WEB-BOB owes you");
     await audit("dashboard");
     await follow(page.getByRole("link", { name: "Inbox" }).first());
-    await expect(page.locator("blockquote").first().textContent()).resolves.toContain("Carol from the <b>climbing</b> clubwritten by @web-carol");
+    await expect(page.locator("blockquote").first().textContent()).resolves.toContain("Carol from the <b>climbing</b> clubwritten by WEB-CAROL");
     await audit("inbox");
     await page.goto(`${s.url}/contacts`);
     await audit("contacts");
-    await follow(page.getByRole("button", { name: "Accept @web-carol" }));
+    await follow(page.getByRole("button", { name: "Accept WEB-CAROL (@web-carol)" }));
     await expect(page.getByRole("status").textContent()).resolves.toBe("You are now contacts.");
     await page.goto(`${s.url}/groups/new`);
     await page.getByLabel("Name").fill("Ski week");

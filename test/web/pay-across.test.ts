@@ -31,7 +31,7 @@ test("bob pays alice what he owes her in two groups with one button; she confirm
   await signInWithCode(s, b, "groups", "pa-bob", bob.key);
 
   const html = await dashboard(b);
-  expect(html).toContain("you owe pa-alice 50.00 EUR");
+  expect(html).toContain("you owe PA-ALICE 50.00 EUR");
   const form = html.match(/<form method="post" action="\/payments\/across"[^>]*>([\s\S]*?)<\/form>/)![1]!;
   const fields = Object.fromEntries([...form.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [m[1]!, m[2]!]));
   expect(fields).toMatchObject({ to: "pa-alice", currency: "EUR" });

@@ -73,5 +73,6 @@ test("a member adds a friend by name and splits with her; the friend takes her p
   expect(new URL(carol.url()).pathname).toBe(new URL(groupUrl).pathname);
   await expect(main(carol)).resolves.toContain("Your balance: -20.00 EUR");
   await ann.goto(groupUrl);
-  await expect(main(ann)).resolves.toContain("pj-carol owes 20.00 EUR");
+  // Carol now by the name she signed up with, no longer "(no account yet)".
+  await expect(main(ann)).resolves.toContain("Carol owes 20.00 EUR");
 }, 300_000);

@@ -91,7 +91,7 @@ test("a member adds a friend by name and sees the claim link once; the friend si
   expect(claimed.status).toBe(303);
   expect(claimed.location).toBe(`/groups/${g.group_id}`);
   expect(await balancesOf(s, g.by["pw-bob"]!.key, g.group_id)).toEqual({ "pw-alice": 1500, "pw-bob": 0, "pw-dana": -1500 });
-  expect((await friend.follow(claimed)).html).toContain("pw-dana owes 15.00 EUR");
+  expect((await friend.follow(claimed)).html).toContain("Dana D owes 15.00 EUR");
 
   // Spent: the link now says so, for anyone.
   expect((await friend.get(path)).status).toBe(404);

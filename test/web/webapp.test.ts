@@ -60,7 +60,8 @@ describe("the web app acts through the tools", () => {
     expect(page.status).toBe(200);
     const balances = await s.ok("get_balances", {}, bob.key);
     expect(balances.counterparties.length).toBe(1);
-    for (const p of balances.counterparties) expect(page.html).toContain(`<li>${counterpartySentence(p)} `);
+    // Each person by their display name.
+    for (const p of balances.counterparties) expect(page.html).toContain(`<li>${counterpartySentence(p, (r) => r.display_name ?? r.handle)} `);
     expect(balances.totals[0].balance).toBe("-20.00 EUR");
     expect(page.html).toContain("You owe <strong>20.00 EUR</strong> in total");
     expect(page.html).toContain(`href="/groups/${group_id}">Decide</a>`);
@@ -81,7 +82,7 @@ describe("the web app acts through the tools", () => {
     const refused = await send(b, g2, { name: "Boat", currency: "EURO" });
     expect(refused.status).toBe(400);
     expect(refused.html).toMatch(/id="f-currency"[^>]*aria-invalid="true"/);
-    expect(refused.html).toContain('id="f-currency-error" class="field-error">must be an ISO 4217');
+    expect(refused.html).toContain('id="f-currency-error" class="field-error">Must be an ISO 4217');
     expect(refused.html).toContain('value="Boat"');
   });
 
@@ -99,15 +100,15 @@ describe("the web app acts through the tools", () => {
     expect((await inboxItems(s, carol.key, "contact.request")).length).toBe(1);
 
     page = await c.get("/contacts");
-    expect(page.html).toContain("<blockquote><p>&lt;b&gt;It&#39;s Dave&lt;/b&gt;</p><footer>written by @wa-dave</footer></blockquote>");
-    await send(c, formOf(page, "Accept @wa-dave"));
+    expect(page.html).toContain("<blockquote><p>&lt;b&gt;It&#39;s Dave&lt;/b&gt;</p><footer>written by WA-DAVE (@wa-dave)</footer></blockquote>");
+    await send(c, formOf(page, "Accept WA-DAVE (@wa-dave)"));
     expect((await s.ok("list_contacts", {}, carol.key)).contacts.map((x: any) => x.agent.handle)).toEqual(["wa-dave"]);
 
     const bad = await send(d, formOf(await d.get("/contacts"), "Send contact request"), { handle: "No Such!" });
     expect(bad.status).toBe(400);
     expect(bad.html).toContain('id="f-handle-error"');
 
-    await send(c, formOf(await c.get("/contacts"), "Block @wa-dave"));
+    await send(c, formOf(await c.get("/contacts"), "Block WA-DAVE (@wa-dave)"));
     expect((await s.ok("list_contacts", { state: "blocked" }, carol.key)).contacts.map((x: any) => x.agent.handle)).toEqual(["wa-dave"]);
   });
 
@@ -128,14 +129,17 @@ describe("the web app acts through the tools", () => {
     page = await f.get("/inbox");
     // Reading the page marks nothing: the agents' inbox still has the invitation unseen.
     expect((await inboxItems(s, frank.key, "group.invitation"))[0].seen).toBe(false);
-    const join = formOf(page, "Join the group @wa-erin invited you to");
+    const join = formOf(page, "Join the group WA-ERIN invited you to");
     const joined = await send(f, join);
     expect(joined.location).toBe(`/groups/${group.group_id}`);
     expect((await send(f, join)).location).toBe(`/groups/${group.group_id}`);
     expect((await s.ok("get_group", { group_id: group.group_id }, frank.key)).group.member_count).toBe(2);
 
-    await send(f, formOf(await f.get("/inbox"), "Mark 2 items as seen"));
-    expect((await inboxItems(s, frank.key)).filter((i: any) => i.type !== "auth.join_code" && !i.seen)).toEqual([]);
+    // The invitation, answered, is no longer listed (nothing is left to do), and the page still marked nothing.
+    const after = await f.get("/inbox");
+    expect(after.html).not.toContain("invites you to the group");
+    expect(after.html).not.toContain("as seen</button>");
+    expect((await inboxItems(s, frank.key, "group.invitation"))[0]).toMatchObject({ seen: false, resolved: true });
 
     page = await e.get(at);
     expect((await send(e, formOf(page, "Archive the group"))).location).toBe(`${at}?done=archived`);
@@ -160,7 +164,7 @@ describe("the web app acts through the tools", () => {
     expect((await h.get("/plans")).html).toContain(`<a href="/plans/${plan.plan_id}">Dinner &lt;i&gt;Friday&lt;/i&gt;</a>`);
     const at = `/plans/${plan.plan_id}`;
     let page = await h.get(at);
-    expect(page.html).toContain("<blockquote><p>Dinner &lt;i&gt;Friday&lt;/i&gt;</p><footer>written by @wa-gina, the organiser</footer></blockquote>");
+    expect(page.html).toContain("<blockquote><p>Dinner &lt;i&gt;Friday&lt;/i&gt;</p><footer>written by WA-GINA, the organiser</footer></blockquote>");
     const none = await send(h, formOf(page, "Send my answer"));
     expect(none.status).toBe(400);
     expect(none.html).toContain('class="field-error"');

@@ -130,6 +130,10 @@ export interface ListExpensesInput {
   until_date?: string;
   involving?: string;
   include_deleted?: boolean;
+  /** Words the description or the notes contain, any case (the group page's search; not a tool argument). */
+  search?: string;
+  /** Like involving, by member_id: also a placeholder member, who has no handle (the group page's filter). */
+  involving_member?: string;
 }
 
 /** Newest first: by date, then by the order they were added in (rowid). */
@@ -148,7 +152,9 @@ export async function listExpenses(
     if ("error" in found && !former) throw invalid("involving", found.error);
     involving = "key" in found ? members.get(found.key)!.agentId : former!.agentId;
   }
+  if (input.involving_member !== undefined) involving = input.involving_member;
   const after = input.cursor === undefined ? undefined : decodeCursor(input.cursor, ["string", "number"] as const);
+  const search = input.search?.trim() || undefined;
   const query = tx
     .select({ e: expenses, seq: sql<number>`expenses.rowid` })
     .from(expenses)
@@ -162,6 +168,10 @@ export async function listExpenses(
           ? undefined
           : sql`EXISTS (SELECT 1 FROM expense_shares s WHERE s.expense_id = ${expenses.expenseId} AND s.agent_id = ${involving})`,
         after === undefined ? undefined : sql`(${expenses.date}, expenses.rowid) < (${after[0]}, ${after[1]})`,
+        // Both sides folded by SQLite's lower() alike (ASCII letters only).
+        search === undefined
+          ? undefined
+          : sql`(instr(lower(${expenses.description}), lower(${search})) > 0 OR instr(lower(coalesce(${expenses.notes}, '')), lower(${search})) > 0)`,
       ),
     )
     .orderBy(desc(expenses.date), sql`expenses.rowid DESC`);
