@@ -100,7 +100,11 @@ function balancesText(d: Data): string {
         (d.totals ?? []).map((t: Data) => t.balance),
         "none",
       ),
-      ...section("Waiting for confirmation", d.pending_payments.map(paymentSentence), "nothing"),
+      ...section(
+        "Waiting for confirmation",
+        d.pending_payments.map((p: Data) => paymentSentence(p)),
+        "nothing",
+      ),
     ]
       .map(printable)
       .join("\n");
@@ -116,7 +120,11 @@ function balancesText(d: Data): string {
       d.settle_up.map((t: Data) => transferSentence(t, d.currency)),
       "everyone is settled up",
     ),
-    ...section("Waiting for confirmation", d.pending_payments.map(paymentSentence), "nothing"),
+    ...section(
+      "Waiting for confirmation",
+      d.pending_payments.map((p: Data) => paymentSentence(p)),
+      "nothing",
+    ),
     ...byCurrencyText(d),
   ]
     .map(printable)

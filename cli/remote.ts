@@ -104,9 +104,18 @@ export async function request(target: Target, method: "GET" | "POST", path: stri
   try {
     res = await fetch(`${target.url}${path}`, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) });
   } catch (err) {
+    const why = (err instanceof Error ? err.message : String(err)).replace(/[.\s]*$/, "");
+    // A certificate this machine does not trust (a self-signed one) is not a server that is down.
+    if (/certificate|CERT|SELF_SIGNED/i.test(`${why} ${(err as { code?: string })?.code ?? ""}`)) {
+      throw new CliError(
+        EXIT.server,
+        `could not reach ${target.url}: its TLS certificate is not trusted here (${why}).`,
+        "Trust the certificate's authority with NODE_EXTRA_CA_CERTS=/path/to/ca.pem, or use the server's http:// address where it listens on this machine.",
+      );
+    }
     throw new CliError(
       EXIT.server,
-      `could not reach ${target.url}: ${err instanceof Error ? err.message : String(err)}`,
+      `could not reach ${target.url}: ${why}.`,
       "Check that the server runs (svc serve) and that --url, SVC_URL or the URL stored by svc login is right.",
     );
   }
