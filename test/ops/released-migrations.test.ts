@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { checksum } from "../../db/migrate.ts";
 import { MIGRATIONS } from "../../db/migrations/index.ts";
 
-/** id, name, SHA-256 of the file, for every migration a release has shipped. 0001-0011: release 0.9.0; 0012-0020: 0.10.0; 0021-0025: 0.11.0. */
+/** id, name, SHA-256 of the file, for every migration a release has shipped. 0001-0011: release 0.9.0; 0012-0020: 0.10.0; 0021-0025: 0.11.0; 0026-0031: 0.12.0. */
 const RELEASED: readonly [number, string, string][] = [
   [1, "0001_core", "58d9beacdbce2e175831893d80cb1be82f57c2be41a43a0ae57432ea95b9ad2f"],
   [2, "0002_ledger", "559946fe3829a5e648690730f42efe3fce3a7c0af70337e892a958eb61e62a8d"],
@@ -38,7 +38,12 @@ const RELEASED: readonly [number, string, string][] = [
   [22, "0022_refunds_spending_batches", "6396e3f1409187c923d2a4d4c60b82e42a2fb59bab2caa19100e8495ab295c58"],
   [23, "0023_receipts_rates_series", "2c540be270fdcacb19d36094b50e4ef8d1b2c1d3b13f780dd53c33b40b921df4"],
   [24, "0024_writer_lease", "026fdbae9d31fcbb41a72b9e1850b0682089f275142e3d61453f27a9781cb6a7"],
-  [25, "0025_federation", "1d6aa702f9a70d0a15995e56f672575b01accbf21ca208b480f0563bdb147ebb"],
+  [25, "0025_federation", "1d6aa702f9a70d0a15995e56f672575b01accbf21ca208b480f0563bdb147ebb"],  [26, "0026_federation_trust", "7efab09e7889e88da6a798fc58ff62ee01a04302229d9c5d822b6c2ac4437c6e"],
+  [27, "0027_server_settings", "ba138abc78ea9a904e11fa3e97df0a62d33e301871e1e59e6ff602d27f1a7d17"],
+  [28, "0028_factor_origins", "c01de6cbd9a2f537e806b59954fd98912c4f8467d32ced431845d6515a653bfd"],
+  [29, "0029_limits", "803070f88d7b945eb514a4bea33cdaf023b237189f4bbfacca56fb6e8f1adcc1"],
+  [30, "0030_account_deletion", "5f45dbac4698ee779fc0d7421375e650ac21ebd9aa1fd399f403907fc11db7f5"],
+  [31, "0031_email", "1ab81000e58f90945e481c7ed6d5d77561555a17c29f03e463f4d8e997498483"],
 ];
 
 const FIXTURES = join(import.meta.dir, "../fixtures/releases");
