@@ -86,7 +86,7 @@ describe("proving a phone on the settings page", () => {
     const sent = await b.follow(await b.post("/settings/phone", { phone: "+41 79 123-45-67" }));
     expect(sent.html).toContain("+41791234567");
     const sms = await smsTo("+41791234567", before);
-    // A fixed text: the code and nothing of the handle's (docs/security.md, "Limits").
+    // A fixed text: the code and nothing of the handle's (docs/security.md, "Text messages, attachments, read-only tokens and guess windows").
     expect(sms.text).toBe(`svc code to verify this phone: ${codeIn(sms)} (valid 10 minutes). If you did not ask for it, ignore it.`);
     const wrong = await b.post("/settings/phone/verify", { code: "0000-0000" });
     expect(wrong.status).toBe(400);

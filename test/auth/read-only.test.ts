@@ -1,5 +1,5 @@
 // A read-only credential (an OAuth token with svc:read alone) sees what get_me shows it and no more, and its reads
-// leave the agent's inbox as they found it for the agent's other clients (docs/security.md, "Limits").
+// leave the agent's inbox as they found it for the agent's other clients (docs/security.md, "Text messages, attachments, read-only tokens and guess windows").
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestServer, type Agent, type TestServer } from "../harness.ts";
 import { PageClient } from "../web/page-client.ts";

@@ -1,4 +1,4 @@
-// What the sign-in pages tell, and how many guesses they take (docs/security.md, "Limits"): password guesses in
+// What the sign-in pages tell, and how many guesses they take (docs/security.md, "Text messages, attachments, read-only tokens and guess windows"): password guesses in
 // sliding windows; every limit keyed on the address counts an IPv6 address as its /64; the first answer of a code sign-in the
 // same for a handle that exists, one that does not and a disabled one; a disabled handle's right password answered as
 // a wrong one; a passkey registered twice refused on a page; Enter in the sign-up password field signs up with it.

@@ -1,6 +1,6 @@
 // Text messages cost money and reach a stranger's phone: besides the per-handle limit of codes, svc sends at most
 // 5 an hour (10 a day) to one number, takes 10 asks an hour from one address and --sms-per-hour from the whole server,
-// and the text is fixed: the code, never a handle or anything a person typed (docs/security.md, "Limits"). A fake
+// and the text is fixed: the code, never a handle or anything a person typed (docs/security.md, "Text messages, attachments, read-only tokens and guess windows"). A fake
 // gateway on loopback receives what would go out.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { HOUR, MINUTE } from "../../server/clock.ts";

@@ -1,6 +1,6 @@
 // A placeholder's claim link works for 30 days (its invite's expires_at says until when); an expired one says how to
 // get a new one, which the member who added the placeholder or the group's owner makes (create_group_invite with
-// member_id), ending the old; and looking links up on the page is limited per address (docs/security.md, "Limits").
+// member_id), ending the old; and looking links up on the page is limited per address (docs/security.md, "Text messages, attachments, read-only tokens and guess windows").
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { DAY, MINUTE } from "../../server/clock.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
