@@ -18,3 +18,7 @@ export const NO_CONTROL = new RegExp(`^[^${CONTROLS}${PLANE_14_LEAD}]*$`);
 /** Something a reader can see: not only spaces, combining marks, format characters or blank-looking letters. */
 const VISIBLE = /[^\s\p{M}\p{Cf}\u2800\u115f\u1160\u3164\uffa0]/u;
 export const hasVisible = (text: string) => VISIBLE.test(text);
+
+const HTML_ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
+/** Text made safe inside HTML, in an element or a quoted attribute (the pages' html`` and the mails' HTML bodies). */
+export const escapeHtml = (value: string) => value.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]!);

@@ -1,4 +1,5 @@
 // Server-rendered HTML: every interpolated value is escaped unless it is already markup built here.
+import { escapeHtml } from "../contract/text.ts";
 import { AsyncLocalStorage } from "node:async_hooks";
 import { createHash } from "node:crypto";
 import localTimeScript from "./local-time.js" with { type: "text" };
@@ -10,8 +11,6 @@ export class Markup {
   }
 }
 
-const ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
-export const escapeHtml = (value: string) => value.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
 
 function render(value: unknown): string {
   if (value instanceof Markup) return value.text;

@@ -2,11 +2,9 @@
 // for agents), as plain text and as HTML. Every word another person wrote (a description, a group's name, a note, a
 // display name) is theirs, not svc's: in quotes, control and invisible characters taken out, cut short, and escaped
 // in the HTML; links are svc's own pages only. Subjects hold no one's words at all.
-import { CONTROL } from "../../contract/text.ts";
+import { CONTROL, escapeHtml } from "../../contract/text.ts";
 import { EMAIL_KINDS, type EmailKind } from "../../contract/email.ts";
 
-const ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
-export const escapeHtml = (value: string) => value.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
 
 /** Another person's words on one line: no control or invisible characters, spaces collapsed, at most `max` characters. */
 export function oneLine(text: string, max = 120): string {
