@@ -11,7 +11,6 @@ export class Markup {
   }
 }
 
-
 function render(value: unknown): string {
   if (value instanceof Markup) return value.text;
   if (Array.isArray(value)) return value.map(render).join("");

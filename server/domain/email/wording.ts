@@ -5,7 +5,6 @@
 import { CONTROL, escapeHtml } from "../../contract/text.ts";
 import { EMAIL_KINDS, type EmailKind } from "../../contract/email.ts";
 
-
 /** Another person's words on one line: no control or invisible characters, spaces collapsed, at most `max` characters. */
 export function oneLine(text: string, max = 120): string {
   const chars = [...text.replace(CONTROL, " ").replace(/\s+/g, " ").trim()];
