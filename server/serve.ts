@@ -123,7 +123,7 @@ export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink)
   services.observe = (e) => {
     metrics.recordCall(e);
     logCall(log, e);
-    if (e.audit) services.audit?.({ agent_id: e.agentId ?? undefined, ...e.audit }, e.clientAddress ?? "");
+    if (e.audit) services.audit?.({ agent_id: e.agentId ?? undefined, ...e.audit }, e.clientAddress?.() ?? "");
     if (e.sqliteCode) ops.storageFailed(e.sqliteCode);
     else if (e.wrote) ops.wrote();
   };

@@ -52,8 +52,8 @@ export interface CallEvent {
   sqliteCode?: string;
   /** A write tool's effects were committed (not a replay, not the sandbox): the database takes writes. */
   wrote?: boolean;
-  /** The caller's address (through trusted proxies), for the call's log line and the audit trail. */
-  clientAddress?: string;
+  /** The caller's address (through trusted proxies), for the call's log line and the audit trail: read only if one is written. */
+  clientAddress?: () => string;
   /** What the call did that the audit trail records (ToolSpec.audit), once, when it is not a replay. */
   audit?: AuditEntry;
 }

@@ -13,6 +13,8 @@ export interface Logger {
   error(msg: string, fields?: LogFields): void;
   /** An audit line (observability/audit.ts): written at every level but silent. */
   audit(fields: LogFields): void;
+  /** Whether lines of this level are written: what a line would cost to build need not be spent otherwise. */
+  enabled(level: Exclude<LogLevel, "silent">): boolean;
 }
 
 /**
@@ -79,12 +81,14 @@ export function createLogger(level: LogLevel, write: (line: string) => void = to
         : JSON.stringify({ time, level: "info", msg: "audit", ...fields }),
     );
   };
-  return { debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error"), audit };
+  const enabled = (lvl: Exclude<LogLevel, "silent">) => LOG_LEVELS.indexOf(lvl) >= min;
+  return { debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error"), audit, enabled };
 }
 
 /** The one line per tool call; a server error is logged at error level with its cause (and SQLite code), anything else at info. */
 export function logCall(log: Logger, e: CallEvent): void {
   const status = e.code === "OK" ? 200 : (ERROR_CODES[e.code as ErrorCode]?.status ?? 500);
+  if (!log.enabled(status >= 500 ? "error" : "info")) return;
   const fields = {
     request_id: e.requestId,
     tool: e.tool,
@@ -92,7 +96,7 @@ export function logCall(log: Logger, e: CallEvent): void {
     code: e.code,
     status,
     duration_ms: Math.round(e.ms * 10) / 10,
-    client_address: e.clientAddress,
+    client_address: e.clientAddress?.(),
   };
   if (status >= 500) log.error("call", { ...fields, cause: e.cause, sqlite_code: e.sqliteCode });
   else log.info("call", fields);

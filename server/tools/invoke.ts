@@ -401,7 +401,7 @@ function failed(svc: Services, seen: Seen, err: unknown): CallResult {
 function finished(svc: Services, seen: Seen, r: CallResult, extra: Pick<CallEvent, "cause" | "sqliteCode" | "wrote" | "audit"> = {}): CallResult {
   svc.observe?.({
     ...extra,
-    clientAddress: seen.call.meta.clientAddress(),
+    clientAddress: seen.call.meta.clientAddress,
     tool: seen.call.name,
     requestId: seen.call.meta.requestId,
     agentId: seen.principal?.agentId ?? null,
