@@ -13,6 +13,8 @@ export const MAX_PASSWORD = 256;
 /** Wrong guesses allowed per handle and per address in an hour (a person mistyping stays far below either). */
 export const GUESSES_PER_HANDLE = { limit: 10, windowMs: 60 * MINUTE };
 export const GUESSES_PER_ADDRESS = { limit: 30, windowMs: 60 * MINUTE };
+/** The attempt keys a password guess counts against (domain/attempts.ts): the handle's, then the address's. */
+export const passwordGuessKeys = (handle: string, address: string) => [`password:handle:${handle}`, `password:address:${address}`] as const;
 
 const COMMON = new Set(
   common

@@ -7,7 +7,7 @@ import { and, eq, isNull } from "drizzle-orm";
 import { clients, passkeys, type WebauthnChallenge } from "../../db/schema/index.ts";
 import type { Tx } from "../../db/client.ts";
 import { checkAssertion, passkeyAnswering, recordPasskeyUse, type StoredPasskey } from "../auth/passkeys.ts";
-import { GUESSES_PER_ADDRESS, GUESSES_PER_HANDLE, passwordMatches, passwordOf } from "../auth/passwords.ts";
+import { GUESSES_PER_ADDRESS, GUESSES_PER_HANDLE, passwordGuessKeys, passwordMatches, passwordOf } from "../auth/passwords.ts";
 import { deleteAccount, deletionPlan, type DeletionGroup, type DeletionReport } from "../domain/account-deletion.ts";
 import { accountExportFilename, exportAccount } from "../domain/account-export.ts";
 import { agentById } from "../domain/agents.ts";
@@ -134,8 +134,9 @@ export async function postDeleteAccount(a: ActionContext, address: string): Prom
     if (!password || !stored)
       return { error: "Give your current password or use a passkey (or sign in again, then come back); nothing was deleted.", status: 400 };
     try {
-      await checkAttempts(tx, now, `password:handle:${me.handle}`, GUESSES_PER_HANDLE);
-      await checkAttempts(tx, now, `password:address:${address}`, GUESSES_PER_ADDRESS);
+      const [byHandle, byAddress] = passwordGuessKeys(me.handle, address);
+      await checkAttempts(tx, now, byHandle, GUESSES_PER_HANDLE);
+      await checkAttempts(tx, now, byAddress, GUESSES_PER_ADDRESS);
     } catch (err) {
       if (err instanceof AppError && err.code === "RATE_LIMITED")
         return { error: "Too many wrong passwords; wait, or sign in again another way.", status: 429 };
@@ -155,8 +156,9 @@ export async function postDeleteAccount(a: ActionContext, address: string): Prom
     const me = (await agentById(tx, a.agentId))!;
     if (checked.proof === "wrong") {
       // Counted in a transaction of its own that commits: a wrong guess must cost one, as on the sign-in page.
-      await recordAttempt(tx, now, `password:handle:${me.handle}`, GUESSES_PER_HANDLE);
-      await recordAttempt(tx, now, `password:address:${address}`, GUESSES_PER_ADDRESS);
+      const [byHandle, byAddress] = passwordGuessKeys(me.handle, address);
+      await recordAttempt(tx, now, byHandle, GUESSES_PER_HANDLE);
+      await recordAttempt(tx, now, byAddress, GUESSES_PER_ADDRESS);
       return { error: "The current password is not right; nothing was deleted.", status: 400 };
     }
     if (checked.proof === "passkey") {

@@ -24,6 +24,7 @@ import {
   GUESSES_PER_HANDLE,
   hashPassword,
   MIN_PASSWORD,
+  passwordGuessKeys,
   passwordMatches,
   passwordOf,
   passwordProblem,
@@ -61,15 +62,13 @@ const typed = (c: WebContext, name: string) => c.form.get(name) ?? undefined;
 const credentialField = html`<input type="hidden" name="credential" value="">`;
 const passkeyStatus = html`<p class="muted" role="status" data-passkey-status></p>`;
 
-const guessKeys = (handle: string, address: string) => [`password:handle:${handle}`, `password:address:${address}`] as const;
-
 /**
  * Counts a password guess before it is checked (the check runs later, outside the transaction), so that guesses sent
  * at once cannot pass the limits together; RATE_LIMITED, which says nothing about the handle, once either is used up.
  * A guess found right is given back (forgiveGuess): the limits count wrong passwords.
  */
 async function chargeGuess(c: WebContext, handle: string, address: string): Promise<void> {
-  const [byHandle, byAddress] = guessKeys(handle, address);
+  const [byHandle, byAddress] = passwordGuessKeys(handle, address);
   await checkAttempts(c.tx, c.now, byHandle, GUESSES_PER_HANDLE);
   await checkAttempts(c.tx, c.now, byAddress, GUESSES_PER_ADDRESS);
   await recordAttempt(c.tx, c.now, byHandle, GUESSES_PER_HANDLE);
@@ -77,7 +76,7 @@ async function chargeGuess(c: WebContext, handle: string, address: string): Prom
 }
 
 async function forgiveGuess(c: WebContext, handle: string, address: string): Promise<void> {
-  const [byHandle, byAddress] = guessKeys(handle, address);
+  const [byHandle, byAddress] = passwordGuessKeys(handle, address);
   await forgetAttempt(c.tx, c.now, byHandle, GUESSES_PER_HANDLE);
   await forgetAttempt(c.tx, c.now, byAddress, GUESSES_PER_ADDRESS);
 }
