@@ -9,12 +9,21 @@ export class BackupError extends Error {
   override name = "BackupError";
 }
 
-/** Integrity and migrations of a database file; throws a BackupError when it is not a readable, intact database. */
-export async function inspectDatabaseFile(path: string): Promise<MigrationStatus> {
+/**
+ * Integrity and migrations of a database file; throws a BackupError when it is not a readable, intact database.
+ * forgetInstances: first remove the heartbeat and writer lease of the server it was copied from (a copy is no server's).
+ */
+export async function inspectDatabaseFile(path: string, forgetInstances = false): Promise<MigrationStatus> {
   const db = await openDb({ url: `file:${path}`, create: false }).catch((err) => {
     throw new BackupError(`${path} cannot be opened as a database: ${err instanceof Error ? err.message : String(err)}`);
   });
   try {
+    if (forgetInstances) {
+      const tables = await db.raw.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('instances', 'writer_lease')");
+      const has = new Set(tables.rows.map((r) => String(r[0])));
+      if (has.has("instances")) await db.raw.execute("DELETE FROM instances");
+      if (has.has("writer_lease")) await db.raw.execute("DELETE FROM writer_lease");
+    }
     const check = await db.raw.execute("PRAGMA integrity_check").catch((err) => {
       throw new BackupError(`${path} is not a readable SQLite database (${err instanceof Error ? err.message : String(err)}).`);
     });
@@ -45,23 +54,10 @@ export async function backupFile(source: string, target: string): Promise<{ byte
       await db.close();
     }
     chmodSync(partial, 0o600);
-    await forgetInstances(partial);
-    const status = await inspectDatabaseFile(partial);
+    const status = await inspectDatabaseFile(partial, true);
     renameSync(partial, target);
     return { bytes: statSync(target).size, status };
   } finally {
     for (const f of [partial, `${partial}-wal`, `${partial}-shm`]) rmSync(f, { force: true });
-  }
-}
-
-async function forgetInstances(path: string): Promise<void> {
-  const copy = await openDb({ url: `file:${path}`, create: false });
-  try {
-    const tables = await copy.raw.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('instances', 'writer_lease')");
-    const has = new Set(tables.rows.map((r) => String(r[0])));
-    if (has.has("instances")) await copy.raw.execute("DELETE FROM instances");
-    if (has.has("writer_lease")) await copy.raw.execute("DELETE FROM writer_lease");
-  } finally {
-    await copy.close();
   }
 }
