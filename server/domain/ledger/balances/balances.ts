@@ -102,7 +102,9 @@ export async function counterpartyBalances({ tx, now, actor: { agentId } }: Doma
   };
   for (const { g } of mine) {
     const confirmed = await settlement(tx, g, membersOf.get(g.groupId)!, debtsOf.get(g.groupId)!, []);
-    const withPending = await settlement(tx, g, membersOf.get(g.groupId)!, debtsOf.get(g.groupId)!, pendingOf.get(g.groupId)!);
+    const pendingHere = pendingOf.get(g.groupId)!;
+    // Most groups have no payment waiting: their plan with pending payments is the confirmed one, not computed again.
+    const withPending = pendingHere.length ? await settlement(tx, g, membersOf.get(g.groupId)!, debtsOf.get(g.groupId)!, pendingHere) : confirmed;
     for (const id of withPending.counted) counted.add(id);
     totals.set(g.currency, (totals.get(g.currency) ?? 0n) + (confirmed.balances.get(agentId) ?? 0n));
     add(g, confirmed.people, confirmed.plan, "net");
