@@ -78,6 +78,21 @@ export const syncFailure = (err: unknown): boolean => says(err, SYNC_MESSAGE) &&
 /** Whether err is one that passes (busy, a sync, the primary out of reach for a moment): see above. */
 export const transient = (err: unknown): boolean => databaseBusy(err) || says(err, SYNC_MESSAGE) || says(err, UNREACHABLE_MESSAGE);
 
+// A batch that met a write made since its reads: a guard found what it read changed (the CHECK of write_conflicts,
+// db/query.ts guard), or a row it inserts is there already (a unique key). It was rolled back whole.
+const CONFLICT_MESSAGE = /CHECK constraint failed: write_conflict|UNIQUE constraint failed|PRIMARY KEY constraint failed/;
+
+/** Whether err says a batch met a concurrent write (it ran nothing, and runs again from its reads). */
+export const writeConflict = (err: unknown): boolean => says(err, CONFLICT_MESSAGE);
+
+/** A write call whose batch kept meeting concurrent writes: the caller is asked to come back. */
+export class WriteConflict extends Error {
+  override name = "WriteConflict";
+  constructor(override readonly cause: unknown) {
+    super("The write kept meeting concurrent changes to what it read; nothing of it was stored.");
+  }
+}
+
 const AT_COMMIT = Symbol("at commit");
 
 /** Marks err as thrown by COMMIT: whether the transaction was committed is unknown, so it is not run again here. */

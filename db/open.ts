@@ -1,13 +1,13 @@
 // Opening a database in one of three modes: a local file, a remote libSQL/Turso primary, and an embedded replica (a
 // local file kept in sync with a primary). Everything that differs between them at open lives here; the pool they
-// are served from is db/pool.ts.
+// are served from is db/database.ts.
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { createClient, type Client, type Config } from "@libsql/client";
 import Database from "libsql";
-import { LocalConnection, RemoteStreams } from "./connections.ts";
+import { type Batch, LocalConnection, remoteCommit, remoteRaw } from "./connections.ts";
+import { assemble, type Db, type DbMode, localSlots, type PoolOptions, remoteSlots } from "./database.ts";
 import { DbOpenError, describeUrl, guard, openError, transient } from "./errors.ts";
-import { assemble, type Db, type DbMode, type PoolOptions, READERS, remotePool } from "./pool.ts";
 import { ReplicaSync } from "./replica-sync.ts";
 
 export interface DbOptions extends PoolOptions {
@@ -29,8 +29,9 @@ export interface DbOptions extends PoolOptions {
 
 export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 const BUSY_TIMEOUT_MS = 5_000;
-// Read transactions of a remote primary in flight at once: each waits on round trips, not on this process's CPU,
-// and one connection (a WebSocket) carries them all.
+// Readers of a local file (or a replica's) beside the writer: enough that a read never waits behind a write.
+const READERS = 3;
+// Calls reading from a remote primary at once: each waits on round trips, not on this process's CPU.
 const REMOTE_READERS = 16;
 // How often an embedded replica without --sync-interval syncs in the background: a revoked key stops working on it
 // within this long (reads never reach the primary).
@@ -99,11 +100,8 @@ export async function openDb(opts: DbOptions): Promise<Db> {
   const timeoutMs = opts.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
   if (mode === "remote") {
     const client = await reachPrimary({ url: opts.url, authToken: opts.authToken }, timeoutMs);
-    const streams = streamsOf(client, opts.url, opts.authToken);
-    return assemble(opts, mode, remotePool(client, REMOTE_READERS, streams), () => {
-      streams?.close();
-      client.close();
-    });
+    const pool = { slots: remoteSlots(client, REMOTE_READERS), commit: (b: Batch) => remoteCommit(client, b), raw: remoteRaw(client) };
+    return assemble(opts, mode, pool, () => client.close());
   }
   const path = localPath(opts.url);
   if (path && path !== ":memory:") {
@@ -119,10 +117,14 @@ export async function openDb(opts: DbOptions): Promise<Db> {
     // exist before its first sync: it is made owner-only once open.)
     if (mode === "local" && !existsSync(path)) closeSync(openSync(path, "a", 0o600));
   }
+  const open = () => guard(opts.url, undefined, () => new LocalConnection(new Database(path, { timeout: BUSY_TIMEOUT_MS })));
   if (mode === "replica") {
-    // Opening a replica syncs inside native code that blocks the event loop and has no timeout of its
-    // own, so the primary is first proven reachable (and the token accepted) with a bounded probe. That client is
-    // then the one write transactions go through.
+    // Opening a replica syncs inside native code that blocks the event loop and has no timeout of its own, so the
+    // primary is first proven reachable (and the token accepted) with a bounded probe; that client then takes the
+    // batches. Reads go through plain read-only connections on the replica's file (a WAL file like any other, which
+    // each sync appends to); the replica's own connection only syncs, in a thread of its own (db/replica-sync.ts).
+    // A sync holds that thread for 3 s when the primary is down: once one has failed, the next waits for the primary
+    // to answer the client first.
     const primary = await reachPrimary({ url: opts.syncUrl!, authToken: opts.authToken }, timeoutMs);
     let conn: ReplicaSync;
     try {
@@ -132,16 +134,6 @@ export async function openDb(opts: DbOptions): Promise<Db> {
       throw err;
     }
     for (const file of [path, `${path}-wal`, `${path}-shm`]) if (existsSync(file)) chmodSync(file, 0o600);
-    // Reads on the replica's own file, writes on the primary: separate connections, so which one a statement runs on
-    // is decided by the transaction it is in, not by the driver's guess when the statement was prepared. The reads
-    // go through plain read-only connections on the replica's file (a WAL file like any other, which each sync
-    // appends to): they keep their statements prepared and run beside each other, where the replica's own connection
-    // would prepare every statement afresh (libsql 0.5.29: a replica's statement run again keeps its first
-    // parameters) and take every read in turn. The replica's connection only syncs, in a thread of its own
-    // (db/replica-sync.ts). After a write the replica syncs before its next read, so this instance's next read sees
-    // it (read-your-writes; db/pool.ts), or, while it cannot, that read goes to the primary. A sync holds that thread
-    // for 3 s when the primary is down: once a sync has failed, the next one waits for the primary to answer the
-    // client first. After a write, a sync that fails does not fail the write, which committed.
     let unreachable = false;
     const sync = async () => {
       if (unreachable && !(await answers(primary))) throw new Error("Replication: the primary does not answer; the replica was not synced");
@@ -153,16 +145,12 @@ export async function openDb(opts: DbOptions): Promise<Db> {
         throw err;
       }
     };
-    const streams = streamsOf(primary, opts.syncUrl!, opts.authToken);
-    // One connection to the primary reads there while the replica cannot catch up with a write (db/pool.ts).
-    const remote = remotePool(primary, 1, streams);
     const readers: LocalConnection[] = [];
     try {
       for (let i = 0; i < READERS; i++) {
-        const reader = new LocalConnection(new Database(path, { timeout: BUSY_TIMEOUT_MS }));
-        readers.push(reader);
+        readers.push(open());
         // Only the replica's own sync writes this file.
-        reader.db.exec("PRAGMA query_only = 1");
+        readers[i]!.db.exec("PRAGMA query_only = 1");
       }
     } catch (err) {
       for (const r of readers) r.close();
@@ -170,27 +158,19 @@ export async function openDb(opts: DbOptions): Promise<Db> {
       primary.close();
       throw openError(opts.url, undefined, err);
     }
-    return assemble(
-      opts,
-      mode,
-      {
-        ...remote,
-        readers,
-        primaryReader: remote.readers[0],
-        primaryAnswers: () => answers(primary),
-        sync,
-        afterWrite: sync,
-        syncEveryMs: opts.syncIntervalSeconds ? undefined : DEFAULT_SYNC_MS,
-      },
-      () => {
-        for (const r of readers) r.close();
-        void conn.close();
-        streams?.close();
-        primary.close();
-      },
-    );
+    const replica = {
+      sync,
+      primary: remoteSlots(primary, 1)[0]!,
+      primaryAnswers: () => answers(primary),
+      syncEveryMs: opts.syncIntervalSeconds ? undefined : DEFAULT_SYNC_MS,
+    };
+    const pool = { slots: localSlots(readers), commit: (b: Batch) => remoteCommit(primary, b), raw: remoteRaw(primary), replica };
+    return assemble(opts, mode, pool, () => {
+      for (const r of readers) r.close();
+      void conn.close();
+      primary.close();
+    });
   }
-  const open = () => guard(opts.url, undefined, () => new LocalConnection(new Database(path, { timeout: BUSY_TIMEOUT_MS })));
   const writer = open();
   const readers: LocalConnection[] = [];
   try {
@@ -217,7 +197,8 @@ export async function openDb(opts: DbOptions): Promise<Db> {
       writer.close();
     }
   };
-  return assemble(opts, mode, readers.length ? { writer, readers, grouped: writer } : { writer, readers: [writer] }, closeAll);
+  const pool = { slots: localSlots(readers.length ? readers : [writer]), commit: (b: Batch) => writer.commit(b), raw: writer.raw };
+  return assemble(opts, mode, pool, closeAll);
 }
 
 /** Whether the primary answers a trivial query within a second (without blocking the event loop). */
@@ -251,46 +232,9 @@ async function openReplica(path: string, opts: DbOptions): Promise<ReplicaSync> 
   }
 }
 
-/**
- * The same primary over WebSockets: one connection carries every statement (HTTP sends each as a request of its own,
- * twice the time for a transaction of 20 statements on loopback). null when the URL asks for HTTP or cannot say.
- */
-export function webSocketUrl(url: string): string | null {
-  const m = /^(libsql|https?):\/\/(.*)$/i.exec(url);
-  if (!m) return null;
-  const scheme = m[1]!.toLowerCase();
-  const plain = scheme === "http" || (scheme === "libsql" && /[?&]tls=0\b/.test(url));
-  return `${plain ? "ws" : "wss"}://${m[2]!}`;
-}
-
-/**
- * Streams kept open on the primary (db/connections.ts RemoteStreams) when the client reached it over WebSockets; the
- * token may be given in the URL, as @libsql/client takes it.
- */
-function streamsOf(client: Client, url: string, authToken?: string): RemoteStreams | undefined {
-  if (client.protocol !== "ws") return undefined;
-  const u = new URL(webSocketUrl(url) ?? url);
-  const token = authToken ?? u.searchParams.get("authToken") ?? undefined;
-  u.search = "";
-  return new RemoteStreams(u.toString().replace(/\/$/, ""), token);
-}
-
-/** A remote client that has answered SELECT 1 within the timeout: over WebSockets where the primary takes them. */
+/** A remote client that has answered SELECT 1 within the timeout. */
 async function reachPrimary(cfg: Config, timeoutMs: number): Promise<Client> {
-  const ws = webSocketUrl(cfg.url);
-  if (ws) {
-    try {
-      return await probe({ ...cfg, url: ws }, timeoutMs, cfg.url);
-    } catch (err) {
-      // A primary that does not answer at all is reported as such; one that refuses WebSockets is asked over HTTP.
-      if (err instanceof DbOpenError && /did not answer within/.test(err.message)) throw err;
-      return probe(cfg, timeoutMs, cfg.url);
-    }
-  }
-  return probe(cfg, timeoutMs, cfg.url);
-}
-
-async function probe(cfg: Config, timeoutMs: number, shownUrl: string): Promise<Client> {
+  const shownUrl = cfg.url;
   const client = guard(shownUrl, cfg.authToken, () => createClient(cfg));
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {

@@ -1,9 +1,17 @@
-// Query helpers for domain code: statements built and prepared once per connection, lists bound as one JSON value,
-// and the read transaction that finds it must write (NeedsWrite).
-import { fillPlaceholders, type Placeholder, type SQL, sql } from "drizzle-orm";
+// Query helpers for domain code: statements built and prepared once per handle, lists bound as one JSON value, the
+// guards a write call puts in its batch, the reads that see its batch committed, and NeedsWrite.
+import { count, fillPlaceholders, type Placeholder, type SQL, sql } from "drizzle-orm";
 import type { PreparedQueryConfig, SQLitePreparedQuery, SQLiteTable } from "drizzle-orm/sqlite-core";
-import { readOnCommit, runNow, type RunNow, sendLater } from "./connections.ts";
-import { isReadOnly, type Tx } from "./pool.ts";
+import type { InValue } from "@libsql/client";
+import { batchOf } from "./connections.ts";
+import { isReadOnly, type Tx } from "./database.ts";
+
+/** Deletes the rows of table where `where` holds; how many, as the call read them (what a job reports). */
+export async function deleteCounted(tx: Tx, table: SQLiteTable, where: SQL | undefined): Promise<number> {
+  const n = (await tx.select({ n: count() }).from(table).where(where).get())?.n ?? 0;
+  if (n) await tx.delete(table).where(where);
+  return n;
+}
 
 /** The first column of the first row of a plain SQL query (drizzle maps rows only for its own selects). */
 export async function scalar<T = unknown>(tx: Tx, query: SQL): Promise<T | undefined> {
@@ -12,44 +20,22 @@ export async function scalar<T = unknown>(tx: Tx, query: SQL): Promise<T | undef
 }
 
 /**
- * A query built and prepared once per connection and reused: drizzle builds its SQL once, the connection
- * keeps the statement. `const q = prepared((tx) => tx.select()...where(eq(t.id, sql.placeholder("id"))).prepare());`
- * then `await q(tx).get({ id })`.
+ * A query built once per handle and reused (handles live as long as their connection):
+ * `const q = prepared((tx) => tx.select()...where(eq(t.id, sql.placeholder("id"))).prepare());` then
+ * `await q(tx).get({ id })`.
  */
 export function prepared<Q extends SQLitePreparedQuery<PreparedQueryConfig>>(build: (tx: Tx) => Q): (tx: Tx) => Q {
   const built = new WeakMap<Tx, Q>();
   return (tx) => {
     let q = built.get(tx);
-    if (q === undefined) {
-      q = runningNow(build(tx), runNow(tx));
-      built.set(tx, q);
-    }
+    if (q === undefined) built.set(tx, (q = build(tx)));
     return q;
   };
 }
 
 /**
- * On a local connection, the query's statement runs at once and drizzle only maps its rows: its session would wrap
- * every run in layers of promises (its query cache, the proxy's callback). add_expense, ~25 statements, gained ~8%.
- * drizzle documents no way to do this: test/spine/prepared-queries.test.ts pins the parts of it relied on here.
- */
-export function runningNow<Q extends SQLitePreparedQuery<PreparedQueryConfig>>(q: Q, run: RunNow | undefined): Q {
-  if (!run) return q;
-  const { sql, params } = q.getQuery();
-  const fill = (values?: Record<string, unknown>) => fillPlaceholders(params, values ?? {});
-  const rows = (values: Record<string, unknown> | undefined, method: "get" | "all") => (run(sql, fill(values), method) as { rows: unknown }).rows;
-  const direct: Pick<SQLitePreparedQuery<PreparedQueryConfig>, "get" | "all" | "values" | "run"> = {
-    get: async (values) => q.mapGetResult(rows(values, "get")),
-    all: async (values) => q.mapAllResult(rows(values, "all")),
-    values: async (values) => rows(values, "all"),
-    run: async (values) => run(sql, fill(values), "run"),
-  };
-  return Object.assign(Object.create(q) as Q, direct);
-}
-
-/**
  * Insert values that are all placeholders named as their columns, for an insert built once with prepared() and run
- * once per row: building a many-row insert anew on each call cost more than writing its rows.
+ * once per row.
  */
 export function placeholders<K extends string>(columns: readonly K[]): Record<K, Placeholder> {
   return Object.fromEntries(columns.map((c) => [c, sql.placeholder(c)])) as unknown as Record<K, Placeholder>;
@@ -60,67 +46,16 @@ export interface Write {
   run(values?: Record<string, unknown>): Promise<void>;
 }
 
-/**
- * A write built and prepared once per connection whose answer nothing reads (an insert). On a remote primary it is
- * held back and sent with the next statement (the call's own, the next write's in its group, or the COMMIT), so a
- * call's inserts cost no round trip of their own while the writer is held; if it fails, its own call fails and the
- * rest of the group runs again (db/turns.ts). Elsewhere it runs at once.
- */
+/** A write built once per handle whose answer nothing reads (in a batch, none is known before it commits). */
 export function preparedWrite<Q extends SQLitePreparedQuery<PreparedQueryConfig>>(build: (tx: Tx) => Q): (tx: Tx) => Write {
   const query = prepared(build);
-  const built = new WeakMap<Tx, Write>();
   return (tx) => {
-    let w = built.get(tx);
-    if (w === undefined) {
-      const q = query(tx);
-      const later = sendLater(tx);
-      if (later) {
-        const { sql, params } = q.getQuery();
-        w = { run: async (values) => later(sql, fillPlaceholders(params, values ?? {})) };
-      } else w = { run: async (values) => void (await q.run(values)) };
-      built.set(tx, w);
-    }
-    return w;
+    const q = query(tx);
+    return { run: async (values) => void (await q.run(values)) };
   };
 }
 
-/**
- * The first row of a prepared query as the write transaction tx will have committed it, read with tx's COMMIT in
- * its request where the connection is a remote primary's (what a write answers with after its commit then costs no
- * transaction of its own); undefined elsewhere. Not awaited before the commit: it settles with it, and fails if tx
- * does not commit.
- */
-export function getOnCommit<R>(tx: Tx, q: SQLitePreparedQuery<PreparedQueryConfig & { get: R }>, values: Record<string, unknown>): Promise<R> | undefined {
-  return onCommit(tx, q, values, (rows) => q.mapGetResult(rows[0]) as R);
-}
-
-/** Every row of a prepared query as the write transaction tx will have committed it: as getOnCommit. */
-export function allOnCommit<R>(tx: Tx, q: SQLitePreparedQuery<PreparedQueryConfig & { all: R }>, values: Record<string, unknown>): Promise<R> | undefined {
-  return onCommit(tx, q, values, (rows) => q.mapAllResult(rows) as R);
-}
-
-function onCommit<R>(
-  tx: Tx,
-  q: SQLitePreparedQuery<PreparedQueryConfig>,
-  values: Record<string, unknown>,
-  map: (rows: unknown[][]) => R,
-): Promise<R> | undefined {
-  const read = readOnCommit(tx);
-  if (!read) return undefined;
-  const { sql, params } = q.getQuery();
-  return unseenFailure(read(sql, fillPlaceholders(params, values)).then(map));
-}
-
-/**
- * p, whose failure is not reported as unhandled: a read on commit of a write that runs again is dropped, and fails
- * with nobody waiting for it.
- */
-export function unseenFailure<T>(p: Promise<T>): Promise<T> {
-  p.catch(() => undefined);
-  return p;
-}
-
-/** A one-row insert of these columns, built and prepared once per connection, as preparedWrite: `await q(tx).run(row)`. */
+/** A one-row insert of these columns, built once per handle, as preparedWrite: `await q(tx).run(row)`. */
 export function preparedInsert<T extends SQLiteTable>(table: T, columns: readonly (keyof T["$inferInsert"] & string)[]) {
   return preparedWrite((tx) =>
     tx
@@ -131,9 +66,70 @@ export function preparedInsert<T extends SQLiteTable>(table: T, columns: readonl
 }
 
 /**
+ * Puts in the write call's batch, at this point, the condition that what it read still holds: `holds` is an SQL
+ * boolean expression. When it no longer holds as the batch runs, the batch fails whole as a write conflict and the
+ * call runs again from its reads (db/database.ts), which then see what changed. Outside a write call it does nothing.
+ */
+export async function guard(tx: Tx, name: string, holds: SQL): Promise<void> {
+  if (isReadOnly(tx)) return;
+  await tx.run(sql`INSERT INTO write_conflicts (guard) SELECT ${name} WHERE NOT (${holds})`);
+}
+
+/**
+ * Guards that the write just put in the batch changed a row: an UPDATE whose WHERE holds what the call read (a
+ * version, a state), so a row changed since is not changed twice.
+ */
+export const guardChanged = (tx: Tx, name: string): Promise<void> => guard(tx, name, sql`changes() > 0`);
+
+/**
+ * The rows of a prepared query as the write call's batch commits them, read in the batch's own request; at once in
+ * a read call. Not awaited inside the call (the batch is sent after it): it settles with the commit, or fails with it.
+ */
+export function allAfterCommit<R>(tx: Tx, q: SQLitePreparedQuery<PreparedQueryConfig & { all: R }>, values: Record<string, unknown>): Promise<R> {
+  const batch = batchOf(tx);
+  if (!batch || batch.sent) return q.all(values) as Promise<R>;
+  const { sql, params } = q.getQuery();
+  return unseenFailure(batch.readAfter(sql, fillPlaceholders(params, values)).then((rows) => q.mapAllResult(rows) as R));
+}
+
+/** The first row of a prepared query as the write call's batch commits it: as allAfterCommit. */
+export function getAfterCommit<R>(tx: Tx, q: SQLitePreparedQuery<PreparedQueryConfig & { get: R }>, values: Record<string, unknown>): Promise<R> {
+  const batch = batchOf(tx);
+  if (!batch || batch.sent) return q.get(values) as Promise<R>;
+  const { sql, params } = q.getQuery();
+  return unseenFailure(batch.readAfter(sql, fillPlaceholders(params, values)).then((rows) => q.mapGetResult(rows[0]) as R));
+}
+
+const LATER = "\u0000filled later";
+
+/**
+ * A write with one value known only when the call ends (an idempotency record's answer): put in the batch now, in
+ * its place, with that value null. fill(value) sets it while the batch is still being collected; false once the batch
+ * was sent (the call read what it wrote), when the value must be written apart.
+ */
+export async function writeFilledLater(tx: Tx, statement: (value: unknown) => SQL): Promise<(value: unknown) => boolean> {
+  const batch = batchOf(tx);
+  const at = batch?.statements.length ?? -1;
+  await tx.run(statement(LATER));
+  const args = batch?.statements[at]?.args;
+  const i = args?.indexOf(LATER) ?? -1;
+  if (i >= 0) args![i] = null;
+  return (value) => {
+    if (!batch || batch.sent || i < 0) return false;
+    args![i] = value as InValue;
+    return true;
+  };
+}
+
+/** p, whose failure is not reported as unhandled: a read after a batch that runs again fails with nobody waiting. */
+export function unseenFailure<T>(p: Promise<T>): Promise<T> {
+  p.catch(() => undefined);
+  return p;
+}
+
+/**
  * A list bound as one value: `json_each(:name)` over a JSON array (of arrays, for rows), for statements whose rows or
- * IN list vary in length. Their text is then the same for every length, so they are built and prepared once with
- * prepared(); a VALUES or IN list would be new SQL, built and prepared again, for each length.
+ * IN list vary in length. Their text is then the same for every length, so they are built and prepared once.
  */
 export const jsonEach = (name: string): SQL => sql`json_each(${sql.placeholder(name)})`;
 
@@ -146,12 +142,12 @@ export function jsonList(values: readonly unknown[]): string {
   return /\\ud[89a-f]/i.test(text) ? JSON.stringify(values, (_key, v: unknown) => (typeof v === "string" ? v.toWellFormed() : v)) : text;
 }
 
-/** Thrown in a read transaction by code that finds it must write after all; the caller runs it again in a write one. */
+/** Thrown in a read call by code that finds it must write after all; the caller runs it again as a write call. */
 export class NeedsWrite extends Error {
   override name = "NeedsWrite";
 }
 
-/** Continues only in a write transaction: in a read one, throws NeedsWrite. */
+/** Continues only in a write call: in a read one, throws NeedsWrite. */
 export function requireWrite(tx: Tx): void {
   if (isReadOnly(tx)) throw new NeedsWrite("this call must write");
 }

@@ -43,11 +43,6 @@ export interface ServerConfig {
   shutdownTimeoutMs?: number;
   /** An OpenID Connect provider humans may sign in with on the web pages. */
   oidc?: { issuer: string; clientId: string; clientSecret: string };
-  /**
-   * Instances on one shared database (remote or replica mode): the secret they share, and where the others reach
-   * this one (default http://HOST:PORT). One of them, the holder of the writer lease, runs every write tool call.
-   */
-  peer?: { secret: string; url?: string };
   /** svc serve --workers: how many processes serve (this one included) and the command that starts one more. */
   workers?: { count: number; command: string[] };
   /** How client ID metadata documents are fetched; absent: guardedFetch (server/auth/safe-fetch.ts), the SSRF guard. */
@@ -257,7 +252,7 @@ export interface ServeSettings {
   quota?: Partial<Quotas>;
   smsWebhook?: string;
   smsPerHour?: number;
-  /** --peer-secret and --peer-url (ServerConfig.peer). */
+  /** --peer-secret and --peer-url: taken and ignored (every instance writes its own batches since 0.13). */
   peerSecret?: string;
   peerUrl?: string;
   ratesUrl?: string;
@@ -295,8 +290,6 @@ export function parseHosts(v: string | undefined): string[] {
 /** The server's configuration from svc serve's settings and the environment; the three --oidc-* settings go together. */
 export function serveConfig(o: ServeSettings, clock: Clock, env: Record<string, string | undefined> = process.env): ServerConfig {
   const oidcGiven = [o.oidcIssuer, o.oidcClientId, o.oidcClientSecret].filter(Boolean).length;
-  if (o.peerUrl && !o.peerSecret) throw new ConfigError("--peer-url needs --peer-secret, which the instances on one database share");
-  if (o.peerSecret !== undefined && o.peerSecret.length < 16) throw new ConfigError("--peer-secret must be at least 16 characters");
   if (oidcGiven > 0 && oidcGiven < 3) throw new ConfigError("--oidc-issuer, --oidc-client-id and --oidc-client-secret must be given together");
   if (o.smtpUrl && !o.mailFrom) throw new ConfigError("--smtp-url needs --mail-from, the address e-mails come from (svc <svc@example.org>)");
   if (o.mailFrom && !o.smtpUrl) throw new ConfigError("--mail-from needs --smtp-url, the SMTP server that sends the e-mails");
@@ -341,7 +334,6 @@ export function serveConfig(o: ServeSettings, clock: Clock, env: Record<string, 
       limits: o.federationLimits,
       ...(o.federationTestTiming ? { retryBaseMs: o.federationTestTiming, leaseMs: 3000, sendIntervalMs: 100 } : {}),
     },
-    peer: o.peerSecret ? { secret: o.peerSecret, url: o.peerUrl?.replace(/\/+$/, "") } : undefined,
   };
 }
 

@@ -5,7 +5,7 @@ import { ensureSigningKey } from "./auth/jwt.ts";
 import { ensureFormKey, readFormKey } from "./web/session.ts";
 import { createApp } from "./app.ts";
 import { limitAddress, TrustedProxies } from "./client-address.ts";
-import { type Member, OneWriter, PEER_PATHS, type PrimaryLink, Workers } from "./cluster.ts";
+import { type Member, type PrimaryLink, Workers } from "./cluster.ts";
 import { ConfigError, DEFAULTS, type ServerConfig } from "./config.ts";
 import { type Admission, ConnectionCap, closing, tooManyConnections } from "./connections.ts";
 import { JOBS } from "./jobs/index.ts";
@@ -14,7 +14,6 @@ import { fetchExchangeRates } from "./jobs/exchange-rates.ts";
 import { sendEmail, smtpSender } from "./jobs/email.ts";
 import { describeCause, storageFault } from "./errors.ts";
 import { LastUse } from "./auth/last-use.ts";
-import { handedOverWhole, orHandOver, writerOnly } from "./hand-over.ts";
 import { JobRunner } from "./jobs/runner.ts";
 import { ensureFederationKey } from "./federation/keys.ts";
 import { startSender } from "./federation/outbox.ts";
@@ -26,7 +25,6 @@ import { Ops } from "./observability/ops.ts";
 import { raiseOpenFileLimit } from "./open-files.ts";
 import { RateLimiter } from "./rate-limit.ts";
 import type { Services } from "./services.ts";
-import { CredentialOwners } from "./auth/credential-owners.ts";
 import { noticeClientConnected } from "./domain/clients.ts";
 
 export interface RunningServer {
@@ -69,10 +67,8 @@ export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink)
   const connections = new ConnectionCap(config.maxConnectionsPerAddress ?? DEFAULTS.maxConnectionsPerAddress, idleTimeout * 1000);
   const openFiles = raiseOpenFileLimit();
   const workerCount = (config.workers?.count ?? 1) - 1;
-  // This process's part in a server of several: the primary starts the workers, a worker links to the primary; an
-  // instance among others on one shared database takes part in choosing the one writer.
-  const peers = config.peer && !toPrimary && workerCount === 0 ? new OneWriter(config.peer) : undefined;
-  const cluster: Member | undefined = toPrimary ?? (workerCount > 0 ? new Workers(workerCount, config.workers!.command) : peers);
+  // This process's part in a server of several: the primary starts the workers, a worker links to the primary.
+  const cluster: Member | undefined = toPrimary ?? (workerCount > 0 ? new Workers(workerCount, config.workers!.command) : undefined);
   const log = createLogger(config.logLevel ?? "silent", toPrimary?.writeLine, config.logFormat);
   const metrics = new Metrics();
   const db = await openDb({
@@ -90,12 +86,6 @@ export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink)
         await db.close();
         throw err;
       });
-  if (peers && db.mode === "local") {
-    await db.close();
-    throw new ConfigError(
-      "--peer-secret is for instances on one remote database or on replicas of one (--db libsql://..., or --sync-url); a local file has one server",
-    );
-  }
   if (applied.length) log.info("migrations applied", { migrations: applied.map((m) => m.name).join(",") });
   // The server's own keys are made here, once, so that no request has to write them (a GET never writes); the
   // token signing key once the base URL is known, below.
@@ -103,19 +93,14 @@ export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink)
   if (!toPrimary && config.federation && config.federation.mode !== "off") await db.tx((tx) => ensureFederationKey(tx, config.clock.now()));
   const formKey = await db.read(readFormKey);
   // Processes of one server on one machine share its port and their rate limiters' counts.
-  const several = cluster !== undefined && cluster !== peers;
-  const lastUse = new LastUse(db, peers?.forwardLastUses);
-  // Among instances with one writer, the work that writes on its own (jobs, the federation sender) runs on the writer,
-  // and a request that must write outside a tool call is handed to it whole (hand-over.ts).
-  const writesHere = () => !peers || peers.writes;
+  const several = cluster !== undefined;
+  const lastUse = new LastUse(db);
   const services: Services = {
-    db: peers ? writerOnly(db, writesHere) : db,
+    db,
     config,
     formKey,
     limiter: new RateLimiter(() => config.clock.now().getTime(), several),
-    cluster,
     lastUse,
-    owners: new CredentialOwners(),
     clientConnected: noticeClientConnected,
   };
   const ops = new Ops(services, log, metrics, cluster);
@@ -159,7 +144,6 @@ export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink)
     },
     // The heartbeat is a write every run: a server that met a storage fault is ready again once it commits.
     () => ops.wrote(),
-    writesHere,
   );
   // A sign-in link is waited for: the process that runs the jobs sends it at once (a worker's waits for the next run).
   if (config.smtpUrl && !toPrimary) services.wakeEmail = () => jobs.runSoon("email");
@@ -185,24 +169,9 @@ export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink)
       const admission: Admission = exempt ? "keep" : connections.admit(address, port);
       if (admission === "refuse") return tooManyConnections(connections.cap);
       try {
-        if (!peers) {
-          // Looked up only by what needs it (the limits of public calls and pages): the forwarding headers are parsed,
-          // and an IPv6 client counts as its /64.
-          const res = await handle(req, () => limitAddress(trusted.clientAddress(address, req.headers)));
-          return admission === "close" ? closing(res) : res;
-        }
-        const path = new URL(req.url).pathname;
-        if (path.startsWith(PEER_PATHS)) return await peers.receive(req);
-        const handedFrom = peers.handedOverFrom(req);
-        const clientAddress = () => handedFrom ?? limitAddress(trusted.clientAddress(address, req.headers));
-        const res =
-          peers.writes || !handedOverWhole(path)
-            ? await handle(req, clientAddress)
-            : await orHandOver(
-                req,
-                (r) => handle(r, clientAddress),
-                (copy) => peers.handOver(copy, clientAddress(), crypto.randomUUID()),
-              );
+        // Looked up only by what needs it (the limits of public calls and pages): the forwarding headers are parsed,
+        // and an IPv6 client counts as its /64.
+        const res = await handle(req, () => limitAddress(trusted.clientAddress(address, req.headers)));
         return admission === "close" ? closing(res) : res;
       } finally {
         if (!exempt) connections.done(address, port, admission);
@@ -228,15 +197,12 @@ export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink)
   }
   const federating = config.federation && config.federation.mode !== "off" && !toPrimary;
   const sender = federating
-    ? startSender(db, config, (err) => log.error("federation send failed", { error: err instanceof Error ? err.message : String(err) }), writesHere)
+    ? startSender(db, config, (err) => log.error("federation send failed", { error: err instanceof Error ? err.message : String(err) }))
     : undefined;
   // Workers listen on the port this process got (port 0 asks the system for one).
   config.port = port;
   const workers = cluster instanceof Workers ? cluster : undefined;
-  await (peers
-    ? peers.start(services, ops, `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`, db)
-    : cluster?.start(services, ops)
-  )?.catch(async (err) => {
+  await cluster?.start(services, ops).catch(async (err) => {
     await workers?.stop().exited;
     server.stop(true);
     await db.close();
@@ -258,10 +224,8 @@ export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink)
     stop(closed) {
       stopping ??= (async () => {
         ops.draining = true;
-        // Every process stops accepting at once; the database stays open until the workers are gone, since their
-        // requests in flight may still hand writes to this process.
+        // Every process stops accepting at once.
         const stoppingWorkers = workers?.stop();
-        const leaving = peers?.stop();
         await stoppingWorkers?.closed;
         const draining = server.stop(); // the listener closes now; this settles once requests in flight are answered
         toPrimary?.closed();
@@ -275,7 +239,6 @@ export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink)
           await server.stop(true);
         }
         await stoppingWorkers?.exited;
-        await leaving;
         // A failure here must not keep the database open; the instance row then goes stale on its own.
         await jobs.stop().catch((err) => log.warn("stopping jobs failed", { error: err instanceof Error ? err.message : String(err) }));
         await sender?.stop();

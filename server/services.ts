@@ -1,11 +1,10 @@
-// What every transport, page and job is handed: the database, the configuration, the rate limiter, the observer of
-// finished calls and, in a server of several processes, its cluster; and the types of a call.
+// What every transport, page and job is handed: the database, the configuration, the rate limiter and the observer of
+// finished calls; and the types of a call.
 // A module of its own so that no layer reaches into the pipeline for its types.
 import type { Db, Tx } from "../db/client.ts";
 import type { AppError } from "./errors.ts";
 import type { ServerConfig } from "./config.ts";
 import type { RateLimiter } from "./rate-limit.ts";
-import type { Actor, Principal } from "./contract/principal.ts";
 import type { AuditEntry } from "./contract/audit.ts";
 
 export interface Services {
@@ -16,10 +15,6 @@ export interface Services {
   formKey: string;
   /** Where a call notes its client's use; written in batches (server/auth/last-use.ts). */
   lastUse: { note(clientId: string, at: Date): void };
-  /** Whose each credential seen here is (server/auth/credential-owners.ts). */
-  owners: { get(tokenHash: string): Principal | undefined; seen(tokenHash: string, principal: Principal): void };
-  /** In a server of several processes (svc serve --workers, server/cluster.ts): what they share. */
-  cluster?: Cluster;
   /**
    * Sends the e-mail outbox soon (svc serve --smtp-url, in the process that runs the jobs): after a page wrote an
    * e-mail a person waits for (a sign-in link). Absent elsewhere: the job's next run sends it.
@@ -70,22 +65,13 @@ export interface CallMeta {
   sandbox?: boolean;
   /** A page acting for its signed-in browser: the token is the browser's session secret (server/web/actions.ts). */
   page?: boolean;
-  /**
-   * Sent by the process the call arrived at, which reads the caller's inbox summary itself once the write is done
-   * (server/cluster.ts workerRun): the process that writes leaves it out and says whose it is (summaryFor), unless
-   * it read it with the write's COMMIT (on a remote primary; server/domain/inbox.ts summaryOnCommit).
-   */
-  summaryBySender?: boolean;
 }
 
 export type CallResult =
-  | { ok: true; data: Record<string, unknown>; headers: Record<string, string>; replayed: boolean; summaryFor?: Actor }
+  | { ok: true; data: Record<string, unknown>; headers: Record<string, string>; replayed: boolean }
   | { ok: false; error: AppError; headers: Record<string, string> };
 
-/**
- * A call as the pipeline (server/tools/invoke.ts) has taken it so far: found, rate limited, its values checked. Plain
- * data but for meta.clientAddress, so that it can be continued in another process (Cluster.run).
- */
+/** A call as the pipeline (server/tools/invoke.ts) has taken it so far: found, rate limited, its values checked. */
 export interface Call {
   name: string;
   raw: unknown;
@@ -98,13 +84,4 @@ export interface Call {
   keyRemaining: number | null;
   /** The agent's limit is taken once per call, however many transactions or processes it runs in. */
   agentTaken: boolean;
-}
-
-/**
- * The processes of one server as the pipeline sees them. Absent, or without run, a call runs where it arrived; a
- * worker's run sends one that must write to the process that writes. (Sharing limits, metrics, faults and logs is
- * wired in server/serve.ts; their types live with them, which this module may not import.)
- */
-export interface Cluster {
-  run?(svc: Services, call: Call): Promise<CallResult>;
 }

@@ -86,16 +86,11 @@ export function serveCommand(): Command {
       new Option("--sync-interval <duration>", "embedded replica: also sync in the background this often, e.g. 5s").env("SVC_SYNC_INTERVAL").argParser(seconds),
     )
     .addOption(
-      new Option(
-        "--peer-secret <secret>",
-        "instances on one remote or replicated database: the secret they share; one of them then runs every write, the others send it theirs",
-      ).env("SVC_PEER_SECRET"),
+      new Option("--peer-secret <secret>", "not needed: every instance on one database writes its own batches; taken and ignored")
+        .env("SVC_PEER_SECRET")
+        .hideHelp(),
     )
-    .addOption(
-      new Option("--peer-url <url>", "where the other instances reach this one (its own address, not the load balancer's); default http://HOST:PORT").env(
-        "SVC_PEER_URL",
-      ),
-    )
+    .addOption(new Option("--peer-url <url>", "not needed, as --peer-secret; taken and ignored").env("SVC_PEER_URL").hideHelp())
     .addOption(
       new Option(
         "--workers <n>",
@@ -279,6 +274,9 @@ export function serveCommand(): Command {
         throw new InvalidArgumentError(`--workers above 1 needs Linux, where processes can share a port; here (${process.platform}) svc serve runs one`);
       if (workers > 1) config.workers = { count: workers, command: [...selfCommand(), "serve", "--worker"] };
       const server = await stopOnSignals(startServer(config), ["SIGTERM", "SIGINT"]);
+      if (o.peerSecret || o.peerUrl) {
+        server.ops.log.warn("--peer-secret and --peer-url are not needed any more and are ignored: every instance on one database writes its own batches");
+      }
       server.ops.log.info(`svc listening on ${server.url}`, {
         version: VERSION,
         url: server.url,

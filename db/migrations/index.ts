@@ -30,6 +30,7 @@ import factorOrigins from "./0028_factor_origins.sql" with { type: "text" };
 import limits from "./0029_limits.sql" with { type: "text" };
 import accountDeletion from "./0030_account_deletion.sql" with { type: "text" };
 import email from "./0031_email.sql" with { type: "text" };
+import writeConflicts from "./0032_write_conflicts.sql" with { type: "text" };
 
 export const MIGRATIONS: readonly { id: number; name: string; sql: string }[] = [
   { id: 1, name: "0001_core", sql: core },
@@ -63,4 +64,5 @@ export const MIGRATIONS: readonly { id: number; name: string; sql: string }[] = 
   { id: 29, name: "0029_limits", sql: limits },
   { id: 30, name: "0030_account_deletion", sql: accountDeletion },
   { id: 31, name: "0031_email", sql: email },
+  { id: 32, name: "0032_write_conflicts", sql: writeConflicts },
 ];

@@ -17,7 +17,8 @@ export const instances = sqliteTable("instances", {
   seenAt: text("seen_at").notNull(),
 });
 
-// Mirrors db/migrations/0024_writer_lease.sql: the one writer of instances sharing a database (server/cluster.ts).
+// Mirrors db/migrations/0024_writer_lease.sql: the one writer of instances sharing a database, before every instance
+// wrote its own batches (0.13); nothing uses it now.
 export const writerLease = sqliteTable("writer_lease", {
   id: integer("id").primaryKey(),
   holder: text("holder").notNull(),
@@ -30,4 +31,9 @@ export const serverSettings = sqliteTable("server_settings", {
   key: text("key").primaryKey(),
   value: text("value").notNull(),
   updatedAt: text("updated_at").notNull(),
+});
+
+// Mirrors db/migrations/0032_write_conflicts.sql: where a guard of a write call's batch fails it (db/query.ts guard).
+export const writeConflicts = sqliteTable("write_conflicts", {
+  guard: text("guard"),
 });

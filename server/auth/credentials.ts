@@ -246,11 +246,11 @@ export async function revokeClient(tx: Tx, clientId: string, now: Date) {
     .update(resetLinks)
     .set({ usedAt: iso(now) })
     .where(and(sql`${resetLinks.setThroughClientId} IN ${family}`, isNull(resetLinks.usedAt)));
-  const unlinked = await tx
-    .delete(oidcIdentities)
-    .where(and(sql`${oidcIdentities.agentId} = ${agent}`, sql`${oidcIdentities.setThroughClientId} IN ${family}`))
-    .returning({ agentId: oidcIdentities.agentId });
+  const linkedThrough = and(sql`${oidcIdentities.agentId} = ${agent}`, sql`${oidcIdentities.setThroughClientId} IN ${family}`);
+  const unlinked = await tx.select({ agentId: oidcIdentities.agentId }).from(oidcIdentities).where(linkedThrough);
+  await tx.delete(oidcIdentities).where(linkedThrough);
   // The verified e-mail came from the provider logins (auth/identities.ts): what the remaining ones verify, or none.
+  // The statement reads oidc_identities as the batch has changed it.
   if (unlinked.length) {
     const verified = sql`(SELECT i.email FROM oidc_identities i WHERE i.agent_id = ${unlinked[0]!.agentId} AND i.email_verified = 1 AND i.email IS NOT NULL ORDER BY i.created_at LIMIT 1)`;
     await tx

@@ -28,11 +28,12 @@ async function keyOf(kid: string, jwk: string): Promise<CryptoKey> {
  * (an old base URL) retire when this one first signs, so tokens issued before a move keep working until then.
  */
 async function activeKey(tx: Tx, issuer: string, now: Date): Promise<KeyRow> {
+  const key = (await currentKey(tx, issuer)) ?? (await newKey(tx, issuer, now));
   await tx
     .update(oauthSigningKeys)
     .set({ retiredAt: iso(now) })
     .where(and(ne(oauthSigningKeys.issuer, issuer), isNull(oauthSigningKeys.retiredAt)));
-  return (await currentKey(tx, issuer)) ?? newKey(tx, issuer, now);
+  return key;
 }
 
 const currentKey = (tx: Tx, issuer: string) =>

@@ -2,8 +2,7 @@
 // process, and the notes are written every FLUSH_MS in one write transaction of one statement, and when the server
 // stops. A call never writes for it, so a read stays a read: at scale (a million agents polling every 30 s) a write
 // per client and minute would be ~16.7k write transactions a second, the first thing to break. The cost is that
-// last_used_at may lag the last call by FLUSH_MS, beside its resolution of a minute (touchDue). Among instances with
-// one writer, the others hand their notes to it, which writes them with its own.
+// last_used_at may lag the last call by FLUSH_MS, beside its resolution of a minute (touchDue).
 import { sql } from "drizzle-orm";
 import { type Db, jsonList } from "../../db/client.ts";
 
@@ -14,14 +13,7 @@ export class LastUse {
   private timer: ReturnType<typeof setInterval> | undefined;
   private flushing: Promise<number> | undefined;
 
-  /**
-   * forward: hands a batch to the instance that writes, when this one does not (svc serve --peer-secret); false when
-   * this instance writes it itself.
-   */
-  constructor(
-    private readonly db: Db,
-    private readonly forward?: (uses: [clientId: string, at: string][]) => Promise<boolean>,
-  ) {}
+  constructor(private readonly db: Db) {}
 
   /** Notes a use of the client at `at` (written at the next flush). */
   note(clientId: string, at: Date): void {
@@ -41,7 +33,6 @@ export class LastUse {
     const batch = this.pending;
     this.pending = new Map();
     try {
-      if (await this.forward?.([...batch])) return batch.size;
       const uses = jsonList([...batch]);
       // Never back in time: another process may have written a later use of the same client.
       await this.db.tx((tx) =>

@@ -11,7 +11,7 @@ import {
   verifyRegistrationResponse,
 } from "@simplewebauthn/server";
 import { and, eq } from "drizzle-orm";
-import type { Tx } from "../../db/client.ts";
+import { guardChanged, type Tx } from "../../db/client.ts";
 import { passkeys, type WebauthnChallenge } from "../../db/schema/index.ts";
 import { MINUTE, iso, later } from "../clock.ts";
 import { conflict } from "../errors.ts";
@@ -147,12 +147,15 @@ export async function checkAssertion(base: string, now: Date, challenge: Webauth
  * removed since it was read, when the sign-in does not count (false).
  */
 export async function recordPasskeyUse(tx: Tx, key: StoredPasskey, newCounter: number, now: Date): Promise<boolean> {
-  const updated = await tx
+  const unmoved = and(eq(passkeys.credentialId, key.credentialId), eq(passkeys.counter, key.counter));
+  if (!(await tx.select({ id: passkeys.credentialId }).from(passkeys).where(unmoved).get())) return false;
+  // Used at the same moment elsewhere: this runs again, and finds the counter moved.
+  await tx
     .update(passkeys)
     .set({ counter: newCounter, lastUsedAt: iso(now) })
-    .where(and(eq(passkeys.credentialId, key.credentialId), eq(passkeys.counter, key.counter)))
-    .returning({ id: passkeys.credentialId });
-  return updated.length === 1;
+    .where(unmoved);
+  await guardChanged(tx, "passkey counter");
+  return true;
 }
 
 export async function passkeysOf(tx: Tx, agentId: string) {

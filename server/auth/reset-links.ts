@@ -4,7 +4,7 @@
 // password; a sign-in link on the page it was asked from. A link sent to an address that was added through a client
 // signs in a browser obtained through that client (set_through_client_id), which ends with it.
 import { and, eq, gt, isNull } from "drizzle-orm";
-import type { Tx } from "../../db/client.ts";
+import { guardChanged, type Tx } from "../../db/client.ts";
 import { resetLinks } from "../../db/schema/index.ts";
 import { MINUTE, iso, later } from "../clock.ts";
 import { newSecret, sha256 } from "./secrets.ts";
@@ -45,10 +45,17 @@ export async function resetLinkUsable(tx: Tx, token: string, now: Date): Promise
 /** Uses the link up: whose it is, what for and what it descends from; null when it is unknown, expired or already used. */
 export async function consumeResetLink(tx: Tx, token: string, now: Date): Promise<{ agentId: string; purpose: LinkPurpose; setThrough: string | null } | null> {
   if (!TOKEN_PATTERN.test(token)) return null;
-  const rows = await tx
+  const row = await tx
+    .select({ agentId: resetLinks.agentId, purpose: resetLinks.purpose, setThrough: resetLinks.setThroughClientId })
+    .from(resetLinks)
+    .where(live(token, now))
+    .get();
+  if (!row) return null;
+  // Used once: a second use at the same moment runs again, and finds it used.
+  await tx
     .update(resetLinks)
     .set({ usedAt: iso(now) })
-    .where(live(token, now))
-    .returning({ agentId: resetLinks.agentId, purpose: resetLinks.purpose, setThrough: resetLinks.setThroughClientId });
-  return rows[0] ?? null;
+    .where(live(token, now));
+  await guardChanged(tx, "reset link");
+  return row;
 }

@@ -1,6 +1,6 @@
 // Single-use links that sign a human into their settings page for a short while, handed out by get_settings_link.
 import { and, eq, gt, isNull } from "drizzle-orm";
-import type { Tx } from "../../db/client.ts";
+import { guardChanged, type Tx } from "../../db/client.ts";
 import { settingsLinks } from "../../db/schema/index.ts";
 import { MINUTE, iso, later } from "../clock.ts";
 import type { Principal } from "../contract/principal.ts";
@@ -36,9 +36,16 @@ export async function settingsLinkUsable(tx: Tx, token: string, now: Date): Prom
 export async function consumeSettingsLink(tx: Tx, token: string, now: Date) {
   if (!TOKEN_PATTERN.test(token)) return null;
   const row = await tx
+    .select({ agentId: settingsLinks.agentId, clientId: settingsLinks.clientId, scopes: settingsLinks.scopes })
+    .from(settingsLinks)
+    .where(live(token, now))
+    .get();
+  if (!row) return null;
+  // Used once: a second use at the same moment changes nothing here, and runs again to find it used.
+  await tx
     .update(settingsLinks)
     .set({ usedAt: iso(now) })
-    .where(live(token, now))
-    .returning({ agentId: settingsLinks.agentId, clientId: settingsLinks.clientId, scopes: settingsLinks.scopes });
-  return row[0] ?? null;
+    .where(live(token, now));
+  await guardChanged(tx, "settings link");
+  return row;
 }

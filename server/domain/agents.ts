@@ -84,6 +84,7 @@ export async function updateProfile(
   const set: Partial<AgentRow> = {};
   if (patch.display_name !== undefined) set.displayName = patch.display_name;
   if (patch.description !== undefined) set.description = patch.description;
+  const row = (await agentById(tx, agentId))!;
   if (Object.keys(set).length) await tx.update(agents).set(set).where(eq(agents.agentId, agentId));
-  return (await agentById(tx, agentId))!;
+  return { ...row, ...set };
 }

@@ -305,18 +305,17 @@ export async function respondContactRequest(
   if (!found) throw notFound(`Contact request from @${handle}`);
   const { them, mine } = found;
   const at = iso(now);
+  const theirs = await side(tx, them.agentId, actor.agentId);
   await resolveItems(tx, actor.agentId, "contact.request", { agent_id: them.agentId });
   if (action === "accept") {
     const accepted = { ...mine, state: "accepted" as const, respondedAt: at };
     await setSide(tx, accepted);
-    const theirs = await side(tx, them.agentId, actor.agentId);
     if (theirs) await setSide(tx, { ...theirs, state: "accepted", respondedAt: at });
     await notifyAccepted(tx, now, actor, them.agentId);
     return record(tx, accepted, them);
   }
   if (action === "decline") {
     await dropSide(tx, actor.agentId, them.agentId);
-    const theirs = await side(tx, them.agentId, actor.agentId);
     if (theirs?.state === "outgoing") await dropSide(tx, them.agentId, actor.agentId);
     await tx
       .insert(contactDeclines)
@@ -352,12 +351,12 @@ export async function removeContact({ tx, now, actor }: DomainContext, handle: s
   const found = await contactByHandle(tx, actor, handle, ["accepted", "outgoing"]);
   if (!found) throw notFound(`Contact @${handle}`);
   const { them } = found;
-  await dropSide(tx, actor.agentId, them.agentId);
   const theirs = await side(tx, them.agentId, actor.agentId);
+  const remote = await remoteOf(tx, them.agentId);
+  await dropSide(tx, actor.agentId, them.agentId);
   if (theirs && theirs.state !== "blocked") await dropSide(tx, them.agentId, actor.agentId);
   // A cancelled request leaves their inbox altogether.
   await withdrawItems(tx, them.agentId, "contact.request", { agent_id: actor.agentId });
-  const remote = await remoteOf(tx, them.agentId);
   if (remote) await enqueue(tx, now, remote.host, { type: "contact.remove", from: actor.agentId, to: remote.address });
   return true;
 }
@@ -367,6 +366,7 @@ export async function blockContact({ tx, now, actor }: DomainContext, handle: st
   const them = await agentByHandle(tx, handle);
   if (!them || them.agentId === actor.agentId) throw notFound(`Agent @${handle}`);
   const mine = await side(tx, actor.agentId, them.agentId);
+  const theirs = await side(tx, them.agentId, actor.agentId);
   await setSide(tx, {
     ownerId: actor.agentId,
     otherId: them.agentId,
@@ -377,7 +377,6 @@ export async function blockContact({ tx, now, actor }: DomainContext, handle: st
     respondedAt: iso(now),
   });
   // Our own pending request to them is withdrawn: we no longer want it answered.
-  const theirs = await side(tx, them.agentId, actor.agentId);
   if (theirs?.state === "incoming") {
     await dropSide(tx, them.agentId, actor.agentId);
     await withdrawItems(tx, them.agentId, "contact.request", { agent_id: actor.agentId });

@@ -145,15 +145,13 @@ export async function mergeHandles(tx: Tx, now: Date, keep: AgentRow, retire: Ag
   if (blockers.length) throw conflict(`@${retire.handle} cannot be joined yet: ${blockers.join(" ")}`, { blockers });
   const at = iso(now);
   // Browsers signed in as the retired handle end with their sessions (below); what they obtained moves with the rest.
+  const live = and(eq(clients.agentId, retire.agentId), isNull(clients.revokedAt), ne(clients.kind, "web"));
+  const moved = await tx.select({ clientId: clients.clientId }).from(clients).where(live);
   await tx
     .update(clients)
     .set({ revokedAt: at })
     .where(and(eq(clients.agentId, retire.agentId), isNull(clients.revokedAt), eq(clients.kind, "web")));
-  const moved = await tx
-    .update(clients)
-    .set({ agentId: keep.agentId })
-    .where(and(eq(clients.agentId, retire.agentId), isNull(clients.revokedAt)))
-    .returning({ clientId: clients.clientId });
+  await tx.update(clients).set({ agentId: keep.agentId }).where(live);
   // A moved client reads the kept handle's inbox from its start, not from where it stopped in the other inbox.
   if (moved.length)
     // The moved clients as one value: an agent's clients have no bound.

@@ -1,6 +1,18 @@
 // The one module that writes inbox items; every producer calls deliver() inside its own transaction.
-import { and, asc, desc, eq, gt, inArray, isNull, type SQL, sql } from "drizzle-orm";
-import { allOnCommit, getOnCommit, jsonEach, jsonList, prepared, preparedWrite, requireWrite, type Tx, unseenFailure } from "../../db/client.ts";
+import { and, asc, count, desc, eq, gt, inArray, isNull, type SQL, sql } from "drizzle-orm";
+import {
+  allAfterCommit,
+  getAfterCommit,
+  isReadOnly,
+  jsonEach,
+  jsonList,
+  prepared,
+  preparedWrite,
+  requireWrite,
+  snapshotOf,
+  type Tx,
+  unseenFailure,
+} from "../../db/client.ts";
 import { contacts, groups, inboxCounts, inboxCursors, inboxItems, signinCodes } from "../../db/schema/index.ts";
 import { DAY, iso, later } from "../clock.ts";
 import { invalid } from "../errors.ts";
@@ -109,7 +121,8 @@ const blockRow = prepared((tx) =>
 );
 
 export async function hasBlocked(tx: Tx, blocker: string, blocked: string): Promise<boolean> {
-  return (await blockRow(tx).get({ blocker, blocked })) !== undefined;
+  // As the call read it: a call may write the pair's rows (a contact request) but never blocks and delivers at once.
+  return (await blockRow(snapshotOf(tx)).get({ blocker, blocked })) !== undefined;
 }
 
 /**
@@ -267,26 +280,24 @@ interface TopReads {
 /**
  * What rides on every authenticated answer, in constant time: the counters, and as `top` the newest unread
  * items, asks waiting for a decision first. An ask already answered is never shown as one: it is left out of top.
+ * In a write call it is read as the call's batch commits it, in the batch's own request (allAfterCommit): the counts, the widest window of asks and the news, in one go. Not awaited inside
+ * the call: it settles once the batch has committed.
  */
-export async function summary({ tx, now, actor: { agentId } }: DomainContext): Promise<InboxSummary> {
+export function summary({ tx, now, actor: { agentId } }: DomainContext): Promise<InboxSummary> {
   const args = { agent: agentId, now: iso(now) };
-  return withTop(await counts(tx, agentId, now), {
-    asks: (limit) => newestAsks(tx).all({ ...args, limit }),
-    news: () => newestNews(tx).all(args),
-  });
-}
-
-/**
- * The summary as the write transaction tx will have committed it, read with its COMMIT where the connection can
- * (getOnCommit: a remote primary's): the counts, the widest window of asks, and the news,
- * in one go, so that nothing is read after. undefined where it cannot be read so.
- */
-export function summaryOnCommit({ tx, now, actor: { agentId } }: DomainContext): Promise<InboxSummary> | undefined {
-  const args = { agent: agentId, now: iso(now) };
-  const c = getOnCommit(tx, countsQuery(tx), args);
-  if (!c) return undefined;
-  // Where the first can be read so, so can the others.
-  const reads = [c, allOnCommit(tx, newestAsks(tx), { ...args, limit: ASKS_READ })!, allOnCommit(tx, newestNews(tx), args)!] as const;
+  if (isReadOnly(tx)) {
+    return counts(tx, agentId, now).then((c) =>
+      withTop(c, {
+        asks: (limit) => newestAsks(tx).all({ ...args, limit }),
+        news: () => newestNews(tx).all(args),
+      }),
+    );
+  }
+  const reads = [
+    getAfterCommit(tx, countsQuery(tx), args),
+    allAfterCommit(tx, newestAsks(tx), { ...args, limit: ASKS_READ }),
+    allAfterCommit(tx, newestNews(tx), args),
+  ] as const;
   return unseenFailure(
     Promise.all(reads).then(([row, asks, news]) => withTop(countsOf(row), { asks: async (limit) => asks.slice(0, limit), news: async () => news })),
   );
@@ -456,9 +467,9 @@ export async function list(ctx: DomainContext<Principal>, opts: ListOptions) {
   };
   // Without include_seen only unseen items are listed, and when the counters say none is unread there is none past
   // any cursor: the most frequent poll, nothing new, reads no page.
-  const before = opts.include_seen ? null : await counts(tx, actor.agentId, now);
+  const before = opts.include_seen && !fromCursor ? null : await counts(tx, actor.agentId, now);
   const { page, next_cursor } =
-    before?.unread === 0
+    !opts.include_seen && before?.unread === 0
       ? { page: [], next_cursor: null }
       : await paginate(
           limit,
@@ -473,11 +484,13 @@ export async function list(ctx: DomainContext<Principal>, opts: ListOptions) {
   if (fromCursor && last) {
     requireWrite(tx);
     const toMark = marks ? page.filter((r) => !r.seen).map((r) => r.seq) : [];
-    if (toMark.length) marked = (await markSeen(tx).run({ seqs: jsonList(toMark) })).rowsAffected;
+    if (toMark.length) await markSeen(tx).run({ seqs: jsonList(toMark) });
+    marked = toMark.length;
     await moveCursor(tx).run({ client: actor.clientId, seq: last.seq });
   }
   const items = await withSigninCodes(tx, actor, await toItems(tx, page));
-  const c = before && !marked ? before : await counts(tx, actor.agentId, now);
+  // The counters as the marks leave them: each item marked was unread, and seen changes no count of asks.
+  const c = before ? { ...before, unread: Math.max(0, before.unread - marked) } : await counts(tx, actor.agentId, now);
   return {
     items,
     digest_md: digest(items, c, fromCursor ? (marks ? marked : "read-only") : null, await groupNames(tx, items)),
@@ -628,8 +641,9 @@ export async function ack({ tx, now, actor: { agentId } }: DomainContext, itemId
         : action === "dismiss"
           ? { dismissed: true }
           : { kept: true, seen: true, expiresAt: later(now, KEPT_LIFETIME_MS) };
-  const res = await tx.update(inboxItems).set(set).where(mine);
-  return res.rowsAffected;
+  const n = (await tx.select({ n: count() }).from(inboxItems).where(mine).get())?.n ?? 0;
+  if (n) await tx.update(inboxItems).set(set).where(mine);
+  return n;
 }
 
 function invalidKeep(ids: string[]): never {

@@ -1,5 +1,5 @@
-import { and, desc, eq, isNull } from "drizzle-orm";
-import type { Tx } from "../../db/client.ts";
+import { and, desc, eq, isNull, sql } from "drizzle-orm";
+import { guardChanged, type Tx } from "../../db/client.ts";
 import { platformInvites } from "../../db/schema/index.ts";
 import { iso } from "../clock.ts";
 import { AppError } from "../errors.ts";
@@ -18,10 +18,12 @@ export async function consumePlatformInvite(tx: Tx, now: Date, code: string | un
   if (!code) throw refuse();
   const inv = await tx.select().from(platformInvites).where(eq(platformInvites.code, code)).get();
   if (!inv || inv.revokedAt || inv.uses >= inv.maxUses || (inv.expiresAt && inv.expiresAt <= iso(now))) throw refuse();
+  // Counted as a delta, and only while uses remain as the batch commits: the last use taken twice at once runs again.
   await tx
     .update(platformInvites)
-    .set({ uses: inv.uses + 1 })
-    .where(eq(platformInvites.code, code));
+    .set({ uses: sql`${platformInvites.uses} + 1` })
+    .where(and(eq(platformInvites.code, code), sql`${platformInvites.uses} < ${platformInvites.maxUses}`));
+  await guardChanged(tx, "platform invite");
 }
 
 export async function createPlatformInvite(tx: Tx, now: Date, opts: { uses: number; expiresAt: string | null; note: string | null }) {
@@ -35,9 +37,11 @@ export async function listPlatformInvites(tx: Tx) {
 }
 
 export async function revokePlatformInvite(tx: Tx, now: Date, code: string): Promise<boolean> {
-  const res = await tx
+  const live = and(eq(platformInvites.code, code), isNull(platformInvites.revokedAt));
+  if (!(await tx.select({ code: platformInvites.code }).from(platformInvites).where(live).get())) return false;
+  await tx
     .update(platformInvites)
     .set({ revokedAt: iso(now) })
-    .where(and(eq(platformInvites.code, code), isNull(platformInvites.revokedAt)));
-  return res.rowsAffected > 0;
+    .where(live);
+  return true;
 }

@@ -25,7 +25,7 @@ import { receivePlan, receivePlanResponse } from "../domain/plans/plans.ts";
 import { DateTimeInput, PlanDescription, PlanTitle, Place, PLAN_STATES, RESPONSES } from "../contract/plans.ts";
 import { agentById, type AgentRow } from "../domain/agents.ts";
 import { remoteAgents } from "../../db/schema/index.ts";
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { takeHostBudget } from "./limits.ts";
 import type { FederationConfig, Quotas } from "../config.ts";
 import { envelopeBytes, takeRemoteEnvelopeBudget } from "../domain/quotas.ts";
@@ -152,12 +152,16 @@ export async function receiveEvent(r: Receiver, raw: unknown): Promise<EventResu
   if (e.type === "contact.request" && (e.code === undefined) === (e.to === undefined)) return { id: e.id, result: "rejected" };
   try {
     await r.db.tx(async (tx) => {
+      // An event seen already is applied once: one arriving twice at the same moment fails this batch on the key, and
+      // runs again to find it seen.
       const seen = await tx
-        .insert(federationEventsSeen)
-        .values({ origin: r.origin, eventId: e.id, receivedAt: iso(r.now) })
-        .onConflictDoNothing();
-      if (seen.rowsAffected === 0) return;
+        .select({ id: federationEventsSeen.eventId })
+        .from(federationEventsSeen)
+        .where(and(eq(federationEventsSeen.origin, r.origin), eq(federationEventsSeen.eventId, e.id)))
+        .get();
+      if (seen) return;
       await apply(r, { tx, now: r.now }, e);
+      await tx.insert(federationEventsSeen).values({ origin: r.origin, eventId: e.id, receivedAt: iso(r.now) });
     });
   } catch (err) {
     // A quota's refusal is said (and nothing of the event is kept, its id included); anything else is dropped as if

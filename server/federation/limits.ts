@@ -3,7 +3,7 @@
 // a transaction's signature verifies: anyone can name a host, so a request that has not proved it comes from that
 // host is limited per client address instead (ADDRESS_LIMITS, in memory, before anything is fetched or written).
 import { and, eq, lt, sql } from "drizzle-orm";
-import type { Tx } from "../../db/client.ts";
+import { guardChanged, snapshotOf, type Tx } from "../../db/client.ts";
 import { federationHosts, federationLimits } from "../../db/schema/index.ts";
 import { HOUR, MINUTE, iso } from "../clock.ts";
 import type { FederationLimit } from "../config.ts";
@@ -52,14 +52,17 @@ export async function takeHostBudget(
   const limit = limits[kind] ?? HOST_LIMITS[kind].limit;
   const windowStart = iso(new Date(Math.floor(now.getTime() / windowMs) * windowMs));
   const key = and(eq(federationLimits.host, host), eq(federationLimits.kind, kind), eq(federationLimits.windowStart, windowStart));
-  const row = await tx.select().from(federationLimits).where(key).get();
+  // By its key: the call may have counted another kind already (that row is not this one).
+  const row = await snapshotOf(tx).select().from(federationLimits).where(key).get();
   if ((row?.count ?? 0) + n > limit) return false;
-  if (row)
+  if (row) {
+    // Counted while the budget allows it as the batch commits: counted at once elsewhere, this runs again.
     await tx
       .update(federationLimits)
       .set({ count: sql`${federationLimits.count} + ${n}` })
-      .where(key);
-  else {
+      .where(and(key, sql`${federationLimits.count} + ${n} <= ${limit}`));
+    await guardChanged(tx, "federation budget");
+  } else {
     await tx.insert(federationLimits).values({ host, kind, windowStart, count: n });
     await tx.delete(federationLimits).where(and(eq(federationLimits.host, host), lt(federationLimits.windowStart, iso(new Date(now.getTime() - 2 * HOUR)))));
   }

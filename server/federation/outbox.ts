@@ -4,10 +4,11 @@
 // the receiver's quota). Destinations are sent to side by side, so one that never answers delays no other. A lease
 // row (job_leases, "federation-send:<host>") keeps one sender per destination across processes and instances; the
 // network call is made outside any database transaction.
-import { and, asc, eq, inArray, isNull, lt, lte, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, isNull, lt, sql } from "drizzle-orm";
 import type { Db, Tx } from "../../db/client.ts";
 import { federationOutbox, federationTxnsOut, jobLeases } from "../../db/schema/index.ts";
 import { HOUR, iso, later } from "../clock.ts";
+import { takeLease } from "../jobs/leases.ts";
 import type { FederationConfig, ServerConfig } from "../config.ts";
 import { deliver } from "../domain/inbox.ts";
 import { quoted } from "../domain/untrusted.ts";
@@ -129,22 +130,11 @@ export async function sendOutbox(db: Db, config: ServerConfig, holder: string, i
   return answered.filter(Boolean).length;
 }
 
-async function takeLease(db: Db, name: string, holder: string, now: Date, leaseMs: number): Promise<boolean> {
-  return db.tx(async (tx) => {
-    await tx.insert(jobLeases).values({ name, leaseUntil: "", nextRunAt: "" }).onConflictDoNothing();
-    const taken = await tx
-      .update(jobLeases)
-      .set({ holder, leaseUntil: later(now, leaseMs) })
-      .where(and(eq(jobLeases.name, name), lte(jobLeases.leaseUntil, iso(now))));
-    return taken.rowsAffected === 1;
-  });
-}
-
 async function sendTo(db: Db, config: ServerConfig, destination: string, holder: string, now: Date): Promise<boolean> {
   const fed = config.federation!;
   const { retryBaseMs, leaseMs } = timing(fed);
   const lease = `federation-send:${destination}`;
-  if (!(await takeLease(db, lease, holder, now, leaseMs))) return false;
+  if (!(await db.tx((tx) => takeLease(tx, lease, holder, now, leaseMs)))) return false;
   const release = (tx: Parameters<Parameters<Db["tx"]>[0]>[0]) =>
     tx
       .update(jobLeases)
@@ -198,11 +188,13 @@ async function sendTo(db: Db, config: ServerConfig, destination: string, holder:
       const sentIds = (JSON.parse(txn.body) as { events: { id: string }[] }).events.map((e) => e.id);
       // What the other server did not take is not delivered, whatever its status said: its sender is told.
       const refused = done ? notTaken(answer, sentIds) : new Set<string>();
-      const events = await tx
+      // This instance holds the destination's lease: nothing else changes its outbox meanwhile.
+      const sent = and(eq(federationOutbox.destination, destination), isNull(federationOutbox.sentAt), sql`${federationOutbox.seq} <= ${txn.lastSeq}`);
+      const events = await tx.select({ eventId: federationOutbox.eventId, event: federationOutbox.event }).from(federationOutbox).where(sent);
+      await tx
         .update(federationOutbox)
         .set({ sentAt: iso(now), txnId: txn.txnId, undelivered: givenUp })
-        .where(and(eq(federationOutbox.destination, destination), isNull(federationOutbox.sentAt), sql`${federationOutbox.seq} <= ${txn.lastSeq}`))
-        .returning({ eventId: federationOutbox.eventId, event: federationOutbox.event });
+        .where(sent);
       if (refused.size) {
         await tx
           .update(federationOutbox)
@@ -254,19 +246,13 @@ async function tellRefused(tx: Tx, now: Date, destination: string, event: Record
 }
 
 /** Starts the due sends every intervalMs until stopped; a slow destination holds up no other, nor the next pass. */
-export function startSender(
-  db: Db,
-  config: ServerConfig,
-  onError: (err: unknown) => void,
-  /** Whether this instance may write now: among instances with one writer, the writer alone sends. */
-  writesHere: () => boolean = () => true,
-): { stop(): Promise<void> } {
+export function startSender(db: Db, config: ServerConfig, onError: (err: unknown) => void): { stop(): Promise<void> } {
   const holder = crypto.randomUUID();
   const inFlight: InFlight = new Map();
   // Only the listing is one at a time; the sends it starts run on, each on its own.
   let listing: Promise<unknown> | null = null;
   const tick = () => {
-    if (!writesHere() || listing) return;
+    if (listing) return;
     listing = startSends(db, config, holder, inFlight)
       .then((sends) => {
         for (const s of sends) s.catch(onError);

@@ -3,9 +3,9 @@
 // may take seconds), each e-mail recorded sent or failed in a short transaction of its own as soon as its answer comes;
 // the job's lease keeps two instances from sending the same rows. A crash between a send and its record sends that
 // e-mail again later: at least once, never lost.
-import { lte, sql } from "drizzle-orm";
+import { count, lte, sql } from "drizzle-orm";
 import nodemailer from "nodemailer";
-import type { Db } from "../../db/client.ts";
+import { type Db, deleteCounted } from "../../db/client.ts";
 import { emailAddresses, emailEvents } from "../../db/schema/index.ts";
 import { DAY, MINUTE, iso } from "../clock.ts";
 import { composeDue } from "../domain/email/compose.ts";
@@ -109,12 +109,13 @@ export const expireEmail: Job = {
   everyMs: 60 * MINUTE,
   async run(tx, now) {
     const over = iso(now);
-    const pending = await tx
-      .update(emailAddresses)
-      .set({ pendingAddress: null, pendingHash: null, pendingExpiresAt: null, pendingSetThrough: null })
-      .where(lte(emailAddresses.pendingExpiresAt, over));
+    const lapsed = lte(emailAddresses.pendingExpiresAt, over);
+    const pending = (await tx.select({ n: count() }).from(emailAddresses).where(lapsed).get())?.n ?? 0;
+    const events = await deleteCounted(tx, emailEvents, lte(emailEvents.createdAt, iso(new Date(now.getTime() - 7 * DAY))));
+    const outbox = await expireOutbox(tx, now);
+    await tx.update(emailAddresses).set({ pendingAddress: null, pendingHash: null, pendingExpiresAt: null, pendingSetThrough: null }).where(lapsed);
+    // Runs after the update in the same batch, so it sees the links it just dropped.
     await tx.delete(emailAddresses).where(sql`${emailAddresses.address} IS NULL AND ${emailAddresses.pendingHash} IS NULL`);
-    const events = await tx.delete(emailEvents).where(lte(emailEvents.createdAt, iso(new Date(now.getTime() - 7 * DAY))));
-    return pending.rowsAffected + events.rowsAffected + (await expireOutbox(tx, now));
+    return pending + events + outbox;
   },
 };

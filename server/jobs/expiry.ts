@@ -1,6 +1,7 @@
 // Housekeeping: rows whose time is over are deleted. Reads already ignore them, so a late or repeated
 // run changes nothing a caller can see; the jobs only keep the database from growing without bound.
 import { and, inArray, isNotNull, lte } from "drizzle-orm";
+import { deleteCounted } from "../../db/client.ts";
 import { apiKeys, idempotencyRecords, inboxCounts, inboxItems, platformInvites } from "../../db/schema/index.ts";
 import { DAY, MINUTE, iso } from "../clock.ts";
 import type { Job } from "./index.ts";
@@ -15,7 +16,7 @@ export const expireInboxItems: Job = {
   async run(tx, now) {
     // Agent by agent through (agent_id, expires_at): every agent with items has a counters row.
     const owners = tx.select({ agentId: inboxCounts.agentId }).from(inboxCounts);
-    return (await tx.delete(inboxItems).where(and(inArray(inboxItems.agentId, owners), lte(inboxItems.expiresAt, iso(now))))).rowsAffected;
+    return deleteCounted(tx, inboxItems, and(inArray(inboxItems.agentId, owners), lte(inboxItems.expiresAt, iso(now))));
   },
 };
 
@@ -24,7 +25,7 @@ export const expireIdempotencyRecords: Job = {
   everyMs: 10 * MINUTE,
   async run(tx, now) {
     const cutoff = iso(new Date(now.getTime() - IDEMPOTENCY_RETENTION_MS));
-    return (await tx.delete(idempotencyRecords).where(lte(idempotencyRecords.createdAt, cutoff))).rowsAffected;
+    return deleteCounted(tx, idempotencyRecords, lte(idempotencyRecords.createdAt, cutoff));
   },
 };
 
@@ -33,7 +34,7 @@ export const expireApiKeys: Job = {
   name: "expire_api_keys",
   everyMs: 10 * MINUTE,
   async run(tx, now) {
-    return (await tx.delete(apiKeys).where(and(isNotNull(apiKeys.expiresAt), lte(apiKeys.expiresAt, iso(now))))).rowsAffected;
+    return deleteCounted(tx, apiKeys, and(isNotNull(apiKeys.expiresAt), lte(apiKeys.expiresAt, iso(now))));
   },
 };
 
@@ -41,6 +42,6 @@ export const expirePlatformInvites: Job = {
   name: "expire_platform_invites",
   everyMs: 60 * MINUTE,
   async run(tx, now) {
-    return (await tx.delete(platformInvites).where(and(isNotNull(platformInvites.expiresAt), lte(platformInvites.expiresAt, iso(now))))).rowsAffected;
+    return deleteCounted(tx, platformInvites, and(isNotNull(platformInvites.expiresAt), lte(platformInvites.expiresAt, iso(now))));
   },
 };

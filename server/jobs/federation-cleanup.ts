@@ -1,6 +1,7 @@
 // Federation housekeeping: what a transaction stored for an origin that never proved itself, and counts whose time
 // is over. Anyone can name any host in a transaction; nothing it leaves behind may stay for good.
 import { and, isNull, lt } from "drizzle-orm";
+import { deleteCounted } from "../../db/client.ts";
 import { federationEnvelopeBytes, federationLimits, federationPeerKeys } from "../../db/schema/index.ts";
 import { DAY, HOUR, MINUTE, iso } from "../clock.ts";
 import type { Job } from "./index.ts";
@@ -15,12 +16,14 @@ export const cleanFederation: Job = {
   everyMs: 10 * MINUTE,
   async run(tx, now) {
     const before = (ms: number) => iso(new Date(now.getTime() - ms));
-    const keys = await tx
-      .delete(federationPeerKeys)
-      .where(and(isNull(federationPeerKeys.verifiedAt), lt(federationPeerKeys.fetchedAt, before(UNVERIFIED_KEYS_MS))));
-    const limits = await tx.delete(federationLimits).where(lt(federationLimits.windowStart, before(LIMIT_WINDOWS_KEPT_MS)));
+    const keys = await deleteCounted(
+      tx,
+      federationPeerKeys,
+      and(isNull(federationPeerKeys.verifiedAt), lt(federationPeerKeys.fetchedAt, before(UNVERIFIED_KEYS_MS))),
+    );
+    const limits = await deleteCounted(tx, federationLimits, lt(federationLimits.windowStart, before(LIMIT_WINDOWS_KEPT_MS)));
     // The envelope quota of agents of other servers counts a rolling day.
-    const bytes = await tx.delete(federationEnvelopeBytes).where(lt(federationEnvelopeBytes.receivedAt, before(DAY)));
-    return keys.rowsAffected + limits.rowsAffected + bytes.rowsAffected;
+    const bytes = await deleteCounted(tx, federationEnvelopeBytes, lt(federationEnvelopeBytes.receivedAt, before(DAY)));
+    return keys + limits + bytes;
   },
 };

@@ -1,8 +1,9 @@
 // Runs background jobs in-process. Several instances may share one database: a job runs only in the
 // instance that moved its lease row forward, and its effects and the lease release commit together.
-import { and, eq, lte, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { hostname } from "node:os";
 import type { Db } from "../../db/client.ts";
+import { takeLease } from "./leases.ts";
 import { instances, jobLeases } from "../../db/schema/index.ts";
 import { MINUTE, iso, later, type Clock } from "../clock.ts";
 import type { Job } from "./index.ts";
@@ -31,11 +32,6 @@ export class JobRunner {
     private readonly onOutcome: (o: JobOutcome) => void = () => {},
     /** Called each time this instance's row was refreshed: a write committed. */
     private readonly onHeartbeat: () => void = () => {},
-    /**
-     * Whether this instance may write now. Among instances with one writer (svc serve --peer-secret) only the writer
-     * does: it runs the jobs and keeps its row; the others write nothing, and it stands for them all.
-     */
-    private readonly writesHere: () => boolean = () => true,
   ) {}
 
   // Whether this instance has a row to remove when it stops.
@@ -44,7 +40,6 @@ export class JobRunner {
   /** Runs every job that is due and whose lease this instance obtains; returns what ran. */
   async runDue(): Promise<JobOutcome[]> {
     const outcomes: JobOutcome[] = [];
-    if (!this.writesHere()) return outcomes;
     await this.heartbeat();
     this.beat = true;
     this.onHeartbeat();
@@ -63,7 +58,7 @@ export class JobRunner {
    */
   runSoon(name: string): void {
     const job = this.jobs.find((j) => j.name === name);
-    if (!job || !this.writesHere()) return;
+    if (!job) return;
     this.running = this.running
       .then(async () => {
         if (await this.takeLease(job, true)) this.onOutcome(await this.runHeld(job));
@@ -108,14 +103,7 @@ export class JobRunner {
 
   private takeLease(job: Job<any>, early = false): Promise<boolean> {
     const now = this.clock.now();
-    return this.db.tx(async (tx) => {
-      await tx.insert(jobLeases).values({ name: job.name, leaseUntil: "", nextRunAt: "" }).onConflictDoNothing();
-      const taken = await tx
-        .update(jobLeases)
-        .set({ holder: this.instanceId, leaseUntil: later(now, LEASE_MS) })
-        .where(and(eq(jobLeases.name, job.name), lte(jobLeases.leaseUntil, iso(now)), early ? undefined : lte(jobLeases.nextRunAt, iso(now))));
-      return taken.rowsAffected === 1;
-    });
+    return this.db.tx((tx) => takeLease(tx, job.name, this.instanceId, now, LEASE_MS, !early));
   }
 
   private async runHeld(job: Job<any>): Promise<JobOutcome> {

@@ -3,7 +3,7 @@
 import { describe, expect, test } from "bun:test";
 import { DrizzleQueryError } from "drizzle-orm/errors";
 import { SqliteError } from "libsql";
-import { retrying } from "../../db/pool.ts";
+import { retrying } from "../../db/database.ts";
 import { atCommit } from "../../db/errors.ts";
 import { describeCause, toAppError } from "../../server/errors.ts";
 

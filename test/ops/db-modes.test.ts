@@ -5,7 +5,6 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DbOpenError, openDb, selectMode, type DbMode, type DbOptions } from "../../db/client.ts";
-import { webSocketUrl } from "../../db/open.ts";
 import { startTestServer } from "../harness.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "svc-modes-"));
@@ -164,17 +163,5 @@ describe("the suite's own database", () => {
     } finally {
       await s.stop();
     }
-  });
-});
-
-describe("a remote primary is reached over WebSockets where it takes them", () => {
-  test.each([
-    ["libsql://svc-me.turso.io", "wss://svc-me.turso.io"],
-    ["libsql://127.0.0.1:8080?tls=0", "ws://127.0.0.1:8080?tls=0"],
-    ["http://127.0.0.1:8080", "ws://127.0.0.1:8080"],
-    ["https://db.example.org", "wss://db.example.org"],
-    ["wss://db.example.org", null],
-  ])("%s: %s", (url, ws) => {
-    expect(webSocketUrl(url)).toBe(ws);
   });
 });

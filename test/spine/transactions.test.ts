@@ -2,15 +2,14 @@
 // ones; a read transaction refuses writes in every mode, and authentication records a read caller's use after it.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient } from "@libsql/client";
 import { jsonList, openDb, scalar, type Db, type DbOptions, type Tx, type TxKind } from "../../db/client.ts";
-import { remoteTransaction } from "../../db/connections.ts";
+import { readHandle, remoteExec } from "../../db/connections.ts";
 import { TOOLS } from "../../server/tools/catalogue.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
-import { failingWriteUndoneAlone, laterWritesFailAlone } from "../group-commit-cases.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "svc-tx-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -97,113 +96,6 @@ describe("connections of a local file: one writer, readers beside it", () => {
   });
 });
 
-describe("group commit on a local file", () => {
-  const rows = (db: Db) => db.read((tx) => tx.values<[number]>(sql`SELECT n FROM t ORDER BY n`)).then((r) => r.map(([n]) => n));
-
-  // Commits in the write-ahead log: a frame whose header gives the database's size after it ends a commit.
-  const commitsInWal = (path: string) => {
-    const wal = readFileSync(`${path}-wal`);
-    const frame = 24 + wal.readUInt32BE(8);
-    let commits = 0;
-    for (let at = 32; at + frame <= wal.length; at += frame) if (wal.readUInt32BE(at + 4) !== 0) commits++;
-    return commits;
-  };
-
-  test("writes that queue while one runs share its commit, and each is answered only once that commit is done", async () => {
-    await withTable("group.db", async (db, path) => {
-      const before = commitsInWal(path);
-      const { promise: hold, resolve: release } = Promise.withResolvers<void>();
-      const first = db.tx(async (tx) => {
-        await tx.run(sql`INSERT INTO t VALUES (1)`);
-        await hold;
-      });
-      const others = [2, 3].map((n) => db.tx((tx) => tx.run(sql`INSERT INTO t VALUES (${n})`)));
-      // Answered means committed: when the first write is answered, a reader already sees the two that joined it.
-      const seenWhenAnswered = first.then(() => rows(db));
-      expect(await rows(db)).toEqual([]);
-      release();
-      expect(await seenWhenAnswered).toEqual([1, 2, 3]);
-      await Promise.all(others);
-      expect(commitsInWal(path) - before).toBe(1);
-    });
-  });
-
-  test("a write that fails is undone alone: the rest of its group commits, each write once", async () => {
-    await withTable("group-fail.db", (db) => failingWriteUndoneAlone(db, () => rows(db)));
-  });
-
-  test("under a steady stream of slow writes, groups keep forming: not a commit for each write", async () => {
-    await withTable("group-steady.db", async (db, path) => {
-      const before = commitsInWal(path);
-      // 6 callers, each writing again as soon as its last write is answered; each write takes 12 ms (a remote
-      // primary's round trips), so the others' next writes queue up while one runs, and join its group.
-      const caller = async (c: number) => {
-        for (let i = 0; i < 6; i++) {
-          await db.tx(async (tx) => {
-            await tx.run(sql`INSERT INTO t VALUES (${c * 100 + i})`);
-            await Bun.sleep(12);
-          });
-          // The next request comes over the network: a turn of the event loop later.
-          await Bun.sleep(1);
-        }
-      };
-      await Promise.all([0, 1, 2, 3, 4, 5].map(caller));
-      expect((await rows(db)).length).toBe(36);
-      // Without group commit, a commit per write (36).
-      expect(commitsInWal(path) - before).toBeLessThanOrEqual(24);
-    });
-  });
-
-  test("writes that queue faster than they run are committed in groups along the way, not once the queue empties", async () => {
-    await withTable("group-endless.db", async (db, path) => {
-      const before = commitsInWal(path);
-      // 64 writes at once, 15 ms each: ~1 s in turn, with the rest always waiting, so only the group's time limit
-      // (db/turns.ts) ends a group before the last write.
-      let started = 0;
-      let startedWhenFirstAnswered = -1;
-      const writes = Array.from({ length: 64 }, (_, n) =>
-        db
-          .tx(async (tx) => {
-            started++;
-            await tx.run(sql`INSERT INTO t VALUES (${n})`);
-            await Bun.sleep(15);
-          })
-          .then(() => {
-            if (startedWhenFirstAnswered < 0) startedWhenFirstAnswered = started;
-          }),
-      );
-      await Promise.all(writes);
-      expect((await rows(db)).length).toBe(64);
-      // The first write was answered while most of the others had yet to run.
-      expect(startedWhenFirstAnswered).toBeLessThan(32);
-      expect(commitsInWal(path) - before).toBeGreaterThanOrEqual(3);
-    });
-  });
-
-  test("a write sent later that fails fails its own write alone (preparedWrite)", async () => {
-    await withTable("group-later.db", (db) => laterWritesFailAlone(db));
-  });
-
-  test("exclusive work commits the open group first; closing commits what is left", async () => {
-    const path = join(dir, "group-exclusive.db");
-    const db = await openDb({ url: `file:${path}` });
-    await db.exclusive((c) => c.execute("CREATE TABLE t (n INTEGER)"));
-    const write = db.tx((tx) => tx.run(sql`INSERT INTO t VALUES (1)`));
-    // Asked while the write's group is still open: a transaction of its own, which could not begin inside the group.
-    await db.raw.transaction((c) => c.execute("INSERT INTO t VALUES (2)"));
-    await write;
-    const last = db.tx((tx) => tx.run(sql`INSERT INTO t VALUES (3)`));
-    await db.close();
-    await last;
-    const reopened = await openDb({ url: `file:${path}` });
-    try {
-      expect(await rows(reopened)).toEqual([1, 2, 3]);
-    } finally {
-      await reopened.close();
-    }
-  });
-});
-
 describe("lists bound as one JSON value (jsonEach)", () => {
   test("carry any text: a lone surrogate arrives as U+FFFD, and its row reads back", async () => {
     const db = await openDb({ url: `file:${join(dir, "json-each.db")}` });
@@ -226,7 +118,7 @@ describe("a remote primary's rows (@libsql/client)", () => {
       await db.raw.execute("INSERT INTO t VALUES (1), (2)");
       const client = createClient({ url: `file:${path}` });
       try {
-        const read = <T>(fn: (tx: Tx) => Promise<T>) => Promise.all([db.read(fn), remoteTransaction(client, "read", fn)]);
+        const read = <T>(fn: (tx: Tx) => Promise<T>) => Promise.all([db.read(fn), fn(readHandle(remoteExec(client)))]);
         const [local, remote] = await read(async (tx) => ({
           values: (await tx.values<[number, string]>(sql`SELECT n, 'x' || n FROM t ORDER BY n`)).map(([n, s]) => `${n}:${s}`),
           get: await tx.get<[number]>(sql`SELECT n FROM t ORDER BY n DESC`),

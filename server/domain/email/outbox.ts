@@ -3,7 +3,7 @@
 // reason that may pass (the SMTP server down, a 4xx answer) is tried again with a growing wait; nothing is lost while
 // the SMTP server is away. The rows sent stay a week: they are what the sending limits count.
 import { and, asc, count, eq, gt, isNull, lte, or, sql } from "drizzle-orm";
-import type { Tx } from "../../../db/client.ts";
+import { deleteCounted, type Tx } from "../../../db/client.ts";
 import { emailOutbox } from "../../../db/schema/index.ts";
 import { DAY, HOUR, MINUTE, iso, later } from "../../clock.ts";
 import { emailKey } from "../../contract/email.ts";
@@ -145,10 +145,11 @@ export async function recordFailed(tx: Tx, now: Date, row: OutboxRow, error: str
 /** Housekeeping: rows sent or given up that were written more than KEPT_MS ago. */
 export async function expireOutbox(tx: Tx, now: Date): Promise<number> {
   const before = iso(new Date(now.getTime() - KEPT_MS));
-  const res = await tx
-    .delete(emailOutbox)
-    .where(and(lte(emailOutbox.createdAt, before), sql`(${emailOutbox.sentAt} IS NOT NULL OR ${emailOutbox.failedAt} IS NOT NULL)`));
-  return res.rowsAffected;
+  return deleteCounted(
+    tx,
+    emailOutbox,
+    and(lte(emailOutbox.createdAt, before), sql`(${emailOutbox.sentAt} IS NOT NULL OR ${emailOutbox.failedAt} IS NOT NULL)`),
+  );
 }
 
 /** An agent's e-mails not sent yet (its address removed: nothing more goes to it). */

@@ -1,6 +1,6 @@
 // Expenses: the rules of changing, deleting and answering an expense, and the tools' operations.
 import { and, asc, desc, eq, sql } from "drizzle-orm";
-import type { Tx } from "../../../../db/client.ts";
+import { snapshotOf, type Tx } from "../../../../db/client.ts";
 import { expenseHistory, expenseResponses, expenses } from "../../../../db/schema/index.ts";
 import { iso } from "../../../clock.ts";
 import { AppError, conflict, invalid, notFound } from "../../../errors.ts";
@@ -48,9 +48,8 @@ import {
 import { tellAdded, tellDeleted, tellDisputed, tellRestored, tellUpdated } from "./notices.ts";
 import { checkSeries } from "./recurring.ts";
 import { knownRate } from "../money/rates.ts";
-import { readLimitsAhead } from "../balances/limits.ts";
 import { today } from "./repeat-dates.ts";
-import { expenseView, expenseViews, expenseWire, historyEntries } from "./views.ts";
+import { expenseViews, expenseWire, historyEntries } from "./views.ts";
 
 /** The expense and its group if the caller is a current member; anyone else learns nothing (NOT_FOUND). */
 async function visibleExpense(tx: Tx, expenseId: string, agentId: string): Promise<{ row: ExpenseRow; group: GroupRow }> {
@@ -88,18 +87,9 @@ export async function addExpenseCounted(
   toolInput: ExpenseToolInput & { group_id: string; description: string },
 ): Promise<{ expense: Expense; past_occurrences: number }> {
   const { tx, now, actor } = ctx;
-  // The budget is asked with the membership (on a remote primary, in the same round trip); a caller who is not a
-  // member learns only that.
-  const budget = requireExpenseBudget(ctx, toolInput.group_id);
-  budget.catch(() => undefined);
-  // And what the limits check reads when the caller pays alone, as most expenses are paid: one round trip fewer. An
-  // expense paid by others reads what it moves once it knows the payers (the reads ahead would not cover them).
-  const payers = toolInput.paid_by;
-  const paysAlone = !payers || (payers.length === 1 && payers[0]!.handle === actor.handle);
-  const ahead = paysAlone ? readLimitsAhead(tx, toolInput.group_id, actor.agentId) : undefined;
-  ahead?.catch(() => undefined);
+  // Membership first: a caller who is not a member learns only that.
   const { group, members } = await writableGroupMembers(tx, toolInput.group_id, actor.agentId);
-  await budget;
+  await requireExpenseBudget(ctx, toolInput.group_id);
   const input = keyed(members, toolInput);
   // Another currency without a rate: the fetched reference rate of the expense's date, if one is known.
   const fetched =
@@ -109,7 +99,7 @@ export async function addExpenseCounted(
   const state = newExpenseState(group, members, actor, fetched ? { ...input, exchange_rate: fetched.rate } : input, now);
   state.rateSource = fetched?.source ?? null;
   const pastOccurrences = checkSeries(state, state.date, now);
-  const row = await createExpense(tx, now, group, actor, state, { ahead: await ahead });
+  const row = await createExpense(tx, now, group, actor, state);
   const recipients = state.shares.filter((s) => s.agentId !== actor.agentId);
   await tellAdded({ tx, now, group, actor, expenseId: row.expenseId, version: 1, state, recipients, known: refsOfMembers(members) });
   // Just written, by a member, with no responses yet: nothing to read back.
@@ -274,7 +264,8 @@ export async function updateExpense(
   if (changed.includes("notes")) after.notesBy = after.notes === null ? null : actor.agentId;
   // A change answers any dispute of the old version: the participants judge the new one.
   after.state = "active";
-  const version = await replaceVersion(tx, now, { group, actor, row, before, after, changed });
+  const written = await replaceVersion(tx, now, { group, actor, row, before, after, changed });
+  const version = written.version;
   await resolveItems(tx, row.createdBy, "ledger.expense_disputed", { expense_id: row.expenseId });
   const was = new Set(before.shares.map((s) => s.agentId));
   const is = new Set(after.shares.map((s) => s.agentId));
@@ -292,7 +283,7 @@ export async function updateExpense(
   // Those still in it see their new share; those dropped from it see a share of zero.
   const told = [...others(after.shares.filter((s) => was.has(s.agentId))), ...dropped.map((s) => ({ ...s, paidMinor: 0, shareMinor: 0 }))];
   await tellUpdated({ ...notice, recipients: told, changedFields: changed });
-  return { expense: await expenseView(tx, group, row.expenseId), changed_fields: changed };
+  return { expense: (await expenseViews(tx, group, [written], { shares: new Map([[written.expenseId, after.shares]]) }))[0]!, changed_fields: changed };
 }
 
 /** Soft delete (deleted true) or restore (false): the expense leaves or rejoins the balances; a new version either way. */
@@ -312,7 +303,7 @@ export async function setDeleted({ tx, now, actor }: DomainContext, expenseId: s
     }
     known = refsOfMembers(members);
   }
-  const { version, after } = await setDeletedVersion(tx, now, { group, actor, row, state, deleted });
+  const { version, after, written } = await setDeletedVersion(tx, now, { group, actor, row, state, deleted });
   const notice = {
     tx,
     now,
@@ -336,37 +327,53 @@ export async function setDeleted({ tx, now, actor }: DomainContext, expenseId: s
   } else {
     await tellRestored({ ...notice, known });
   }
-  return expenseView(tx, group, row.expenseId);
+  return (await expenseViews(tx, group, [written], { shares: new Map([[row.expenseId, state.shares]]) }))[0]!;
 }
 
 export async function respondExpense(
   { tx, now, actor }: DomainContext,
   input: { expense_id: string; action: "confirm" | "dispute"; reason?: string },
+  /** The expenses answered so far in the same call (respondExpenses), which its reads of the snapshot do not show. */
+  answered: string[] = [],
 ): Promise<Expense> {
   if (input.action === "dispute" && !input.reason?.trim()) throw invalid("reason", "say why you dispute the expense");
   if (input.action === "confirm" && input.reason !== undefined) throw invalid("reason", "give a reason only with action dispute");
-  const { row, group } = await changeableExpense(tx, input.expense_id, actor.agentId);
+  // Each expense is answered once a call, and read before: the snapshot has it as it is.
+  const view = snapshotOf(tx);
+  const { row, group } = await changeableExpense(view, input.expense_id, actor.agentId);
   if (row.deleted) throw conflict("The expense is deleted; there is nothing to confirm or dispute.");
-  const shares = (await sharesOf(tx, [row.expenseId])).get(row.expenseId) ?? [];
+  const shares = (await sharesOf(view, [row.expenseId])).get(row.expenseId) ?? [];
   if (!shares.some((s) => s.agentId === actor.agentId)) {
     throw conflict("Only the expense's participants (those who paid or share it) can confirm or dispute it.");
   }
   const at = iso(now);
   const reason = input.action === "dispute" ? input.reason!.trim() : null;
   const response = { action: input.action, reason, version: row.version, respondedAt: at };
+  // As a read after the upsert would list them: by time, then by row (the caller's keeps its row when it answers again).
+  const mine = { expenseId: row.expenseId, agentId: actor.agentId, ...response };
+  const before = await view
+    .select()
+    .from(expenseResponses)
+    .where(eq(expenseResponses.expenseId, row.expenseId))
+    .orderBy(asc(expenseResponses.respondedAt), sql`expense_responses.rowid`);
+  const responses = (before.some((r) => r.agentId === actor.agentId) ? before.map((r) => (r.agentId === actor.agentId ? mine : r)) : [...before, mine]).sort(
+    (a, b) => (a.respondedAt < b.respondedAt ? -1 : a.respondedAt > b.respondedAt ? 1 : 0),
+  );
   await tx
     .insert(expenseResponses)
     .values({ expenseId: row.expenseId, agentId: actor.agentId, ...response })
     .onConflictDoUpdate({ target: [expenseResponses.expenseId, expenseResponses.agentId], set: response });
-  const disputes = await tx
-    .select({ n: sql<number>`count(*)` })
-    .from(expenseResponses)
-    .where(and(eq(expenseResponses.expenseId, row.expenseId), eq(expenseResponses.version, row.version), eq(expenseResponses.action, "dispute")))
-    .get();
-  const state = Number(disputes?.n ?? 0) > 0 ? "disputed" : "active";
-  if (state !== row.state) await tx.update(expenses).set({ state, updatedAt: at }).where(eq(expenses.expenseId, row.expenseId));
+  const disputed = responses.some((r) => r.version === row.version && r.action === "dispute");
+  const state = disputed ? ("disputed" as const) : ("active" as const);
+  // Judged again as the batch commits, from every response then: a response given at the same moment counts too.
+  const judged = sql`CASE WHEN EXISTS (SELECT 1 FROM ${expenseResponses} WHERE ${expenseResponses.expenseId} = ${row.expenseId} AND ${expenseResponses.version} = ${row.version} AND ${expenseResponses.action} = 'dispute') THEN 'disputed' ELSE 'active' END`;
+  await tx
+    .update(expenses)
+    .set({ state: judged, updatedAt: at })
+    .where(and(eq(expenses.expenseId, row.expenseId), eq(expenses.version, row.version), sql`${expenses.state} <> ${judged}`));
   await resolveItems(tx, actor.agentId, "ledger.expense_added", { expense_id: row.expenseId });
-  await resolveClaimWhenAnswered(tx, actor.agentId, group.groupId);
+  answered.push(row.expenseId);
+  await resolveClaimWhenAnswered(tx, actor.agentId, group.groupId, answered);
   await logActivity(tx, now, {
     groupId: group.groupId,
     actorId: actor.agentId,
@@ -382,7 +389,8 @@ export async function respondExpense(
   } else if (row.createdBy !== actor.agentId) {
     await tellDisputed({ tx, now, group, actor, row, reason: reason! });
   }
-  return expenseView(tx, group, row.expenseId);
+  const respondedRow = { ...row, state, updatedAt: state === row.state ? row.updatedAt : at };
+  return (await expenseViews(tx, group, [respondedRow], { shares: new Map([[row.expenseId, shares]]), responses }))[0]!;
 }
 
 /** One expense's outcome in respond_expense with expense_ids. */
@@ -403,9 +411,10 @@ export async function respondExpenses(
   input: { expense_ids: string[]; action: "confirm" | "dispute"; reason?: string },
 ): Promise<ResponseOutcome[]> {
   const out: ResponseOutcome[] = [];
+  const answered: string[] = [];
   for (const expense_id of [...new Set(input.expense_ids)]) {
     try {
-      const e = await respondExpense(ctx, { expense_id, action: input.action, ...(input.reason === undefined ? {} : { reason: input.reason }) });
+      const e = await respondExpense(ctx, { expense_id, action: input.action, ...(input.reason === undefined ? {} : { reason: input.reason }) }, answered);
       out.push({ expense_id, ok: true, state: e.state });
     } catch (err) {
       if (!(err instanceof AppError) || err.code === "VALIDATION_ERROR") throw err;

@@ -1,6 +1,6 @@
 // Recurring expenses: each due occurrence of a series becomes an ordinary expense, once, however late or often this runs.
 import { and, eq, isNotNull, lte } from "drizzle-orm";
-import type { Tx } from "../../../../db/client.ts";
+import { snapshotOf, type Tx } from "../../../../db/client.ts";
 import { expenses, groups } from "../../../../db/schema/index.ts";
 import { agentById } from "../../agents.ts";
 import { quoted } from "../../untrusted.ts";
@@ -60,7 +60,10 @@ export async function createDueOccurrences(tx: Tx, now: Date): Promise<number> {
 }
 
 async function catchUp(tx: Tx, now: Date, group: GroupRow, series: ExpenseRow, due: string, budget: number): Promise<number> {
-  const state = await storedState(tx, series);
+  // A run makes occurrences of several series in one call: each series and its occurrences are read as the call read
+  // them, before it wrote any (an occurrence made now has a date not asked again).
+  const view = snapshotOf(tx);
+  const state = await storedState(view, series);
   const creator = (await agentById(tx, series.createdBy))!;
   const actor = { agentId: creator.agentId, handle: creator.handle };
   const members = await membersByHandle(tx, group.groupId);
@@ -83,7 +86,7 @@ async function catchUp(tx: Tx, now: Date, group: GroupRow, series: ExpenseRow, d
   let date: string | null = series.nextOccurrence!;
   let made = 0;
   for (; date !== null && date <= due && made < budget; date = nextOccurrenceAfter(series.date, series.repeat, date, series.repeatUntil)) {
-    const exists = await tx
+    const exists = await view
       .select({ id: expenses.expenseId })
       .from(expenses)
       .where(and(eq(expenses.recurringOf, series.expenseId), eq(expenses.date, date)))

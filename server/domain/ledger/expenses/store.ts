@@ -1,8 +1,8 @@
 // The expense store: an expense's state computed from what the caller gives, and its one write path (create, replace
 // a version, set deleted) that keeps the row and every table derived from it (shares, pair ledger, history, activity)
 // together; read back. Tools, recurring occurrences and the Splitwise import all write through it.
-import { eq, getTableColumns, sql } from "drizzle-orm";
-import { jsonEach, jsonList, preparedInsert, prepared, preparedWrite, type Tx } from "../../../../db/client.ts";
+import { and, eq, getTableColumns, sql } from "drizzle-orm";
+import { guardChanged, jsonEach, jsonList, preparedInsert, prepared, preparedWrite, type Tx } from "../../../../db/client.ts";
 import { agents, expenseHistory, expenseShares, expenses } from "../../../../db/schema/index.ts";
 import { iso } from "../../../clock.ts";
 import { invalid } from "../../../errors.ts";
@@ -12,7 +12,7 @@ import { quoted } from "../../untrusted.ts";
 import { kindWord } from "../../../contract/ledger-wording.ts";
 import type { Actor } from "../../../contract/principal.ts";
 import { applyDebts, expenseDebts, reversed } from "../balances/pairs.ts";
-import { checkLimits, type LimitsAhead } from "../balances/limits.ts";
+import { checkLimits } from "../balances/limits.ts";
 import { labelsOf, requireParticipant, type GroupRow, type Member } from "../groups/membership.ts";
 import { logActivity } from "../groups/activity.ts";
 import { inGroupCurrency, moneyText, originalColumns, originalOfRow, type Original } from "../money/amounts.ts";
@@ -246,8 +246,6 @@ interface Version {
   action: HistoryAction;
   changed: string[];
   activity: { action: string; summary: string };
-  /** The limits check's reads, asked ahead with the call's first reads (limits.ts readLimitsAhead). */
-  ahead?: LimitsAhead;
 }
 
 /** The debts an expense state puts in the balances: none while deleted. */
@@ -261,7 +259,7 @@ const counted = (s: ExpenseState | null) => (s && !s.deleted ? expenseDebts(s.sh
 async function writeVersion(tx: Tx, now: Date, v: Version, writeRow: (at: string) => Promise<void>): Promise<void> {
   // The old version leaves the balances and the new one comes in, judged as one change (taking an expense out can
   // raise a total too: it may have offset other debts).
-  await checkLimits(tx, v.group, [...reversed(counted(v.before)), ...counted(v.after)], v.ahead);
+  await checkLimits(tx, v.group, [...reversed(counted(v.before)), ...counted(v.after)]);
   const at = iso(now);
   await writeRow(at);
   if (!v.before) await insertShares(tx, v.expenseId, v.group.groupId, v.after.shares);
@@ -290,7 +288,7 @@ export async function createExpense(
   group: GroupRow,
   actor: Actor,
   state: ExpenseState,
-  { activityNote = "", ahead }: { activityNote?: string; ahead?: LimitsAhead } = {},
+  { activityNote = "" }: { activityNote?: string } = {},
 ): Promise<ExpenseRow> {
   const expenseId = crypto.randomUUID();
   // A placeholder payer by its name (its handle is its member_id): read only when one pays.
@@ -309,7 +307,6 @@ export async function createExpense(
     action: "created",
     changed: [],
     activity: { action: "expense_added", summary },
-    ahead,
   };
   await writeVersion(tx, now, version, async (at) => {
     row = {
@@ -342,15 +339,22 @@ async function nextAfterGenerated(tx: Tx, expenseId: string, s: ExpenseState): P
   return nextOccurrenceAfter(s.date, s.repeat, last, s.repeatUntil);
 }
 
-/** update_expense's write: `after` replaces `before` (the stored state of `row`) as the next version. */
+/**
+ * The expense row still at the version the call read: a version written since (another change at the same moment)
+ * fails the batch's guard, and the call runs again on the new one.
+ */
+const sameVersion = (row: ExpenseRow) => and(eq(expenses.expenseId, row.expenseId), eq(expenses.version, row.version));
+
+/** update_expense's write: `after` replaces `before` (the stored state of `row`) as the next version; the row it writes. */
 export async function replaceVersion(
   tx: Tx,
   now: Date,
   c: { group: GroupRow; actor: Actor; row: ExpenseRow; before: ExpenseState; after: ExpenseState; changed: string[] },
-): Promise<number> {
+): Promise<ExpenseRow> {
   const { group, actor, row, before, after, changed } = c;
   const version = row.version + 1;
   const summary = `@${actor.handle} changed ${kindWord(after.kind)}${quoted(after.description)}: ${changed.join(", ")}`;
+  let written = row;
   await writeVersion(
     tx,
     now,
@@ -358,13 +362,13 @@ export async function replaceVersion(
     async (updatedAt) => {
       const moved = changed.includes("repeat") || changed.includes("date") || changed.includes("repeat_until");
       const nextOccurrence = moved ? await nextAfterGenerated(tx, row.expenseId, after) : row.nextOccurrence;
-      await tx
-        .update(expenses)
-        .set({ ...stateColumns(after), nextOccurrence, state: after.state, version, updatedAt })
-        .where(eq(expenses.expenseId, row.expenseId));
+      const set = { ...stateColumns(after), nextOccurrence, state: after.state, version, updatedAt };
+      await tx.update(expenses).set(set).where(sameVersion(row));
+      await guardChanged(tx, "expense version");
+      written = { ...row, ...set };
     },
   );
-  return version;
+  return written;
 }
 
 /** delete_expense (deleted true) and restore_expense (false): the next version, out of or back in the balances. */
@@ -372,7 +376,7 @@ export async function setDeleted(
   tx: Tx,
   now: Date,
   c: { group: GroupRow; actor: Actor; row: ExpenseRow; state: ExpenseState; deleted: boolean },
-): Promise<{ version: number; after: ExpenseState }> {
+): Promise<{ version: number; after: ExpenseState; written: ExpenseRow }> {
   const { row, deleted } = c;
   const after = { ...c.state, deleted };
   const version = row.version + 1;
@@ -393,10 +397,11 @@ export async function setDeleted(
       activity: { action: `expense_${verb}`, summary },
     },
     async (updatedAt) => {
-      await tx.update(expenses).set({ deleted, version, updatedAt }).where(eq(expenses.expenseId, row.expenseId));
+      await tx.update(expenses).set({ deleted, version, updatedAt }).where(sameVersion(row));
+      await guardChanged(tx, "expense version");
     },
   );
-  return { version, after };
+  return { version, after, written: { ...row, deleted, version, updatedAt: iso(now) } };
 }
 
 // ---------- history snapshots ----------

@@ -47,7 +47,7 @@ function contentWire(s: ExpenseState, currency: string, people: Map<string, Agen
   };
 }
 
-type ResponseRow = typeof expenseResponses.$inferSelect;
+export type ResponseRow = typeof expenseResponses.$inferSelect;
 
 /** One expense as the wire shows it; `people` names every agent the row, its shares and its responses mention. */
 export function expenseWire(r: ExpenseRow, shares: ParticipantShare[], responses: ResponseRow[], people: Map<string, AgentRef>, currency: string): Expense {
@@ -80,12 +80,20 @@ const responsesOf = prepared((tx) =>
     .prepare(),
 );
 
-/** Expenses of one group as the wire shows them, with shares, responses and the agents they name. */
-export async function expenseViews(tx: Tx, group: GroupRow, rows: ExpenseRow[]): Promise<Expense[]> {
+/**
+ * Expenses of one group as the wire shows them, with shares, responses and the agents they name. `known`: what a
+ * write call has just written of them (it answers with what it wrote, not with a read that would not see it).
+ */
+export async function expenseViews(
+  tx: Tx,
+  group: GroupRow,
+  rows: ExpenseRow[],
+  known: { shares?: Map<string, ParticipantShare[]>; responses?: ResponseRow[] } = {},
+): Promise<Expense[]> {
   if (!rows.length) return [];
   const ids = rows.map((r) => r.expenseId);
-  const shares = await sharesOf(tx, ids);
-  const responses = await responsesOf(tx).all({ ids: jsonList(ids) });
+  const shares = known.shares ?? (await sharesOf(tx, ids));
+  const responses = known.responses ?? (await responsesOf(tx).all({ ids: jsonList(ids) }));
   const people = await refsByIds(tx, [
     ...rows.flatMap((r) => [r.createdBy, r.descriptionBy ?? r.createdBy, ...(r.notesBy ? [r.notesBy] : [])]),
     ...responses.map((r) => r.agentId),
@@ -94,11 +102,6 @@ export async function expenseViews(tx: Tx, group: GroupRow, rows: ExpenseRow[]):
   // By expense in one pass: filtering the list for each row took time of rows times responses.
   const responsesBy = Map.groupBy(responses, (x) => x.expenseId);
   return rows.map((r) => expenseWire(r, shares.get(r.expenseId) ?? [], responsesBy.get(r.expenseId) ?? [], people, group.currency));
-}
-
-export async function expenseView(tx: Tx, group: GroupRow, expenseId: string): Promise<Expense> {
-  const row = (await tx.select().from(expenses).where(eq(expenses.expenseId, expenseId)).get())!;
-  return (await expenseViews(tx, group, [row]))[0]!;
 }
 
 type HistoryRow = typeof expenseHistory.$inferSelect;

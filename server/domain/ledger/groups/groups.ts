@@ -1,6 +1,6 @@
 // Groups: creating, reading, changing, archiving, leaving, removing members, and direct ledgers.
 import { and, asc, eq, isNull, sql } from "drizzle-orm";
-import { scalar, type Tx } from "../../../../db/client.ts";
+import { scalar, snapshotOf, type Tx } from "../../../../db/client.ts";
 import { agents, groupMembers, groupPlaceholders, groups } from "../../../../db/schema/index.ts";
 import { iso } from "../../../clock.ts";
 import { AppError, conflict, invalid, notFound } from "../../../errors.ts";
@@ -84,7 +84,8 @@ export const untrustedName = (g: GroupRow) => untrusted(g.name, "group name, wri
  * Returns false when they already were one.
  */
 export async function addMember(tx: Tx, now: Date, groupId: string, agentId: string, role: "owner" | "member"): Promise<boolean> {
-  const row = await tx
+  // By its key, as the call read it: the call may have added another member already.
+  const row = await snapshotOf(tx)
     .select()
     .from(groupMembers)
     .where(and(eq(groupMembers.groupId, groupId), eq(groupMembers.agentId, agentId)))
@@ -100,7 +101,8 @@ export async function addMember(tx: Tx, now: Date, groupId: string, agentId: str
 
 /** Tells the other members that someone joined (a ledger item: it reaches members who blocked the joiner, as shared groups do). */
 export async function notifyJoined(tx: Tx, now: Date, g: GroupRow, joiner: AgentRef, via: "invitation" | "code"): Promise<void> {
-  const others = await tx
+  // The members before the joiner, as the call read them (it has just added the joiner).
+  const others = await snapshotOf(tx)
     .select({ agentId: groupMembers.agentId })
     .from(groupMembers)
     // placeholders (handle = agent id) have no inbox
@@ -257,15 +259,18 @@ export async function leaveGroup({ tx, now, actor }: DomainContext, groupId: str
   requireSharedGroup(g);
   await requireZeroBalance(tx, g, actor.agentId, "Your");
   const mine = (await membership(tx, groupId, actor.agentId))!;
+  // Someone must be able to remove members: the longest-standing member takes over from an owner who leaves.
+  const next =
+    mine.role === "owner"
+      ? await tx
+          .select({ agentId: groupMembers.agentId })
+          .from(groupMembers)
+          .where(and(eq(groupMembers.groupId, groupId), isNull(groupMembers.leftAt), sql`${groupMembers.agentId} <> ${actor.agentId}`))
+          .orderBy(asc(groupMembers.joinedAt), sql`rowid`)
+          .get()
+      : undefined;
   await markLeft(tx, groupId, actor.agentId, now);
-  if (mine.role === "owner") {
-    // Someone must be able to remove members: the longest-standing member takes over.
-    const next = await tx
-      .select({ agentId: groupMembers.agentId })
-      .from(groupMembers)
-      .where(and(eq(groupMembers.groupId, groupId), isNull(groupMembers.leftAt)))
-      .orderBy(asc(groupMembers.joinedAt), sql`rowid`)
-      .get();
+  {
     if (next) {
       await tx
         .update(groupMembers)

@@ -1,7 +1,7 @@
 // Group invitations: targeted ones (one named agent answers) and shareable codes (anyone holding one joins).
 import { and, eq, gt, lt, sql } from "drizzle-orm";
 import { randomInt } from "node:crypto";
-import { scalar, type Tx } from "../../../../db/client.ts";
+import { guardChanged, scalar, snapshotOf, type Tx } from "../../../../db/client.ts";
 import { groupInvites, groups } from "../../../../db/schema/index.ts";
 import { DAY, iso, later } from "../../../clock.ts";
 import { conflict, invalid, notFound } from "../../../errors.ts";
@@ -84,8 +84,9 @@ export async function inviteAgent(ctx: DomainContext, g: GroupRow, them: AgentRo
   if (await remoteOf(tx, them.agentId)) throw conflict(ON_ANOTHER_SERVER, { handle: them.handle });
   if (await isMember(tx, g.groupId, them.agentId)) throw conflict(`@${them.handle} is already a member of this group.`, { handle: them.handle });
   const blocked = await hasBlocked(tx, them.agentId, actor.agentId);
-  // Asking again returns the open invitation: the usable one, or while blocked the unusable one, alike.
-  const open = await tx
+  // Asking again returns the open invitation: the usable one, or while blocked the unusable one, alike. By its key, as
+  // the call read it (create_group invites several).
+  const open = await snapshotOf(tx)
     .select()
     .from(groupInvites)
     .where(
@@ -217,12 +218,22 @@ async function settleOpenInvites(tx: Tx, groupId: string, agentId: string, now: 
   await resolveItems(tx, agentId, "group.invitation", { group_id: groupId });
 }
 
-async function join(tx: Tx, g: GroupRow, agentId: string, via: "invitation" | "code", inviteId: string, now: Date, maxGroups: number): Promise<boolean> {
+async function join(
+  tx: Tx,
+  g: GroupRow,
+  agentId: string,
+  via: "invitation" | "code",
+  inviteId: string,
+  now: Date,
+  maxGroups: number,
+  self?: Pick<AgentRow, "agentId" | "handle" | "displayName">,
+): Promise<boolean> {
   if (!(await isMember(tx, g.groupId, agentId))) await requireRoomForGroup(tx, agentId, maxGroups);
   const joined = await addMember(tx, now, g.groupId, agentId, "member");
   await settleOpenInvites(tx, g.groupId, agentId, now);
   if (!joined) return false;
-  const me = toRef((await agentById(tx, agentId))!);
+  // As the call read it (register_agent joins the agent it is creating: then as it is being written).
+  const me = toRef((await agentById(snapshotOf(tx), agentId)) ?? self!);
   await notifyJoined(tx, now, g, me, via);
   await logActivity(tx, now, {
     groupId: g.groupId,
@@ -249,12 +260,14 @@ export async function respondInvite(ctx: DomainContext, inviteId: string, action
   if (row.expiresAt <= iso(now)) throw conflict(`This invitation expired at ${row.expiresAt}; ask for a new one.`);
   const g = await groupRow(tx, row.groupId);
   if (action === "accept" && g.archived) throw conflict("The group is archived and read-only; ask a member to unarchive it first.");
-  // The state check in the update is the gate: of several concurrent answers exactly one changes the row.
-  const res = await tx
+  // The state check in the update is the gate: of several concurrent answers exactly one changes the row, and the
+  // others run again to find it answered.
+  const answered = { state: action === "accept" ? ("accepted" as const) : ("declined" as const), respondedAt: iso(now) };
+  await tx
     .update(groupInvites)
-    .set({ state: action === "accept" ? "accepted" : "declined", respondedAt: iso(now) })
+    .set(answered)
     .where(and(eq(groupInvites.inviteId, inviteId), eq(groupInvites.state, "pending")));
-  if (res.rowsAffected === 0) throw conflict("This invitation was already answered.");
+  await guardChanged(tx, "invitation answer");
   await resolveItems(tx, actor.agentId, "group.invitation", { invite_id: inviteId });
   if (action === "accept") {
     await join(tx, g, actor.agentId, "invitation", inviteId, now, quotasOf(ctx).groups);
@@ -267,7 +280,7 @@ export async function respondInvite(ctx: DomainContext, inviteId: string, action
       refs: { invite_id: inviteId },
     });
   }
-  return { invite: await toInvite(tx, (await tx.select().from(groupInvites).where(eq(groupInvites.inviteId, inviteId)).get())!), groupId: g.groupId };
+  return { invite: await toInvite(tx, { ...row, ...answered }), groupId: g.groupId };
 }
 
 /**
@@ -288,12 +301,15 @@ export async function joinByCode(ctx: DomainContext, code: string): Promise<{ gr
   if (await isMember(tx, g.groupId, agentId)) return { groupId: g.groupId, joined: false };
   if (g.archived) throw conflict("The group is archived and read-only; ask a member to unarchive it first.");
   if (row.expiresAt <= iso(now)) throw conflict(`This invite code expired at ${row.expiresAt}; ask for a new one.`);
-  // Counting a use only while one is left keeps max_uses exact however many join at once.
-  const res = await tx
+  if (row.uses >= row.maxUses) throw conflict(`This invite code has been used its maximum of ${row.maxUses} times; ask for a new one.`);
+  // Counting a use only while one is left keeps max_uses exact however many join at once: the last use taken twice
+  // at once runs again, and is refused.
+  await tx
     .update(groupInvites)
     .set({ uses: sql`${groupInvites.uses} + 1` })
     .where(and(eq(groupInvites.inviteId, row.inviteId), lt(groupInvites.uses, groupInvites.maxUses)));
-  if (res.rowsAffected === 0) throw conflict(`This invite code has been used its maximum of ${row.maxUses} times; ask for a new one.`);
-  await join(tx, g, agentId, "code", row.inviteId, now, quotasOf(ctx).groups);
+  await guardChanged(tx, "invite code use");
+  const self = { agentId, handle: ctx.actor.handle, displayName: "displayName" in ctx.actor ? String(ctx.actor.displayName) : ctx.actor.handle };
+  await join(tx, g, agentId, "code", row.inviteId, now, quotasOf(ctx).groups, self);
   return { groupId: g.groupId, joined: true };
 }

@@ -1,6 +1,6 @@
 // Who belongs to which group: the membership checks and member lists every other part of the ledger starts from.
 import { and, eq, isNull, sql } from "drizzle-orm";
-import { jsonEach, jsonList, prepared, type Tx } from "../../../../db/client.ts";
+import { jsonEach, jsonList, prepared, snapshotOf, type Tx } from "../../../../db/client.ts";
 import { agents, groupInvites, groupMembers, groups } from "../../../../db/schema/index.ts";
 import { conflict, invalid, notFound } from "../../../errors.ts";
 import type { MemberRef } from "../../../contract/groups.ts";
@@ -235,8 +235,9 @@ export async function memberRefsByGroup(tx: Tx, groupIds: readonly string[]): Pr
   return byGroup;
 }
 
+/** As the call read it: a call that adds or removes a member does so after asking (its own rows are not read back). */
 export async function isMember(tx: Tx, groupId: string, agentId: string): Promise<boolean> {
-  const row = await tx
+  const row = await snapshotOf(tx)
     .select({ a: groupMembers.agentId })
     .from(groupMembers)
     .where(and(eq(groupMembers.groupId, groupId), eq(groupMembers.agentId, agentId), isNull(groupMembers.leftAt)))

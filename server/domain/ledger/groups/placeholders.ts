@@ -6,7 +6,7 @@
 // becomes theirs, and they get one inbox item summing up what they were put down for.
 import { and, eq, isNull, or, sql } from "drizzle-orm";
 import { randomInt } from "node:crypto";
-import type { Tx } from "../../../../db/client.ts";
+import { guardChanged, jsonList, snapshotOf, type Tx } from "../../../../db/client.ts";
 import {
   agents,
   expenseShares,
@@ -111,7 +111,8 @@ async function placeholderInvite(
   at: string,
 ) {
   const claimUrl = `${baseUrl}${claimPath(code)}`;
-  const inviter = (await refsByIds(tx, [actor.agentId])).get(actor.agentId)!;
+  // The caller as the call read it (it has just written the placeholder's agent row).
+  const inviter = (await refsByIds(snapshotOf(tx), [actor.agentId])).get(actor.agentId)!;
   return {
     invite: {
       invite_id: p.memberId,
@@ -269,14 +270,16 @@ export async function claimPlaceholder(ctx: DomainContext, code: string): Promis
     .get();
   if (overlap) throw conflict(`The placeholder ${quoted(p.name)} shares an expense with you from before you left; it cannot become you.`, { member_id: ph });
   const at = iso(now);
-  const spent = await tx
+  // As the call read it; register_agent claims for the agent it is creating, which it read from nowhere.
+  const meAgent = (await agentById(snapshotOf(tx), me)) ?? { agentId: me, handle: actor.handle, displayName: "displayName" in actor ? String(actor.displayName) : actor.handle };
+  // Claimed once: a second claim at the same moment runs again, and finds the code used.
+  await tx
     .update(groupPlaceholders)
     .set({ claimHash: null, claimedBy: me, claimedAt: at })
     .where(and(eq(groupPlaceholders.memberId, ph), isNull(groupPlaceholders.claimedBy)));
-  if (spent.rowsAffected === 0) throw notFound("Claim code (no placeholder has it, or it was already used)");
+  await guardChanged(tx, "placeholder claim");
   // The placeholder's row stays, so old history snapshots still name it; it now says who took it over.
   await tx.update(agents).set({ mergedInto: me }).where(eq(agents.agentId, ph));
-  const meAgent = (await agentById(tx, me))!;
 
   // Membership: a former member's row comes back; otherwise the placeholder's row becomes the caller's.
   await tx.delete(groupMembers).where(and(eq(groupMembers.groupId, g.groupId), eq(groupMembers.agentId, me)));
@@ -326,24 +329,29 @@ export async function claimPlaceholder(ctx: DomainContext, code: string): Promis
       .where(eq(expenses.expenseId, e.expenseId));
   }
 
-  // What the caller was put down for, summed over the live expenses, as one item to confirm or dispute.
-  const mine = await tx
+  // What the caller was put down for, summed over the live expenses, as one item to confirm or dispute: read as the
+  // call read the ledger, the placeholder's and the caller's together (what the renames above make the caller's).
+  const view = snapshotOf(tx);
+  const both = sql`IN (${me}, ${ph})`;
+  const mine = await view
     .select({ expenseId: expenseShares.expenseId, paid: expenseShares.paidMinor, share: expenseShares.shareMinor })
     .from(expenseShares)
     .innerJoin(expenses, eq(expenses.expenseId, expenseShares.expenseId))
-    .where(and(eq(expenseShares.groupId, g.groupId), eq(expenseShares.agentId, me), eq(expenses.deleted, false)));
+    .where(and(eq(expenseShares.groupId, g.groupId), sql`${expenseShares.agentId} ${both}`, eq(expenses.deleted, false)))
+    .orderBy(expenseShares.expenseId);
   const shareTotal = mine.reduce((s, r) => s + BigInt(r.share), 0n);
   const paidTotal = mine.reduce((s, r) => s + BigInt(r.paid), 0n);
-  const balance = (await balancesOfGroup(tx, g.groupId)).get(me) ?? 0n;
+  const balances = await balancesOfGroup(view, g.groupId);
+  const balance = (balances.get(me) ?? 0n) + (balances.get(ph) ?? 0n);
   // Payments to the placeholder waited for it: they are the caller's to confirm now (respond_payment).
-  const toConfirm = await tx
+  const toConfirm = await view
     .select({ id: payments.paymentId })
     .from(payments)
-    .where(and(eq(payments.groupId, g.groupId), eq(payments.toId, me), eq(payments.state, "pending")));
+    .where(and(eq(payments.groupId, g.groupId), sql`${payments.toId} ${both}`, eq(payments.state, "pending")));
   const waiting = toConfirm.length
     ? ` ${toConfirm.length} payment${toConfirm.length === 1 ? "" : "s"} to you wait${toConfirm.length === 1 ? "s" : ""} for your confirmation (respond_payment).`
     : "";
-  const inviter = (await refsByIds(tx, [p.createdBy])).get(p.createdBy);
+  const inviter = (await refsByIds(view, [p.createdBy])).get(p.createdBy);
   await deliver(tx, now, {
     to: me,
     type: "ledger.placeholder_claimed",
@@ -385,8 +393,9 @@ export async function claimPlaceholder(ctx: DomainContext, code: string): Promis
  * Resolves the agent's ledger.placeholder_claimed items of a group once every live expense they share there has
  * their answer (respond_expense): the item asks them to confirm or dispute each one.
  */
-export async function resolveClaimWhenAnswered(tx: Tx, agentId: string, groupId: string): Promise<void> {
-  const open = await tx
+export async function resolveClaimWhenAnswered(tx: Tx, agentId: string, groupId: string, answered: readonly string[]): Promise<void> {
+  // As the call read them, less those it has just answered (`answered`), which it does not read back.
+  const open = await snapshotOf(tx)
     .select({ id: expenseShares.expenseId })
     .from(expenseShares)
     .innerJoin(expenses, eq(expenses.expenseId, expenseShares.expenseId))
@@ -396,6 +405,7 @@ export async function resolveClaimWhenAnswered(tx: Tx, agentId: string, groupId:
         eq(expenseShares.agentId, agentId),
         eq(expenses.deleted, false),
         sql`NOT EXISTS (SELECT 1 FROM expense_responses r WHERE r.expense_id = ${expenseShares.expenseId} AND r.agent_id = ${agentId})`,
+        sql`${expenseShares.expenseId} NOT IN (SELECT value FROM json_each(${jsonList(answered)}))`,
       ),
     )
     .get();
