@@ -69,6 +69,8 @@ export async function startTestServer(overrides: Partial<ServerConfig> = {}): Pr
     clock,
     agentRateLimit: 100_000,
     quotas: DEFAULTS.quotas,
+    // SVC_TEST_LOG_LEVEL=error shows what a failing test's server logged (causes of INTERNAL, failed pages).
+    ...(process.env.SVC_TEST_LOG_LEVEL ? { logLevel: process.env.SVC_TEST_LOG_LEVEL as ServerConfig["logLevel"] } : {}),
     ...overrides,
     ...database,
   });

@@ -9,7 +9,7 @@
 // Handles joined into theirs (handle-merge.ts) were the same person's and go the same way.
 import { and, asc, eq, inArray, isNull, ne, notInArray, or, type SQL, sql } from "drizzle-orm";
 import type { AnySQLiteColumn } from "drizzle-orm/sqlite-core";
-import { jsonList, type Tx } from "../../db/client.ts";
+import { jsonList, snapshotOf, type Tx } from "../../db/client.ts";
 import {
   agents,
   apiKeys,
@@ -271,14 +271,15 @@ export async function deleteAccount(tx: Tx, now: Date, agent: AgentRow): Promise
         .update(groupMembers)
         .set({ role: "member" })
         .where(and(eq(groupMembers.groupId, g.groupId), eq(groupMembers.agentId, agent.agentId)));
-      const owner = await tx
+      // The other members' rows, as the call read them: it has written only the leaver's.
+      const owner = await snapshotOf(tx)
         .select({ id: groupMembers.agentId })
         .from(groupMembers)
         .where(and(eq(groupMembers.groupId, g.groupId), isNull(groupMembers.leftAt), eq(groupMembers.role, "owner"), inArray(groupMembers.agentId, others)))
         .get();
       if (!owner) {
         // The longest-standing member with an account takes over, as when an owner leaves.
-        const next = await tx
+        const next = await snapshotOf(tx)
           .select({ id: groupMembers.agentId })
           .from(groupMembers)
           .where(and(eq(groupMembers.groupId, g.groupId), isNull(groupMembers.leftAt), inArray(groupMembers.agentId, others)))

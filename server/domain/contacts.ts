@@ -1,7 +1,7 @@
 import { wordlist } from "@scure/bip39/wordlists/english.js";
 import { and, asc, eq, gt, sql } from "drizzle-orm";
 import { randomInt } from "node:crypto";
-import { placeholders, prepared, type Tx } from "../../db/client.ts";
+import { placeholders, prepared, snapshotOf, type Tx } from "../../db/client.ts";
 import { agents, contactDeclines, contacts } from "../../db/schema/index.ts";
 import { DAY, iso } from "../clock.ts";
 import { AppError, conflict, invalid, notFound } from "../errors.ts";
@@ -129,6 +129,8 @@ async function target(
   input: AddContactInput,
   actor: Actor,
   sharesGroup: (tx: Tx, a: string, b: string, groupId: string) => Promise<boolean>,
+  /** The row of an agent of another server this call has just written (it is not read back). */
+  remoteRow?: AgentRow,
 ): Promise<{ agent: AgentRow; source: Source }> {
   if (input.code !== undefined) {
     const code = normaliseCode(input.code);
@@ -137,7 +139,9 @@ async function target(
     if (!agent) throw new AppError("NOT_FOUND", "No agent has this contact code; ask for a fresh one.");
     return { agent, source: "code" };
   }
-  const agent = await agentByHandle(tx, input.handle!);
+  // As the call read it: a call about to add a contact has written, at most, the row of the agent of another server
+  // it came from, or that it names (remoteRow).
+  const agent = remoteRow ?? (await agentByHandle(snapshotOf(tx), input.handle!));
   if (!agent) throw notFound(`Agent @${input.handle}`);
   if (input.via_group_id !== undefined) {
     if (!(await sharesGroup(tx, actor.agentId, agent.agentId, input.via_group_id))) throw notFound("Group");
@@ -166,6 +170,7 @@ export async function addContact(
     }
     input = { ...input, code };
   }
+  let remoteRow: AgentRow | undefined;
   if (input.address !== undefined) {
     const parsed = parseAddress(input.address);
     if (!parsed) throw invalid("address", "expected handle@host");
@@ -173,10 +178,11 @@ export async function addContact(
     else {
       const problem = federationProblem("address", parsed.host, federation);
       if (problem) throw problem;
-      input = { ...input, handle: (await ensureRemoteAgent(tx, now, input.address)).handle, address: undefined };
+      remoteRow = await ensureRemoteAgent(tx, now, input.address);
+      input = { ...input, handle: remoteRow.handle, address: undefined };
     }
   }
-  const { agent: them, source } = await target(tx, input, actor, sharesGroup);
+  const { agent: them, source } = await target(tx, input, actor, sharesGroup, remoteRow);
   const remote = await remoteOf(tx, them.agentId);
   if (them.agentId === actor.agentId) throw conflict("You cannot add yourself as a contact.");
   const mine = await side(tx, actor.agentId, them.agentId);

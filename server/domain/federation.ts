@@ -2,7 +2,7 @@
 // bob-bexample) with an address handle@host, and the events for other servers, written to the outbox in the
 // transaction of the tool call that made them. Nothing here knows HTTP: server/federation/ sends and receives.
 import { and, asc, eq, gt, inArray, lt, sql } from "drizzle-orm";
-import type { Tx } from "../../db/client.ts";
+import { batchOf, snapshotOf, type Tx } from "../../db/client.ts";
 import { agents, federationOutbox, federationRequests, federationSettings, remoteAgents } from "../../db/schema/index.ts";
 import { DAY, iso } from "../clock.ts";
 import type { DomainContext } from "../contract/principal.ts";
@@ -36,19 +36,31 @@ export function splitCode(code: string): { code: string; host: string | null } {
   };
 }
 
+type Remote = { address: string; host: string; handle: string };
+
+// The rows for agents of other servers a write call has made (ensureRemoteAgent), by its batch: read back as the call
+// wrote them, and every other from the snapshot as the call read it.
+const madeInCall = new WeakMap<object, Map<string, Remote>>();
+const made = (tx: Tx) => {
+  const batch = batchOf(tx);
+  return batch && (madeInCall.get(batch) ?? madeInCall.set(batch, new Map()).get(batch)!);
+};
+
 /** The agent's address on another server, or null for a local agent. */
-export async function remoteOf(tx: Tx, agentId: string): Promise<{ address: string; host: string; handle: string } | null> {
-  return (await tx.select().from(remoteAgents).where(eq(remoteAgents.agentId, agentId)).get()) ?? null;
+export async function remoteOf(tx: Tx, agentId: string): Promise<Remote | null> {
+  return made(tx)?.get(agentId) ?? (await snapshotOf(tx).select().from(remoteAgents).where(eq(remoteAgents.agentId, agentId)).get()) ?? null;
 }
 
 /** The addresses of those of `agentIds` that stand for agents of other servers, by agent id. */
 export async function remoteAddresses(tx: Tx, agentIds: string[]): Promise<Map<string, string>> {
   if (!agentIds.length) return new Map();
-  const rows = await tx
+  const rows = await snapshotOf(tx)
     .select({ agentId: remoteAgents.agentId, address: remoteAgents.address })
     .from(remoteAgents)
     .where(inArray(remoteAgents.agentId, agentIds));
-  return new Map(rows.map((r) => [r.agentId, r.address]));
+  const found = new Map(rows.map((r) => [r.agentId, r.address]));
+  for (const [id, r] of made(tx) ?? []) if (agentIds.includes(id)) found.set(id, r.address);
+  return found;
 }
 
 /** The longest alias before a number is added on a clash (handles are at most 32 characters). */
@@ -75,17 +87,37 @@ export async function ensureRemoteAgent(tx: Tx, now: Date, address: string, disp
   const parsed = parseAddress(address);
   if (!parsed) throw invalid("address", "expected handle@host");
   const canonical = `${parsed.handle}@${parsed.host}`;
-  const known = await tx.select().from(remoteAgents).where(eq(remoteAgents.address, canonical)).get();
+  const known = await snapshotOf(tx).select().from(remoteAgents).where(eq(remoteAgents.address, canonical)).get();
   const name = `${(cleanNote(displayName ?? "") || parsed.handle).slice(0, 60)} (${canonical})`;
+  // The row as this call writes it: it reads nothing back.
   if (known) {
-    if (displayName !== undefined) await tx.update(agents).set({ displayName: name }).where(eq(agents.agentId, known.agentId));
-    return (await agentById(tx, known.agentId))!;
+    const row = (await agentById(tx, known.agentId))!;
+    if (displayName === undefined) return row;
+    await tx.update(agents).set({ displayName: name }).where(eq(agents.agentId, known.agentId));
+    return { ...row, displayName: name };
   }
   const handle = await freeAlias(tx, parsed.handle, parsed.host);
-  const agentId = crypto.randomUUID();
-  await tx.insert(agents).values({ agentId, handle, displayName: name, createdAt: iso(now) });
-  await tx.insert(remoteAgents).values({ agentId, address: canonical, host: parsed.host, handle: parsed.handle, createdAt: iso(now) });
-  return (await agentById(tx, agentId))!;
+  const row: AgentRow = {
+    agentId: crypto.randomUUID(),
+    handle,
+    displayName: name,
+    description: null,
+    contactCode: null,
+    email: null,
+    emailVerified: false,
+    phoneVerified: false,
+    createdAt: iso(now),
+    retiredAt: null,
+    mergedInto: null,
+    disabledAt: null,
+    phone: null,
+    phoneSetThroughClientId: null,
+    deletedAt: null,
+  };
+  await tx.insert(agents).values(row);
+  await tx.insert(remoteAgents).values({ agentId: row.agentId, address: canonical, host: parsed.host, handle: parsed.handle, createdAt: iso(now) });
+  made(tx)?.set(row.agentId, { address: canonical, host: parsed.host, handle: parsed.handle });
+  return row;
 }
 
 /** What a local agent accepts from other servers (default: contact requests that carry its code). */
@@ -154,7 +186,8 @@ export async function localAgentByHandle(tx: Tx, handle: string): Promise<AgentR
 
 /** Local agent by contact code (remote rows have none). */
 export async function localAgentByCode(tx: Tx, code: string): Promise<AgentRow | undefined> {
-  return tx
+  // As the call read them: it may have just written a row for an agent of another server, never a local one.
+  return snapshotOf(tx)
     .select()
     .from(agents)
     .where(and(eq(agents.contactCode, code), sql`${agents.agentId} NOT IN (SELECT agent_id FROM remote_agents)`))

@@ -4,7 +4,7 @@
 // but can no longer sign in, be found, or be registered again. Refused while the retired handle still has things
 // that need it: the page names each one.
 import { and, asc, eq, gt, inArray, isNull, ne, or, sql } from "drizzle-orm";
-import { jsonList, type Tx } from "../../db/client.ts";
+import { jsonList, snapshotOf, type Tx } from "../../db/client.ts";
 import {
   agents,
   clients,
@@ -146,7 +146,8 @@ export async function mergeHandles(tx: Tx, now: Date, keep: AgentRow, retire: Ag
   const at = iso(now);
   // Browsers signed in as the retired handle end with their sessions (below); what they obtained moves with the rest.
   const live = and(eq(clients.agentId, retire.agentId), isNull(clients.revokedAt), ne(clients.kind, "web"));
-  const moved = await tx.select({ clientId: clients.clientId }).from(clients).where(live);
+  // As the call read them (the page may have ended this browser's own client already).
+  const moved = await snapshotOf(tx).select({ clientId: clients.clientId }).from(clients).where(live);
   await tx
     .update(clients)
     .set({ revokedAt: at })

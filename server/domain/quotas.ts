@@ -3,7 +3,7 @@
 // day (envelope bytes, expenses per group) with RATE_LIMITED and retry_after: when enough of it frees.
 // Each check runs in the write's transaction, before it writes, so a refused write stores nothing.
 import { and, eq, gt, isNull, ne, sql } from "drizzle-orm";
-import { prepared, type Tx } from "../../db/client.ts";
+import { batchOf, prepared, snapshotOf, type Tx } from "../../db/client.ts";
 import { envelopes, expenseAttachments, expenses, federationEnvelopeBytes, federationOutbox, groupMembers, plans } from "../../db/schema/index.ts";
 import { DAY, iso } from "../clock.ts";
 import { DEFAULTS, type Quotas } from "../config.ts";
@@ -165,14 +165,23 @@ export async function takeRemoteEnvelopeBudget(tx: Tx, now: Date, address: strin
  * Refuses an event for another server `host` when the agent already has undelivered events for the quota's number of
  * other servers and `host` is not one of them: one agent cannot fill the outbox with servers that never answer.
  */
+// The hosts a write call has sent to so far, by its batch (requireRoomForHost).
+const hostsInCall = new WeakMap<object, Set<string>>();
+
 export async function requireRoomForHost(ctx: DomainContext, host: string): Promise<void> {
   const { tx, actor } = ctx;
   const max = quotasOf(ctx).pendingHosts;
-  const pending = await tx
+  // As the call read them, and the hosts it has already sent to (one call may send to several).
+  const batch = batchOf(tx);
+  const sentNow = batch ? (hostsInCall.get(batch) ?? hostsInCall.set(batch, new Set()).get(batch)!) : new Set<string>();
+  const read = await snapshotOf(tx)
     .selectDistinct({ host: federationOutbox.destination })
     .from(federationOutbox)
     .where(and(eq(federationOutbox.senderId, actor.agentId), isNull(federationOutbox.sentAt)));
+  const pending = [...new Set([...read.map((p) => p.host), ...sentNow])].map((h) => ({ host: h }));
+  sentNow.add(host);
   if (pending.length < max || pending.some((p) => p.host === host)) return;
+  sentNow.delete(host);
   throw conflict(
     `What you sent to ${pending.length} other servers is still waiting to be delivered, the most one handle may have waiting (the limit is ${max}). ` +
       "Wait until some of it is delivered (or given up after 72 hours), then try again.",

@@ -160,13 +160,14 @@ export async function receiveEvent(r: Receiver, raw: unknown): Promise<EventResu
         .where(and(eq(federationEventsSeen.origin, r.origin), eq(federationEventsSeen.eventId, e.id)))
         .get();
       if (seen) return;
-      await apply(r, { tx, now: r.now }, e);
       await tx.insert(federationEventsSeen).values({ origin: r.origin, eventId: e.id, receivedAt: iso(r.now) });
+      await apply(r, { tx, now: r.now }, e);
     });
   } catch (err) {
     // A quota's refusal is said (and nothing of the event is kept, its id included); anything else is dropped as if
     // refused for consent: the sender's answer is the same.
     if (err instanceof Refused) return { id: e.id, result: "refused" };
+    if (process.env.SVC_RAW_LOG) console.error("EVENT FAILED", e.type, err);
   }
   return { id: e.id, result: "ok" };
 }

@@ -82,10 +82,12 @@ export async function hostBlocked(tx: Tx, host: string): Promise<boolean> {
 
 /** When the host was first seen (recorded now if never): open mode greylists new hosts. */
 export async function firstSeen(tx: Tx, host: string, now: Date): Promise<Date> {
+  const row = await tx.select().from(federationHosts).where(eq(federationHosts.host, host)).get();
+  if (row) return new Date(row.firstSeenAt);
+  // Seen first now, unless another call saw it first at the same moment (then its time stays).
   await tx
     .insert(federationHosts)
     .values({ host, firstSeenAt: iso(now) })
     .onConflictDoNothing();
-  const row = await tx.select().from(federationHosts).where(eq(federationHosts.host, host)).get();
-  return new Date(row!.firstSeenAt);
+  return now;
 }

@@ -80,7 +80,14 @@ export const answerLost = (tool: string) =>
  * makes this batch fail on the key, and it runs again to find the record. keep(answer) puts the answer to replay in
  * the record; false when the batch was already sent (a tool that read what it wrote), and keepApart must store it.
  */
-export async function remember(tx: Tx, agentId: string, key: string, tool: string, hash: string, now: Date): Promise<(answer: Record<string, unknown>) => boolean> {
+export async function remember(
+  tx: Tx,
+  agentId: string,
+  key: string,
+  tool: string,
+  hash: string,
+  now: Date,
+): Promise<(answer: Record<string, unknown>) => boolean> {
   const fill = await writeFilledLater(
     tx,
     (response) =>

@@ -176,7 +176,9 @@ async function transaction(svc: Services, r: Running, tool: Tool): Promise<Answe
   let answer: Answer;
   for (let wait = 0; ; wait++) {
     try {
-      answer = tool.writes ? await svc.db.tx(steps) : await svc.db.read(steps).catch((err) => (err instanceof NeedsWrite && tool.writesWhenNeeded ? svc.db.tx(steps) : Promise.reject(err)));
+      answer = tool.writes
+        ? await svc.db.tx(steps)
+        : await svc.db.read(steps).catch((err) => (err instanceof NeedsWrite && tool.writesWhenNeeded ? svc.db.tx(steps) : Promise.reject(err)));
       break;
     } catch (err) {
       if (!(err instanceof AnswerPending)) throw err;

@@ -6,7 +6,7 @@
 // client it was obtained through.
 import { and, eq, gt, lte, or } from "drizzle-orm";
 import { createHmac } from "node:crypto";
-import { requireWrite, type Tx } from "../../db/client.ts";
+import { requireWrite, snapshotOf, type Tx } from "../../db/client.ts";
 import { agents, clients, serverSecrets, webSessions } from "../../db/schema/index.ts";
 import { agentById, DISABLED_MESSAGE } from "../domain/agents.ts";
 import { AppError } from "../errors.ts";
@@ -162,8 +162,9 @@ export function browserName(req: Request): string {
  */
 export async function signIn(tx: Tx, req: Request, session: WebSession, agentId: string, access: Access, origin: Origin, now: Date) {
   requireWrite(tx);
-  // Every way into a browser session (codes, the provider, settings links, join) comes through here.
-  if ((await agentById(tx, agentId))?.disabledAt) throw new AppError("FORBIDDEN", DISABLED_MESSAGE);
+  // Every way into a browser session (codes, the provider, settings links, join) comes through here. As the call read
+  // it: a handle made in the same call (sign-up) is not disabled.
+  if ((await agentById(snapshotOf(tx), agentId))?.disabledAt) throw new AppError("FORBIDDEN", DISABLED_MESSAGE);
   if (session.clientId) await endClient(tx, session.clientId, now);
   const scopes = narrowScopes(FULL_SCOPES, origin.scopes ?? FULL_SCOPES);
   const clientId = await createClient(tx, agentId, browserName(req), "web", now, { parent: origin.parentClientId });

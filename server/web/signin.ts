@@ -204,7 +204,8 @@ export async function signInAs(c: WebContext, agentId: string, origin: Origin, m
   c.session = session;
   c.cookies.push(sessionCookie(token, session.expiresAt, c.secure, c.now));
   // Linked in this browser: tied to the client it was signed in through, if any (a login chosen by whoever held it).
-  if (pendingIdentity) await linkIdentity(c.tx, pendingIdentity, agentId, await factorOrigin(c.tx, c.session), c.now);
+  // As factorOrigin would read it back: the client just made descends from origin's, if any.
+  if (pendingIdentity) await linkIdentity(c.tx, pendingIdentity, agentId, origin.parentClientId ? session.clientId : null, c.now);
   const proved = login ?? pendingIdentity;
   if (proved) c.session = await updateSession(c.tx, c.session, { oidcIdentity: null, providerLogin: proved });
   c.audit({ event: "signin", method, agent_id: agentId, client_id: session.clientId ?? undefined });

@@ -88,7 +88,7 @@ async function create(
     /** An envelope received from another server keeps its id there; its sender's quota was taken on receipt. */
     envelopeId?: string;
   },
-): Promise<Envelope> {
+): Promise<string> {
   const { tx, now, actor } = ctx;
   const envelopeId = e.envelopeId ?? crypto.randomUUID();
   const threadId = e.threadId ?? envelopeId;
@@ -156,7 +156,7 @@ async function create(
       );
     }
   }
-  return getEnvelope(ctx, envelopeId);
+  return envelopeId;
 }
 
 export async function sendEnvelope(ctx: DomainContext, input: SendInput): Promise<Envelope> {
@@ -172,7 +172,7 @@ export async function sendEnvelope(ctx: DomainContext, input: SendInput): Promis
     await requireVisibleThread(tx, actor.agentId, input.thread_id);
     threadId = input.thread_id;
   }
-  return create(ctx, {
+  const sent = await create(ctx, {
     to,
     subject: input.subject,
     body_md: input.body_md,
@@ -180,6 +180,8 @@ export async function sendEnvelope(ctx: DomainContext, input: SendInput): Promis
     threadId,
     inReplyTo: input.in_reply_to ?? null,
   });
+  // Answered with what it wrote, read once it is sent.
+  return getEnvelope(ctx, sent);
 }
 
 const reSubject = (subject: string) => (subject.length > SUBJECT_MAX - 4 || /^re:/i.test(subject) ? subject : `Re: ${subject}`);
@@ -210,7 +212,7 @@ export async function replyEnvelope(ctx: DomainContext, input: ReplyInput): Prom
     throw conflict("Nobody on this envelope is still your accepted contact, so the reply could reach no one.");
   }
   await resolveItems(tx, actor.agentId, "mail.envelope", { envelope_id: orig.envelopeId });
-  return create(ctx, {
+  const sent = await create(ctx, {
     to,
     subject: input.subject ?? reSubject(orig.subject),
     body_md: input.body_md,
@@ -218,6 +220,8 @@ export async function replyEnvelope(ctx: DomainContext, input: ReplyInput): Prom
     threadId: orig.threadId,
     inReplyTo: orig.envelopeId,
   });
+  // Answered with what it wrote, read once it is sent.
+  return getEnvelope(ctx, sent);
 }
 
 async function summaries(tx: Tx, viewer: string, rows: Row[]): Promise<EnvelopeSummary[]> {

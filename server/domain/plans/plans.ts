@@ -1,7 +1,7 @@
 // Plans: something to do together, proposed by an organiser to some of their accepted contacts,
 // voted on, scheduled by choosing an option, or cancelled. Only the organiser and invitees see a plan.
 import { and, asc, desc, eq, gt, gte, inArray, lt, or, sql } from "drizzle-orm";
-import type { Tx } from "../../../db/client.ts";
+import { snapshotOf, type Tx } from "../../../db/client.ts";
 import { expenses, groups, planInvitees, planOptions, plans } from "../../../db/schema/index.ts";
 import { iso } from "../../clock.ts";
 import { AppError, conflict, invalid, notFound } from "../../errors.ts";
@@ -179,12 +179,13 @@ async function invite(tx: Tx, now: Date, actor: Actor, plan: PlanRow, options: O
       optionIds: [],
     });
   }
-  await sendPlan(tx, now, actor, plan, remote, "plan.invite", {}, room);
+  await sendPlan(tx, now, actor, plan, remote, "plan.invite", {}, room, options);
 }
 
 /** The plan as another server is sent it: what its invitees see, nothing of the group or of other invitees. */
-async function snapshot(tx: Tx, plan: PlanRow) {
-  const options = await tx.select().from(planOptions).where(eq(planOptions.planId, plan.planId)).orderBy(asc(planOptions.position));
+async function snapshot(tx: Tx, plan: PlanRow, known?: OptionRow[]) {
+  // The options as the call has them (it may have just written them), else as it read them.
+  const options = known ?? (await snapshotOf(tx).select().from(planOptions).where(eq(planOptions.planId, plan.planId)).orderBy(asc(planOptions.position)));
   return {
     plan_id: plan.planId,
     title: plan.title,
@@ -210,6 +211,7 @@ async function sendPlan(
   type: "plan.invite" | "plan.update" | "plan.cancel",
   extra = {},
   room?: DomainContext,
+  options?: OptionRow[],
 ) {
   if (!to.length || (await remoteOf(tx, actor.agentId))) return;
   const byHost = new Map<string, string[]>();
@@ -217,7 +219,7 @@ async function sendPlan(
     const r = await remoteOf(tx, id);
     if (r) byHost.set(r.host, [...(byHost.get(r.host) ?? []), r.address]);
   }
-  const plan_ = await snapshot(tx, plan);
+  const plan_ = await snapshot(tx, plan, options);
   for (const [host, addresses] of byHost) await enqueue(tx, now, host, { type, from: actor.agentId, to: addresses, plan: plan_, ...extra }, room);
 }
 
@@ -443,7 +445,8 @@ async function replaceOptions(tx: Tx, planId: string, current: OptionRow[], inpu
 /** Takes invitees off and adds new ones (already invited handles are skipped); returns who was removed and added. */
 async function changeInvitees(ctx: DomainContext, plan: PlanRow, remove: string[], add: string[]) {
   const { tx } = ctx;
-  const invitees = await tx.select().from(planInvitees).where(eq(planInvitees.planId, plan.planId));
+  // As the call read them (the options' change may have rewritten their votes, not who they are).
+  const invitees = await snapshotOf(tx).select().from(planInvitees).where(eq(planInvitees.planId, plan.planId));
   let removed: InviteeRow[] = [];
   if (remove.length) {
     const refs = await refsByIds(
@@ -496,6 +499,8 @@ export async function updatePlan(ctx: DomainContext, input: UpdateInput): Promis
     if (next.respondBy !== plan.respondBy) changes.push("respond_by");
   }
   let options = await tx.select().from(planOptions).where(eq(planOptions.planId, plan.planId)).orderBy(asc(planOptions.position));
+  // Read before anything changes: those taken off are left out below, newcomers are not among them yet.
+  const invited = await deliveredInvitees(tx, plan.planId);
   if (input.options !== undefined) {
     const replaced = await replaceOptions(tx, plan.planId, options, input.options);
     if (replaced) {
@@ -524,14 +529,14 @@ export async function updatePlan(ctx: DomainContext, input: UpdateInput): Promis
   const { summaryMd, payload } = changedItem(actor, next, options, changes);
   // Those already invited hear of the change; newcomers get an invitation instead; those taken off are told so.
   const remoteInvitees: string[] = [];
-  for (const i of await deliveredInvitees(tx, plan.planId)) {
+  for (const i of invited.filter((x) => !removed.some((r) => r.agentId === x.agentId))) {
     if (await remoteOf(tx, i.agentId)) {
       if (!added.some((a) => a.agentId === i.agentId)) remoteInvitees.push(i.agentId);
       continue;
     }
     await deliver(tx, now, { to: i.agentId, type: "plan.changed", from: actor.agentId, summaryMd, payload, refs: { plan_id: plan.planId } });
   }
-  await sendPlan(tx, now, actor, next, remoteInvitees, "plan.update", { changes }, ctx);
+  await sendPlan(tx, now, actor, next, remoteInvitees, "plan.update", { changes }, ctx, options);
   for (const i of removed) if (i.delivered) await tellCancelled(tx, now, actor, next, i.agentId, "uninvited");
   if (added.length) await invite(tx, now, actor, next, options, added, nextPosition, ctx);
   return (await views(tx, actor.agentId, [next]))[0]!;

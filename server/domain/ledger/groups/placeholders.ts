@@ -271,7 +271,11 @@ export async function claimPlaceholder(ctx: DomainContext, code: string): Promis
   if (overlap) throw conflict(`The placeholder ${quoted(p.name)} shares an expense with you from before you left; it cannot become you.`, { member_id: ph });
   const at = iso(now);
   // As the call read it; register_agent claims for the agent it is creating, which it read from nowhere.
-  const meAgent = (await agentById(snapshotOf(tx), me)) ?? { agentId: me, handle: actor.handle, displayName: "displayName" in actor ? String(actor.displayName) : actor.handle };
+  const meAgent = (await agentById(snapshotOf(tx), me)) ?? {
+    agentId: me,
+    handle: actor.handle,
+    displayName: "displayName" in actor ? String(actor.displayName) : actor.handle,
+  };
   // Claimed once: a second claim at the same moment runs again, and finds the code used.
   await tx
     .update(groupPlaceholders)
