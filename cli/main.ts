@@ -2,6 +2,9 @@
 // The one executable: the server, the admin commands and the client, all from one commander root. Each command
 // loads what it runs on (the server, the database, the domain) only when it runs, so a command that does not serve
 // starts in milliseconds (test/cli/startup.test.ts holds the static imports of this file free of them).
+// First, before anything is imported lazily: @simplewebauthn/server needs this polyfill before @peculiar/x509, and
+// imports it first, but the bundler runs a lazily loaded module's CommonJS imports after its ES ones (oven-sh/bun#33337).
+import "reflect-metadata";
 import { Command } from "commander";
 import { VERSION } from "../server/version.ts";
 import { backupCommand } from "./commands/backup.ts";
