@@ -2,7 +2,8 @@
 // them: --version, --help, a command's help, svc status against a port where nothing listens, and a TAB of each
 // shell's completion (`svc __complete`, what the scripts of `svc completion` run). Beside each, a compiled
 // hello-world started the same way: the machine is shared and its speed drifts, so the floor is measured around
-// the figures. Prints the median and the fastest of each in ms. bin/svc is built from the tree first when stale.
+// the figures. Prints the median and the fastest of each in ms, wall-clock and CPU (user + system: what the start
+// itself costs, which other processes on the machine move less). bin/svc is built from the tree first when stale.
 // Run: bun run bench/cli-start.ts [runs=20] [path to svc]
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -36,23 +37,31 @@ const cases: [string, string[]][] = [
   ["TAB: svc us<TAB>", [svc, "__complete", "--", "us"]],
 ];
 
-function once(cmd: string[]): number {
+/** One run: wall-clock and CPU milliseconds. */
+function once(cmd: string[]): [number, number] {
   const start = performance.now();
   const r = Bun.spawnSync(cmd, { env, stdout: "ignore", stderr: "ignore" });
   const ms = performance.now() - start;
   if (r.exitCode !== 0 && !cmd.includes("status")) throw new Error(`${cmd.join(" ")} exited ${r.exitCode}`);
-  return ms;
+  return [ms, Number(r.resourceUsage.cpuTime.total) / 1000];
 }
 
 // Rounds of every case in turn, so a slow minute of the machine falls on all of them alike.
-const times = cases.map(() => [] as number[]);
+const wall = cases.map(() => [] as number[]);
+const cpu = cases.map(() => [] as number[]);
 for (const cmd of cases.map(([, c]) => c)) once(cmd); // warm the page cache
-for (let round = 0; round < RUNS; round++) cases.forEach(([, cmd], i) => times[i]!.push(once(cmd)));
+for (let round = 0; round < RUNS; round++) {
+  cases.forEach(([, cmd], i) => {
+    const [w, c] = once(cmd);
+    wall[i]!.push(w);
+    cpu[i]!.push(c);
+  });
+}
 
+const figures = (xs: number[]) => {
+  const sorted = xs.toSorted((a, b) => a - b);
+  return `${sorted[Math.floor(sorted.length / 2)]!.toFixed(1).padStart(6)} ${sorted[0]!.toFixed(1).padStart(6)}`;
+};
 console.log(`${RUNS} runs each, ${svc}\n`);
-console.log(`${"".padEnd(42)} ${"median".padStart(8)} ${"fastest".padStart(8)}`);
-cases.forEach(([label], i) => {
-  const sorted = times[i]!.sort((a, b) => a - b);
-  const median = sorted[Math.floor(sorted.length / 2)]!;
-  console.log(`${label.padEnd(42)} ${median.toFixed(1).padStart(6)} ms ${sorted[0]!.toFixed(1).padStart(6)} ms`);
-});
+console.log(`${"".padEnd(40)} ${"wall ms: median fastest".padStart(24)}   ${"CPU ms: median fastest"}`);
+cases.forEach(([label], i) => console.log(`${label.padEnd(40)} ${"".padStart(10)}${figures(wall[i]!)}   ${"".padStart(8)}${figures(cpu[i]!)}`));

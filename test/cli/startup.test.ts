@@ -25,7 +25,7 @@ const AT_START = [
   /^server\/(config|errors|version|clock|client-address)\.ts$/,
   /^server\/contract\/(email|handles|ledger-wording|audit)\.ts$/,
   /^server\/observability\/(logs|audit)\.ts$/,
-  /^server\/auth\/(safe-fetch|reset-link-ttl)\.ts$/,
+  /^server\/auth\/(public-addresses|reset-link-ttl)\.ts$/,
   /^server\/jobs\/rates-url\.ts$/,
 ];
 
