@@ -127,7 +127,6 @@ export function fetchDocument(url: string, opts: TransportOptions): Promise<Fetc
   });
 }
 
-
 /** The production fetch: the URL checked, then fetched only from public addresses. */
 export async function guardedFetch(url: string, resolve: Resolve = systemResolve): Promise<FetchedDocument> {
   const problem = fetchUrlProblem(url);
