@@ -60,8 +60,8 @@ for (let round = 0; round < RUNS; round++) {
 
 const figures = (xs: number[]) => {
   const sorted = xs.toSorted((a, b) => a - b);
-  return `${sorted[Math.floor(sorted.length / 2)]!.toFixed(1).padStart(6)} ${sorted[0]!.toFixed(1).padStart(6)}`;
+  return [sorted[Math.floor(sorted.length / 2)]!, sorted[0]!].map((ms) => ms.toFixed(1).padStart(8)).join("");
 };
-console.log(`${RUNS} runs each, ${svc}\n`);
-console.log(`${"".padEnd(40)} ${"wall ms: median fastest".padStart(24)}   ${"CPU ms: median fastest"}`);
-cases.forEach(([label], i) => console.log(`${label.padEnd(40)} ${"".padStart(10)}${figures(wall[i]!)}   ${"".padStart(8)}${figures(cpu[i]!)}`));
+console.log(`${RUNS} runs each, ${svc}; ms\n`);
+console.log(`${"".padEnd(40)}${"wall: median fastest".padStart(20)}${"CPU: median fastest".padStart(22)}`);
+cases.forEach(([label], i) => console.log(`${label.padEnd(40)}    ${figures(wall[i]!)}      ${figures(cpu[i]!)}`));
