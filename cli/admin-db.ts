@@ -1,8 +1,9 @@
 // Admin commands work on the server's own database directly (the PocketBase way), safely beside a running server:
-// SQLite in WAL mode lets them read while it serves, and writes wait on the busy timeout instead of failing.
+// SQLite in WAL mode lets them read while it serves, and writes wait on the busy timeout instead of failing. The
+// database and the server's code are loaded when a command runs, not when svc starts.
 import { type Command, InvalidArgumentError } from "commander";
-import { openDb, type Db } from "../db/client.ts";
-import { migrate, type Applied } from "../db/migrate.ts";
+import type { Db } from "../db/client.ts";
+import type { Applied } from "../db/migrate.ts";
 import type { AuditEntry } from "../server/contract/audit.ts";
 import { writeAudit } from "../server/observability/audit.ts";
 import { createLogger } from "../server/observability/logs.ts";
@@ -21,6 +22,7 @@ export const withDbOptions = (cmd: Command) => cmd.addOption(dbOption()).addOpti
  * creates a database (create): any other admin command pointed at a missing file says where it looked.
  */
 export async function openAdminDb(o: DbFlags, create = false): Promise<{ db: Db; applied: Applied[] }> {
+  const [{ openDb }, { migrate }] = await Promise.all([import("../db/client.ts"), import("../db/migrate.ts")]);
   const db = await openDb({ url: o.db, authToken: o.authToken, create });
   try {
     return { db, applied: await migrate(db.raw) };

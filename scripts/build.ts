@@ -1,6 +1,8 @@
 // Builds the single executable bin/svc (or the path given as the first argument). libsql picks its native addon with a computed require(),
 // which the bundler cannot follow; pointing it at this machine's addon lets the binary embed it.
 import type { BunPlugin } from "bun";
+import { fieldsOf } from "../cli/tool-fields.ts";
+import { TOOLS, inputJsonSchema } from "../server/tools/catalogue.ts";
 
 const target =
   `${process.platform}-${process.arch}-${process.platform === "linux" ? ((process.report?.getReport() as any)?.header?.glibcVersionRuntime ? "gnu" : "musl") : ""}`.replace(
@@ -37,6 +39,11 @@ const result = await Bun.build({
   entrypoints: ["cli/main.ts", "db/replica-sync.worker.ts"],
   compile: { outfile },
   minify: true,
+  // Start-up: bytecode spares parsing the whole bundle at every start (~0.1 s of svc --version), and the tools'
+  // names and fields are built in (cli/tool-fields.ts) so completion need not load the catalogue.
+  bytecode: true,
+  format: "esm",
+  define: { SVC_TOOL_FIELDS: JSON.stringify(fieldsOf(TOOLS, inputJsonSchema)) },
   plugins: [embedLibsqlAddon],
 });
 if (!result.success) {

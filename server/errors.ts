@@ -1,7 +1,9 @@
 // The errors svc answers with, and where they become answers: AppError for every tool and page (the envelope;
 // domain code throws codes, the HTTP status is derived here only), and OAuthError for the OAuth endpoints, whose
 // wire format is RFC 6749's own ({error, error_description}).
-import { databaseBusy, driverCause, transient } from "../db/client.ts";
+// db/errors.ts, not db/client.ts: the classification is pure, and the client commands that read AppError must not load
+// the database driver (svc starts in milliseconds when it does not serve).
+import { databaseBusy, driverCause, transient } from "../db/errors.ts";
 
 export { databaseBusy };
 

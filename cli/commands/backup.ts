@@ -1,14 +1,14 @@
 import { Command, Option } from "commander";
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
-import { BackupError, backupFile, inspectDatabaseFile as inspect } from "../../db/backup.ts";
-import { describeUrl, localFilePath } from "../../db/client.ts";
+import { describeUrl } from "../../db/errors.ts";
 import type { MigrationStatus } from "../../db/migrate.ts";
 import { CliError, EXIT, action, example, usageExits } from "../output.ts";
 import { dbOption } from "./serve.ts";
 
 /** The local file behind --db, or a usage error naming what to do instead for a remote database. */
-export function localDatabaseFile(url: string, verb: string): string {
+export async function localDatabaseFile(url: string, verb: string): Promise<string> {
+  const { localFilePath } = await import("../../db/client.ts");
   const path = localFilePath(url);
   if (!path) {
     throw new CliError(
@@ -22,16 +22,18 @@ export function localDatabaseFile(url: string, verb: string): string {
 
 /** inspectDatabaseFile of db/backup.ts, its refusal as the CLI's failure. */
 export async function inspectDatabaseFile(path: string): Promise<MigrationStatus> {
+  const { BackupError, inspectDatabaseFile: inspect } = await import("../../db/backup.ts");
   return inspect(path).catch((err) => {
     throw err instanceof BackupError ? new CliError(EXIT.failure, err.message) : err;
   });
 }
 
 async function backup(o: { db: string; to: string }): Promise<void> {
-  const source = localDatabaseFile(o.db, "backup");
+  const source = await localDatabaseFile(o.db, "backup");
   if (!existsSync(source)) throw new CliError(EXIT.notFound, `There is no database at ${source}.`);
   const target = resolve(o.to);
   if (existsSync(target)) throw new CliError(EXIT.conflict, `${target} already exists; choose a new file name (backups are never overwritten).`);
+  const { BackupError, backupFile } = await import("../../db/backup.ts");
   const { bytes, status } = await backupFile(source, target).catch((err) => {
     throw err instanceof BackupError ? new CliError(EXIT.failure, err.message) : err;
   });

@@ -1,11 +1,11 @@
 // `svc completion bash|zsh|fish` prints a script that asks `svc __complete` for the candidates, so the shells share
 // one implementation: commands, subcommands and options from the commander tree; tool names and each tool's fields
-// (and the values of fields with a fixed set) from the catalogue built into this svc.
+// (and the values of fields with a fixed set) from the catalogue built into this svc, as cli/tool-fields.ts carries it:
+// a TAB loads neither the catalogue nor the server.
 import { Argument, Command } from "commander";
-import { TOOLS, findTool, inputJsonSchema } from "../../server/tools/catalogue.ts";
 import { action, example, usageExits } from "../output.ts";
-import type { JsonSchema } from "../remote.ts";
 import { shorthandFields, shorthandValues } from "../shorthands.ts";
+import { type ToolFields, toolFields } from "../tool-fields.ts";
 
 const SCRIPTS = {
   bash: `# svc completion for bash: save as ~/.local/share/bash-completion/completions/svc, or in ~/.bashrc: source <(svc completion bash)
@@ -43,17 +43,8 @@ complete -c svc -f -a '(svc __complete -- (commandline -opc)[2..-1] (commandline
 const visible = (cmd: Command) => cmd.commands.filter((c) => !(c as unknown as { _hidden: boolean })._hidden);
 const startingWith = (prefix: string, words: string[]) => words.filter((w) => w.startsWith(prefix));
 
-/** What a field may be set to, when the schema lists it: enums, consts, booleans. */
-function valuesOf(s: JsonSchema | undefined): string[] {
-  if (!s) return [];
-  if (s.anyOf) return s.anyOf.flatMap(valuesOf);
-  if (s.enum) return s.enum.map(String);
-  if (s.const !== undefined) return [String(s.const)];
-  return s.type === "boolean" ? ["true", "false"] : [];
-}
-
 /** Candidates for the last word of `svc words...`. */
-export function complete(program: Command, words: string[]): string[] {
+export function complete(program: Command, tools: ToolFields, words: string[]): string[] {
   const cur = words.at(-1) ?? "";
   const before = words.slice(0, -1);
   let cmd = program;
@@ -80,21 +71,16 @@ export function complete(program: Command, words: string[]): string[] {
       visible(cmd).map((c) => c.name()),
     );
   const name = cmd.name();
-  if ((name === "call" || name === "tools") && !positional.length)
-    return startingWith(
-      cur,
-      TOOLS.map((t) => t.name),
-    );
+  if ((name === "call" || name === "tools") && !positional.length) return startingWith(cur, Object.keys(tools));
   if (name === "completion" && !positional.length) return startingWith(cur, Object.keys(SCRIPTS));
-  const tool = name === "call" ? findTool(positional[0]!) : undefined;
-  if (!tool) return [];
-  const props = (inputJsonSchema(tool) as JsonSchema).properties ?? {};
+  const props = name === "call" && Object.hasOwn(tools, positional[0]!) ? tools[positional[0]!] : undefined;
+  if (!props) return [];
   const eq = cur.indexOf("=");
   if (eq > 0) {
     const field = cur.slice(0, eq);
     return startingWith(
       cur,
-      [...valuesOf(props[field]), ...shorthandValues(field, props)].map((v) => `${field}=${v}`),
+      [...(Object.hasOwn(props, field) ? props[field]! : []), ...shorthandValues(field, props)].map((v) => `${field}=${v}`),
     );
   }
   const given = new Set(positional.slice(1).map((p) => p.split("=")[0]!));
@@ -127,8 +113,8 @@ export function completeCommand(program: Command): Command {
     .argument("[words...]")
     .allowUnknownOption()
     .helpOption(false)
-    .action((words: string[]) => {
-      const found = complete(program, words.length ? words : [""]);
+    .action(async (words: string[]) => {
+      const found = complete(program, await toolFields(), words.length ? words : [""]);
       if (found.length) process.stdout.write(`${found.join("\n")}\n`);
     });
 }

@@ -1,11 +1,9 @@
 // svc federation: this server's federation keys and the hosts it refuses, for an operator (docs/federation.md).
+// The database and the federation code are loaded when a subcommand runs.
 import { Command, Option } from "commander";
-import { eq } from "drizzle-orm";
-import { federationHosts } from "../../db/schema/index.ts";
 import { iso } from "../../server/clock.ts";
 import { systemClock } from "../../server/clock.ts";
 import { parseHosts } from "../../server/config.ts";
-import { publishedKeys, rotateFederationKey } from "../../server/federation/keys.ts";
 import { withAdminDb, withDbOptions } from "../admin-db.ts";
 import { EXIT_CODES_HELP, action, emit, example } from "../output.ts";
 
@@ -22,6 +20,7 @@ export function federationCommand(): Command {
       .addOption(jsonOption())
       .action(
         action(async (o) => {
+          const { rotateFederationKey } = await import("../../server/federation/keys.ts");
           const res = await withAdminDb(o, (db) => db.tx((tx) => rotateFederationKey(tx, systemClock.now(), Boolean(o.now))));
           emit(res, Boolean(o.json), (r: typeof res) => `New federation key ${r.kid}, signing from ${r.used_from}.`);
         }),
@@ -33,6 +32,7 @@ export function federationCommand(): Command {
       .addOption(jsonOption())
       .action(
         action(async (o) => {
+          const { publishedKeys } = await import("../../server/federation/keys.ts");
           const keys = await withAdminDb(o, (db) => db.read((tx) => publishedKeys(tx, systemClock.now())));
           emit(keys, Boolean(o.json), (ks: typeof keys) =>
             ks.map((k) => `${k.kid}  from ${new Date(k.nbf * 1000).toISOString()}${k.exp ? `  until ${new Date(k.exp * 1000).toISOString()}` : ""}`).join("\n"),
@@ -51,6 +51,7 @@ export function federationCommand(): Command {
         .action(
           action(async (host: string, o) => {
             const [h] = parseHosts(host);
+            const [{ eq }, { federationHosts }] = await Promise.all([import("drizzle-orm"), import("../../db/schema/index.ts")]);
             await withAdminDb(o, (db) =>
               db.tx(async (tx) => {
                 await tx

@@ -1,7 +1,7 @@
 import { Command, InvalidArgumentError, Option } from "commander";
 import { readFileSync } from "node:fs";
 import { systemClock } from "../../server/clock.ts";
-import { type ImportProblem, type ImportResult, importSplitwise } from "../../server/domain/ledger/exchange/splitwise-import.ts";
+import type { ImportProblem, ImportResult } from "../../server/domain/ledger/exchange/splitwise-import.ts";
 import { AppError } from "../../server/errors.ts";
 import { withAdminDb, withDbOptions } from "../admin-db.ts";
 import { CliError, EXIT, EXIT_CODES_SEE, action, emit, example, exitCodeFor, usageExits } from "../output.ts";
@@ -134,6 +134,7 @@ export function importCommand(): Command {
       .action(
         action(async (file: string, o) => {
           const text = readFile(file);
+          const { importSplitwise } = await import("../../server/domain/ledger/exchange/splitwise-import.ts");
           const result = await withAdminDb(o, (db) =>
             db
               .tx((tx) => importSplitwise(tx, systemClock.now(), { groupId: o.group, text, names: o.map, rates: o.rate }))

@@ -1,7 +1,6 @@
 import { Command, Option } from "commander";
 import { systemClock } from "../../server/clock.ts";
-import { agentByHandle } from "../../server/domain/agents.ts";
-import { inspect } from "../../server/domain/inbox.ts";
+import type { inspect } from "../../server/domain/inbox.ts";
 import { notFound } from "../../server/errors.ts";
 import { positiveInt, withAdminDb, withDbOptions } from "../admin-db.ts";
 import { EXIT_CODES_SEE, action, emit, example, printable, usageExits } from "../output.ts";
@@ -35,6 +34,7 @@ export function inboxCommand(): Command {
       .action(
         action(async (handle: string, o) => {
           const h = handle.replace(/^@/, "");
+          const [{ agentByHandle }, { inspect }] = await Promise.all([import("../../server/domain/agents.ts"), import("../../server/domain/inbox.ts")]);
           const result = await withAdminDb(o, (db) =>
             db.tx(async (tx) => {
               const agent = await agentByHandle(tx, h);

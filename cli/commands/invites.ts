@@ -1,6 +1,6 @@
 import { Command, InvalidArgumentError, Option } from "commander";
 import { DAY, MINUTE, iso, later, systemClock } from "../../server/clock.ts";
-import { createPlatformInvite, listPlatformInvites, revokePlatformInvite } from "../../server/domain/platform-invites.ts";
+import type { listPlatformInvites } from "../../server/domain/platform-invites.ts";
 import { AppError } from "../../server/errors.ts";
 import { positiveInt, withAdminDb, withDbOptions } from "../admin-db.ts";
 import { EXIT_CODES_SEE, action, emit, example, table, usageExits } from "../output.ts";
@@ -46,6 +46,7 @@ export function invitesCommand(): Command {
       .addHelpText("after", example("svc invites create --uses 5 --expires 7d --note 'book club'"))
       .action(
         action(async (o) => {
+          const { createPlatformInvite } = await import("../../server/domain/platform-invites.ts");
           const now = systemClock.now();
           const opts = { uses: o.uses, expiresAt: o.expires ? later(now, o.expires) : null, note: o.note ?? null };
           const code = await withAdminDb(o, (db) => db.tx((tx) => createPlatformInvite(tx, now, opts)));
@@ -67,6 +68,7 @@ export function invitesCommand(): Command {
       .addHelpText("after", example("svc invites list", "svc invites list --json | jq '.[] | select(.status == \"active\") | .code'"))
       .action(
         action(async (o) => {
+          const { listPlatformInvites } = await import("../../server/domain/platform-invites.ts");
           const now = systemClock.now();
           const invites = await withAdminDb(o, (db) => db.tx(async (tx) => (await listPlatformInvites(tx)).map((r) => toInvite(r, now))));
           emit(invites, Boolean(o.json), (list: ReturnType<typeof toInvite>[]) =>
@@ -88,6 +90,7 @@ export function invitesCommand(): Command {
       .addHelpText("after", example("svc invites revoke inv_3xT..."))
       .action(
         action(async (code: string, o) => {
+          const { revokePlatformInvite } = await import("../../server/domain/platform-invites.ts");
           const revoked = await withAdminDb(o, (db) => db.tx((tx) => revokePlatformInvite(tx, systemClock.now(), code)));
           if (!revoked)
             throw new AppError(

@@ -1,7 +1,5 @@
 import { Command, Option } from "commander";
 import { systemClock } from "../../server/clock.ts";
-import { agentByHandle } from "../../server/domain/agents.ts";
-import { listClients, revokeAgentClients } from "../../server/auth/credentials.ts";
 import { notFound } from "../../server/errors.ts";
 import { auditAdmin, withAdminDb, withDbOptions } from "../admin-db.ts";
 import { EXIT_CODES_SEE, action, emit, example, table, usageExits } from "../output.ts";
@@ -19,6 +17,7 @@ export function keysCommand(): Command {
       .action(
         action(async (o) => {
           const handle = String(o.handle).replace(/^@/, "").toLowerCase();
+          const [{ agentByHandle }, { listClients }] = await Promise.all([import("../../server/domain/agents.ts"), import("../../server/auth/credentials.ts")]);
           const { clients } = await withAdminDb(o, (db) =>
             db.read(async (tx) => {
               const agent = await agentByHandle(tx, handle);
@@ -51,6 +50,10 @@ export function keysCommand(): Command {
       .action(
         action(async (o) => {
           const handle = String(o.handle).replace(/^@/, "");
+          const [{ agentByHandle }, { revokeAgentClients }] = await Promise.all([
+            import("../../server/domain/agents.ts"),
+            import("../../server/auth/credentials.ts"),
+          ]);
           const revoked = await withAdminDb(o, (db) =>
             db.tx(async (tx) => {
               const agent = await agentByHandle(tx, handle);

@@ -1,13 +1,12 @@
 import { Command, Option } from "commander";
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
-import { localFilePath, openDb } from "../../db/client.ts";
-import { migrationStatus, refusal } from "../../db/migrate.ts";
 import { openAdminDb, withDbOptions, type DbFlags } from "../admin-db.ts";
 import { CliError, EXIT, EXIT_CODES_SEE, action, example, usageExits } from "../output.ts";
 
 /** --status lists every migration; --dry-run only what would be applied. Neither changes the database. */
 async function report(o: DbFlags & { dryRun?: boolean; status?: boolean }): Promise<void> {
+  const [{ localFilePath, openDb }, { migrationStatus, refusal }] = await Promise.all([import("../../db/client.ts"), import("../../db/migrate.ts")]);
   // A database not made yet is reported as an empty one (all pending), and is not made: only svc migrate makes it.
   const path = localFilePath(o.db);
   const missing = path !== null && !existsSync(path);

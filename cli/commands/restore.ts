@@ -1,9 +1,6 @@
 import { Command, Option } from "commander";
 import { chmodSync, copyFileSync, existsSync, renameSync, rmSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { openDb } from "../../db/client.ts";
-import { refusal } from "../../db/migrate.ts";
-import { liveInstances } from "../../server/jobs/runner.ts";
 import { CliError, EXIT, action, example, usageExits } from "../output.ts";
 import { inspectDatabaseFile, localDatabaseFile } from "./backup.ts";
 import { dbOption } from "./serve.ts";
@@ -12,6 +9,7 @@ const SIDE_FILES = ["-wal", "-shm"];
 
 /** Refuses while a server seems to be using the target: its heartbeat row is fresh. */
 async function assertNotInUse(target: string): Promise<void> {
+  const [{ openDb }, { liveInstances }] = await Promise.all([import("../../db/client.ts"), import("../../server/jobs/runner.ts")]);
   const db = await openDb({ url: `file:${target}` });
   try {
     const hasTable = await db.raw.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'instances'");
@@ -30,7 +28,7 @@ async function assertNotInUse(target: string): Promise<void> {
 }
 
 async function restore(o: { db: string; from: string; force?: boolean }): Promise<void> {
-  const target = localDatabaseFile(o.db, "restore");
+  const target = await localDatabaseFile(o.db, "restore");
   const source = resolve(o.from);
   if (!existsSync(source)) throw new CliError(EXIT.notFound, `There is no backup at ${source}.`);
   const stamp = new Date().toISOString().replace(/[:.]/g, "-");
@@ -42,6 +40,7 @@ async function restore(o: { db: string; from: string; force?: boolean }): Promis
   if (existsSync(`${source}-wal`)) copyFileSync(`${source}-wal`, `${staged}-wal`);
   try {
     const status = await inspectDatabaseFile(staged);
+    const { refusal } = await import("../../db/migrate.ts");
     const refused = refusal(status);
     if (refused) throw new CliError(EXIT.conflict, `Not restoring ${source}: ${refused}`);
     if (!status.applied.length) throw new CliError(EXIT.failure, `Not restoring ${source}: it holds no svc migrations, so it is not an svc database.`);

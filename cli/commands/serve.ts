@@ -1,6 +1,8 @@
+// svc serve's flags are read at every start of svc (for --help and the settings file's keys); the server itself is
+// loaded only when it runs (the action's imports).
 import { Command, InvalidArgumentError, Option } from "commander";
 import { availableParallelism } from "node:os";
-import { describeUrl, localFilePath } from "../../db/client.ts";
+import { describeUrl } from "../../db/errors.ts";
 import { systemClock } from "../../server/clock.ts";
 import {
   ConfigError,
@@ -21,11 +23,10 @@ import {
   type Quotas,
   type ServerConfig,
 } from "../../server/config.ts";
-import { connectToPrimary } from "../../server/cluster.ts";
 import { describeCause } from "../../server/errors.ts";
-import { startServer, type RunningServer } from "../../server/serve.ts";
+import type { RunningServer } from "../../server/serve.ts";
 import { VERSION } from "../../server/version.ts";
-import { parseRatesUrl } from "../../server/jobs/exchange-rates.ts";
+import { parseRatesUrl } from "../../server/jobs/rates-url.ts";
 
 export const dbOption = () => new Option("--db <url>", "libSQL database URL, e.g. file:/var/lib/svc/svc.db").env("SVC_DB").default(DEFAULTS.dbUrl);
 export const authTokenOption = () => new Option("--auth-token <token>", "auth token for a remote libSQL or Turso database").env("SVC_AUTH_TOKEN");
@@ -251,7 +252,9 @@ export function serveCommand(): Command {
         "  svc serve --db file:/var/lib/svc/replica.db --sync-url libsql://svc-you.turso.io --auth-token $TOKEN --sync-interval 5s\n",
     )
     .action(async (o, cmd: Command) => {
+      const [{ startServer }, { localFilePath }] = await Promise.all([import("../../server/serve.ts"), import("../../db/client.ts")]);
       if (o.worker) {
+        const { connectToPrimary } = await import("../../server/cluster.ts");
         const toPrimary = await connectToPrimary();
         // Ctrl-C reaches every process of the terminal's group: the first one stops the others in order.
         process.on("SIGINT", () => {});
@@ -269,7 +272,7 @@ export function serveCommand(): Command {
       // text; asking for a log level (flag or SVC_LOG_LEVEL), or output to a file or a collector, keeps JSON lines.
       const forPerson = Boolean(process.stdout.isTTY) && cmd.getOptionValueSource("logLevel") === "default";
       if (forPerson) Object.assign(config, { logLevel: "warn", logFormat: "text" });
-      const workers = o.workers === "auto" ? autoWorkers(config) : (o.workers as number);
+      const workers = o.workers === "auto" ? autoWorkers(config, localFilePath) : (o.workers as number);
       if (workers > 1 && !SHARES_PORTS)
         throw new InvalidArgumentError(`--workers above 1 needs Linux, where processes can share a port; here (${process.platform}) svc serve runs one`);
       if (workers > 1) config.workers = { count: workers, command: [...selfCommand(), "serve", "--worker"] };
@@ -343,7 +346,7 @@ async function stopOnSignals(starting: Promise<RunningServer>, signals: NodeJS.S
 }
 
 /** One process per core on a local file on Linux; one on a remote database, an embedded replica or a database in memory. */
-function autoWorkers(config: ServerConfig): number {
+function autoWorkers(config: ServerConfig, localFilePath: (url: string) => string | null): number {
   const localFile = localFilePath(config.dbUrl) !== null && !config.syncUrl;
   return SHARES_PORTS && localFile ? Math.min(availableParallelism(), AUTO_WORKERS_MAX) : 1;
 }

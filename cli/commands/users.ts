@@ -2,15 +2,11 @@
 // handle, a one-time link for a person who cannot sign in, and a person's account taken out (export) or deleted.
 import { writeFileSync } from "node:fs";
 import { Command, Option } from "commander";
-import { createResetLink, RESET_LINK_TTL_MS } from "../../server/auth/reset-links.ts";
+import { RESET_LINK_TTL_MS } from "../../server/auth/reset-link-ttl.ts";
 import { systemClock } from "../../server/clock.ts";
 import { DEFAULTS } from "../../server/config.ts";
-import { agentByHandle } from "../../server/domain/agents.ts";
 import { notFound } from "../../server/errors.ts";
-import { listUsers, setDisabled } from "../../server/domain/agent-admin.ts";
-import { deleteAccount, deletionPlan, type DeletionPlan } from "../../server/domain/account-deletion.ts";
-import { exportAccount } from "../../server/domain/account-export.ts";
-import { recordedSettings } from "../../server/recorded-settings.ts";
+import type { DeletionPlan } from "../../server/domain/account-deletion.ts";
 import type { Tx } from "../../db/client.ts";
 import { auditAdmin, withAdminDb, withDbOptions } from "../admin-db.ts";
 import { CliError, EXIT, EXIT_CODES_SEE, action, emit, example, printable, table, usageError, usageExits } from "../output.ts";
@@ -18,6 +14,33 @@ import { CliError, EXIT, EXIT_CODES_SEE, action, emit, example, printable, table
 const jsonOption = () => new Option("--json", "print JSON");
 const bare = (handle: string) => handle.replace(/^@/, "").toLowerCase();
 const day = (t: string | null) => (t ? t.replace("T", " ").slice(0, 16) : "never");
+
+/** What the subcommands run on, loaded when one of them runs (before its transaction), not at every start of svc. */
+async function domain() {
+  const [{ agentByHandle }, admin, deletion, { exportAccount }, { createResetLink }, { recordedSettings }] = await Promise.all([
+    import("../../server/domain/agents.ts"),
+    import("../../server/domain/agent-admin.ts"),
+    import("../../server/domain/account-deletion.ts"),
+    import("../../server/domain/account-export.ts"),
+    import("../../server/auth/reset-links.ts"),
+    import("../../server/recorded-settings.ts"),
+  ]);
+  /** The live account with that handle, or NOT_FOUND. */
+  const accountOf = async (tx: Tx, handle: string) => {
+    const agent = await agentByHandle(tx, handle);
+    if (!agent) throw notFound(`Agent @${handle}`);
+    return agent;
+  };
+  /** The base URL given (flag, SVC_BASE_URL, settings file), else the one svc serve recorded at its last start. */
+  const baseUrlOf = async (tx: Tx, given: string | undefined): Promise<string> => {
+    const url = given ?? (await recordedSettings(tx)).base_url;
+    if (url) return url;
+    const guess = `http://${DEFAULTS.host}:${DEFAULTS.port}`;
+    process.stderr.write(`svc: svc serve has not started on this database yet; the link uses ${guess} (give --base-url for another).\n`);
+    return guess;
+  };
+  return { ...admin, ...deletion, exportAccount, createResetLink, accountOf, baseUrlOf };
+}
 
 export function usersCommand(): Command {
   const cmd = new Command("users")
@@ -43,6 +66,7 @@ export function usersCommand(): Command {
       .addOption(jsonOption())
       .action(
         action(async (o) => {
+          const { listUsers } = await domain();
           const users = await withAdminDb(o, (db) => db.read((tx) => listUsers(tx)));
           emit(users, Boolean(o.json), (rows: typeof users) =>
             rows.length
@@ -76,6 +100,7 @@ export function usersCommand(): Command {
       )
       .action(
         action(async (handle: string, o) => {
+          const { setDisabled } = await domain();
           const r = await withAdminDb(o, (db) => db.tx((tx) => setDisabled(tx, bare(handle), systemClock.now())));
           if (r.changed) auditAdmin({ event: "account_disabled", handle: bare(handle) });
           emit({ handle: bare(handle), ...r }, Boolean(o.json), () =>
@@ -92,6 +117,7 @@ export function usersCommand(): Command {
       .addOption(jsonOption())
       .action(
         action(async (handle: string, o) => {
+          const { setDisabled } = await domain();
           const r = await withAdminDb(o, (db) => db.tx((tx) => setDisabled(tx, bare(handle), null)));
           if (r.changed) auditAdmin({ event: "account_enabled", handle: bare(handle) });
           emit({ handle: bare(handle), ...r }, Boolean(o.json), () =>
@@ -120,23 +146,16 @@ function resetLinkCommand(): Command {
     .action(
       action(async (handleArg: string, o) => {
         const handle = handleArg.replace(/^@/, "").toLowerCase();
+        const { accountOf, baseUrlOf, createResetLink } = await domain();
         const link = await withAdminDb(o, (db) =>
           db.tx(async (tx) => {
-            const agent = await agentByHandle(tx, handle);
-            if (!agent) throw notFound(`Agent @${handle}`);
+            const agent = await accountOf(tx, handle);
             return createResetLink(tx, agent.agentId, (await baseUrlOf(tx, o.baseUrl)).replace(/\/+$/, ""), systemClock.now());
           }),
         );
         emit({ handle, ...link }, Boolean(o.json), (d) => `One-time link for @${handle} (until ${d.expires_at}):\n${d.url}`);
       }),
     );
-}
-
-/** The live account with that handle, or NOT_FOUND. */
-async function accountOf(tx: Tx, handle: string) {
-  const agent = await agentByHandle(tx, handle);
-  if (!agent) throw notFound(`Agent @${handle}`);
-  return agent;
 }
 
 function exportCommand(): Command {
@@ -157,6 +176,7 @@ function exportCommand(): Command {
     .action(
       action(async (handleArg: string, o) => {
         const handle = bare(handleArg);
+        const { accountOf, exportAccount } = await domain();
         const doc = await withAdminDb(o, (db) => db.read(async (tx) => exportAccount(tx, systemClock.now(), await accountOf(tx, handle))));
         const text = `${JSON.stringify(doc, null, 2)}\n`;
         if (!o.out) {
@@ -216,6 +236,7 @@ function deleteCommand(): Command {
     .action(
       action(async (handleArg: string, o) => {
         const handle = bare(handleArg);
+        const { accountOf, deleteAccount, deletionPlan } = await domain();
         const report = await withAdminDb(o, async (db) => {
           if (!o.yes) {
             const plan = await db.read(async (tx) => deletionPlan(tx, await accountOf(tx, handle)));
@@ -231,13 +252,4 @@ function deleteCommand(): Command {
         emit(report, Boolean(o.json), (r: typeof report) => planText(r, true));
       }),
     );
-}
-
-/** The base URL given (flag, SVC_BASE_URL, settings file), else the one svc serve recorded at its last start. */
-async function baseUrlOf(tx: Tx, given: string | undefined): Promise<string> {
-  const url = given ?? (await recordedSettings(tx)).base_url;
-  if (url) return url;
-  const guess = `http://${DEFAULTS.host}:${DEFAULTS.port}`;
-  process.stderr.write(`svc: svc serve has not started on this database yet; the link uses ${guess} (give --base-url for another).\n`);
-  return guess;
 }

@@ -6,10 +6,11 @@
 import { and, eq, gt, isNull } from "drizzle-orm";
 import { guardChanged, type Tx } from "../../db/client.ts";
 import { resetLinks } from "../../db/schema/index.ts";
-import { MINUTE, iso, later } from "../clock.ts";
+import { iso, later } from "../clock.ts";
+import { RESET_LINK_TTL_MS } from "./reset-link-ttl.ts";
 import { newSecret, sha256 } from "./secrets.ts";
 
-export const RESET_LINK_TTL_MS = 30 * MINUTE;
+export { RESET_LINK_TTL_MS };
 const TOKEN_PATTERN = /^rst_[A-Za-z0-9_-]{43}$/;
 
 export type LinkPurpose = "reset" | "signin";

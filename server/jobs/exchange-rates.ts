@@ -1,15 +1,10 @@
 import { HOUR } from "../clock.ts";
-import { ConfigError, type ClientMetadataFetcher } from "../config.ts";
-import { fetchUrlProblem, guardedFetch } from "../auth/safe-fetch.ts";
+import type { ClientMetadataFetcher } from "../config.ts";
+import { guardedFetch } from "../auth/safe-fetch.ts";
 import { parseEurofxref, storeRates, type RatesDay } from "../domain/ledger/money/rates.ts";
 import type { Job } from "./index.ts";
 
-/** --rates-url: fetched through the SSRF guard, so https to a public host only. */
-export function parseRatesUrl(v: string): string {
-  const problem = fetchUrlProblem(v);
-  if (problem) throw new ConfigError(`the rates URL ${problem}: "${v}"`);
-  return new URL(v).href;
-}
+export { parseRatesUrl } from "./rates-url.ts";
 
 /** The rates file is published once a working day; looking every few hours takes a new one the same day. */
 export const RATES_EVERY_MS = 6 * HOUR;

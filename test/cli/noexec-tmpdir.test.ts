@@ -25,13 +25,22 @@ test("with a noexec TMPDIR the binary still opens a database", async () => {
   expect(r.stdout).toContain("code=0");
 });
 
-test("where no directory allows executables it says so in one line, naming TMPDIR", async () => {
+test("where no directory allows executables a database command says so in one line, naming TMPDIR", async () => {
   const dir = mkdtempSync(join(tmpdir(), "svc-noexec-"));
   const r = await inNamespace(
-    `mkdir -p ${dir}/tmp && mount -t tmpfs -o noexec tmpfs ${dir}/tmp && mount -t tmpfs -o noexec tmpfs /var/tmp && HOME=${dir}/tmp TMPDIR=${dir}/tmp "$SVC" --version || echo "code=$?"`,
+    `mkdir -p ${dir}/tmp && mount -t tmpfs -o noexec tmpfs ${dir}/tmp && mount -t tmpfs -o noexec tmpfs /var/tmp && HOME=${dir}/tmp TMPDIR=${dir}/tmp "$SVC" migrate --db file:${dir}/svc.db || echo "code=$?"`,
   );
   expect(r.stdout).toBe("code=1\n");
   expect(r.stderr.trim().split("\n")).toHaveLength(1);
   expect(r.stderr).toContain("cannot load its database driver");
   expect(r.stderr).toContain("set TMPDIR to a directory that does");
+});
+
+test("there, the commands that need no database still run: the driver is loaded only by those that do", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "svc-noexec-"));
+  const r = await inNamespace(
+    `mkdir -p ${dir}/tmp && mount -t tmpfs -o noexec tmpfs ${dir}/tmp && mount -t tmpfs -o noexec tmpfs /var/tmp && HOME=${dir}/tmp TMPDIR=${dir}/tmp && export HOME TMPDIR && "$SVC" --version && "$SVC" completion bash >/dev/null && "$SVC" __complete -- call get_bal && echo "code=$?"`,
+  );
+  expect(r.stderr).toBe("");
+  expect(r.stdout).toMatch(/^\d+\.\d+\.\d+\nget_balances\ncode=0\n$/);
 });
