@@ -2,7 +2,8 @@
 // native Database on a file: a local database, or the file of an embedded replica), or a remote primary reached with
 // @libsql/client. A write is a Batch: its statements are collected while the call reads, and sent as one request at
 // the end (db/database.ts), so no lock is held while anything waits.
-import type { Client, InValue, ResultSet } from "@libsql/client";
+import { type Client, type InValue, LibsqlError, type ResultSet } from "@libsql/client";
+import { atCommit, databaseBusy, writeConflict } from "./errors.ts";
 import { drizzle, type AsyncRemoteCallback } from "drizzle-orm/sqlite-proxy";
 import type { BaseSQLiteDatabase } from "drizzle-orm/sqlite-core";
 import type Database from "libsql";
@@ -126,7 +127,14 @@ export function batchHandle(read: Exec, current: () => Batch, snapshot: Orm): Or
     }
     if (!batch.sent && [...batch.written].some((t) => sql.includes(`"${t}"`))) {
       if (process.env.SVC_RAW_LOG) {
-        require("node:fs").appendFileSync(process.env.SVC_RAW_LOG, `${[...batch.written].filter((t) => sql.includes(`"${t}"`))} ${sql.slice(0, 150)} ${new Error().stack?.split("\n").filter((l) => l.includes("/server/")).slice(0, 5).join(" | ")}\n`);
+        require("node:fs").appendFileSync(
+          process.env.SVC_RAW_LOG,
+          `${[...batch.written].filter((t) => sql.includes(`"${t}"`))} ${sql.slice(0, 150)} ${new Error().stack
+            ?.split("\n")
+            .filter((l) => l.includes("/server/"))
+            .slice(0, 5)
+            .join(" | ")}\n`,
+        );
         if (process.env.SVC_RAW_CONTINUE) return read(sql, params, method);
       }
       return batch.send().then(() => read(sql, params, method));
@@ -173,7 +181,9 @@ export class LocalConnection {
   readonly exec: Exec = (sql, params, method) => {
     const { stmt, reader } = this.statement(sql);
     if (method === "run" || !reader) return { rowsAffected: stmt.run(params).changes };
-    return { rows: method === "get" ? stmt.get(params) : stmt.all(params) };
+    // get() by all(): the native get() can leave its statement open after the first row, and an open statement keeps
+    // the connection on the snapshot it began with (a reader then answers from before the last writes).
+    return { rows: method === "get" ? (stmt.all(params) as unknown[])[0] : stmt.all(params) };
   };
   readonly raw: RawSql;
 
@@ -271,8 +281,16 @@ const arrays = (rs: ResultSet) => rs.rows.map((r) => Array.from(r as ArrayLike<u
 /** A batch sent to a remote primary as one request: the statements run in one transaction there. */
 export async function remoteCommit(client: Client, batch: Batch): Promise<unknown[][][]> {
   remoteRequests.write++;
-  return (await client.batch(batch.statements, "write")).map(arrays);
+  try {
+    return (await client.batch(batch.statements, "write")).map(arrays);
+  } catch (err) {
+    // Refused by the primary (busy, a guard, a key), the batch ran nothing; lost on the way, it may have committed.
+    throw databaseBusy(err) || writeConflict(err) || answeredBy(err) ? err : atCommit(err);
+  }
 }
+
+// An error the primary answered with (it ran the batch, and rolled it back), not one of the way there.
+const answeredBy = (err: unknown) => err instanceof LibsqlError && /^SQLITE_/.test(err.code);
 
 const rawResult = (rs: ResultSet): RawResult => ({
   rows: rs.rows.map((r) => namedRow(rs.columns, Array.from(r as ArrayLike<unknown>))),

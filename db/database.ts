@@ -4,7 +4,8 @@
 // (db/query.ts guard); a batch that meets a write made since is run again from its reads.
 import type { Client } from "@libsql/client";
 import { Batch, batchHandle, type Exec, type LocalConnection, type Orm, type RawSql, readHandle, readOnlyHandles, remoteExec } from "./connections.ts";
-import { transient, WriteConflict, writeConflict } from "./errors.ts";
+import { failedAtCommit, transient, WriteConflict, writeConflict } from "./errors.ts";
+import { NeedsWrite } from "./query.ts";
 
 /** The handle a call gives to domain code; the only way domain code reaches the database. */
 export type Tx = Orm;
@@ -204,25 +205,47 @@ export function assemble(opts: PoolOptions, mode: DbMode, pool: Pool, closeAll: 
       throw err;
     }
   };
+  // On a replica, a call that fails may have read what another instance has changed since its file's last sync (an
+  // invite code made there a moment ago): it is judged again, once, on what the primary has.
+  const judgedAgain = async <T>(run: () => Promise<T>): Promise<T> => {
+    try {
+      return await run();
+    } catch (err) {
+      if (
+        !replica ||
+        transient(err) ||
+        err instanceof NeedsWrite ||
+        err instanceof WriteConflict ||
+        !(await syncTo().then(
+          () => true,
+          () => false,
+        ))
+      )
+        throw err;
+      return run();
+    }
+  };
   let closing: Promise<void> | undefined;
   return {
     url: opts.url,
     mode,
     tx: (fn) =>
-      timed("write", async () => {
-        for (let run = 1; ; run++) {
-          try {
-            return await retrying(() => writeOnce(fn));
-          } catch (err) {
-            if (!writeConflict(err)) throw err;
-            if (run >= CONFLICT_RUNS) throw new WriteConflict(err);
-            // What it read changed: read again, on a replica once it has what the primary has.
-            if (replica) await syncTo().catch(() => {});
-            await Bun.sleep(Math.random() * run * 2);
+      timed("write", () =>
+        judgedAgain(async () => {
+          for (let run = 1; ; run++) {
+            try {
+              return await retrying(() => writeOnce(fn));
+            } catch (err) {
+              if (!writeConflict(err)) throw err;
+              if (run >= CONFLICT_RUNS) throw new WriteConflict(err);
+              // What it read changed: read again, on a replica once it has what the primary has.
+              if (replica) await syncTo().catch(() => {});
+              await Bun.sleep(Math.random() * run * 2);
+            }
           }
-        }
-      }),
-    read: (fn) => timed("read", () => retrying(async () => (await readSlot()).read(fn))),
+        }),
+      ),
+    read: (fn) => timed("read", () => judgedAgain(() => retrying(async () => (await readSlot()).read(fn)))),
     exclusive,
     raw: {
       execute: (stmt, args) => exclusive((raw) => raw.execute(stmt, args)),
@@ -261,7 +284,7 @@ export async function retrying<T>(fn: () => Promise<T>): Promise<T> {
     try {
       return await fn();
     } catch (err) {
-      if (attempt >= RETRY_DELAYS_MS.length || !transient(err)) throw err;
+      if (attempt >= RETRY_DELAYS_MS.length || failedAtCommit(err) || !transient(err)) throw err;
       await Bun.sleep(RETRY_DELAYS_MS[attempt]!);
     }
   }

@@ -30,16 +30,23 @@ export class ReplicaSync {
       for (const w of this.waiting.values()) w.reject(this.failure);
       this.waiting.clear();
     };
-    // The thread alone does not keep the process alive.
-    (this.worker as Worker & { unref(): void }).unref();
+    // The thread alone does not keep the process alive, only while something waits for it.
+    this.thread.unref();
+  }
+
+  private get thread(): Worker & { ref(): void; unref(): void } {
+    return this.worker as Worker & { ref(): void; unref(): void };
   }
 
   private ask(m: Ask): Promise<void> {
     if (this.failure) return Promise.reject(this.failure);
     const id = ++this.next;
+    this.thread.ref();
     return new Promise<void>((resolve, reject) => {
       this.waiting.set(id, { resolve, reject });
       this.worker.postMessage({ ...m, id } as SyncRequest);
+    }).finally(() => {
+      if (!this.waiting.size) this.thread.unref();
     });
   }
 

@@ -3,7 +3,7 @@
 // wire format is RFC 6749's own ({error, error_description}).
 // db/errors.ts, not db/client.ts: the classification is pure, and the client commands that read AppError must not load
 // the database driver (svc starts in milliseconds when it does not serve).
-import { databaseBusy, driverCause, transient } from "../db/errors.ts";
+import { databaseBusy, driverCause, transient, WriteConflict } from "../db/errors.ts";
 
 export { databaseBusy };
 
@@ -107,6 +107,14 @@ export const BUSY_RETRY_AFTER_S = 1;
  */
 export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
+  if (err instanceof WriteConflict) {
+    return new AppError(
+      "STORAGE_UNAVAILABLE",
+      "What this call read kept changing under it as it wrote (many calls changing the same thing at once). Nothing of it was stored; retrying is safe.",
+      undefined,
+      BUSY_RETRY_AFTER_S,
+    );
+  }
   if (databaseBusy(err)) {
     return new AppError(
       "STORAGE_UNAVAILABLE",

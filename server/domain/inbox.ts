@@ -3,6 +3,7 @@ import { and, asc, count, desc, eq, gt, inArray, isNull, type SQL, sql } from "d
 import {
   allAfterCommit,
   getAfterCommit,
+  guard,
   isReadOnly,
   jsonEach,
   jsonList,
@@ -483,6 +484,13 @@ export async function list(ctx: DomainContext<Principal>, opts: ListOptions) {
   const marks = actor.scopes.has("svc:write");
   if (fromCursor && last) {
     requireWrite(tx);
+    // Each item is new once for a client: a poll of the same client elsewhere at the same moment that moved the
+    // cursor past these first makes this batch fail, and this poll runs again from the cursor it left.
+    await guard(
+      tx,
+      "inbox cursor",
+      sql`coalesce((SELECT ${inboxCursors.seq} FROM ${inboxCursors} WHERE ${inboxCursors.clientId} = ${actor.clientId}), 0) < ${page[0]!.seq}`,
+    );
     const toMark = marks ? page.filter((r) => !r.seen).map((r) => r.seq) : [];
     if (toMark.length) await markSeen(tx).run({ seqs: jsonList(toMark) });
     marked = toMark.length;

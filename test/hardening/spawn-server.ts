@@ -46,6 +46,7 @@ export function freePort(): number {
  */
 export async function spawnServer(dbPath: string, extra: string[] = [], port = freePort()): Promise<ServerProcess> {
   const db = /^[a-z]+:/.test(dbPath) ? dbPath : `file:${dbPath}`;
+  if (process.env.DEBUG_SPAWN) console.log("SPAWN", db, extra.join(" "));
   const proc = spawn(["bun", "run", "cli/main.ts", "serve", "--port", String(port), "--db", db, ...UNLIMITED, ...extra], {
     cwd: ROOT,
     stdout: "pipe",
@@ -101,5 +102,5 @@ async function healthy(proc: Subprocess, url: string, seen: { text: string }): P
     await Bun.sleep(25);
   }
   proc.kill("SIGKILL");
-  throw new Error(`svc serve did not answer /healthz at ${url}; it printed: ${seen.text.slice(0, 500)}`);
+  throw new Error(`svc serve did not answer /healthz at ${url} (exit ${proc.exitCode} ${proc.signalCode}); it printed: ${seen.text.slice(0, 500)}`);
 }
