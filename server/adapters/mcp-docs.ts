@@ -3,7 +3,7 @@ import { ResourceNotFoundError, type Server, type Tool as McpTool } from "@model
 import { z } from "zod";
 import { docPages, findPage, searchDocs, toolDoc, TOOL_URI_TEMPLATE } from "../docs/pages.ts";
 import { AppError } from "../errors.ts";
-import { zodIssues } from "../tools/invoke.ts";
+import { zodIssues } from "../tools/arguments.ts";
 import { toolJsonSchema } from "../tools/json-schema.ts";
 import { onToolCall, statelessServer, toolResult } from "./mcp-common.ts";
 

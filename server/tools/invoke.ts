@@ -4,58 +4,21 @@
 // A tool that writes runs as a write call (db.tx): it reads, then its writes, its idempotency record and the inbox
 // items it makes go to the database as one batch, which also reads its inbox summary. Any other tool runs as a read
 // call, and as a write call after all if it finds it must write (NeedsWrite).
-import type { ZodError } from "zod";
 import { isReadOnly, NeedsWrite, type Tx } from "../../db/client.ts";
 import { authenticate } from "../auth/authenticate.ts";
 import { recordAttempt, takeAttempt } from "../domain/attempts.ts";
 import { summary } from "../domain/inbox.ts";
 import { sha256 } from "../auth/secrets.ts";
-import { AppError, describeCause, issuePath, storageFault, toAppError, type Issue } from "../errors.ts";
+import { AppError, describeCause, storageFault, toAppError } from "../errors.ts";
+import { parseArguments, validationError } from "./arguments.ts";
 import { rateLimitHeaders, type RateDecision } from "../rate-limit.ts";
 import type { Call, CallEvent, CallMeta, CallResult, Services } from "../services.ts";
-import { findTool, inputJsonSchema, nearestTool } from "./catalogue.ts";
-import { fieldsAt, unknownField } from "./unknown-fields.ts";
+import { findTool, nearestTool } from "./catalogue.ts";
 import type { Tool, ToolContext } from "./define.ts";
 import type { Principal } from "../contract/principal.ts";
 import type { InboxSummary } from "../contract/wire.ts";
 import { answer, AnswerPending, answerLost, keepApart, recordOf, remember, requestHash } from "./idempotency.ts";
 import { unkeptValue } from "./json-values.ts";
-
-/** The issues of a failed parse; an unknown field is named with the field meant, when `schema` tells what is known there. */
-export function zodIssues(err: ZodError, schema?: Record<string, unknown>): Issue[] {
-  return err.issues.flatMap((i) => {
-    const at = (path: PropertyKey[]) => (path.length ? issuePath(path) : "(arguments)");
-    if (i.code !== "unrecognized_keys" || !schema) return [{ path: at(i.path), message: i.message }];
-    const known = fieldsAt(schema, i.path);
-    return i.keys.map((key) => ({ path: at(i.path), message: unknownField(key, known) }));
-  });
-}
-
-/** zod's message for a field left out ("Invalid input: expected string, received undefined"), said as it is meant. */
-const missingField = (iss: { code: string; input?: unknown; expected?: unknown }) =>
-  iss.code === "invalid_type" && iss.input === undefined ? `required${typeof iss.expected === "string" ? ` (${iss.expected})` : ""}` : undefined;
-
-function validationError(issues: Issue[]): AppError {
-  const named = issues.map((i) => `${i.path}: ${i.message}`).join("; ");
-  return new AppError("VALIDATION_ERROR", `Invalid arguments: ${named}`, { issues });
-}
-
-/** Parses arguments against the tool's live schema, folding in the Idempotency-Key header. */
-export function parseArguments(tool: Tool, raw: unknown, headerKey?: string | null): Record<string, unknown> {
-  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
-    throw validationError([{ path: "(arguments)", message: "arguments must be a JSON object" }]);
-  }
-  const args = raw as Record<string, unknown>;
-  if (tool.idempotent && headerKey) {
-    if (args.idempotency_key !== undefined && args.idempotency_key !== headerKey) {
-      throw validationError([{ path: "idempotency_key", message: "differs from the Idempotency-Key header; send one" }]);
-    }
-    args.idempotency_key = headerKey; // the request's own parsed body: no one else holds it
-  }
-  const parsed = tool.input.safeParse(args, { error: missingField });
-  if (!parsed.success) throw validationError(zodIssues(parsed.error, inputJsonSchema(tool)));
-  return parsed.data as Record<string, unknown>;
-}
 
 const inGrace = (tool: Tool, until: string) =>
   new AppError(
