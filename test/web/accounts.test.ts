@@ -224,7 +224,7 @@ describe("accounts in Chromium", () => {
     await follow(page, page.getByRole("button", { name: "Sign out", exact: true }));
     await page.goto(`${s.url}/signin`);
     await audit(page, "signin");
-    await page.getByLabel("Handle", { exact: true }).fill("chr-pw");
+    await page.getByLabel("Your handle", { exact: true }).fill("chr-pw");
     await page.getByLabel("Password", { exact: true }).fill("not it at all");
     await follow(page, page.getByRole("button", { name: "Sign in", exact: true }));
     await expect(page.getByRole("alert").textContent()).resolves.toBe("The handle or the password is not right.");
