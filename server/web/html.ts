@@ -28,7 +28,7 @@ export function html(strings: TemplateStringsArray, ...values: unknown[]): Marku
 }
 
 const STYLE = `
-:root{color-scheme:light dark;font-family:system-ui,sans-serif;line-height:1.5}
+:root{color-scheme:light dark;font-family:system-ui,sans-serif;line-height:1.5;background:Canvas;color:CanvasText}
 body{margin:0;padding:1rem 1.5rem 1.5rem;display:flex;flex-direction:column;align-items:center}
 header,main{max-width:40rem;width:100%}
 header nav{display:flex;flex-wrap:wrap;gap:.25rem 1rem;padding-bottom:.5rem;border-bottom:1px solid #8886}
