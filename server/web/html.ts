@@ -71,7 +71,7 @@ blockquote{margin:.25rem 0;padding:.25rem .75rem;border-left:4px solid #888}bloc
 .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap}
 .pager{display:flex;gap:1rem;flex-wrap:wrap;justify-content:space-between}
 .skip{position:absolute;left:.5rem;top:-4rem;padding:.5rem 1rem;border-radius:.4rem;background:#2454c5;color:#fff;z-index:1}.skip:focus{top:.5rem}
-main:focus{outline:none}
+main:focus{outline:none}[data-passkey-status]:empty{margin:0}
 .offline{padding:.75rem;border-radius:.4rem;border:2px solid currentColor;font-weight:600}
 fieldset.offline-off{border:0;padding:0;margin:0}
 @media (prefers-color-scheme:dark){.field-error{color:#ff8a80}.error{border-color:#ff8a80}.notice{border-color:#8fa8ff}}
