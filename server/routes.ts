@@ -52,6 +52,7 @@ import {
 } from "./web/groups-page.ts";
 import { wantsHtml } from "./web/home-page.ts";
 import { serveLocalTimeScript } from "./web/html.ts";
+import { serveAppScript, serveIcon, serveManifest, serveWorker } from "./web/webapp.ts";
 import { postApprove, postCreate, postDeny, postUserCode, renderJoin } from "./web/join-page.ts";
 import { postMerge, renderMerge } from "./web/merge-page.ts";
 import {
@@ -71,6 +72,7 @@ import {
   page,
   pageOf,
   preflight,
+  renderFlow,
   signInForm,
   slowForm,
   takesPost,
@@ -210,7 +212,7 @@ export const ROUTES: readonly Route<Call>[] = [
   post("/settings/email/confirm", form(postEmailConfirm)),
   get("/settings/email/unsubscribe/*", secretPageOf(renderUnsubscribe)),
   post("/settings/email/unsubscribe/*", postUnsubscribe),
-  post("/signin/email", formWithAddress(postEmailSignin)),
+  post("/signin/email", signInForm(postEmailSignin)),
   post("/groups/{group_id}/placeholders/email", form(postClaimMail, WRITES)),
   get("/claim/{code}", secretPageOf(renderClaim)),
   post("/claim/{code}", action(postClaim, "/signin")),
@@ -268,12 +270,28 @@ export const ROUTES: readonly Route<Call>[] = [
   get("/signup", page(accounts.renderSignup)),
   post("/signup", slowForm(accounts.prepareSignup, accounts.signupWork, accounts.postSignup)),
   get("/signin", page(accounts.renderSignin)),
-  post("/signin/password", slowForm(accounts.prepareSignInPassword, accounts.checkGuess, accounts.postSignInPassword)),
-  post("/signin/passkey", slowForm(accounts.prepareSignInPasskey, accounts.passkeyWork, accounts.postSignInPasskey)),
+  // The ways of the one sign-in form (signin.ts signinBlock): a refused one shows the page of its flow again.
+  post(
+    "/signin/password",
+    slowForm(
+      (w, address) => accounts.prepareSignInPassword(w, address, renderFlow),
+      accounts.checkGuess,
+      (w, g, ok, address) => accounts.postSignInPassword(w, g, ok, address, renderFlow),
+    ),
+  ),
+  post(
+    "/signin/passkey",
+    slowForm(accounts.prepareSignInPasskey, accounts.passkeyWork, (w, p, counter) => accounts.postSignInPasskey(w, p, counter, renderFlow)),
+  ),
   post("/passkeys/options", form(accounts.postPasskeyOptions)),
   get("/assets/passkey.js", accounts.servePasskeyScript),
   get("/assets/copy.js", serveCopyScript),
   get("/assets/local-time.js", serveLocalTimeScript),
+  // The installable app: its manifest, icons, the script of every page and the service worker (webapp.ts).
+  get("/manifest.webmanifest", serveManifest),
+  get("/icons/*", (c, name) => serveIcon(name) ?? notFound(c)),
+  get("/assets/app.js", serveAppScript),
+  get("/sw.js", serveWorker),
   post(
     "/account/passkeys",
     slowForm(

@@ -18,6 +18,7 @@ import { errorPage, type Messages, type WebContext } from "./context.ts";
 import { alert, field, html, notice, page, type Markup } from "./html.ts";
 import type { ActionContext } from "./pages.ts";
 import { mayWrite, openSession, SESSION_COOKIE, signedIn, updateSession } from "./session.ts";
+import { CLEAR_SITE_DATA } from "./webapp.ts";
 
 const NO_PASSKEY = "The passkey could not be checked, or it is not one of yours. Try again, or use your password.";
 const READ_ONLY =
@@ -176,6 +177,7 @@ export async function postDeleteAccount(a: ActionContext, address: string): Prom
     "Account deleted",
     html`<p class="notice" role="status">@${done.handle} was deleted.${done.kept.length ? ` In ${done.kept.length} group${done.kept.length === 1 ? "" : "s"} you stay as a former member, so the others' balances stay right.` : ""} This browser is signed out.</p>
 <p><a href="/">Home</a></p>`,
-    { headers: { "Set-Cookie": `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0${secure ? "; Secure" : ""}` } },
+    // The pages this device kept for reading offline go with the account (webapp.ts).
+    { headers: { "Set-Cookie": `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0${secure ? "; Secure" : ""}`, ...CLEAR_SITE_DATA } },
   );
 }

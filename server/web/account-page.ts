@@ -12,7 +12,7 @@ import { alert, field, form, html, notice, page, seeOther, type Markup } from ".
 import type { ActionContext } from "./pages.ts";
 import { signedIn } from "./session.ts";
 import { signInSettings } from "./accounts-page.ts";
-import { signinBlock } from "./signin.ts";
+import { renderSignin } from "./accounts-page.ts";
 import { accountDataSection } from "./account-data-page.ts";
 import { errorText } from "./wording.ts";
 
@@ -21,13 +21,8 @@ const IN_USE_MS = 24 * 60 * 60 * 1000;
 const KIND_TEXT = { api_key: "API key", oauth: "App signed in through this site (OAuth)", web: "Browser signed in to these pages" } as const;
 
 export async function renderAccount(c: WebContext, m: Messages & { newKey?: { name: string; key: string } } = {}): Promise<Response> {
-  if (!signedIn(c.session)) {
-    return page(
-      "Your account",
-      html`${alert(m.error)}${notice(m.info)}<p><a href="/signin">Sign in with a password or a passkey</a>, or <a href="/signup">create an account</a>.</p>${await signinBlock(c, "account")}`,
-      { status: m.status },
-    );
-  }
+  // A browser no one is signed in to is offered the sign-in page itself, every way in.
+  if (!signedIn(c.session)) return renderSignin(c, m);
   const me = (await agentById(c.tx, c.session.agentId))!;
   // This browser is one of the clients (kind web), marked as such; a client used lately is marked in use.
   const list = (await listClients({ tx: c.tx, now: c.now, actor: { ...me, clientId: c.session.clientId } })).clients;

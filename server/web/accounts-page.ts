@@ -39,14 +39,13 @@ import { DisplayName, HANDLE_PATTERN, plainText } from "../contract/wire.ts";
 import { agentByHandle, agentById, type AgentRow } from "../domain/agents.ts";
 import { handleTaken } from "../domain/join.ts";
 import { AppError } from "../errors.ts";
-import { errorPage, formatTime, nextField, nextOf, withNext, type Messages, type WebContext } from "./context.ts";
+import { errorPage, FLOWS, formatTime, nextField, nextOf, withNext, type Messages, type WebContext } from "./context.ts";
 import { alert, field, form, html, notice, page, seeOther, type Markup } from "./html.ts";
 import passkeyScript from "./passkey.js" with { type: "text" };
 import { browserName, factorOrigin, mayWrite, sessionCookie, signedIn, signInOf, signOut, updateSession } from "./session.ts";
-import { createHandleFromForm, signInAs, signinBlock } from "./signin.ts";
-import { emailSigninSection } from "./email-pages.ts";
+import { CLEAR_SITE_DATA } from "./webapp.ts";
+import { createHandleFromForm, sentFlow, signInAs, signinBlock, type RenderFlow } from "./signin.ts";
 
-const SCRIPTS = ["/assets/passkey.js"];
 // Changing the password without the current one needs a sign-in this recent that descends from no client (a reset
 // link, a passkey, the provider: a second factor), never one with a code an agent's key read.
 export const FRESH_MS = 10 * MINUTE;
@@ -115,7 +114,7 @@ ${credentialField}${passkeyStatus}
 <button type="submit" name="method" value="passkey" data-passkey="signup" class="secondary">Create account with a passkey</button>
 </form>
 <p>Have an account? <a href="${withNext("/signin", nextOf(c))}">Sign in</a>.</p>`,
-    { status: m.status, scripts: SCRIPTS },
+    { status: m.status },
   );
 }
 
@@ -171,31 +170,17 @@ export async function postSignup(c: WebContext, p: NewAccount, made: NewPasskey 
   return seeOther(nextOf(c) ?? "/account");
 }
 
-/** GET /signin */
+/** GET /signin, and /account for a browser no one is signed in to: every way in (signin.ts signinBlock). */
 export async function renderSignin(c: WebContext, m: Messages = {}): Promise<Response> {
+  const next = nextOf(c);
   return page(
     "Sign in",
     html`${alert(m.error)}${notice(m.info)}
 ${signedIn(c.session) ? html`<p class="notice" role="status">This browser is signed in already: <a href="/account">your account</a>.</p>` : ""}
-<h2>With a passkey</h2>
-<form method="post" action="/signin/passkey">
-<input type="hidden" name="csrf" value="${c.session.csrfToken}">${nextField(c)}
-${credentialField}${passkeyStatus}
-<button type="submit" data-passkey="signin">Sign in with a passkey</button>
-</form>
-<h2>With a password</h2>
-${form(
-  "/signin/password",
-  c.session.csrfToken,
-  html`${nextField(c)}${field("handle", "Handle", { id: "signin-handle", required: true, value: typed(c, "handle"), maxlength: 32, autocomplete: "username", hint: "Without the @, e.g. alice" })}
-${field("password", "Password", { id: "signin-password", type: "password", required: true, maxlength: 256, autocomplete: "current-password" })}`,
-  "Sign in",
-)}
-${emailSigninSection(c)}
-<h2>With a code in your agent's inbox</h2>
+${next ? html`<p>Once you are signed in, you go back to the page you came from.</p>` : ""}
 ${await signinBlock(c, "account")}
-<p>New here? <a href="${withNext("/signup", nextOf(c))}">Create an account</a>.</p>`,
-    { status: m.status, scripts: SCRIPTS },
+<p>New here? <a href="${withNext("/signup", next)}">Create an account</a>.</p>`,
+    { status: m.status },
   );
 }
 
@@ -209,8 +194,14 @@ interface PasswordGuess {
   usable: boolean;
 }
 
+/** A refused sign-in shows the page its form was on again (the flow's: /signin, /join, the OAuth sign-in...). */
+const refused = (c: WebContext, render: RenderFlow, m: Messages) => render(c, sentFlow(c), m);
+
+/** Where a sign-in ends: the page a link asked for, else the flow's (the account for /signin). */
+const signedInTo = (c: WebContext) => seeOther(nextOf(c) ?? FLOWS[sentFlow(c)]);
+
 /** POST /signin/password, first step: the guess is counted and the hash read; passwordMatches checks it outside. */
-export async function prepareSignInPassword(c: WebContext, address: string): Promise<Response | PasswordGuess> {
+export async function prepareSignInPassword(c: WebContext, address: string, render: RenderFlow): Promise<Response | PasswordGuess> {
   const handle = normaliseHandle(c.form.get("handle"));
   const agent = HANDLE_PATTERN.test(handle) ? await agentByHandle(c.tx, handle) : undefined;
   try {
@@ -218,7 +209,7 @@ export async function prepareSignInPassword(c: WebContext, address: string): Pro
   } catch (err) {
     if (!(err instanceof AppError && err.code === "RATE_LIMITED")) throw err;
     c.audit({ event: "signin_failed", method: "password", handle, reason: "rate_limited" });
-    const res = await renderSignin(c, {
+    const res = await refused(c, render, {
       error: `Too many wrong passwords for this handle or from your address. Wait ${minutesOf(err)}, or sign in another way.`,
       status: 429,
     });
@@ -235,16 +226,16 @@ export const checkGuess = (g: PasswordGuess) => passwordMatches(g.hash, g.passwo
  * POST /signin/password, last step: signed in when the password matched the hash that is still stored. A password set
  * through a client signs in a browser obtained through that client, which ends with it.
  */
-export async function postSignInPassword(c: WebContext, g: PasswordGuess, ok: boolean, address: string): Promise<Response> {
+export async function postSignInPassword(c: WebContext, g: PasswordGuess, ok: boolean, address: string, render: RenderFlow): Promise<Response> {
   const stored = ok && g.agentId ? await passwordOf(c.tx, g.agentId) : undefined;
   // A disabled handle never confirms a password: right or wrong, the answer (and the guess counted) is the wrong one's.
   if (!stored || stored.hash !== g.hash || !g.usable) {
     c.audit({ event: "signin_failed", method: "password", handle: g.handle, reason: "wrong_password" });
-    return renderSignin(c, { error: WRONG, status: 401 });
+    return refused(c, render, { error: WRONG, status: 401 });
   }
   await forgiveGuess(c, g.handle, address);
   await signInAs(c, g.agentId!, { parentClientId: stored.setThrough }, "password");
-  return seeOther(nextOf(c) ?? "/account");
+  return signedInTo(c);
 }
 
 type PasskeySignIn = PasskeyAnswer & { key: StoredPasskey | null };
@@ -259,13 +250,13 @@ export async function prepareSignInPasskey(c: WebContext): Promise<PasskeySignIn
 export const passkeyWork = async (p: PasskeySignIn) => (p.key ? checkAssertion(p.base, p.now, p.challenge, p.answer, p.key) : null);
 
 /** POST /signin/passkey, last step. A passkey added through a client signs in a browser obtained through it, which ends with it. */
-export async function postSignInPasskey(c: WebContext, p: PasskeySignIn, counter: number | null): Promise<Response> {
+export async function postSignInPasskey(c: WebContext, p: PasskeySignIn, counter: number | null, render: RenderFlow): Promise<Response> {
   if (!p.key || counter === null || !(await recordPasskeyUse(c.tx, p.key, counter, c.now))) {
     c.audit({ event: "signin_failed", method: "passkey", agent_id: p.key?.agentId, reason: "passkey_not_accepted" });
-    return renderSignin(c, { error: NO_PASSKEY, status: 401 });
+    return refused(c, render, { error: NO_PASSKEY, status: 401 });
   }
   await signInAs(c, p.key.agentId, { parentClientId: p.key.setThroughClientId }, "passkey");
-  return seeOther(nextOf(c) ?? "/account");
+  return signedInTo(c);
 }
 
 const jsonAnswer = (body: unknown, status = 200) =>
@@ -466,7 +457,7 @@ export async function postSignOutEverywhere(c: WebContext): Promise<Response> {
   const { session, token } = await signOut(c.tx, c.session, c.now);
   c.session = session;
   c.cookies.push(sessionCookie(token, session.expiresAt, c.secure, c.now));
-  return seeOther("/signin");
+  return seeOther("/signin", CLEAR_SITE_DATA);
 }
 
 const SPENT =

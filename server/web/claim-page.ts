@@ -1,7 +1,8 @@
 // /claim/{code}: the one-time link a group member sends a friend they added by name (a placeholder member). The
 // page says which group and name it is and what taking it over means; a signed-in person takes it over with one
-// button (join_group with the claim code, through invoke() as the browser's client); anyone else signs in or creates
-// an account first and comes back here (the links carry `next`, context.ts returnPath).
+// button (join_group with the claim code, through invoke() as the browser's client); anyone else signs in here (the
+// sign-in form of every page) or creates an account first, and comes back here (the forms and links carry `next`,
+// context.ts returnPath).
 import { formatBalance } from "../domain/ledger/money/amounts.ts";
 import { claimExpiredMessage, isClaimCode, placeholderByCode } from "../domain/ledger/groups/placeholders.ts";
 import { groupBalances } from "../domain/ledger/balances/balances.ts";
@@ -10,6 +11,7 @@ import { actingAs, errorPage, withNext, type Messages, type WebContext } from ".
 import { alert, form, html, page, seeOther } from "./html.ts";
 import type { ActionContext } from "./pages.ts";
 import { signedIn } from "./session.ts";
+import { signinBlock } from "./signin.ts";
 import { errorText } from "./wording.ts";
 
 const SPENT = "This link was already used, or it is not a link to take a place in a group. Ask whoever sent it for a new one.";
@@ -34,7 +36,8 @@ export async function renderClaim(c: WebContext, code: string, m: Messages = {})
     return page(
       "Take your place in a group",
       html`${alert(m.error)}${what}
-<p><a href="${withNext("/signup", here)}">Create an account</a> or <a href="${withNext("/signin", here)}">sign in</a>; you come back to this page to take the place.</p>`,
+<p>Sign in below, or <a href="${withNext("/signup", here)}">create an account</a>; either way you come back to this page to take the place.</p>
+${await signinBlock(c, "account", undefined, { next: here })}`,
       { status: m.status },
     );
   }

@@ -57,7 +57,7 @@ export async function renderConsent(c: WebContext, m: Messages = {}): Promise<Re
       html`${alert(m.error)}${notice(m.info)}
 <p><strong>${r.client_name}</strong> wants to use svc as you. Sign in with your handle, or create one here; then you decide what it may do.</p>
 <h2>I already have a handle</h2>
-${await signinBlock(c, "authorize")}
+${await signinBlock(c, "authorize", undefined, { level: 3 })}
 <h2>I am new here</h2>
 ${form("/oauth/signup", c.session.csrfToken, newHandleFields(c), "Create my handle and continue")}
 <h2>This was not me</h2>

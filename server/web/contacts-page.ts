@@ -30,7 +30,9 @@ const DONE: Record<string, string> = {
 /** GET /contacts */
 export async function renderContacts(c: WebContext, _param = "", m: FormMessages = {}): Promise<Response> {
   if (!signedIn(c.session)) {
-    return page("Your contacts", html`<p>Sign in to see your contacts.</p>${await signinBlock(c, "account")}`, { status: m.status });
+    return page("Your contacts", html`<p>Sign in to see your contacts.</p>${await signinBlock(c, "account", undefined, { next: "/contacts" })}`, {
+      status: m.status,
+    });
   }
   m = { info: DONE[c.url.searchParams.get("done") ?? ""], ...m };
   const ctx = await actingAs(c, c.session.agentId);

@@ -66,7 +66,7 @@ export const postPayAcrossGroups = toolForm({
 const payAcross = (c: WebContext, p: { agent: { handle: string }; currency: string; to_settle_minor: number }, name: string) =>
   p.to_settle_minor < 0
     ? html` ${button(c, "/payments/across", { to: p.agent.handle, currency: p.currency }, "Record paying it", {
-        ariaLabel: `Record that you paid ${name} what you owe them in ${p.currency}, across your groups`,
+        ariaLabel: `Record paying it: you paid ${name} what you owe them in ${p.currency}, across your groups`,
       })}`
     : "";
 

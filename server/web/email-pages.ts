@@ -1,6 +1,6 @@
 // E-mail for people on the pages, only when the server sends e-mail (svc serve --smtp-url): the address on the settings
 // page (added, confirmed by a link, removed) and how each kind of notification comes; the confirmation and
-// unsubscribe pages the e-mails link to; "e-mail me a link" on the sign-in page; a claim link sent to a friend from a
+// unsubscribe pages the e-mails link to; the answer to "e-mail me a link" (a way of the sign-in form, signin.ts); a claim link sent to a friend from a
 // group page. The e-mails are written to the outbox in the page's transaction and sent after the commit.
 import { createResetLink } from "../auth/reset-links.ts";
 import { HOUR, DAY } from "../clock.ts";
@@ -24,12 +24,12 @@ import { roomFor } from "../domain/email/outbox.ts";
 import { isMember } from "../domain/ledger/groups/membership.ts";
 import { claimPath, placeholderByCode } from "../domain/ledger/groups/placeholders.ts";
 import { AppError } from "../errors.ts";
-import { renderSignin } from "./accounts-page.ts";
-import { errorPage, nextField, nextOf, type WebContext } from "./context.ts";
+import { errorPage, FLOWS, nextOf, type Messages, type WebContext } from "./context.ts";
 import { field, form, html, Markup, page, seeOther } from "./html.ts";
 import type { WebCall } from "./pages.ts";
 import { factorOrigin, signedIn } from "./session.ts";
 import { renderSettings } from "./settings-page.ts";
+import { sentFlow, type RenderFlow } from "./signin.ts";
 
 /** Asks for a sign-in link from one client address (an IPv6 /64), and for one address or handle, whatever it is. */
 const ASKS_PER_CLIENT = { limit: 10, windowMs: HOUR };
@@ -204,30 +204,15 @@ export async function postUnsubscribe(call: WebCall, token: string): Promise<Res
   );
 }
 
-/** The sign-in page's "e-mail me a link", and the reset of a forgotten password; nothing without e-mail. */
-export function emailSigninSection(c: WebContext): Markup | string {
-  if (!mailing(c)) return "";
-  const asked = (id: string) =>
-    field("email", "Your e-mail address or handle", {
-      id,
-      required: true,
-      autocomplete: "email",
-      maxlength: 254,
-      hint: "The address you confirmed on your settings page",
-    });
-  return html`<h2>With a link by e-mail</h2>
-<p>If you confirmed an e-mail address on your settings page, we send a link there that signs you in.</p>
-${form("/signin/email", c.session.csrfToken, html`${nextField(c)}<input type="hidden" name="purpose" value="signin">${asked("email-signin")}`, "E-mail me a link")}
-<details><summary>Forgot your password?</summary>
-${form("/signin/email", c.session.csrfToken, html`<input type="hidden" name="purpose" value="reset">${asked("email-reset")}`, "E-mail me a reset link", { secondary: true })}</details>`;
-}
-
 /**
  * POST /signin/email: a link to each live handle whose confirmed address is the one typed (or to the address of the
  * handle typed). The answer is the same whether or not one exists; the asks are limited per client address and per
  * address or handle typed, whatever it is, so the limits tell nothing either.
  */
-export async function postEmailSignin(c: WebContext, clientAddress: string): Promise<Response> {
+export async function postEmailSignin(c: WebContext, render: RenderFlow, clientAddress: string): Promise<Response> {
+  // A refused ask, and the answer, show the page the form was on (/signin, /join, the OAuth sign-in...).
+  const flow = sentFlow(c);
+  const renderSignin = (w: WebContext, m: Messages = {}) => render(w, flow, m);
   if (!mailing(c)) return renderSignin(c);
   const typed = (c.form.get("email") ?? "").trim().replace(/^@/, "");
   const purpose = c.form.get("purpose") === "reset" ? "reset" : "signin";
@@ -258,7 +243,8 @@ export async function postEmailSignin(c: WebContext, clientAddress: string): Pro
   }
   // Past the address's limit nothing is written; the answer stays the same.
   if (to && handles.length && (await roomFor(c.tx, c.now, to))) {
-    const next = purpose === "signin" ? nextOf(c) : null;
+    // The link comes back to where the sign-in began: a join or an app's sign-in waits in this browser's session.
+    const next = purpose === "signin" ? (nextOf(c) ?? (flow === "join" || flow === "authorize" ? FLOWS[flow] : null)) : null;
     const links = [];
     for (const h of handles) {
       const link = await createResetLink(c.tx, h.agentId, c.svc.config.baseUrl, c.now, { purpose, setThrough: h.setThrough });

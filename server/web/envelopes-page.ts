@@ -24,7 +24,10 @@ const who = (e: Pick<Envelope, "direction" | "from" | "to">) => {
 
 /** GET /envelopes */
 export async function renderEnvelopes(c: WebContext, _param = "", m: FormMessages = {}): Promise<Response> {
-  if (!signedIn(c.session)) return page("Your mail", html`<p>Sign in to read your mail.</p>${await signinBlock(c, "account")}`, { status: m.status });
+  if (!signedIn(c.session))
+    return page("Your mail", html`<p>Sign in to read your mail.</p>${await signinBlock(c, "account", undefined, { next: "/envelopes" })}`, {
+      status: m.status,
+    });
   const { envelopes } = await listEnvelopes(await actingAs(c, c.session.agentId), { limit: 50 });
   const to = again(m, "send", "to");
   const subject = again(m, "send", "subject");
@@ -57,7 +60,10 @@ ${field("body_md", "Message", { required: true, maxlength: 20000, multiline: tru
 
 /** GET /envelopes/{envelope_id} */
 export async function renderEnvelope(c: WebContext, envelopeId: string, m: FormMessages = {}): Promise<Response> {
-  if (!signedIn(c.session)) return page("An envelope", html`<p>Sign in to read it.</p>${await signinBlock(c, "account")}`, { status: m.status ?? 401 });
+  if (!signedIn(c.session))
+    return page("An envelope", html`<p>Sign in to read it.</p>${await signinBlock(c, "account", undefined, { next: c.url.pathname })}`, {
+      status: m.status ?? 401,
+    });
   if (!Uuid.safeParse(envelopeId).success) return notFoundPage();
   // NOT_FOUND for an envelope the human neither sent nor received: the 404 page.
   const e = await getEnvelope(await actingAs(c, c.session.agentId), envelopeId);

@@ -345,7 +345,8 @@ export async function renderGroup(c: WebContext, groupId: string, m: FormMessage
   const settle = (t: (typeof balances.settle_up)[number]) => {
     if (t.from.agent_id === me && !isPlaceholderRef(t.to))
       return button(c, `${at}/payments`, { to: t.to.handle, amount_minor: String(t.amount_minor), ...further(t) }, "Record this payment", {
-        ariaLabel: `Record that you paid ${names.short(t.to)} ${t.amount} ${cur}`,
+        // The accessible name starts with the visible words (WCAG 2.5.3), then says which payment.
+        ariaLabel: `Record this payment: you paid ${names.short(t.to)} ${t.amount} ${cur}`,
       });
     if (t.to.agent_id !== me) return "";
     const payer = names.short(t.from);

@@ -28,7 +28,7 @@ export function html(strings: TemplateStringsArray, ...values: unknown[]): Marku
 }
 
 const STYLE = `
-:root{color-scheme:light dark;font-family:system-ui,sans-serif;line-height:1.5}
+:root{color-scheme:light dark;font-family:system-ui,sans-serif;line-height:1.5;background:Canvas;color:CanvasText}
 body{margin:0;padding:1rem 1.5rem 1.5rem;display:flex;flex-direction:column;align-items:center}
 header,main{max-width:40rem;width:100%}
 header nav{display:flex;flex-wrap:wrap;gap:.25rem 1rem;padding-bottom:.5rem;border-bottom:1px solid #8886}
@@ -70,6 +70,11 @@ code{font-family:ui-monospace,monospace;overflow-wrap:anywhere}pre code{overflow
 blockquote{margin:.25rem 0;padding:.25rem .75rem;border-left:4px solid #888}blockquote footer{font-size:.85rem}
 .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap}
 .pager{display:flex;gap:1rem;flex-wrap:wrap;justify-content:space-between}
+.skip{position:absolute;left:.5rem;top:-4rem;padding:.5rem 1rem;border-radius:.4rem;background:#2454c5;color:#fff;z-index:1}.skip:focus{top:.5rem}
+main:focus{outline:none}[data-passkey-status]:empty{margin:0}
+.offline{padding:.75rem;border-radius:.4rem;border:2px solid currentColor;font-weight:600}
+fieldset.offline-off{border:0;padding:0;margin:0}
+@media (prefers-color-scheme:dark){.field-error{color:#ff8a80}.error{border-color:#ff8a80}.notice{border-color:#8fa8ff}}
 `;
 const STYLE_HASH = `'sha256-${createHash("sha256").update(STYLE).digest("base64")}'`;
 
@@ -110,22 +115,43 @@ export const serveScript = (source: string) =>
 /** GET /assets/local-time.js: times in the reader's time zone (UTC without it). */
 export const serveLocalTimeScript = () => serveScript(localTimeScript);
 
-/** A whole page with the strict headers every page carries: no script but this server's own where asked, styles only by hash, no framing. */
+/** The script of every page (webapp.ts app.js): the service worker's registration, focus after a refused form. */
+export const APP_SCRIPT = "/assets/app.js";
+/** The script of a page with a passkey button (passkey.js), which asks the server for WebAuthn options. */
+export const PASSKEY_SCRIPT = "/assets/passkey.js";
+
+/**
+ * A whole page with the strict headers every page carries: no script but this server's own, styles only by hash, no
+ * framing. It opens with a link that skips to its content, and links the web app manifest (webapp.ts).
+ */
 export function page(title: string, body: Markup, opts: PageOptions = {}): Response {
-  // A page with times loads the script that says them in the reader's zone; without it they read in UTC.
-  const scripts = [...(opts.scripts ?? []), ...(body.text.includes("<time datetime=") ? [LOCAL_TIME_SCRIPT] : [])];
+  // A page with times loads the script that says them in the reader's zone (without it they read in UTC); one with a
+  // passkey button, the script that asks for the passkey.
+  const scripts = [
+    ...new Set([
+      APP_SCRIPT,
+      ...(opts.scripts ?? []),
+      ...(body.text.includes("data-passkey=") ? [PASSKEY_SCRIPT] : []),
+      ...(body.text.includes("<time datetime=") ? [LOCAL_TIME_SCRIPT] : []),
+    ]),
+  ];
   const doc = html`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
+<meta name="theme-color" content="#2454c5">
+<link rel="manifest" href="/manifest.webmanifest">
+<link rel="icon" href="/icons/icon-192.png" type="image/png">
+<link rel="apple-touch-icon" href="/icons/icon-192.png">
 <title>${title} · svc</title>
 <style>${new Markup(STYLE)}</style>
 ${scripts.map((src) => html`<script src="${src}" defer></script>\n`)}</head>
 <body>
+<a class="skip" href="#main">Skip to content</a>
 <header><nav aria-label="Site"><a href="/">svc</a><a href="/groups">Groups</a><a href="/contacts">Contacts</a>${inboxLink(opts.same)}<a href="/envelopes">Mail</a><a href="/plans">Plans</a><a href="/account">Account</a><a href="/docs">Docs</a></nav></header>
-<main>
+<main id="main" tabindex="-1">
 <h1>${title}</h1>
 ${body}
 </main>
@@ -133,7 +159,8 @@ ${body}
 </html>
 `;
   const formAction = ["'self'", ...(opts.formTargets ?? [])].join(" ");
-  const scriptSrc = scripts.length ? "; script-src 'self'; connect-src 'self'" : "";
+  // Only a passkey's script fetches (its WebAuthn options); every page may register the service worker.
+  const scriptSrc = `; script-src 'self'${scripts.includes(PASSKEY_SCRIPT) ? "; connect-src 'self'" : ""}; worker-src 'self'; manifest-src 'self'`;
   return new Response(doc.text, {
     status: opts.status ?? 200,
     headers: {

@@ -54,7 +54,8 @@ function confirmationCard(c: WebContext, groupId: string, name: string | null, i
 
 /** GET /inbox */
 export async function renderInbox(c: WebContext, _param = "", m: FormMessages = {}): Promise<Response> {
-  if (!signedIn(c.session)) return page("Your inbox", html`<p>Sign in to see your inbox.</p>${await signinBlock(c, "account")}`, { status: m.status });
+  if (!signedIn(c.session))
+    return page("Your inbox", html`<p>Sign in to see your inbox.</p>${await signinBlock(c, "account", undefined, { next: "/inbox" })}`, { status: m.status });
   m = { info: DONE[c.url.searchParams.get("done") ?? ""], ...m };
   const { items: all } = await inboxItems(c, c.session.agentId);
   // An ask already answered (accepted, joined, confirmed) has nothing left to do: the page leaves it out.

@@ -85,7 +85,7 @@ ${form("/account/signout", c.session.csrfToken, html`<input type="hidden" name="
 <p><strong>${join.clientName}</strong> asks to join your svc handle.</p>
 ${identity ? html`<p class="notice" role="status">You signed in with your identity provider${identity.email ? html` as ${identity.email}` : ""}, but that login is not linked to a handle yet. Prove your handle below once, or create one; the login is linked to it.</p>` : ""}
 <h2>I already have a handle</h2>
-${await signinBlock(c, "join", existing ? suggested : undefined)}
+${await signinBlock(c, "join", existing ? suggested : undefined, { level: 3 })}
 <h2>I am new here</h2>
 ${form("/join/create", c.session.csrfToken, newHandleFields(c, { handle: existing ? null : suggested, displayName: join.displayName }), "Create my handle and connect")}
 <h2>This was not me</h2>

@@ -23,6 +23,7 @@ import { anonymousCookie, csrfValid, mayWrite, openSession, readCookie, SESSION_
 import { invoke } from "../tools/invoke.ts";
 import { applyIdentity, checkCallback, exchangeAtProvider } from "./signin.ts";
 import { shownAgainAt, withView } from "./form-keys.ts";
+import { offlineMark } from "./webapp.ts";
 
 const MAX_FORM_BYTES = 64 * 1024;
 
@@ -43,7 +44,8 @@ const RENDER_FLOW: Record<Flow, (c: WebContext, m: Messages) => Promise<Response
   account: renderAccount,
   groups: renderGroups,
 };
-const renderFlow = (c: WebContext, flow: Flow, m: Messages) => RENDER_FLOW[flow](c, m);
+/** The page a sign-in form of `flow` is on, shown again with what a refused step says. */
+export const renderFlow = (c: WebContext, flow: Flow, m: Messages) => RENDER_FLOW[flow](c, m);
 
 const WEB_AREAS = ["/join", "/account", "/settings", "/groups", "/docs", "/signup", "/signin", "/contacts", "/inbox", "/plans", "/envelopes", "/claim"];
 
@@ -281,7 +283,7 @@ export const jwks: WebRoute = (c) => endpoints.jwks(c.svc);
 export const home: WebRoute = (c) =>
   readCookie(c.req, SESSION_COOKIE)
     ? inSession(c, new URL(c.req.url), null, async (w) => (signedIn(w.session) ? renderDashboard(w, w.session) : renderHome(c.svc.config.baseUrl)))
-    : renderHome(c.svc.config.baseUrl);
+    : offlineMark(renderHome(c.svc.config.baseUrl), c.req, "/", null, c.svc.formKey);
 export const docs: WebRoute = (c) => renderDocs(c.svc.config.baseUrl, c.path);
 
 /** GET /account/oidc/start and /callback: both make the server talk to the provider, so they count like a form. */
@@ -351,13 +353,14 @@ async function inSession(at: Caller, url: URL, form: URLSearchParams | null, run
       // What the nav says of the reader's inbox, for every page this answers (html.ts reader).
       const unseen = signedIn(session) ? await unseenCount(tx, session.agentId, now) : 0;
       const res = withView(c, await reader.run({ unseen }, () => run(c)));
-      return { res, cookies: c.cookies, afterCommit: c.afterCommit, audits };
+      return { res, cookies: c.cookies, afterCommit: c.afterCommit, audits, session: c.session };
     };
     const {
       res: shown,
       cookies,
       afterCommit,
       audits,
+      session,
     } = form
       ? await svc.db.tx(run_)
       : await svc.db.read(run_).catch((err) => {
@@ -365,7 +368,8 @@ async function inSession(at: Caller, url: URL, form: URLSearchParams | null, run
           throw err;
         });
     for (const entry of audits ?? []) svc.audit?.(entry, at.clientAddress());
-    const res = (await afterCommit?.()) ?? shown;
+    // Whether the service worker may keep this page for reading offline, or must forget what it kept (webapp.ts).
+    const res = offlineMark((await afterCommit?.()) ?? shown, req, url.pathname, session ?? null, svc.formKey);
     for (const cookie of cookies) res.headers.append("Set-Cookie", cookie);
     // Every 401 carries the Bearer challenge (interface.md); the page itself shows the browser how to sign in.
     if (res.status === 401 && !res.headers.has("WWW-Authenticate")) {

@@ -18,7 +18,8 @@ const names = (p: Plan) => new Names([p.organiser, ...p.invitees.map((i) => i.ag
 
 /** GET /plans */
 export async function renderPlans(c: WebContext, _param = "", m: FormMessages = {}): Promise<Response> {
-  if (!signedIn(c.session)) return page("Your plans", html`<p>Sign in to see your plans.</p>${await signinBlock(c, "account")}`, { status: m.status });
+  if (!signedIn(c.session))
+    return page("Your plans", html`<p>Sign in to see your plans.</p>${await signinBlock(c, "account", undefined, { next: "/plans" })}`, { status: m.status });
   const ctx = await actingAs(c, c.session.agentId);
   const { plans } = await listPlans(ctx, { when: "upcoming", limit: 50 });
   return page(
@@ -39,7 +40,10 @@ ${
 
 /** GET /plans/{plan_id} */
 export async function renderPlan(c: WebContext, planId: string, m: FormMessages = {}): Promise<Response> {
-  if (!signedIn(c.session)) return page("A plan", html`<p>Sign in to see this plan.</p>${await signinBlock(c, "account")}`, { status: m.status ?? 401 });
+  if (!signedIn(c.session))
+    return page("A plan", html`<p>Sign in to see this plan.</p>${await signinBlock(c, "account", undefined, { next: c.url.pathname })}`, {
+      status: m.status ?? 401,
+    });
   if (!Uuid.safeParse(planId).success) return notFoundPage();
   // NOT_FOUND for a plan the human is neither organiser nor invitee of: the 404 page.
   const { plan } = await getPlan(await actingAs(c, c.session.agentId), planId);

@@ -1,5 +1,6 @@
-// Human sign-in, shared by the join page, the consent page and /account: a handle plus a one-time code
-// left in that handle's inbox, or the configured OpenID Connect provider.
+// Human sign-in: the one sign-in form every page shows (signinBlock: a password, a passkey, a one-time code left in
+// the handle's inbox or sent by text message, a link by e-mail, the configured OpenID Connect provider), and the steps
+// of the code and the provider.
 import { agentForIdentity, linkIdentity } from "../auth/identities.ts";
 import { finishOidc, type OidcFlow, type OidcIdentity } from "../auth/oidc.ts";
 import { createHmac } from "node:crypto";
@@ -27,56 +28,106 @@ import { consumePlatformInvite } from "../domain/platform-invites.ts";
 import { constantTimeEqual } from "../auth/secrets.ts";
 import { Description, DisplayName, Handle, HANDLE_PATTERN } from "../contract/wire.ts";
 import type { Services } from "../services.ts";
-import { FLOWS, isFlow, nextField, nextOf, withNext, type Flow, type Messages, type WebContext } from "./context.ts";
+import { FLOWS, isFlow, nextOf, returnPath, withNext, type Flow, type Messages, type WebContext } from "./context.ts";
 import { field, form, html, seeOther, type Markup } from "./html.ts";
+import { CLEAR_SITE_DATA } from "./webapp.ts";
 import { factorOrigin, mayWrite, readCookie, sessionCookie, signIn, signOut, signedIn, updateSession, type Origin, type WebSession } from "./session.ts";
 
 export type RenderFlow = (c: WebContext, flow: Flow, m: Messages) => Promise<Response>;
 
-/** The sign-in part of a page: the handle form, or the code form while a code waits in the handle's inbox. */
-export async function signinBlock(c: WebContext, flow: Flow, handle?: string): Promise<Markup> {
+/** Where the sign-in forms of a page sit: the level of their headings, the handle to prefill, where a sign-in returns. */
+export interface SigninOptions {
+  /** The level of each way's heading: 2 on a page about signing in, 3 under a page's own "I already have a handle". */
+  level?: 2 | 3;
+  /** The page to come back to once signed in, when it is not the address's `?next=` (a page that asks to sign in). */
+  next?: string;
+}
+
+/**
+ * The one sign-in form of every page that signs a person in (/signin, /account, /join, the OAuth sign-in before
+ * consent, the claim page, the pages that need a signed-in person): every way in, each a form of its own. The handle
+ * and password come first, in a form whose first button signs in with the password, so Enter in the password field
+ * does that; the same handle asks for a one-time code in the handle's inbox (or by text message) with the buttons
+ * after it. Then a passkey, a link by e-mail when the server sends e-mail, and the identity provider when one is set.
+ * While a code waits for this browser, its form comes first. Every form carries the flow and the return path, so a
+ * refused step shows the same page again and a sign-in ends where it began (pages.ts renderFlow).
+ */
+export async function signinBlock(c: WebContext, flow: Flow, handle?: string, o: SigninOptions = {}): Promise<Markup> {
+  const h = (text: string) => (o.level === 3 ? html`<h3>${text}</h3>` : html`<h2>${text}</h2>`);
+  const next = o.next ? returnPath(o.next) : nextOf(c);
+  const nextInput = next ? html`<input type="hidden" name="next" value="${next}">` : "";
+  // The return path (context.ts returnPath) rides along with the flow, through every form to the end.
+  const flowField = html`<input type="hidden" name="flow" value="${flow}">${nextInput}`;
+  const csrf = c.session.csrfToken;
   const waiting = await pendingCode(c.tx, c.now, c.session.sessionHash);
-  // The return path (context.ts returnPath) rides along with the flow, through the code form to the end.
-  const flowField = html`<input type="hidden" name="flow" value="${flow}">${nextField(c)}`;
-  const handleForm = (label: string, secondary: boolean) =>
-    form(
-      "/account/signin/code",
-      c.session.csrfToken,
-      html`${flowField}${field("handle", "Your handle", { required: true, autocomplete: "username", maxlength: 32, hint: "Without the @, e.g. alice", value: handle })}`,
-      label,
-      { secondary },
-    );
-  const provider = c.svc.config.oidc
-    ? html`<p><a href="${withNext(`/account/oidc/start?flow=${flow}`, nextOf(c))}">Sign in with your identity provider</a></p>`
-    : "";
-  // Offered whenever a sender is configured, whether or not the handle typed has a phone: the page never tells.
-  const phone = c.svc.config.smsWebhook
-    ? html`<details><summary>Or get the code by text message</summary><p>If your handle has a phone verified on its settings page, we send the code there.</p>
-${form(
-  "/account/signin/code",
-  c.session.csrfToken,
-  html`${flowField}<input type="hidden" name="channel" value="sms">${field("handle", "Your handle", { id: "sms-handle", required: true, autocomplete: "username", maxlength: 32 })}`,
-  "Send a code to my phone",
-  { secondary: true },
-)}</details>`
-    : "";
   const decoy = waiting ? null : readDecoy(c);
+  // Offered whenever a sender is configured, whether or not the handle typed has a phone: the page never tells.
+  const phoneButton = c.svc.config.smsWebhook
+    ? html`<button type="submit" formaction="/account/signin/code" formnovalidate name="channel" value="sms" class="secondary">Send a code to my phone</button>`
+    : "";
+  const codeButtons = (label: string) =>
+    html`<div class="row"><button type="submit" formaction="/account/signin/code" formnovalidate class="secondary">${label}</button>${phoneButton}</div>`;
+  const handleField = field("handle", "Your handle", {
+    id: "signin-handle",
+    required: true,
+    autocomplete: "username",
+    maxlength: 32,
+    hint: "Without the @, e.g. alice",
+    // What was typed into this very form when it comes back refused (a sign-in form carries its flow).
+    value: (c.form.has("flow") ? c.form.get("handle") : null) ?? handle,
+  });
+  // One form for the ways that start from the handle: its first button (the default, which Enter presses) signs in
+  // with the password; the others ask for a code and need no password (formnovalidate).
+  const handleWays = (codeLabel: string) => html`<form method="post" action="/signin/password">
+<input type="hidden" name="csrf" value="${csrf}">${flowField}
+${handleField}
+${field("password", "Password", { id: "signin-password", type: "password", required: true, maxlength: 256, autocomplete: "current-password" })}
+<button type="submit">Sign in</button>
+<p class="muted">No password? We can leave a one-time code in your handle's inbox, which your agent can read to you${c.svc.config.smsWebhook ? ", or send it to the phone verified on your settings page" : ""}.</p>
+${codeButtons(codeLabel)}
+</form>`;
+  const passkey = html`${h("With a passkey")}
+<form method="post" action="/signin/passkey">
+<input type="hidden" name="csrf" value="${csrf}">${flowField}
+<input type="hidden" name="credential" value=""><p class="muted" role="status" data-passkey-status></p>
+<button type="submit" data-passkey="signin" class="secondary">Sign in with a passkey</button>
+</form>`;
+  const email = c.svc.config.smtpUrl ? emailWays(c, h, flowField) : "";
+  const provider = c.svc.config.oidc
+    ? html`${h("With your identity provider")}<p><a href="${withNext(`/account/oidc/start?flow=${flow}`, next)}">Sign in with your identity provider</a></p>`
+    : "";
   if (waiting || decoy) {
-    const handle = waiting ? ((await agentById(c.tx, waiting.agentId))?.handle ?? "") : decoy!.handle;
+    const who = waiting ? ((await agentById(c.tx, waiting.agentId))?.handle ?? "") : decoy!.handle;
     const where =
       (waiting?.channel ?? decoy!.channel) === "sms"
-        ? html`<p>If <strong>@${handle}</strong> has a verified phone, we sent a one-time code to it by text message. Type it here.</p>`
-        : html`<p>We left a one-time code in the inbox of <strong>@${handle}</strong>. Ask your agent for it (it is an <code>auth.join_code</code> item) and type it here.</p>`;
-    return html`${where}
-${form("/account/signin/verify", c.session.csrfToken, html`${flowField}${field("code", "One-time code", { required: true, autocomplete: "one-time-code", maxlength: 12, hint: "8 digits; dashes and spaces are ignored" })}`, "Continue")}
-<details><summary>Send a new code</summary>${handleForm("Send a new code", true)}</details>
-${phone}
-${provider}`;
+        ? html`<p>If <strong>@${who}</strong> has a verified phone, we sent a one-time code to it by text message. Type it here.</p>`
+        : html`<p>We left a one-time code in the inbox of <strong>@${who}</strong>. Ask your agent for it and type it here.</p>`;
+    return html`${h("With the code we sent")}${where}
+${form("/account/signin/verify", csrf, html`${flowField}${field("code", "One-time code", { required: true, autocomplete: "one-time-code", maxlength: 12, hint: "8 digits; dashes and spaces are ignored" })}`, "Continue")}
+${h("Or with your handle and password")}
+${handleWays("Send a new code")}
+${passkey}${email}${provider}`;
   }
-  return html`<p>Prove this is your handle: we leave a one-time code in its inbox, which your agent can read to you.</p>
-${handleForm("Send me a code", false)}
-${phone}
-${provider}`;
+  return html`${h("With your handle and password")}
+${handleWays("Send me a code")}
+${passkey}${email}${provider}`;
+}
+
+/** The e-mail ways: a link that signs in, and one that resets a forgotten password (postEmailSignin). */
+function emailWays(c: WebContext, h: (text: string) => Markup, flowField: Markup): Markup {
+  const asked = (id: string) =>
+    field("email", "Your e-mail address or handle", {
+      id,
+      required: true,
+      autocomplete: "email",
+      maxlength: 254,
+      hint: "The address you confirmed on your settings page",
+    });
+  return html`${h("With a link by e-mail")}
+<p>If you confirmed an e-mail address on your settings page, we send a link there that signs you in.</p>
+${form("/signin/email", c.session.csrfToken, html`${flowField}<input type="hidden" name="purpose" value="signin">${asked("email-signin")}`, "E-mail me a link", { secondary: true })}
+<details><summary>Forgot your password?</summary>
+${form("/signin/email", c.session.csrfToken, html`${flowField}<input type="hidden" name="purpose" value="reset">${asked("email-reset")}`, "E-mail me a reset link", { secondary: true })}</details>`;
 }
 
 async function purposeOf(c: WebContext, flow: Flow): Promise<Purpose | null> {
@@ -86,6 +137,12 @@ async function purposeOf(c: WebContext, flow: Flow): Promise<Purpose | null> {
   const join = c.session.joinSessionId ? await joinById(c.tx, c.session.joinSessionId) : undefined;
   return join ? { kind: "join", clientName: join.clientName } : null;
 }
+
+/** The flow a sign-in form came from; a form of /signin sent without one (an older page) signs in to the account. */
+export const sentFlow = (c: WebContext): Flow => {
+  const flow = c.form.get("flow");
+  return isFlow(flow) ? flow : "account";
+};
 
 function flowOf(c: WebContext): Flow {
   const flow = c.form.get("flow");
@@ -211,13 +268,17 @@ export async function signInAs(c: WebContext, agentId: string, origin: Origin, m
   c.audit({ event: "signin", method, agent_id: agentId, client_id: session.clientId ?? undefined });
 }
 
-/** Forgets who is signed in (under a fresh cookie) but keeps a join or authorization in progress. */
+/**
+ * Forgets who is signed in (under a fresh cookie) but keeps a join or authorization in progress. The browser drops
+ * this site's cache and storage, and with them every page its service worker kept for reading offline (webapp.ts):
+ * on a shared device the next person sees none of them.
+ */
 export async function postSignOut(c: WebContext): Promise<Response> {
   const { session, token } = await signOut(c.tx, c.session, c.now);
   c.session = session;
   c.cookies.push(sessionCookie(token, session.expiresAt, c.secure, c.now));
   const flow = c.form.get("flow");
-  return seeOther(isFlow(flow) ? FLOWS[flow] : "/account");
+  return seeOther(isFlow(flow) ? FLOWS[flow] : "/account", CLEAR_SITE_DATA);
 }
 
 /** The provider's answer checked against this browser's pending sign-in (state), which is used up either way. */

@@ -450,3 +450,10 @@ export function itemText(i: InboxItem, w: ItemWords): Markup {
 
 /** The words another person wrote in an item beyond its sentence: a note, a dispute's reason. */
 export const itemNote = (i: InboxItem): string | null => i.note?.untrusted_content ?? null;
+
+// ---- The app offline ---------------------------------------------------------------------------------------------
+
+/** Atop a page the service worker shows offline, as the person last read it (webapp.ts, sw.js). */
+export const OFFLINE_BANNER = "You are offline: this is the page as you last saw it; nothing can be changed.";
+/** A page the person did not read while signed in on this device, asked for offline. */
+export const OFFLINE_NOT_SAVED = "You are offline, and this page was not saved on this device. Pages you read while signed in can be read offline.";

@@ -90,7 +90,9 @@ describe("/account", () => {
       expect(csp).toMatch(/style-src 'sha256-[A-Za-z0-9+/=]+'/);
       expect(csp).not.toContain("unsafe");
       expect(r.headers.get("x-frame-options")).toBe("DENY");
-      expect(r.html).not.toContain("<script");
+      // Scripts of this server only, as files (every page loads app.js), never inline.
+      expect(csp).toContain("script-src 'self'");
+      expect(r.html.match(/<script[^>]*>/g)?.filter((tag) => !/^<script src="\/assets\/[a-z-]+\.js" defer>$/.test(tag))).toEqual([]);
     }
   });
 

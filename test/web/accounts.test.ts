@@ -44,14 +44,20 @@ describe("accounts in a fetch-based browser", () => {
     expect(text).toContain('<a href="/signin">Sign in</a>');
   });
 
-  test("only the pages that offer passkeys allow a script, this server's own", async () => {
+  test("pages load only this server's scripts; only those that offer passkeys load the passkey script and may fetch", async () => {
     const b = new PageClient(s.url);
     for (const path of ["/signin", "/signup"]) {
       const r = await b.get(path);
       expect(r.headers.get("content-security-policy")).toContain("script-src 'self'; connect-src 'self'");
       expect(r.html).toContain('<script src="/assets/passkey.js" defer></script>');
     }
-    for (const path of ["/join", "/settings", "/account"]) expect((await b.get(path)).headers.get("content-security-policy")).not.toContain("script-src");
+    // Every other page loads only app.js (the service worker's registration), and may fetch nothing.
+    for (const path of ["/settings", "/docs"]) {
+      const r = await b.get(path);
+      expect(r.headers.get("content-security-policy")).toContain("script-src 'self'; worker-src 'self'");
+      expect(r.headers.get("content-security-policy")).not.toContain("connect-src");
+      expect(r.html).not.toContain("/assets/passkey.js");
+    }
     const script = await s.raw("/assets/passkey.js");
     expect(script.headers.get("content-type")).toStartWith("text/javascript");
     expect(await script.text()).toContain("navigator.credentials.create");
@@ -218,7 +224,7 @@ describe("accounts in Chromium", () => {
     await follow(page, page.getByRole("button", { name: "Sign out", exact: true }));
     await page.goto(`${s.url}/signin`);
     await audit(page, "signin");
-    await page.getByLabel("Handle", { exact: true }).fill("chr-pw");
+    await page.getByLabel("Your handle", { exact: true }).fill("chr-pw");
     await page.getByLabel("Password", { exact: true }).fill("not it at all");
     await follow(page, page.getByRole("button", { name: "Sign in", exact: true }));
     await expect(page.getByRole("alert").textContent()).resolves.toBe("The handle or the password is not right.");

@@ -42,7 +42,7 @@ describe("a group's page acts through the tools", () => {
     expect(expense.responses.map((r: any) => [r.agent.handle, r.action])).toEqual([["ga-bob", "confirm"]]);
 
     page = await bob.get(`/groups/${g.group_id}`);
-    const pay = formOf(page, "Record that you paid GA-ALICE 20.00 EUR");
+    const pay = formOf(page, "Record this payment: you paid GA-ALICE 20.00 EUR");
     const first = await bob.post(pay.action, pay.fields, pay.fields.csrf);
     expect(first.status).toBe(303);
     // The same form sent again (a double click, the back button): the same payment, not a second one.
@@ -62,7 +62,7 @@ describe("a group's page acts through the tools", () => {
   test("a refused call comes back on the page with what the tool refused, in a person's words; an ended browser is sent to sign in", async () => {
     await s.ok("add_expense", { group_id: g.group_id, description: "Lamp", amount: "10.00" }, g.by["ga-alice"]!.key);
     const bob = await browserOf("ga-bob");
-    const pay = formOf(await bob.get(`/groups/${g.group_id}`), "Record that you paid GA-ALICE 5.00 EUR");
+    const pay = formOf(await bob.get(`/groups/${g.group_id}`), "Record this payment: you paid GA-ALICE 5.00 EUR");
     const refused = await bob.post(pay.action, { ...pay.fields, amount_minor: "-5" }, pay.fields.csrf);
     expect(refused.status).toBe(400);
     expect(refused.html).toContain('role="alert">Some of what you typed needs a change. Amount: At least 1.</p>');
@@ -84,7 +84,7 @@ describe("a group's page acts through the tools", () => {
 
   test("a form without the page's CSRF token does nothing", async () => {
     const bob = await browserOf("ga-bob");
-    const pay = formOf(await bob.get(`/groups/${g.group_id}`), "Record that you paid GA-ALICE 5.00 EUR");
+    const pay = formOf(await bob.get(`/groups/${g.group_id}`), "Record this payment: you paid GA-ALICE 5.00 EUR");
     expect((await bob.post(pay.action, pay.fields, "csrf_forged")).status).toBe(403);
     expect((await s.ok("list_payments", { group_id: g.group_id }, g.by["ga-alice"]!.key)).payments).toHaveLength(1);
   });

@@ -100,7 +100,7 @@ test("two people sign up, share a group, split costs every way, settle up, and b
   // Bob owes 50 + 20 + 10 + 20 + 4.50 = 104.50 EUR.
   await bob.goto(groupUrl);
   await expect(main(bob)).resolves.toContain("104.50");
-  await click(bob, "Record that you paid Ann 104.50 EUR");
+  await click(bob, "Record this payment: you paid Ann 104.50 EUR");
   await expect(main(bob)).resolves.toContain("Payment recorded");
   await ann.goto(groupUrl);
   await click(ann, "Confirm the payment of 104.50 from Bob");

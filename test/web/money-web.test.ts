@@ -127,7 +127,7 @@ describe("either side of a debt records a payment on the web", () => {
     const { g, alice, bob, key, at } = await flat();
     const payer = await browserOf(g, bob);
     const page = await payer.get(at);
-    const button = formAt(page, `${at}/payments`, `Record that you paid ${alice.toUpperCase()} 20.00 EUR`);
+    const button = formAt(page, `${at}/payments`, `Record this payment: you paid ${alice.toUpperCase()} 20.00 EUR`);
     expect((await send(payer, `${at}/payments`, button)).status).toBe(303);
     // the payee's page: no suggestion for bob any more, a note that the pending payment is counted, and Confirm
     const payee = await browserOf(g, alice);
@@ -160,7 +160,7 @@ test("a suggestion of the same amount as a pending payment is a further payment:
   );
   await s.ok("record_payment", { group_id: g.group_id, to: alice, amount: "20.00" }, key(bob));
   const b = await browserOf(g, bob);
-  const button = formAt(await b.get(at), `${at}/payments`, `Record that you paid ${alice.toUpperCase()} 20.00 EUR`);
+  const button = formAt(await b.get(at), `${at}/payments`, `Record this payment: you paid ${alice.toUpperCase()} 20.00 EUR`);
   expect(button.second_payment).toBe("1");
   expect((await send(b, `${at}/payments`, button)).status).toBe(303);
   expect((await s.ok("list_payments", { group_id: g.group_id, state: "pending" }, key(alice))).payments).toHaveLength(2);

@@ -78,7 +78,7 @@ describe("the pages in Chromium", () => {
     await audit("join-enter-code");
     await follow(page.getByRole("button", { name: "Continue" }));
     // Both forms have a handle field; each label points at its own input.
-    await expect(page.getByLabel("Your handle").getAttribute("id")).resolves.toBe("f-handle");
+    await expect(page.getByLabel("Your handle").getAttribute("id")).resolves.toBe("signin-handle");
     await expect(page.getByLabel("Handle", { exact: true }).getAttribute("id")).resolves.toBe("new-handle");
     await audit("join-signin");
     await page.getByLabel("Your handle").fill("web-alice");

@@ -25,7 +25,7 @@ async function signedIn(handle: string, key: string, first = "/groups"): Promise
 
 /** The page's main text as a person reads it: tags out, entities read back, spaces folded. */
 const said = (page: PageResponse) =>
-  (page.html.match(/<main>([\s\S]*)<\/main>/)?.[1] ?? "")
+  (page.html.match(/<main[^>]*>([\s\S]*)<\/main>/)?.[1] ?? "")
     .replace(/<[^>]+>/g, " ")
     .replace(/&quot;/g, '"')
     .replace(/&#39;/g, "'")
