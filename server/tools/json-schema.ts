@@ -133,41 +133,49 @@ function mapSubschemas(s: Schema, f: (sub: Schema, key: string) => Schema, key: 
   return out;
 }
 
-/** Subschemas shorter than this stay where they are: a $ref would save little or nothing. */
-const SHARED_MIN_CHARS = 60;
-
 /**
- * Shares what an answer's schema repeats (an agent, a timestamp, a note): each subschema met more than once is
- * said once under $defs, named after the first property that holds it, and referred to by $ref.
+ * Shares what an answer's schema repeats (an agent, a member, an expense's content): a subschema met more than once
+ * is said once under $defs, named after the first property that holds it, and referred to by $ref, whenever that
+ * makes the schema shorter. The one that saves most goes first, and the count is taken again after each, so a shape
+ * held only inside a shared one is not given a definition of its own.
  */
 function shareDefinitions(root: Schema): Schema {
   // A shape described where it is used (an agent as "the payer") is the same shape: it is shared without its
   // description, which stays beside the $ref (2020-12 reads both).
   const bare = ({ description: _, ...rest }: Schema): Schema => rest;
-  const seen = new Map<string, number>();
-  const count = (sub: Schema, key: string): Schema => {
-    const text = JSON.stringify(bare(sub));
-    if (text.length >= SHARED_MIN_CHARS) seen.set(text, (seen.get(text) ?? 0) + 1);
-    return mapSubschemas(sub, count, key);
-  };
-  mapSubschemas(root, count, "");
-  const defs: Schema = {};
-  const names = new Map<string, string>();
-  const share = (sub: Schema, key: string): Schema => {
-    const text = JSON.stringify(bare(sub));
-    if ((seen.get(text) ?? 0) < 2) return mapSubschemas(sub, share, key);
-    let name = names.get(text);
-    if (!name) {
-      name = key || "shared";
+  const defs: Record<string, Schema> = {};
+  let tree = root;
+  for (;;) {
+    const seen = new Map<string, { n: number; key: string }>();
+    const count = (sub: Schema, key: string): Schema => {
+      const text = JSON.stringify(bare(sub));
+      const s = seen.get(text);
+      if (s) s.n++;
+      else seen.set(text, { n: 1, key });
+      return mapSubschemas(sub, count, key);
+    };
+    mapSubschemas(tree, count, "");
+    for (const [name, def] of Object.entries(defs)) mapSubschemas(def, count, name);
+    let best: { text: string; name: string; saves: number } | undefined;
+    for (const [text, { n, key }] of seen) {
+      if (n < 2) continue;
+      let name = key || "shared";
       for (let i = 2; name in defs; i++) name = `${key || "shared"}_${i}`;
-      names.set(text, name);
-      defs[name] = true; // taken before its own subschemas are shared
-      defs[name] = mapSubschemas(bare(sub), share, key);
+      // n copies become n references and one definition ("name":text, and a comma).
+      const saves = n * text.length - (n * `{"$ref":"#/$defs/${name}"}`.length + text.length + name.length + 4);
+      if (saves > 0 && (!best || saves > best.saves)) best = { text, name, saves };
     }
-    return typeof sub.description === "string" ? { $ref: `#/$defs/${name}`, description: sub.description } : { $ref: `#/$defs/${name}` };
-  };
-  const shared = mapSubschemas(root, share, "");
-  return Object.keys(defs).length ? { ...shared, $defs: defs } : shared;
+    if (!best) break;
+    const { text, name } = best;
+    const share = (sub: Schema, key: string): Schema => {
+      if (JSON.stringify(bare(sub)) !== text) return mapSubschemas(sub, share, key);
+      return typeof sub.description === "string" ? { $ref: `#/$defs/${name}`, description: sub.description } : { $ref: `#/$defs/${name}` };
+    };
+    tree = mapSubschemas(tree, share, "");
+    for (const [n, def] of Object.entries(defs)) defs[n] = mapSubschemas(def, share, n);
+    defs[name] = JSON.parse(text) as Schema;
+  }
+  return Object.keys(defs).length ? { ...tree, $defs: defs } : tree;
 }
 
 /** The same schema with every $ref to its own $defs replaced by the definition (for code that walks a schema). */
