@@ -18,10 +18,8 @@ export const MemberRef = z.object({
 });
 export type MemberRef = z.infer<typeof MemberRef>;
 
-export const GroupMember = z.object({
-  agent: AgentRef.nullable().describe("The member's agent; null for a placeholder (a friend added by name who has no account yet)"),
-  member_id: Uuid.describe("Names the member in splits, paid_by and balances: the agent's agent_id, or the placeholder's own id"),
-  name: z.string().describe("The agent's display name, or the name the placeholder was added with"),
+/** A member as get_group lists them: the member, said as everywhere else (MemberRef), and their place in the group. */
+export const GroupMember = MemberRef.extend({
   role: z.enum(["owner", "member"]),
   joined_at: Timestamp,
   balance_minor: z.number().int(),
