@@ -56,6 +56,8 @@ export class Batch {
   sent = false;
   /** Sends the batch now, and has the call's next reads see it (db/database.ts). */
   send: () => Promise<void> = async () => {};
+  /** Where the call reads once its batch is sent, if not its snapshot (a replica that could not catch up). */
+  readsAfterSend?: Exec;
 
   write(sql: string, args: unknown[]): void {
     this.statements.push({ sql, args: args as InValue[] });
@@ -126,20 +128,9 @@ export function batchHandle(read: Exec, current: () => Batch, snapshot: Orm): Or
       return BATCHED;
     }
     if (!batch.sent && [...batch.written].some((t) => sql.includes(`"${t}"`))) {
-      if (process.env.SVC_RAW_LOG) {
-        require("node:fs").appendFileSync(
-          process.env.SVC_RAW_LOG,
-          `${[...batch.written].filter((t) => sql.includes(`"${t}"`))} ${sql.slice(0, 150)} ${new Error().stack
-            ?.split("\n")
-            .filter((l) => l.includes("/server/"))
-            .slice(0, 5)
-            .join(" | ")}\n`,
-        );
-        if (process.env.SVC_RAW_CONTINUE) return read(sql, params, method);
-      }
-      return batch.send().then(() => read(sql, params, method));
+      return batch.send().then(() => (batch.readsAfterSend ?? read)(sql, params, method));
     }
-    return read(sql, params, method);
+    return (batch.readsAfterSend ?? read)(sql, params, method);
   });
   batches.set(orm, current);
   snapshots.set(orm, snapshot);

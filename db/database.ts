@@ -189,10 +189,11 @@ export function assemble(opts: PoolOptions, mode: DbMode, pool: Pool, closeAll: 
     batch.settle(await writes.take(() => pool.commit(batch)));
     written++;
   };
-  // Sent in the middle of a call, which reads what it wrote next: on a replica, once its file has it.
+  // Sent in the middle of a call, which reads what it wrote next: on a replica, once its file has it, or from the
+  // primary while it cannot catch up.
   const sendNow = async (batch: Batch) => {
     await commit(batch);
-    if (replica) await retrying(syncTo);
+    if (replica) await retrying(syncTo).catch(() => (batch.readsAfterSend = replica.primary.exec));
   };
   const writeOnce = async <T>(fn: (tx: Tx) => Promise<T>): Promise<T> => {
     const batch = new Batch();

@@ -167,7 +167,6 @@ export async function receiveEvent(r: Receiver, raw: unknown): Promise<EventResu
     // A quota's refusal is said (and nothing of the event is kept, its id included); anything else is dropped as if
     // refused for consent: the sender's answer is the same.
     if (err instanceof Refused) return { id: e.id, result: "refused" };
-    if (process.env.SVC_RAW_LOG) console.error("EVENT FAILED", e.type, err);
   }
   return { id: e.id, result: "ok" };
 }

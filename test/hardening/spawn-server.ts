@@ -46,7 +46,6 @@ export function freePort(): number {
  */
 export async function spawnServer(dbPath: string, extra: string[] = [], port = freePort()): Promise<ServerProcess> {
   const db = /^[a-z]+:/.test(dbPath) ? dbPath : `file:${dbPath}`;
-  if (process.env.DEBUG_SPAWN) console.log("SPAWN", db, extra.join(" "));
   const proc = spawn(["bun", "run", "cli/main.ts", "serve", "--port", String(port), "--db", db, ...UNLIMITED, ...extra], {
     cwd: ROOT,
     stdout: "pipe",

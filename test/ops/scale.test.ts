@@ -60,6 +60,7 @@ const live = () => servers.map((s, i) => (s.proc.exitCode === null && s.proc.sig
  */
 async function call(at: number, tool: string, args: Record<string, unknown>, key: string): Promise<any> {
   const deadline = Date.now() + 30_000;
+  let last = "";
   for (let i = at; Date.now() < deadline; i++) {
     const alive = live();
     const target = alive.includes(i % servers.length) ? i % servers.length : alive[i % alive.length]!;
@@ -71,13 +72,14 @@ async function call(at: number, tool: string, args: Record<string, unknown>, key
     }
     if (r.status === 200) return r.body.data;
     if (r.status === 503) {
+      last = JSON.stringify(r.body.error);
       await Bun.sleep(100);
       continue;
     }
     if (r.status >= 500) failures.push(`${tool} on instance ${target}: ${r.status} ${JSON.stringify(r.body.error)}`);
     throw new Error(`${tool} on instance ${target} answered ${r.status}: ${JSON.stringify(r.body).slice(0, 300)}`);
   }
-  throw new Error(`${tool} found no instance to answer it within 30 s`);
+  throw new Error(`${tool} found no instance to answer it within 30 s; the last 503: ${last}`);
 }
 
 const withoutInbox = (data: any) => JSON.stringify({ ...data, inbox: undefined });

@@ -1,0 +1,154 @@
+// A write call reads first, then sends its writes as one batch: the batch commits whole or not at all, a guard that
+// finds what the call read changed runs the call again from its reads, a read of what the call wrote sends the batch
+// first (and nothing may be written after it), and calls at the same moment through the tools keep every rule
+// (one use of a last invite, one effect per idempotency key, each expense version once).
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { sql } from "drizzle-orm";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type Db, guard, guardChanged, openDb, scalar, snapshotOf } from "../../db/client.ts";
+import { key, startTestServer, type TestServer } from "../harness.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "svc-write-calls-"));
+let db: Db;
+beforeAll(async () => {
+  db = await openDb({ url: `file:${join(dir, "calls.db")}` });
+  await db.exclusive((raw) =>
+    raw.executeMultiple("CREATE TABLE t (n INTEGER); CREATE TABLE write_conflicts (guard TEXT, CONSTRAINT write_conflict CHECK (guard IS NULL));"),
+  );
+});
+afterAll(async () => {
+  await db.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+const count = async () => (await db.read((tx) => scalar<number>(tx, sql`SELECT count(*) FROM t`)))!;
+
+describe("a write call's batch", () => {
+  test("is sent when the call returns: nothing of it is seen before, all of it after", async () => {
+    const before = await count();
+    await db.tx(async (tx) => {
+      await tx.run(sql`INSERT INTO t VALUES (1)`);
+      await tx.run(sql`INSERT INTO t VALUES (2)`);
+      // Another call reads beside it: the batch is not sent yet.
+      expect(await count()).toBe(before);
+    });
+    expect(await count()).toBe(before + 2);
+  });
+
+  test("a call that throws sends nothing", async () => {
+    const before = await count();
+    await expect(
+      db.tx(async (tx) => {
+        await tx.run(sql`INSERT INTO t VALUES (3)`);
+        throw new Error("refused");
+      }),
+    ).rejects.toThrow("refused");
+    expect(await count()).toBe(before);
+  });
+
+  test("a guard that no longer holds runs the call again from its reads, and it commits once", async () => {
+    const before = await count();
+    let runs = 0;
+    await db.tx(async (tx) => {
+      runs++;
+      const seen = (await scalar<number>(tx, sql`SELECT count(*) FROM t`))!;
+      // The first run's read is made stale by a write committed beside it.
+      if (runs === 1) await db.tx((other) => other.run(sql`INSERT INTO t VALUES (4)`));
+      await guard(tx, "count", sql`(SELECT count(*) FROM t) = ${seen}`);
+      await tx.run(sql`INSERT INTO t VALUES (5)`);
+    });
+    expect(runs).toBe(2);
+    expect(await count()).toBe(before + 2);
+  });
+
+  test("an UPDATE guarded by what it read changes its row once however many calls race for it", async () => {
+    await db.exclusive((raw) => raw.executeMultiple("CREATE TABLE v (id INTEGER PRIMARY KEY, version INTEGER); INSERT INTO v VALUES (1, 0);"));
+    const bump = () =>
+      db.tx(async (tx) => {
+        const version = (await scalar<number>(tx, sql`SELECT version FROM v WHERE id = 1`))!;
+        await tx.run(sql`UPDATE v SET version = ${version + 1} WHERE id = 1 AND version = ${version}`);
+        await guardChanged(tx, "version");
+      });
+    await Promise.all(Array.from({ length: 6 }, bump));
+    // Each bump read a version and wrote the next: none was lost to another that read the same one.
+    expect(await db.read((tx) => scalar<number>(tx, sql`SELECT version FROM v WHERE id = 1`))).toBe(6);
+  });
+
+  test("a read of a table the call wrote sends the batch first and sees it; a write after that is refused", async () => {
+    const before = await count();
+    const seen = await db.tx(async (tx) => {
+      await tx.run(sql`INSERT INTO t VALUES (6)`);
+      // The snapshot as the call read it does not have the insert; the read of t itself does.
+      const asRead = await scalar<number>(snapshotOf(tx), sql`SELECT count(*) FROM t`);
+      // Named as drizzle names tables (quoted), which is how the call knows it is one it wrote.
+      return [asRead, await scalar<number>(tx, sql`SELECT count(*) FROM "t"`)];
+    });
+    expect(seen).toEqual([before, before + 1]);
+    const err = await db
+      .tx(async (tx) => {
+        await tx.run(sql`INSERT INTO t VALUES (7)`);
+        await scalar(tx, sql`SELECT count(*) FROM "t"`);
+        await tx.run(sql`INSERT INTO t VALUES (8)`);
+      })
+      .catch((e: unknown) => e as Error);
+    expect(String((err as Error).cause ?? err)).toContain("writes after reading what it wrote");
+    // What went before the read was sent; what came after was not.
+    expect(await count()).toBe(before + 2);
+  });
+});
+
+describe("calls at the same moment, through the tools", () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startTestServer();
+  });
+  afterAll(() => s.stop());
+
+  test("the last use of an invite code is taken once; the other caller is refused and joins nothing", async () => {
+    const [owner, x, y] = await Promise.all([s.register("wc-owner"), s.register("wc-x"), s.register("wc-y")]);
+    const { group } = await s.ok("create_group", { name: "Race", currency: "EUR", idempotency_key: key() }, owner.key);
+    const { invite } = await s.ok("create_group_invite", { group_id: group.group_id, max_uses: 1, idempotency_key: key() }, owner.key);
+    const answers = await Promise.all([x, y].map((a) => s.call("join_group", { invite_code: invite.code, idempotency_key: key() }, a.key)));
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 409]);
+    expect((await s.ok("get_group", { group_id: group.group_id }, owner.key)).group.member_count).toBe(2);
+  });
+
+  test("one idempotency key sent many times at once has one effect, and every answer is the same", async () => {
+    const [a, b] = await Promise.all([s.register("wc-a"), s.register("wc-b")]);
+    const { group } = await s.ok("create_group", { name: "Once", currency: "EUR", members: [], idempotency_key: key() }, a.key);
+    const { invite } = await s.ok("create_group_invite", { group_id: group.group_id, max_uses: 5, idempotency_key: key() }, a.key);
+    await s.ok("join_group", { invite_code: invite.code, idempotency_key: key() }, b.key);
+    const args = { group_id: group.group_id, description: "Dinner", amount_minor: 4000, idempotency_key: key() };
+    const answers = await Promise.all(Array.from({ length: 6 }, () => s.call("add_expense", args, a.key)));
+    expect(answers.every((r) => r.status === 200)).toBe(true);
+    expect(new Set(answers.map((r) => r.body.data.expense.expense_id)).size).toBe(1);
+    expect((await s.ok("list_expenses", { group_id: group.group_id }, a.key)).expenses).toHaveLength(1);
+    const balances = (await s.ok("get_balances", { group_id: group.group_id }, a.key)).members.map((m: any) => m.balance_minor);
+    expect(balances.reduce((x: number, y: number) => x + y, 0)).toBe(0);
+  });
+
+  test("changes to one expense at the same moment from the same version: one is made, the others are refused", async () => {
+    const [a, b] = await Promise.all([s.register("wc-c"), s.register("wc-d")]);
+    const { group } = await s.ok("create_group", { name: "Versions", currency: "EUR", idempotency_key: key() }, a.key);
+    const { invite } = await s.ok("create_group_invite", { group_id: group.group_id, max_uses: 5, idempotency_key: key() }, a.key);
+    await s.ok("join_group", { invite_code: invite.code, idempotency_key: key() }, b.key);
+    const { expense } = await s.ok("add_expense", { group_id: group.group_id, description: "Taxi", amount_minor: 1000, idempotency_key: key() }, a.key);
+    const amounts = [1100, 1200, 1300, 1400];
+    const answers = await Promise.all(
+      amounts.map((amount_minor) =>
+        s.call("update_expense", { expense_id: expense.expense_id, expected_version: 1, amount_minor, idempotency_key: key() }, a.key),
+      ),
+    );
+    // Each read version 1; the one that commits first makes version 2, and the others find it changed.
+    expect(answers.map((r) => r.status).sort()).toEqual([200, 409, 409, 409]);
+    const { history } = await s.ok("get_expense", { expense_id: expense.expense_id }, a.key);
+    expect(history.map((h: any) => h.version)).toEqual([1, 2]);
+    const balances = (await s.ok("get_balances", { group_id: group.group_id }, a.key)).members.map((m: any) => m.balance_minor);
+    expect(balances.reduce((x: number, y: number) => x + y, 0)).toBe(0);
+    // The last version counts, half of it each.
+    const last = history.at(-1).expense.amount_minor;
+    expect(amounts).toContain(last);
+    expect(Math.max(...balances)).toBe(last / 2);
+  });
+});
