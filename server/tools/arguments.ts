@@ -41,4 +41,3 @@ export function parseArguments(tool: Tool, raw: unknown, headerKey?: string | nu
   if (!parsed.success) throw validationError(zodIssues(parsed.error, inputJsonSchema(tool)));
   return parsed.data as Record<string, unknown>;
 }
-

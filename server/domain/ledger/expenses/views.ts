@@ -1,7 +1,7 @@
 // How expenses are shown: rows, stored states and history as the wire's shapes.
-import { asc, eq, sql } from "drizzle-orm";
+import { asc, sql } from "drizzle-orm";
 import { jsonEach, jsonList, prepared, type Tx } from "../../../../db/client.ts";
-import { type expenseHistory, expenseResponses, expenses } from "../../../../db/schema/index.ts";
+import { type expenseHistory, expenseResponses } from "../../../../db/schema/index.ts";
 import type { Expense, ExpenseContent, ExpenseHistoryEntry } from "../../../contract/ledger.ts";
 import type { AgentRef } from "../../../contract/wire.ts";
 import { refsByIds } from "../../agents.ts";

@@ -270,13 +270,11 @@ export async function leaveGroup({ tx, now, actor }: DomainContext, groupId: str
           .get()
       : undefined;
   await markLeft(tx, groupId, actor.agentId, now);
-  {
-    if (next) {
-      await tx
-        .update(groupMembers)
-        .set({ role: "owner" })
-        .where(and(eq(groupMembers.groupId, groupId), eq(groupMembers.agentId, next.agentId)));
-    }
+  if (next) {
+    await tx
+      .update(groupMembers)
+      .set({ role: "owner" })
+      .where(and(eq(groupMembers.groupId, groupId), eq(groupMembers.agentId, next.agentId)));
   }
   await logActivity(tx, now, { groupId, actorId: actor.agentId, action: "member_left", summary: `@${actor.handle} left the group` });
 }
