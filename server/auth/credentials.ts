@@ -1,5 +1,5 @@
 import { and, asc, eq, isNull, sql } from "drizzle-orm";
-import { prepared, type Tx } from "../../db/client.ts";
+import { guard, prepared, type Tx } from "../../db/client.ts";
 import { agents, apiKeys, clients, emailAddresses, oidcIdentities, passkeys, passwords, resetLinks, signinCodes } from "../../db/schema/index.ts";
 import { MINUTE, iso, later } from "../clock.ts";
 import { AppError, conflict, notFound } from "../errors.ts";
@@ -77,6 +77,19 @@ export function narrowScopes(wanted: string, holder: string): string {
 export const readsSigninCodes = (p: Principal) => p.kind === "api_key" && p.scopes.has("svc:write") && !p.graceUntil;
 
 /** A resolved credential; touchDue: its client's last_used_at is due an update, which the caller notes (server/auth/last-use.ts). */
+/**
+ * Guards a write call's batch with its credential: the client it was authenticated as is still connected and its
+ * agent not disabled when the batch commits. A credential revoked while the call ran (on a replica, since its file
+ * last synced) writes nothing: the call runs again, and is refused.
+ */
+export async function guardCredential(tx: Tx, p: Principal): Promise<void> {
+  await guard(
+    tx,
+    "credential",
+    sql`EXISTS (SELECT 1 FROM ${clients} JOIN ${agents} ON ${agents.agentId} = ${clients.agentId} WHERE ${clients.clientId} = ${p.clientId} AND ${clients.revokedAt} IS NULL AND ${agents.disabledAt} IS NULL)`,
+  );
+}
+
 export interface Authenticated {
   principal: Principal;
   touchDue: boolean;

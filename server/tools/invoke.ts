@@ -6,6 +6,7 @@
 // call, and as a write call after all if it finds it must write (NeedsWrite).
 import { isReadOnly, NeedsWrite, type Tx } from "../../db/client.ts";
 import { authenticate } from "../auth/authenticate.ts";
+import { guardCredential } from "../auth/credentials.ts";
 import { recordAttempt, takeAttempt } from "../domain/attempts.ts";
 import { summary } from "../domain/inbox.ts";
 import { sha256 } from "../auth/secrets.ts";
@@ -180,6 +181,7 @@ async function authenticateIn(svc: Services, r: Running, tool: Tool, tx: Tx): Pr
   const auth = await authenticate(tx, r.call.meta.token!, r.now, r.call.tokenHash!, { page: r.call.meta.page });
   if (!auth) throw new AppError("UNAUTHENTICATED", "The credential is missing, invalid, expired or revoked.");
   r.principal = auth.principal;
+  await guardCredential(tx, auth.principal);
   limitAgent(svc, r.call, auth.principal.agentId);
   if (auth.touchDue) svc.lastUse.note(auth.principal.clientId, r.now);
   if (!auth.principal.scopes.has(tool.scope)) {

@@ -7,7 +7,8 @@ import { sql } from "drizzle-orm";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Db, guard, guardChanged, openDb, scalar, snapshotOf } from "../../db/client.ts";
+import { type Db, guard, guardChanged, openDb, scalar, snapshotOf, WriteConflict } from "../../db/client.ts";
+import { guardCredential } from "../../server/auth/credentials.ts";
 import { key, startTestServer, type TestServer } from "../harness.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "svc-write-calls-"));
@@ -150,5 +151,32 @@ describe("calls at the same moment, through the tools", () => {
     const last = history.at(-1).expense.amount_minor;
     expect(amounts).toContain(last);
     expect(Math.max(...balances)).toBe(last / 2);
+  });
+
+  test("a credential revoked while a write call runs writes nothing: its batch's guard refuses it", async () => {
+    const a = await s.register("wc-revoked");
+    const db = s.server.db;
+    const [client] = (
+      await db.raw.execute({
+        sql: "SELECT client_id, agent_id FROM clients WHERE agent_id = (SELECT agent_id FROM agents WHERE handle = ?)",
+        args: ["wc-revoked"],
+      })
+    ).rows;
+    const principal = { agentId: String(client!.agent_id), clientId: String(client!.client_id) } as Parameters<typeof guardCredential>[1];
+    const displayName = () => db.read((tx) => scalar<string>(tx, sql`SELECT display_name FROM agents WHERE agent_id = ${principal.agentId}`));
+    let revoked = false;
+    const err = await db
+      .tx(async (tx) => {
+        await guardCredential(tx, principal);
+        await tx.run(sql`UPDATE agents SET display_name = 'Written anyway' WHERE agent_id = ${principal.agentId}`);
+        // Disconnected after the call authenticated it, before its batch commits.
+        if (!revoked)
+          await db.tx((other) => other.run(sql`UPDATE clients SET revoked_at = '2026-11-22T12:00:00.000Z' WHERE client_id = ${principal.clientId}`));
+        revoked = true;
+      })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(WriteConflict);
+    expect(await displayName()).not.toBe("Written anyway");
+    expect((await s.call("get_me", {}, a.key)).status).toBe(401);
   });
 });
