@@ -4,7 +4,7 @@
 // The whole file is checked first and imported in one transaction, or not at all.
 import { and, eq, sql } from "drizzle-orm";
 import { createHash } from "node:crypto";
-import type { Tx } from "../../../../db/client.ts";
+import { snapshotOf, type Tx } from "../../../../db/client.ts";
 import { groups, ledgerActivity } from "../../../../db/schema/index.ts";
 import { AppError, conflict, invalid, notFound } from "../../../errors.ts";
 import { DateOnly, type Category } from "../../../contract/ledger.ts";
@@ -340,6 +340,8 @@ export async function importSplitwise(
   // A name mapped to "+Name" becomes a new placeholder member (no account yet), made by the group's owner; refused
   // imports roll it back with the rest.
   const names = new Map<string, string>();
+  // Read before the placeholders are written; each joins the map as it is made.
+  const members = await membersByHandle(tx, group.groupId);
   const placeholders: ImportResult["placeholders"] = [];
   const namingProblems: ImportProblem[] = [];
   for (const [name, handle] of input.names) {
@@ -356,10 +358,10 @@ export async function importSplitwise(
     const { memberId, code, expiresAt } = await insertPlaceholder(tx, now, group.groupId, given.data, group.createdBy);
     placeholders.push({ column: name, name: given.data, member_id: memberId, claim_code: code, claim_path: claimPath(code), claim_expires_at: expiresAt });
     names.set(name, memberId);
+    members.set(memberId, { agentId: memberId, handle: memberId, displayName: given.data });
   }
   const { plan, problems } = parseSplitwise(input.text, names, group.currency, rates);
   problems.push(...namingProblems);
-  const members = await membersByHandle(tx, group.groupId);
   for (const [name, handle] of input.names) {
     if (!handle.startsWith("+") && !members.has(handle)) problems.push({ input: "names", text: `${name}=${handle}: @${handle} is not a member of the group` });
   }
@@ -402,7 +404,7 @@ export async function importSplitwise(
         },
         now,
       );
-      await createExpense(tx, now, group, actor, state, { activityNote: " (imported from Splitwise)" });
+      await createExpense(tx, now, group, actor, state, { activityNote: " (imported from Splitwise)", members });
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
       problems.push(`line ${e.line}: ${err.message}`);
@@ -428,7 +430,8 @@ export async function importSplitwise(
       createdBy: members.get(p.to)!.agentId,
     });
   }
-  const owner = (await agentById(tx, group.createdBy))!;
+  // As the call read it: it has written only the placeholders' rows.
+  const owner = (await agentById(snapshotOf(tx), group.createdBy))!;
   const used = [...new Set([...plan.expenses, ...plan.payments].map((r) => r.currency))].filter((c) => c !== group.currency).sort();
   await logActivity(tx, now, {
     groupId: group.groupId,

@@ -13,7 +13,8 @@ import { kindWord } from "../../../contract/ledger-wording.ts";
 import type { Actor } from "../../../contract/principal.ts";
 import { applyDebts, expenseDebts, reversed } from "../balances/pairs.ts";
 import { checkLimits } from "../balances/limits.ts";
-import { labelsOf, requireParticipant, type GroupRow, type Member } from "../groups/membership.ts";
+import { labelsOf, memberLabel, requireParticipant, type GroupRow, type Member } from "../groups/membership.ts";
+import { toRef } from "../../agents.ts";
 import { logActivity } from "../groups/activity.ts";
 import { inGroupCurrency, moneyText, originalColumns, originalOfRow, type Original } from "../money/amounts.ts";
 import { nextOccurrenceAfter, today } from "./repeat-dates.ts";
@@ -288,12 +289,17 @@ export async function createExpense(
   group: GroupRow,
   actor: Actor,
   state: ExpenseState,
-  { activityNote = "" }: { activityNote?: string } = {},
+  { activityNote = "", members }: { activityNote?: string; members?: Map<string, Member> } = {},
 ): Promise<ExpenseRow> {
   const expenseId = crypto.randomUUID();
-  // A placeholder payer by its name (its handle is its member_id): read only when one pays.
+  // A placeholder payer by its name (its handle is its member_id): from the members the caller has, else read, only
+  // when one pays.
   const payerIds = state.shares.filter((s) => s.paidMinor !== 0 && s.handle === s.agentId).map((s) => s.agentId);
-  const named = payerIds.length ? await labelsOf(tx, payerIds) : new Map<string, string>();
+  const named = members
+    ? new Map(payerIds.map((id) => [id, memberLabel(toRef(members.get(id)!))]))
+    : payerIds.length
+      ? await labelsOf(tx, payerIds)
+      : new Map<string, string>();
   const payers = state.paidBy.map((p) => named.get(p.handle) ?? `@${p.handle}`).join(", ");
   const summary = `@${actor.handle} added ${kindWord(state.kind)}${quoted(state.description)}: ${moneyText(state.amountMinor, group.currency)}, ${state.kind === "refund" ? "received" : "paid"} by ${payers}, split ${state.split.mode} among ${state.split.among.length}${activityNote}`;
   let row: ExpenseRow | undefined;

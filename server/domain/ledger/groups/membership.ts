@@ -1,6 +1,6 @@
 // Who belongs to which group: the membership checks and member lists every other part of the ledger starts from.
 import { and, eq, isNull, sql } from "drizzle-orm";
-import { jsonEach, jsonList, prepared, snapshotOf, type Tx } from "../../../../db/client.ts";
+import { guard, jsonEach, jsonList, prepared, snapshotOf, type Tx } from "../../../../db/client.ts";
 import { agents, groupInvites, groupMembers, groups } from "../../../../db/schema/index.ts";
 import { conflict, invalid, notFound } from "../../../errors.ts";
 import type { MemberRef } from "../../../contract/groups.ts";
@@ -155,6 +155,18 @@ export async function requireMember(tx: Tx, groupId: string, agentId: string): P
   return g;
 }
 
+/**
+ * Guards a write call's batch with what writing to the group needs: the caller still a member, the group not
+ * archived, when the batch commits (a member removed, or a group archived, at the same moment writes nothing there).
+ */
+export async function guardWritable(tx: Tx, groupId: string, agentId: string): Promise<void> {
+  await guard(
+    tx,
+    "group member",
+    sql`EXISTS (SELECT 1 FROM ${groupMembers} JOIN ${groups} ON ${groups.groupId} = ${groupMembers.groupId} WHERE ${groupMembers.groupId} = ${groupId} AND ${groupMembers.agentId} = ${agentId} AND ${groupMembers.leftAt} IS NULL AND ${groups.archived} = 0)`,
+  );
+}
+
 /** The group itself, if it accepts changes (not archived). */
 export function assertWritable(g: GroupRow): GroupRow {
   if (g.archived) throw conflict("The group is archived and read-only; unarchive it with archive_group first.");
@@ -163,7 +175,9 @@ export function assertWritable(g: GroupRow): GroupRow {
 
 /** As requireMember, and the group must accept changes (not archived). */
 export async function requireWritable(tx: Tx, groupId: string, agentId: string): Promise<GroupRow> {
-  return assertWritable(await requireMember(tx, groupId, agentId));
+  const g = assertWritable(await requireMember(tx, groupId, agentId));
+  await guardWritable(tx, groupId, agentId);
+  return g;
 }
 
 // The group and its current members, each read by key: read together, every member's row would repeat the group's.
@@ -204,6 +218,7 @@ export async function groupWithMembers(tx: Tx, groupId: string, agentId: string)
 export async function writableGroupMembers(tx: Tx, groupId: string, agentId: string): Promise<{ group: GroupRow; members: Map<string, Member> }> {
   const found = await groupWithMembers(tx, groupId, agentId);
   assertWritable(found.group);
+  await guardWritable(tx, groupId, agentId);
   return found;
 }
 
