@@ -29,6 +29,9 @@ export interface DbOptions extends PoolOptions {
 
 export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 const BUSY_TIMEOUT_MS = 5_000;
+// The writer's wait for the file's lock: a batch holds it for its own statements only (a millisecond or two), and the
+// native wait blocks the event loop, so a lock held longer is answered busy soon and the call is run again.
+const WRITER_BUSY_TIMEOUT_MS = 1_000;
 // Readers of a local file (or a replica's) beside the writer: enough that a read never waits behind a write.
 const READERS = 3;
 // Calls reading from a remote primary at once: each waits on round trips, not on this process's CPU.
@@ -171,7 +174,7 @@ export async function openDb(opts: DbOptions): Promise<Db> {
       primary.close();
     });
   }
-  const writer = open();
+  const writer = guard(opts.url, undefined, () => new LocalConnection(new Database(path, { timeout: WRITER_BUSY_TIMEOUT_MS })));
   const readers: LocalConnection[] = [];
   try {
     // WAL lets readers run beside the writer; it is stored in the file, so once is enough.

@@ -35,8 +35,9 @@ export function inboxCommand(): Command {
         action(async (handle: string, o) => {
           const h = handle.replace(/^@/, "");
           const [{ agentByHandle }, { inspect }] = await Promise.all([import("../../server/domain/agents.ts"), import("../../server/domain/inbox.ts")]);
+          // Read-only: nothing is marked seen.
           const result = await withAdminDb(o, (db) =>
-            db.tx(async (tx) => {
+            db.read(async (tx) => {
               const agent = await agentByHandle(tx, h);
               if (!agent) throw notFound(`Agent @${h}`);
               return { handle: agent.handle, ...(await inspect({ tx, now: systemClock.now(), actor: agent }, o.limit)) };
