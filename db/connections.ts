@@ -2,8 +2,9 @@
 // native Database on a file: a local database, or the file of an embedded replica), or a remote primary reached with
 // @libsql/client. A write is a Batch: its statements are collected while the call reads, and sent as one request at
 // the end (db/database.ts), so no lock is held while anything waits.
-import { type Client, type InValue, LibsqlError, type ResultSet } from "@libsql/client";
-import { atCommit, databaseBusy, writeConflict } from "./errors.ts";
+import type { Client, InValue, ResultSet } from "@libsql/client";
+import * as hrana from "@libsql/hrana-client";
+import { atCommit } from "./errors.ts";
 import { drizzle, type AsyncRemoteCallback } from "drizzle-orm/sqlite-proxy";
 import type { BaseSQLiteDatabase } from "drizzle-orm/sqlite-core";
 import type Database from "libsql";
@@ -255,33 +256,134 @@ export class LocalConnection {
 /** Requests this process sent to a remote primary: reads, and batches of writes (bench/scale.ts). */
 export const remoteRequests = { read: 0, write: 0 };
 
-/** A remote client's statements, one request each, outside any transaction (reads of a remote primary). */
-export function remoteExec(client: Client): Exec {
-  return async (sql, params, method) => {
-    remoteRequests.read++;
-    const rs = await client.execute({ sql, args: params as InValue[] });
-    if (method === "run") return { rowsAffected: rs.rowsAffected };
-    // drizzle reads rows as arrays (values() destructures them); the client's rows are array-like, not arrays.
-    const rows = arrays(rs);
-    return { rows: method === "get" ? rows[0] : rows };
-  };
-}
+// A stream idle this long is closed and a new one opened: the primary ends idle streams by itself (sqld after 10 s).
+const STREAM_IDLE_MS = 5_000;
 
-const arrays = (rs: ResultSet) => rs.rows.map((r) => Array.from(r as ArrayLike<unknown>));
+/**
+ * Hrana streams on a primary, kept open from statement to statement and shared by reads and batches, at most `max`
+ * at once. A stream is a connection on the primary: sqld opens one and reads svc's schema for each new stream, 4.2 ms
+ * of its CPU against 0.6 ms for a statement on an open one (bench/README.md), so a stream per statement made the
+ * primary the bottleneck of every remote deployment; and a primary serves so many connections (sqld 128), so each
+ * instance keeps a bounded number. A stream runs one request at a time.
+ */
+export class Streams {
+  private readonly idle: { stream: hrana.HttpStream; used: number }[] = [];
+  private readonly waiting: (() => void)[] = [];
+  private count = 0;
+  private readonly client: hrana.HttpClient;
 
-/** A batch sent to a remote primary as one request: the statements run in one transaction there. */
-export async function remoteCommit(client: Client, batch: Batch): Promise<unknown[][][]> {
-  remoteRequests.write++;
-  try {
-    return (await client.batch(batch.statements, "write")).map(arrays);
-  } catch (err) {
-    // Refused by the primary (busy, a guard, a key), the batch ran nothing; lost on the way, it may have committed.
-    throw databaseBusy(err) || writeConflict(err) || answeredBy(err) ? err : atCommit(err);
+  /** url: the primary's, in any form it takes (libsql:, ws:, wss:, http:, https:); Hrana over HTTP is used. */
+  constructor(
+    url: string,
+    authToken: string | undefined,
+    private readonly max: number,
+  ) {
+    const u = new URL(url);
+    const tls = u.protocol === "libsql:" ? u.searchParams.get("tls") !== "0" : ["https:", "wss:"].includes(u.protocol);
+    const token = authToken ?? u.searchParams.get("authToken") ?? undefined;
+    this.client = hrana.openHttp(`${tls ? "https" : "http"}://${u.host}${u.pathname === "/" ? "" : u.pathname}`, token);
+  }
+
+  /** fn on a stream of its own; a stream fn failed on is closed, not used again (expired, or the primary gone). */
+  async use<T>(fn: (stream: hrana.HttpStream, version: number) => Promise<T>): Promise<T> {
+    const stream = await this.take();
+    try {
+      const result = await fn(stream, await this.client.getVersion());
+      this.idle.push({ stream, used: performance.now() });
+      return result;
+    } catch (err) {
+      stream.close();
+      this.count--;
+      throw err;
+    } finally {
+      this.waiting.shift()?.();
+    }
+  }
+
+  private async take(): Promise<hrana.HttpStream> {
+    for (;;) {
+      const open = this.idle.pop();
+      if (open && !open.stream.closed && performance.now() - open.used < STREAM_IDLE_MS) return open.stream;
+      if (open) {
+        open.stream.closeGracefully();
+        this.count--;
+        continue;
+      }
+      if (this.count < this.max) {
+        this.count++;
+        return this.client.openStream();
+      }
+      await new Promise<void>((wake) => this.waiting.push(wake));
+    }
+  }
+
+  close(): void {
+    for (const { stream } of this.idle.splice(0)) stream.closeGracefully();
+    this.client.close();
   }
 }
 
-// An error the primary answered with (it ran the batch, and rolled it back), not one of the way there.
-const answeredBy = (err: unknown) => err instanceof LibsqlError && /^SQLITE_/.test(err.code);
+// drizzle reads rows as arrays (values() destructures them); Hrana's rows are array-like, not arrays.
+const arraysOf = (rs: { rows: ArrayLike<unknown>[] }) => rs.rows.map((r) => Array.from(r));
+
+/** Reads of a remote primary, each statement on its own (it sees what is committed), on a pooled stream. */
+export function streamExec(streams: Streams): Exec {
+  return (sql, params, method) => {
+    remoteRequests.read++;
+    return streams.use(async (s) => {
+      if (method === "run") return { rowsAffected: (await s.run([sql, params as hrana.InValue[]])).affectedRowCount };
+      const rows = arraysOf(await s.query([sql, params as hrana.InValue[]]));
+      return { rows: method === "get" ? rows[0] : rows };
+    });
+  };
+}
+
+/**
+ * A write batch on a primary, in one request on a pooled stream: BEGIN IMMEDIATE, the statements, each run only if
+ * the one before succeeded, and COMMIT, else ROLLBACK (what @libsql/client's `batch(..., "write")` sends on a new
+ * stream each time).
+ */
+export function streamCommit(streams: Streams): (batch: Batch) => Promise<unknown[][][]> {
+  return (batch) => {
+    remoteRequests.write++;
+    return streams.use(async (stream, version) => {
+      const steps = stream.batch(false);
+      const begin = steps.step();
+      const began = begin.run("BEGIN IMMEDIATE");
+      let last = begin;
+      const answers = batch.statements.map((st) => {
+        const step = steps.step().condition(hrana.BatchCond.ok(last));
+        if (version >= 3) step.condition(hrana.BatchCond.not(hrana.BatchCond.isAutocommit(steps)));
+        last = step;
+        return step.query([st.sql, st.args as hrana.InValue[]]);
+      });
+      const commit = steps.step().condition(hrana.BatchCond.ok(last));
+      if (version >= 3) commit.condition(hrana.BatchCond.not(hrana.BatchCond.isAutocommit(steps)));
+      const committed = commit.run("COMMIT");
+      steps
+        .step()
+        .condition(hrana.BatchCond.not(hrana.BatchCond.ok(commit)))
+        .run("ROLLBACK")
+        .catch(() => undefined);
+      try {
+        await steps.execute();
+      } catch (err) {
+        // Lost on the way, the batch may have committed.
+        throw atCommit(err);
+      }
+      // Refused by the primary (busy, a guard, a key): it ran nothing.
+      await began;
+      const results: unknown[][][] = [];
+      for (const answer of answers) {
+        const rows = await answer;
+        if (!rows) throw new Error("A statement of the batch did not run: the transaction was rolled back");
+        results.push(arraysOf(rows));
+      }
+      await committed;
+      return results;
+    });
+  };
+}
 
 const rawResult = (rs: ResultSet): RawResult => ({
   rows: rs.rows.map((r) => namedRow(rs.columns, Array.from(r as ArrayLike<unknown>))),

@@ -2,8 +2,18 @@
 // one request: one short transaction on a local file, one `batch(..., "write")` to a remote primary. A write reads
 // first, without any lock, and what it read and must still hold when it commits is guarded in its batch
 // (db/query.ts guard); a batch that meets a write made since is run again from its reads.
-import type { Client } from "@libsql/client";
-import { Batch, batchHandle, type Exec, type LocalConnection, type Orm, type RawSql, readHandle, readOnlyHandles, remoteExec } from "./connections.ts";
+import {
+  Batch,
+  batchHandle,
+  type Exec,
+  type LocalConnection,
+  type Orm,
+  type RawSql,
+  readHandle,
+  readOnlyHandles,
+  type Streams,
+  streamExec,
+} from "./connections.ts";
 import { failedAtCommit, transient, WriteConflict, writeConflict } from "./errors.ts";
 import { NeedsWrite } from "./query.ts";
 
@@ -75,6 +85,9 @@ export class Slot {
     this.reader = readHandle(exec);
     this.writer = batchHandle(exec, () => this.batch, this.reader);
   }
+  get busy(): number {
+    return this.turns.busy;
+  }
   read<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
     return this.turns.take(() => this.snapshot(() => fn(this.reader)));
   }
@@ -114,8 +127,8 @@ export function localSlots(readers: LocalConnection[]): Slot[] {
   );
 }
 
-/** Slots on a remote client: reads run beside each other, one request each. */
-export const remoteSlots = (client: Client, n: number): Slot[] => Array.from({ length: n }, () => new Slot(remoteExec(client)));
+/** Slots on a remote primary: calls read beside each other, on the streams of the pool. */
+export const remoteSlots = (streams: Streams, n: number): Slot[] => Array.from({ length: n }, () => new Slot(streamExec(streams)));
 
 export interface Pool {
   slots: Slot[];
@@ -123,8 +136,8 @@ export interface Pool {
   commit(batch: Batch): unknown[][][] | Promise<unknown[][][]>;
   /** Plain SQL where writes go. */
   raw: RawSql;
-  /** An embedded replica: its sync, a slot on its primary for reads while it is behind, and whether that answers. */
-  replica?: { sync(): Promise<void>; primary: Slot; primaryAnswers(): Promise<boolean>; syncEveryMs?: number };
+  /** An embedded replica: its sync, slots on its primary for reads while it is behind, and whether that answers. */
+  replica?: { sync(): Promise<void>; primary: Slot[]; primaryAnswers(): Promise<boolean>; syncEveryMs?: number };
 }
 
 // Runs of a write call whose batch met a concurrent write, before the caller is asked to come back.
@@ -148,7 +161,8 @@ export function assemble(opts: PoolOptions, mode: DbMode, pool: Pool, closeAll: 
       opts.observeTx?.(performance.now() - started, ok, kind);
     }
   };
-  const slot = (): Slot => pool.slots.reduce((best, s) => (s.turns.busy < best.turns.busy ? s : best));
+  const leastBusy = <T extends { busy: number }>(all: T[]): T => all.reduce((best, t) => (t.busy < best.busy ? t : best));
+  const slot = (): Slot => leastBusy(pool.slots);
   // An embedded replica after a write: its next read syncs first (read-your-writes); while it cannot, reads go to the
   // primary if it answers, else to the file as it is (reads answer with the primary down).
   const replica = pool.replica;
@@ -174,14 +188,19 @@ export function assemble(opts: PoolOptions, mode: DbMode, pool: Pool, closeAll: 
       }
       opts.observeCatchUp?.(outcome);
     })().finally(() => (catching = null)));
+  // A call needs the writes committed before it began, not those committed while it waits (under steady writes the
+  // file is always a little behind the newest).
   const readSlot = async (): Promise<Slot> => {
-    if (!replica || synced >= written) return slot();
-    if (performance.now() >= nextCatchUp) await catchUp();
-    return synced < written ? replica.primary : slot();
+    const need = written;
+    if (!replica || synced >= need) return slot();
+    while (synced < need && performance.now() >= nextCatchUp) await catchUp();
+    return synced < need ? leastBusy(replica.primary) : slot();
   };
   const syncing = replica?.syncEveryMs ? setInterval(() => void syncTo().catch(() => {}), replica.syncEveryMs) : undefined;
   syncing?.unref();
 
+  // One batch at a time from an instance: a local file has one writer connection; a primary was measured to stall
+  // writers for seconds with several batches of one instance in flight at once (bench/README.md).
   const exclusive = <T>(fn: (raw: RawSql) => Promise<T>) => writes.take(() => fn(pool.raw));
   const commit = async (batch: Batch) => {
     batch.sent = true;
@@ -193,7 +212,7 @@ export function assemble(opts: PoolOptions, mode: DbMode, pool: Pool, closeAll: 
   // primary while it cannot catch up.
   const sendNow = async (batch: Batch) => {
     await commit(batch);
-    if (replica) await retrying(syncTo).catch(() => (batch.readsAfterSend = replica.primary.exec));
+    if (replica) await retrying(syncTo).catch(() => (batch.readsAfterSend = leastBusy(replica.primary).exec));
   };
   const writeOnce = async <T>(fn: (tx: Tx) => Promise<T>): Promise<T> => {
     const batch = new Batch();

@@ -5,7 +5,7 @@ import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { createClient, type Client, type Config } from "@libsql/client";
 import Database from "libsql";
-import { type Batch, LocalConnection, remoteCommit, remoteRaw } from "./connections.ts";
+import { type Batch, LocalConnection, remoteRaw, streamCommit, Streams } from "./connections.ts";
 import { assemble, type Db, type DbMode, localSlots, type PoolOptions, remoteSlots } from "./database.ts";
 import { DbOpenError, describeUrl, guard, openError, transient } from "./errors.ts";
 import { ReplicaSync } from "./replica-sync.ts";
@@ -36,6 +36,8 @@ const WRITER_BUSY_TIMEOUT_MS = 1_000;
 const READERS = 3;
 // Calls reading from a remote primary at once: each waits on round trips, not on this process's CPU.
 const REMOTE_READERS = 16;
+// Streams (connections) an instance keeps open on its primary, for reads and batches (db/connections.ts Streams).
+const REMOTE_STREAMS = 16;
 // How often an embedded replica without --sync-interval syncs in the background: a revoked key stops working on it
 // within this long (reads never reach the primary).
 const DEFAULT_SYNC_MS = 1_000;
@@ -103,8 +105,12 @@ export async function openDb(opts: DbOptions): Promise<Db> {
   const timeoutMs = opts.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
   if (mode === "remote") {
     const client = await reachPrimary({ url: opts.url, authToken: opts.authToken }, timeoutMs);
-    const pool = { slots: remoteSlots(client, REMOTE_READERS), commit: (b: Batch) => remoteCommit(client, b), raw: remoteRaw(client) };
-    return assemble(opts, mode, pool, () => client.close());
+    const streams = new Streams(opts.url, opts.authToken, REMOTE_STREAMS);
+    const pool = { slots: remoteSlots(streams, REMOTE_READERS), commit: streamCommit(streams), raw: remoteRaw(client) };
+    return assemble(opts, mode, pool, () => {
+      streams.close();
+      client.close();
+    });
   }
   const path = localPath(opts.url);
   if (path && path !== ":memory:") {
@@ -129,6 +135,7 @@ export async function openDb(opts: DbOptions): Promise<Db> {
     // A sync holds that thread for 3 s when the primary is down: once one has failed, the next waits for the primary
     // to answer the client first.
     const primary = await reachPrimary({ url: opts.syncUrl!, authToken: opts.authToken }, timeoutMs);
+    const streams = new Streams(opts.syncUrl!, opts.authToken, REMOTE_STREAMS);
     let conn: ReplicaSync;
     try {
       conn = await openReplica(path, opts);
@@ -163,14 +170,15 @@ export async function openDb(opts: DbOptions): Promise<Db> {
     }
     const replica = {
       sync,
-      primary: remoteSlots(primary, 1)[0]!,
+      primary: remoteSlots(streams, REMOTE_READERS),
       primaryAnswers: () => answers(primary),
       syncEveryMs: opts.syncIntervalSeconds ? undefined : DEFAULT_SYNC_MS,
     };
-    const pool = { slots: localSlots(readers), commit: (b: Batch) => remoteCommit(primary, b), raw: remoteRaw(primary), replica };
+    const pool = { slots: localSlots(readers), commit: streamCommit(streams), raw: remoteRaw(primary), replica };
     return assemble(opts, mode, pool, () => {
       for (const r of readers) r.close();
       void conn.close();
+      streams.close();
       primary.close();
     });
   }

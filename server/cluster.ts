@@ -17,13 +17,12 @@ export type WorkerConfig = Omit<ServerConfig, "clock" | "fetchClientMetadata" | 
 
 type ToWorker =
   | { t: "config"; config: WorkerConfig }
-  | { t: "peers"; id: number; states: MetricsState[] }
+  | { t: "peers"; states: MetricsState[] }
   | { t: "limits"; taken: Taken }
   | { t: "fault"; code: string | null };
 type ToPrimary =
   | { t: "ready" }
   | { t: "closed" }
-  | { t: "peers"; id: number }
   | { t: "limits"; taken: Taken }
   | { t: "metrics"; state: MetricsState }
   | { t: "fault"; code: string | null }
@@ -32,7 +31,8 @@ type ToPrimary =
 // How often each process sends the others what its rate limiter took: the most a limit can be overrun by is what
 // the other processes let through in this long.
 const SHARE_MS = 20;
-// How often a worker sends the primary its metrics: a scrape may miss the calls of the last second.
+// How often a worker sends the primary its metrics, and the primary each worker the others': a scrape may miss the
+// calls of the last two seconds.
 const METRICS_MS = 1_000;
 const READY_TIMEOUT_MS = 30_000;
 const RESTART_DELAY_MS = 1_000;
@@ -69,6 +69,7 @@ export class Workers implements Member {
   private readonly gone = new Metrics();
   private stopping = false;
   private stopSharing = () => {};
+  private stopMetrics = () => {};
 
   constructor(
     private readonly count: number,
@@ -81,6 +82,9 @@ export class Workers implements Member {
     this.svc = svc;
     this.ops = ops;
     this.stopSharing = shareLimits(svc.limiter, (taken) => this.sendAll({ t: "limits", taken }));
+    this.stopMetrics = every(METRICS_MS, () =>
+      this.procs.forEach((proc, slot) => proc && this.send(proc, { t: "peers", states: [ops.metrics.state(), ...this.workerMetrics(slot)] })),
+    );
     await Promise.all(Array.from({ length: this.count }, (_, i) => this.spawn(i)));
   }
 
@@ -101,8 +105,6 @@ export class Workers implements Member {
             appendLines(msg.text);
           } else if (msg.t === "metrics") {
             this.states[slot] = msg.state;
-          } else if (msg.t === "peers") {
-            this.send(proc, { t: "peers", id: msg.id, states: [this.ops.metrics.state(), ...this.workerMetrics(slot)] });
           } else if (msg.t === "fault") {
             this.ops.faultIs(msg.code);
             this.sendOthers(proc, msg);
@@ -165,6 +167,7 @@ export class Workers implements Member {
   stop(): { closed: Promise<unknown>; exited: Promise<unknown> } {
     this.stopping = true;
     this.stopSharing();
+    this.stopMetrics();
     const live = this.procs.flatMap((proc, slot) => (proc ? [{ proc, slot }] : []));
     const closed = live.map(({ slot }) => new Promise<void>((r) => (this.closedWaiters[slot] = r)));
     for (const { proc } of live) proc.kill("SIGTERM");
@@ -190,18 +193,8 @@ export interface PrimaryLink extends Member {
 export function connectToPrimary(): Promise<PrimaryLink> {
   const send = (msg: ToPrimary) => process.send!(msg);
   if (!process.send) throw new Error("svc serve --worker is started by svc serve --workers, not by hand");
-  const pending = new Map<number, (answer: never) => void>();
-  let nextId = 0;
-  const ask = <T>(msg: (id: number) => ToPrimary): Promise<T> =>
-    new Promise((done) => {
-      const id = nextId++;
-      pending.set(id, done as (answer: never) => void);
-      send(msg(id));
-    });
-  const answer = (id: number, value: unknown) => {
-    pending.get(id)?.(value as never);
-    pending.delete(id);
-  };
+  // The other processes' metrics, as the primary last sent them.
+  let peers: MetricsState[] = [];
   let limiter: RateLimiter | undefined;
   let ops: Ops | undefined;
   // What the other processes took while this one was starting: the primary serves from the start.
@@ -212,7 +205,7 @@ export function connectToPrimary(): Promise<PrimaryLink> {
   process.on("disconnect", () => process.exit(1));
   return new Promise((resolve) => {
     process.on("message", (msg: ToWorker) => {
-      if (msg.t === "peers") answer(msg.id, msg.states);
+      if (msg.t === "peers") peers = msg.states;
       else if (msg.t === "fault") ops?.faultIs(msg.code);
       else if (msg.t === "limits") {
         if (limiter) limiter.absorb(msg.taken);
@@ -228,7 +221,7 @@ export function connectToPrimary(): Promise<PrimaryLink> {
             every(METRICS_MS, () => send({ t: "metrics", state: o.metrics.state() }));
             send({ t: "ready" });
           },
-          metrics: () => ask<MetricsState[]>((id) => ({ t: "peers", id })),
+          metrics: async () => peers,
           faultChanged: (code) => send({ t: "fault", code }),
           writeLine: (line) => lines.append(`${line}\n`),
           closed: () => send({ t: "closed" }),

@@ -12,31 +12,59 @@ interface Side {
   peer: Socket<Side> | null;
   /** What arrived before the other side was connected. */
   early: Uint8Array[];
+  /** What this socket has yet to take (a write takes only what the kernel's buffer holds). */
+  unwritten: Uint8Array[];
+}
+
+/** Writes data to a socket in order, keeping what it did not take until it drains. */
+function send(to: Socket<Side>, data: Uint8Array): void {
+  if (to.data.unwritten.length) {
+    to.data.unwritten.push(data);
+    return;
+  }
+  const n = to.write(data);
+  if (n < data.length) to.data.unwritten.push(data.subarray(Math.max(0, n)));
+}
+
+function drain(socket: Socket<Side>): void {
+  while (socket.data.unwritten.length) {
+    const data = socket.data.unwritten[0]!;
+    const n = socket.write(data);
+    if (n < data.length) {
+      socket.data.unwritten[0] = data.subarray(Math.max(0, n));
+      return;
+    }
+    socket.data.unwritten.shift();
+  }
 }
 
 export async function latencyLink(target: { hostname: string; port: number }, oneWayMs: number): Promise<LatencyLink> {
   const later = (to: () => Socket<Side> | null, data: Uint8Array) => {
     const copy = new Uint8Array(data);
     // Timers of one delay fire in the order they were set: the bytes keep their order.
-    setTimeout(() => to()?.write(copy), oneWayMs);
+    setTimeout(() => {
+      const socket = to();
+      if (socket) send(socket, copy);
+    }, oneWayMs);
   };
   const server = Bun.listen<Side>({
     hostname: "127.0.0.1",
     port: 0,
     socket: {
       open(client) {
-        client.data = { peer: null, early: [] };
+        client.data = { peer: null, early: [], unwritten: [] };
         void Bun.connect<Side>({
           ...target,
           socket: {
             open(upstream) {
-              upstream.data = { peer: client, early: [] };
+              upstream.data = { peer: client, early: [], unwritten: [] };
               client.data.peer = upstream;
               for (const chunk of client.data.early.splice(0)) later(() => upstream, chunk);
             },
             data(upstream, data) {
               later(() => upstream.data.peer, data);
             },
+            drain,
             close(upstream) {
               setTimeout(() => upstream.data.peer?.end(), oneWayMs);
             },
@@ -48,6 +76,7 @@ export async function latencyLink(target: { hostname: string; port: number }, on
         if (client.data.peer) later(() => client.data.peer, data);
         else client.data.early.push(new Uint8Array(data));
       },
+      drain,
       close(client) {
         setTimeout(() => client.data.peer?.end(), oneWayMs);
       },

@@ -5,11 +5,10 @@ import { sql } from "drizzle-orm";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createClient } from "@libsql/client";
 import { jsonList, openDb, scalar, type Db, type DbOptions, type Tx, type TxKind } from "../../db/client.ts";
-import { readHandle, remoteExec } from "../../db/connections.ts";
 import { TOOLS } from "../../server/tools/catalogue.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
+import { startSqld } from "../sqld.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "svc-tx-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -111,14 +110,17 @@ describe("lists bound as one JSON value (jsonEach)", () => {
   });
 });
 
-describe("a remote primary's rows (@libsql/client)", () => {
-  // The client's rows are array-like objects, whether from a server or, as here, from a file: the same code path.
+describe("a remote primary's rows (Hrana streams)", () => {
+  // Hrana's rows are array-like objects, not arrays: through a primary (sqld) they reach drizzle as a file's do.
   test("reach drizzle as a local file's do: values() destructures, get() and all() map each column", async () => {
-    await withTable("remote-rows.db", async (db, path) => {
-      await db.raw.execute("INSERT INTO t VALUES (1), (2)");
-      const client = createClient({ url: `file:${path}` });
-      try {
-        const read = <T>(fn: (tx: Tx) => Promise<T>) => Promise.all([db.read(fn), fn(readHandle(remoteExec(client)))]);
+    const sqld = await startSqld();
+    const remoteDb = await openDb({ url: sqld.url });
+    try {
+      await remoteDb.exclusive((c) => c.execute("CREATE TABLE t (n INTEGER)"));
+      await remoteDb.raw.execute("INSERT INTO t VALUES (1), (2)");
+      await withTable("remote-rows.db", async (db) => {
+        await db.raw.execute("INSERT INTO t VALUES (1), (2)");
+        const read = <T>(fn: (tx: Tx) => Promise<T>) => Promise.all([db.read(fn), remoteDb.read(fn)]);
         const [local, remote] = await read(async (tx) => ({
           values: (await tx.values<[number, string]>(sql`SELECT n, 'x' || n FROM t ORDER BY n`)).map(([n, s]) => `${n}:${s}`),
           get: await tx.get<[number]>(sql`SELECT n FROM t ORDER BY n DESC`),
@@ -126,10 +128,11 @@ describe("a remote primary's rows (@libsql/client)", () => {
         }));
         expect(local).toEqual({ values: ["1:x1", "2:x2"], get: [2], all: [[1], [2]] });
         expect(remote).toEqual(local);
-      } finally {
-        client.close();
-      }
-    });
+      });
+    } finally {
+      await remoteDb.close();
+      await sqld.stop();
+    }
   });
 });
 
