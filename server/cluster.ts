@@ -82,9 +82,7 @@ export class Workers implements Member {
     this.svc = svc;
     this.ops = ops;
     this.stopSharing = shareLimits(svc.limiter, (taken) => this.sendAll({ t: "limits", taken }));
-    this.stopMetrics = every(METRICS_MS, () =>
-      this.procs.forEach((proc, slot) => proc && this.send(proc, { t: "peers", states: [ops.metrics.state(), ...this.workerMetrics(slot)] })),
-    );
+    this.stopMetrics = every(METRICS_MS, () => this.sendAll((slot) => ({ t: "peers", states: [ops.metrics.state(), ...this.workerMetrics(slot)] })));
     await Promise.all(Array.from({ length: this.count }, (_, i) => this.spawn(i)));
   }
 
@@ -107,10 +105,10 @@ export class Workers implements Member {
             this.states[slot] = msg.state;
           } else if (msg.t === "fault") {
             this.ops.faultIs(msg.code);
-            this.sendOthers(proc, msg);
+            this.sendAll(msg, proc);
           } else {
             this.svc.limiter.absorb(msg.taken);
-            this.sendOthers(proc, msg);
+            this.sendAll(msg, proc);
           }
         },
         onExit: (_p, code, signal) => {
@@ -130,7 +128,8 @@ export class Workers implements Member {
         },
       });
       this.procs[slot] = proc;
-      this.send(proc, { t: "config", config: workerConfig(this.svc.config) });
+      const { clock: _clock, fetchClientMetadata: _fetch, workers: _workers, ...config } = this.svc.config;
+      proc.send({ t: "config", config } satisfies ToWorker);
     });
   }
 
@@ -147,17 +146,11 @@ export class Workers implements Member {
     return [...this.states.filter((s, i): s is MetricsState => s !== undefined && i !== except), this.gone.state()];
   }
 
-  private send(proc: Subprocess, msg: ToWorker): void {
-    // A worker that is gone misses it; it is started again with fresh counts.
-    if (proc.exitCode === null && proc.signalCode === null) proc.send(msg);
-  }
-
-  private sendAll(msg: ToWorker): void {
-    for (const proc of this.procs) if (proc) this.send(proc, msg);
-  }
-
-  private sendOthers(from: Subprocess, msg: ToWorker): void {
-    for (const proc of this.procs) if (proc && proc !== from) this.send(proc, msg);
+  /** msg to every live worker but `except`; a worker that is gone misses it (it starts again with fresh counts). */
+  private sendAll(msg: ToWorker | ((slot: number) => ToWorker), except?: Subprocess): void {
+    this.procs.forEach((proc, slot) => {
+      if (proc && proc !== except && proc.exitCode === null && proc.signalCode === null) proc.send(typeof msg === "function" ? msg(slot) : msg);
+    });
   }
 
   /**
@@ -173,11 +166,6 @@ export class Workers implements Member {
     for (const { proc } of live) proc.kill("SIGTERM");
     return { closed: Promise.all(closed), exited: Promise.all(live.map(({ proc }) => proc.exited)) };
   }
-}
-
-function workerConfig(config: ServerConfig): WorkerConfig {
-  const { clock: _clock, fetchClientMetadata: _fetch, workers: _workers, ...plain } = config;
-  return plain;
 }
 
 /** The worker's side of the link to the primary. */
