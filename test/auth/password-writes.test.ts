@@ -80,7 +80,10 @@ describe("hashing passwords never holds the writer", () => {
     );
     const statuses = answers.map((a) => a.status);
     expect(statuses.filter((x) => x === 401).length).toBe(10);
-    expect(statuses.filter((x) => x === 429).length).toBe(2);
+    // The other two are refused: 429, or on a remote primary 503 when the count kept changing under the burst
+    // (a guess that cannot be counted is not checked).
+    expect(statuses.filter((x) => x !== 401).every((x) => x === 429 || x === 503)).toBe(true);
+    expect(statuses.filter((x) => x === 429 || x === 503).length).toBe(2);
     expect((await guesser.post("/signin/password", { handle: "pw-burst", password: "the burst phrase" })).status).toBe(429);
     // A right password gives its guess back: the next hour starts clean, and signing in leaves the count as it was.
     s.clock.advance(HOUR);

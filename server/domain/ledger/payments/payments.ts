@@ -1,6 +1,6 @@
 // Payments between two members: pending until the payee confirms (unless the payee recorded it); only confirmed ones count.
 import { and, eq, sql } from "drizzle-orm";
-import { jsonEach, jsonList, prepared, type Tx } from "../../../../db/client.ts";
+import { guard, jsonEach, jsonList, prepared, type Tx } from "../../../../db/client.ts";
 import { payments } from "../../../../db/schema/index.ts";
 import { iso } from "../../../clock.ts";
 import { AppError, conflict, invalid, notFound } from "../../../errors.ts";
@@ -246,14 +246,24 @@ const samePending = prepared((tx) =>
  * says it is a second payment. A retry with the same idempotency key never gets here: invoke() replays it.
  */
 async function refuseRecordedTwice(tx: Tx, group: GroupRow, from: Member, to: Member, actor: Actor, amountMinor: number, original: Original | null) {
-  const row = await samePending(tx).get({
+  const same = {
     groupId: group.groupId,
     fromId: from.agentId,
     toId: to.agentId,
     originalCurrency: original?.currency ?? null,
     amountMinor: original?.amountMinor ?? amountMinor,
-  });
-  if (!row) return;
+  };
+  const row = await samePending(tx).get(same);
+  if (!row) {
+    // Still none when this payment commits: the same one pressed twice at once, with two keys, is recorded once.
+    await guard(
+      tx,
+      "payment recorded twice",
+      sql`NOT EXISTS (SELECT 1 FROM payments WHERE group_id = ${same.groupId} AND from_id = ${same.fromId} AND to_id = ${same.toId}
+        AND state = 'pending' AND original_currency IS ${same.originalCurrency} AND coalesce(original_amount_minor, amount_minor) = ${same.amountMinor})`,
+    );
+    return;
+  }
   const who = (m: Member) => (isPlaceholder(m) ? quoted(m.displayName, 40) : `@${m.handle}`);
   const recorder = row.createdBy === from.agentId ? from : to;
   const amount = paymentText(row, group);
