@@ -1,6 +1,6 @@
 // Connections and how drizzle reaches them. A read runs on a snapshot: a local connection (the `libsql` package's
-// native Database on a file: a local database, or the file of an embedded replica), or a remote primary reached with
-// @libsql/client. A write is a Batch: its statements are collected while the call reads, and sent as one request at
+// native Database on a file: a local database, or the file of an embedded replica), or a remote primary reached on
+// Hrana streams kept open (Streams). A write is a Batch: its statements are collected while the call reads, and sent as one request at
 // the end (db/database.ts), so no lock is held while anything waits.
 import type { Client, InValue, ResultSet } from "@libsql/client";
 import * as hrana from "@libsql/hrana-client";

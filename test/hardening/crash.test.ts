@@ -116,7 +116,14 @@ describe.each([
     api = restApi(second.url);
     const retried = [...unacked, ...acked.slice(0, 50)];
     const retries = await Promise.all(retried.map((w) => restCall(second.url, w.kind.tool.name, clients[w.client]!.key, { body: JSON.stringify(w.args) })));
-    expect(retries.filter((r) => r.status !== 200).map((r) => `${r.tool}: ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`)).toEqual([]);
+    // A tool that answers with a view of what it wrote (create_group) sends its batch before it answers, and keeps
+    // the answer in a second write: killed between the two, its write is there once and a retry is told the answer
+    // was lost (never a second group). Only an unacknowledged call can be in that gap.
+    const answerLost = (r: (typeof retries)[number], i: number) =>
+      i < unacked.length && r.status === 409 && r.body?.error?.code === "IDEMPOTENCY_KEY_REUSED" && /answer was not kept/.test(r.body.error.message);
+    expect(
+      retries.filter((r, i) => r.status !== 200 && !answerLost(r, i)).map((r) => `${r.tool}: ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`),
+    ).toEqual([]);
 
     // exactly once, nothing half done: each write's marker is in exactly as many rows as one call leaves
     const rows = await markerRows(file, MARKER);
