@@ -82,7 +82,7 @@ import { postPayAcrossGroups } from "./web/dashboard-page.ts";
 import { postAddContact, postBlockContact, postContactCode, postRespondContact, renderContacts } from "./web/contacts-page.ts";
 import { postArchiveGroup, postInviteContact, postNewGroup, postRenameGroup, renderGroupSettings, renderNewGroup } from "./web/group-settings-page.ts";
 import { postConfirmExpenses, postGroupInvite, postInboxSeen, renderInbox } from "./web/inbox-page.ts";
-import { postRespondPlan, renderPlan, renderPlans } from "./web/plans-page.ts";
+import { postChoosePlan, postNewPlan, postRespondPlan, renderNewPlan, renderPlan, renderPlans } from "./web/plans-page.ts";
 import { postReplyEnvelope, postSendEnvelope, renderEnvelope, renderEnvelopes } from "./web/envelopes-page.ts";
 import {
   postAcceptsFrom,
@@ -259,7 +259,10 @@ export const ROUTES: readonly Route<Call>[] = [
   post("/inbox/confirm-all", action(postConfirmExpenses, "/inbox")),
   post("/inbox/group-invite", action(postGroupInvite, "/inbox")),
   get("/plans", page(renderPlans)),
+  get("/plans/new", page(renderNewPlan)),
+  post("/plans/new", action(postNewPlan, "/plans")),
   get("/plans/{plan_id}", pageOf(renderPlan)),
+  post("/plans/{plan_id}/choose", action(postChoosePlan, "/plans")),
   post("/plans/{plan_id}/respond", action(postRespondPlan, "/plans")),
   get("/envelopes", page(renderEnvelopes)),
   post("/envelopes/send", action(postSendEnvelope, "/envelopes")),

@@ -167,7 +167,8 @@ export async function postSignup(c: WebContext, p: NewAccount, made: NewPasskey 
   // Made with the handle, in a browser that proved nothing else: tied to no client.
   if (typeof made === "string") await storePassword(c.tx, created.agentId, made, null, c.now);
   else await savePasskey(c.tx, created.agentId, made!, browserName(c.req).replace(" (web)", ""), null, c.now);
-  return seeOther(nextOf(c) ?? "/account");
+  // A new person starts on the dashboard, which says what to do first.
+  return seeOther(nextOf(c) ?? "/");
 }
 
 /** GET /signin, and /account for a browser no one is signed in to: every way in (signin.ts signinBlock). */

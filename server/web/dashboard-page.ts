@@ -10,6 +10,7 @@ import { inspect, JOIN_CODE_ITEM } from "../domain/inbox.ts";
 import { counterpartyBalances } from "../domain/ledger/balances/balances.ts";
 import { agentById, refsByHandles, type AgentRow } from "../domain/agents.ts";
 import { memberGroup } from "../domain/ledger/groups/membership.ts";
+import { listGroups } from "../domain/ledger/groups/groups.ts";
 import { actingAs, formatTime, type WebContext } from "./context.ts";
 import { alert, html, notice, page } from "./html.ts";
 import { handlesOf, itemText, Names, type ItemWords } from "./wording.ts";
@@ -77,6 +78,14 @@ function paidNotice(done: string | null): string | undefined {
   return `Payment recorded across ${parts} ${parts === "1" ? "group" : "groups"}. It counts once they confirm it.`;
 }
 
+/** What a new person does first, said while they are in no group yet. */
+const firstSteps = html`<h2>Start here</h2><ol>
+<li><a href="/groups/new">Create a group</a> for a trip, a flat or a dinner, in its currency.</li>
+<li>Add the people: a friend's handle from <a href="/contacts">contacts</a>, or just a name for someone without an account; they take their place later from a link.</li>
+<li>Add what each of you paid; svc keeps the balances and says who pays whom to settle up.</li>
+<li>Optional: <a href="/settings">add your e-mail address</a> to hear when something happens.</li>
+</ol>`;
+
 /** The reader's own name, as the dashboard greets them: their display name, else their handle. */
 const nameOf = (me: AgentRow | undefined) => me?.displayName.trim() || me?.handle || "";
 
@@ -90,9 +99,11 @@ export async function renderDashboard(c: WebContext, session: WebSession & { age
   const words = await itemWords(c, session.agentId, [...waiting, ...recent]);
   const names = new Names(balances.counterparties.map((p) => p.agent));
   const nonZero = balances.totals.filter((t) => t.balance_minor !== 0);
+  const { groups } = await listGroups(ctx, true, 1);
   return page(
     `Hello, ${nameOf(await agentById(c.tx, session.agentId))}`,
     html`${alert(m.error)}${notice(paidNotice(c.url.searchParams.get("done")))}<p>Go to <a href="/groups">your groups</a>, <a href="/contacts">contacts</a>, <a href="/inbox">inbox</a>, <a href="/plans">plans</a> or <a href="/account">account</a>.</p>
+${groups.length ? "" : firstSteps}
 <h2>Balances</h2>
 ${
   nonZero.length

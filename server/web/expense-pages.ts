@@ -72,14 +72,51 @@ interface ExpenseFormOptions {
   hidden?: Record<string, string>;
   /** How to name a member key on the page: by their names (placeholders are keyed by member_id). */
   labels: Names;
+  /** The reader's member key ("you" in the summary line). */
+  me: string;
   /** The form's idempotency key: the view's own for a form that creates (form-keys.ts), so Back never adds it twice. */
   idempotencyKey: string;
 }
 
+/** How a split reads in the form's one-line summary: "split equally among everyone". */
+function splitWords(mode: string, among: string[], everyone: number, name: (h: string) => string): string {
+  if (mode === "equal") return among.length === everyone ? "split equally among everyone" : `split equally among ${list(among.map(name))}`;
+  return (
+    {
+      exact: "split by exact amounts",
+      percent: "split by percentages",
+      shares: "split by shares",
+      adjustment: "split equally with adjustments",
+    }[mode] ?? "split"
+  );
+}
+
 /**
- * The expense form, without script: one payer from a list or several with an amount each; the split's mode as radio
- * buttons and one row per member (ticked for an equal split, a value for the others); only the chosen mode's values
- * count (expenseArgs).
+ * The form's one line, for a phone: who paid and how it is split ("Paid by you, split equally among everyone"),
+ * then only what differs from the usual (another currency, another day, a refund, a repeat).
+ */
+function expenseSummary(c: WebContext, o: ExpenseFormOptions, v: (name: string) => string): string {
+  const l = (h: string) => (h === o.me ? "you" : o.labels.of(h));
+  const refund = v("kind") === "refund";
+  const payer = v("paid_by") === "several" ? "several people" : l(v("paid_by") || o.me);
+  const mode = v("split_mode") || "equal";
+  const among = o.members.filter((h) => o.values.has(`in_${h}`));
+  const parts = [`${refund ? "Received by" : "Paid by"} ${payer}`, splitWords(mode, among, o.members.length, l)];
+  const currency = v("currency").toUpperCase();
+  if (currency && currency !== o.groupCurrency) parts.push(`in ${currency}`);
+  if (v("date") && v("date") !== today(c)) parts.push(`on ${v("date")}`);
+  if (v("repeat") && v("repeat") !== "none") parts.push(`repeats ${v("repeat")}`);
+  return parts.join(", ");
+}
+
+/** Fields the form shows first; the rest opens from the summary line. */
+const FIRST_FIELDS = new Set(["description", "amount"]);
+
+/**
+ * The expense form, without script, phone first: the description and the amount, then one line saying who paid and
+ * how it is split, which opens the rest: one payer from a list or several with an amount each; the split's mode as
+ * radio buttons and one row per member (ticked for an equal split, a value for the others); only the chosen mode's
+ * values count (expenseArgs). The rest is shown open when one of its fields was refused.
  */
 function expenseForm(c: WebContext, o: ExpenseFormOptions): Markup {
   const v = (name: string) => o.values.get(name) ?? "";
@@ -87,7 +124,11 @@ function expenseForm(c: WebContext, o: ExpenseFormOptions): Markup {
   const mode = v("split_mode") || "equal";
   const payer = v("paid_by");
   const l = (h: string) => o.labels.of(h);
+  const open = Object.keys(e).some((name) => !FIRST_FIELDS.has(name));
   const fields = html`${Object.entries(o.hidden ?? {}).map(([k, val]) => html`<input type="hidden" name="${k}" value="${val}">`)}
+${field("description", "Description", { value: v("description"), required: true, maxlength: 140, error: e.description })}
+${field("amount", "Amount", { value: v("amount"), required: true, error: e.amount, hint: `Such as 12.50 or 12,50, in ${v("currency").toUpperCase() || o.groupCurrency}.` })}
+<details class="more"${open ? new Markup(" open") : ""}><summary><span class="when-closed">${expenseSummary(c, o, v)} <span class="muted">(change)</span></span><span class="when-open">Who paid, the split, and more</span></summary>
 ${select(
   "kind",
   "Kind",
@@ -99,8 +140,6 @@ ${select(
   e.kind,
 )}
 <p class="muted">A refund is money that came back (a returned item, a deposit): it moves the balances the other way. “Paid by” is then who received it, and the split whose money it was.</p>
-${field("description", "Description", { value: v("description"), required: true, maxlength: 140, error: e.description })}
-${field("amount", "Amount", { value: v("amount"), required: true, error: e.amount, hint: `Such as 12.50 or 12,50, in the currency below.` })}
 ${field("currency", "Currency", { value: v("currency"), maxlength: 3, error: e.currency, hint: `The group counts in ${o.groupCurrency}. Another code (such as USD) needs its rate below.` })}
 ${field("exchange_rate", "Exchange rate", { value: v("exchange_rate"), error: e.exchange_rate, hint: `Only for another currency: how many ${o.groupCurrency} one unit of it is worth, e.g. 0.92.` })}
 ${field("date", "Date", { type: "date", value: v("date"), error: e.date })}
@@ -137,7 +176,8 @@ ${select(
   v("repeat") || "none",
   e.repeat,
 )}
-${field("notes", "Notes", { value: v("notes"), multiline: true, maxlength: 500, error: e.notes })}`;
+${field("notes", "Notes", { value: v("notes"), multiline: true, maxlength: 500, error: e.notes })}
+</details>`;
   return form(o.to, c.session.csrfToken, fields, o.submit, { idempotencyKey: o.idempotencyKey });
 }
 
@@ -228,6 +268,7 @@ ${expenseForm(c, {
   submit: "Add the expense",
   members,
   labels,
+  me,
   groupCurrency: group.currency,
   values,
   errors,
@@ -489,6 +530,7 @@ ${expenseForm(c, {
   submit: "Save the changes",
   members: everyone,
   labels,
+  me,
   groupCurrency: group.currency,
   values: sent ?? valuesOf(e),
   errors,

@@ -399,7 +399,8 @@ export async function renderGroup(c: WebContext, groupId: string, m: FormMessage
     group.name,
     html`${alert(m.error)}${notice(m.info)}<p>${group.kind === "direct" ? "A direct ledger" : "A group"} in ${cur}, ${count(group.member_count, "member")}${group.archived ? html`, <span class="badge">archived</span>` : ""}. Your balance: <strong>${group.my_balance}</strong>.</p>
 ${description ? html`<p><span class="muted">Description, written by the group's members:</span> ${description}</p>` : ""}
-<p><a href="${at}/expenses/new">Add an expense</a> · <a href="#record-payment">Record a payment</a> · <a href="#expenses">All expenses</a> · <a href="${at}/activity">Activity</a></p>
+${group.archived ? "" : html`<a class="add" href="${at}/expenses/new">Add an expense</a>`}
+<p><a href="#record-payment">Record a payment</a> · <a href="#expenses">All expenses</a> · <a href="${at}/activity">Activity</a></p>
 <h2>Balances</h2>
 ${balanceChart(balances.members!, names)}
 <ul>${balances.members!.map((m) => html`<li>${balanceSentence(names.of(m.agent), m)}</li>`)}</ul>

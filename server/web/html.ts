@@ -72,6 +72,10 @@ blockquote{margin:.25rem 0;padding:.25rem .75rem;border-left:4px solid #888}bloc
 .pager{display:flex;gap:1rem;flex-wrap:wrap;justify-content:space-between}
 .skip{position:absolute;left:.5rem;top:-4rem;padding:.5rem 1rem;border-radius:.4rem;background:#2454c5;color:#fff;z-index:1}.skip:focus{top:.5rem}
 main:focus{outline:none}[data-passkey-status]:empty{margin:0}
+details.more{border:1px solid #8886;border-radius:.4rem;padding:.25rem .75rem}details.more[open]{display:grid;gap:.5rem;padding-bottom:.75rem}
+details.more>summary{cursor:pointer;padding:.5rem 0;font-weight:600}details.more[open] .when-closed,details.more:not([open]) .when-open{display:none}
+a.add{position:fixed;right:1rem;bottom:1rem;z-index:1;padding:.9rem 1.4rem;border-radius:2rem;background:#2454c5;color:#fff;font-size:1.1rem;font-weight:700;text-decoration:none;box-shadow:0 2px 8px #0006}
+a.add:focus-visible{outline:3px solid CanvasText;outline-offset:2px}main:has(a.add){padding-bottom:5rem}
 .offline{padding:.75rem;border-radius:.4rem;border:2px solid currentColor;font-weight:600}
 fieldset.offline-off{border:0;padding:0;margin:0}
 @media (prefers-color-scheme:dark){.field-error{color:#ff8a80}.error{border-color:#ff8a80}.notice{border-color:#8fa8ff}}

@@ -33,7 +33,7 @@ async function postFrom(b: PageClient, path: string, fields: Record<string, stri
 async function signUp(s: TestServer, handle: string, password: string) {
   const b = new PageClient(s.url);
   await b.get("/signup");
-  expect((await b.post("/signup", { handle, display_name: handle.toUpperCase(), method: "password", password })).location).toBe("/account");
+  expect((await b.post("/signup", { handle, display_name: handle.toUpperCase(), method: "password", password })).location).toBe("/");
 }
 
 describe("password guesses", () => {
@@ -240,7 +240,7 @@ describe("signing up", () => {
 
   test("a passkey already registered is refused on a page, and no handle is made", async () => {
     const credentialId = Buffer.from("the-same-credential-id-twice");
-    expect((await passkeySignup("key-first", credentialId)).location).toBe("/account");
+    expect((await passkeySignup("key-first", credentialId)).location).toBe("/");
     const again = await passkeySignup("key-second", credentialId);
     expect(again.status).toBe(409);
     expect(again.headers.get("content-type")).toStartWith("text/html");

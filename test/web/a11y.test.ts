@@ -10,7 +10,7 @@ import { authorizePath, pkce, registerClient } from "../auth/oauth-helpers.ts";
 import { startTestServer, type Agent, type TestServer } from "../harness.ts";
 import { groupOf } from "../ledger/ledger-fixtures.ts";
 import { audit, follow } from "./audit.ts";
-import { launchChromium, type Browser } from "./chromium.ts";
+import { launchChromium, showAllFields, type Browser } from "./chromium.ts";
 import { inboxCode, PageClient } from "./page-client.ts";
 
 let s: TestServer;
@@ -129,6 +129,7 @@ describe("axe over the main pages, 390 and 1280 px, light and dark", () => {
     await page.goto(`${s.url}${groupPath}/expenses/new`);
     await page.getByLabel("Description").fill("Museum tickets");
     await page.getByLabel("Amount", { exact: true }).fill("30.00");
+    await showAllFields(page);
     await page.locator("#f-split-exact").check();
     await page.getByLabel("Ann: amount, percent or shares").fill("10.00");
     await page.getByLabel("Bob: amount, percent or shares").fill("5.00");
@@ -202,5 +203,57 @@ describe("the keyboard", () => {
     await loaded;
     await expect(page.getByRole("heading", { level: 1 }).textContent()).resolves.toBe("Connect Laptop");
     await expect(main()).resolves.toContain("Connect to @ax-pat");
+  }, 120_000);
+});
+
+describe("on a phone (390 x 844)", () => {
+  test("the add form opens with the description and the amount, and one line for who paid and how it is split", async () => {
+    await signedInAsAnn();
+    await page.setViewportSize({ width: 390, height: 844 });
+    try {
+      await page.goto(`${s.url}${groupPath}`);
+      // The Add button stays in reach: in view at the top of the page and after scrolling to its end.
+      const add = page.getByRole("link", { name: "Add an expense" });
+      const inView = async () => {
+        const box = (await add.boundingBox())!;
+        return box.y >= 0 && box.y + box.height <= 844 && box.height >= 44;
+      };
+      expect(await inView()).toBe(true);
+      await page.evaluate(() => (globalThis as any).window.scrollTo(0, (globalThis as any).document.body.scrollHeight));
+      expect(await inView()).toBe(true);
+
+      await follow(page, add);
+      const summary = page.locator("details.more > summary");
+      await expect(summary.innerText()).resolves.toBe("Paid by you, split equally among everyone (change)");
+      // Closed, the form fits the screen: its two fields, the line and the submit button.
+      const formHeight = (await page.locator("main form").boundingBox())!.height;
+      expect(formHeight).toBeLessThan(500);
+      await expect(page.getByLabel("Currency").isVisible()).resolves.toBe(false);
+      await audit(page, "ax-expense-new-phone", { full: true });
+      // A refused split shows the rest open, with its error.
+      await page.getByLabel("Description").fill("Tram");
+      await page.getByLabel("Amount", { exact: true }).fill("3,20");
+      await showAllFields(page);
+      await expect(summary.innerText()).resolves.toBe("Who paid, the split, and more");
+      await page.locator("#f-split-exact").check();
+      await page.getByLabel("Ann: amount, percent or shares").fill("1,00");
+      await follow(page, page.getByRole("button", { name: "Add the expense" }));
+      await expect(page.locator("details.more").getAttribute("open")).resolves.toBe("");
+      await expect(page.locator("#f-split-error").isVisible()).resolves.toBe(true);
+      // Bob paying, split by shares, in another currency: the line says each.
+      await page.getByLabel("Who paid").selectOption({ label: "Bob" });
+      await page.locator("#f-split-shares").check();
+      await page.getByLabel("Ann: amount, percent or shares").fill("2");
+      await page.getByLabel("Dana (no account yet): amount, percent or shares").fill("");
+      await page.getByLabel("Bob: amount, percent or shares").fill("1");
+      await follow(page, page.getByRole("button", { name: "Add the expense" }));
+      await expect(main()).resolves.toContain("Tram");
+      const tram = page.getByRole("link", { name: /Tram/ }).first();
+      await follow(page, tram);
+      await follow(page, page.getByRole("link", { name: "Edit" }));
+      await expect(summary.innerText()).resolves.toBe("Paid by Bob, split by shares (change)");
+    } finally {
+      await page.setViewportSize({ width: 800, height: 900 });
+    }
   }, 120_000);
 });

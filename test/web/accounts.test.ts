@@ -79,7 +79,7 @@ describe("accounts in a fetch-based browser", () => {
 
   test("a password sign-up signs in; signing out and in with the password works", async () => {
     const b = new PageClient(s.url);
-    expect((await signUp(b, "pw-ann", GOOD)).location).toBe("/account");
+    expect((await signUp(b, "pw-ann", GOOD)).location).toBe("/");
     expect(await signedInAs(b, "pw-ann")).toBe(true);
     await b.follow(await b.post("/account/signout", { flow: "account" }));
     expect(await signedInAs(b, "pw-ann")).toBe(false);
@@ -98,7 +98,7 @@ describe("accounts in a fetch-based browser", () => {
       const fields = { handle: "pw-invited", display_name: "Invited", method: "password", password: GOOD };
       expect((await b.post("/signup", { ...fields, platform_invite_code: "inv_wrong" })).status).toBeGreaterThanOrEqual(400);
       expect((await b.get("/signup")).status).toBe(200);
-      expect((await b.post("/signup", { ...fields, platform_invite_code: invite })).location).toBe("/account");
+      expect((await b.post("/signup", { ...fields, platform_invite_code: invite })).location).toBe("/");
     } finally {
       await closed.stop();
     }
@@ -219,6 +219,8 @@ describe("accounts in Chromium", () => {
     await page.getByLabel("Display name").fill("Chris Password");
     await page.getByLabel("Password").fill("a long and unusual phrase");
     await follow(page, page.getByRole("button", { name: "Create account with a password" }));
+    await expect(signedInText()).resolves.toContain("Hello, Chris Password");
+    await page.goto(`${s.url}/account`);
     await expect(signedInText()).resolves.toContain("Signed in as @chr-pw");
     await audit(page, "account-sign-in-settings");
     await follow(page, page.getByRole("button", { name: "Sign out", exact: true }));
@@ -241,6 +243,8 @@ describe("accounts in Chromium", () => {
     await page.getByLabel("Handle").fill("chr-key");
     await page.getByLabel("Display name").fill("Chris Passkey");
     await follow(page, page.getByRole("button", { name: "Create account with a passkey" }));
+    await expect(signedInText()).resolves.toContain("Hello, Chris Passkey");
+    await page.goto(`${s.url}/account`);
     await expect(signedInText()).resolves.toContain("Signed in as @chr-key");
     const { credentials } = await cdp.send("WebAuthn.getCredentials", { authenticatorId });
     expect(credentials).toHaveLength(1);

@@ -33,7 +33,7 @@ test("Back, then the same form sent again: one expense and one payment", async (
   await ann.getByLabel("Display name").fill("Ann");
   await ann.getByLabel("Password").fill("a long and unusual phrase");
   await click(ann, "Create account with a password");
-  await expect(main(ann)).resolves.toContain("Signed in as @bb-ann");
+  await expect(main(ann)).resolves.toContain("Start here");
   await ann.goto(`${s.url}/groups/new`);
   await ann.getByLabel("Name").fill("Cabin");
   await ann.getByLabel("Currency").fill("EUR");

@@ -51,3 +51,9 @@ export async function virtualAuthenticator(context: BrowserContext, page: Page, 
   });
   return { cdp, authenticatorId };
 }
+
+/** Opens the rest of the expense form from its one-line summary, as a person taps it (nothing when it is open). */
+export async function showAllFields(page: Page): Promise<void> {
+  const more = page.locator("details.more");
+  if ((await more.count()) && !(await more.evaluate((d) => (d as unknown as { open: boolean }).open))) await more.locator("summary").click();
+}

@@ -8,7 +8,7 @@ import { startTestServer, type Agent, type TestServer } from "../harness.ts";
 import { pkce, registerClient, tokenCall } from "../auth/oauth-helpers.ts";
 import { groupOf } from "../ledger/ledger-fixtures.ts";
 import { audit as auditPage, follow as followTo, VIEWPORTS } from "./audit.ts";
-import { launchChromium, type Browser } from "./chromium.ts";
+import { launchChromium, showAllFields, type Browser } from "./chromium.ts";
 import { inboxCode } from "./page-client.ts";
 
 let s: TestServer;
@@ -191,6 +191,7 @@ describe("the pages in Chromium", () => {
     await audit("expense-new");
     await page.getByLabel("Description").fill("Museum tickets");
     await page.getByLabel("Amount", { exact: true }).fill("30.00");
+    await showAllFields(page);
     await page.getByLabel("Exact amounts (each member's amount)").check();
     await page.getByLabel("WEB-ALICE: amount, percent or shares").fill("10.00");
     await page.getByLabel("WEB-BOB: amount, percent or shares").fill("5.00");

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
 import { startTestServer, type TestServer } from "../harness.ts";
 import { audit, follow } from "./audit.ts";
-import { launchChromium, type Browser } from "./chromium.ts";
+import { launchChromium, showAllFields, type Browser } from "./chromium.ts";
 
 let s: TestServer;
 let browsers: Browser[] = [];
@@ -25,7 +25,7 @@ afterAll(async () => {
 const main = (p: Page) => p.locator("main").textContent();
 const click = (p: Page, name: string | RegExp) => follow(p, p.getByRole("button", { name, exact: typeof name === "string" }).first());
 
-async function signUp(p: Page, handle: string, name: string, landing = `Signed in as @${handle}`) {
+async function signUp(p: Page, handle: string, name: string, landing = `Hello, ${name}`) {
   await p.getByLabel("Handle").fill(handle);
   await p.getByLabel("Display name").fill(name);
   await p.getByLabel("Password").fill("a long and unusual phrase");
@@ -56,6 +56,7 @@ test("a member adds a friend by name and splits with her; the friend takes her p
   await follow(ann, ann.getByRole("link", { name: "Add an expense" }));
   await ann.getByLabel("Description").fill("Groceries");
   await ann.getByLabel("Amount", { exact: true }).fill("40.00");
+  await showAllFields(ann);
   await ann.getByLabel("Carol (no account yet) is in it").check();
   await click(ann, "Add the expense");
   await expect(main(ann)).resolves.toContain("Carol (no account yet) owes 20.00 EUR");

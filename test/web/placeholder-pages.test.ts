@@ -123,7 +123,7 @@ test("someone with an account signs in with a password from the claim link, come
   const erin = new PageClient(s.url);
   await erin.get("/signup");
   expect((await erin.post("/signup", { handle: "pw-erin", display_name: "Erin", method: "password", password: "violet harbour 42 compass" })).location).toBe(
-    "/account",
+    "/",
   );
   await erin.get("/account");
   expect((await erin.post("/account/signout", {})).status).toBe(303);
@@ -171,7 +171,7 @@ test("a return path that is not a path of this server is ignored: the usual page
     const handle = `pw-away${i}`;
     const made = await b.post("/signup", { handle, display_name: "Away", method: "password", password: "copper lantern 9 thistle", next });
     expect(made.status).toBe(303);
-    expect(made.location).toBe("/account");
+    expect(made.location).toBe("/");
     await b.get("/signin");
     const again = await b.post("/signin/password", { handle, password: "copper lantern 9 thistle", next });
     expect(again.status).toBe(303);
