@@ -19,7 +19,7 @@ export function createApp(svc: Services, ops: Ops): Handler {
     const c: Call = { svc, ops, req, path: pathOf(req.url), requestId, clientAddress, cache };
     try {
       const found = router.find(req.method, c.path);
-      return await (found ? found.route.run(c, found.param) : notFound(c));
+      return await (found ? found.route.run(c, found.params) : notFound(c));
     } catch (err) {
       if (!(err instanceof AppError)) ops.serverError(err, requestId);
       return failure(svc, toAppError(err), requestId);

@@ -14,7 +14,7 @@ import { receiveTransaction } from "./federation/transactions.ts";
 import { bearerToken } from "./auth/authenticate.ts";
 import * as endpoints from "./auth/oauth-endpoints.ts";
 import type { Ops } from "./observability/ops.ts";
-import type { Route } from "./router.ts";
+import type { Params, Route } from "./router.ts";
 import type { Services } from "./services.ts";
 import { catalogue, describeTool, findTool } from "./tools/catalogue.ts";
 import { invoke } from "./tools/invoke.ts";
@@ -55,29 +55,8 @@ import { serveLocalTimeScript } from "./web/html.ts";
 import { serveAppScript, serveIcon, serveManifest, serveWorker } from "./web/webapp.ts";
 import { postApprove, postCreate, postDeny, postUserCode, renderJoin } from "./web/join-page.ts";
 import { postMerge, renderMerge } from "./web/merge-page.ts";
-import {
-  action,
-  authorizePage,
-  docs,
-  form,
-  formWithAddress,
-  secretPageOf,
-  home,
-  isWebPath,
-  jwks,
-  machine,
-  oidc,
-  oidcCallback,
-  oidcStart,
-  page,
-  pageOf,
-  preflight,
-  renderFlow,
-  signInForm,
-  slowForm,
-  takesPost,
-  uploadAction,
-} from "./web/pages.ts";
+import { action, form, formWithAddress, machine, page, secretPage, slowForm, takesPost, uploadAction } from "./web/framework.ts";
+import { authorizePage, docs, home, isWebPath, jwks, oidc, oidcCallback, oidcStart, preflight, renderFlow, signInForm } from "./web/pages.ts";
 import { postPayAcrossGroups } from "./web/dashboard-page.ts";
 import { postAddContact, postBlockContact, postContactCode, postRespondContact, renderContacts } from "./web/contacts-page.ts";
 import { postArchiveGroup, postInviteContact, postNewGroup, postRenameGroup, renderGroupSettings, renderNewGroup } from "./web/group-settings-page.ts";
@@ -136,13 +115,13 @@ const WRITES = true;
 
 export const ROUTES: readonly Route<Call>[] = [
   // Tools: REST and MCP, first as the busiest.
-  post("/v1/tools/*", (c, name) => callTool(c.svc, toolName(name), c)),
+  post("/v1/tools/*", (c, { rest }) => callTool(c.svc, toolName(rest!), c)),
   any("/mcp", (c) => handleMcp(c.svc, c.path, c)),
   any("/mcp/*", (c) => handleMcp(c.svc, c.path, c)),
   ...Object.entries(TOOL_ALIASES).map(([path, tool]) => post(path, (c) => callTool(c.svc, tool, c))),
-  post("/v1/sandbox/tools/*", (c, name) => callTool(c.svc, toolName(name), c, { sandbox: true })),
+  post("/v1/sandbox/tools/*", (c, { rest }) => callTool(c.svc, toolName(rest!), c, { sandbox: true })),
   get("/v1/tools", listTools),
-  get("/v1/attachments/*", (c, id) => serveAttachment(c.svc, c.req, id, c.requestId)),
+  get("/v1/attachments/*", (c, { rest }) => serveAttachment(c.svc, c.req, rest!, c.requestId)),
   get("/v1/tools/*", describe),
   get("/v1", whoAmI),
   get("/openapi.json", openApi),
@@ -154,7 +133,7 @@ export const ROUTES: readonly Route<Call>[] = [
   // Federation with other svc servers (server/federation/, docs/federation.md).
   get("/.well-known/svc-federation", (c) => discoveryDocument(c.svc)),
   get("/.well-known/svc-federation/jwks.json", (c) => jwksDocument(c.svc)),
-  put("/fed/v1/txn/{txn_id}", (c, txnId) => receiveTransaction(c.svc, c.req, txnId, c.clientAddress())),
+  put("/fed/v1/txn/{txn_id}", (c, { txn_id }) => receiveTransaction(c.svc, c.req, txn_id!, c.clientAddress())),
 
   // The OAuth authorization server.
   get("/.well-known/jwks.json", jwks),
@@ -173,7 +152,7 @@ export const ROUTES: readonly Route<Call>[] = [
   any("/oauth/revoke", takesPost),
 
   // Pages for people.
-  get("/", (c) => (wantsHtml(c.req) ? home(c, "") : notFound(c))),
+  get("/", (c, params) => (wantsHtml(c.req) ? home(c, params) : notFound(c))),
   get("/docs", docs),
   get("/docs/*", docs),
   get("/join", page(renderJoin)),
@@ -189,7 +168,7 @@ export const ROUTES: readonly Route<Call>[] = [
   // A person's data: all of it as one file, or the account deleted (account-data-page.ts).
   get("/account/export", page(accountData.renderAccountExport)),
   get("/account/delete", page(accountData.renderDeleteAccount)),
-  post("/account/delete", (c, p) => action((a) => accountData.postDeleteAccount(a, c.clientAddress()))(c, p)),
+  post("/account/delete", (c, params) => action((a) => accountData.postDeleteAccount(a, c.clientAddress()))(c, params)),
   post("/account/signin/code", signInForm(postSendCode)),
   post("/account/signin/verify", signInForm(postVerifyCode)),
   post("/account/signout", form(postSignOut)),
@@ -198,7 +177,7 @@ export const ROUTES: readonly Route<Call>[] = [
   get("/settings", page(renderSettings)),
   post("/settings", action(postSettings, "/settings", "settings")),
   post("/settings/servers", action(postAcceptsFrom, "/settings", "settings")),
-  get("/settings/link/*", pageOf(renderSettingsLink)),
+  get("/settings/link/*", page(renderSettingsLink)),
   post("/settings/link", form(postSettingsLink)),
   post("/settings/phone", formWithAddress(postPhone, WRITES)),
   post("/settings/phone/verify", form(postPhoneVerify, WRITES)),
@@ -208,30 +187,30 @@ export const ROUTES: readonly Route<Call>[] = [
   post("/settings/email/cancel", form(postEmailCancel, WRITES)),
   post("/settings/email/remove", form(postEmailRemove, WRITES)),
   post("/settings/email/prefs", form(postEmailPrefs, WRITES)),
-  get("/settings/email/confirm/*", secretPageOf(renderEmailConfirm)),
+  get("/settings/email/confirm/*", secretPage(renderEmailConfirm)),
   post("/settings/email/confirm", form(postEmailConfirm)),
-  get("/settings/email/unsubscribe/*", secretPageOf(renderUnsubscribe)),
+  get("/settings/email/unsubscribe/*", secretPage(renderUnsubscribe)),
   post("/settings/email/unsubscribe/*", postUnsubscribe),
   post("/signin/email", signInForm(postEmailSignin)),
   post("/groups/{group_id}/placeholders/email", form(postClaimMail, WRITES)),
-  get("/claim/{code}", secretPageOf(renderClaim)),
+  get("/claim/{code}", secretPage(renderClaim)),
   post("/claim/{code}", action(postClaim, "/signin")),
   get("/groups", page(renderGroups)),
-  get("/groups/{group_id}", pageOf(renderGroup)),
-  get("/groups/{group_id}/export.csv", pageOf(exportCsv)),
-  get("/groups/{group_id}/activity", pageOf(renderActivity)),
+  get("/groups/{group_id}", page(renderGroup)),
+  get("/groups/{group_id}/export.csv", page(exportCsv)),
+  get("/groups/{group_id}/activity", page(renderActivity)),
   post("/groups/{group_id}/payments", action(postPayment, "/groups")),
   post("/groups/{group_id}/placeholders", action(postPlaceholder, "/groups")),
   post("/groups/{group_id}/placeholders/link", action(postPlaceholderLink, "/groups")),
   post("/groups/{group_id}/payments/respond", action(postPaymentAnswer, "/groups")),
   post("/groups/{group_id}/expenses/respond", action(postExpenseAnswer, "/groups")),
   // A group's expenses, one by one (the expense's id is read from the path: a route hands over the first id only).
-  get("/groups/{group_id}/expenses/new", pageOf(renderNewExpense)),
+  get("/groups/{group_id}/expenses/new", page(renderNewExpense)),
   post("/groups/{group_id}/expenses/new", action(postNewExpense, "/groups")),
   post("/groups/{group_id}/expenses/confirm-all", action(postConfirmAll, "/groups")),
   post("/groups/{group_id}/recurring/stop", action(postStopRecurring, "/groups")),
-  get("/groups/{group_id}/expenses/{expense_id}", pageOf(renderExpense)),
-  get("/groups/{group_id}/expenses/{expense_id}/edit", pageOf(renderEditExpense)),
+  get("/groups/{group_id}/expenses/{expense_id}", page(renderExpense)),
+  get("/groups/{group_id}/expenses/{expense_id}/edit", page(renderEditExpense)),
   post("/groups/{group_id}/expenses/{expense_id}/edit", action(postEditExpense, "/groups")),
   post("/groups/{group_id}/expenses/{expense_id}/delete", action(postDeleteExpense, "/groups")),
   post("/groups/{group_id}/expenses/{expense_id}/restore", action(postRestoreExpense, "/groups")),
@@ -244,7 +223,7 @@ export const ROUTES: readonly Route<Call>[] = [
   // The web app: new group and a group's settings, contacts, inbox (the dashboard is `/` for a signed-in browser).
   get("/groups/new", page(renderNewGroup)),
   post("/groups/new", action(postNewGroup, "/groups")),
-  get("/groups/{group_id}/settings", pageOf(renderGroupSettings)),
+  get("/groups/{group_id}/settings", page(renderGroupSettings)),
   post("/groups/{group_id}/settings/rename", action(postRenameGroup, "/groups")),
   post("/groups/{group_id}/settings/archive", action(postArchiveGroup, "/groups")),
   post("/groups/{group_id}/settings/invite", action(postInviteContact, "/groups")),
@@ -261,12 +240,12 @@ export const ROUTES: readonly Route<Call>[] = [
   get("/plans", page(renderPlans)),
   get("/plans/new", page(renderNewPlan)),
   post("/plans/new", action(postNewPlan, "/plans")),
-  get("/plans/{plan_id}", pageOf(renderPlan)),
+  get("/plans/{plan_id}", page(renderPlan)),
   post("/plans/{plan_id}/choose", action(postChoosePlan, "/plans")),
   post("/plans/{plan_id}/respond", action(postRespondPlan, "/plans")),
   get("/envelopes", page(renderEnvelopes)),
   post("/envelopes/send", action(postSendEnvelope, "/envelopes")),
-  get("/envelopes/{envelope_id}", pageOf(renderEnvelope)),
+  get("/envelopes/{envelope_id}", page(renderEnvelope)),
   post("/envelopes/{envelope_id}/reply", action(postReplyEnvelope, "/envelopes")),
 
   // Accounts for people: sign-up, sign-in with a password or a passkey, what /account adds, reset links.
@@ -292,7 +271,7 @@ export const ROUTES: readonly Route<Call>[] = [
   get("/assets/local-time.js", serveLocalTimeScript),
   // The installable app: its manifest, icons, the script of every page and the service worker (webapp.ts).
   get("/manifest.webmanifest", serveManifest),
-  get("/icons/*", (c, name) => serveIcon(name) ?? notFound(c)),
+  get("/icons/*", (c, { rest }) => serveIcon(rest!) ?? notFound(c)),
   get("/assets/app.js", serveAppScript),
   get("/sw.js", serveWorker),
   post(
@@ -314,7 +293,7 @@ export const ROUTES: readonly Route<Call>[] = [
     ),
   ),
   post("/account/signout-everywhere", form(accounts.postSignOutEverywhere)),
-  get("/account/reset/*", pageOf(accounts.renderResetLink)),
+  get("/account/reset/*", page(accounts.renderResetLink)),
   post("/account/reset", form(accounts.postResetLink)),
 ];
 
@@ -352,8 +331,8 @@ function listTools(c: Call): Response {
 }
 
 /** GET /v1/tools/{name}: one tool. */
-function describe(c: Call, name: string): Response {
-  const tool = findTool(toolName(name));
+function describe(c: Call, { rest = "" }: Params): Response {
+  const tool = findTool(toolName(rest));
   if (!tool) throw new AppError("NOT_FOUND", "There is no tool by that name.", undefined, undefined, "GET /v1/tools lists every tool.");
   return json({ ok: true, data: { tool: describeTool(tool), suggested_next: [tool.name] }, request_id: c.requestId }, 200, c.requestId);
 }

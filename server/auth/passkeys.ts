@@ -1,7 +1,7 @@
 // Passkeys (WebAuthn) through @simplewebauthn/server: the relying party is the base URL's host, the expected origin
 // its origin. A ceremony's challenge waits in the browser's web session (one at a time, for five minutes) and is used
 // up by the answer, whatever it is. Checking an answer needs no database, so it runs outside any transaction
-// (server/web/pages.ts slowForm): the passkey is read before, its new counter written after.
+// (server/web/framework.ts slowForm): the passkey is read before, its new counter written after.
 import {
   type AuthenticationResponseJSON,
   generateAuthenticationOptions,

@@ -35,7 +35,7 @@ export function passwordProblem(password: string): string | null {
 
 /**
  * The argon2id hash of an acceptable new password (VALIDATION_ERROR otherwise). Slow on purpose (a quarter of a second
- * and more): never called inside a transaction, so no write waits for it (server/web/pages.ts slowForm).
+ * and more): never called inside a transaction, so no write waits for it (server/web/framework.ts slowForm).
  */
 export async function hashPassword(password: string): Promise<string> {
   const problem = passwordProblem(password);

@@ -16,7 +16,7 @@ import { AppError } from "../errors.ts";
 import { FRESH_MS } from "./accounts-page.ts";
 import { errorPage, type Messages, type WebContext } from "./context.ts";
 import { alert, field, html, notice, page, type Markup } from "./html.ts";
-import type { ActionContext } from "./pages.ts";
+import type { ActionContext } from "./framework.ts";
 import { mayWrite, openSession, SESSION_COOKIE, signedIn, updateSession } from "./session.ts";
 import { CLEAR_SITE_DATA } from "./webapp.ts";
 

@@ -9,7 +9,7 @@ import { federationScope } from "../federation/scope.ts";
 import { plainText } from "../contract/wire.ts";
 import { formatTime, type Messages, type WebContext } from "./context.ts";
 import { alert, field, form, html, notice, page, seeOther, type Markup } from "./html.ts";
-import type { ActionContext } from "./pages.ts";
+import type { ActionContext } from "./framework.ts";
 import { signedIn } from "./session.ts";
 import { signInSettings } from "./accounts-page.ts";
 import { renderSignin } from "./accounts-page.ts";

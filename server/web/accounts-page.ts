@@ -2,7 +2,7 @@
 // agent's inbox, or the identity provider), and on /account add passkeys, set the password, sign out everywhere.
 // An operator's reset link (svc users reset-link) signs a person in once. A password sign-in answers the same,
 // with the same work, whether or not the handle exists. Passwords are hashed and checked with no transaction open
-// (slowForm in pages.ts): before, a short write reads the hash and counts the guess; after, a short write acts.
+// (slowForm in framework.ts): before, a short write reads the hash and counts the guess; after, a short write acts.
 // A factor set in a browser whose sign-in descends from another client is tied to it (session.ts factorOrigin).
 import { and, eq, isNull, sql } from "drizzle-orm";
 import { scalar } from "../../db/client.ts";
@@ -465,7 +465,8 @@ const SPENT =
   "This link has expired or was already used. Ask for a new one on the sign-in page (by e-mail, if you confirmed an address), or ask the server's operator.";
 
 /** GET /account/reset/{token}: looking does not use the link up (a link preview cannot spend it). */
-export async function renderResetLink(c: WebContext, token: string): Promise<Response> {
+export async function renderResetLink(c: WebContext): Promise<Response> {
+  const token = c.params.rest ?? "";
   const link = await resetLinkUsable(c.tx, token, c.now);
   if (!link) return errorPage("Link expired", SPENT, 410);
   const signin = link.purpose === "signin";

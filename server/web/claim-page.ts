@@ -9,7 +9,7 @@ import { groupBalances } from "../domain/ledger/balances/balances.ts";
 import { AppError } from "../errors.ts";
 import { actingAs, errorPage, withNext, type Messages, type WebContext } from "./context.ts";
 import { alert, form, html, page, seeOther } from "./html.ts";
-import type { ActionContext } from "./pages.ts";
+import type { ActionContext } from "./framework.ts";
 import { signedIn } from "./session.ts";
 import { signinBlock } from "./signin.ts";
 import { errorText } from "./wording.ts";
@@ -17,7 +17,8 @@ import { errorText } from "./wording.ts";
 const SPENT = "This link was already used, or it is not a link to take a place in a group. Ask whoever sent it for a new one.";
 
 /** GET /claim/{code} */
-export async function renderClaim(c: WebContext, code: string, m: Messages = {}): Promise<Response> {
+export async function renderClaim(c: WebContext, m: Messages = {}): Promise<Response> {
+  const code = c.params.code ?? "";
   if (!isClaimCode(code)) return errorPage("Link not valid", SPENT, 404);
   let found: Awaited<ReturnType<typeof placeholderByCode>>;
   try {
@@ -52,9 +53,10 @@ ${form(`/claim/${encodeURIComponent(code)}`, c.session.csrfToken, html``, `Take 
 }
 
 /** POST /claim/{code}: join_group with the claim code, then the group's page. */
-export async function postClaim(a: ActionContext, code: string): Promise<Response> {
+export async function postClaim(a: ActionContext): Promise<Response> {
+  const code = a.params.code ?? "";
   const result = await a.call("join_group", { invite_code: code });
   if (result.ok) return seeOther(`/groups/${(result.data as { group: { group_id: string } }).group.group_id}`);
   if (result.error.code === "NOT_FOUND") return errorPage("Link not valid", SPENT, 404);
-  return a.show((c) => renderClaim(c, code, { error: errorText(result.error), status: result.error.status }));
+  return a.show((c) => renderClaim(c, { error: errorText(result.error), status: result.error.status }));
 }

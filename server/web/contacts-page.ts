@@ -11,7 +11,8 @@ import { actingAs, type WebContext } from "./context.ts";
 import { alert, field, form, html, notice, page } from "./html.ts";
 import { signedIn } from "./session.ts";
 import { signinBlock } from "./signin.ts";
-import { again, button, optional, quote, required, toolForm, type FormMessages } from "./web-actions.ts";
+import { again, button, optional, quote, required } from "./web-actions.ts";
+import { toolForm, type FormMessages } from "./framework.ts";
 import { nameWithHandle } from "./wording.ts";
 
 const LIST = 100;
@@ -28,7 +29,7 @@ const DONE: Record<string, string> = {
 };
 
 /** GET /contacts */
-export async function renderContacts(c: WebContext, _param = "", m: FormMessages = {}): Promise<Response> {
+export async function renderContacts(c: WebContext, m: FormMessages = {}): Promise<Response> {
   if (!signedIn(c.session)) {
     return page("Your contacts", html`<p>Sign in to see your contacts.</p>${await signinBlock(c, "account", undefined, { next: "/contacts" })}`, {
       status: m.status,
@@ -150,7 +151,7 @@ export const postAddContact = toolForm({
   },
   // A request by a code with another server's host names nobody yet (contact: null).
   done: (data) => `/contacts?done=${data.status === "requested" && data.contact === null ? "sent" : data.status}`,
-  show: (c, p, m) => renderContacts(c, p, { ...m, form: `add-${addBy(m.values)}` }),
+  show: (c, m) => renderContacts(c, { ...m, form: `add-${addBy(m.values)}` }),
 });
 
 /** POST /contacts/respond: respond_contact_request (accept, decline or block). */

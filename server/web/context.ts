@@ -11,6 +11,8 @@ export interface WebContext {
   svc: Services;
   req: Request;
   url: URL;
+  /** The path's parameters by name (`group_id` of /groups/{group_id}), from the route (server/router.ts). */
+  params: Readonly<Record<string, string>>;
   tx: Tx;
   now: Date;
   session: WebSession;

@@ -15,7 +15,8 @@ import { actingAs, formatTime, type WebContext } from "./context.ts";
 import { alert, html, notice, page } from "./html.ts";
 import { handlesOf, itemText, Names, type ItemWords } from "./wording.ts";
 import type { WebSession } from "./session.ts";
-import { button, required, toolForm, type FormMessages } from "./web-actions.ts";
+import { button, required } from "./web-actions.ts";
+import { toolForm, type FormMessages } from "./framework.ts";
 
 // A balance reads "+40.00 EUR" or "-40.00 EUR"; the sentence says which way.
 const unsigned = (balance: string) => balance.replace(/^[+-]/, "");
@@ -60,7 +61,7 @@ export const postPayAcrossGroups = toolForm({
   form: "pay",
   args: (f) => ({ to: required(f, "to"), currency: required(f, "currency") }),
   done: (data) => `/?done=paid-${data.parts.length}`,
-  show: (c, _, m) => renderDashboard(c, c.session as WebSession & { agentId: string }, m),
+  show: (c, m) => renderDashboard(c, c.session as WebSession & { agentId: string }, m),
 });
 
 /** The button paying a friend what the human owes them in one currency, in every group both are in. */

@@ -1,12 +1,13 @@
-// E-mail for people on the pages, only when the server sends e-mail (svc serve --smtp-url): the address on the settings
-// page (added, confirmed by a link, removed) and how each kind of notification comes; the confirmation and
-// unsubscribe pages the e-mails link to; the answer to "e-mail me a link" (a way of the sign-in form, signin.ts); a claim link sent to a friend from a
-// group page. The e-mails are written to the outbox in the page's transaction and sent after the commit.
+// E-mail for people on the pages, only when the server sends e-mail (svc serve --smtp-url): the forms of the settings
+// page's e-mail part (email-section.ts: the address added, confirmed by a link, removed; how each kind of
+// notification comes); the confirmation and unsubscribe pages the e-mails link to; the answer to "e-mail me a link"
+// (a way of the sign-in form, signin.ts); a claim link sent to a friend from a group page. The e-mails are written to
+// the outbox in the page's transaction and sent after the commit.
 import { createResetLink } from "../auth/reset-links.ts";
 import { HOUR, DAY } from "../clock.ts";
 import { EMAIL_DELIVERIES, EMAIL_KINDS, type EmailDelivery, type EmailKind, emailKey, normaliseEmail } from "../contract/email.ts";
 import { HANDLE_PATTERN } from "../contract/wire.ts";
-import { agentByHandle, agentById, type AgentRow } from "../domain/agents.ts";
+import { agentByHandle, agentById } from "../domain/agents.ts";
 import { takeAttempt } from "../domain/attempts.ts";
 import {
   cancelEmailProof,
@@ -14,7 +15,6 @@ import {
   emailOf,
   handlesWithEmail,
   pendingByToken,
-  prefsOf,
   removeEmail,
   setPrefs,
   startEmailProof,
@@ -25,9 +25,10 @@ import { isMember } from "../domain/ledger/groups/membership.ts";
 import { claimPath, placeholderByCode } from "../domain/ledger/groups/placeholders.ts";
 import { AppError } from "../errors.ts";
 import { errorPage, FLOWS, nextOf, type Messages, type WebContext } from "./context.ts";
-import { field, form, html, Markup, page, seeOther } from "./html.ts";
-import type { WebCall } from "./pages.ts";
+import { field, form, html, type Markup, page, seeOther } from "./html.ts";
+import type { Params, WebCall } from "./framework.ts";
 import { factorOrigin, signedIn } from "./session.ts";
+import { mailing } from "./email-section.ts";
 import { renderSettings } from "./settings-page.ts";
 import { sentFlow, type RenderFlow } from "./signin.ts";
 
@@ -37,7 +38,6 @@ const ASKS_PER_TARGET = { limit: 3, windowMs: HOUR };
 /** Claim links one member may e-mail in a day. */
 const CLAIM_MAILS_PER_DAY = { limit: 20, windowMs: DAY };
 
-const mailing = (c: WebContext) => Boolean(c.svc.config.smtpUrl);
 const emailContext = (c: WebContext): EmailContext => ({ baseUrl: c.svc.config.baseUrl, key: c.svc.formKey });
 /** After the commit, the outbox is sent at once (a person is waiting for the link). */
 const sendSoon = (c: WebContext) => {
@@ -48,54 +48,6 @@ const sendSoon = (c: WebContext) => {
 };
 
 const rateLimited = (err: unknown): err is AppError => err instanceof AppError && err.code === "RATE_LIMITED";
-
-const DELIVERY_TEXT: Record<EmailDelivery, string> = { immediate: "At once", daily: "In a daily e-mail", off: "Never" };
-
-/** The settings page's address and notifications, for a browser that may change them; nothing without e-mail. */
-export async function emailSection(c: WebContext, me: AgentRow): Promise<Markup | string> {
-  if (!mailing(c)) return "";
-  const row = await emailOf(c.tx, me.agentId);
-  const waiting = row?.pendingAddress && row.pendingExpiresAt && row.pendingExpiresAt > c.now.toISOString() ? row.pendingAddress : null;
-  const confirmed = row?.confirmedAt ? row.address : null;
-  const parts: (Markup | string)[] = [html`<h2 id="email">E-mail</h2>`];
-  if (confirmed)
-    parts.push(
-      html`<p>Your address: <strong>${confirmed}</strong> (confirmed). You can sign in with a link sent to it, and get the notifications you choose below. Other people never see it.</p>`,
-    );
-  else
-    parts.push(
-      html`<p>Add your address to sign in with a link sent to it, reset your password, and hear what happens by e-mail. Other people never see it.</p>`,
-    );
-  if (waiting)
-    parts.push(html`<p class="notice" role="status">We sent a link to <strong>${waiting}</strong>. Open it to confirm the address; it works for a day.</p>
-${form("/settings/email/cancel", c.session.csrfToken, html``, "Cancel this address", { secondary: true })}`);
-  parts.push(
-    form(
-      "/settings/email",
-      c.session.csrfToken,
-      field("email", confirmed ? "New e-mail address" : "E-mail address", { type: "email", required: true, autocomplete: "email", maxlength: 254 }),
-      "Send a confirmation link",
-    ),
-  );
-  if (confirmed && row) {
-    const prefs = prefsOf(row);
-    const choices = (Object.keys(EMAIL_KINDS) as EmailKind[]).map(
-      (kind) => html`<label for="f-email-${kind}">${EMAIL_KINDS[kind].label}</label>
-<select id="f-email-${kind}" name="${kind}">${EMAIL_DELIVERIES.map((d) => html`<option value="${d}"${d === prefs[kind] ? new Markup(" selected") : ""}>${DELIVERY_TEXT[d]}</option>`)}</select>`,
-    );
-    parts.push(html`<h3>What you get by e-mail</h3>
-<p class="muted">What happens within a few minutes comes in one e-mail; a daily e-mail gathers the day's news.</p>
-${form("/settings/email/prefs", c.session.csrfToken, html`${choices}`, "Save what I get")}
-${form("/settings/email/remove", c.session.csrfToken, html``, "Remove my address", { secondary: true })}`);
-  }
-  return html`${parts}`;
-}
-
-/** The address as a fact, for a page that cannot change it (a read-only link): whether there is one, never which. */
-export async function emailFacts(c: WebContext, me: AgentRow): Promise<Markup | string> {
-  if (!mailing(c)) return "";
-  return html`<dt>E-mail</dt><dd>${(await emailOf(c.tx, me.agentId))?.confirmedAt ? "confirmed" : "none"}</dd>`;
-}
 
 /** POST /settings/email: a confirmation link to the address typed. */
 export async function postEmail(c: WebContext): Promise<Response> {
@@ -146,7 +98,8 @@ export async function postEmailPrefs(c: WebContext): Promise<Response> {
 const SPENT_CONFIRM = "This link has expired or was already used. Add the address again on your settings page to get a new one.";
 
 /** GET /settings/email/confirm/{token}: looking does not use the link up (a link preview cannot). */
-export async function renderEmailConfirm(c: WebContext, token: string): Promise<Response> {
+export async function renderEmailConfirm(c: WebContext): Promise<Response> {
+  const token = c.params.rest ?? "";
   const pending = await pendingByToken(c.tx, c.now, token);
   if (!pending) return errorPage("Link expired", SPENT_CONFIRM, 410);
   const who = (await agentById(c.tx, pending.agentId))!;
@@ -168,7 +121,8 @@ export async function postEmailConfirm(c: WebContext): Promise<Response> {
 }
 
 /** GET /settings/email/unsubscribe/{token}: what the link stops, and the button (looking stops nothing). */
-export async function renderUnsubscribe(c: WebContext, token: string): Promise<Response> {
+export async function renderUnsubscribe(c: WebContext): Promise<Response> {
+  const token = c.params.rest ?? "";
   const read = readUnsubscribeToken(c.svc.formKey, token);
   if (!read || !(await emailOf(c.tx, read.agentId)))
     return errorPage("Nothing to stop", "This link does not stop any e-mail: the address was removed, or the link is incomplete.", 404);
@@ -184,7 +138,7 @@ export async function renderUnsubscribe(c: WebContext, token: string): Promise<R
  * POST /settings/email/unsubscribe/{token}: RFC 8058 one-click, sent by a mail client with no cookie and no form of
  * this server, so no CSRF token: the signed token is the authority, and all it can do is turn its kinds off.
  */
-export async function postUnsubscribe(call: WebCall, token: string): Promise<Response> {
+export async function postUnsubscribe(call: WebCall, { rest: token = "" }: Params): Promise<Response> {
   const limited = call.svc.limiter.take(`web:${call.clientAddress()}`, "web", call.svc.config.publicRateLimit);
   if (!limited.allowed) return errorPage("Slow down", `Too many attempts from your address. Wait ${limited.resetSeconds} seconds and try again.`, 429);
   await call.req.body?.cancel().catch(() => undefined);

@@ -9,7 +9,8 @@ import { actingAs, formatTime, notFoundPage, type WebContext } from "./context.t
 import { alert, field, form, html, notice, page } from "./html.ts";
 import { signedIn } from "./session.ts";
 import { signinBlock } from "./signin.ts";
-import { again, optional, quote, required, toolForm, type FormMessages } from "./web-actions.ts";
+import { again, optional, quote, required } from "./web-actions.ts";
+import { toolForm, type FormMessages } from "./framework.ts";
 import { list, Names } from "./wording.ts";
 
 const SENT: Record<string, string> = { sent: "Your envelope is sent.", replied: "Your reply is sent." };
@@ -23,7 +24,7 @@ const who = (e: Pick<Envelope, "direction" | "from" | "to">) => {
 };
 
 /** GET /envelopes */
-export async function renderEnvelopes(c: WebContext, _param = "", m: FormMessages = {}): Promise<Response> {
+export async function renderEnvelopes(c: WebContext, m: FormMessages = {}): Promise<Response> {
   if (!signedIn(c.session))
     return page("Your mail", html`<p>Sign in to read your mail.</p>${await signinBlock(c, "account", undefined, { next: "/envelopes" })}`, {
       status: m.status,
@@ -59,7 +60,8 @@ ${field("body_md", "Message", { required: true, maxlength: 20000, multiline: tru
 }
 
 /** GET /envelopes/{envelope_id} */
-export async function renderEnvelope(c: WebContext, envelopeId: string, m: FormMessages = {}): Promise<Response> {
+export async function renderEnvelope(c: WebContext, m: FormMessages = {}): Promise<Response> {
+  const envelopeId = c.params.envelope_id ?? "";
   if (!signedIn(c.session))
     return page("An envelope", html`<p>Sign in to read it.</p>${await signinBlock(c, "account", undefined, { next: c.url.pathname })}`, {
       status: m.status ?? 401,
@@ -113,7 +115,7 @@ export const postSendEnvelope = toolForm({
 export const postReplyEnvelope = toolForm({
   tool: "reply_envelope",
   form: "reply",
-  args: (f, envelope_id) => ({ envelope_id, body_md: required(f, "body_md"), audience: optional(f, "all") ? "all" : "sender" }),
+  args: (f, { envelope_id }) => ({ envelope_id, body_md: required(f, "body_md"), audience: optional(f, "all") ? "all" : "sender" }),
   done: (data) => `/envelopes/${(data.envelope as Envelope).envelope_id}?done=replied`,
   show: renderEnvelope,
 });

@@ -15,7 +15,7 @@ import { requireMember } from "../domain/ledger/groups/membership.ts";
 import type { AppError } from "../errors.ts";
 import { actingAs, formatTime, notFoundPage, type Messages, type WebContext } from "./context.ts";
 import { alert, field, form, html, Markup, notice, page, seeOther } from "./html.ts";
-import type { ActionContext } from "./pages.ts";
+import { toolForm, type ActionContext } from "./framework.ts";
 import { signedIn } from "./session.ts";
 import { formKey } from "./form-keys.ts";
 import { changedWords, count, decimalCommaOf, errorText, issueText, list, memberRefs, myNet, Names, typedAmount, youLine } from "./wording.ts";
@@ -46,9 +46,6 @@ const DONE: Record<string, string> = {
 };
 
 const today = (c: WebContext) => c.now.toISOString().slice(0, 10);
-
-/** The second id in /groups/{group_id}/expenses/{expense_id}/...: the router hands a page only the first. */
-const expenseIdIn = (path: string) => path.split("/")[4] ?? "";
 
 /** A select with a label and, when the tool refused its value, the error beside it. */
 function select(name: string, label: string, options: readonly (readonly [string, string])[], value: string | null, error?: string): Markup {
@@ -246,7 +243,8 @@ async function memberGroup(c: WebContext, groupId: string) {
 const signInFirst = () => seeOther("/groups");
 
 /** GET /groups/{group_id}/expenses/new, and the same form with what the tool refused. */
-export async function renderNewExpense(c: WebContext, groupId: string, m: Messages = {}, sent?: URLSearchParams, errors: FieldErrors = {}): Promise<Response> {
+export async function renderNewExpense(c: WebContext, m: Messages = {}, sent?: URLSearchParams, errors: FieldErrors = {}): Promise<Response> {
+  const groupId = c.params.group_id ?? "";
   if (!signedIn(c.session)) return signInFirst();
   if (!Uuid.safeParse(groupId).success) return notFoundPage();
   const { group, members, labels } = await memberGroup(c, groupId);
@@ -290,7 +288,8 @@ async function membersOf(a: ActionContext, groupId: string): Promise<string[] | 
 }
 
 /** POST /groups/{group_id}/expenses/new: add_expense. */
-export async function postNewExpense(a: ActionContext, groupId: string): Promise<Response> {
+export async function postNewExpense(a: ActionContext): Promise<Response> {
+  const groupId = a.params.group_id ?? "";
   if (!Uuid.safeParse(groupId).success) return notFoundPage();
   const members = (await membersOf(a, groupId)) ?? [];
   const { args, among, payers } = expenseArgs(a.form, members, false, decimalCommaOf(a.req));
@@ -298,7 +297,7 @@ export async function postNewExpense(a: ActionContext, groupId: string): Promise
   if (result.ok) return seeOther(`/groups/${groupId}?done=expense`);
   if (result.error.code === "NOT_FOUND") return notFoundPage();
   const errors = fieldErrors(result.error, among, payers, a.form.get("paid_by") === "several");
-  return a.show((c) => renderNewExpense(c, groupId, { error: errorText(result.error), status: result.error.status }, a.form, errors));
+  return a.show((c) => renderNewExpense(c, { error: errorText(result.error), status: result.error.status }, a.form, errors));
 }
 
 /** The expense of the path, in the group of the path; null (a 404) otherwise. */
@@ -318,9 +317,10 @@ function historyRow(h: ExpenseHistoryEntry, cur: string, names: Names): Markup {
 }
 
 /** GET /groups/{group_id}/expenses/{expense_id}: the expense, its answers and history, and its actions. */
-export async function renderExpense(c: WebContext, groupId: string, m: Messages = {}, errors: FieldErrors = {}, sent?: URLSearchParams): Promise<Response> {
+export async function renderExpense(c: WebContext, m: Messages = {}, errors: FieldErrors = {}, sent?: URLSearchParams): Promise<Response> {
+  const groupId = c.params.group_id ?? "";
   if (!signedIn(c.session)) return signInFirst();
-  const found = await expenseIn(c, groupId, expenseIdIn(c.url.pathname));
+  const found = await expenseIn(c, groupId, c.params.expense_id ?? "");
   if (!found) return notFoundPage();
   m = { info: DONE[c.url.searchParams.get("done") ?? ""], ...m };
   const { expense: e, history } = found;
@@ -428,8 +428,9 @@ ${list}${upload}`;
 }
 
 /** POST .../attachments: add_attachment with the file sent (multipart), through invoke() as every form's call. */
-export async function postAttachment(a: ActionContext, groupId: string): Promise<Response> {
-  const expenseId = expenseIdIn(new URL(a.req.url).pathname);
+export async function postAttachment(a: ActionContext): Promise<Response> {
+  const groupId = a.params.group_id ?? "";
+  const expenseId = a.params.expense_id ?? "";
   if (!Uuid.safeParse(groupId).success || !Uuid.safeParse(expenseId).success) return notFoundPage();
   const file = a.files.get("file");
   const bytes = file ? Buffer.from(await file.arrayBuffer()) : Buffer.alloc(0);
@@ -442,17 +443,18 @@ export async function postAttachment(a: ActionContext, groupId: string): Promise
   });
   if (result.ok) return seeOther(`/groups/${groupId}/expenses/${expenseId}?done=attached`);
   if (result.error.code === "NOT_FOUND") return notFoundPage();
-  return a.show((c) => renderExpense(c, groupId, { error: errorText(result.error), status: result.error.status }));
+  return a.show((c) => renderExpense(c, { error: errorText(result.error), status: result.error.status }));
 }
 
 /** POST .../attachments/delete: delete_attachment. */
-export async function postDeleteAttachment(a: ActionContext, groupId: string): Promise<Response> {
-  const expenseId = expenseIdIn(new URL(a.req.url).pathname);
+export async function postDeleteAttachment(a: ActionContext): Promise<Response> {
+  const groupId = a.params.group_id ?? "";
+  const expenseId = a.params.expense_id ?? "";
   if (!Uuid.safeParse(groupId).success || !Uuid.safeParse(expenseId).success) return notFoundPage();
   const result = await a.call("delete_attachment", { attachment_id: a.form.get("attachment_id") ?? "" });
   if (result.ok) return seeOther(`/groups/${groupId}/expenses/${expenseId}?done=detached`);
   if (result.error.code === "NOT_FOUND") return notFoundPage();
-  return a.show((c) => renderExpense(c, groupId, { error: errorText(result.error), status: result.error.status }));
+  return a.show((c) => renderExpense(c, { error: errorText(result.error), status: result.error.status }));
 }
 
 /** The edit form's values from the expense as it is: the amounts as they were given (another currency and its rate). */
@@ -503,14 +505,14 @@ function changedMeanwhile(e: Expense, history: ExpenseHistoryEntry[], from: numb
  */
 export async function renderEditExpense(
   c: WebContext,
-  groupId: string,
   m: Messages = {},
   sent?: URLSearchParams,
   errors: FieldErrors = {},
   conflictFrom?: number,
 ): Promise<Response> {
+  const groupId = c.params.group_id ?? "";
   if (!signedIn(c.session)) return signInFirst();
-  const found = await expenseIn(c, groupId, expenseIdIn(c.url.pathname));
+  const found = await expenseIn(c, groupId, c.params.expense_id ?? "");
   if (!found) return notFoundPage();
   const e = found.expense;
   const { group, members, labels } = await memberGroup(c, groupId);
@@ -543,8 +545,9 @@ ${expenseForm(c, {
 }
 
 /** POST /groups/{group_id}/expenses/{expense_id}/edit: update_expense at the version the form was made from. */
-export async function postEditExpense(a: ActionContext, groupId: string): Promise<Response> {
-  const expenseId = expenseIdIn(new URL(a.req.url).pathname);
+export async function postEditExpense(a: ActionContext): Promise<Response> {
+  const groupId = a.params.group_id ?? "";
+  const expenseId = a.params.expense_id ?? "";
   if (!Uuid.safeParse(groupId).success || !Uuid.safeParse(expenseId).success) return notFoundPage();
   const members = (await membersOf(a, groupId)) ?? [];
   const { args, among, payers } = expenseArgs(a.form, members, true, decimalCommaOf(a.req));
@@ -555,23 +558,18 @@ export async function postEditExpense(a: ActionContext, groupId: string): Promis
   const errors = fieldErrors(result.error, among, payers, a.form.get("paid_by") === "several");
   // The version conflict (update_expense's CONFLICT with details.current_version): the expense changed meanwhile.
   const changed = result.error.code === "CONFLICT" && typeof (result.error.details as { current_version?: unknown } | undefined)?.current_version === "number";
-  return a.show((c) =>
-    renderEditExpense(c, groupId, { error: errorText(result.error), status: result.error.status }, a.form, errors, changed ? expected : undefined),
-  );
+  return a.show((c) => renderEditExpense(c, { error: errorText(result.error), status: result.error.status }, a.form, errors, changed ? expected : undefined));
 }
 
 /** One call on the expense of the path; done, back to its page with a notice; refused, its page with the message. */
-function expenseAction(tool: string, args: (f: URLSearchParams) => Record<string, unknown>, done: string) {
-  return async (a: ActionContext, groupId: string): Promise<Response> => {
-    const expenseId = expenseIdIn(new URL(a.req.url).pathname);
-    if (!Uuid.safeParse(groupId).success || !Uuid.safeParse(expenseId).success) return notFoundPage();
-    const result = await a.call(tool, { expense_id: expenseId, ...args(a.form) });
-    if (result.ok) return seeOther(`/groups/${groupId}/expenses/${expenseId}?done=${done}`);
-    if (result.error.code === "NOT_FOUND") return notFoundPage();
-    const errors = fieldErrors(result.error, [], [], false);
-    return a.show((c) => renderExpense(c, groupId, { error: errorText(result.error), status: result.error.status }, errors, a.form));
-  };
-}
+const expenseAction = (tool: string, args: (f: URLSearchParams) => Record<string, unknown>, done: string) =>
+  toolForm({
+    tool,
+    form: tool,
+    args: (f, { expense_id }) => ({ expense_id, ...args(f) }),
+    done: (_data, { group_id, expense_id }) => `/groups/${group_id}/expenses/${expense_id}?done=${done}`,
+    show: (c, m) => renderExpense(c, m, m.issues, m.values),
+  });
 
 /** POST .../delete: delete_expense. */
 export const postDeleteExpense = expenseAction("delete_expense", () => ({}), "deleted");

@@ -8,12 +8,13 @@ import { notFoundPage, type WebContext } from "./context.ts";
 import { alert, field, form, html, notice, page, seeOther } from "./html.ts";
 import { signedIn } from "./session.ts";
 import { formKey } from "./form-keys.ts";
-import { again, button, optional, required, toolForm, type FormMessages } from "./web-actions.ts";
+import { again, button, optional, required } from "./web-actions.ts";
+import { toolForm, type FormMessages } from "./framework.ts";
 
 const signInFirst = () => seeOther("/groups");
 
 /** GET /groups/new */
-export async function renderNewGroup(c: WebContext, _param = "", m: FormMessages = {}): Promise<Response> {
+export async function renderNewGroup(c: WebContext, m: FormMessages = {}): Promise<Response> {
   if (!signedIn(c.session)) return signInFirst();
   const name = again(m, "create", "name");
   const currency = again(m, "create", "currency");
@@ -50,7 +51,8 @@ const DONE: Record<string, string> = {
 };
 
 /** GET /groups/{group_id}/settings */
-export async function renderGroupSettings(c: WebContext, groupId: string, m: FormMessages = {}): Promise<Response> {
+export async function renderGroupSettings(c: WebContext, m: FormMessages = {}): Promise<Response> {
+  const groupId = c.params.group_id ?? "";
   if (!signedIn(c.session)) return signInFirst();
   if (!Uuid.safeParse(groupId).success) return notFoundPage();
   // NOT_FOUND for a group the human is not in: the page any unknown address gets.
@@ -98,8 +100,8 @@ const settings = (groupId: string, done: string) => `/groups/${groupId}/settings
 export const postRenameGroup = toolForm({
   tool: "update_group",
   form: "rename",
-  args: (f, group_id) => ({ group_id, name: required(f, "name") }),
-  done: (_, id) => settings(id, "renamed"),
+  args: (f, { group_id }) => ({ group_id, name: required(f, "name") }),
+  done: (_, { group_id }) => settings(group_id!, "renamed"),
   show: renderGroupSettings,
 });
 
@@ -107,8 +109,8 @@ export const postRenameGroup = toolForm({
 export const postArchiveGroup = toolForm({
   tool: "archive_group",
   form: "archive",
-  args: (f, group_id) => ({ group_id, archived: f.get("archived") === "true" }),
-  done: (data, id) => settings(id, data.group.archived ? "archived" : "unarchived"),
+  args: (f, { group_id }) => ({ group_id, archived: f.get("archived") === "true" }),
+  done: (data, { group_id }) => settings(group_id!, data.group.archived ? "archived" : "unarchived"),
   show: renderGroupSettings,
 });
 
@@ -116,7 +118,7 @@ export const postArchiveGroup = toolForm({
 export const postInviteContact = toolForm({
   tool: "create_group_invite",
   form: "invite",
-  args: (f, group_id) => ({ group_id, handle: optional(f, "handle")?.replace(/^@/, "") ?? "" }),
-  done: (_, id) => settings(id, "invited"),
+  args: (f, { group_id }) => ({ group_id, handle: optional(f, "handle")?.replace(/^@/, "") ?? "" }),
+  done: (_, { group_id }) => settings(group_id!, "invited"),
   show: renderGroupSettings,
 });

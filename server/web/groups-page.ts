@@ -39,8 +39,8 @@ import { fieldErrors, formKeyFor, type FieldErrors } from "./expense-pages.ts";
 import { formKey } from "./form-keys.ts";
 import copyScript from "./copy.js" with { type: "text" };
 import { alert, field, form, html, notice, page, seeOther, serveScript, type Markup } from "./html.ts";
-import type { ActionContext } from "./pages.ts";
-import { again, button, required, toolForm, type FormMessages } from "./web-actions.ts";
+import { type ActionContext, toolForm, type FormMessages } from "./framework.ts";
+import { again, button, required } from "./web-actions.ts";
 import { signedIn } from "./session.ts";
 import { signinBlock } from "./signin.ts";
 
@@ -300,7 +300,8 @@ ${shown.next_cursor || newest ? html`<nav class="pager" aria-label="More expense
 }
 
 /** GET /groups/{group_id}, and the same page with what an action answered. */
-export async function renderGroup(c: WebContext, groupId: string, m: FormMessages = {}, pay?: PaymentForm): Promise<Response> {
+export async function renderGroup(c: WebContext, m: FormMessages = {}, pay?: PaymentForm): Promise<Response> {
+  const groupId = c.params.group_id ?? "";
   if (!signedIn(c.session)) return signinPage(c, { status: 401 });
   if (!Uuid.safeParse(groupId).success) return notFoundPage();
   m = { info: DONE[c.url.searchParams.get("done") ?? ""], ...m };
@@ -502,7 +503,8 @@ async function expensePage(
 }
 
 /** GET /groups/{group_id}/activity: everything that happened in the group, newest first, a page at a time. */
-export async function renderActivity(c: WebContext, groupId: string): Promise<Response> {
+export async function renderActivity(c: WebContext): Promise<Response> {
+  const groupId = c.params.group_id ?? "";
   if (!signedIn(c.session)) return signinPage(c, { status: 401 });
   if (!Uuid.safeParse(groupId).success) return notFoundPage();
   const ctx = await actingAs(c, c.session.agentId);
@@ -547,7 +549,8 @@ export const serveCopyScript = () => serveScript(copyScript);
  * it or not by where it falls: each row present throughout comes exactly once, except an expense whose date changes
  * meanwhile, which may come twice or not at all.
  */
-export async function exportCsv(c: WebContext, groupId: string): Promise<Response> {
+export async function exportCsv(c: WebContext): Promise<Response> {
+  const groupId = c.params.group_id ?? "";
   if (!signedIn(c.session)) return signinPage(c, { error: "Sign in first.", status: 401 });
   if (!Uuid.safeParse(groupId).success) return notFoundPage();
   const { svc, now } = c;
@@ -584,13 +587,17 @@ export async function exportCsv(c: WebContext, groupId: string): Promise<Respons
 }
 
 /**
- * The group page's actions, each one tool call as the browser's client (web-actions.ts, toolForm): done, back to the
+ * The group page's actions, each one tool call as the browser's client (framework.ts toolForm): done, back to the
  * page (a reload repeats nothing); refused, the page again with the tool's message.
  */
-function groupAction(tool: string, args: (f: URLSearchParams, groupId: string) => Record<string, unknown>, done: string) {
-  const run = toolForm({ tool, form: tool, args, done: (_data, groupId) => `/groups/${groupId}?done=${encodeURIComponent(done)}`, show: renderGroup });
-  return async (a: ActionContext, groupId: string) => (Uuid.safeParse(groupId).success ? run(a, groupId) : notFoundPage());
-}
+const groupAction = (tool: string, args: (f: URLSearchParams) => Record<string, unknown>, done: string) =>
+  toolForm({
+    tool,
+    form: tool,
+    args,
+    done: (_data, { group_id }) => `/groups/${group_id}?done=${encodeURIComponent(done)}`,
+    show: renderGroup,
+  });
 
 const field_ = (f: URLSearchParams, name: string) => f.get(name) ?? undefined;
 
@@ -600,7 +607,8 @@ const field_ = (f: URLSearchParams, name: string) => f.get(name) ?? undefined;
  * amount, currency and rate, note; refused, its errors beside its fields). A placeholder member is named by its
  * member_id (a handle is at most 32 characters, a member_id 36).
  */
-export async function postPayment(a: ActionContext, groupId: string): Promise<Response> {
+export async function postPayment(a: ActionContext): Promise<Response> {
+  const groupId = a.params.group_id ?? "";
   if (!Uuid.safeParse(groupId).success) return notFoundPage();
   const f = a.form;
   const given = (name: string) => (f.get(name)?.trim() ? f.get(name)!.trim() : undefined);
@@ -629,7 +637,7 @@ export async function postPayment(a: ActionContext, groupId: string): Promise<Re
   // The refusal names people as the page does: by their names.
   return a.show(async (c) => {
     const names = new Names(memberRefs((await groupView(c.tx, groupId, a.agentId)).members));
-    return renderGroup(c, groupId, { error: errorText(result.error, names), status: result.error.status }, pay);
+    return renderGroup(c, { error: errorText(result.error, names), status: result.error.status }, pay);
   });
 }
 /** POST /groups/{group_id}/payments/respond: respond_payment (confirm or reject a payment to the human). */
@@ -644,7 +652,8 @@ export const postExpenseAnswer = groupAction("respond_expense", (f) => ({ expens
  * for the human, each call with its own key derived from the form's. Stops at the first refusal: those before it
  * are done, and the page says which failed.
  */
-export async function postConfirmAll(a: ActionContext, groupId: string): Promise<Response> {
+export async function postConfirmAll(a: ActionContext): Promise<Response> {
+  const groupId = a.params.group_id ?? "";
   if (!Uuid.safeParse(groupId).success) return notFoundPage();
   const formKey = a.form.get("idempotency_key") ?? "";
   const ids = [...new Set(a.form.getAll("expense_id"))];
@@ -654,7 +663,7 @@ export async function postConfirmAll(a: ActionContext, groupId: string): Promise
     if (!result.ok) {
       if (result.error.code === "NOT_FOUND") return notFoundPage();
       const message = `${done} of ${ids.length} confirmed; then: ${errorText(result.error)}`;
-      return a.show((c) => renderGroup(c, groupId, { error: message, status: result.error.status }));
+      return a.show((c) => renderGroup(c, { error: message, status: result.error.status }));
     }
     done++;
   }
@@ -665,8 +674,8 @@ export async function postConfirmAll(a: ActionContext, groupId: string): Promise
 export const postPlaceholderLink = toolForm({
   tool: "create_group_invite",
   form: "placeholder-link",
-  args: (f, group_id) => ({ group_id, member_id: required(f, "member_id") }),
-  done: (data, id) => `/groups/${id}?done=placeholder-link&claim=${encodeURIComponent(data.invite.code)}#members`,
+  args: (f, { group_id }) => ({ group_id, member_id: required(f, "member_id") }),
+  done: (data, { group_id }) => `/groups/${group_id}?done=placeholder-link&claim=${encodeURIComponent(data.invite.code)}#members`,
   show: renderGroup,
 });
 
@@ -674,7 +683,7 @@ export const postPlaceholderLink = toolForm({
 export const postPlaceholder = toolForm({
   tool: "create_group_invite",
   form: "placeholder",
-  args: (f, group_id) => ({ group_id, name: required(f, "name") }),
-  done: (data, id) => `/groups/${id}?done=placeholder&claim=${encodeURIComponent(data.invite.code)}#members`,
+  args: (f, { group_id }) => ({ group_id, name: required(f, "name") }),
+  done: (data, { group_id }) => `/groups/${group_id}?done=placeholder&claim=${encodeURIComponent(data.invite.code)}#members`,
   show: renderGroup,
 });

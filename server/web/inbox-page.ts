@@ -13,7 +13,8 @@ import { count, itemText, type ItemWords } from "./wording.ts";
 import { alert, form, html, notice, page } from "./html.ts";
 import { signedIn } from "./session.ts";
 import { signinBlock } from "./signin.ts";
-import { button, quoted, toolForm, type FormMessages } from "./web-actions.ts";
+import { button, quoted } from "./web-actions.ts";
+import { toolForm, type FormMessages } from "./framework.ts";
 
 const DONE: Record<string, string> = {
   seen: "Marked as seen.",
@@ -53,7 +54,7 @@ function confirmationCard(c: WebContext, groupId: string, name: string | null, i
 }
 
 /** GET /inbox */
-export async function renderInbox(c: WebContext, _param = "", m: FormMessages = {}): Promise<Response> {
+export async function renderInbox(c: WebContext, m: FormMessages = {}): Promise<Response> {
   if (!signedIn(c.session))
     return page("Your inbox", html`<p>Sign in to see your inbox.</p>${await signinBlock(c, "account", undefined, { next: "/inbox" })}`, { status: m.status });
   m = { info: DONE[c.url.searchParams.get("done") ?? ""], ...m };

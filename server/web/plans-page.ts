@@ -10,7 +10,8 @@ import { formKey } from "./form-keys.ts";
 import { signedIn } from "./session.ts";
 import { signinBlock } from "./signin.ts";
 import { listContacts } from "../domain/contacts.ts";
-import { again, button, quote, required, toolForm, type FormMessages } from "./web-actions.ts";
+import { again, button, optional, quote, required } from "./web-actions.ts";
+import { toolForm, type FormMessages } from "./framework.ts";
 import { count, Names } from "./wording.ts";
 
 const when = (p: Plan) => formatTime(p.starts_at);
@@ -19,7 +20,7 @@ const when = (p: Plan) => formatTime(p.starts_at);
 const names = (p: Plan) => new Names([p.organiser, ...p.invitees.map((i) => i.agent)]);
 
 /** GET /plans */
-export async function renderPlans(c: WebContext, _param = "", m: FormMessages = {}): Promise<Response> {
+export async function renderPlans(c: WebContext, m: FormMessages = {}): Promise<Response> {
   if (!signedIn(c.session))
     return page("Your plans", html`<p>Sign in to see your plans.</p>${await signinBlock(c, "account", undefined, { next: "/plans" })}`, { status: m.status });
   const ctx = await actingAs(c, c.session.agentId);
@@ -48,7 +49,8 @@ const DONE: Record<string, string> = {
 };
 
 /** GET /plans/{plan_id} */
-export async function renderPlan(c: WebContext, planId: string, m: FormMessages = {}): Promise<Response> {
+export async function renderPlan(c: WebContext, m: FormMessages = {}): Promise<Response> {
+  const planId = c.params.plan_id ?? "";
   if (!signedIn(c.session))
     return page("A plan", html`<p>Sign in to see this plan.</p>${await signinBlock(c, "account", undefined, { next: c.url.pathname })}`, {
       status: m.status ?? 401,
@@ -108,8 +110,8 @@ ${answerForm}
 export const postRespondPlan = toolForm({
   tool: "respond_plan",
   form: "respond",
-  args: (f, plan_id) => ({ plan_id, response: f.get("response") ?? "", ...(f.getAll("option_id").length ? { option_ids: f.getAll("option_id") } : {}) }),
-  done: (_, id) => `/plans/${id}?done=answered`,
+  args: (f, { plan_id }) => ({ plan_id, response: f.get("response") ?? "", ...(f.getAll("option_id").length ? { option_ids: f.getAll("option_id") } : {}) }),
+  done: (_, { plan_id }) => `/plans/${plan_id}?done=answered`,
   show: renderPlan,
 });
 
@@ -117,8 +119,8 @@ export const postRespondPlan = toolForm({
 export const postChoosePlan = toolForm({
   tool: "update_plan",
   form: "choose",
-  args: (f, plan_id) => ({ plan_id, choose_option_id: required(f, "option_id") }),
-  done: (_, id) => `/plans/${id}?done=chosen`,
+  args: (f, { plan_id }) => ({ plan_id, choose_option_id: required(f, "option_id") }),
+  done: (_, { plan_id }) => `/plans/${plan_id}?done=chosen`,
   show: renderPlan,
 });
 
@@ -130,7 +132,8 @@ const OPTION_ROWS = 3;
  * script the time is read as UTC, as the form says.
  */
 function typedTime(f: URLSearchParams, name: string): string | undefined {
-  const utc = f.get(`${name}_utc`)?.trim();
+  const utcField = `${name}_utc`;
+  const utc = f.get(utcField)?.trim();
   if (utc) return utc;
   const local = f.get(name)?.trim();
   if (!local) return undefined;
@@ -148,7 +151,7 @@ function planIssues(issues: Record<string, string> = {}): Record<string, string>
 }
 
 /** GET /plans/new: a plan proposed to contacts, with up to three times to choose from. */
-export async function renderNewPlan(c: WebContext, _param = "", m: FormMessages = {}): Promise<Response> {
+export async function renderNewPlan(c: WebContext, m: FormMessages = {}): Promise<Response> {
   if (!signedIn(c.session))
     return page("Propose a plan", html`<p>Sign in to propose a plan.</p>${await signinBlock(c, "account", undefined, { next: "/plans/new" })}`, {
       status: m.status,
@@ -197,7 +200,7 @@ export const postNewPlan = toolForm({
   args: (f) => {
     const options = Array.from({ length: OPTION_ROWS }, (_, i) => ({
       starts_at: typedTime(f, `starts_at_${i}`),
-      place: f.get(`place_${i}`)?.trim() || undefined,
+      place: optional(f, `place_${i}`),
     }))
       // The first time is always sent (an empty one is refused beside its field); the others only when given.
       .filter((o, i) => i === 0 || o.starts_at !== undefined)

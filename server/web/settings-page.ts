@@ -11,14 +11,15 @@ import { consumeSettingsLink, settingsLinkUsable } from "../auth/settings-links.
 import { errorPage, type Messages, type WebContext } from "./context.ts";
 import { alert, field, form, html, Markup, notice, page, seeOther } from "./html.ts";
 import { factorOrigin, mayWrite, sessionCookie, signIn, signedIn } from "./session.ts";
-import type { ActionContext } from "./pages.ts";
-import { emailFacts, emailSection } from "./email-pages.ts";
+import type { ActionContext } from "./framework.ts";
+import { emailFacts, emailSection } from "./email-section.ts";
 import { errorText, issuesByField } from "./wording.ts";
 
 const SPENT = "This link has expired or was already used. Ask your agent for a new settings link, or sign in on your account page.";
 
 /** GET /settings/link/{token} */
-export async function renderSettingsLink(c: WebContext, token: string): Promise<Response> {
+export async function renderSettingsLink(c: WebContext): Promise<Response> {
+  const token = c.params.rest ?? "";
   if (!(await settingsLinkUsable(c.tx, token, c.now))) return errorPage("Link expired", SPENT, 410);
   return page(
     "Open your settings",

@@ -1,20 +1,11 @@
-// What the web app's own pages share (dashboard, group settings, contacts, inbox): a button that is one tool call,
-// a form action that calls one tool through invoke() and either redirects (PRG) or shows the form again with the
-// tool's errors beside their fields, and the quoted block for other people's words.
+// What the web app's own pages share (dashboard, group settings, contacts, inbox): a button that is one tool call
+// (its action is framework.ts toolForm), a field's value and error shown again, and the quoted block for other
+// people's words.
 import type { InboxItem } from "../contract/wire.ts";
-import type { Messages, WebContext } from "./context.ts";
+import type { WebContext } from "./context.ts";
 import { form, html, type Markup } from "./html.ts";
-import type { ActionContext } from "./pages.ts";
-import { seeOther } from "./html.ts";
+import type { FormMessages } from "./framework.ts";
 import { formKey } from "./form-keys.ts";
-import { errorText, issuesByField } from "./wording.ts";
-
-/** A page shown again after a refused form: which form, the values sent, and the tool's issues by field. */
-export interface FormMessages extends Messages {
-  form?: string;
-  values?: URLSearchParams;
-  issues?: Record<string, string>;
-}
 
 /**
  * The buttons of one action: each form carries the action's own idempotency key, the same for each rendering of
@@ -40,27 +31,6 @@ export const optional = (f: URLSearchParams, name: string) => {
 };
 /** A required field is always sent (empty too), so the tool names it in details.issues. */
 export const required = (f: URLSearchParams, name: string) => (f.get(name) ?? "").trim();
-
-/**
- * A form that performs one tool call as the browser's client: done, a 303 to where `done` says (a reload repeats
- * nothing); refused, the page again (`show`) with the tool's message and each issue beside its field.
- */
-export function toolForm(opts: {
-  tool: string;
-  form: string;
-  args: (f: URLSearchParams, param: string) => Record<string, unknown>;
-  done: (data: Record<string, any>, param: string, f: URLSearchParams) => string;
-  show: (c: WebContext, param: string, m: FormMessages) => Promise<Response>;
-}) {
-  return async (a: ActionContext, param: string): Promise<Response> => {
-    const result = await a.call(opts.tool, opts.args(a.form, param));
-    if (result.ok) return seeOther(opts.done(result.data, param, a.form));
-    const err = result.error;
-    // A group the human is not in is NOT_FOUND again when the page is read: the 404 page, as for any address.
-    // The page says it in a person's words (wording.ts), each issue beside its field.
-    return a.show((c) => opts.show(c, param, { error: errorText(err), status: err.status, form: opts.form, values: a.form, issues: issuesByField(err) }));
-  };
-}
 
 /**
  * What another person wrote in an item beyond what its sentence quotes (wording.ts itemText): the note (a contact

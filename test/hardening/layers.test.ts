@@ -71,3 +71,37 @@ test("cli/ reaches the domain only in the admin commands that run on the databas
   );
   expect(reaching.filter((edge) => !admin.includes(edge.split(" -> ")[0]!))).toEqual([]);
 });
+
+/** The files of server/web/ each file there imports (type imports too). */
+function webFiles(): Map<string, string[]> {
+  const web = join(SERVER, "web");
+  const out = new Map<string, string[]>();
+  for (const file of sources(web)) {
+    const targets = [...readFileSync(file, "utf8").matchAll(IMPORT)]
+      .map((m) => normalize(join(dirname(file), (m[1] ?? m[2])!)))
+      .filter((t) => dirname(t) === web && t.endsWith(".ts"));
+    out.set(relative(web, file), targets.map((t) => relative(web, t)));
+  }
+  return out;
+}
+
+test("the web framework imports no page, and no two files of server/web import each other, directly or round about", () => {
+  const files = webFiles();
+  const reached = new Set<string>();
+  const reach = (f: string) => {
+    if (reached.has(f)) return;
+    reached.add(f);
+    for (const t of files.get(f) ?? []) reach(t);
+  };
+  reach("framework.ts");
+  expect([...reached].filter((f) => /(-pages?|^pages)\.ts$/.test(f))).toEqual([]);
+  const cycles: string[] = [];
+  const walk = (node: string, path: string[]) => {
+    for (const next of files.get(node) ?? []) {
+      if (next === path[0]) cycles.push([...path, next].join(" -> "));
+      else if (!path.includes(next) && next > path[0]!) walk(next, [...path, next]);
+    }
+  };
+  for (const start of [...files.keys()].sort()) walk(start, [start]);
+  expect(cycles).toEqual([]);
+});

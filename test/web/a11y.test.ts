@@ -62,10 +62,12 @@ const focused = () =>
     };
   });
 
-/** The browser signed in as Ann (through the sign-in page, with the code left in her agent's inbox), unless it is. */
+/** The browser signed in as Ann (through the sign-in page, with the code left in her agent's inbox), unless it is; signed out of anyone else first. */
 async function signedInAsAnn() {
   await page.goto(`${s.url}/account`);
-  if ((await main())?.includes("Signed in as @ax-ann")) return;
+  const now = await main();
+  if (now?.includes("Signed in as @ax-ann")) return;
+  if (now?.includes("Signed in as")) await follow(page, page.getByRole("button", { name: "Sign out", exact: true }));
   await page.goto(`${s.url}/signin`);
   await page.getByLabel("Your handle").fill("ax-ann");
   await follow(page, page.getByRole("button", { name: "Send me a code" }));
