@@ -80,7 +80,10 @@ function webFiles(): Map<string, string[]> {
     const targets = [...readFileSync(file, "utf8").matchAll(IMPORT)]
       .map((m) => normalize(join(dirname(file), (m[1] ?? m[2])!)))
       .filter((t) => dirname(t) === web && t.endsWith(".ts"));
-    out.set(relative(web, file), targets.map((t) => relative(web, t)));
+    out.set(
+      relative(web, file),
+      targets.map((t) => relative(web, t)),
+    );
   }
   return out;
 }
