@@ -1,10 +1,10 @@
 // PUT /fed/v1/txn/{txn_id}: a transaction of events from another server. Checked in this order: the client address
 // is within its limit (in memory: nothing read, fetched or written before); the destination is this server; the
-// origin is allowed and not blocked; the signature names what it must; the key is known (an unknown kid fetches the
-// origin's keys again, at most once a minute, and within the client address's budget of key fetches); `created` is
-// within 5 minutes; the signature and the Content-Digest; only then the origin's own limits, which a request that did
-// not prove it comes from the origin must not spend; then each event. The answer is stored per (origin, txn_id): a
-// replay gets it.
+// origin is allowed and not blocked; the signature names what it must, and a Content-Digest is sent; the key is known
+// (an unknown kid fetches the origin's keys again, at most once a minute, and within the client address's budget of
+// key fetches); `created` is within 5 minutes; the signature, then the Content-Digest (sha-256 or sha-512; a refusal
+// for it carries Want-Content-Digest); only then the origin's own limits, which a request that did not prove it comes
+// from the origin must not spend; then each event. The answer is stored per (origin, txn_id): a replay gets it.
 import { and, eq, lt } from "drizzle-orm";
 import { federationEventsSeen, federationTxnsIn } from "../../db/schema/index.ts";
 import { DAY, iso } from "../clock.ts";
@@ -13,7 +13,17 @@ import { verifyingKey } from "./keys.ts";
 import { firstSeen, GREYLIST_MS, hostBlocked, retryAfterSeconds, takeAddressBudget, takeHostBudget } from "./limits.ts";
 import { markVerified, peerKeys } from "./peer.ts";
 import { hostAllowed, selfHost } from "./scope.ts";
-import { componentsProblem, contentDigest, FED_COMPONENTS, FED_TAG, parseSignature, SignatureError, verifyMessage } from "./signatures.ts";
+import {
+  componentsProblem,
+  contentDigest,
+  contentDigestProblem,
+  FED_COMPONENTS,
+  FED_TAG,
+  parseSignature,
+  SignatureError,
+  verifyMessage,
+  WANT_CONTENT_DIGEST,
+} from "./signatures.ts";
 import { receiveEvent, Transaction, type EventResult } from "./events.ts";
 
 export const MAX_TXN_BYTES = 1024 * 1024;
@@ -53,10 +63,13 @@ export async function receiveTransaction(svc: Services, req: Request, txnId: str
   } catch (err) {
     return refuse(401, err instanceof SignatureError ? err.message : "bad signature");
   }
-  const { keyid, created, expires, alg, tag } = parsed.params;
+  const [keyid, created, expires, alg, tag] = ["keyid", "created", "expires", "alg", "tag"].map((p) => parsed.params.get(p));
   if (typeof keyid !== "string" || alg !== "ed25519" || tag !== FED_TAG || FED_COMPONENTS.some((c) => !parsed.components.includes(c))) {
     return refuse(401, "the signature must cover @method, @target-uri, content-digest and content-type with keyid, alg and tag");
   }
+  // RFC 9530 section 4: a refusal for the digest says which algorithms this server checks.
+  const wantDigest = { "Want-Content-Digest": WANT_CONTENT_DIGEST };
+  if (!req.headers.has("content-digest")) return refuse(401, "Content-Digest is required", wantDigest);
   const url = `${svc.config.baseUrl}/fed/v1/txn/${encodeURIComponent(txnId)}`;
   const message = { method: req.method, url, headers: req.headers };
   const uncheckable = componentsProblem(message, parsed.components);
@@ -73,13 +86,19 @@ export async function receiveTransaction(svc: Services, req: Request, txnId: str
   if (!key && fetchRefusedFor) return refuse(429, "too many key fetches from this address", { "Retry-After": String(fetchRefusedFor) });
   if (!key) return refuse(401, "unknown key");
   const seconds = now.getTime() / 1000;
-  if (typeof created !== "number" || Math.abs(seconds - created) > CLOCK_SKEW_S || (typeof expires === "number" && expires < seconds)) {
+  if (
+    typeof created !== "number" ||
+    !Number.isInteger(created) ||
+    Math.abs(seconds - created) > CLOCK_SKEW_S ||
+    (expires !== undefined && (typeof expires !== "number" || !Number.isInteger(expires) || expires < seconds))
+  ) {
     return refuse(401, "signature too old or expired");
   }
+  if (!(await verifyMessage(message, parsed, key))) return refuse(401, "the signature does not match");
+  const digestProblem = await contentDigestProblem(req.headers.get("content-digest"), bytes);
+  if (digestProblem) return refuse(401, digestProblem, wantDigest);
+  // The body's own sha-256, whatever the sender's field held: a replay is recognised by it.
   const digest = await contentDigest(bytes);
-  if (!(await verifyMessage(message, parsed, key)) || req.headers.get("content-digest") !== digest) {
-    return refuse(401, "signature or digest does not match");
-  }
   // 7. The origin proved itself: now its own limits.
   const withinLimits = await svc.db.tx(
     async (tx) =>

@@ -1,8 +1,9 @@
 // A stand-in for another svc server, run by the test: it publishes its discovery document and keys and signs
 // transactions as svc does (server/federation/signatures.ts, checked against RFC 9421's vector on its own), so a
-// test can send what a hostile or broken server would.
+// test can send what a hostile or broken server would; it takes the transactions a real server sends it, kept as
+// they arrived.
 import { freePort } from "../hardening/spawn-server.ts";
-import { contentDigest, FED_TAG, signMessage } from "../../server/federation/signatures.ts";
+import { contentDigest, FED_TAG, type Message, type SignatureParams, signMessage } from "../../server/federation/signatures.ts";
 
 export interface FakeKey {
   kid: string;
@@ -26,6 +27,18 @@ export interface SendOptions {
   rewrite?: (headers: Headers) => void;
   /** Sends no Signature-Input and no Signature at all. */
   unsigned?: boolean;
+  /** The Content-Digest sent and signed, of the body signed, in place of svc's sha-256. */
+  digest?: (body: string) => string | Promise<string>;
+  /** Signs with another implementation in place of svc's signMessage. */
+  sign?: (m: Message, key: FakeKey, params: SignatureParams) => Promise<{ signatureInput: string; signature: string }>;
+}
+
+/** A transaction a real server sent to the fake peer, as it arrived. */
+export interface ReceivedTxn {
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+  body: string;
 }
 
 export interface FakePeer {
@@ -33,6 +46,8 @@ export interface FakePeer {
   keys: FakeKey[];
   /** Discovery fetches answered so far. */
   fetches: number;
+  /** Transactions received (each answered 200, every event "ok"). */
+  received: ReceivedTxn[];
   send(target: { url: string }, body: unknown, opts?: SendOptions): Promise<{ status: number; text: string; headers: Headers; txnId: string }>;
   stop(): void;
 }
@@ -44,20 +59,17 @@ export async function startFakePeer(): Promise<FakePeer> {
     host,
     keys: [await fakeKey()],
     fetches: 0,
+    received: [],
     async send(target, body, opts = {}) {
       const txnId = opts.txnId ?? crypto.randomUUID();
       const text = typeof body === "string" ? body : JSON.stringify(body);
       const url = `${target.url}/fed/v1/txn/${txnId}`;
-      const headers = new Headers({ "content-type": "application/json", "content-digest": await contentDigest(text) });
+      const headers = new Headers({ "content-type": "application/json", "content-digest": await (opts.digest ?? contentDigest)(text) });
       const key = opts.key ?? peer.keys[0]!;
       const created = opts.created ?? Math.floor(Date.now() / 1000);
-      const sig = await signMessage({ method: "PUT", url, headers }, key.key, {
-        created,
-        expires: created + 300,
-        keyid: key.kid,
-        alg: "ed25519",
-        tag: FED_TAG,
-      });
+      const params = { created, expires: created + 300, keyid: key.kid, alg: "ed25519", tag: FED_TAG };
+      const message = { method: "PUT", url, headers };
+      const sig = opts.sign ? await opts.sign(message, key, params) : await signMessage(message, key.key, params);
       if (!opts.unsigned) {
         headers.set("signature-input", sig.signatureInput);
         headers.set("signature", sig.signature);
@@ -71,8 +83,15 @@ export async function startFakePeer(): Promise<FakePeer> {
   const server = Bun.serve({
     hostname: "127.0.0.1",
     port,
-    fetch(req) {
-      if (new URL(req.url).pathname !== "/.well-known/svc-federation") return new Response("no", { status: 404 });
+    async fetch(req) {
+      const path = new URL(req.url).pathname;
+      if (req.method === "PUT" && path.startsWith("/fed/v1/txn/")) {
+        const body = await req.text();
+        peer.received.push({ method: req.method, url: req.url, headers: Object.fromEntries(req.headers), body });
+        const events = (JSON.parse(body).events ?? []) as { id: string }[];
+        return Response.json({ txn_id: decodeURIComponent(path.slice("/fed/v1/txn/".length)), results: events.map((e) => ({ id: e.id, result: "ok" })) });
+      }
+      if (path !== "/.well-known/svc-federation") return new Response("no", { status: 404 });
       peer.fetches++;
       return Response.json({ server: host, endpoint: `http://${host}/fed/v1`, versions: ["1"], jwks: { keys: peer.keys.map((k) => k.jwk) } });
     },

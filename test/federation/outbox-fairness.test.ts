@@ -39,10 +39,12 @@ beforeAll(async () => {
   bob = await B.register("bob");
   bobOnA = (await connect(A, alice, B, bob)).yOnX;
 }, 60_000);
+// A stopping server waits for its sends in flight, here to silent hosts: up to the 5 s peer timeout, past the
+// hook's default limit.
 afterAll(async () => {
   await close?.();
   for (const s of silent) s.listener.stop(true);
-});
+}, 20_000);
 
 describe("an agent's pending servers", () => {
   test("past pending_hosts, a request to one more server is refused with CONFLICT that names the limit; to one already waiting it goes", async () => {

@@ -1,5 +1,13 @@
 import { describe, expect, test } from "bun:test";
-import { contentDigest, parseSignature, serializeParams, signMessage, signatureBase, verifyMessage } from "../../server/federation/signatures.ts";
+import {
+  contentDigest,
+  contentDigestProblem,
+  parseSignature,
+  serializeParams,
+  signMessage,
+  signatureBase,
+  verifyMessage,
+} from "../../server/federation/signatures.ts";
 
 // RFC 9421 Appendix B.1.4 (test-key-ed25519) and B.2.6 (signing a request using ed25519).
 const PRIVATE_PKCS8 = "MC4CAQAwBQYDK2VwBCIEIJ+DYvh6SEqVTm50DFtMDoQikTmiCqirVv9mWG9qfSnF";
@@ -30,7 +38,7 @@ const key = (format: "pkcs8" | "spki", b64: string, usage: KeyUsage) =>
 describe("RFC 9421 subset", () => {
   test("the signature base and the Ed25519 signature of Appendix B.2.6", async () => {
     const params = { created: 1618884473, keyid: "test-key-ed25519" };
-    expect(signatureBase(request, components, serializeParams(components, params))).toBe(EXPECTED_BASE);
+    expect(signatureBase(request, components, params)).toBe(EXPECTED_BASE);
     const signed = await signMessage(request, await key("pkcs8", PRIVATE_PKCS8, "sign"), params, components, "sig-b26");
     expect(signed.signature).toBe(EXPECTED_SIGNATURE);
     expect(signed.signatureInput).toBe(`sig-b26=${serializeParams(components, params)}`);
@@ -39,7 +47,7 @@ describe("RFC 9421 subset", () => {
   test("the RFC's signature verifies with its public key, and fails once a covered field changes", async () => {
     const input = `sig-b26=("date" "@method" "@path" "@authority" "content-type" "content-length");created=1618884473;keyid="test-key-ed25519"`;
     const parsed = parseSignature(input, EXPECTED_SIGNATURE, "sig-b26");
-    expect(parsed.params).toEqual({ created: 1618884473, keyid: "test-key-ed25519" });
+    expect(Object.fromEntries(parsed.params)).toEqual({ created: 1618884473, keyid: "test-key-ed25519" });
     const pub = await key("spki", PUBLIC_SPKI, "verify");
     expect(await verifyMessage(request, parsed, pub)).toBe(true);
     const changed = { ...request, headers: new Headers(request.headers) };
@@ -50,5 +58,37 @@ describe("RFC 9421 subset", () => {
   test("Content-Digest is RFC 9530's sha-256 of the body", async () => {
     // RFC 9530 Appendix B.1: {"hello": "world"} followed by a newline.
     expect(await contentDigest('{"hello": "world"}\n')).toBe("sha-256=:RK/0qy18MlBSVnWgjwz6lZEWjP/lF5HF9bvEF8FabDg=:");
+  });
+
+  test("Signature-Input is a Dictionary: whitespace the grammar allows verifies against the canonical base; a label named twice keeps its last value", async () => {
+    const pub = await key("spki", PUBLIC_SPKI, "verify");
+    const input = `sig-b26=("date" "@method" "@path" "@authority" "content-type" "content-length");created=1618884473;keyid="test-key-ed25519"`;
+    const spaced = `other=("date") ,  sig-b26=(  "date"  "@method"   "@path" "@authority" "content-type" "content-length" );  created=1618884473;  keyid="test-key-ed25519"`;
+    const parsed = parseSignature(spaced, EXPECTED_SIGNATURE, "sig-b26");
+    expect(signatureBase(request, parsed.components, parsed.params)).toBe(EXPECTED_BASE);
+    expect(await verifyMessage(request, parsed, pub)).toBe(true);
+    const decoyInput = `sig-b26=("date");created=1;keyid="decoy"`;
+    const decoySignature = `sig-b26=:${Buffer.alloc(64).toString("base64")}:`;
+    const twice = parseSignature(`${decoyInput}, ${input}`, `${decoySignature}, ${EXPECTED_SIGNATURE}`, "sig-b26");
+    expect(await verifyMessage(request, twice, pub)).toBe(true);
+    const decoyLast = parseSignature(input, `${EXPECTED_SIGNATURE}, ${decoySignature}`, "sig-b26");
+    expect(await verifyMessage(request, decoyLast, pub)).toBe(false);
+    expect(() => parseSignature(input.replace(");", ") ;"), EXPECTED_SIGNATURE, "sig-b26")).toThrow();
+  });
+
+  test("Content-Digest is a Dictionary: every known algorithm present must match, unknown ones are ignored", async () => {
+    // RFC 9421's example body, whose sha-512 its Content-Digest carries (the request above).
+    const body = '{"hello": "world"}';
+    const sha512 = request.headers.get("content-digest")!;
+    const sha256 = await contentDigest(body);
+    expect(await contentDigestProblem(sha512, body)).toBeNull();
+    expect(await contentDigestProblem(`${sha256}, ${sha512}`, body)).toBeNull();
+    expect(await contentDigestProblem(`unixsum=:AAAA:, ${sha256}`, body)).toBeNull();
+    expect(await contentDigestProblem(`${sha256}, ${sha512.replace("WZDP", "XZDP")}`, body)).toContain("sha-512");
+    expect(await contentDigestProblem(sha512, `${body}\n`)).toContain("does not match");
+    expect(await contentDigestProblem("unixsum=:AAAA:", body)).not.toBeNull();
+    expect(await contentDigestProblem("sha-256=1", body)).not.toBeNull();
+    expect(await contentDigestProblem("sha-256=:not base64:", body)).not.toBeNull();
+    expect(await contentDigestProblem(null, body)).not.toBeNull();
   });
 });
