@@ -80,7 +80,7 @@ export function sendEmail(db: Db, settings: () => EmailSettings, sender: EmailSe
     everyMs: MINUTE,
     async prepare(now) {
       const { baseUrl, perHour, key } = settings();
-      let count = await db.tx((tx) => composeDue(tx, now, { baseUrl, key }));
+      let count = await composeDue(db, now, { baseUrl, key });
       const due = await db.tx((tx) => claimDue(tx, now, perHour, BATCH));
       for (const row of due) {
         try {

@@ -362,6 +362,12 @@ const text = (v: unknown): string | undefined =>
       ? (v as { untrusted_content: string }).untrusted_content
       : undefined;
 const num = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) ? v : undefined);
+/** How a new app came (auth.client_connected's `via`), for a person: never the tool an agent used. */
+const CONNECTED_VIA: Record<string, string> = {
+  join_network: " by an agent that joined with a key of its own",
+  oauth: " by signing in on svc's page and allowing it",
+  account_page: " with an API key made on your account page",
+};
 
 /** What an item's sentence needs beyond the item: the people and the groups it names. */
 export interface ItemWords {
@@ -431,6 +437,8 @@ export function itemText(i: InboxItem, w: ItemWords): Markup {
       return html`${from} rejected your payment of ${money(p.amount)}${parts}${inGroup}: it does not count.`;
     case "ledger.payment_voided":
       return html`${from} voided the payment of ${money(p.amount)} from ${who(p.from)} to ${who(p.to)}${parts}${inGroup}: it no longer counts.`;
+    case "auth.client_connected":
+      return html`A new app, “${text(p.client_name) ?? ""}”, was connected to your account${CONNECTED_VIA[String(p.via)] ?? ""}. If it was not you, disconnect it on <a href="/account">your account page</a>.`;
     case "plan.invitation":
       return html`${from} invites you to a plan: “${text(p.title) ?? ""}”.`;
     case "plan.response":

@@ -152,6 +152,23 @@ describe("notifications", () => {
     await nothingSent();
   });
 
+  test("three people due at the same moment each get their e-mail, and the job goes on working after", async () => {
+    const g = await groupWith(s, ["tr-ann", "tr-ben", "tr-col"], "EUR", "Cabin");
+    for (const h of ["tr-ann", "tr-ben", "tr-col"]) await confirmAddress(await browserOf(s, h, g.by[h]!.key), `${h}@example.org`);
+    await add(g, "tr-ann", "Firewood", "30.00");
+    await add(g, "tr-ben", "Bread", "9.00");
+    await after(2 * MINUTE);
+    const first = [await sink.next(), await sink.next(), await sink.next()];
+    expect(first.map((m) => m.headers.get("to")).sort()).toEqual(["tr-ann@example.org", "tr-ben@example.org", "tr-col@example.org"]);
+    // The next round is composed and sent too: nothing was left half done.
+    await add(g, "tr-col", "Milk", "3.00");
+    await after(2 * MINUTE);
+    const second = [await sink.next(), await sink.next()];
+    expect(second.map((m) => m.headers.get("to")).sort()).toEqual(["tr-ann@example.org", "tr-ben@example.org"]);
+    await after(10 * MINUTE);
+    await nothingSent();
+  });
+
   test("what happens within a few minutes comes in one e-mail", async () => {
     const g = await groupWith(s, ["co-ann", "co-ben", "co-col"], "EUR", "Flat");
     await confirmAddress(await browserOf(s, "co-ann", g.by["co-ann"]!.key), "ann.co@example.org");

@@ -4,7 +4,7 @@
 // caller's transaction; the job runner sends it.
 import { createHmac } from "node:crypto";
 import { and, asc, eq, inArray, lte, min } from "drizzle-orm";
-import type { Tx } from "../../../db/client.ts";
+import type { Db, Tx } from "../../../db/client.ts";
 import { emailEvents, groups, inboxItems } from "../../../db/schema/index.ts";
 import { DAY, MINUTE, iso } from "../../clock.ts";
 import { EMAIL_KINDS, type EmailKind, isEmailKind } from "../../contract/email.ts";
@@ -27,19 +27,25 @@ export interface EmailContext {
   key: string;
 }
 
-/** Composes every notification e-mail that is due now; returns how many were written. */
-export async function composeDue(tx: Tx, now: Date, ctx: EmailContext): Promise<number> {
+/**
+ * Composes every notification e-mail that is due now; returns how many were written. Each person's in a write call of
+ * its own: a write call reads nothing it wrote (db/connections.ts), and one person's e-mail reads the events and the
+ * outbox the person before wrote.
+ */
+export async function composeDue(db: Db, now: Date, ctx: EmailContext): Promise<number> {
   let written = 0;
   for (const daily of [false, true]) {
     const cutoff = iso(new Date(now.getTime() - (daily ? DIGEST_MS : COALESCE_MS)));
-    const due = await tx
-      .select({ agentId: emailEvents.agentId })
-      .from(emailEvents)
-      .where(eq(emailEvents.daily, daily))
-      .groupBy(emailEvents.agentId)
-      .having(lte(min(emailEvents.createdAt), cutoff))
-      .limit(200);
-    for (const { agentId } of due) written += await composeFor(tx, now, ctx, agentId, daily);
+    const due = await db.read((tx) =>
+      tx
+        .select({ agentId: emailEvents.agentId })
+        .from(emailEvents)
+        .where(eq(emailEvents.daily, daily))
+        .groupBy(emailEvents.agentId)
+        .having(lte(min(emailEvents.createdAt), cutoff))
+        .limit(200),
+    );
+    for (const { agentId } of due) written += await db.tx((tx) => composeFor(tx, now, ctx, agentId, daily));
   }
   return written;
 }

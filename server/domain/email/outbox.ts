@@ -98,21 +98,25 @@ export async function claimDue(tx: Tx, now: Date, perHour: number, batch: number
     .orderBy(asc(emailOutbox.nextAttemptAt))
     .limit(Math.min(batch, serverRoom));
   const taken: OutboxRow[] = [];
+  const held: { mailId: string; hold: number }[] = [];
   const chosen = new Map<string, number>();
+  // Every count is read before any row is written: a write call reads nothing it wrote (db/connections.ts).
   for (const row of due) {
     const mine = chosen.get(row.toKey) ?? 0;
     const hour = (await sentSince(tx, new Date(now.getTime() - HOUR), row.toKey)) + mine;
     const day = (await sentSince(tx, new Date(now.getTime() - DAY), row.toKey)) + mine;
     // Past an address's limit the row waits a while and is looked at again (its window frees as time passes).
     const hold = hour >= PER_ADDRESS_HOUR || day >= PER_ADDRESS_DAY ? (day >= PER_ADDRESS_DAY ? HOUR : 5 * MINUTE) : 0;
-    await tx
-      .update(emailOutbox)
-      .set({ nextAttemptAt: later(now, hold || CLAIM_MS) })
-      .where(eq(emailOutbox.mailId, row.mailId));
+    held.push({ mailId: row.mailId, hold });
     if (hold) continue;
     chosen.set(row.toKey, mine + 1);
     taken.push(row);
   }
+  for (const { mailId, hold } of held)
+    await tx
+      .update(emailOutbox)
+      .set({ nextAttemptAt: later(now, hold || CLAIM_MS) })
+      .where(eq(emailOutbox.mailId, mailId));
   return taken;
 }
 
