@@ -171,6 +171,9 @@ const withoutView = (href: string) => {
 describe("no page a person sees speaks to an agent", () => {
   test("the walk of every page reachable by links from the dashboard", async () => {
     const b = await aliceBrowser();
+    // A key made on the account page: the inbox then tells of a new app connected.
+    await b.get("/account");
+    expect((await b.post("/account/keys", { name: "Walk key" })).status).toBe(200);
     const seen = new Map<string, string[]>();
     const dashboard = await home(b);
     expect(dashboard.status).toBe(200);
