@@ -1,18 +1,22 @@
 // Talking to another svc server: its base URL from its host, every call through the SSRF guard of
 // server/auth/safe-fetch.ts (public addresses only, no redirects, size and time caps), and its published keys,
-// cached in the database and fetched again on an unknown kid at most once a minute.
+// cached in the database and fetched again on an unknown kid at most once every KEY_REFETCH_MS per host.
 import { and, eq, isNull, lt, or } from "drizzle-orm";
 import { isIP } from "node:net";
 import type { Db, Tx } from "../../db/client.ts";
 import { federationPeerKeys } from "../../db/schema/index.ts";
 import { FetchRefused, addressProblem, fetchDocument, fetchUrlProblem, publicLookup, type SocketLookup } from "../auth/safe-fetch.ts";
-import { HOUR, MINUTE, iso } from "../clock.ts";
+import { HOUR, iso } from "../clock.ts";
 import type { FederationConfig, FetchedDocument } from "../config.ts";
 import { KEY_CACHE_MS, type PublicJwk } from "./keys.ts";
 
 export const DISCOVERY_PATH = "/.well-known/svc-federation";
-/** An unknown kid fetches a peer's keys again at most this often. */
-export const KEY_REFETCH_MS = MINUTE;
+/**
+ * An unknown kid fetches a peer's keys again at most this often per host: short, so that a key rotated twice in a
+ * row (rotate-key --now) is fetched at the sender's next retry, not a minute on; long enough that a forger naming
+ * made-up kids cannot keep this server fetching.
+ */
+export const KEY_REFETCH_MS = 5_000;
 export const PEER_TIMEOUT_MS = 5_000;
 const MAX_ANSWER_BYTES = 256 * 1024;
 
@@ -74,8 +78,8 @@ export async function fetchDiscovery(host: string, fed: Pick<FederationConfig, "
 
 /**
  * The peer's keys: from the cache while fresh (KEY_CACHE_MS); fetched again when stale, or when `unknownKid` is not
- * among them, at most once a minute for unknown kids, and only when `mayFetch` allows it (the caller's limit on the
- * fetches one client address may cause). Null when they cannot be had.
+ * among them, at most once every KEY_REFETCH_MS for unknown kids, and only when `mayFetch` allows it (the caller's
+ * limit on the fetches one client address may cause). Null when they cannot be had.
  */
 export async function peerKeys(
   db: Db,

@@ -1,6 +1,7 @@
 // A stand-in for another svc server, run by the test: it publishes its discovery document and keys and signs
 // transactions as svc does (server/federation/signatures.ts, checked against RFC 9421's vector on its own), so a
-// test can send what a hostile or broken server would.
+// test can send what a hostile or broken server would; it answers the transactions sent to it as a test scripts
+// (401, 429 with Retry-After, 500, no answer at all), then takes them.
 import { freePort } from "../hardening/spawn-server.ts";
 import { contentDigest, FED_TAG, signMessage } from "../../server/federation/signatures.ts";
 
@@ -28,11 +29,21 @@ export interface SendOptions {
   unsigned?: boolean;
 }
 
+/**
+ * One scripted answer to a transaction sent to the fake peer, its header fields made when it answers (an HTTP-date
+ * counts from then); `hang` never answers (the sender times out).
+ */
+export type ScriptedAnswer = { status: number; headers?: () => Record<string, string> } | "hang";
+
 export interface FakePeer {
   host: string;
   keys: FakeKey[];
   /** Discovery fetches answered so far. */
   fetches: number;
+  /** Answers to the next transactions sent here, in order; once they run out, 200 taking every event. */
+  answers: ScriptedAnswer[];
+  /** The transactions sent here (not checked: it takes what it is scripted to), with when they arrived (Date.now()). */
+  received: { at: number; txnId: string; body: { origin: string; events: { id: string; type: string }[] } }[];
   send(target: { url: string }, body: unknown, opts?: SendOptions): Promise<{ status: number; text: string; headers: Headers; txnId: string }>;
   stop(): void;
 }
@@ -44,6 +55,8 @@ export async function startFakePeer(): Promise<FakePeer> {
     host,
     keys: [await fakeKey()],
     fetches: 0,
+    answers: [],
+    received: [],
     async send(target, body, opts = {}) {
       const txnId = opts.txnId ?? crypto.randomUUID();
       const text = typeof body === "string" ? body : JSON.stringify(body);
@@ -66,12 +79,25 @@ export async function startFakePeer(): Promise<FakePeer> {
       const res = await fetch(url, { method: "PUT", headers, body: opts.sentBody ?? text });
       return { status: res.status, text: await res.text(), headers: res.headers, txnId };
     },
-    stop: () => server.stop(true),
+    stop: () => {
+      server.stop(true);
+      for (const end of hanging) end();
+    },
   };
+  const hanging: (() => void)[] = [];
   const server = Bun.serve({
     hostname: "127.0.0.1",
     port,
-    fetch(req) {
+    async fetch(req) {
+      const txn = /^\/fed\/v1\/txn\/([^/]+)$/.exec(new URL(req.url).pathname);
+      if (txn && req.method === "PUT") {
+        const body = await req.json();
+        peer.received.push({ at: Date.now(), txnId: decodeURIComponent(txn[1]!), body });
+        const scripted = peer.answers.shift();
+        if (scripted === "hang") return new Promise<Response>((resolve) => hanging.push(() => resolve(new Response("stopped", { status: 503 }))));
+        if (scripted) return Response.json({ error: "scripted" }, { status: scripted.status, headers: scripted.headers?.() });
+        return Response.json({ txn_id: txn[1], results: body.events.map((e: { id: string }) => ({ id: e.id, result: "ok" })) });
+      }
       if (new URL(req.url).pathname !== "/.well-known/svc-federation") return new Response("no", { status: 404 });
       peer.fetches++;
       return Response.json({ server: host, endpoint: `http://${host}/fed/v1`, versions: ["1"], jwks: { keys: peer.keys.map((k) => k.jwk) } });

@@ -40,8 +40,10 @@ beforeAll(async () => {
   bobOnA = (await connect(A, alice, B, bob)).yOnX;
 }, 60_000);
 afterAll(async () => {
-  await close?.();
+  // The silent hosts first, dropping their connections: else A's stop waits out each send's 5 s timeout, as long as
+  // the hook's own limit.
   for (const s of silent) s.listener.stop(true);
+  await close?.();
 });
 
 describe("an agent's pending servers", () => {
