@@ -16,6 +16,8 @@ export interface FetchedDocument {
   status: number;
   contentType: string | null;
   cacheControl: string | null;
+  /** The Retry-After field, as sent (a 429 or 503 from a federation peer). */
+  retryAfter?: string | null;
   body: string;
 }
 export type ClientMetadataFetcher = (url: string) => Promise<FetchedDocument>;

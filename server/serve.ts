@@ -197,7 +197,16 @@ export async function startServer(config: ServerConfig, toPrimary?: PrimaryLink)
   }
   const federating = config.federation && config.federation.mode !== "off" && !toPrimary;
   const sender = federating
-    ? startSender(db, config, (err) => log.error("federation send failed", { error: err instanceof Error ? err.message : String(err) }))
+    ? startSender(
+        db,
+        config,
+        (err) => log.error("federation send failed", { error: err instanceof Error ? err.message : String(err) }),
+        // A peer that refuses, throttles, fails or never answers shows per peer, not only as mail that is late.
+        (f) => {
+          metrics.federationSendFailures.inc({ peer: f.peer, outcome: f.outcome });
+          log.warn("federation transaction not taken", { peer: f.peer, outcome: f.outcome, status: f.status, attempts: f.attempts, next_try_at: f.nextTryAt });
+        },
+      )
     : undefined;
   // Workers listen on the port this process got (port 0 asks the system for one).
   config.port = port;

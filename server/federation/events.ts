@@ -14,6 +14,7 @@ import {
   acceptsFromServers,
   enqueue,
   ensureRemoteAgent,
+  ensureRemoteAgents,
   localAgentByCode,
   localAgentByHandle,
   parseAddress,
@@ -73,6 +74,8 @@ export const FederationEvent = z.discriminatedUnion("type", [
     from: Address,
     display_name: Name,
     to: z.array(Address).min(1).max(MAX_EVENTS),
+    // Every recipient, on any server (`to`: those of the receiving one), so that each copy lists them all.
+    recipients: z.array(Address).min(1).max(MAX_EVENTS).optional(),
     envelope_id: Id,
     thread_id: Id,
     in_reply_to: Id.nullable(),
@@ -190,6 +193,27 @@ async function localRecipients(tx: TxNow["tx"], addresses: readonly string[]): P
   return locals;
 }
 
+/**
+ * The recipients an envelope names, in its order, as this server knows them: its own agents by handle (unknown
+ * handles left out), agents of other servers by their rows, made for those not met before (after every read: the
+ * call writes on); the sender is not its own recipient.
+ */
+async function namedRecipients(r: Receiver, { tx, now }: TxNow, addresses: readonly string[], from: string): Promise<AgentRow[]> {
+  const sender = parseAddress(from)!;
+  const named = addresses.map((a) => parseAddress(a)!).filter((a) => a.handle !== sender.handle || a.host !== sender.host);
+  const locals = new Map<string, AgentRow | undefined>();
+  for (const a of named) if (a.host === r.selfHost) locals.set(a.handle, await localAgentByHandle(tx, a.handle));
+  const others = await ensureRemoteAgents(
+    tx,
+    now,
+    named.filter((a) => a.host !== r.selfHost).map((a) => `${a.handle}@${a.host}`),
+  );
+  return named.flatMap((a) => {
+    const row = a.host === r.selfHost ? locals.get(a.handle) : others.get(`${a.handle}@${a.host}`);
+    return row ? [row] : [];
+  });
+}
+
 async function apply(r: Receiver, c: TxNow, e: FederationEvent): Promise<void> {
   const { tx, now } = c;
   switch (e.type) {
@@ -243,7 +267,9 @@ async function apply(r: Receiver, c: TxNow, e: FederationEvent): Promise<void> {
       const them = await knownRemote(c, e.from);
       if (!them) return;
       const locals = await localRecipients(tx, e.to);
-      await receiveEnvelope({ tx, now, actor: actorOf(them), config: { quotas: r.quotas } }, locals, e);
+      // A sender of an older release names only this server's recipients.
+      const named = () => namedRecipients(r, c, e.recipients ?? e.to, e.from);
+      await receiveEnvelope({ tx, now, actor: actorOf(them), config: { quotas: r.quotas } }, locals, e, named);
       return;
     }
     case "plan.invite":
@@ -265,8 +291,33 @@ async function apply(r: Receiver, c: TxNow, e: FederationEvent): Promise<void> {
 }
 
 /** The local agent an outbox event speaks for, as its address; null when it is gone or not local. */
-export async function senderAddress(c: TxNow, agentId: string, selfHost: string): Promise<{ from: string; display_name: string } | null> {
+async function senderAddress(c: TxNow, agentId: string, selfHost: string): Promise<{ from: string; display_name: string } | null> {
   const a = await agentById(c.tx, agentId);
   if (!a || (await remoteOf(c.tx, agentId))) return null;
   return { from: `${a.handle}@${selfHost}`, display_name: a.displayName };
+}
+
+/**
+ * An outbox event as it is sent, or null when the local agent it speaks for is gone: `from` becomes that agent's
+ * address, and an envelope's `recipients` (agent ids in the outbox) the addresses handle@host, read now as for
+ * `from`; agents gone meanwhile are left out. `recipients` goes only to a peer that lists the feature (discovery.ts).
+ */
+export async function outgoingEvent(
+  c: TxNow,
+  event: Record<string, unknown>,
+  selfHost: string,
+  peerFeatures: ReadonlySet<string>,
+): Promise<Record<string, unknown> | null> {
+  const from = await senderAddress(c, String(event.from), selfHost);
+  if (!from) return null;
+  const { recipients: ids, ...rest } = event;
+  if (!Array.isArray(ids) || !peerFeatures.has("envelope.recipients")) return { ...rest, ...from };
+  const recipients: string[] = [];
+  for (const id of ids.map(String)) {
+    const remote = await remoteOf(c.tx, id);
+    const local = remote ? undefined : await agentById(c.tx, id);
+    if (remote) recipients.push(remote.address);
+    else if (local) recipients.push(`${local.handle}@${selfHost}`);
+  }
+  return { ...rest, ...from, ...(recipients.length ? { recipients } : {}) };
 }

@@ -1,20 +1,23 @@
 // Sends the outbox: per destination, in order, one transaction in flight, retried with the same txn_id and body
-// (RETRY_BASE_MS doubling to RETRY_MAX_MS) until the destination answers 200; after GIVE_UP_MS the senders get a
-// network.undelivered inbox item, and so does the sender of an event the answer says was not taken (an envelope past
-// the receiver's quota). Destinations are sent to side by side, so one that never answers delays no other. A lease
-// row (job_leases, "federation-send:<host>") keeps one sender per destination across processes and instances; the
-// network call is made outside any database transaction.
+// (RETRY_BASE_MS doubling to RETRY_MAX_MS, or later when a 429 or 503 says so in Retry-After) until the destination
+// answers 200; every other answer, a timeout or a failed connection is reported to `onFailure` (in svc serve a log
+// line and a counter per peer). After GIVE_UP_MS the senders get a network.undelivered inbox item, and so does the
+// sender of an event the answer says was not taken (an envelope past the receiver's quota). Destinations are sent to
+// side by side, so one that never answers delays no other. A lease row (job_leases, "federation-send:<host>") keeps
+// one sender per destination across processes and instances; the network call is made outside any database
+// transaction.
 import { and, asc, eq, inArray, isNull, lt, sql } from "drizzle-orm";
 import type { Db, Tx } from "../../db/client.ts";
 import { federationOutbox, federationTxnsOut, jobLeases } from "../../db/schema/index.ts";
-import { HOUR, iso, later } from "../clock.ts";
+import { HOUR, iso } from "../clock.ts";
+import { FetchTimedOut } from "../auth/safe-fetch.ts";
 import { takeLease } from "../jobs/leases.ts";
 import type { FederationConfig, ServerConfig } from "../config.ts";
 import { deliver } from "../domain/inbox.ts";
 import { quoted } from "../domain/untrusted.ts";
-import { MAX_EVENTS, senderAddress, type EventResult } from "./events.ts";
+import { MAX_EVENTS, outgoingEvent, type EventResult } from "./events.ts";
 import { signingKey } from "./keys.ts";
-import { peerBaseUrl, peerRequest } from "./peer.ts";
+import { peerBaseUrl, peerFeatures, peerRequest } from "./peer.ts";
 import { selfHost } from "./scope.ts";
 import { contentDigest, FED_TAG, signMessage } from "./signatures.ts";
 import { MAX_TXN_BYTES } from "./transactions.ts";
@@ -36,15 +39,59 @@ export interface SendTiming {
 }
 const timing = (fed: FederationConfig): SendTiming => ({ retryBaseMs: fed.retryBaseMs ?? RETRY_BASE_MS, leaseMs: fed.leaseMs ?? SEND_LEASE_MS });
 
-/** Signs and sends one transaction; resolves with the HTTP status (0: no answer) and the answer's body. */
-export async function sendTransaction(
-  db: Db,
-  config: ServerConfig,
-  destination: string,
-  txnId: string,
-  body: string,
-  now: Date,
-): Promise<{ status: number; body: string }> {
+/** How a send to a peer failed, as logged and counted: its status (other 4xx and 5xx grouped), or no answer. */
+export type SendOutcome = "401" | "429" | "4xx" | "5xx" | "other" | "timeout" | "network";
+
+export interface SendFailure {
+  peer: string;
+  outcome: SendOutcome;
+  /** The HTTP status; 0 when there was no answer. */
+  status: number;
+  /** Failed attempts of this transaction so far, this one included. */
+  attempts: number;
+  /** When it is tried again; null when it was given up. */
+  nextTryAt: string | null;
+}
+
+export interface Answer {
+  /** The HTTP status; 0 when there was no answer. */
+  status: number;
+  body: string;
+  retryAfter: string | null;
+  /** Why there was no answer: the deadline passed, or the connection failed or was refused. */
+  noAnswer?: "timeout" | "network";
+}
+
+/** The outcome of an answer that is not 200; null for 200. */
+export function sendOutcome(a: Pick<Answer, "status" | "noAnswer">): SendOutcome | null {
+  if (a.status === 200) return null;
+  if (a.status === 0) return a.noAnswer ?? "network";
+  if (a.status === 401 || a.status === 429) return String(a.status) as "401" | "429";
+  if (a.status >= 500) return "5xx";
+  return a.status >= 400 ? "4xx" : "other";
+}
+
+/** A Retry-After field (delay-seconds or an HTTP-date) as milliseconds after `at`; null when absent or unreadable. */
+export function retryAfterMs(field: string | null | undefined, at: Date): number | null {
+  const v = field?.trim();
+  if (!v) return null;
+  if (/^\d+$/.test(v)) return Number(v) * 1000;
+  const when = Date.parse(v);
+  return Number.isNaN(when) ? null : Math.max(0, when - at.getTime());
+}
+
+/**
+ * When a failed transaction is tried again: after the doubling wait, or later when a 429 or 503 asked for that in
+ * Retry-After (counted from the answer), but never more than RETRY_MAX_MS from it: a peer cannot park our outbox.
+ */
+export function nextTry(retryBaseMs: number, attempts: number, sentAt: Date, answer: Pick<Answer, "status" | "retryAfter">, answeredAt: Date): Date {
+  const backoff = Math.min(retryBaseMs * 2 ** attempts, RETRY_MAX_MS);
+  const asked = answer.status === 429 || answer.status === 503 ? retryAfterMs(answer.retryAfter, answeredAt) : null;
+  return new Date(Math.max(sentAt.getTime() + backoff, answeredAt.getTime() + Math.min(asked ?? 0, RETRY_MAX_MS)));
+}
+
+/** Signs and sends one transaction; resolves with the HTTP status (0: no answer), the answer's body and Retry-After. */
+export async function sendTransaction(db: Db, config: ServerConfig, destination: string, txnId: string, body: string, now: Date): Promise<Answer> {
   const fed = config.federation!;
   const url = `${peerBaseUrl(destination, fed)}/fed/v1/txn/${encodeURIComponent(txnId)}`;
   const headers = new Headers({ "content-type": "application/json", "content-digest": await contentDigest(body) });
@@ -61,9 +108,9 @@ export async function sendTransaction(
   headers.set("signature", sig.signature);
   try {
     const res = await peerRequest(url, fed, { method: "PUT", headers: Object.fromEntries(headers), body });
-    return { status: res.status, body: res.body };
-  } catch {
-    return { status: 0, body: "" };
+    return { status: res.status, body: res.body, retryAfter: res.retryAfter ?? null };
+  } catch (err) {
+    return { status: 0, body: "", retryAfter: null, noAnswer: err instanceof FetchTimedOut ? "timeout" : "network" };
   }
 }
 
@@ -96,7 +143,13 @@ export type InFlight = Map<string, { failing: boolean; done: Promise<boolean> }>
  * destinations that have not failed first, and those that failed last time never more than half of them. Returns the
  * sends started; each resolves with whether its transaction was answered.
  */
-export async function startSends(db: Db, config: ServerConfig, holder: string, inFlight: InFlight): Promise<Promise<boolean>[]> {
+export async function startSends(
+  db: Db,
+  config: ServerConfig,
+  holder: string,
+  inFlight: InFlight,
+  onFailure: (f: SendFailure) => void = () => {},
+): Promise<Promise<boolean>[]> {
   const fed = config.federation;
   if (!fed || fed.mode === "off") return [];
   const now = config.clock.now();
@@ -112,7 +165,7 @@ export async function startSends(db: Db, config: ServerConfig, holder: string, i
   });
   const started: Promise<boolean>[] = [];
   const start = (destination: string, isFailing: boolean) => {
-    const done = sendTo(db, config, destination, holder, now).finally(() => inFlight.delete(destination));
+    const done = sendTo(db, config, destination, holder, now, onFailure).finally(() => inFlight.delete(destination));
     inFlight.set(destination, { failing: isFailing, done });
     started.push(done);
   };
@@ -125,16 +178,24 @@ export async function startSends(db: Db, config: ServerConfig, holder: string, i
 }
 
 /** One pass: a send to every destination due whose lease this process takes, all at once. Returns transactions answered. */
-export async function sendOutbox(db: Db, config: ServerConfig, holder: string, inFlight: InFlight = new Map()): Promise<number> {
-  const answered = await Promise.all(await startSends(db, config, holder, inFlight));
+export async function sendOutbox(
+  db: Db,
+  config: ServerConfig,
+  holder: string,
+  inFlight: InFlight = new Map(),
+  onFailure?: (f: SendFailure) => void,
+): Promise<number> {
+  const answered = await Promise.all(await startSends(db, config, holder, inFlight, onFailure));
   return answered.filter(Boolean).length;
 }
 
-async function sendTo(db: Db, config: ServerConfig, destination: string, holder: string, now: Date): Promise<boolean> {
+async function sendTo(db: Db, config: ServerConfig, destination: string, holder: string, now: Date, onFailure: (f: SendFailure) => void): Promise<boolean> {
   const fed = config.federation!;
   const { retryBaseMs, leaseMs } = timing(fed);
   const lease = `federation-send:${destination}`;
   if (!(await db.tx((tx) => takeLease(tx, lease, holder, now, leaseMs)))) return false;
+  // Read before the transaction is made (no network inside a write call): which fields the peer takes.
+  const features = await peerFeatures(destination, fed, now);
   const release = (tx: Parameters<Parameters<Db["tx"]>[0]>[0]) =>
     tx
       .update(jobLeases)
@@ -155,8 +216,7 @@ async function sendTo(db: Db, config: ServerConfig, destination: string, holder:
     let lastSeq = 0;
     let size = 200;
     for (const r of rows) {
-      const from = await senderAddress({ tx, now }, String(r.event.from), self);
-      const event = from ? { ...r.event, ...from } : null;
+      const event = await outgoingEvent({ tx, now }, r.event, self, features);
       const bytes = event ? Buffer.byteLength(JSON.stringify(event)) + 1 : 0;
       if (events.length && size + bytes > MAX_TXN_BYTES) break;
       size += bytes;
@@ -180,10 +240,13 @@ async function sendTo(db: Db, config: ServerConfig, destination: string, holder:
     await db.tx(release);
     return false;
   }
-  const { status, body: answer } = await sendTransaction(db, config, destination, txn.txnId, txn.body, now);
-  await db.tx(async (tx) => {
+  const reply = await sendTransaction(db, config, destination, txn.txnId, txn.body, now);
+  const { status, body: answer } = reply;
+  const answeredAt = config.clock.now();
+  const failure = await db.tx(async (tx): Promise<SendFailure | null> => {
     const done = status === 200;
     const givenUp = !done && now.getTime() - Date.parse(txn.firstTriedAt) >= GIVE_UP_MS;
+    let nextTryAt: string | null = null;
     if (done || givenUp) {
       const sentIds = (JSON.parse(txn.body) as { events: { id: string }[] }).events.map((e) => e.id);
       // What the other server did not take is not delivered, whatever its status said: its sender is told.
@@ -220,14 +283,17 @@ async function sendTo(db: Db, config: ServerConfig, destination: string, holder:
       }
       for (const e of events.filter((x) => refused.has(x.eventId))) await tellRefused(tx, now, destination, e.event);
     } else {
-      const wait = Math.min(retryBaseMs * 2 ** txn.attempts, RETRY_MAX_MS);
+      nextTryAt = iso(nextTry(retryBaseMs, txn.attempts, now, reply, answeredAt));
       await tx
         .update(federationTxnsOut)
-        .set({ attempts: txn.attempts + 1, nextTryAt: later(now, wait) })
+        .set({ attempts: txn.attempts + 1, nextTryAt })
         .where(eq(federationTxnsOut.destination, destination));
     }
     await release(tx);
+    return done ? null : { peer: destination, outcome: sendOutcome(reply)!, status, attempts: txn.attempts + 1, nextTryAt };
   });
+  // Told once the transaction committed, so that a failure is logged and counted once.
+  if (failure) onFailure(failure);
   return status === 200;
 }
 
@@ -246,14 +312,14 @@ async function tellRefused(tx: Tx, now: Date, destination: string, event: Record
 }
 
 /** Starts the due sends every intervalMs until stopped; a slow destination holds up no other, nor the next pass. */
-export function startSender(db: Db, config: ServerConfig, onError: (err: unknown) => void): { stop(): Promise<void> } {
+export function startSender(db: Db, config: ServerConfig, onError: (err: unknown) => void, onFailure?: (f: SendFailure) => void): { stop(): Promise<void> } {
   const holder = crypto.randomUUID();
   const inFlight: InFlight = new Map();
   // Only the listing is one at a time; the sends it starts run on, each on its own.
   let listing: Promise<unknown> | null = null;
   const tick = () => {
     if (listing) return;
-    listing = startSends(db, config, holder, inFlight)
+    listing = startSends(db, config, holder, inFlight, onFailure)
       .then((sends) => {
         for (const s of sends) s.catch(onError);
       })

@@ -1,18 +1,22 @@
 // Talking to another svc server: its base URL from its host, every call through the SSRF guard of
 // server/auth/safe-fetch.ts (public addresses only, no redirects, size and time caps), and its published keys,
-// cached in the database and fetched again on an unknown kid at most once a minute.
+// cached in the database and fetched again on an unknown kid at most once every KEY_REFETCH_MS per host.
 import { and, eq, isNull, lt, or } from "drizzle-orm";
 import { isIP } from "node:net";
 import type { Db, Tx } from "../../db/client.ts";
 import { federationPeerKeys } from "../../db/schema/index.ts";
 import { FetchRefused, addressProblem, fetchDocument, fetchUrlProblem, publicLookup, type SocketLookup } from "../auth/safe-fetch.ts";
-import { HOUR, MINUTE, iso } from "../clock.ts";
+import { HOUR, iso } from "../clock.ts";
 import type { FederationConfig, FetchedDocument } from "../config.ts";
 import { KEY_CACHE_MS, type PublicJwk } from "./keys.ts";
 
 export const DISCOVERY_PATH = "/.well-known/svc-federation";
-/** An unknown kid fetches a peer's keys again at most this often. */
-export const KEY_REFETCH_MS = MINUTE;
+/**
+ * An unknown kid fetches a peer's keys again at most this often per host: short, so that a key rotated twice in a
+ * row (rotate-key --now) is fetched at the sender's next retry, not a minute on; long enough that a forger naming
+ * made-up kids cannot keep this server fetching.
+ */
+export const KEY_REFETCH_MS = 5_000;
 export const PEER_TIMEOUT_MS = 5_000;
 const MAX_ANSWER_BYTES = 256 * 1024;
 
@@ -59,23 +63,46 @@ export async function peerRequest(
 }
 
 /** A peer's discovery document (with its keys), or FetchRefused. */
-export async function fetchDiscovery(host: string, fed: Pick<FederationConfig, "allowLoopback">): Promise<{ server: string; keys: PublicJwk[] }> {
+export async function fetchDiscovery(
+  host: string,
+  fed: Pick<FederationConfig, "allowLoopback">,
+): Promise<{ server: string; keys: PublicJwk[]; features: string[] }> {
   const doc = await peerRequest(`${peerBaseUrl(host, fed)}${DISCOVERY_PATH}`, fed);
   if (doc.status !== 200) throw new FetchRefused(`The server answered ${doc.status}.`);
-  let parsed: { server?: unknown; jwks?: { keys?: unknown } };
+  let parsed: { server?: unknown; jwks?: { keys?: unknown }; features?: unknown };
   try {
     parsed = JSON.parse(doc.body);
   } catch {
     throw new FetchRefused("The discovery document is not JSON.");
   }
   if (parsed.server !== host || !Array.isArray(parsed.jwks?.keys)) throw new FetchRefused("The discovery document names another server or no keys.");
-  return { server: host, keys: parsed.jwks.keys as PublicJwk[] };
+  const features = Array.isArray(parsed.features) ? parsed.features.filter((f): f is string => typeof f === "string") : [];
+  return { server: host, keys: parsed.jwks.keys as PublicJwk[], features };
+}
+
+// What each peer's discovery document last said it takes beyond version 1, and when it was read (in this process).
+const featuresSeen = new Map<string, { features: ReadonlySet<string>; at: number }>();
+
+/**
+ * What a peer takes beyond version 1 (its discovery document's `features`), read again after KEY_CACHE_MS; none
+ * while it cannot be read (not kept: the next send asks again).
+ */
+export async function peerFeatures(host: string, fed: Pick<FederationConfig, "allowLoopback">, now: Date): Promise<ReadonlySet<string>> {
+  const seen = featuresSeen.get(host);
+  if (seen && now.getTime() - seen.at < KEY_CACHE_MS) return seen.features;
+  try {
+    const features = new Set((await fetchDiscovery(host, fed)).features);
+    featuresSeen.set(host, { features, at: now.getTime() });
+    return features;
+  } catch {
+    return new Set();
+  }
 }
 
 /**
  * The peer's keys: from the cache while fresh (KEY_CACHE_MS); fetched again when stale, or when `unknownKid` is not
- * among them, at most once a minute for unknown kids, and only when `mayFetch` allows it (the caller's limit on the
- * fetches one client address may cause). Null when they cannot be had.
+ * among them, at most once every KEY_REFETCH_MS for unknown kids, and only when `mayFetch` allows it (the caller's
+ * limit on the fetches one client address may cause). Null when they cannot be had.
  */
 export async function peerKeys(
   db: Db,

@@ -1,10 +1,10 @@
 // PUT /fed/v1/txn/{txn_id}: a transaction of events from another server. Checked in this order: the client address
 // is within its limit (in memory: nothing read, fetched or written before); the destination is this server; the
 // origin is allowed and not blocked; the signature names what it must, and a Content-Digest is sent; the key is known
-// (an unknown kid fetches the origin's keys again, at most once a minute, and within the client address's budget of
-// key fetches); `created` is within 5 minutes; the signature, then the Content-Digest (sha-256 or sha-512; a refusal
-// for it carries Want-Content-Digest); only then the origin's own limits, which a request that did not prove it comes
-// from the origin must not spend; then each event. The answer is stored per (origin, txn_id): a replay gets it.
+// (an unknown kid fetches the origin's keys again, at most once every few seconds, and within the client address's
+// budget of key fetches); `created` is within 5 minutes; the signature, then the Content-Digest (sha-256 or sha-512; a
+// refusal for it carries Want-Content-Digest); only then the origin's own limits, which a request that did not prove
+// it comes from the origin must not spend; then each event. The answer is stored per (origin, txn_id): a replay gets it.
 import { and, eq, lt } from "drizzle-orm";
 import { federationEventsSeen, federationTxnsIn } from "../../db/schema/index.ts";
 import { DAY, iso } from "../clock.ts";

@@ -122,6 +122,10 @@ export class Metrics {
     "svc_replica_catch_ups_total",
     "An embedded replica's syncs before the first read after a write, by result: synced, behind (reads went to the primary), stale (the primary did not answer).",
   );
+  readonly federationSendFailures = new Counter(
+    "svc_federation_send_failures_total",
+    "Transactions to another svc server it did not take, by peer (its host) and outcome: 401, 429, 4xx, 5xx, other (any other status), timeout, network (no connection).",
+  );
 
   /** The observe hook of Services: one event per finished tool call. */
   recordCall(e: CallEvent): void {
@@ -132,8 +136,8 @@ export class Metrics {
 
   // The series counted in this process, in the order /metrics shows them.
   private kept(): Record<string, Counter | Histogram> {
-    const { calls, latency, rateLimited, dbTx, jobRuns, jobRows, storageFaults, replicaCatchUps } = this;
-    return { calls, latency, rateLimited, dbTx, jobRuns, jobRows, storageFaults, replicaCatchUps };
+    const { calls, latency, rateLimited, dbTx, jobRuns, jobRows, storageFaults, replicaCatchUps, federationSendFailures } = this;
+    return { calls, latency, rateLimited, dbTx, jobRuns, jobRows, storageFaults, replicaCatchUps, federationSendFailures };
   }
 
   state(): MetricsState {

@@ -203,6 +203,65 @@ describe("federation between two servers", () => {
     expect(wrapped).toBeGreaterThanOrEqual(6);
   }, 40_000);
 
+  test("get_contact_code's message, followed by a friend on another server, sends the request there", async () => {
+    const fay = await A.register("fay");
+    const gus = await B.register("gus");
+    const { code, message } = await A.ok("get_contact_code", {}, fay.key);
+    expect(message).toContain(`fay@${A.host}`);
+    // What the message tells gus's agent to do, word for word.
+    const said = /add_contact with code "([^"]+)"/.exec(message)![1]!;
+    expect(said).toBe(`${code}@${A.host}`);
+    expect((await B.ok("add_contact", { code: said }, gus.key)).status).toBe("requested");
+    const incoming = await until(
+      () => contactsOf(A, fay.key, "incoming"),
+      (cs) => cs.length === 1,
+    );
+    expect(incoming[0].agent.display_name).toContain(`(gus@${B.host})`);
+    // On fay's own server the same words work too.
+    const hal = await A.register("hal");
+    expect((await A.ok("add_contact", { code: said }, hal.key)).status).toBe("requested");
+    expect((await contactsOf(A, fay.key, "incoming")).map((c) => c.agent.handle)).toContain("hal");
+  }, 30_000);
+
+  test("an envelope to recipients on three servers: each copy lists them all, and a reply to all from B reaches A and C", async () => {
+    const uma = await A.register("uma");
+    const una = await A.register("una");
+    const vic = await B.register("vic");
+    const wes = await C.register("wes");
+    await A.ok("add_contact", { handle: "una" }, uma.key);
+    await A.ok("respond_contact_request", { handle: "uma", action: "accept" }, una.key);
+    const { yOnX: vicOnA } = await connect(A, uma, B, vic);
+    const { yOnX: wesOnA } = await connect(A, uma, C, wes);
+    // vic and wes know each other too: a reply to all goes to those still the replier's contacts, as on one server.
+    await connect(B, vic, C, wes);
+    const { envelope } = await A.ok("send_envelope", { to: ["una", vicOnA, wesOnA], subject: "Three servers", body_md: "Who's in?" }, uma.key);
+    /** The copy the agent's server holds once it arrived: its recipients, as that server names them. */
+    const copyOn = async (S: FedServer, key: string, envelopeId: string) => {
+      await until(
+        () => S.call("get_envelope", { envelope_id: envelopeId }, key),
+        (r) => r.status === 200,
+      );
+      return (await S.ok("get_envelope", { envelope_id: envelopeId }, key)).envelope;
+    };
+    const names = (e: any) => e.to.map((t: any) => (t.display_name.match(/\(([^)]+@[^)]+)\)$/)?.[1] as string | undefined) ?? `${t.handle} (local)`);
+    // Each copy lists all three, in the sender's order: its own agents by handle, the others by address.
+    const onB = await copyOn(B, vic.key, envelope.envelope_id);
+    expect(names(onB)).toEqual([`una@${A.host}`, "vic (local)", `wes@${C.host}`]);
+    expect(onB.from.display_name).toContain(`(uma@${A.host})`);
+    const onC = await copyOn(C, wes.key, envelope.envelope_id);
+    expect(names(onC)).toEqual([`una@${A.host}`, `vic@${B.host}`, "wes (local)"]);
+    expect(names(envelope)).toEqual(["una (local)", `vic@${B.host}`, `wes@${C.host}`]);
+
+    const { envelope: reply } = await B.ok("reply_envelope", { envelope_id: envelope.envelope_id, body_md: "Me!", audience: "all" }, vic.key);
+    expect(names(reply)).toEqual([`uma@${A.host}`, `wes@${C.host}`]);
+    const onA = await copyOn(A, uma.key, reply.envelope_id);
+    expect(onA.in_reply_to).toBe(envelope.envelope_id);
+    expect(names(onA)).toEqual(["uma (local)", `wes@${C.host}`]);
+    const replyOnC = await copyOn(C, wes.key, reply.envelope_id);
+    expect(replyOnC.thread_id).toBe(envelope.thread_id);
+    expect(names(replyOnC)).toEqual([`uma@${A.host}`, "wes (local)"]);
+  }, 40_000);
+
   test("a contact by address, once the other agent accepts requests by address; a handle that does not exist answers the same", async () => {
     const dan = await A.register("dan");
     const erin = await C.register("erin");

@@ -39,11 +39,11 @@ beforeAll(async () => {
   bob = await B.register("bob");
   bobOnA = (await connect(A, alice, B, bob)).yOnX;
 }, 60_000);
-// A stopping server waits for its sends in flight, here to silent hosts: up to the 5 s peer timeout, past the
-// hook's default limit.
 afterAll(async () => {
-  await close?.();
+  // The silent hosts first, dropping their connections: else A's stop waits out each send's 5 s timeout, as long as
+  // the hook's own limit.
   for (const s of silent) s.listener.stop(true);
+  await close?.();
 }, 20_000);
 
 describe("an agent's pending servers", () => {

@@ -111,7 +111,7 @@ describe("receiving a transaction", () => {
     expect(await requestsOf(bob.key)).toHaveLength(0);
   });
 
-  test("a rotated key is fetched on its unknown kid; another unknown kid within the minute is refused without a fetch", async () => {
+  test("a rotated key is fetched on its unknown kid; another unknown kid within KEY_REFETCH_MS (seconds) is refused without a fetch", async () => {
     const rotated = await fakeKey();
     F.keys = [rotated, ...F.keys];
     const before = F.fetches;

@@ -87,6 +87,8 @@ async function create(
     inReplyTo: string | null;
     /** An envelope received from another server keeps its id there; its sender's quota was taken on receipt. */
     envelopeId?: string;
+    /** Received from another server: the local recipients it reaches; the others of `to` are only listed. */
+    reaches?: ReadonlySet<string>;
   },
 ): Promise<string> {
   const { tx, now, actor } = ctx;
@@ -114,6 +116,10 @@ async function create(
       // Each side keeps its copy: an agent of another server gets it from its own server.
       remote.set(other.host, [...(remote.get(other.host) ?? []), other.address]);
       await insertRecipient(tx).run({ envelopeId, agentId: r.agentId, position, delivered: true });
+      continue;
+    }
+    if (e.reaches && !e.reaches.has(r.agentId)) {
+      await insertRecipient(tx).run({ envelopeId, agentId: r.agentId, position, delivered: false });
       continue;
     }
     // deliver() drops it when the recipient blocked the sender; the sender's view stays the same.
@@ -146,6 +152,8 @@ async function create(
           type: "envelope",
           from: actor.agentId,
           to,
+          // Every recipient, as agent ids: the sender writes their addresses (outgoingEvent), so each copy lists all.
+          recipients: e.to.map((t) => t.agentId),
           envelope_id: envelopeId,
           thread_id: threadId,
           in_reply_to: e.inReplyTo,
@@ -292,12 +300,14 @@ export async function listEnvelopes({ tx, actor }: DomainContext, input: ListInp
 
 /**
  * An envelope from an agent of another server (`ctx.actor` is its local row) to local agents: only those who have
- * it as an accepted contact receive it; it keeps its id and thread. Returns false when it was dropped.
+ * it as an accepted contact receive it; it keeps its id and thread. Its copy lists every recipient `named` gives (on
+ * any server, so that a reply to all reaches them), read only once it is taken. Returns false when it was dropped.
  */
 export async function receiveEnvelope(
   ctx: DomainContext,
   to: AgentRow[],
   e: { envelope_id: string; thread_id: string; in_reply_to: string | null; subject: string; body_md: string },
+  named: () => Promise<AgentRow[]> = async () => to,
 ): Promise<boolean> {
   const { tx, actor } = ctx;
   const recipients: AgentRow[] = [];
@@ -306,6 +316,17 @@ export async function receiveEnvelope(
   if (await tx.select({ id: envelopes.envelopeId }).from(envelopes).where(eq(envelopes.envelopeId, e.envelope_id)).get()) return false;
   // A thread or a reply named by the other server counts only when the recipients can already see it.
   const inReplyTo = e.in_reply_to && (await envelopeFor(tx).get({ envelopeId: e.in_reply_to, agentId: recipients[0]!.agentId })) ? e.in_reply_to : null;
-  await create(ctx, { to: recipients, subject: e.subject, body_md: e.body_md, refs: {}, threadId: e.thread_id, inReplyTo, envelopeId: e.envelope_id });
+  // In the sender's order; a recipient here it failed to name is listed all the same.
+  const listed = new Map([...(await named()), ...recipients].map((a) => [a.agentId, a]));
+  await create(ctx, {
+    to: [...listed.values()],
+    subject: e.subject,
+    body_md: e.body_md,
+    refs: {},
+    threadId: e.thread_id,
+    inReplyTo,
+    envelopeId: e.envelope_id,
+    reaches: new Set(recipients.map((r) => r.agentId)),
+  });
   return true;
 }
