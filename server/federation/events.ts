@@ -203,13 +203,10 @@ async function namedRecipients(r: Receiver, { tx, now }: TxNow, addresses: reado
   const named = addresses.map((a) => parseAddress(a)!).filter((a) => a.handle !== sender.handle || a.host !== sender.host);
   const locals = new Map<string, AgentRow | undefined>();
   for (const a of named) if (a.host === r.selfHost) locals.set(a.handle, await localAgentByHandle(tx, a.handle));
-  const others = await ensureRemoteAgents(
-    tx,
-    now,
-    named.filter((a) => a.host !== r.selfHost).map((a) => `${a.handle}@${a.host}`),
-  );
+  const address = (a: { handle: string; host: string }) => `${a.handle}@${a.host}`;
+  const others = await ensureRemoteAgents(tx, now, named.filter((a) => a.host !== r.selfHost).map(address));
   return named.flatMap((a) => {
-    const row = a.host === r.selfHost ? locals.get(a.handle) : others.get(`${a.handle}@${a.host}`);
+    const row = a.host === r.selfHost ? locals.get(a.handle) : others.get(address(a));
     return row ? [row] : [];
   });
 }

@@ -181,7 +181,7 @@ describe("fetchDocument: the transport's own limits", () => {
     });
 
   test("a document comes back with its status and caching headers", async () => {
-    expect(await get("/doc")).toEqual({ status: 200, contentType: "application/json", cacheControl: "max-age=90", body: '{"ok":true}' });
+    expect(await get("/doc")).toEqual({ status: 200, contentType: "application/json", cacheControl: "max-age=90", retryAfter: null, body: '{"ok":true}' });
   });
 
   test("a redirect is returned as it is, never followed", async () => {
