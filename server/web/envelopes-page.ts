@@ -9,7 +9,7 @@ import { actingAs, formatTime, notFoundPage, type WebContext } from "./context.t
 import { alert, field, form, html, notice, page } from "./html.ts";
 import { signedIn } from "./session.ts";
 import { signinBlock } from "./signin.ts";
-import { again, optional, quote, required } from "./web-actions.ts";
+import { again, optional, quoteMail, required } from "./web-actions.ts";
 import { toolForm, type FormMessages } from "./framework.ts";
 import { list, Names } from "./wording.ts";
 
@@ -75,7 +75,7 @@ export async function renderEnvelope(c: WebContext, m: FormMessages = {}): Promi
     e.subject.untrusted_content,
     html`${alert(m.error)}${notice(SENT[c.url.searchParams.get("done") ?? ""])}
 <p class="muted">${who(e)} · ${formatTime(e.created_at)} · the subject above was written by ${writer}</p>
-${quote(e.body_md.untrusted_content, writer)}
+${quoteMail(e.body_md.untrusted_content, writer, e.links)}
 ${
   e.links.length
     ? html`<h2>Links in it</h2><p class="muted">Check where a link leads before you open it: the text around it may say otherwise.</p><ul>${e.links.map((l) => html`<li><strong>${l.domain}</strong>: <code>${l.url}</code></li>`)}</ul>`

@@ -46,3 +46,49 @@ export function quoted(item: Pick<InboxItem, "payload" | "note" | "type">, write
 
 /** Words someone else wrote: always inside a blockquote that says whose they are, never as the page's own text. */
 export const quote = (text: string, who: string) => html`<blockquote><p>${text}</p><footer>written by ${who}</footer></blockquote>`;
+
+// A Markdown link [text](url), or a bare http(s) URL (up to whitespace or a closing bracket or quote).
+const MAIL_LINK = /\[([^\]\n]{1,1000})\]\((https?:\/\/[^\s()]+)\)|https?:\/\/[^\s<>"'`)\]]+/g;
+
+/**
+ * One line of someone's mail with each http(s) link shown by the domain it leads to: a link the mail's checks found
+ * nothing wrong with (`safe`) is followable, its visible text the domain itself; any other stays text, its domain
+ * said beside it.
+ */
+function mailLine(line: string, safe: ReadonlySet<string>): Markup[] {
+  const out: Markup[] = [];
+  let at = 0;
+  for (const m of line.matchAll(MAIL_LINK)) {
+    const url = (m[2] ?? m[0]).replace(/[.,;:!?]+$/, "");
+    let domain: string;
+    try {
+      domain = new URL(url).hostname;
+    } catch {
+      continue;
+    }
+    const end = m[2] ? m.index + m[0].length : m.index + url.length;
+    out.push(html`${line.slice(at, m.index)}${m[1] ? html`${m[1]} ` : ""}`);
+    out.push(
+      safe.has(url)
+        ? html`${m[1] ? "(" : ""}<a href="${url}" rel="nofollow noopener noreferrer">${domain}</a>${m[1] ? ")" : ""}`
+        : html`${m[1] ? "" : html`${url} `}<span class="muted">(leads to ${domain})</span>`,
+    );
+    at = end;
+  }
+  out.push(html`${line.slice(at)}`);
+  return out;
+}
+
+/**
+ * Someone's mail as a person reads it: paragraphs and lines as written, each link shown by its domain (mailLine),
+ * the rest as text (never HTML); inside a blockquote that says whose words they are.
+ */
+export function quoteMail(text: string, who: string, links: readonly { url: string; warnings: readonly string[] }[]): Markup {
+  const safe = new Set(links.filter((l) => !l.warnings.length).map((l) => l.url));
+  const paragraphs = text
+    .split(/\n\s*\n/)
+    .map((p) => p.trim())
+    .filter(Boolean)
+    .map((p) => html`<p>${p.split("\n").map((line, i) => html`${i ? html`<br>` : ""}${mailLine(line, safe)}`)}</p>`);
+  return html`<blockquote>${paragraphs}<footer>written by ${who}</footer></blockquote>`;
+}

@@ -265,3 +265,33 @@ describe("in Chromium", () => {
     }
   }, 120_000);
 });
+
+describe("mail as a person reads it", () => {
+  test("paragraphs and lines as written; a link shown by its domain, followable only when nothing about it is off", async () => {
+    const ann = await s.register("mw-ann", { display_name: "Ann" });
+    const ben = await s.register("mw-ben", { display_name: "Ben" });
+    await s.ok("add_contact", { handle: "mw-ben" }, ann.key);
+    await s.ok("respond_contact_request", { handle: "mw-ann", action: "accept" }, ben.key);
+    const body = [
+      "Hi Ben,",
+      "",
+      "The keys are under the mat.\nThe map: https://maps.example.org/cabin?x=1&y=2.",
+      "",
+      "Pay here: [https://bank.example.com](https://evil.example.net/login) <b>now</b>",
+    ].join("\n");
+    const { envelope } = await s.ok("send_envelope", { to: ["mw-ben"], subject: "Cabin", body_md: body }, ann.key);
+    const b = await signedIn("mw-ben", ben.key, "/envelopes");
+    const page = await b.get(`/envelopes/${envelope.envelope_id}`);
+    const quoted = page.html.match(/<blockquote>([\s\S]*?)<\/blockquote>/)![1]!;
+    const paragraphs = [...quoted.matchAll(/<p>([\s\S]*?)<\/p>/g)].map((m) => m[1]!);
+    expect(paragraphs).toHaveLength(3);
+    expect(paragraphs[0]).toBe("Hi Ben,");
+    // A link nothing is wrong with: its text is the domain it leads to.
+    expect(paragraphs[1]).toBe(
+      'The keys are under the mat.<br>The map: <a href="https://maps.example.org/cabin?x=1&amp;y=2" rel="nofollow noopener noreferrer">maps.example.org</a>.',
+    );
+    // Text that shows another domain than the link's: not followable, where it leads said beside it; markup stays text.
+    expect(paragraphs[2]).toBe('Pay here: https://bank.example.com <span class="muted">(leads to evil.example.net)</span> &lt;b&gt;now&lt;/b&gt;');
+    expect(quoted).toContain("written by Ann");
+  });
+});
