@@ -172,10 +172,14 @@ describe("the lease: one instance at a time", () => {
     const runner = new JobRunner(s.server.db, s.clock, [counting("lease_test_failing", counter, true)]);
     const [outcome] = await runner.runDue();
     expect((outcome!.error as Error).message).toBe("job broke");
+    // A run that fails is judged again once on an embedded replica, after a sync (db/database.ts): 1 or 2 tries.
+    const tries = counter.n;
+    expect(tries).toBeGreaterThanOrEqual(1);
     s.clock.advance(LEASE_MS - MINUTE);
     expect(await runner.runDue()).toEqual([]);
+    expect(counter.n).toBe(tries);
     s.clock.advance(MINUTE);
     expect(await runner.runDue()).toHaveLength(1);
-    expect(counter.n).toBe(2);
+    expect(counter.n).toBe(2 * tries);
   });
 });
