@@ -338,39 +338,78 @@ export function streamExec(streams: Streams): Exec {
   };
 }
 
+// Batches one request to the primary carries at most: each is its own transaction, so more only lengthen the request.
+const BATCHES_A_REQUEST = 16;
+
+interface Waiting {
+  batch: Batch;
+  resolve(results: unknown[][][]): void;
+  reject(err: unknown): void;
+}
+
 /**
- * A write batch on a primary, in one request on a pooled stream: BEGIN IMMEDIATE, the statements, each run only if
- * the one before succeeded, and COMMIT, else ROLLBACK (what @libsql/client's `batch(..., "write")` sends on a new
- * stream each time).
+ * Write batches on a primary, one request at a time from this instance: the batches that wait meanwhile go together
+ * in the next request, each its own transaction (BEGIN IMMEDIATE, its statements, each run only if the one before
+ * succeeded, COMMIT, else ROLLBACK: what @libsql/client's `batch(..., "write")` sends). One request in flight keeps
+ * this instance's transactions from waiting on each other in the primary's lock, where sqld parks a waiter until the
+ * holder's transaction times out when it misses the holder's release (seconds; bench/README.md), and the batches
+ * that queue behind a round trip still take only one more.
  */
 export function streamCommit(streams: Streams): (batch: Batch) => Promise<unknown[][][]> {
-  return (batch) => {
-    remoteRequests.write++;
-    return streams.use(async (stream, version) => {
-      const steps = stream.batch(false);
-      const begin = steps.step();
-      const began = begin.run("BEGIN IMMEDIATE");
-      let last = begin;
-      const answers = batch.statements.map((st) => {
-        const step = steps.step().condition(hrana.BatchCond.ok(last));
-        if (version >= 3) step.condition(hrana.BatchCond.not(hrana.BatchCond.isAutocommit(steps)));
-        last = step;
-        return step.query([st.sql, st.args as hrana.InValue[]]);
-      });
-      const commit = steps.step().condition(hrana.BatchCond.ok(last));
-      if (version >= 3) commit.condition(hrana.BatchCond.not(hrana.BatchCond.isAutocommit(steps)));
-      const committed = commit.run("COMMIT");
-      steps
-        .step()
-        .condition(hrana.BatchCond.not(hrana.BatchCond.ok(commit)))
-        .run("ROLLBACK")
-        .catch(() => undefined);
-      try {
-        await steps.execute();
-      } catch (err) {
-        // Lost on the way, the batch may have committed.
-        throw atCommit(err);
-      }
+  const queue: Waiting[] = [];
+  let sending = false;
+  const send = async () => {
+    sending = true;
+    while (queue.length) {
+      const together = queue.splice(0, BATCHES_A_REQUEST);
+      remoteRequests.write++;
+      await streams
+        .use((stream, version) => inOneRequest(stream, version, together))
+        .catch((err) => {
+          for (const w of together) w.reject(err);
+        });
+    }
+    sending = false;
+  };
+  return (batch) =>
+    new Promise((resolve, reject) => {
+      queue.push({ batch, resolve, reject });
+      if (!sending) void send();
+    });
+}
+
+/** The batches as transactions of one request; each settles on its own: one refused leaves the others committed. */
+async function inOneRequest(stream: hrana.HttpStream, version: number, together: Waiting[]): Promise<void> {
+  const steps = stream.batch(false);
+  // Hrana 3 can tell whether a transaction is open: a statement never runs outside its own.
+  const inTransaction = (step: hrana.BatchStep) => (version >= 3 ? step.condition(hrana.BatchCond.not(hrana.BatchCond.isAutocommit(steps))) : step);
+  const outcomes = together.map(({ batch }) => {
+    const begin = steps.step();
+    if (version >= 3) begin.condition(hrana.BatchCond.isAutocommit(steps));
+    const began = begin.run("BEGIN IMMEDIATE");
+    let last = begin;
+    const answers = batch.statements.map((st) => {
+      const step = inTransaction(steps.step().condition(hrana.BatchCond.ok(last)));
+      last = step;
+      return step.query([st.sql, st.args as hrana.InValue[]]);
+    });
+    const commit = inTransaction(steps.step().condition(hrana.BatchCond.ok(last)));
+    const committed = commit.run("COMMIT");
+    steps
+      .step()
+      .condition(hrana.BatchCond.not(hrana.BatchCond.ok(commit)))
+      .run("ROLLBACK")
+      .catch(() => undefined);
+    return { began, answers, committed };
+  });
+  try {
+    await steps.execute();
+  } catch (err) {
+    // Lost on the way, any of them may have committed.
+    throw atCommit(err);
+  }
+  for (const [i, { began, answers, committed }] of outcomes.entries()) {
+    try {
       // Refused by the primary (busy, a guard, a key): it ran nothing.
       await began;
       const results: unknown[][][] = [];
@@ -380,9 +419,11 @@ export function streamCommit(streams: Streams): (batch: Batch) => Promise<unknow
         results.push(arraysOf(rows));
       }
       await committed;
-      return results;
-    });
-  };
+      together[i]!.resolve(results);
+    } catch (err) {
+      together[i]!.reject(err);
+    }
+  }
 }
 
 const rawResult = (rs: ResultSet): RawResult => ({

@@ -57,15 +57,33 @@ export type CatchUp = "synced" | "behind" | "stale";
 
 export const isReadOnly = (tx: Tx): boolean => readOnlyHandles.has(tx);
 
-/** Turns on one connection, so a read transaction has it to itself across awaits. */
+/**
+ * Turns on one connection, so a read transaction has it to itself across awaits; or `width` at once, for batches to a
+ * primary, which serializes them itself.
+ */
 class Turns {
-  private tail: Promise<unknown> = Promise.resolve();
+  private running = 0;
+  private readonly waiting: (() => void)[] = [];
+  private readonly idle: (() => void)[] = [];
   busy = 0;
-  take<T>(fn: () => T | Promise<T>): Promise<T> {
+  constructor(private readonly width = 1) {}
+  async take<T>(fn: () => T | Promise<T>): Promise<T> {
     this.busy++;
-    const run = this.tail.then(fn).finally(() => this.busy--);
-    this.tail = run.catch(() => undefined);
-    return run;
+    if (this.running < this.width) this.running++;
+    else await new Promise<void>((go) => this.waiting.push(go));
+    try {
+      return await fn();
+    } finally {
+      this.busy--;
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.running--;
+      if (!this.busy) for (const done of this.idle.splice(0)) done();
+    }
+  }
+  /** Resolves once nothing runs or waits. */
+  drained(): Promise<void> {
+    return this.busy ? new Promise((done) => this.idle.push(done)) : Promise.resolve();
   }
 }
 
@@ -134,6 +152,8 @@ export interface Pool {
   slots: Slot[];
   /** Commits a batch where writes go: results as arrays, one per statement. */
   commit(batch: Batch): unknown[][][] | Promise<unknown[][][]>;
+  /** Batches in flight at once: 1 on a local file (one writer connection); more to a primary, which queues them. */
+  inFlight?: number;
   /** Plain SQL where writes go. */
   raw: RawSql;
   /** An embedded replica: its sync, slots on its primary for reads while it is behind, and whether that answers. */
@@ -149,7 +169,7 @@ const CATCH_UP_RETRY_MS = 250;
 
 /** The Db over a pool: write calls as batches, reads on the least busy slot, a replica's read-your-writes. */
 export function assemble(opts: PoolOptions, mode: DbMode, pool: Pool, closeAll: () => void): Db {
-  const writes = new Turns();
+  const writes = new Turns(pool.inFlight);
   const timed = async <T>(kind: "read" | "write", fn: () => Promise<T>): Promise<T> => {
     const started = performance.now();
     let ok = false;
@@ -199,8 +219,6 @@ export function assemble(opts: PoolOptions, mode: DbMode, pool: Pool, closeAll: 
   const syncing = replica?.syncEveryMs ? setInterval(() => void syncTo().catch(() => {}), replica.syncEveryMs) : undefined;
   syncing?.unref();
 
-  // One batch at a time from an instance: a local file has one writer connection; a primary was measured to stall
-  // writers for seconds with several batches of one instance in flight at once (bench/README.md).
   const exclusive = <T>(fn: (raw: RawSql) => Promise<T>) => writes.take(() => fn(pool.raw));
   const commit = async (batch: Batch) => {
     batch.sent = true;
@@ -214,10 +232,14 @@ export function assemble(opts: PoolOptions, mode: DbMode, pool: Pool, closeAll: 
     await commit(batch);
     if (replica) await retrying(syncTo).catch(() => (batch.readsAfterSend = leastBusy(replica.primary).exec));
   };
-  const writeOnce = async <T>(fn: (tx: Tx) => Promise<T>): Promise<T> => {
+  // On a replica, a write call first reads the file as it is, without waiting for it to catch up: what it read and
+  // needs still true is guarded in its batch, as it is against other instances' writes. One that fails on what it did
+  // not see yet (a key or a group made a moment ago) is judged again (judgedAgain) on what this instance has written:
+  // the file once it has caught up, else the primary.
+  const writeOnce = async <T>(fn: (tx: Tx) => Promise<T>, again: boolean): Promise<T> => {
     const batch = new Batch();
     try {
-      const result = await (await readSlot()).collect(batch, fn, sendNow);
+      const result = await (again ? await readSlot() : slot()).collect(batch, fn, sendNow);
       if (!batch.sent) await commit(batch);
       return result;
     } catch (err) {
@@ -225,24 +247,20 @@ export function assemble(opts: PoolOptions, mode: DbMode, pool: Pool, closeAll: 
       throw err;
     }
   };
-  // On a replica, a call that fails may have read what another instance has changed since its file's last sync (an
-  // invite code made there a moment ago): it is judged again, once, on what the primary has.
-  const judgedAgain = async <T>(run: () => Promise<T>): Promise<T> => {
+  // On a replica, a call that fails may have read before what another instance (or this one) changed since its
+  // file's last sync (an invite code made there a moment ago): it is judged again, once, after a sync, or on the
+  // primary while the file cannot catch up.
+  const judgedAgain = async <T>(run: (again: boolean) => Promise<T>): Promise<T> => {
     try {
-      return await run();
+      return await run(false);
     } catch (err) {
-      if (
-        !replica ||
-        transient(err) ||
-        err instanceof NeedsWrite ||
-        err instanceof WriteConflict ||
-        !(await syncTo().then(
-          () => true,
-          () => false,
-        ))
-      )
-        throw err;
-      return run();
+      if (!replica || transient(err) || err instanceof NeedsWrite || err instanceof WriteConflict) throw err;
+      const synced = await syncTo().then(
+        () => true,
+        () => false,
+      );
+      if (!synced && !(await replica.primaryAnswers())) throw err;
+      return run(true);
     }
   };
   let closing: Promise<void> | undefined;
@@ -251,10 +269,10 @@ export function assemble(opts: PoolOptions, mode: DbMode, pool: Pool, closeAll: 
     mode,
     tx: (fn) =>
       timed("write", () =>
-        judgedAgain(async () => {
+        judgedAgain(async (again) => {
           for (let run = 1; ; run++) {
             try {
-              return await retrying(() => writeOnce(fn));
+              return await retrying(() => writeOnce(fn, again || run > 1));
             } catch (err) {
               if (!writeConflict(err)) throw err;
               if (run >= CONFLICT_RUNS) throw new WriteConflict(err);
@@ -286,7 +304,7 @@ export function assemble(opts: PoolOptions, mode: DbMode, pool: Pool, closeAll: 
     close() {
       clearInterval(syncing);
       closing ??= (async () => {
-        await Promise.all([writes.take(() => {}), ...pool.slots.map((s) => s.turns.take(() => {}))]);
+        await Promise.all([writes.drained(), ...pool.slots.map((s) => s.turns.drained())]);
         closeAll();
       })();
       return closing;

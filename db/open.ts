@@ -38,6 +38,8 @@ const READERS = 3;
 const REMOTE_READERS = 16;
 // Streams (connections) an instance keeps open on its primary, for reads and batches (db/connections.ts Streams).
 const REMOTE_STREAMS = 16;
+// Batches to a primary are not made to take turns here: streamCommit sends those that wait together.
+const BATCHES_IN_FLIGHT = Number.POSITIVE_INFINITY;
 // How often an embedded replica without --sync-interval syncs in the background: a revoked key stops working on it
 // within this long (reads never reach the primary).
 const DEFAULT_SYNC_MS = 1_000;
@@ -106,7 +108,7 @@ export async function openDb(opts: DbOptions): Promise<Db> {
   if (mode === "remote") {
     const client = await reachPrimary({ url: opts.url, authToken: opts.authToken }, timeoutMs);
     const streams = new Streams(opts.url, opts.authToken, REMOTE_STREAMS);
-    const pool = { slots: remoteSlots(streams, REMOTE_READERS), commit: streamCommit(streams), raw: remoteRaw(client) };
+    const pool = { slots: remoteSlots(streams, REMOTE_READERS), commit: streamCommit(streams), raw: remoteRaw(client), inFlight: BATCHES_IN_FLIGHT };
     return assemble(opts, mode, pool, () => {
       streams.close();
       client.close();
@@ -174,7 +176,7 @@ export async function openDb(opts: DbOptions): Promise<Db> {
       primaryAnswers: () => answers(primary),
       syncEveryMs: opts.syncIntervalSeconds ? undefined : DEFAULT_SYNC_MS,
     };
-    const pool = { slots: localSlots(readers), commit: streamCommit(streams), raw: remoteRaw(primary), replica };
+    const pool = { slots: localSlots(readers), commit: streamCommit(streams), raw: remoteRaw(primary), replica, inFlight: BATCHES_IN_FLIGHT };
     return assemble(opts, mode, pool, () => {
       for (const r of readers) r.close();
       void conn.close();

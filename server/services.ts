@@ -4,7 +4,7 @@
 import type { Db, Tx } from "../db/client.ts";
 import type { AppError } from "./errors.ts";
 import type { ServerConfig } from "./config.ts";
-import type { RateLimiter } from "./rate-limit.ts";
+import type { RateDecision, RateLimiter } from "./rate-limit.ts";
 import type { AuditEntry } from "./contract/audit.ts";
 
 export interface Services {
@@ -82,6 +82,6 @@ export interface Call {
   headers: Record<string, string>;
   /** What the credential's limit left, to compare with the agent's (null: none taken). */
   keyRemaining: number | null;
-  /** The agent's limit is taken once per call, however many transactions or processes it runs in. */
-  agentTaken: boolean;
+  /** The agent's limit, taken once per call however many times it runs (null: not yet). */
+  agentLimit: RateDecision | null;
 }

@@ -1,9 +1,11 @@
 // Per-agent quotas on what an agent stores, so one agent's flood cannot fill the disk for everyone
 // (docs/limits.md, "Quotas per agent"). A count (groups, open plans) refuses with CONFLICT; a budget per rolling
 // day (envelope bytes, expenses per group) with RATE_LIMITED and retry_after: when enough of it frees.
-// Each check runs in the write's transaction, before it writes, so a refused write stores nothing.
+// Each check runs in the write's transaction, before it writes, so a refused write stores nothing; what it counted is
+// guarded in the write's batch, so writes that read at once (or on a replica's file behind the primary) cannot pass it
+// together.
 import { and, eq, gt, isNull, ne, sql } from "drizzle-orm";
-import { batchOf, prepared, snapshotOf, type Tx } from "../../db/client.ts";
+import { batchOf, guard, prepared, snapshotOf, type Tx } from "../../db/client.ts";
 import { envelopes, expenseAttachments, expenses, federationEnvelopeBytes, federationOutbox, groupMembers, plans } from "../../db/schema/index.ts";
 import { DAY, iso } from "../clock.ts";
 import { DEFAULTS, type Quotas } from "../config.ts";
@@ -22,12 +24,9 @@ const overBudget = (message: string, details: Record<string, unknown>, retryAfte
 
 /** Groups and direct ledgers: refuses the agent a new membership at the quota. */
 export async function requireRoomForGroup(tx: Tx, agentId: string, max: number): Promise<void> {
-  const row = await tx
-    .select({ n: sql<number>`count(*)` })
-    .from(groupMembers)
-    .where(and(eq(groupMembers.agentId, agentId), isNull(groupMembers.leftAt)))
-    .get();
-  if (row!.n < max) return;
+  const mine = and(eq(groupMembers.agentId, agentId), isNull(groupMembers.leftAt));
+  const row = await tx.select({ n: sql<number>`count(*)` }).from(groupMembers).where(mine).get();
+  if (row!.n < max) return guard(tx, "group quota", sql`(SELECT count(*) FROM ${groupMembers} WHERE ${mine}) < ${max}`);
   throw conflict(
     `You are already in ${row!.n} groups and direct ledgers, the most one handle may be in (the limit is ${max}). Leave or archive one you no longer use first.`,
     {
@@ -40,12 +39,9 @@ export async function requireRoomForGroup(tx: Tx, agentId: string, max: number):
 /** Open plans (not cancelled, not yet over) the agent organises: refuses a new one at the quota. */
 export async function requireRoomForPlan(ctx: DomainContext): Promise<void> {
   const max = quotasOf(ctx).openPlans;
-  const row = await ctx.tx
-    .select({ n: sql<number>`count(*)` })
-    .from(plans)
-    .where(and(eq(plans.organiserId, ctx.actor.agentId), ne(plans.state, "cancelled"), gt(plans.endsAt, iso(ctx.now))))
-    .get();
-  if (row!.n < max) return;
+  const open = and(eq(plans.organiserId, ctx.actor.agentId), ne(plans.state, "cancelled"), gt(plans.endsAt, iso(ctx.now)));
+  const row = await ctx.tx.select({ n: sql<number>`count(*)` }).from(plans).where(open).get();
+  if (row!.n < max) return guard(ctx.tx, "plan quota", sql`(SELECT count(*) FROM ${plans} WHERE ${open}) < ${max}`);
   throw conflict(`You already organise ${row!.n} open plans, the most one handle may (the limit is ${max}). Cancel one, or wait until one is over.`, {
     limit: max,
     open_plans: row!.n,
@@ -63,14 +59,10 @@ export const envelopeBytes = (e: { subject: string; body_md: string }) => Buffer
  */
 export async function requireRoomForAttachment(ctx: DomainContext, bytes: number): Promise<void> {
   const max = quotasOf(ctx).attachmentBytes;
-  const used = Number(
-    (await ctx.tx
-      .select({ n: sql<number>`coalesce(sum(${expenseAttachments.sizeBytes}), 0)` })
-      .from(expenseAttachments)
-      .where(eq(expenseAttachments.uploadedBy, ctx.actor.agentId))
-      .get())!.n,
-  );
-  if (used + bytes <= max) return;
+  const stored = sql<number>`coalesce(sum(${expenseAttachments.sizeBytes}), 0)`;
+  const mine = eq(expenseAttachments.uploadedBy, ctx.actor.agentId);
+  const used = Number((await ctx.tx.select({ n: stored }).from(expenseAttachments).where(mine).get())!.n);
+  if (used + bytes <= max) return guard(ctx.tx, "file quota", sql`(SELECT ${stored} FROM ${expenseAttachments} WHERE ${mine}) + ${bytes} <= ${max}`);
   throw conflict(
     `Your files take ${used} bytes; with this one (${bytes} bytes) they would pass the ${max} bytes of files one handle may keep. Delete files you no longer need with delete_attachment first.`,
     { limit_bytes: max, used_bytes: used, attachment_bytes: bytes },
@@ -82,14 +74,9 @@ export async function requireEnvelopeBudget(ctx: DomainContext, bytes: number): 
   const { tx, now, actor } = ctx;
   const max = quotasOf(ctx).envelopeBytesPerDay;
   const mine = and(eq(envelopes.senderId, actor.agentId), gt(envelopes.createdAt, since(now)));
-  const used = Number(
-    (await tx
-      .select({ n: sql<number>`coalesce(sum(${storedEnvelopeBytes}), 0)` })
-      .from(envelopes)
-      .where(mine)
-      .get())!.n,
-  );
-  if (used + bytes <= max) return;
+  const sent = sql<number>`coalesce(sum(${storedEnvelopeBytes}), 0)`;
+  const used = Number((await tx.select({ n: sent }).from(envelopes).where(mine).get())!.n);
+  if (used + bytes <= max) return guard(tx, "envelope budget", sql`(SELECT ${sent} FROM ${envelopes} WHERE ${mine}) + ${bytes} <= ${max}`);
   const details = { limit_bytes: max, used_bytes: used, envelope_bytes: bytes };
   if (bytes > max) throw conflict(`This envelope is ${bytes} bytes, more than the ${max} bytes a handle may send in a day.`, details);
   // The first moment enough of the day's envelopes have aged out: the oldest whose running total covers the excess.
@@ -118,13 +105,17 @@ const expensesAddedSince = prepared((tx) =>
     .prepare(),
 );
 
-/** Refuses the agent's next expense in a group when it already added the quota's number there in the rolling day. */
-export async function requireExpenseBudget(ctx: DomainContext, groupId: string): Promise<void> {
+/** How many expenses the agent added to the group in the rolling day. */
+export async function expensesAddedToday({ tx, now, actor }: DomainContext, groupId: string): Promise<number> {
+  return Number((await expensesAddedSince(tx).get({ agent: actor.agentId, group: groupId, since: since(now) }))!.n);
+}
+
+/** Refuses the agent's next expense in a group when it already added (n) the quota's number there in the rolling day. */
+export async function requireExpenseBudget(ctx: DomainContext, groupId: string, n: number): Promise<void> {
   const { tx, now, actor } = ctx;
   const max = quotasOf(ctx).expensesPerGroupPerDay;
-  const n = Number((await expensesAddedSince(tx).get({ agent: actor.agentId, group: groupId, since: since(now) }))!.n);
-  if (n < max) return;
   const mine = and(eq(expenses.createdBy, actor.agentId), eq(expenses.groupId, groupId), gt(expenses.createdAt, since(now)));
+  if (n < max) return guard(tx, "expense budget", sql`(SELECT count(*) FROM ${expenses} WHERE ${mine}) < ${max}`);
   // Room for one more once the (n - max + 1)th oldest of them leaves the day.
   const oldest = await tx
     .select({ at: expenses.createdAt })

@@ -48,7 +48,7 @@ function attemptKey(tool: Tool, p: Principal, args: Record<string, unknown>): st
 
 /** The one entry of every transport: the call admitted, then run as one read or write call on the database. */
 export async function invoke(svc: Services, name: string, raw: unknown, meta: CallMeta): Promise<CallResult> {
-  const call: Call = { name, raw, meta, tokenHash: null, headers: {}, keyRemaining: null, agentTaken: false };
+  const call: Call = { name, raw, meta, tokenHash: null, headers: {}, keyRemaining: null, agentLimit: null };
   const r: Running = { call, started: performance.now(), principal: null, tool: null, now: svc.config.clock.now(), guess: null };
   try {
     const tool = (r.tool = toolNamed(name));
@@ -123,9 +123,8 @@ function limit(svc: Services, call: Call, tool: Tool): void {
 
 /** All clients of one agent share a budget too, so more keys do not buy more calls; the headers show the closer limit. */
 function limitAgent(svc: Services, call: Call, agentId: string): void {
-  if (call.agentTaken) return;
-  call.agentTaken = true;
-  const d = svc.limiter.take(`agent:${agentId}`, "agent", svc.config.agentRateLimit);
+  // Taken once a call: a call run again (a replica's judgedAgain) is neither counted twice nor let through.
+  const d = (call.agentLimit ??= svc.limiter.take(`agent:${agentId}`, "agent", svc.config.agentRateLimit));
   if (!d.allowed || call.keyRemaining === null || d.remaining < call.keyRemaining) call.headers = rateLimitHeaders(d);
   if (!d.allowed) throw rateLimited(d);
 }

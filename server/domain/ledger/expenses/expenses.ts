@@ -11,7 +11,7 @@ import { resolveItems } from "../../inbox.ts";
 import { quoted } from "../../untrusted.ts";
 import { decodeCursor, encodeCursor, paginate } from "../../../contract/cursor.ts";
 import type { DomainContext } from "../../../contract/principal.ts";
-import { requireExpenseBudget } from "../../quotas.ts";
+import { expensesAddedToday, requireExpenseBudget } from "../../quotas.ts";
 import {
   assertWritable,
   labelsOf,
@@ -87,9 +87,13 @@ export async function addExpenseCounted(
   toolInput: ExpenseToolInput & { group_id: string; description: string },
 ): Promise<{ expense: Expense; past_occurrences: number }> {
   const { tx, now, actor } = ctx;
-  // Membership first: a caller who is not a member learns only that.
-  const { group, members } = await writableGroupMembers(tx, toolInput.group_id, actor.agentId);
-  await requireExpenseBudget(ctx, toolInput.group_id);
+  // Read together (one round trip on a remote primary); membership is judged first, so a caller who is not a member
+  // learns only that.
+  const [{ group, members }, added] = await Promise.all([
+    writableGroupMembers(tx, toolInput.group_id, actor.agentId),
+    expensesAddedToday(ctx, toolInput.group_id),
+  ]);
+  await requireExpenseBudget(ctx, toolInput.group_id, added);
   const input = keyed(members, toolInput);
   // Another currency without a rate: the fetched reference rate of the expense's date, if one is known.
   const fetched =
