@@ -275,7 +275,13 @@ async function writeVersion(tx: Tx, now: Date, v: Version, writeRow: (at: string
     changedAt: at,
     snapshot: toSnapshot(v.after, v.changed),
   });
-  await logActivity(tx, now, { groupId: v.group.groupId, actorId: v.actor.agentId, ...v.activity, refs: { expense_id: v.expenseId } });
+  await logActivity(tx, now, {
+    groupId: v.group.groupId,
+    actorId: v.actor.agentId,
+    ...v.activity,
+    refs: { expense_id: v.expenseId },
+    data: { expense: { expense_id: v.expenseId, version: v.version, action: v.action, snapshot: toSnapshot(v.after, v.changed) } },
+  });
 }
 
 /**

@@ -1,0 +1,89 @@
+// The home server's side of a group's event chain (chain.ts): every ledger change of a group appends one event in the
+// same batch as the change, numbered after the last one the call read. Two calls changing one group at the same
+// moment both take the same next seq: the key (group_id, seq) fails one batch whole, and that call runs again from its
+// reads, so the chain never forks. A call that makes several events (an import) numbers them on from its own.
+import { and, asc, desc, eq, gt } from "drizzle-orm";
+import { batchOf, snapshotOf, type Tx } from "../../../../db/client.ts";
+import { groupEvents } from "../../../../db/schema/index.ts";
+import { iso } from "../../../clock.ts";
+import type { Debt } from "../money/fewest-transfers.ts";
+import { GENESIS, seal, type GroupEvent, type GroupEventBody } from "./chain.ts";
+
+interface CallState {
+  /** The last event of each group as this call has it: read once, then its own. */
+  heads: Map<string, { seq: number; hash: string }>;
+  /** Balance changes made since the group's last event of this call, by member (what the next event carries). */
+  deltas: Map<string, Map<string, bigint>>;
+}
+
+// By the batch the call is collecting (a call run again has a new one, and reads the chain again).
+const calls = new WeakMap<object, CallState>();
+const stateOf = (tx: Tx): CallState => {
+  const key = batchOf(tx) ?? tx;
+  let s = calls.get(key);
+  if (!s) calls.set(key, (s = { heads: new Map(), deltas: new Map() }));
+  return s;
+};
+
+/** The last event of a group: seq 0 and the genesis hash when it has none. */
+export async function headOf(tx: Tx, groupId: string): Promise<{ seq: number; hash: string }> {
+  const row = await snapshotOf(tx)
+    .select({ seq: groupEvents.seq, hash: groupEvents.hash })
+    .from(groupEvents)
+    .where(eq(groupEvents.groupId, groupId))
+    .orderBy(desc(groupEvents.seq))
+    .get();
+  return row ?? { seq: 0, hash: GENESIS };
+}
+
+/** Notes the debts a change adds (sign 1) or takes away (-1), as balance changes the group's next event carries. */
+export function noteDebts(tx: Tx, groupId: string, debts: readonly Debt[], sign: 1 | -1): void {
+  const all = stateOf(tx).deltas;
+  const m = all.get(groupId) ?? all.set(groupId, new Map()).get(groupId)!;
+  const add = (id: string, v: bigint) => m.set(id, (m.get(id) ?? 0n) + v);
+  for (const d of debts) {
+    // `from` owes `to`: the debtor's balance goes down, the creditor's up.
+    add(d.from, -d.amount * BigInt(sign));
+    add(d.to, d.amount * BigInt(sign));
+  }
+}
+
+/** Appends a group's next event, in the call's batch; returns it. */
+export async function appendEvent(
+  tx: Tx,
+  now: Date,
+  e: { groupId: string; type: string; actorId: string; summary: string; refs: Record<string, string>; data?: unknown },
+): Promise<GroupEvent & { seq: number }> {
+  const s = stateOf(tx);
+  const prev = s.heads.get(e.groupId) ?? (await headOf(tx, e.groupId));
+  const moved = s.deltas.get(e.groupId) ?? new Map<string, bigint>();
+  s.deltas.delete(e.groupId);
+  const deltas = Object.fromEntries([...moved].filter(([, v]) => v !== 0n).map(([id, v]) => [id, v.toString()]));
+  const body: GroupEventBody = {
+    v: 1,
+    group_id: e.groupId,
+    seq: prev.seq + 1,
+    prev_hash: prev.hash,
+    type: e.type,
+    actor_id: e.actorId,
+    at: iso(now),
+    refs: e.refs,
+    summary: e.summary,
+    deltas,
+    data: e.data ?? null,
+  };
+  const sealed = seal(body);
+  await tx.insert(groupEvents).values({ groupId: e.groupId, seq: body.seq, type: e.type, body: sealed.body, hash: sealed.hash });
+  s.heads.set(e.groupId, { seq: body.seq, hash: sealed.hash });
+  return { ...sealed, seq: body.seq };
+}
+
+/** A page of a group's events after `afterSeq`, in order. */
+export async function eventsAfter(tx: Tx, groupId: string, afterSeq: number, limit: number): Promise<(GroupEvent & { seq: number })[]> {
+  return tx
+    .select({ seq: groupEvents.seq, body: groupEvents.body, hash: groupEvents.hash })
+    .from(groupEvents)
+    .where(and(eq(groupEvents.groupId, groupId), gt(groupEvents.seq, afterSeq)))
+    .orderBy(asc(groupEvents.seq))
+    .limit(limit);
+}
