@@ -11,15 +11,22 @@ CREATE TABLE group_events (
   PRIMARY KEY (group_id, seq)
 ) WITHOUT ROWID;
 -- A group whose home is another server: this server holds a read copy, fed by the home's events in order.
+-- Written when a local agent accepts an invitation to it, before the group's first event arrives (so no reference
+-- to groups).
 CREATE TABLE group_homes (
-  group_id TEXT PRIMARY KEY REFERENCES groups(group_id),
+  group_id TEXT PRIMARY KEY,
   host TEXT NOT NULL,
+  -- the local agent who joined first: this server's requests to the home speak for it
+  agent_id TEXT NOT NULL REFERENCES agents(agent_id),
   -- when the home last answered (an event, a page of history, a write): reads say they are stale long after it
-  synced_at TEXT NOT NULL
+  synced_at TEXT NOT NULL,
+  -- the last range asked of the home after a gap (events after this seq), and when: asked once until answered
+  asked_after INTEGER,
+  asked_at TEXT
 );
 -- In a copy, the home server's agent ids (which its events name) as this server's agents.
 CREATE TABLE group_home_agents (
-  group_id TEXT NOT NULL REFERENCES groups(group_id),
+  group_id TEXT NOT NULL,
   home_agent_id TEXT NOT NULL,
   agent_id TEXT NOT NULL REFERENCES agents(agent_id),
   PRIMARY KEY (group_id, home_agent_id)

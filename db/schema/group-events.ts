@@ -16,7 +16,10 @@ export const groupEvents = sqliteTable(
 export const groupHomes = sqliteTable("group_homes", {
   groupId: text("group_id").primaryKey(),
   host: text("host").notNull(),
+  agentId: text("agent_id").notNull(),
   syncedAt: text("synced_at").notNull(),
+  askedAfter: integer("asked_after"),
+  askedAt: text("asked_at"),
 });
 
 export const groupHomeAgents = sqliteTable(

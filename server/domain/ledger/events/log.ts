@@ -2,14 +2,17 @@
 // same batch as the change, numbered after the last one the call read. Two calls changing one group at the same
 // moment both take the same next seq: the key (group_id, seq) fails one batch whole, and that call runs again from its
 // reads, so the chain never forks. A call that makes several events (an import) numbers them on from its own.
-import { and, asc, desc, eq, gt } from "drizzle-orm";
+import { and, asc, desc, eq, gt, isNull } from "drizzle-orm";
 import { batchOf, snapshotOf, type Tx } from "../../../../db/client.ts";
-import { groupEvents } from "../../../../db/schema/index.ts";
+import { groupEvents, groupMembers, groups, remoteAgents } from "../../../../db/schema/index.ts";
+import { enqueue, parseAddress } from "../../federation.ts";
 import { iso } from "../../../clock.ts";
 import type { Debt } from "../money/fewest-transfers.ts";
 import { GENESIS, seal, type GroupEvent, type GroupEventBody } from "./chain.ts";
 
 interface CallState {
+  /** Each group's member servers as this call read them (host -> the group's creator, who speaks for its events). */
+  servers: Map<string, { hosts: Set<string>; from: string | null }>;
   /** The last event of each group as this call has it: read once, then its own. */
   heads: Map<string, { seq: number; hash: string }>;
   /** Balance changes made since the group's last event of this call, by member (what the next event carries). */
@@ -21,7 +24,7 @@ const calls = new WeakMap<object, CallState>();
 const stateOf = (tx: Tx): CallState => {
   const key = batchOf(tx) ?? tx;
   let s = calls.get(key);
-  if (!s) calls.set(key, (s = { heads: new Map(), deltas: new Map() }));
+  if (!s) calls.set(key, (s = { heads: new Map(), deltas: new Map(), servers: new Map() }));
   return s;
 };
 
@@ -75,6 +78,7 @@ export async function appendEvent(
   const sealed = seal(body);
   await tx.insert(groupEvents).values({ groupId: e.groupId, seq: body.seq, type: e.type, body: sealed.body, hash: sealed.hash });
   s.heads.set(e.groupId, { seq: body.seq, hash: sealed.hash });
+  await shareWithMemberServers(tx, now, s, e.groupId, body.seq, sealed, e.data);
   return { ...sealed, seq: body.seq };
 }
 
@@ -86,4 +90,41 @@ export async function eventsAfter(tx: Tx, groupId: string, afterSeq: number, lim
     .where(and(eq(groupEvents.groupId, groupId), gt(groupEvents.seq, afterSeq)))
     .orderBy(asc(groupEvents.seq))
     .limit(limit);
+}
+
+/** Events go to member servers in pages of at most this many (a page of history, a gap filled). */
+export const EVENTS_PAGE = 20;
+
+/**
+ * Sends a new event to the server of every member of another server (through the outbox, in order per server): those
+ * of the group as the call read it, and a member joining in this event. The group's creator speaks for the home.
+ */
+async function shareWithMemberServers(tx: Tx, now: Date, s: CallState, groupId: string, seq: number, event: GroupEvent, data: unknown): Promise<void> {
+  let servers = s.servers.get(groupId);
+  if (!servers) {
+    const view = snapshotOf(tx);
+    const rows = await view
+      .selectDistinct({ host: remoteAgents.host })
+      .from(groupMembers)
+      .innerJoin(remoteAgents, eq(remoteAgents.agentId, groupMembers.agentId))
+      .where(and(eq(groupMembers.groupId, groupId), isNull(groupMembers.leftAt)));
+    const group = rows.length ? await view.select({ createdBy: groups.createdBy }).from(groups).where(eq(groups.groupId, groupId)).get() : undefined;
+    s.servers.set(groupId, (servers = { hosts: new Set(rows.map((r) => r.host)), from: group?.createdBy ?? null }));
+  }
+  const joining = (data as { member?: { address?: string | null } } | null)?.member?.address;
+  const joiningHost = joining ? parseAddress(joining)?.host : undefined;
+  if (joiningHost && !servers.hosts.has(joiningHost)) {
+    servers.hosts.add(joiningHost);
+    servers.from ??= (await snapshotOf(tx).select({ createdBy: groups.createdBy }).from(groups).where(eq(groups.groupId, groupId)).get())?.createdBy ?? null;
+  }
+  if (!servers.from) return;
+  for (const host of servers.hosts) {
+    await enqueue(tx, now, host, {
+      type: "group.events",
+      from: servers.from,
+      group_id: groupId,
+      head_seq: seq,
+      events: [{ body: event.body, hash: event.hash }],
+    });
+  }
 }

@@ -383,6 +383,7 @@ export async function respondExpense(
         ? `@${actor.handle} confirmed ${quoted(row.description)}`
         : `@${actor.handle} disputed ${quoted(row.description)}: ${quoted(reason!)}`,
     refs: { expense_id: row.expenseId },
+    data: { response: { expense_id: row.expenseId, action: input.action, reason, version: row.version } },
   });
   if (input.action === "confirm") {
     await resolveItems(tx, row.createdBy, "ledger.expense_disputed", { expense_id: row.expenseId, agent_id: actor.agentId });

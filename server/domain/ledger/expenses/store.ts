@@ -423,7 +423,7 @@ export async function setDeleted(
  * the upgrade from it writes them; renaming one stops this compiling until it gets its own mapping, so the stored
  * shape never follows the domain's by accident.
  */
-const toSnapshot = ({ repeatUntil, rateSource, ...s }: ExpenseState, changed: string[]): ExpenseSnapshot => ({
+export const toSnapshot = ({ repeatUntil, rateSource, ...s }: ExpenseState, changed: string[]): ExpenseSnapshot => ({
   ...upgradeExpenseSnapshotV0({ ...s, changed_fields: changed }),
   kind: s.kind,
   repeat_until: repeatUntil,

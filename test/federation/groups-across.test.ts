@@ -1,0 +1,78 @@
+// Groups across servers (docs/federation.md, "The ledger across servers"): a group kept on A with members on B and
+// C. A orders every ledger event; B and C keep a read copy fed by A's events, checked on arrival, and answer reads
+// from it locally.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { connect, startServers, until, type FedServer } from "./servers.ts";
+
+let close: () => Promise<void>;
+let A: FedServer;
+let B: FedServer;
+let C: FedServer;
+
+beforeAll(async () => {
+  const started = await startServers(3);
+  [A, B, C] = started.servers as [FedServer, FedServer, FedServer];
+  close = started.close;
+}, 60_000);
+afterAll(() => close?.());
+
+/** Each member's balance on a server, by address (handle@host), so that servers' answers compare. */
+async function balancesOn(S: FedServer, key: string, groupId: string): Promise<Record<string, number>> {
+  const d = await S.ok("get_balances", { group_id: groupId }, key);
+  const out: Record<string, number> = {};
+  for (const m of d.members) {
+    const name: string = m.member.agent?.display_name ?? "";
+    const address = /\(([^)]+@[^)]+)\)$/.exec(name)?.[1] ?? `${m.member.agent?.handle}@${S.host}`;
+    out[address] = m.balance_minor;
+  }
+  return out;
+}
+
+async function joinFrom(S: FedServer, who: { key: string }, groupId: string): Promise<void> {
+  const items = await until(
+    () => S.ok("get_inbox", {}, who.key).then((d) => d.items as any[]),
+    (xs) => xs.some((i) => i.type === "group.invitation" && i.refs.group_id === groupId),
+  );
+  const item = items.find((i) => i.type === "group.invitation" && i.refs.group_id === groupId);
+  expect(item.refs.home).toBe(A.host);
+  const res = await S.ok("respond_group_invite", { invite_id: item.refs.invite_id, action: "accept" }, who.key);
+  expect(res.group).toBeNull();
+  await until(
+    () => S.call("get_group", { group_id: groupId }, who.key),
+    (r) => r.status === 200,
+  );
+}
+
+describe("a group on A with members on B and C", () => {
+  test("members of other servers join by invitation, and every server's balances agree after each step", async () => {
+    const alice = await A.register("alice");
+    const bob = await B.register("bob");
+    const carol = await C.register("carol");
+    const { yOnX: bobOnA } = await connect(A, alice, B, bob);
+    const { yOnX: carolOnA } = await connect(A, alice, C, carol);
+    const { group } = await A.ok("create_group", { name: "Lisbon", currency: "EUR" }, alice.key);
+    const g = group.group_id;
+    await A.ok("create_group_invite", { group_id: g, handle: bobOnA }, alice.key);
+    await A.ok("create_group_invite", { group_id: g, handle: carolOnA }, alice.key);
+    await joinFrom(B, bob, g);
+    await joinFrom(C, carol, g);
+    const onA = await A.ok("get_group", { group_id: g }, alice.key);
+    expect(onA.group.members).toHaveLength(3);
+
+    const agree = async () => {
+      const want = await balancesOn(A, alice.key, g);
+      expect(Object.values(want).reduce((x, y) => x + y, 0)).toBe(0);
+      await until(
+        () => balancesOn(B, bob.key, g),
+        (got) => JSON.stringify(got) === JSON.stringify(want),
+      );
+      await until(
+        () => balancesOn(C, carol.key, g),
+        (got) => JSON.stringify(got) === JSON.stringify(want),
+      );
+      return want;
+    };
+    await A.ok("add_expense", { group_id: g, description: "Dinner", amount: "90.00" }, alice.key);
+    expect(await agree()).toEqual({ [`alice@${A.host}`]: 6000, [`bob@${B.host}`]: -3000, [`carol@${C.host}`]: -3000 });
+  }, 60_000);
+});
