@@ -8,7 +8,8 @@ import type { Db } from "../../db/client.ts";
 import { groupHomes, groupMembers, groups, remoteAgents } from "../../db/schema/index.ts";
 import { iso } from "../clock.ts";
 import { enqueue } from "../domain/federation.ts";
-import { applyNext, EventRefused, homeOf } from "../domain/ledger/events/copy.ts";
+import { applyNext, EventRefused } from "../domain/ledger/events/copy.ts";
+import { homeOf } from "../domain/ledger/events/home.ts";
 import { EVENTS_PAGE, eventsAfter, headOf } from "../domain/ledger/events/log.ts";
 import type { GroupEvent } from "../domain/ledger/events/chain.ts";
 

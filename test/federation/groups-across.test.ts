@@ -74,5 +74,52 @@ describe("a group on A with members on B and C", () => {
     };
     await A.ok("add_expense", { group_id: g, description: "Dinner", amount: "90.00" }, alice.key);
     expect(await agree()).toEqual({ [`alice@${A.host}`]: 6000, [`bob@${B.host}`]: -3000, [`carol@${C.host}`]: -3000 });
+
+    // Bob, on B, adds an expense: it is made on A, and B's answer names the members as B does.
+    const carolOnB = (await B.ok("get_group", { group_id: g }, bob.key)).group.members.find((m: any) => m.agent.display_name.includes(`carol@${C.host}`)).agent
+      .handle;
+    const { expense: taxi } = await B.ok(
+      "add_expense",
+      {
+        group_id: g,
+        description: "Taxi",
+        amount: "30.00",
+        split: {
+          mode: "exact",
+          among: [
+            { handle: "bob", value: "10.00" },
+            { handle: carolOnB, value: "20.00" },
+          ],
+        },
+      },
+      bob.key,
+    );
+    expect(taxi.created_by.handle).toBe("bob");
+    expect(taxi.paid_by[0].handle).toBe("bob");
+    // B applied A's events before answering: bob reads his own expense at once.
+    expect((await B.ok("get_expense", { expense_id: taxi.expense_id }, bob.key)).expense.amount_minor).toBe(3000);
+    expect(await agree()).toEqual({ [`alice@${A.host}`]: 6000, [`bob@${B.host}`]: -1000, [`carol@${C.host}`]: -5000 });
+
+    // Carol, on C, disputes it, then pays Alice; Alice confirms on A.
+    await until(
+      () => C.call("get_expense", { expense_id: taxi.expense_id }, carol.key),
+      (r) => r.status === 200,
+    );
+    const disputed = await C.ok("respond_expense", { expense_id: taxi.expense_id, action: "dispute", reason: "I walked" }, carol.key);
+    expect(disputed.expense.state).toBe("disputed");
+    await until(
+      () => B.ok("get_expense", { expense_id: taxi.expense_id }, bob.key),
+      (d) => d.expense.state === "disputed",
+    );
+    const aliceOnC = (await C.ok("get_group", { group_id: g }, carol.key)).group.members.find((m: any) => m.agent.display_name.includes(`alice@${A.host}`))
+      .agent.handle;
+    const { payment } = await C.ok("record_payment", { group_id: g, to: aliceOnC, amount: "50.00" }, carol.key);
+    expect(payment.state).toBe("pending");
+    await until(
+      () => A.ok("list_payments", { group_id: g }, alice.key),
+      (d) => d.payments.some((p: any) => p.payment_id === payment.payment_id),
+    );
+    await A.ok("respond_payment", { payment_id: payment.payment_id, action: "confirm" }, alice.key);
+    expect(await agree()).toEqual({ [`alice@${A.host}`]: 1000, [`bob@${B.host}`]: -1000, [`carol@${C.host}`]: 0 });
   }, 60_000);
 });

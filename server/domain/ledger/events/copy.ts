@@ -44,11 +44,6 @@ interface Apply {
   moved: Map<string, bigint>;
 }
 
-/** The home server of a group this server keeps a copy of; undefined for a group of this server (or none). */
-export async function homeOf(tx: Tx, groupId: string) {
-  return snapshotOf(tx).select().from(groupHomes).where(eq(groupHomes.groupId, groupId)).get();
-}
-
 /**
  * Applies the next event of a copy, in the caller's write call: "old" when the copy has it already, "gap" when events
  * before it are missing (the caller asks the home for them), "applied"; EventRefused when it does not hold.

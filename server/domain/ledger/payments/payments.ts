@@ -10,6 +10,7 @@ import { deliver, resolveItems } from "../../inbox.ts";
 import { quoted, untrusted } from "../../untrusted.ts";
 import { decodeCursor, encodeCursor, paginate } from "../../../contract/cursor.ts";
 import type { Actor, DomainContext } from "../../../contract/principal.ts";
+import { requireHomeHere } from "../events/home.ts";
 import { applyDebts, paymentDebt, reversed } from "../balances/pairs.ts";
 import {
   assertWritable,
@@ -364,6 +365,7 @@ export async function respondPayment(
  * would give a former member a balance again.
  */
 export async function answerPayment(tx: Tx, now: Date, actor: Actor, row: PaymentRow, group: GroupRow, action: Answered["action"]): Promise<Answered> {
+  await requireHomeHere(tx, group.groupId);
   assertWritable(group);
   const people = await refsByIds(tx, [row.fromId, row.toId]);
   const [payer, payee] = [people.get(row.fromId)!.handle, people.get(row.toId)!.handle];
