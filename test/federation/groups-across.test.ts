@@ -28,9 +28,12 @@ async function balancesOn(S: FedServer, key: string, groupId: string): Promise<R
   return out;
 }
 
+/** Every item of an agent's inbox, seen or not, from the first. */
+const itemsOf = (S: FedServer, key: string) => S.ok("get_inbox", { since: "0", include_seen: true, limit: 100 }, key).then((d) => d.items as any[]);
+
 async function joinFrom(S: FedServer, who: { key: string }, groupId: string): Promise<void> {
   const items = await until(
-    () => S.ok("get_inbox", {}, who.key).then((d) => d.items as any[]),
+    () => itemsOf(S, who.key),
     (xs) => xs.some((i) => i.type === "group.invitation" && i.refs.group_id === groupId),
   );
   const item = items.find((i) => i.type === "group.invitation" && i.refs.group_id === groupId);
@@ -72,8 +75,17 @@ describe("a group on A with members on B and C", () => {
       );
       return want;
     };
-    await A.ok("add_expense", { group_id: g, description: "Dinner", amount: "90.00" }, alice.key);
+    const { expense: dinner } = await A.ok("add_expense", { group_id: g, description: "Dinner", amount: "90.00" }, alice.key);
     expect(await agree()).toEqual({ [`alice@${A.host}`]: 6000, [`bob@${B.host}`]: -3000, [`carol@${C.host}`]: -3000 });
+    // Bob's own server asks him to confirm, as a local member is asked; his answer goes to A and resolves the item.
+    const toConfirm = await until(
+      () => itemsOf(B, bob.key),
+      (xs) => xs.some((i) => i.type === "ledger.expense_added" && i.refs.expense_id === dinner.expense_id),
+    );
+    expect(toConfirm.find((i) => i.type === "ledger.expense_added").requires_action).toBe(true);
+    await B.ok("respond_expense", { expense_id: dinner.expense_id, action: "confirm" }, bob.key);
+    const after = await itemsOf(B, bob.key);
+    expect(after.find((i) => i.type === "ledger.expense_added" && i.refs.expense_id === dinner.expense_id).resolved).toBe(true);
 
     // Bob, on B, adds an expense: it is made on A, and B's answer names the members as B does.
     const carolOnB = (await B.ok("get_group", { group_id: g }, bob.key)).group.members.find((m: any) => m.agent.display_name.includes(`carol@${C.host}`)).agent
@@ -121,5 +133,26 @@ describe("a group on A with members on B and C", () => {
     );
     await A.ok("respond_payment", { payment_id: payment.payment_id, action: "confirm" }, alice.key);
     expect(await agree()).toEqual({ [`alice@${A.host}`]: 1000, [`bob@${B.host}`]: -1000, [`carol@${C.host}`]: 0 });
+    await until(
+      () => itemsOf(C, carol.key),
+      (xs) => xs.some((i) => i.type === "ledger.payment_confirmed" && i.refs.payment_id === payment.payment_id),
+    );
+
+    // Bob pays Alice back, recorded by him on B; Alice confirms on A, and bob hears of it on B.
+    const aliceOnB = (await B.ok("get_group", { group_id: g }, bob.key)).group.members.find((m: any) => m.agent.display_name.includes(`alice@${A.host}`)).agent
+      .handle;
+    const { payment: back } = await B.ok("record_payment", { group_id: g, to: aliceOnB, amount: "10.00" }, bob.key);
+    expect(back).toMatchObject({ state: "pending" });
+    const item = await until(
+      () => itemsOf(A, alice.key),
+      (xs) => xs.some((i) => i.type === "ledger.payment_to_confirm" && i.refs.payment_id === back.payment_id),
+    );
+    expect(item.length).toBeGreaterThan(0);
+    await A.ok("respond_payment", { payment_id: back.payment_id, action: "confirm" }, alice.key);
+    expect(await agree()).toEqual({ [`alice@${A.host}`]: 0, [`bob@${B.host}`]: 0, [`carol@${C.host}`]: 0 });
+    await until(
+      () => itemsOf(B, bob.key),
+      (xs) => xs.some((i) => i.type === "ledger.payment_confirmed" && i.refs.payment_id === back.payment_id),
+    );
   }, 60_000);
 });

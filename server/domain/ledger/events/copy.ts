@@ -26,6 +26,8 @@ import { applyDebts, expenseDebts, markBuilt, paymentDebt } from "../balances/pa
 import { replaceShares, stateColumns, stateOfSnapshot, storedState, toSnapshot, type ExpenseState } from "../expenses/store.ts";
 import { eventProblem, type GroupEvent, type GroupEventBody } from "./chain.ts";
 import { headOf } from "./log.ts";
+import { tellOfExpense, tellOfPayment, tellOfResponse } from "./notices.ts";
+import type { PaymentRow } from "../payments/payments.ts";
 import type { GroupData, MemberData } from "./members.ts";
 
 /** Why an event was not applied: the chain or its sums do not hold, or it names what the copy cannot place. */
@@ -193,7 +195,7 @@ async function applyBody(a: Apply, b: GroupEventBody): Promise<void> {
     case "payment_confirmed":
     case "payment_rejected":
     case "payment_voided":
-      await applyPayment(a, data.payment);
+      await applyPayment(a, b, data.payment);
       break;
   }
   const actor = a.agents.get(b.actor_id);
@@ -263,7 +265,15 @@ async function applyExpense(a: Apply, b: GroupEventBody, e: { expense_id: string
     .insert(expenseHistory)
     .values({ expenseId: e.expense_id, version: e.version, action: e.action, changedBy: actor, changedAt: b.at, snapshot: toSnapshot(after, changed) })
     .onConflictDoNothing();
+  await tellOfExpense(tx, a.now, { groupId, actor: actorOf(a, b), expenseId: e.expense_id, version: e.version, action: e.action, state: after, changed });
 }
+
+const actorOf = (a: Apply, b: GroupEventBody) => {
+  const l = a.agents.get(b.actor_id);
+  if (!l) throw new EventRefused("it names someone who is not a member of the copy");
+  return { agentId: l.agentId, handle: l.handle };
+};
+const handleOf = (a: Apply, localId: string) => [...a.agents.values()].find((l) => l.agentId === localId)?.handle ?? localId;
 
 async function applyResponse(
   a: Apply,
@@ -283,9 +293,12 @@ async function applyResponse(
     .update(expenses)
     .set({ state: judged })
     .where(and(eq(expenses.expenseId, r.expense_id), eq(expenses.version, r.version)));
+  const row = await snapshotOf(tx).select().from(expenses).where(eq(expenses.expenseId, r.expense_id)).get();
+  if (!row || row.groupId !== a.groupId) throw new EventRefused("it answers an expense the copy does not have");
+  await tellOfResponse(tx, a.now, { actor: actorOf(a, b), row, action: r.action, reason: r.reason });
 }
 
-async function applyPayment(a: Apply, p: Record<string, any>): Promise<void> {
+async function applyPayment(a: Apply, b: GroupEventBody, p: Record<string, any>): Promise<void> {
   const { tx, groupId } = a;
   const row = {
     paymentId: String(p.payment_id),
@@ -296,7 +309,7 @@ async function applyPayment(a: Apply, p: Record<string, any>): Promise<void> {
     originalCurrency: p.original_currency ?? null,
     originalAmountMinor: p.original_amount_minor ?? null,
     exchangeRate: p.exchange_rate ?? null,
-    state: p.state,
+    state: p.state as PaymentRow["state"],
     note: p.note ?? null,
     createdBy: local(a, p.created_by),
     createdAt: String(p.created_at),
@@ -319,4 +332,5 @@ async function applyPayment(a: Apply, p: Record<string, any>): Promise<void> {
   const is = row.state === "confirmed";
   if (was && !is) await move(a, [paymentDebt(before!)], -1);
   if (!was && is) await move(a, [paymentDebt(row)], 1);
+  await tellOfPayment(tx, a.now, { actor: actorOf(a, b), row, before, handles: { from: handleOf(a, row.fromId), to: handleOf(a, row.toId) } });
 }
