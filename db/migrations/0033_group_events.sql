@@ -20,6 +20,8 @@ CREATE TABLE group_homes (
   agent_id TEXT NOT NULL REFERENCES agents(agent_id),
   -- when the home last answered (an event, a page of history, a write): reads say they are stale long after it
   synced_at TEXT NOT NULL,
+  -- since when a write found the home not answering (cleared by its next answer): reads say they may be stale
+  unreachable_since TEXT,
   -- the last range asked of the home after a gap (events after this seq), and when: asked once until answered
   asked_after INTEGER,
   asked_at TEXT

@@ -18,6 +18,7 @@ export const groupHomes = sqliteTable("group_homes", {
   host: text("host").notNull(),
   agentId: text("agent_id").notNull(),
   syncedAt: text("synced_at").notNull(),
+  unreachableSince: text("unreachable_since"),
   askedAfter: integer("asked_after"),
   askedAt: text("asked_at"),
 });

@@ -4,9 +4,10 @@
 // caller then reads its own change. Nothing is queued here: when the home does not answer, the call fails with 503
 // and retry_after, and the caller retries with the same key. Runs outside any transaction (the pipeline calls it once
 // the call's own transaction gave up the write: ToHome).
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { z } from "zod";
-import { agents, groupHomeAgents } from "../../db/schema/index.ts";
+import { agents, groupHomeAgents, groupHomes } from "../../db/schema/index.ts";
+import { iso } from "../clock.ts";
 import { AppError, ERROR_CODES, type ErrorCode } from "../errors.ts";
 import type { Principal } from "../contract/principal.ts";
 import type { Services } from "../services.ts";
@@ -140,7 +141,17 @@ export async function forwardToHome(
     after_seq: head.seq,
   });
   const res = await signedRequest(svc.db, svc.config, home.host, "POST", `/fed/v1/ledger/${crypto.randomUUID()}`, body, now);
-  if (res.status === 0 || res.status >= 500) throw unreachable(home.host);
+  // Reads of the copy say since when the home has not answered (AsOf), until it answers again.
+  const answered = res.status !== 0 && res.status < 500;
+  if (answered !== (home.unreachableSince === null)) {
+    await svc.db.tx((tx) =>
+      tx
+        .update(groupHomes)
+        .set({ unreachableSince: answered ? null : sql`coalesce(${groupHomes.unreachableSince}, ${iso(now)})` })
+        .where(eq(groupHomes.groupId, to.groupId)),
+    );
+  }
+  if (!answered) throw unreachable(home.host);
   if (res.status === 429)
     throw new AppError("RATE_LIMITED", "The group's home server asks this server to slow down.", { home: home.host }, Number(res.retryAfter) || 60);
   if (res.status !== 200)

@@ -2,19 +2,44 @@
 // C. A orders every ledger event; B and C keep a read copy fed by A's events, checked on arrival, and answer reads
 // from it locally.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
 import { connect, startServers, until, type FedServer } from "./servers.ts";
+import { startFakePeer, type FakePeer } from "./fake-peer.ts";
+import { canonical, sha256, verifyChain } from "../../server/domain/ledger/events/chain.ts";
 
 let close: () => Promise<void>;
 let A: FedServer;
 let B: FedServer;
 let C: FedServer;
+/** A server of no group's: what it sends about a group is not its home's. */
+let F: FakePeer;
 
 beforeAll(async () => {
-  const started = await startServers(3);
+  F = await startFakePeer();
+  const started = await startServers(3, [F.host]);
   [A, B, C] = started.servers as [FedServer, FedServer, FedServer];
   close = started.close;
 }, 60_000);
-afterAll(() => close?.());
+afterAll(async () => {
+  await close?.();
+  F?.stop();
+});
+
+/** A server's database file, read (and, for the forgery, written) beside the running server. */
+function onFile<T>(S: FedServer, f: (db: Database) => T): T {
+  const db = new Database(S.db);
+  try {
+    db.exec("PRAGMA busy_timeout = 5000");
+    return f(db);
+  } finally {
+    db.close();
+  }
+}
+const chainOf = (S: FedServer, g: string) =>
+  onFile(
+    S,
+    (db) => db.query("SELECT seq, body, hash FROM group_events WHERE group_id = ? ORDER BY seq").all(g) as { seq: number; body: string; hash: string }[],
+  );
 
 /** Each member's balance on a server, by address (handle@host), so that servers' answers compare. */
 async function balancesOn(S: FedServer, key: string, groupId: string): Promise<Record<string, number>> {
@@ -155,4 +180,229 @@ describe("a group on A with members on B and C", () => {
       (xs) => xs.some((i) => i.type === "ledger.payment_confirmed" && i.refs.payment_id === back.payment_id),
     );
   }, 60_000);
+});
+
+/** A tool call with the caller's own idempotency key (FedServer.call makes a new one each time). */
+async function withKey(S: FedServer, tool: string, args: Record<string, unknown>, idempotencyKey: string, key: string) {
+  const res = await fetch(`${S.url}/v1/tools/${tool}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "idempotency-key": idempotencyKey, authorization: `Bearer ${key}` },
+    body: JSON.stringify(args),
+  });
+  return { status: res.status, body: (await res.json()) as any };
+}
+
+interface Trip {
+  g: string;
+  alice: { key: string };
+  bob: { key: string };
+  carol: { key: string };
+  /** Each one's handle on each server. */
+  on: { A: Record<string, string>; B: Record<string, string> };
+}
+
+/** A group on A (alice's) with bob of B and carol of C as members, each agent made for this test. */
+async function tripOnA(tag: string): Promise<Trip> {
+  const alice = await A.register(`alice${tag}`);
+  const bob = await B.register(`bob${tag}`);
+  const carol = await C.register(`carol${tag}`);
+  const { yOnX: bobOnA } = await connect(A, alice, B, bob);
+  const { yOnX: carolOnA } = await connect(A, alice, C, carol);
+  const { group } = await A.ok("create_group", { name: `Trip ${tag}`, currency: "EUR" }, alice.key);
+  const g = group.group_id;
+  await A.ok("create_group_invite", { group_id: g, handle: bobOnA }, alice.key);
+  await A.ok("create_group_invite", { group_id: g, handle: carolOnA }, alice.key);
+  await joinFrom(B, bob, g);
+  await joinFrom(C, carol, g);
+  const members = (
+    await until(
+      () => B.ok("get_group", { group_id: g }, bob.key),
+      (d) => d.group.members.length === 3,
+    )
+  ).group.members as any[];
+  const onB = (who: string) => members.find((m) => m.agent.display_name.includes(`${who}${tag}@`))?.agent.handle ?? `${who}${tag}`;
+  return {
+    g,
+    alice,
+    bob,
+    carol,
+    on: { A: { alice: `alice${tag}`, bob: bobOnA, carol: carolOnA }, B: { alice: onB("alice"), bob: `bob${tag}`, carol: onB("carol") } },
+  };
+}
+
+/** The balances on A, once B and C show the same; they sum to zero. */
+async function agreeOn(t: Trip): Promise<Record<string, number>> {
+  const want = await balancesOn(A, t.alice.key, t.g);
+  expect(Object.values(want).reduce((x, y) => x + y, 0)).toBe(0);
+  for (const [S, who] of [
+    [B, t.bob],
+    [C, t.carol],
+  ] as const) {
+    await until(
+      () => balancesOn(S, who.key, t.g),
+      (got) => JSON.stringify(got) === JSON.stringify(want),
+    );
+  }
+  return want;
+}
+
+describe("the ledger across servers, step by step", () => {
+  test("every split mode, with payers and shares on other servers, made on A and on B", async () => {
+    const t = await tripOnA("s");
+    const [a, b, c] = [t.on.A.alice!, t.on.A.bob!, t.on.A.carol!];
+    const onA = [
+      {
+        split: { mode: "equal" },
+        paid_by: [
+          { handle: a, amount: "20.00" },
+          { handle: b, amount: "10.00" },
+        ],
+      },
+      {
+        split: {
+          mode: "exact",
+          among: [
+            { handle: b, value: "5.00" },
+            { handle: c, value: "25.00" },
+          ],
+        },
+        paid_by: [{ handle: c, amount: "30.00" }],
+      },
+      {
+        split: {
+          mode: "percent",
+          among: [
+            { handle: a, value: "50" },
+            { handle: b, value: "25" },
+            { handle: c, value: "25" },
+          ],
+        },
+        paid_by: [{ handle: b, amount: "30.00" }],
+      },
+      {
+        split: {
+          mode: "shares",
+          among: [
+            { handle: a, value: 1 },
+            { handle: c, value: 2 },
+          ],
+        },
+        paid_by: [
+          { handle: b, amount: "15.00" },
+          { handle: c, amount: "15.00" },
+        ],
+      },
+      { split: { mode: "adjustment", among: [{ handle: a, value: "3.00" }, { handle: b, value: "-1.00" }, { handle: c }] } },
+    ];
+    for (const [i, x] of onA.entries()) await A.ok("add_expense", { group_id: t.g, description: `On A ${i}`, amount: "30.00", ...x }, t.alice.key);
+    await agreeOn(t);
+    const [ab, bb, cb] = [t.on.B.alice!, t.on.B.bob!, t.on.B.carol!];
+    const onB = [
+      {
+        split: { mode: "equal" },
+        paid_by: [
+          { handle: ab, amount: "7.00" },
+          { handle: bb, amount: "2.00" },
+        ],
+      },
+      {
+        split: {
+          mode: "exact",
+          among: [
+            { handle: ab, value: "4.00" },
+            { handle: cb, value: "5.00" },
+          ],
+        },
+      },
+      {
+        split: {
+          mode: "percent",
+          among: [
+            { handle: bb, value: "33.34" },
+            { handle: cb, value: "66.66" },
+          ],
+        },
+        paid_by: [{ handle: cb, amount: "9.00" }],
+      },
+      {
+        split: {
+          mode: "shares",
+          among: [
+            { handle: ab, value: 3 },
+            { handle: bb, value: 1 },
+          ],
+        },
+      },
+      {
+        split: { mode: "adjustment", among: [{ handle: ab, value: "1.00" }, { handle: bb }, { handle: cb, value: "-1.00" }] },
+        paid_by: [{ handle: ab, amount: "9.00" }],
+      },
+    ];
+    for (const [i, x] of onB.entries()) {
+      const { expense } = await B.ok("add_expense", { group_id: t.g, description: `On B ${i}`, amount: "9.00", ...x }, t.bob.key);
+      // The answer names the members as B does.
+      for (const p of expense.paid_by) expect([ab, bb, cb]).toContain(p.handle);
+    }
+    const balances = await agreeOn(t);
+    expect(Object.values(balances).some((v) => v !== 0)).toBe(true);
+    // The same chain of events on all three servers.
+    const chain = chainOf(A, t.g);
+    expect(verifyChain(t.g, chain)).toBeNull();
+    await until(
+      async () => chainOf(B, t.g).map((e) => e.hash),
+      (hashes) => JSON.stringify(hashes) === JSON.stringify(chain.map((e) => e.hash)),
+    );
+  }, 90_000);
+
+  test("A down: B and C answer reads from their copies, writes answer 503; once A is back nothing diverges, and a retried key replays", async () => {
+    const t = await tripOnA("d");
+    await A.ok("add_expense", { group_id: t.g, description: "Before", amount: "12.00" }, t.alice.key);
+    const before = await agreeOn(t);
+    const seq = (await A.ok("get_group", { group_id: t.g }, t.alice.key)).as_of_seq;
+    await A.proc.stop();
+    try {
+      const read = await B.ok("get_balances", { group_id: t.g }, t.bob.key);
+      expect(read.as_of_seq).toBe(seq);
+      expect((await C.ok("list_expenses", { group_id: t.g }, t.carol.key)).expenses).toHaveLength(1);
+      const key = `retry-${crypto.randomUUID()}`;
+      const args = { group_id: t.g, description: "While A is down", amount: "6.00" };
+      const down = await withKey(B, "add_expense", args, key, t.bob.key);
+      expect(down.status).toBe(503);
+      expect(down.body.error).toMatchObject({ code: "STORAGE_UNAVAILABLE", details: { home: A.host } });
+      expect(down.body.error.retry_after).toBeGreaterThan(0);
+      const stale = await B.ok("get_group", { group_id: t.g }, t.bob.key);
+      expect(stale.home).toMatchObject({ host: A.host, stale: false });
+      expect(stale.home.unreachable_since).not.toBeNull();
+      expect(await balancesOn(B, t.bob.key, t.g)).toEqual(before);
+      await A.restart();
+      const first = await withKey(B, "add_expense", args, key, t.bob.key);
+      const again = await withKey(B, "add_expense", args, key, t.bob.key);
+      expect(first.status).toBe(200);
+      expect(again.body.data.expense.expense_id).toBe(first.body.data.expense.expense_id);
+      expect((await A.ok("list_expenses", { group_id: t.g }, t.alice.key)).expenses).toHaveLength(2);
+      await agreeOn(t);
+      expect((await B.ok("get_group", { group_id: t.g }, t.bob.key)).home.unreachable_since).toBeNull();
+    } finally {
+      if (A.proc.proc.exitCode !== null) await A.restart();
+    }
+  }, 90_000);
+
+  test("B down while A records 20 events: B catches up, in order, on the same chain", async () => {
+    const t = await tripOnA("c");
+    await B.proc.stop();
+    for (let i = 0; i < 20; i++) await A.ok("add_expense", { group_id: t.g, description: `Round ${i}`, amount: `${i + 1}.00` }, t.alice.key);
+    await B.restart();
+    await agreeOn(t);
+    const chain = chainOf(A, t.g);
+    const copy = await until(
+      async () => chainOf(B, t.g),
+      (c) => c.length === chain.length,
+      30_000,
+    );
+    expect(copy.map((e) => e.seq)).toEqual(chain.map((e) => e.seq));
+    expect(copy.map((e) => e.hash)).toEqual(chain.map((e) => e.hash));
+    const got = await B.ok("list_expenses", { group_id: t.g, limit: 50 }, t.bob.key);
+    expect(got.expenses).toHaveLength(20);
+    expect(got.as_of_seq).toBe(chain.length);
+  }, 90_000);
 });
