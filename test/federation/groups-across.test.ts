@@ -405,4 +405,59 @@ describe("the ledger across servers, step by step", () => {
     expect(got.expenses).toHaveLength(20);
     expect(got.as_of_seq).toBe(chain.length);
   }, 90_000);
+
+  test("a forged event is refused: one from a server that is not the group's home, one whose sums do not hold; nothing diverges", async () => {
+    const t = await tripOnA("f");
+    await A.ok("add_expense", { group_id: t.g, description: "First", amount: "10.00" }, t.alice.key);
+    await agreeOn(t);
+    const head = chainOf(B, t.g).at(-1)!;
+
+    // Another server sends the group's next event, well formed and chained: it is not the group's home.
+    const next = canonical({ ...JSON.parse(head.body), seq: head.seq + 1, prev_hash: head.hash, type: "group_updated", deltas: {}, data: null });
+    const events = [
+      {
+        id: crypto.randomUUID(),
+        type: "group.events",
+        from: `mallory@${F.host}`,
+        group_id: t.g,
+        head_seq: head.seq + 1,
+        events: [{ body: next, hash: sha256(next) }],
+      },
+    ];
+    const sent = await F.send(B, { origin: F.host, destination: B.host, events });
+    expect(sent.status).toBe(200);
+    expect(JSON.parse(sent.text).results[0].result).toBe("rejected");
+    expect(chainOf(B, t.g)).toHaveLength(head.seq);
+
+    // The home's own transaction, altered on the way while B is away: an event whose balance changes no longer sum
+    // to zero, sealed again so that its hash and its link hold.
+    await B.proc.stop();
+    await A.ok("add_expense", { group_id: t.g, description: "Second", amount: "20.00" }, t.alice.key);
+    const pending = await until(
+      async () => onFile(A, (db) => db.query("SELECT txn_id, body FROM federation_txns_out WHERE destination = ?").get(B.host) as { body: string } | null),
+      (r) => r !== null && r.body.includes(t.g),
+    );
+    const txn = JSON.parse(pending!.body);
+    const altered = txn.events.find((e: any) => e.type === "group.events" && e.group_id === t.g);
+    const body = JSON.parse(altered.events[0].body);
+    body.deltas = { ...body.deltas, [Object.keys(body.deltas)[0]!]: "1" };
+    altered.events[0] = { body: canonical(body), hash: sha256(canonical(body)) };
+    onFile(A, (db) => db.query("UPDATE federation_txns_out SET body = ? WHERE destination = ?").run(JSON.stringify(txn), B.host));
+    await B.restart();
+    // B refuses it (A hears so), and keeps its copy as it was.
+    await until(
+      async () => onFile(A, (db) => db.query("SELECT undelivered FROM federation_outbox WHERE event_id = ?").get(altered.id) as { undelivered: number } | null),
+      (r) => r?.undelivered === 1,
+    );
+    expect(chainOf(B, t.g).length).toBeLessThan(chainOf(A, t.g).length);
+    // The next event shows B what it is missing; it asks A, and takes the true history.
+    await A.ok("add_expense", { group_id: t.g, description: "Third", amount: "30.00" }, t.alice.key);
+    await agreeOn(t);
+    const chain = chainOf(A, t.g);
+    await until(
+      async () => chainOf(B, t.g).map((e) => e.hash),
+      (hashes) => JSON.stringify(hashes) === JSON.stringify(chain.map((e) => e.hash)),
+    );
+    expect(verifyChain(t.g, chainOf(B, t.g))).toBeNull();
+  }, 90_000);
 });
