@@ -435,7 +435,7 @@ describe("the ledger across servers, step by step", () => {
     await A.ok("add_expense", { group_id: t.g, description: "Second", amount: "20.00" }, t.alice.key);
     const pending = await until(
       async () => onFile(A, (db) => db.query("SELECT txn_id, body FROM federation_txns_out WHERE destination = ?").get(B.host) as { body: string } | null),
-      (r) => r !== null && r.body.includes(t.g),
+      (r) => r?.body.includes(t.g) === true,
     );
     const txn = JSON.parse(pending!.body);
     const altered = txn.events.find((e: any) => e.type === "group.events" && e.group_id === t.g);
