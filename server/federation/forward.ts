@@ -28,6 +28,7 @@ export const FORWARDED_TOOLS = new Set([
   "record_payment",
   "respond_payment",
   "leave_group",
+  "join_group",
 ]);
 
 /** The home's answer to a forwarded call. */
@@ -128,27 +129,34 @@ export async function forwardToHome(
   }
   const now = svc.config.clock.now();
   const self = selfHost(svc.config);
-  const [home, head] = await svc.db.read(async (tx) => [await homeOf(tx, to.groupId), await headOf(tx, to.groupId)] as const);
-  if (!home) throw new AppError("CONFLICT", "The group's copy is gone; read it again.");
-  const names = await memberNames(svc, to.groupId);
+  // A code of a group kept elsewhere (join_group with code@host) names no group this server knows yet.
+  const byCode = to.groupId === null;
+  const [found, head] = byCode
+    ? [{ host: to.host, unreachableSince: null }, { seq: 0 }]
+    : await svc.db.read(async (tx) => [await homeOf(tx, to.groupId!), await headOf(tx, to.groupId!)] as const);
+  if (!found) throw new AppError("CONFLICT", "The group's copy is gone; read it again.");
+  const home = found;
+  const names = byCode ? { toHome: new Map<string, string>() } : await memberNames(svc, to.groupId!);
+  const forHome = argumentsForHome(args, names.toHome) as Record<string, unknown>;
+  if (byCode) forHome.invite_code = String(args.invite_code).slice(0, String(args.invite_code).lastIndexOf("@"));
   const body = JSON.stringify({
     origin: self,
     destination: home.host,
     from: `${principal.handle}@${self}`,
     tool: tool.name,
-    arguments: argumentsForHome(args, names.toHome),
-    group_id: to.groupId,
+    arguments: forHome,
+    ...(byCode ? {} : { group_id: to.groupId }),
     after_seq: head.seq,
   });
   const res = await signedRequest(svc.db, svc.config, home.host, "POST", `/fed/v1/ledger/${crypto.randomUUID()}`, body, now);
   // Reads of the copy say since when the home has not answered (AsOf), until it answers again.
   const answered = res.status !== 0 && res.status < 500;
-  if (answered !== (home.unreachableSince === null)) {
+  if (!byCode && answered !== (home.unreachableSince === null)) {
     await svc.db.tx((tx) =>
       tx
         .update(groupHomes)
         .set({ unreachableSince: answered ? null : sql`coalesce(${groupHomes.unreachableSince}, ${iso(now)})` })
-        .where(eq(groupHomes.groupId, to.groupId)),
+        .where(eq(groupHomes.groupId, to.groupId!)),
     );
   }
   if (!answered) throw unreachable(home.host);
@@ -162,16 +170,26 @@ export async function forwardToHome(
   } catch {
     throw unreachable(home.host);
   }
+  // Joined by code: from now on this server keeps a copy of the group, fed by its home.
+  const groupId = to.groupId ?? (answer.ok ? String((answer.data?.group as { group_id?: unknown } | undefined)?.group_id ?? "") : "");
+  if (byCode && groupId) {
+    await svc.db.tx((tx) =>
+      tx
+        .insert(groupHomes)
+        .values({ groupId, host: home.host, agentId: principal.agentId, syncedAt: iso(now) })
+        .onConflictDoNothing(),
+    );
+  }
   // The events first, so the caller reads its change here; a gap or a refused event leaves the copy as it was.
-  if (answer.events.length) {
-    await receiveGroupEvents(svc.db, now, home.host, self, { group_id: to.groupId, head_seq: answer.head_seq, events: answer.events });
+  if (answer.events.length && groupId) {
+    await receiveGroupEvents(svc.db, now, home.host, self, { group_id: groupId, head_seq: answer.head_seq, events: answer.events });
   }
   if (!answer.ok) {
     const e = answer.error;
     const code = e && e.code in ERROR_CODES ? (e.code as ErrorCode) : "INTERNAL";
     throw new AppError(code, e?.message ?? "The group's home server refused the call.", e?.details, e?.retry_after);
   }
-  const here = await memberNames(svc, to.groupId);
+  const here = await memberNames(svc, groupId);
   const data = answerForHere(answer.data ?? {}, here.fromHome) as Record<string, unknown>;
   data.inbox = await svc.db.read((tx) => summary({ tx, now, actor: principal }));
   const checked = tool.output.safeParse(data);

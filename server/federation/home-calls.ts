@@ -8,7 +8,7 @@ import { z } from "zod";
 import { agents, groupMembers, remoteAgents } from "../../db/schema/index.ts";
 import type { Principal } from "../contract/principal.ts";
 import type { CallMeta, CallResult, Services } from "../services.ts";
-import { parseAddress } from "../domain/federation.ts";
+import { ensureRemoteAgent, parseAddress } from "../domain/federation.ts";
 import { homeOf } from "../domain/ledger/events/home.ts";
 import { EVENTS_PAGE, eventsAfter, headOf } from "../domain/ledger/events/log.ts";
 import { FORWARDED_TOOLS } from "./forward.ts";
@@ -20,7 +20,8 @@ const LedgerCall = z.object({
   from: z.string().max(300),
   tool: z.string().max(64),
   arguments: z.record(z.string(), z.unknown()),
-  group_id: z.uuid(),
+  /** Absent for join_group: the code names the group. */
+  group_id: z.uuid().optional(),
   after_seq: z.number().int().min(0),
 });
 
@@ -40,14 +41,17 @@ export async function receiveLedgerCall(svc: Services, req: Request, callId: str
   // A server speaks only for its own agents, and only the ledger's writes come this way.
   if (!address || address.host !== origin) return json(403, { error: "an agent of another server" });
   if (!FORWARDED_TOOLS.has(body.tool)) return json(400, { error: "not a tool a member's server sends" });
+  // A code may be used by an agent this server never met: it gets its row here, as a contact request's sender does.
+  if (body.tool === "join_group") await svc.db.tx((tx) => ensureRemoteAgent(tx, checked.now, `${address.handle}@${address.host}`));
   const alias = await svc.db.read(async (tx) => {
-    if (await homeOf(tx, body.group_id)) return undefined;
+    if (body.group_id !== undefined && (await homeOf(tx, body.group_id))) return undefined;
     const row = await tx
       .select({ agentId: agents.agentId, handle: agents.handle, displayName: agents.displayName })
       .from(remoteAgents)
       .innerJoin(agents, eq(agents.agentId, remoteAgents.agentId))
       .where(eq(remoteAgents.address, `${address.handle}@${address.host}`))
       .get();
+    if (body.group_id === undefined) return body.tool === "join_group" ? row : undefined;
     const member =
       row &&
       (await tx
@@ -70,10 +74,10 @@ export async function receiveLedgerCall(svc: Services, req: Request, callId: str
     graceUntil: null,
   };
   const result = await invoke(svc, body.tool, body.arguments, { requestId, token: null, principal, clientAddress: () => `federation:${origin}` });
-  const { head, events } = await svc.db.read(async (tx) => ({
-    head: await headOf(tx, body.group_id),
-    events: await eventsAfter(tx, body.group_id, body.after_seq, EVENTS_IN_ANSWER),
-  }));
+  const groupId = body.group_id ?? (result.ok ? String((result.data.group as { group_id?: unknown } | undefined)?.group_id ?? "") : "");
+  const { head, events } = groupId
+    ? await svc.db.read(async (tx) => ({ head: await headOf(tx, groupId), events: await eventsAfter(tx, groupId, body.after_seq, EVENTS_IN_ANSWER) }))
+    : { head: { seq: 0 }, events: [] };
   const ev = events.map((e) => ({ body: e.body, hash: e.hash }));
   if (!result.ok) return json(200, { ok: false, error: result.error.envelope(requestId).error, head_seq: head.seq, events: ev });
   return json(200, { ok: true, data: result.data, head_seq: head.seq, events: ev });

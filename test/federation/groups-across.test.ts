@@ -46,7 +46,11 @@ async function balancesOn(S: FedServer, key: string, groupId: string): Promise<R
   const d = await S.ok("get_balances", { group_id: groupId }, key);
   const out: Record<string, number> = {};
   for (const m of d.members) {
-    const name: string = m.member.agent?.display_name ?? "";
+    if (m.member.agent === null) {
+      out[`placeholder ${m.member.name}`] = m.balance_minor;
+      continue;
+    }
+    const name: string = m.member.agent.display_name;
     const address = /\(([^)]+@[^)]+)\)$/.exec(name)?.[1] ?? `${m.member.agent?.handle}@${S.host}`;
     out[address] = m.balance_minor;
   }
@@ -459,5 +463,35 @@ describe("the ledger across servers, step by step", () => {
       (hashes) => JSON.stringify(hashes) === JSON.stringify(chain.map((e) => e.hash)),
     );
     expect(verifyChain(t.g, chainOf(B, t.g))).toBeNull();
+  }, 90_000);
+
+  test("a placeholder on A, in the copies too, claimed by an agent on B; an invite code of A's used on C", async () => {
+    const t = await tripOnA("p");
+    const { invite } = await A.ok("create_group_invite", { group_id: t.g, name: "Dave" }, t.alice.key);
+    const dave = invite.placeholder.member_id;
+    await A.ok(
+      "add_expense",
+      { group_id: t.g, description: "Tickets", amount: "40.00", split: { mode: "equal", among: [{ handle: t.on.A.alice }, { handle: dave }] } },
+      t.alice.key,
+    );
+    expect(await agreeOn(t)).toMatchObject({ [`alice${"p"}@${A.host}`]: 2000 });
+
+    // Dave has an account on B, and takes his place with the claim code and A's host.
+    const daveOnB = await B.register("davep");
+    const claimed = await B.ok("join_group", { invite_code: `${invite.code}@${A.host}` }, daveOnB.key);
+    expect(claimed).toMatchObject({ joined: true, group: { group_id: t.g } });
+    expect(claimed.group.members.some((m: any) => m.agent?.handle === "davep")).toBe(true);
+    const balances = await agreeOn(t);
+    expect(balances[`davep@${B.host}`]).toBe(-2000);
+    expect((await B.ok("get_balances", { group_id: t.g }, daveOnB.key)).members.find((m: any) => m.agent.handle === "davep").balance_minor).toBe(-2000);
+
+    // Erin, on C, joins with an invite code of the group, given with A's host.
+    const { invite: code } = await A.ok("create_group_invite", { group_id: t.g, max_uses: 2 }, t.alice.key);
+    const erin = await C.register("erinp");
+    const joined = await C.ok("join_group", { invite_code: `${code.code}@${A.host}` }, erin.key);
+    expect(joined.joined).toBe(true);
+    await C.ok("add_expense", { group_id: t.g, description: "Snacks", amount: "5.00" }, erin.key);
+    const after = await agreeOn(t);
+    expect(Object.keys(after)).toHaveLength(5);
   }, 90_000);
 });

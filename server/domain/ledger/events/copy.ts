@@ -4,7 +4,7 @@
 // (the group, members, the expense and its shares, the payment, the pair ledger, the activity line, the event) goes
 // as one batch, and reads are of the snapshot only. An event whose data does not make the balance changes it
 // declares is refused, as one that breaks the chain.
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq, or, sql } from "drizzle-orm";
 import { snapshotOf, type Tx } from "../../../../db/client.ts";
 import {
   agents,
@@ -14,9 +14,14 @@ import {
   groupEvents,
   groupHomeAgents,
   groupHomes,
+  groupBalances,
   groupMembers,
+  groupPlaceholders,
   groups,
+  expenseShares,
   ledgerActivity,
+  ledgerPairs,
+  ledgerTotals,
   payments,
 } from "../../../../db/schema/index.ts";
 import { iso } from "../../../clock.ts";
@@ -157,6 +162,19 @@ async function applyBody(a: Apply, b: GroupEventBody): Promise<void> {
         .onConflictDoUpdate({ target: [groupMembers.groupId, groupMembers.agentId], set: { leftAt: null, joinedAt: at } });
       break;
     }
+    case "placeholder_added": {
+      // A friend without an account: nobody here either, under the home's member_id (ids are unique everywhere).
+      const p = data.placeholder as { member_id: string; name: string };
+      await tx.insert(agents).values({ agentId: p.member_id, handle: p.member_id, displayName: p.name, createdAt: at, retiredAt: at });
+      await tx.insert(groupPlaceholders).values({ memberId: p.member_id, groupId, name: p.name, createdBy: local(a, b.actor_id), createdAt: at });
+      await tx.insert(groupMembers).values({ groupId, agentId: p.member_id, role: "member", joinedAt: at });
+      await tx.insert(groupHomeAgents).values({ groupId, homeAgentId: p.member_id, agentId: p.member_id });
+      a.agents.set(p.member_id, { agentId: p.member_id, handle: p.member_id });
+      break;
+    }
+    case "placeholder_claimed":
+      await applyClaim(a, b, String(data.placeholder), data.member as MemberData);
+      break;
     case "member_left":
     case "member_removed": {
       await tx
@@ -333,4 +351,59 @@ async function applyPayment(a: Apply, b: GroupEventBody, p: Record<string, any>)
   if (was && !is) await move(a, [paymentDebt(before!)], -1);
   if (!was && is) await move(a, [paymentDebt(row)], 1);
   await tellOfPayment(tx, a.now, { actor: actorOf(a, b), row, before, handles: { from: handleOf(a, row.fromId), to: handleOf(a, row.toId) } });
+}
+
+/** A placeholder taken over, as the home did it (placeholders.ts claimPlaceholder): its balance, rows and name move. */
+async function applyClaim(a: Apply, b: GroupEventBody, ph: string, m: MemberData): Promise<void> {
+  const { tx, groupId } = a;
+  if (a.agents.get(ph)?.agentId !== ph) throw new EventRefused("it claims a placeholder the copy does not have");
+  const view = snapshotOf(tx);
+  const pairs = await view
+    .select()
+    .from(ledgerPairs)
+    .where(and(eq(ledgerPairs.groupId, groupId), or(eq(ledgerPairs.lowId, ph), eq(ledgerPairs.highId, ph))));
+  const named = await view
+    .select({ expenseId: expenses.expenseId, split: expenses.split, paidBy: expenses.paidBy })
+    .from(expenses)
+    .where(and(eq(expenses.groupId, groupId), sql`(instr(${expenses.split}, ${ph}) > 0 OR instr(${expenses.paidBy}, ${ph}) > 0)`));
+  const me = await placeMember(a, m);
+  const myHandle = a.agents.get(m.agent_id)!.handle;
+  await tx.update(groupPlaceholders).set({ claimHash: null, claimedBy: me, claimedAt: b.at }).where(eq(groupPlaceholders.memberId, ph));
+  await tx.update(agents).set({ mergedInto: me }).where(eq(agents.agentId, ph));
+  await tx.delete(groupMembers).where(and(eq(groupMembers.groupId, groupId), eq(groupMembers.agentId, me)));
+  await tx
+    .update(groupMembers)
+    .set({ agentId: me, joinedAt: b.at })
+    .where(and(eq(groupMembers.groupId, groupId), eq(groupMembers.agentId, ph)));
+  const debts = pairs.map((r) =>
+    r.lowOwesMinor > 0 ? { from: r.lowId, to: r.highId, amount: BigInt(r.lowOwesMinor) } : { from: r.highId, to: r.lowId, amount: BigInt(-r.lowOwesMinor) },
+  );
+  await move(a, debts, -1);
+  await move(
+    a,
+    debts.map((d) => ({ from: d.from === ph ? me : d.from, to: d.to === ph ? me : d.to, amount: d.amount })),
+    1,
+  );
+  await tx.delete(ledgerPairs).where(and(eq(ledgerPairs.groupId, groupId), or(eq(ledgerPairs.lowId, ph), eq(ledgerPairs.highId, ph))));
+  await tx.delete(groupBalances).where(and(eq(groupBalances.groupId, groupId), eq(groupBalances.agentId, ph)));
+  await tx.delete(ledgerTotals).where(eq(ledgerTotals.agentId, ph));
+  await tx
+    .update(expenseShares)
+    .set({ agentId: me })
+    .where(and(eq(expenseShares.groupId, groupId), eq(expenseShares.agentId, ph)));
+  await tx
+    .update(payments)
+    .set({ fromId: me })
+    .where(and(eq(payments.groupId, groupId), eq(payments.fromId, ph)));
+  await tx
+    .update(payments)
+    .set({ toId: me })
+    .where(and(eq(payments.groupId, groupId), eq(payments.toId, ph)));
+  const rename = <T extends { handle: string }>(list: T[]) => list.map((x) => (x.handle === ph ? { ...x, handle: myHandle } : x));
+  for (const e of named) {
+    await tx
+      .update(expenses)
+      .set({ split: { ...e.split, among: rename(e.split.among) }, paidBy: rename(e.paidBy) })
+      .where(eq(expenses.expenseId, e.expenseId));
+  }
 }

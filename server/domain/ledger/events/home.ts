@@ -5,13 +5,16 @@ import { desc, eq } from "drizzle-orm";
 import { snapshotOf, type Tx } from "../../../../db/client.ts";
 import { groupEvents, groupHomes } from "../../../../db/schema/index.ts";
 
-/** Thrown by a write on a group kept on another server: the pipeline sends the call to that server. */
+/**
+ * Thrown by a write on a group kept on another server: the pipeline sends the call to that server. groupId null: a
+ * code of a group there (join_group with code@host), whose group this server does not know yet.
+ */
 export class ToHome extends Error {
   constructor(
     readonly host: string,
-    readonly groupId: string,
+    readonly groupId: string | null,
   ) {
-    super(`The group ${groupId} is kept on ${host}.`);
+    super(`The group ${groupId ?? "of this code"} is kept on ${host}.`);
   }
 }
 
