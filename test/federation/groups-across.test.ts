@@ -494,4 +494,45 @@ describe("the ledger across servers, step by step", () => {
     const after = await agreeOn(t);
     expect(Object.keys(after)).toHaveLength(5);
   }, 90_000);
+
+  test("create_group names a contact of another server; a member leaves from their server; a blocked server's member stays listed but cannot write", async () => {
+    const alice = await A.register("alicem");
+    const bob = await B.register("bobm");
+    const carol = await C.register("carolm");
+    const { yOnX: bobOnA } = await connect(A, alice, B, bob);
+    const { yOnX: carolOnA } = await connect(A, alice, C, carol);
+    const { group } = await A.ok("create_group", { name: "Flat", currency: "EUR", members: [bobOnA, carolOnA] }, alice.key);
+    const g = group.group_id;
+    await joinFrom(B, bob, g);
+    await joinFrom(C, carol, g);
+
+    // Bob leaves from B, with nothing owed: A and C see him go, and B answers as for any group he left.
+    await B.ok("leave_group", { group_id: g }, bob.key);
+    await until(
+      () => C.ok("get_group", { group_id: g }, carol.key),
+      (d) => d.group.members.length === 2,
+    );
+    expect((await A.ok("get_group", { group_id: g }, alice.key)).group.members).toHaveLength(2);
+    expect((await B.call("get_group", { group_id: g }, bob.key)).status).toBe(404);
+
+    // A blocks C's server: carol is still a member, but her writes are refused there, and nothing changes.
+    const block = Bun.spawn(["bun", "run", "cli/main.ts", "federation", "block", C.host, "--db", `file:${A.db}`], {
+      cwd: `${import.meta.dir}/../..`,
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    expect(await block.exited).toBe(0);
+    const refused = await C.call("add_expense", { group_id: g, description: "Paint", amount: "8.00" }, carol.key);
+    expect(refused.status).toBe(403);
+    expect(refused.body.error.code).toBe("FORBIDDEN");
+    const onA = await A.ok("get_group", { group_id: g }, alice.key);
+    expect(onA.group.members.some((m: any) => m.agent.handle === carolOnA)).toBe(true);
+    expect((await A.ok("list_expenses", { group_id: g }, alice.key)).expenses).toHaveLength(0);
+    const unblock = Bun.spawn(["bun", "run", "cli/main.ts", "federation", "unblock", C.host, "--db", `file:${A.db}`], {
+      cwd: `${import.meta.dir}/../..`,
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    expect(await unblock.exited).toBe(0);
+  }, 90_000);
 });

@@ -8,6 +8,7 @@ import { groupEvents, groupMembers, groups, remoteAgents } from "../../../../db/
 import { enqueue, parseAddress } from "../../federation.ts";
 import { iso } from "../../../clock.ts";
 import type { Debt } from "../money/fewest-transfers.ts";
+import { homeOf } from "./home.ts";
 import { GENESIS, seal, type GroupEvent, type GroupEventBody } from "./chain.ts";
 
 interface CallState {
@@ -51,13 +52,15 @@ export function noteDebts(tx: Tx, groupId: string, debts: readonly Debt[], sign:
   }
 }
 
-/** Appends a group's next event, in the call's batch; returns it. */
+/** Appends a group's next event, in the call's batch; returns it (null for a group kept on another server). */
 export async function appendEvent(
   tx: Tx,
   now: Date,
   e: { groupId: string; type: string; actorId: string; summary: string; refs: Record<string, string>; data?: unknown },
-): Promise<GroupEvent & { seq: number }> {
+): Promise<(GroupEvent & { seq: number }) | null> {
   const s = stateOf(tx);
+  // A copy's chain is its home's alone: a change made here to a copy (an account deleted here) is not one of its events.
+  if (!s.heads.has(e.groupId) && (await homeOf(tx, e.groupId))) return null;
   const prev = s.heads.get(e.groupId) ?? (await headOf(tx, e.groupId));
   const moved = s.deltas.get(e.groupId) ?? new Map<string, bigint>();
   s.deltas.delete(e.groupId);

@@ -14,6 +14,7 @@ import { isAcceptedContact } from "../../contacts.ts";
 import { enqueue, remoteOf } from "../../federation.ts";
 import { deliver, hasBlocked, resolveItems } from "../../inbox.ts";
 import { quoted, untrusted } from "../../untrusted.ts";
+import { quotasOf, requireRoomForGroup } from "../../quotas.ts";
 
 export interface RemoteInvite {
   invite_id: string;
@@ -71,6 +72,8 @@ export async function respondRemoteInvite(ctx: DomainContext, inviteId: string, 
   const inviter = await remoteOf(tx, item.fromAgentId);
   if (!inviter) return null;
   const groupId = item.refs.group_id!;
+  // A group kept elsewhere counts against the agent's groups here too (its copy is one of them once it joins).
+  if (action === "accept") await requireRoomForGroup(tx, actor.agentId, quotasOf(ctx).groups);
   await enqueue(tx, now, inviter.host, { type: "group.invite_respond", from: actor.agentId, to: inviter.address, invite_id: inviteId, action });
   if (action === "accept") {
     await tx
