@@ -34,7 +34,8 @@ export interface GroupEvent {
 /** JSON with every object's keys sorted and no spaces: one text for one value, whoever serialises it. */
 export function canonical(value: unknown): string {
   if (value === null || typeof value !== "object") {
-    if (typeof value === "number" && !Number.isSafeInteger(value)) throw new Error("only safe integers are canonical numbers");
+    // A number is written as ECMAScript writes it (the shortest text that reads back the same), so every svc agrees.
+    if (typeof value === "number" && !Number.isFinite(value)) throw new Error("only finite numbers are canonical");
     return JSON.stringify(value ?? null);
   }
   if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;

@@ -7,6 +7,7 @@ import { batchOf, snapshotOf, type Tx } from "../../../../db/client.ts";
 import { groupEvents, groupMembers, groups, remoteAgents } from "../../../../db/schema/index.ts";
 import { enqueue, parseAddress } from "../../federation.ts";
 import { iso } from "../../../clock.ts";
+import { conflict } from "../../../errors.ts";
 import type { Debt } from "../money/fewest-transfers.ts";
 import { homeOf } from "./home.ts";
 import { GENESIS, seal, type GroupEvent, type GroupEventBody } from "./chain.ts";
@@ -129,5 +130,22 @@ async function shareWithMemberServers(tx: Tx, now: Date, s: CallState, groupId: 
       head_seq: seq,
       events: [{ body: event.body, hash: event.hash }],
     });
+  }
+}
+
+/**
+ * Refuses an agent of another server into a group whose chain does not start with its creation (a group made before
+ * svc kept one): its server could not build a copy from the events.
+ */
+export async function requireChainFromStart(tx: Tx, groupId: string): Promise<void> {
+  const first = await snapshotOf(tx)
+    .select({ type: groupEvents.type })
+    .from(groupEvents)
+    .where(and(eq(groupEvents.groupId, groupId), eq(groupEvents.seq, 1)))
+    .get();
+  if (first?.type !== "group_created") {
+    throw conflict(
+      "This group was made before svc kept each group's ledger as one chain of events, so agents of other servers cannot join it; create a new group for them.",
+    );
   }
 }
