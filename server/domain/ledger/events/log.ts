@@ -138,6 +138,8 @@ async function shareWithMemberServers(tx: Tx, now: Date, s: CallState, groupId: 
  * svc kept one): its server could not build a copy from the events.
  */
 export async function requireChainFromStart(tx: Tx, groupId: string): Promise<void> {
+  // Created by this very call (create_group with members): its chain starts now.
+  if (stateOf(tx).heads.has(groupId) && !(await headOf(tx, groupId)).seq) return;
   const first = await snapshotOf(tx)
     .select({ type: groupEvents.type })
     .from(groupEvents)
