@@ -34,7 +34,7 @@ const json = (status: number, body: unknown) =>
 export type Invoke = (svc: Services, name: string, raw: unknown, meta: CallMeta) => Promise<CallResult>;
 
 export async function receiveLedgerCall(svc: Services, req: Request, callId: string, clientAddress: string, invoke: Invoke): Promise<Response> {
-  const checked = await verifySigned(svc, req, `/fed/v1/ledger/${encodeURIComponent(callId)}`, clientAddress, LedgerCall);
+  const checked = await verifySigned(svc, req, `/fed/v1/ledger/${encodeURIComponent(callId)}`, clientAddress, LedgerCall, "memory");
   if (checked instanceof Response) return checked;
   const { body, origin } = checked;
   const address = parseAddress(body.from);

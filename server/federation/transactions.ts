@@ -10,7 +10,7 @@ import { federationEventsSeen, federationTxnsIn } from "../../db/schema/index.ts
 import { DAY, iso } from "../clock.ts";
 import type { Services } from "../services.ts";
 import { verifyingKey } from "./keys.ts";
-import { firstSeen, GREYLIST_MS, hostBlocked, retryAfterSeconds, takeAddressBudget, takeHostBudget } from "./limits.ts";
+import { firstSeen, GREYLIST_MS, HOST_LIMITS, hostBlocked, retryAfterSeconds, takeAddressBudget, takeHostBudget } from "./limits.ts";
 import { markVerified, peerKeys } from "./peer.ts";
 import { hostAllowed, selfHost } from "./scope.ts";
 import {
@@ -87,6 +87,11 @@ export async function verifySigned<T extends { origin: string; destination: stri
   path: string,
   clientAddress: string,
   schema: { parse(v: unknown): T },
+  /**
+   * Where the origin's budget is counted: in the database (a transaction and its events), or, for a member's write
+   * answered at once (home-calls.ts), in the server's in-memory limiter, shared by its processes: a write fewer per call.
+   */
+  hostBudget: "db" | "memory" = "db",
 ): Promise<Verified<T> | Response> {
   const fed = svc.config.federation;
   if (!fed || fed.mode === "off") return refuse(404, "federation is off");
@@ -152,6 +157,11 @@ export async function verifySigned<T extends { origin: string; destination: stri
   // The body's own sha-256, whatever the sender's field held: a replay is recognised by it.
   const digest = await contentDigest(bytes);
   // 7. The origin proved itself: now its own limits.
+  if (hostBudget === "memory") {
+    const d = svc.limiter.take(`federation:txns:host:${origin}`, "federation_txns", fed.limits?.txns ?? HOST_LIMITS.txns.limit);
+    if (!d.allowed) return refuse(429, "too many transactions", { "Retry-After": String(d.resetSeconds) });
+    return { body, origin, digest, now, self };
+  }
   const withinLimits = await svc.db.tx(
     async (tx) =>
       (await takeHostBudget(tx, origin, "txns", now, 1, fed.limits)) &&

@@ -5,7 +5,7 @@
 import { and, asc, desc, eq, gt, isNull } from "drizzle-orm";
 import { batchOf, snapshotOf, type Tx } from "../../../../db/client.ts";
 import { groupEvents, groupMembers, groups, remoteAgents } from "../../../../db/schema/index.ts";
-import { enqueue, parseAddress } from "../../federation.ts";
+import { enqueue, parseAddress, remoteOf } from "../../federation.ts";
 import { iso } from "../../../clock.ts";
 import { conflict } from "../../../errors.ts";
 import type { Debt } from "../money/fewest-transfers.ts";
@@ -82,7 +82,7 @@ export async function appendEvent(
   const sealed = seal(body);
   await tx.insert(groupEvents).values({ groupId: e.groupId, seq: body.seq, type: e.type, body: sealed.body, hash: sealed.hash });
   s.heads.set(e.groupId, { seq: body.seq, hash: sealed.hash });
-  await shareWithMemberServers(tx, now, s, e.groupId, body.seq, sealed, e.data);
+  await shareWithMemberServers(tx, now, s, e, body.seq, sealed);
   return { ...sealed, seq: body.seq };
 }
 
@@ -103,7 +103,15 @@ export const EVENTS_PAGE = 20;
  * Sends a new event to the server of every member of another server (through the outbox, in order per server): those
  * of the group as the call read it, and a member joining in this event. The group's creator speaks for the home.
  */
-async function shareWithMemberServers(tx: Tx, now: Date, s: CallState, groupId: string, seq: number, event: GroupEvent, data: unknown): Promise<void> {
+async function shareWithMemberServers(
+  tx: Tx,
+  now: Date,
+  s: CallState,
+  e: { groupId: string; type: string; actorId: string; data?: unknown },
+  seq: number,
+  event: GroupEvent,
+): Promise<void> {
+  const { groupId, data } = e;
   let servers = s.servers.get(groupId);
   if (!servers) {
     const view = snapshotOf(tx);
@@ -122,7 +130,12 @@ async function shareWithMemberServers(tx: Tx, now: Date, s: CallState, groupId: 
     servers.from ??= (await snapshotOf(tx).select({ createdBy: groups.createdBy }).from(groups).where(eq(groups.groupId, groupId)).get())?.createdBy ?? null;
   }
   if (!servers.from) return;
+  // An agent of another server changes the group only by a call its server sent here (forward.ts), whose answer
+  // carries the event: its server is not sent it again. A join is sent, as its server may have asked by invitation.
+  const joins = e.type === "member_joined" || e.type === "placeholder_claimed";
+  const actorHost = joins ? undefined : (await remoteOf(tx, e.actorId))?.host;
   for (const host of servers.hosts) {
+    if (host === actorHost) continue;
     await enqueue(tx, now, host, {
       type: "group.events",
       from: servers.from,
