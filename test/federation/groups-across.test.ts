@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { connect, startServers, until, type FedServer } from "./servers.ts";
 import { startFakePeer, type FakePeer } from "./fake-peer.ts";
+import { McpSession } from "../hardening/transports.ts";
 import { canonical, sha256, verifyChain } from "../../server/domain/ledger/events/chain.ts";
 
 let close: () => Promise<void>;
@@ -152,6 +153,9 @@ describe("a group on A with members on B and C", () => {
       () => B.ok("get_expense", { expense_id: taxi.expense_id }, bob.key),
       (d) => d.expense.state === "disputed",
     );
+    // Bob made it: his own server tells him of the dispute, with carol's reason as untrusted text.
+    const told = (await itemsOf(B, bob.key)).find((i) => i.type === "ledger.expense_disputed" && i.refs.expense_id === taxi.expense_id);
+    expect(told.note.untrusted_content).toBe("I walked");
     const aliceOnC = (await C.ok("get_group", { group_id: g }, carol.key)).group.members.find((m: any) => m.agent.display_name.includes(`alice@${A.host}`))
       .agent.handle;
     const { payment } = await C.ok("record_payment", { group_id: g, to: aliceOnC, amount: "50.00" }, carol.key);
@@ -383,6 +387,12 @@ describe("the ledger across servers, step by step", () => {
       const again = await withKey(B, "add_expense", args, key, t.bob.key);
       expect(first.status).toBe(200);
       expect(again.body.data.expense.expense_id).toBe(first.body.data.expense.expense_id);
+      // The same key through another path (MCP, on B) replays too: the home keeps the answer, for bob's row there.
+      const mcp = await McpSession.connect(B.url, t.bob.key);
+      const overMcp = await mcp.call("add_expense", { ...args, idempotency_key: key });
+      await mcp.close();
+      expect(overMcp.status).toBe(200);
+      expect(overMcp.body.expense.expense_id).toBe(first.body.data.expense.expense_id);
       expect((await A.ok("list_expenses", { group_id: t.g }, t.alice.key)).expenses).toHaveLength(2);
       await agreeOn(t);
       expect((await B.ok("get_group", { group_id: t.g }, t.bob.key)).home.unreachable_since).toBeNull();
