@@ -545,4 +545,62 @@ describe("the ledger across servers, step by step", () => {
     });
     expect(await unblock.exited).toBe(0);
   }, 90_000);
+
+  test("a new member's server fetches a long history in pages; every read of the copy answers as the home does", async () => {
+    const alice = await A.register("aliceh");
+    const bob = await B.register("bobh");
+    const { yOnX: bobOnA } = await connect(A, alice, B, bob);
+    const { group } = await A.ok("create_group", { name: "Long", currency: "EUR" }, alice.key);
+    const g = group.group_id;
+    for (let i = 0; i < 55; i++)
+      await A.ok("add_expense", { group_id: g, description: `Item ${i}`, amount: "2.00", category: i % 2 ? "food" : "transport" }, alice.key);
+    await A.ok("create_group_invite", { group_id: g, handle: bobOnA }, alice.key);
+    await joinFrom(B, bob, g);
+    const head = (await A.ok("get_group", { group_id: g }, alice.key)).as_of_seq;
+    expect(head).toBeGreaterThan(2 * 20);
+    const copy = await until(
+      () => B.ok("get_group", { group_id: g }, bob.key),
+      (d) => d.as_of_seq === head,
+      30_000,
+    );
+    expect(copy.home).toMatchObject({ host: A.host, unreachable_since: null, stale: false });
+    expect(verifyChain(g, chainOf(B, g))).toBeNull();
+    const both = async (tool: string, args: Record<string, unknown>) => [await A.ok(tool, args, alice.key), await B.ok(tool, args, bob.key)];
+    const [aExp, bExp] = await both("list_expenses", { group_id: g, limit: 100 });
+    expect(bExp.expenses.map((e: any) => [e.expense_id, e.amount_minor, e.category])).toEqual(
+      aExp.expenses.map((e: any) => [e.expense_id, e.amount_minor, e.category]),
+    );
+    const [aAct, bAct] = await both("get_activity", { group_id: g, limit: 100 });
+    expect(bAct.entries.map((e: any) => e.action)).toEqual(aAct.entries.map((e: any) => e.action));
+    const [aSpent, bSpent] = await both("get_spending", { group_id: g, by: "category" });
+    expect(bSpent.currencies).toEqual(aSpent.currencies);
+    const [, bCsv] = await both("export_group", { group_id: g, format: "csv" });
+    expect(bCsv.content.untrusted_content.split("Item ").length - 1).toBe(55);
+    expect(bCsv.as_of_seq).toBe(head);
+  }, 90_000);
+
+  test("bob changes, deletes and restores his expense from B, and answers a payment there", async () => {
+    const t = await tripOnA("u");
+    const { expense } = await B.ok("add_expense", { group_id: t.g, description: "Ferry", amount: "12.00" }, t.bob.key);
+    const changed = await B.ok("update_expense", { expense_id: expense.expense_id, expected_version: 1, amount: "15.00" }, t.bob.key);
+    expect(changed.expense).toMatchObject({ version: 2, amount_minor: 1500 });
+    const stale = await B.call("update_expense", { expense_id: expense.expense_id, expected_version: 1, amount: "16.00" }, t.bob.key);
+    expect(stale.status).toBe(409);
+    await B.ok("delete_expense", { expense_id: expense.expense_id }, t.bob.key);
+    expect(await agreeOn(t)).toEqual({ [`aliceu@${A.host}`]: 0, [`bobu@${B.host}`]: 0, [`carolu@${C.host}`]: 0 });
+    await B.ok("restore_expense", { expense_id: expense.expense_id }, t.bob.key);
+    expect(await agreeOn(t)).toEqual({ [`aliceu@${A.host}`]: -500, [`bobu@${B.host}`]: 1000, [`carolu@${C.host}`]: -500 });
+    // Alice pays bob on A; bob confirms on B; then voids it there.
+    const { payment } = await A.ok("record_payment", { group_id: t.g, to: t.on.A.bob, amount: "5.00" }, t.alice.key);
+    const item = await until(
+      () => itemsOf(B, t.bob.key),
+      (xs) => xs.some((i) => i.type === "ledger.payment_to_confirm" && i.refs.payment_id === payment.payment_id),
+    );
+    expect(item.find((i) => i.type === "ledger.payment_to_confirm").requires_action).toBe(true);
+    const confirmed = await B.ok("respond_payment", { payment_id: payment.payment_id, action: "confirm" }, t.bob.key);
+    expect(confirmed.payment.state).toBe("confirmed");
+    expect(await agreeOn(t)).toEqual({ [`aliceu@${A.host}`]: 0, [`bobu@${B.host}`]: 500, [`carolu@${C.host}`]: -500 });
+    await B.ok("respond_payment", { payment_id: payment.payment_id, action: "void" }, t.bob.key);
+    expect(await agreeOn(t)).toEqual({ [`aliceu@${A.host}`]: -500, [`bobu@${B.host}`]: 1000, [`carolu@${C.host}`]: -500 });
+  }, 90_000);
 });
