@@ -586,6 +586,15 @@ describe("the ledger across servers, step by step", () => {
     expect(changed.expense).toMatchObject({ version: 2, amount_minor: 1500 });
     const stale = await B.call("update_expense", { expense_id: expense.expense_id, expected_version: 1, amount: "16.00" }, t.bob.key);
     expect(stale.status).toBe(409);
+    // What is not sent home is refused on the copy, never made there.
+    for (const [tool, args] of [
+      ["archive_group", { group_id: t.g, archived: true }],
+      ["update_group", { group_id: t.g, name: "Renamed" }],
+    ] as const) {
+      const refused = await B.call(tool, args, t.bob.key);
+      expect(refused.status).toBe(409);
+      expect(refused.body.error.details.home).toBe(A.host);
+    }
     await B.ok("delete_expense", { expense_id: expense.expense_id }, t.bob.key);
     expect(await agreeOn(t)).toEqual({ [`aliceu@${A.host}`]: 0, [`bobu@${B.host}`]: 0, [`carolu@${C.host}`]: 0 });
     await B.ok("restore_expense", { expense_id: expense.expense_id }, t.bob.key);

@@ -12,6 +12,7 @@ import { agentByHandle, agentById, refsByIds, toRef } from "../../agents.ts";
 import { isAcceptedContact } from "../../contacts.ts";
 import { ON_ANOTHER_SERVER, remoteOf } from "../../federation.ts";
 import { groupData, memberData } from "../events/members.ts";
+import { requireHomeHere } from "../events/home.ts";
 import { deliver, hasBlocked } from "../../inbox.ts";
 import { quoted, untrusted } from "../../untrusted.ts";
 import { markBuilt } from "../balances/pairs.ts";
@@ -223,6 +224,7 @@ async function hasBookings(tx: Tx, groupId: string): Promise<boolean> {
 /** Archives (read-only) or unarchives a group; any member may, and it works on an archived group by design. */
 export async function archiveGroup({ tx, now, actor }: DomainContext, groupId: string, archived: boolean): Promise<void> {
   const g = await requireMember(tx, groupId, actor.agentId);
+  await requireHomeHere(tx, groupId);
   if (g.archived === archived) return;
   await tx
     .update(groups)
