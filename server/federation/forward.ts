@@ -29,6 +29,10 @@ export const FORWARDED_TOOLS = new Set([
   "respond_payment",
   "leave_group",
   "join_group",
+  "update_group",
+  "archive_group",
+  "remove_group_member",
+  "stop_recurring",
 ]);
 
 /** The home's answer to a forwarded call. */

@@ -586,15 +586,18 @@ describe("the ledger across servers, step by step", () => {
     expect(changed.expense).toMatchObject({ version: 2, amount_minor: 1500 });
     const stale = await B.call("update_expense", { expense_id: expense.expense_id, expected_version: 1, amount: "16.00" }, t.bob.key);
     expect(stale.status).toBe(409);
-    // What is not sent home is refused on the copy, never made there.
-    for (const [tool, args] of [
-      ["archive_group", { group_id: t.g, archived: true }],
-      ["update_group", { group_id: t.g, name: "Renamed" }],
-    ] as const) {
-      const refused = await B.call(tool, args, t.bob.key);
-      expect(refused.status).toBe(409);
-      expect(refused.body.error.details.home).toBe(A.host);
-    }
+    // The group's own settings too are changed at home, from any member's server.
+    await B.ok("update_group", { group_id: t.g, name: "Renamed" }, t.bob.key);
+    expect((await A.ok("get_group", { group_id: t.g }, t.alice.key)).group.name).toBe("Renamed");
+    await until(
+      () => C.ok("get_group", { group_id: t.g }, t.carol.key),
+      (d) => d.group.name === "Renamed",
+    );
+    // What is not sent home is refused on the copy, never made there: a receipt stays on the server that holds it.
+    const file = { expense_id: expense.expense_id, filename: "r.pdf", media_type: "application/pdf", content_base64: btoa("%PDF-1.4 receipt") };
+    const refused = await B.call("add_attachment", file, t.bob.key);
+    expect(refused.status).toBe(409);
+    expect(refused.body.error.details.home).toBe(A.host);
     await B.ok("delete_expense", { expense_id: expense.expense_id }, t.bob.key);
     expect(await agreeOn(t)).toEqual({ [`aliceu@${A.host}`]: 0, [`bobu@${B.host}`]: 0, [`carolu@${C.host}`]: 0 });
     await B.ok("restore_expense", { expense_id: expense.expense_id }, t.bob.key);
