@@ -18,7 +18,7 @@ CREATE TABLE group_homes (
   host TEXT NOT NULL,
   -- the local agent who joined first: this server's requests to the home speak for it
   agent_id TEXT NOT NULL REFERENCES agents(agent_id),
-  -- when the home last answered (an event, a page of history, a write): reads say they are stale long after it
+  -- when the home last sent an event this copy took (AsOf: home.synced_at)
   synced_at TEXT NOT NULL,
   -- since when a write found the home not answering (cleared by its next answer): reads say they may be stale
   unreachable_since TEXT,

@@ -320,7 +320,7 @@ export const AsOf = {
   home: z
     .object({
       host: z.string().describe("The server that keeps the group; this answer is from this server's copy"),
-      synced_at: z.string().describe("When the home last sent or answered"),
+      synced_at: z.string().describe("When this copy last took an event from the home"),
       unreachable_since: z.string().nullable().describe("Since when a write found the home not answering; null while it answers"),
       stale: z.boolean().describe("True once the home has not answered for a while: the copy may lag behind"),
     })
