@@ -14,7 +14,8 @@ import type { Services } from "../services.ts";
 import { summary } from "../domain/inbox.ts";
 import { homeOf, type ToHome } from "../domain/ledger/events/home.ts";
 import { headOf } from "../domain/ledger/events/log.ts";
-import { selfHost } from "./scope.ts";
+import { hostAllowed, selfHost } from "./scope.ts";
+import { hostBlocked } from "./limits.ts";
 import { signedRequest } from "./outbox.ts";
 import { receiveGroupEvents } from "./group-events.ts";
 
@@ -135,6 +136,10 @@ export async function forwardToHome(
   const self = selfHost(svc.config);
   // A code of a group kept elsewhere (join_group with code@host) names no group this server knows yet.
   const byCode = to.groupId === null;
+  // A code names a host its holder chose: only a server this one federates with is asked (as for a contact code).
+  if (byCode && (!hostAllowed(svc.config.federation!, to.host) || (await svc.db.read((tx) => hostBlocked(tx, to.host))))) {
+    throw new AppError("NOT_FOUND", "Invite code not found (no group has it; ask for a fresh one).");
+  }
   const [found, head] = byCode
     ? [{ host: to.host, unreachableSince: null }, { seq: 0 }]
     : await svc.db.read(async (tx) => [await homeOf(tx, to.groupId!), await headOf(tx, to.groupId!)] as const);

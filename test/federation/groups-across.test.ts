@@ -498,6 +498,8 @@ describe("the ledger across servers, step by step", () => {
     // Erin, on C, joins with an invite code of the group, given with A's host.
     const { invite: code } = await A.ok("create_group_invite", { group_id: t.g, max_uses: 2 }, t.alice.key);
     const erin = await C.register("erinp");
+    // A host this server does not federate with is never asked: the code is unknown, as any unknown code.
+    expect((await C.call("join_group", { invite_code: `${code.code}@127.0.0.1:9` }, erin.key)).status).toBe(404);
     const joined = await C.ok("join_group", { invite_code: `${code.code}@${A.host}` }, erin.key);
     expect(joined.joined).toBe(true);
     await C.ok("add_expense", { group_id: t.g, description: "Snacks", amount: "5.00" }, erin.key);
