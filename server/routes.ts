@@ -11,6 +11,7 @@ import { TOOL_ALIASES, callTool, resultResponse } from "./adapters/rest.ts";
 import { wellKnownDocument } from "./adapters/well-known.ts";
 import { discoveryDocument, jwksDocument } from "./federation/discovery.ts";
 import { receiveTransaction } from "./federation/transactions.ts";
+import { receiveLedgerCall } from "./federation/home-calls.ts";
 import { bearerToken } from "./auth/authenticate.ts";
 import * as endpoints from "./auth/oauth-endpoints.ts";
 import type { Ops } from "./observability/ops.ts";
@@ -134,6 +135,7 @@ export const ROUTES: readonly Route<Call>[] = [
   get("/.well-known/svc-federation", (c) => discoveryDocument(c.svc)),
   get("/.well-known/svc-federation/jwks.json", (c) => jwksDocument(c.svc)),
   put("/fed/v1/txn/{txn_id}", (c, { txn_id }) => receiveTransaction(c.svc, c.req, txn_id!, c.clientAddress())),
+  post("/fed/v1/ledger/{call_id}", (c, { call_id }) => receiveLedgerCall(c.svc, c.req, call_id!, c.clientAddress(), invoke)),
 
   // The OAuth authorization server.
   get("/.well-known/jwks.json", jwks),

@@ -6,6 +6,7 @@ import type { AppError } from "./errors.ts";
 import type { ServerConfig } from "./config.ts";
 import type { RateDecision, RateLimiter } from "./rate-limit.ts";
 import type { AuditEntry } from "./contract/audit.ts";
+import type { Principal } from "./contract/principal.ts";
 
 export interface Services {
   db: Db;
@@ -65,6 +66,11 @@ export interface CallMeta {
   sandbox?: boolean;
   /** A page acting for its signed-in browser: the token is the browser's session secret (server/web/actions.ts). */
   page?: boolean;
+  /**
+   * An agent of another server, for whom its server sent the call to this one (a write to a group kept here), that
+   * server's signature checked (server/federation/home-calls.ts): it stands for the credential.
+   */
+  principal?: Principal;
 }
 
 export type CallResult =

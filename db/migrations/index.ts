@@ -31,6 +31,7 @@ import limits from "./0029_limits.sql" with { type: "text" };
 import accountDeletion from "./0030_account_deletion.sql" with { type: "text" };
 import email from "./0031_email.sql" with { type: "text" };
 import writeConflicts from "./0032_write_conflicts.sql" with { type: "text" };
+import groupEvents from "./0033_group_events.sql" with { type: "text" };
 
 export const MIGRATIONS: readonly { id: number; name: string; sql: string }[] = [
   { id: 1, name: "0001_core", sql: core },
@@ -65,4 +66,5 @@ export const MIGRATIONS: readonly { id: number; name: string; sql: string }[] = 
   { id: 30, name: "0030_account_deletion", sql: accountDeletion },
   { id: 31, name: "0031_email", sql: email },
   { id: 32, name: "0032_write_conflicts", sql: writeConflicts },
+  { id: 33, name: "0033_group_events", sql: groupEvents },
 ];

@@ -7,3 +7,4 @@ export * from "./mail-plans.ts";
 export * from "./ops.ts";
 export * from "./federation.ts";
 export * from "./email.ts";
+export * from "./group-events.ts";

@@ -310,3 +310,21 @@ export const Attachment = z.object({
   url: z.string().describe("For your human, valid until url_expires_at"),
   url_expires_at: Timestamp,
 });
+
+/**
+ * How current a group's answer is: the last of the group's events it reflects and, for a group kept on another
+ * server (a copy), that server and whether it answers.
+ */
+export const AsOf = {
+  as_of_seq: z.number().int().optional().describe("The group's last event this answer reflects (its home server numbers every ledger change)"),
+  home: z
+    .object({
+      host: z.string().describe("The server that keeps the group; this answer is from this server's copy"),
+      synced_at: z.string().describe("When this copy last took an event from the home"),
+      unreachable_since: z.string().nullable().describe("Since when a write found the home not answering; null while it answers"),
+      stale: z.boolean().describe("True once the home has not answered for a while: the copy may lag behind"),
+    })
+    .nullable()
+    .optional()
+    .describe("null for a group kept on this server"),
+};

@@ -42,6 +42,9 @@ import {
   joinSessions,
   ledgerActivity,
   ledgerPairs,
+  groupEvents,
+  groupHomeAgents,
+  groupHomes,
   ledgerPairsBuilt,
   ledgerTotals,
   oauthCodes,
@@ -417,6 +420,9 @@ async function removeGroup(tx: Tx, groupId: string): Promise<void> {
   await tx.delete(spendingTotals).where(eq(spendingTotals.groupId, groupId));
   await tx.delete(payments).where(eq(payments.groupId, groupId));
   await tx.delete(ledgerActivity).where(eq(ledgerActivity.groupId, groupId));
+  await tx.delete(groupEvents).where(eq(groupEvents.groupId, groupId));
+  await tx.delete(groupHomes).where(eq(groupHomes.groupId, groupId));
+  await tx.delete(groupHomeAgents).where(eq(groupHomeAgents.groupId, groupId));
   await tx.delete(groupInvites).where(eq(groupInvites.groupId, groupId));
   const ghosts = (await tx.select({ id: groupPlaceholders.memberId }).from(groupPlaceholders).where(eq(groupPlaceholders.groupId, groupId))).map((p) => p.id);
   await tx.delete(groupPlaceholders).where(eq(groupPlaceholders.groupId, groupId));

@@ -28,6 +28,10 @@ import { agentById, type AgentRow } from "../domain/agents.ts";
 import { remoteAgents } from "../../db/schema/index.ts";
 import { and, eq } from "drizzle-orm";
 import { takeHostBudget } from "./limits.ts";
+import { answerEventsRequest, receiveGroupEvents } from "./group-events.ts";
+import { EVENTS_PAGE } from "../domain/ledger/events/log.ts";
+import { receiveRemoteInvite } from "../domain/ledger/events/remote-invites.ts";
+import { respondInvite } from "../domain/ledger/groups/invites.ts";
 import type { FederationConfig, Quotas } from "../config.ts";
 import { envelopeBytes, takeRemoteEnvelopeBudget } from "../domain/quotas.ts";
 
@@ -103,6 +107,40 @@ export const FederationEvent = z.discriminatedUnion("type", [
   }),
   z.strictObject({
     id: Id,
+    type: z.literal("group.invite"),
+    from: Address,
+    display_name: Name,
+    to: Address,
+    invite_id: Id,
+    group_id: Id,
+    group_name: z.string().min(1).max(200),
+    currency: z.string().regex(/^[A-Z]{3}$/),
+    expires_at: DateTimeInput,
+  }),
+  z.strictObject({
+    id: Id,
+    type: z.literal("group.invite_respond"),
+    from: Address,
+    display_name: Name,
+    to: Address,
+    invite_id: Id,
+    action: z.enum(["accept", "decline"]),
+  }),
+  z.strictObject({
+    id: Id,
+    type: z.literal("group.events"),
+    from: Address,
+    display_name: Name,
+    group_id: Id,
+    head_seq: z.number().int().min(1),
+    events: z
+      .array(z.strictObject({ body: z.string().max(256 * 1024), hash: z.string().regex(/^[0-9a-f]{64}$/) }))
+      .min(1)
+      .max(EVENTS_PAGE),
+  }),
+  z.strictObject({ id: Id, type: z.literal("group.events_request"), from: Address, display_name: Name, group_id: Id, after_seq: z.number().int().min(0) }),
+  z.strictObject({
+    id: Id,
     type: z.literal("plan.respond"),
     from: Address,
     display_name: Name,
@@ -153,6 +191,13 @@ export async function receiveEvent(r: Receiver, raw: unknown): Promise<EventResu
   const to = "to" in e && e.to !== undefined ? (Array.isArray(e.to) ? e.to : [e.to]) : [];
   if (hostOf(e.from) !== r.origin || to.some((a) => hostOf(a) !== r.selfHost)) return { id: e.id, result: "rejected" };
   if (e.type === "contact.request" && (e.code === undefined) === (e.to === undefined)) return { id: e.id, result: "rejected" };
+  // A page of a group's events is applied event by event, each in its own write call, in order (and is idempotent by
+  // its seqs, so it needs no record of ids seen).
+  if (e.type === "group.events") return { id: e.id, result: await receiveGroupEvents(r.db, r.now, r.origin, r.selfHost, e) };
+  if (e.type === "group.events_request") {
+    await answerEventsRequest(r.db, r.now, r.origin, e.group_id, e.after_seq);
+    return { id: e.id, result: "ok" };
+  }
   try {
     await r.db.tx(async (tx) => {
       // An event seen already is applied once: one arriving twice at the same moment fails this batch on the key, and
@@ -279,6 +324,21 @@ async function apply(r: Receiver, c: TxNow, e: FederationEvent): Promise<void> {
       await receivePlan({ tx, now, actor: actorOf(them) }, e.plan, locals, e.type, detail);
       return;
     }
+    case "group.invite": {
+      const them = await knownRemote(c, e.from);
+      const local = await localAgentByHandle(tx, handleOf(e.to));
+      if (them && local) await receiveRemoteInvite(tx, now, them, local, r.origin, e);
+      return;
+    }
+    case "group.invite_respond": {
+      const them = await knownRemote(c, e.from);
+      // Answered as the invitee would on this server; a stale or repeated answer fails, and changes nothing.
+      if (them) await respondInvite({ tx, now, actor: actorOf(them), config: { quotas: r.quotas } }, e.invite_id, e.action);
+      return;
+    }
+    case "group.events":
+    case "group.events_request":
+      return;
     case "plan.respond": {
       const them = await knownRemote(c, e.from);
       if (them) await receivePlanResponse({ tx, now, actor: actorOf(them) }, e);

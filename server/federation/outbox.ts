@@ -91,13 +91,26 @@ export function nextTry(retryBaseMs: number, attempts: number, sentAt: Date, ans
 }
 
 /** Signs and sends one transaction; resolves with the HTTP status (0: no answer), the answer's body and Retry-After. */
-export async function sendTransaction(db: Db, config: ServerConfig, destination: string, txnId: string, body: string, now: Date): Promise<Answer> {
+export function sendTransaction(db: Db, config: ServerConfig, destination: string, txnId: string, body: string, now: Date): Promise<Answer> {
+  return signedRequest(db, config, destination, "PUT", `/fed/v1/txn/${encodeURIComponent(txnId)}`, body, now);
+}
+
+/** A request to another server signed as a transaction is (RFC 9421, the body's Content-Digest); never throws. */
+export async function signedRequest(
+  db: Db,
+  config: ServerConfig,
+  destination: string,
+  method: "PUT" | "POST",
+  path: string,
+  body: string,
+  now: Date,
+): Promise<Answer> {
   const fed = config.federation!;
-  const url = `${peerBaseUrl(destination, fed)}/fed/v1/txn/${encodeURIComponent(txnId)}`;
+  const url = `${peerBaseUrl(destination, fed)}${path}`;
   const headers = new Headers({ "content-type": "application/json", "content-digest": await contentDigest(body) });
   const { kid, key } = await db.read((tx) => signingKey(tx, now));
   const created = Math.floor(now.getTime() / 1000);
-  const sig = await signMessage({ method: "PUT", url, headers }, key, {
+  const sig = await signMessage({ method, url, headers }, key, {
     created,
     expires: created + SIGNATURE_TTL_S,
     keyid: kid,
@@ -107,7 +120,7 @@ export async function sendTransaction(db: Db, config: ServerConfig, destination:
   headers.set("signature-input", sig.signatureInput);
   headers.set("signature", sig.signature);
   try {
-    const res = await peerRequest(url, fed, { method: "PUT", headers: Object.fromEntries(headers), body });
+    const res = await peerRequest(url, fed, { method, headers: Object.fromEntries(headers), body });
     return { status: res.status, body: res.body, retryAfter: res.retryAfter ?? null };
   } catch (err) {
     return { status: 0, body: "", retryAfter: null, noAnswer: err instanceof FetchTimedOut ? "timeout" : "network" };

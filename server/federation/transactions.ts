@@ -10,7 +10,7 @@ import { federationEventsSeen, federationTxnsIn } from "../../db/schema/index.ts
 import { DAY, iso } from "../clock.ts";
 import type { Services } from "../services.ts";
 import { verifyingKey } from "./keys.ts";
-import { firstSeen, GREYLIST_MS, hostBlocked, retryAfterSeconds, takeAddressBudget, takeHostBudget } from "./limits.ts";
+import { firstSeen, GREYLIST_MS, HOST_LIMITS, hostBlocked, retryAfterSeconds, takeAddressBudget, takeHostBudget } from "./limits.ts";
 import { markVerified, peerKeys } from "./peer.ts";
 import { hostAllowed, selfHost } from "./scope.ts";
 import {
@@ -36,6 +36,63 @@ const answer = (status: number, body: unknown, headers: Record<string, string> =
 const refuse = (status: number, error: string, headers: Record<string, string> = {}) => answer(status, { error }, headers);
 
 export async function receiveTransaction(svc: Services, req: Request, txnId: string, clientAddress: string): Promise<Response> {
+  const checked = await verifySigned(svc, req, `/fed/v1/txn/${encodeURIComponent(txnId)}`, clientAddress, Transaction);
+  if (checked instanceof Response) return checked;
+  const { body, origin, digest, now, self } = checked;
+  const fed = svc.config.federation!;
+  // A transaction answered before gets the same answer (the same id with another body is refused).
+  const stored = await svc.db.read((tx) =>
+    tx
+      .select()
+      .from(federationTxnsIn)
+      .where(and(eq(federationTxnsIn.origin, origin), eq(federationTxnsIn.txnId, txnId)))
+      .get(),
+  );
+  if (stored) return stored.bodyDigest === digest ? answer(200, JSON.parse(stored.answer)) : refuse(409, "this txn_id was used for another body");
+  const greylisted =
+    fed.mode === "open" && !fed.peers.includes(origin) && now.getTime() - (await svc.db.tx((tx) => firstSeen(tx, origin, now))).getTime() < GREYLIST_MS;
+  const results: EventResult[] = [];
+  for (const raw of body.events) {
+    results.push(await receiveEvent({ db: svc.db, now, origin, selfHost: self, greylisted, limits: fed.limits, quotas: svc.config.quotas }, raw));
+  }
+  const result = { txn_id: txnId, results };
+  await svc.db.tx(async (tx) => {
+    await markVerified(tx, origin, now);
+    await tx
+      .insert(federationTxnsIn)
+      .values({ origin, txnId, bodyDigest: digest, answer: JSON.stringify(result), receivedAt: iso(now) })
+      .onConflictDoNothing();
+    await tx.delete(federationEventsSeen).where(lt(federationEventsSeen.receivedAt, iso(new Date(now.getTime() - SEEN_EVENTS_MS))));
+    await tx.delete(federationTxnsIn).where(lt(federationTxnsIn.receivedAt, iso(new Date(now.getTime() - SEEN_EVENTS_MS))));
+  });
+  return answer(200, result);
+}
+
+/** A signed request from another server, checked: its parsed body, the origin, the body's sha-256 and the time. */
+export interface Verified<T> {
+  body: T;
+  origin: string;
+  digest: string;
+  now: Date;
+  self: string;
+}
+
+/**
+ * The checks of every signed request from another server, in the order above, up to and with the origin's own
+ * limits (a transaction and its events); the refusal to answer when one fails.
+ */
+export async function verifySigned<T extends { origin: string; destination: string; events?: unknown[] }>(
+  svc: Services,
+  req: Request,
+  path: string,
+  clientAddress: string,
+  schema: { parse(v: unknown): T },
+  /**
+   * Where the origin's budget is counted: in the database (a transaction and its events), or, for a member's write
+   * answered at once (home-calls.ts), in the server's in-memory limiter, shared by its processes: a write fewer per call.
+   */
+  hostBudget: "db" | "memory" = "db",
+): Promise<Verified<T> | Response> {
   const fed = svc.config.federation;
   if (!fed || fed.mode === "off") return refuse(404, "federation is off");
   // 0. The client address's budget, before anything is read, fetched or written: any origin can be named in a body.
@@ -45,9 +102,9 @@ export async function receiveTransaction(svc: Services, req: Request, txnId: str
   if (Number(req.headers.get("content-length") ?? "0") > MAX_TXN_BYTES) return refuse(413, "larger than 1 MiB");
   const bytes = new Uint8Array(await req.arrayBuffer());
   if (bytes.byteLength > MAX_TXN_BYTES) return refuse(413, "larger than 1 MiB");
-  let body: { origin: string; destination: string; events: unknown[] };
+  let body: T;
   try {
-    body = Transaction.parse(JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes)));
+    body = schema.parse(JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes)));
   } catch {
     return refuse(400, "not a transaction");
   }
@@ -70,7 +127,7 @@ export async function receiveTransaction(svc: Services, req: Request, txnId: str
   // RFC 9530 section 4: a refusal for the digest says which algorithms this server checks.
   const wantDigest = { "Want-Content-Digest": WANT_CONTENT_DIGEST };
   if (!req.headers.has("content-digest")) return refuse(401, "Content-Digest is required", wantDigest);
-  const url = `${svc.config.baseUrl}/fed/v1/txn/${encodeURIComponent(txnId)}`;
+  const url = `${svc.config.baseUrl}${path}`;
   const message = { method: req.method, url, headers: req.headers };
   const uncheckable = componentsProblem(message, parsed.components);
   if (uncheckable) return refuse(401, uncheckable);
@@ -100,36 +157,16 @@ export async function receiveTransaction(svc: Services, req: Request, txnId: str
   // The body's own sha-256, whatever the sender's field held: a replay is recognised by it.
   const digest = await contentDigest(bytes);
   // 7. The origin proved itself: now its own limits.
+  if (hostBudget === "memory") {
+    const d = svc.limiter.take(`federation:txns:host:${origin}`, "federation_txns", fed.limits?.txns ?? HOST_LIMITS.txns.limit);
+    if (!d.allowed) return refuse(429, "too many transactions", { "Retry-After": String(d.resetSeconds) });
+    return { body, origin, digest, now, self };
+  }
   const withinLimits = await svc.db.tx(
     async (tx) =>
       (await takeHostBudget(tx, origin, "txns", now, 1, fed.limits)) &&
-      (await takeHostBudget(tx, origin, "events", now, Math.max(1, body.events.length), fed.limits)),
+      (await takeHostBudget(tx, origin, "events", now, Math.max(1, body.events?.length ?? 1), fed.limits)),
   );
   if (!withinLimits) return refuse(429, "too many transactions", { "Retry-After": String(retryAfterSeconds("txns", now)) });
-  // A transaction answered before gets the same answer (the same id with another body is refused).
-  const stored = await svc.db.read((tx) =>
-    tx
-      .select()
-      .from(federationTxnsIn)
-      .where(and(eq(federationTxnsIn.origin, origin), eq(federationTxnsIn.txnId, txnId)))
-      .get(),
-  );
-  if (stored) return stored.bodyDigest === digest ? answer(200, JSON.parse(stored.answer)) : refuse(409, "this txn_id was used for another body");
-  const greylisted =
-    fed.mode === "open" && !fed.peers.includes(origin) && now.getTime() - (await svc.db.tx((tx) => firstSeen(tx, origin, now))).getTime() < GREYLIST_MS;
-  const results: EventResult[] = [];
-  for (const raw of body.events) {
-    results.push(await receiveEvent({ db: svc.db, now, origin, selfHost: self, greylisted, limits: fed.limits, quotas: svc.config.quotas }, raw));
-  }
-  const result = { txn_id: txnId, results };
-  await svc.db.tx(async (tx) => {
-    await markVerified(tx, origin, now);
-    await tx
-      .insert(federationTxnsIn)
-      .values({ origin, txnId, bodyDigest: digest, answer: JSON.stringify(result), receivedAt: iso(now) })
-      .onConflictDoNothing();
-    await tx.delete(federationEventsSeen).where(lt(federationEventsSeen.receivedAt, iso(new Date(now.getTime() - SEEN_EVENTS_MS))));
-    await tx.delete(federationTxnsIn).where(lt(federationTxnsIn.receivedAt, iso(new Date(now.getTime() - SEEN_EVENTS_MS))));
-  });
-  return answer(200, result);
+  return { body, origin, digest, now, self };
 }

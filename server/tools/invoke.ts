@@ -20,6 +20,8 @@ import type { Principal } from "../contract/principal.ts";
 import type { InboxSummary } from "../contract/wire.ts";
 import { answer, AnswerPending, answerLost, keepApart, recordOf, remember, requestHash } from "./idempotency.ts";
 import { unkeptValue } from "./json-values.ts";
+import { ToHome } from "../domain/ledger/events/home.ts";
+import { forwardToHome } from "../federation/forward.ts";
 
 const inGrace = (tool: Tool, until: string) =>
   new AppError(
@@ -57,8 +59,10 @@ export async function invoke(svc: Services, name: string, raw: unknown, meta: Ca
     const unkept = unkeptValue(raw);
     if (unkept) throw validationError([unkept]);
     if (meta.sandbox) return finished(svc, r, dryRun(tool, call));
-    if (needsCredential(tool, meta) && !meta.token) throw new AppError("UNAUTHENTICATED", "This tool needs a credential.");
-    const { data, replayed } = await transaction(svc, r, tool).catch((err) => countFailedGuess(svc, r, tool, err));
+    if (needsCredential(tool, meta) && !meta.token && !meta.principal) throw new AppError("UNAUTHENTICATED", "This tool needs a credential.");
+    // A write to a group kept on another server goes there, once this call's transaction is over (forward.ts).
+    const toHome = (err: ToHome) => forwardToHome(svc, err, tool, r.principal!, parseArguments(tool, raw, meta.idempotencyKey));
+    const { data, replayed } = await transaction(svc, r, tool).catch((err) => (err instanceof ToHome ? toHome(err) : countFailedGuess(svc, r, tool, err)));
     const audit = tool.audit && !replayed ? tool.audit((raw ?? {}) as Record<string, unknown>, data) : undefined;
     return finished(svc, r, { ok: true, data, replayed, headers: call.headers }, { wrote: tool.isWrite && !replayed, audit });
   } catch (err) {
@@ -158,7 +162,8 @@ async function transaction(svc: Services, r: Running, tool: Tool): Promise<Answe
 /** The steps that need the database, in the call's one read or write call (a write call's may run again). */
 async function inCall(svc: Services, r: Running, tool: Tool, tx: Tx): Promise<Answer> {
   const { call } = r;
-  if (needsCredential(tool, call.meta)) await authenticateIn(svc, r, tool, tx);
+  if (call.meta.principal) r.principal = call.meta.principal;
+  else if (needsCredential(tool, call.meta)) await authenticateIn(svc, r, tool, tx);
   const args = parseArguments(tool, call.raw, call.meta.idempotencyKey);
   const agentId = r.principal?.agentId;
   const key = tool.idempotent && agentId ? (args.idempotency_key as string) : null;

@@ -28,6 +28,10 @@ export const ALLOWED: Record<string, (id: string) => SQL> = {
   spending_totals: () => sql`1`,
   payments: () => sql`1`,
   ledger_activity: () => sql`1`,
+  // The group's event chain names them as its events did (a hash chain is not rewritten), and so do a copy's rows.
+  group_events: () => sql`1`,
+  group_homes: () => sql`1`,
+  group_home_agents: () => sql`1`,
   // Invitations they made to their groups stay the groups'; none aimed at them.
   group_invites: (id) => sql`created_by = ${id} AND coalesce(target_id, '') <> ${id}`,
   // Others' ledger items, the news of the deletion, and envelopes others hold.

@@ -55,7 +55,7 @@ describe("federation between two servers", () => {
     const bobAlias = aliceContacts[0].agent.handle;
     expect(aliceContacts[0].agent.display_name).toContain(`(bob@${B.host})`);
     expect((await inbox(A, alice.key)).some((i) => i.type === "contact.accepted")).toBe(true);
-    // Groups and ledgers do not cross servers (yet): refused, not half made.
+    // A direct ledger does not cross servers (yet): refused, not half made.
     expect((await A.call("open_direct_ledger", { handle: bobAlias }, alice.key)).status).toBe(409);
 
     // Envelopes both ways; each side keeps its copy, and a reply lands in the same thread.

@@ -1,3 +1,5 @@
+import { AsOf } from "../../contract/ledger.ts";
+import { asOf } from "../../domain/ledger/events/home.ts";
 import { z } from "zod";
 import { exportGroup as exportLedger } from "../../domain/ledger/exchange/export.ts";
 import { defineTool } from "../define.ts";
@@ -11,9 +13,9 @@ export const exportGroup = defineTool({
   description,
   tags: ["read"],
   input: z.strictObject({ group_id: GroupId, format: z.enum(["csv", "json"]).describe("csv or json") }),
-  output: z.object({ format: z.enum(["csv", "json"]), filename: z.string(), media_type: z.string(), content: Untrusted }),
+  output: z.object({ format: z.enum(["csv", "json"]), filename: z.string(), media_type: z.string(), content: Untrusted, ...AsOf }),
   example: { group_id: madeUp("group_id"), format: "csv" },
   async run(ctx, input) {
-    return { ...(await exportLedger(ctx, input.group_id, input.format)), suggested_next: ["get_balances"] };
+    return { ...(await exportLedger(ctx, input.group_id, input.format)), ...(await asOf(ctx.tx, input.group_id, ctx.now)), suggested_next: ["get_balances"] };
   },
 });

@@ -1,3 +1,5 @@
+import { AsOf } from "../../contract/ledger.ts";
+import { asOf } from "../../domain/ledger/events/home.ts";
 import { z } from "zod";
 import { listActivity } from "../../domain/ledger/groups/activity.ts";
 import { defineTool } from "../define.ts";
@@ -11,9 +13,9 @@ export const getActivity = defineTool({
   description: "What happened in a group, newest first; members' text is quoted in summary_md.",
   tags: ["read"],
   input: z.strictObject({ group_id: GroupId, limit: Limit.optional(), cursor: Cursor.optional() }),
-  output: z.object({ entries: z.array(ActivityEntry), next_cursor: z.string().nullable() }),
+  output: z.object({ entries: z.array(ActivityEntry), next_cursor: z.string().nullable(), ...AsOf }),
   example: { group_id: madeUp("group_id"), limit: 20 },
   async run(ctx, input) {
-    return { ...(await listActivity(ctx, input)), suggested_next: ["get_expense", "get_balances"] };
+    return { ...(await listActivity(ctx, input)), ...(await asOf(ctx.tx, input.group_id, ctx.now)), suggested_next: ["get_expense", "get_balances"] };
   },
 });

@@ -7,7 +7,8 @@ import { defineTool } from "../define.ts";
 import description from "./get-balances.description.md" with { type: "text" };
 import { madeUp } from "../made-up.ts";
 import { GroupId, Uuid } from "../../contract/wire.ts";
-import { Counterparty, CurrencyBreakdown, MemberBalance, Payment, Transfer } from "../../contract/ledger.ts";
+import { AsOf, Counterparty, CurrencyBreakdown, MemberBalance, Payment, Transfer } from "../../contract/ledger.ts";
+import { asOf } from "../../domain/ledger/events/home.ts";
 
 export const getBalances = defineTool({
   name: "get_balances",
@@ -40,6 +41,7 @@ export const getBalances = defineTool({
     counterparties: z.array(Counterparty).optional(),
     totals: z.array(z.object({ currency: z.string(), balance_minor: z.number().int(), balance: z.string() })).optional(),
     pending_payments: z.array(Payment),
+    ...AsOf,
     settle_up_counts_pending: z
       .array(Uuid)
       .optional()
@@ -51,6 +53,7 @@ export const getBalances = defineTool({
   async run(ctx, input) {
     if (input.group_id === undefined && input.by_currency) throw invalid("by_currency", "give group_id with by_currency");
     const data = input.group_id === undefined ? await counterpartyBalances(ctx) : await groupBalanceView(ctx, input.group_id, input.by_currency ?? false);
-    return { ...data, suggested_next: ["record_payment", "list_expenses"] };
+    const fresh = input.group_id === undefined ? {} : await asOf(ctx.tx, input.group_id, ctx.now);
+    return { ...data, ...fresh, suggested_next: ["record_payment", "list_expenses"] };
   },
 });

@@ -1,3 +1,5 @@
+import { AsOf } from "../../contract/ledger.ts";
+import { asOf } from "../../domain/ledger/events/home.ts";
 import { z } from "zod";
 import { getExpense as get } from "../../domain/ledger/expenses/expenses.ts";
 import { defineTool } from "../define.ts";
@@ -17,11 +19,12 @@ export const getExpense = defineTool({
     expense: Expense,
     history: z.array(ExpenseHistoryEntry),
     attachments: z.array(Attachment).optional().describe("Files kept with it (receipts)"),
+    ...AsOf,
   }),
   example: { expense_id: madeUp("expense_id") },
   async run(ctx, input) {
     const found = await get(ctx, input.expense_id);
     const attachments = await attachmentsOf(ctx.tx, [input.expense_id], await linkSigner(ctx));
-    return { ...found, attachments, suggested_next: ["update_expense", "respond_expense"] };
+    return { ...found, attachments, ...(await asOf(ctx.tx, found.expense.group_id, ctx.now)), suggested_next: ["update_expense", "respond_expense"] };
   },
 });

@@ -1,3 +1,5 @@
+import { asOf } from "../../domain/ledger/events/home.ts";
+import { AsOf } from "../../contract/ledger.ts";
 import { z } from "zod";
 import { SPENDING_BY, spending } from "../../domain/ledger/spending/spending.ts";
 import { DateOnly } from "../../contract/ledger.ts";
@@ -44,9 +46,11 @@ export const getSpending = defineTool({
         rows: z.array(Row),
       }),
     ),
+    ...AsOf,
   }),
   example: { group_id: madeUp("group_id"), by: "category", since_date: "2026-01-01" },
   async run(ctx, input) {
-    return { ...(await spending(ctx, input)), suggested_next: ["list_expenses", "get_balances"] };
+    const fresh = input.group_id === undefined ? {} : await asOf(ctx.tx, input.group_id, ctx.now);
+    return { ...(await spending(ctx, input)), ...fresh, suggested_next: ["list_expenses", "get_balances"] };
   },
 });

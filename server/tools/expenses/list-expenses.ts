@@ -1,3 +1,5 @@
+import { AsOf } from "../../contract/ledger.ts";
+import { asOf } from "../../domain/ledger/events/home.ts";
 import { z } from "zod";
 import { listExpenses as list } from "../../domain/ledger/expenses/expenses.ts";
 import { defineTool } from "../define.ts";
@@ -20,9 +22,9 @@ export const listExpenses = defineTool({
     involving: MemberName.optional().describe(`Only those of this member: ${MEMBER_NAME_HELP}`),
     include_deleted: z.boolean().optional().describe("Also deleted expenses"),
   }),
-  output: z.object({ expenses: z.array(Expense), next_cursor: z.string().nullable() }),
+  output: z.object({ expenses: z.array(Expense), next_cursor: z.string().nullable(), ...AsOf }),
   example: { group_id: madeUp("group_id"), involving: "bob", limit: 10 },
   async run(ctx, input) {
-    return { ...(await list(ctx, input)), suggested_next: ["get_expense", "get_balances"] };
+    return { ...(await list(ctx, input)), ...(await asOf(ctx.tx, input.group_id, ctx.now)), suggested_next: ["get_expense", "get_balances"] };
   },
 });

@@ -1,3 +1,5 @@
+import { AsOf } from "../../contract/ledger.ts";
+import { asOf } from "../../domain/ledger/events/home.ts";
 import { z } from "zod";
 import { listPayments as list } from "../../domain/ledger/payments/payments.ts";
 import { defineTool } from "../define.ts";
@@ -16,9 +18,9 @@ export const listPayments = defineTool({
     limit: Limit.optional(),
     cursor: Cursor.optional(),
   }),
-  output: z.object({ payments: z.array(Payment), next_cursor: z.string().nullable() }),
+  output: z.object({ payments: z.array(Payment), next_cursor: z.string().nullable(), ...AsOf }),
   example: { group_id: madeUp("group_id"), state: "pending" },
   async run(ctx, input) {
-    return { ...(await list(ctx, input)), suggested_next: ["respond_payment", "get_balances"] };
+    return { ...(await list(ctx, input)), ...(await asOf(ctx.tx, input.group_id, ctx.now)), suggested_next: ["respond_payment", "get_balances"] };
   },
 });

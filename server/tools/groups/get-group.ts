@@ -1,3 +1,5 @@
+import { AsOf } from "../../contract/ledger.ts";
+import { asOf } from "../../domain/ledger/events/home.ts";
 import { z } from "zod";
 import { groupView } from "../../domain/ledger/groups/groups.ts";
 import { requireMember } from "../../domain/ledger/groups/membership.ts";
@@ -14,10 +16,14 @@ export const getGroup = defineTool({
   tags: ["read"],
   view: GROUP_VIEW,
   input: z.strictObject({ group_id: GroupId }),
-  output: z.object({ group: Group }),
+  output: z.object({ group: Group, ...AsOf }),
   example: { group_id: madeUp("group_id") },
   async run(ctx, input) {
     await requireMember(ctx.tx, input.group_id, ctx.actor.agentId);
-    return { group: await groupView(ctx.tx, input.group_id, ctx.actor.agentId), suggested_next: ["list_expenses", "get_balances", "add_expense"] };
+    return {
+      group: await groupView(ctx.tx, input.group_id, ctx.actor.agentId),
+      ...(await asOf(ctx.tx, input.group_id, ctx.now)),
+      suggested_next: ["list_expenses", "get_balances", "add_expense"],
+    };
   },
 });

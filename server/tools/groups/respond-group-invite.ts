@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { groupView } from "../../domain/ledger/groups/groups.ts";
 import { respondInvite } from "../../domain/ledger/groups/invites.ts";
+import { respondRemoteInvite } from "../../domain/ledger/events/remote-invites.ts";
 import { defineTool } from "../define.ts";
 import { madeUp } from "../made-up.ts";
 import { idFrom } from "../../contract/wire.ts";
@@ -18,6 +19,9 @@ export const respondGroupInvite = defineTool({
   output: z.object({ invite: Invite, group: Group.nullable() }),
   example: { invite_id: madeUp("invite_id"), action: "accept" },
   async run(ctx, input) {
+    // A group kept on another server: the answer goes there, and the group appears here once its history arrives.
+    const remote = await respondRemoteInvite(ctx, input.invite_id, input.action);
+    if (remote) return { invite: remote, group: null, suggested_next: ["list_groups", "get_inbox"] };
     const res = await respondInvite(ctx, input.invite_id, input.action);
     const accepted = input.action === "accept";
     return {

@@ -9,6 +9,7 @@ import { expenseShares, expenses, groupBalances, ledgerPairs, ledgerPairsBuilt, 
 import { iso } from "../../../clock.ts";
 import { greedyTransfers, type Debt } from "../money/fewest-transfers.ts";
 import type { ExpenseKind } from "../../../contract/ledger.ts";
+import { noteDebts } from "../events/log.ts";
 
 /** One pair's row: what low owes high (negative: high owes low). */
 export interface PairRow {
@@ -45,6 +46,7 @@ export const reversed = (debts: readonly Debt[]): Debt[] => debts.map((d) => ({ 
 
 /** Adds (sign 1) or removes (sign -1) debts from a group's pair ledger; what could pass the limit is checked first (limits.ts). */
 export async function applyDebts(tx: Tx, groupId: string, debts: readonly Debt[], sign: 1 | -1): Promise<void> {
+  noteDebts(tx, groupId, debts, sign);
   await addPairs(tx, groupId, netPairs(debts, sign));
 }
 

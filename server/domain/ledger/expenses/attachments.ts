@@ -12,6 +12,7 @@ import { refsByIds } from "../../agents.ts";
 import { requireRoomForAttachment } from "../../quotas.ts";
 import { quoted, untrusted } from "../../untrusted.ts";
 import { assertWritable, memberGroup } from "../groups/membership.ts";
+import { requireHomeHere } from "../events/home.ts";
 import { logActivity } from "../groups/activity.ts";
 import type { ATTACHMENT_MEDIA_TYPES } from "../../../contract/ledger.ts";
 
@@ -114,6 +115,8 @@ export interface AddAttachmentInput {
 export async function addAttachment(ctx: DomainContext, input: AddAttachmentInput, limits: AttachmentLimits, sign: LinkSigner): Promise<AttachmentWire> {
   const { tx, now, actor } = ctx;
   const { row, group } = await memberExpense(tx, input.expense_id, actor.agentId);
+  // Files stay on the server that holds them: a group kept on another server takes none from here.
+  await requireHomeHere(tx, group.groupId);
   assertWritable(group);
   if (row.deleted) throw conflict("The expense is deleted; restore it before adding a file to it.");
   const text = input.content_base64.replace(/\s+/g, "");
@@ -171,6 +174,7 @@ export async function deleteAttachment({ tx, now, actor }: DomainContext, attach
   const { row, group } = await memberExpense(tx, a.expenseId, actor.agentId).catch(() => {
     throw notFound("Attachment");
   });
+  await requireHomeHere(tx, group.groupId);
   assertWritable(group);
   if (a.uploadedBy !== actor.agentId && row.createdBy !== actor.agentId) {
     throw conflict("Only who added the file, or who added the expense, can delete it.");

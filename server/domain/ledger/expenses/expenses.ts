@@ -29,6 +29,7 @@ import {
 import { resolveClaimWhenAnswered } from "../groups/placeholders.ts";
 import type { Payer, SplitParticipant } from "../money/splits.ts";
 import type { SplitMode } from "../../../contract/ledger.ts";
+import { requireHomeHere } from "../events/home.ts";
 import { logActivity } from "../groups/activity.ts";
 import {
   checkRefs,
@@ -62,6 +63,7 @@ async function visibleExpense(tx: Tx, expenseId: string, agentId: string): Promi
 /** As visibleExpense, and the group accepts changes (archived -> CONFLICT). */
 async function changeableExpense(tx: Tx, expenseId: string, agentId: string) {
   const { row, group } = await visibleExpense(tx, expenseId, agentId);
+  await requireHomeHere(tx, group.groupId);
   return { row, group: assertWritable(group) };
 }
 
@@ -387,6 +389,7 @@ export async function respondExpense(
         ? `@${actor.handle} confirmed ${quoted(row.description)}`
         : `@${actor.handle} disputed ${quoted(row.description)}: ${quoted(reason!)}`,
     refs: { expense_id: row.expenseId },
+    data: { response: { expense_id: row.expenseId, action: input.action, reason, version: row.version } },
   });
   if (input.action === "confirm") {
     await resolveItems(tx, row.createdBy, "ledger.expense_disputed", { expense_id: row.expenseId, agent_id: actor.agentId });

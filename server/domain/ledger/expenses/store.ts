@@ -275,7 +275,13 @@ async function writeVersion(tx: Tx, now: Date, v: Version, writeRow: (at: string
     changedAt: at,
     snapshot: toSnapshot(v.after, v.changed),
   });
-  await logActivity(tx, now, { groupId: v.group.groupId, actorId: v.actor.agentId, ...v.activity, refs: { expense_id: v.expenseId } });
+  await logActivity(tx, now, {
+    groupId: v.group.groupId,
+    actorId: v.actor.agentId,
+    ...v.activity,
+    refs: { expense_id: v.expenseId },
+    data: { expense: { expense_id: v.expenseId, version: v.version, action: v.action, snapshot: toSnapshot(v.after, v.changed) } },
+  });
 }
 
 /**
@@ -417,7 +423,7 @@ export async function setDeleted(
  * the upgrade from it writes them; renaming one stops this compiling until it gets its own mapping, so the stored
  * shape never follows the domain's by accident.
  */
-const toSnapshot = ({ repeatUntil, rateSource, ...s }: ExpenseState, changed: string[]): ExpenseSnapshot => ({
+export const toSnapshot = ({ repeatUntil, rateSource, ...s }: ExpenseState, changed: string[]): ExpenseSnapshot => ({
   ...upgradeExpenseSnapshotV0({ ...s, changed_fields: changed }),
   kind: s.kind,
   repeat_until: repeatUntil,

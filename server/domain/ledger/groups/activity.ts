@@ -7,6 +7,7 @@ import { refsByIds } from "../../agents.ts";
 import { decodeCursor, encodeCursor, paginate } from "../../../contract/cursor.ts";
 import { requireMember } from "./membership.ts";
 import type { DomainContext } from "../../../contract/principal.ts";
+import { appendEvent } from "../events/log.ts";
 
 export async function listActivity({ tx, actor: { agentId } }: DomainContext, input: { group_id: string; limit?: number; cursor?: string }) {
   await requireMember(tx, input.group_id, agentId);
@@ -41,12 +42,17 @@ export async function listActivity({ tx, actor: { agentId } }: DomainContext, in
 
 const insertEntry = preparedInsert(ledgerActivity, ["groupId", "actorId", "action", "summary", "refs", "createdAt"]);
 
-/** Appends to a group's activity log (get_activity); every ledger change calls this in its transaction. */
+/**
+ * Appends to a group's activity log (get_activity) and its event chain (events/log.ts: with the balance changes made
+ * since its last event, and `data`, the state the change leaves its object in); every ledger change calls this in
+ * its transaction, after its balances moved.
+ */
 export async function logActivity(
   tx: Tx,
   now: Date,
-  a: { groupId: string; actorId: string; action: string; summary: string; refs?: Record<string, string> },
+  a: { groupId: string; actorId: string; action: string; summary: string; refs?: Record<string, string>; data?: unknown },
 ): Promise<void> {
+  await appendEvent(tx, now, { groupId: a.groupId, type: a.action, actorId: a.actorId, summary: a.summary, refs: a.refs ?? {}, data: a.data });
   await insertEntry(tx).run({
     groupId: a.groupId,
     actorId: a.actorId,

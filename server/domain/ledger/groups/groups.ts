@@ -11,6 +11,8 @@ import type { AgentRef, GroupSummary } from "../../../contract/wire.ts";
 import { agentByHandle, agentById, refsByIds, toRef } from "../../agents.ts";
 import { isAcceptedContact } from "../../contacts.ts";
 import { ON_ANOTHER_SERVER, remoteOf } from "../../federation.ts";
+import { groupData, memberData } from "../events/members.ts";
+import { requireHomeHere } from "../events/home.ts";
 import { deliver, hasBlocked } from "../../inbox.ts";
 import { quoted, untrusted } from "../../untrusted.ts";
 import { markBuilt } from "../balances/pairs.ts";
@@ -152,7 +154,13 @@ export async function createGroup(ctx: DomainContext, input: CreateGroupInput): 
   await tx.insert(groups).values(row);
   await markBuilt(tx, now, row.groupId);
   await addMember(tx, now, row.groupId, actor.agentId, "owner");
-  await logActivity(tx, now, { groupId: row.groupId, actorId: actor.agentId, action: "group_created", summary: `@${actor.handle} created the group` });
+  await logActivity(tx, now, {
+    groupId: row.groupId,
+    actorId: actor.agentId,
+    action: "group_created",
+    summary: `@${actor.handle} created the group`,
+    data: { group: groupData(row), member: await memberData(tx, { agent_id: actor.agentId, handle: actor.handle, display_name: null }, "owner") },
+  });
   return row;
 }
 
@@ -197,7 +205,13 @@ export async function updateGroup({ tx, now, actor }: DomainContext, input: Upda
     .set({ ...set, updatedAt: iso(now) })
     .where(eq(groups.groupId, g.groupId));
   const what = changed.map((k) => (k === "simplifyDebts" ? "simplify_debts" : k)).join(", ");
-  await logActivity(tx, now, { groupId: g.groupId, actorId: actor.agentId, action: "group_updated", summary: `@${actor.handle} changed ${what}` });
+  await logActivity(tx, now, {
+    groupId: g.groupId,
+    actorId: actor.agentId,
+    action: "group_updated",
+    summary: `@${actor.handle} changed ${what}`,
+    data: { group: groupData({ ...g, ...set }) },
+  });
 }
 
 /** Whether any expense (deleted ones too: they can be restored) or payment is booked in the group. */
@@ -210,6 +224,7 @@ async function hasBookings(tx: Tx, groupId: string): Promise<boolean> {
 /** Archives (read-only) or unarchives a group; any member may, and it works on an archived group by design. */
 export async function archiveGroup({ tx, now, actor }: DomainContext, groupId: string, archived: boolean): Promise<void> {
   const g = await requireMember(tx, groupId, actor.agentId);
+  await requireHomeHere(tx, groupId);
   if (g.archived === archived) return;
   await tx
     .update(groups)
@@ -220,6 +235,7 @@ export async function archiveGroup({ tx, now, actor }: DomainContext, groupId: s
     actorId: actor.agentId,
     action: archived ? "group_archived" : "group_unarchived",
     summary: `@${actor.handle} ${archived ? "archived" : "unarchived"} the group`,
+    data: { group: groupData({ ...g, archived }) },
   });
 }
 
@@ -276,7 +292,13 @@ export async function leaveGroup({ tx, now, actor }: DomainContext, groupId: str
       .set({ role: "owner" })
       .where(and(eq(groupMembers.groupId, groupId), eq(groupMembers.agentId, next.agentId)));
   }
-  await logActivity(tx, now, { groupId, actorId: actor.agentId, action: "member_left", summary: `@${actor.handle} left the group` });
+  await logActivity(tx, now, {
+    groupId,
+    actorId: actor.agentId,
+    action: "member_left",
+    summary: `@${actor.handle} left the group`,
+    data: { left: actor.agentId, owner: next?.agentId ?? null },
+  });
 }
 
 export async function removeMember(
@@ -316,6 +338,7 @@ export async function removeMember(
     action: "member_removed",
     summary: `@${actor.handle} removed ${placeholder ? quoted(them.displayName) : `@${them.handle}`}`,
     refs: { agent_id: them.agentId },
+    data: { left: them.agentId, owner: null },
   });
 }
 

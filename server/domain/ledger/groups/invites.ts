@@ -15,7 +15,9 @@ import type { DomainContext } from "../../../contract/principal.ts";
 import { quotasOf, requireRoomForGroup } from "../../quotas.ts";
 import { isMember, requireWritable, type GroupRow } from "./membership.ts";
 import { logActivity } from "./activity.ts";
-import { ON_ANOTHER_SERVER, remoteOf } from "../../federation.ts";
+import { enqueue, ON_ANOTHER_SERVER, remoteOf } from "../../federation.ts";
+import { memberData } from "../events/members.ts";
+import { requireChainFromStart } from "../events/log.ts";
 import { addPlaceholder, claimPlaceholder, isClaimCode, renewPlaceholderLink } from "./placeholders.ts";
 
 type InviteRow = typeof groupInvites.$inferSelect;
@@ -81,7 +83,11 @@ async function sharesAnotherGroup(tx: Tx, a: string, b: string, exceptGroupId: s
  */
 export async function inviteAgent(ctx: DomainContext, g: GroupRow, them: AgentRow): Promise<Invite> {
   const { tx, now, actor } = ctx;
-  if (await remoteOf(tx, them.agentId)) throw conflict(ON_ANOTHER_SERVER, { handle: them.handle });
+  // An agent of another server is invited on its own server (it decides there, as for a contact request); the group's
+  // truth stays here, and its server keeps a copy once it joins (events/log.ts).
+  const remote = await remoteOf(tx, them.agentId);
+  if (remote && g.kind === "direct") throw conflict(ON_ANOTHER_SERVER, { handle: them.handle });
+  if (remote) await requireChainFromStart(tx, g.groupId);
   if (await isMember(tx, g.groupId, them.agentId)) throw conflict(`@${them.handle} is already a member of this group.`, { handle: them.handle });
   const blocked = await hasBlocked(tx, them.agentId, actor.agentId);
   // Asking again returns the open invitation: the usable one, or while blocked the unusable one, alike. By its key, as
@@ -113,7 +119,24 @@ export async function inviteAgent(ctx: DomainContext, g: GroupRow, them: AgentRo
     respondedAt: null,
   };
   await tx.insert(groupInvites).values(row);
-  if (!blocked) {
+  if (remote) {
+    await enqueue(
+      tx,
+      now,
+      remote.host,
+      {
+        type: "group.invite",
+        from: actor.agentId,
+        to: remote.address,
+        invite_id: row.inviteId,
+        group_id: g.groupId,
+        group_name: g.name,
+        currency: g.currency,
+        expires_at: row.expiresAt,
+      },
+      ctx,
+    );
+  } else if (!blocked) {
     const members = await scalar<number>(tx, sql`SELECT COUNT(*) FROM group_members WHERE group_id = ${g.groupId} AND left_at IS NULL`);
     await deliver(tx, now, {
       to: them.agentId,
@@ -241,6 +264,7 @@ async function join(
     action: "member_joined",
     summary: `@${me.handle} joined the group${via === "code" ? " with an invite code" : ""}`,
     refs: { invite_id: inviteId, agent_id: agentId },
+    data: { member: await memberData(tx, me, "member") },
   });
   return true;
 }
@@ -299,6 +323,7 @@ export async function joinByCode(ctx: DomainContext, code: string): Promise<{ gr
   if (!row) throw notFound("Invite code (no group has it; ask for a fresh one)");
   const g = await groupRow(tx, row.groupId);
   if (await isMember(tx, g.groupId, agentId)) return { groupId: g.groupId, joined: false };
+  if (await remoteOf(tx, agentId)) await requireChainFromStart(tx, g.groupId);
   if (g.archived) throw conflict("The group is archived and read-only; ask a member to unarchive it first.");
   if (row.expiresAt <= iso(now)) throw conflict(`This invite code expired at ${row.expiresAt}; ask for a new one.`);
   if (row.uses >= row.maxUses) throw conflict(`This invite code has been used its maximum of ${row.maxUses} times; ask for a new one.`);

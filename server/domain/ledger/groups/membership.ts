@@ -7,6 +7,7 @@ import type { MemberRef } from "../../../contract/groups.ts";
 import type { AgentRef } from "../../../contract/wire.ts";
 import { refsByIds, toRef } from "../../agents.ts";
 import { quoted } from "../../untrusted.ts";
+import { requireHomeHere } from "../events/home.ts";
 
 export type GroupRow = typeof groups.$inferSelect;
 
@@ -160,6 +161,7 @@ export async function requireMember(tx: Tx, groupId: string, agentId: string): P
  * archived, when the batch commits (a member removed, or a group archived, at the same moment writes nothing there).
  */
 export async function guardWritable(tx: Tx, groupId: string, agentId: string): Promise<void> {
+  await requireHomeHere(tx, groupId);
   await guard(
     tx,
     "group member",

@@ -30,6 +30,9 @@ import { quotasOf, requireRoomForGroup } from "../../quotas.ts";
 import { quoted } from "../../untrusted.ts";
 import { groupBalances as balancesOfGroup } from "../balances/balances.ts";
 import { applyDebts } from "../balances/pairs.ts";
+import { memberData } from "../events/members.ts";
+import { requireChainFromStart } from "../events/log.ts";
+import { remoteOf } from "../../federation.ts";
 import { formatAmount, formatBalance, moneyText, totalMinor } from "../money/amounts.ts";
 import { logActivity } from "./activity.ts";
 import { notifyJoined, untrustedName } from "./groups.ts";
@@ -145,6 +148,7 @@ export async function addPlaceholder(ctx: DomainContext, groupId: string, name: 
     action: "placeholder_added",
     summary: `@${actor.handle} added ${quoted(name)}, who has no account yet`,
     refs: { member_id: memberId },
+    data: { placeholder: { member_id: memberId, name } },
   });
   return placeholderInvite(tx, actor, groupId, { memberId, name }, code, expiresAt, baseUrl, iso(now));
 }
@@ -256,6 +260,7 @@ export async function claimPlaceholder(ctx: DomainContext, code: string): Promis
     );
   }
   if (g.archived) throw conflict("The group is archived and read-only; ask a member to unarchive it first.");
+  if (await remoteOf(tx, me)) await requireChainFromStart(tx, g.groupId);
   await requireRoomForGroup(tx, me, quotasOf(ctx).groups);
   const overlap = await tx
     .select({ id: expenseShares.expenseId })
@@ -389,6 +394,7 @@ export async function claimPlaceholder(ctx: DomainContext, code: string): Promis
     action: "placeholder_claimed",
     summary: `@${ref.handle} took over ${quoted(p.name)} and joined the group`,
     refs: { member_id: ph, agent_id: me },
+    data: { member: await memberData(tx, ref, "member"), placeholder: ph },
   });
   return { groupId: g.groupId };
 }

@@ -36,14 +36,15 @@ export interface PaymentPart {
   payment: Payment;
 }
 
-/** The groups both agents are in now and that accept changes, oldest first (their debts are the oldest). */
+/** The groups of this server both agents are in now and that accept changes, oldest first (their debts are the oldest). */
 async function sharedGroups(tx: Tx, a: string, b: string): Promise<GroupRow[]> {
   const other = sql`EXISTS (SELECT 1 FROM group_members o WHERE o.group_id = ${groups.groupId} AND o.agent_id = ${b} AND o.left_at IS NULL)`;
   const rows = await tx
     .select({ g: groups })
     .from(groups)
     .innerJoin(groupMembers, and(eq(groupMembers.groupId, groups.groupId), eq(groupMembers.agentId, a), isNull(groupMembers.leftAt)))
-    .where(and(eq(groups.archived, false), other))
+    // A group kept on another server is paid there, one group at a time (record_payment with its group_id).
+    .where(and(eq(groups.archived, false), other, sql`NOT EXISTS (SELECT 1 FROM group_homes h WHERE h.group_id = ${groups.groupId})`))
     .orderBy(groups.createdAt, sql`groups.rowid`);
   return rows.map((r) => r.g);
 }

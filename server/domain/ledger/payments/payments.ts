@@ -10,6 +10,7 @@ import { deliver, resolveItems } from "../../inbox.ts";
 import { quoted, untrusted } from "../../untrusted.ts";
 import { decodeCursor, encodeCursor, paginate } from "../../../contract/cursor.ts";
 import type { Actor, DomainContext } from "../../../contract/principal.ts";
+import { requireHomeHere } from "../events/home.ts";
 import { applyDebts, paymentDebt, reversed } from "../balances/pairs.ts";
 import {
   assertWritable,
@@ -65,6 +66,27 @@ export async function paymentViews(tx: Tx, rows: PaymentRow[], currencyOf: (grou
 
 const viewOne = async (tx: Tx, row: PaymentRow, group: GroupRow) => (await paymentViews(tx, [row], () => group.currency))[0]!;
 
+/** A payment as the group's event chain carries it (events/chain.ts): the row as it is after the event. */
+export const paymentData = (r: PaymentRow) => ({
+  payment: {
+    payment_id: r.paymentId,
+    from_id: r.fromId,
+    to_id: r.toId,
+    amount_minor: r.amountMinor,
+    original_currency: r.originalCurrency,
+    original_amount_minor: r.originalAmountMinor,
+    exchange_rate: r.exchangeRate,
+    state: r.state,
+    note: r.note,
+    created_by: r.createdBy,
+    created_at: r.createdAt,
+    updated_at: r.updatedAt,
+    voided_by: r.voidedBy,
+    voided_at: r.voidedAt,
+    batch_id: r.batchId,
+  },
+});
+
 /** Stores a payment, counts it when confirmed, and logs it; notifications are the caller's. */
 export async function insertPayment(
   tx: Tx,
@@ -114,6 +136,7 @@ export async function insertPayment(
         ? `${from} paid ${to} ${amount} (waiting for ${to} to confirm${part})`
         : `${to} received ${amount} from ${from}${part ? ` (${part.slice(2)})` : ""}`,
     refs: { payment_id: row.paymentId },
+    data: paymentData(row),
   });
   return row;
 }
@@ -342,6 +365,7 @@ export async function respondPayment(
  * would give a former member a balance again.
  */
 export async function answerPayment(tx: Tx, now: Date, actor: Actor, row: PaymentRow, group: GroupRow, action: Answered["action"]): Promise<Answered> {
+  await requireHomeHere(tx, group.groupId);
   assertWritable(group);
   const people = await refsByIds(tx, [row.fromId, row.toId]);
   const [payer, payee] = [people.get(row.fromId)!.handle, people.get(row.toId)!.handle];
@@ -370,6 +394,7 @@ export async function answerPayment(tx: Tx, now: Date, actor: Actor, row: Paymen
       action: "payment_voided",
       summary: `@${actor.handle} voided the ${row.state} payment of ${amount} from ${payerLabel} to ${payeeLabel}`,
       refs: { payment_id: row.paymentId },
+      data: paymentData(updated),
     });
     return { row, updated, group, action, payer, payee, otherId };
   }
@@ -387,6 +412,7 @@ export async function answerPayment(tx: Tx, now: Date, actor: Actor, row: Paymen
     action: state === "confirmed" ? "payment_confirmed" : "payment_rejected",
     summary: `@${actor.handle} ${state} the payment of ${amount} from ${payerLabel}`,
     refs: { payment_id: row.paymentId },
+    data: paymentData(updated),
   });
   return { row, updated, group, action, payer, payee, otherId: row.fromId };
 }

@@ -1,0 +1,166 @@
+// The home server's side of a group's event chain (chain.ts): every ledger change of a group appends one event in the
+// same batch as the change, numbered after the last one the call read. Two calls changing one group at the same
+// moment both take the same next seq: the key (group_id, seq) fails one batch whole, and that call runs again from its
+// reads, so the chain never forks. A call that makes several events (an import) numbers them on from its own.
+import { and, asc, desc, eq, gt, isNull } from "drizzle-orm";
+import { batchOf, snapshotOf, type Tx } from "../../../../db/client.ts";
+import { groupEvents, groupMembers, groups, remoteAgents } from "../../../../db/schema/index.ts";
+import { enqueue, parseAddress, remoteOf } from "../../federation.ts";
+import { iso } from "../../../clock.ts";
+import { conflict } from "../../../errors.ts";
+import type { Debt } from "../money/fewest-transfers.ts";
+import { homeOf } from "./home.ts";
+import { GENESIS, seal, type GroupEvent, type GroupEventBody } from "./chain.ts";
+
+interface CallState {
+  /** Each group's member servers as this call read them (host -> the group's creator, who speaks for its events). */
+  servers: Map<string, { hosts: Set<string>; from: string | null }>;
+  /** The last event of each group as this call has it: read once, then its own. */
+  heads: Map<string, { seq: number; hash: string }>;
+  /** Balance changes made since the group's last event of this call, by member (what the next event carries). */
+  deltas: Map<string, Map<string, bigint>>;
+}
+
+// By the batch the call is collecting (a call run again has a new one, and reads the chain again).
+const calls = new WeakMap<object, CallState>();
+const stateOf = (tx: Tx): CallState => {
+  const key = batchOf(tx) ?? tx;
+  let s = calls.get(key);
+  if (!s) calls.set(key, (s = { heads: new Map(), deltas: new Map(), servers: new Map() }));
+  return s;
+};
+
+/** The last event of a group: seq 0 and the genesis hash when it has none. */
+export async function headOf(tx: Tx, groupId: string): Promise<{ seq: number; hash: string }> {
+  const row = await snapshotOf(tx)
+    .select({ seq: groupEvents.seq, hash: groupEvents.hash })
+    .from(groupEvents)
+    .where(eq(groupEvents.groupId, groupId))
+    .orderBy(desc(groupEvents.seq))
+    .get();
+  return row ?? { seq: 0, hash: GENESIS };
+}
+
+/** Notes the debts a change adds (sign 1) or takes away (-1), as balance changes the group's next event carries. */
+export function noteDebts(tx: Tx, groupId: string, debts: readonly Debt[], sign: 1 | -1): void {
+  const all = stateOf(tx).deltas;
+  const m = all.get(groupId) ?? all.set(groupId, new Map()).get(groupId)!;
+  const add = (id: string, v: bigint) => m.set(id, (m.get(id) ?? 0n) + v);
+  for (const d of debts) {
+    // `from` owes `to`: the debtor's balance goes down, the creditor's up.
+    add(d.from, -d.amount * BigInt(sign));
+    add(d.to, d.amount * BigInt(sign));
+  }
+}
+
+/** Appends a group's next event, in the call's batch; returns it (null for a group kept on another server). */
+export async function appendEvent(
+  tx: Tx,
+  now: Date,
+  e: { groupId: string; type: string; actorId: string; summary: string; refs: Record<string, string>; data?: unknown },
+): Promise<(GroupEvent & { seq: number }) | null> {
+  const s = stateOf(tx);
+  // A copy's chain is its home's alone: a change made here to a copy (an account deleted here) is not one of its events.
+  if (!s.heads.has(e.groupId) && (await homeOf(tx, e.groupId))) return null;
+  const prev = s.heads.get(e.groupId) ?? (await headOf(tx, e.groupId));
+  const moved = s.deltas.get(e.groupId) ?? new Map<string, bigint>();
+  s.deltas.delete(e.groupId);
+  const deltas = Object.fromEntries([...moved].filter(([, v]) => v !== 0n).map(([id, v]) => [id, v.toString()]));
+  const body: GroupEventBody = {
+    v: 1,
+    group_id: e.groupId,
+    seq: prev.seq + 1,
+    prev_hash: prev.hash,
+    type: e.type,
+    actor_id: e.actorId,
+    at: iso(now),
+    refs: e.refs,
+    summary: e.summary,
+    deltas,
+    data: e.data ?? null,
+  };
+  const sealed = seal(body);
+  await tx.insert(groupEvents).values({ groupId: e.groupId, seq: body.seq, type: e.type, body: sealed.body, hash: sealed.hash });
+  s.heads.set(e.groupId, { seq: body.seq, hash: sealed.hash });
+  await shareWithMemberServers(tx, now, s, e, body.seq, sealed);
+  return { ...sealed, seq: body.seq };
+}
+
+/** A page of a group's events after `afterSeq`, in order. */
+export async function eventsAfter(tx: Tx, groupId: string, afterSeq: number, limit: number): Promise<(GroupEvent & { seq: number })[]> {
+  return tx
+    .select({ seq: groupEvents.seq, body: groupEvents.body, hash: groupEvents.hash })
+    .from(groupEvents)
+    .where(and(eq(groupEvents.groupId, groupId), gt(groupEvents.seq, afterSeq)))
+    .orderBy(asc(groupEvents.seq))
+    .limit(limit);
+}
+
+/** Events go to member servers in pages of at most this many (a page of history, a gap filled). */
+export const EVENTS_PAGE = 20;
+
+/**
+ * Sends a new event to the server of every member of another server (through the outbox, in order per server): those
+ * of the group as the call read it, and a member joining in this event. The group's creator speaks for the home.
+ */
+async function shareWithMemberServers(
+  tx: Tx,
+  now: Date,
+  s: CallState,
+  e: { groupId: string; type: string; actorId: string; data?: unknown },
+  seq: number,
+  event: GroupEvent,
+): Promise<void> {
+  const { groupId, data } = e;
+  let servers = s.servers.get(groupId);
+  if (!servers) {
+    const view = snapshotOf(tx);
+    const rows = await view
+      .selectDistinct({ host: remoteAgents.host })
+      .from(groupMembers)
+      .innerJoin(remoteAgents, eq(remoteAgents.agentId, groupMembers.agentId))
+      .where(and(eq(groupMembers.groupId, groupId), isNull(groupMembers.leftAt)));
+    const group = rows.length ? await view.select({ createdBy: groups.createdBy }).from(groups).where(eq(groups.groupId, groupId)).get() : undefined;
+    s.servers.set(groupId, (servers = { hosts: new Set(rows.map((r) => r.host)), from: group?.createdBy ?? null }));
+  }
+  const joining = (data as { member?: { address?: string | null } } | null)?.member?.address;
+  const joiningHost = joining ? parseAddress(joining)?.host : undefined;
+  if (joiningHost && !servers.hosts.has(joiningHost)) {
+    servers.hosts.add(joiningHost);
+    servers.from ??= (await snapshotOf(tx).select({ createdBy: groups.createdBy }).from(groups).where(eq(groups.groupId, groupId)).get())?.createdBy ?? null;
+  }
+  if (!servers.from) return;
+  // An agent of another server changes the group only by a call its server sent here (forward.ts), whose answer
+  // carries the event: its server is not sent it again. A join is sent, as its server may have asked by invitation.
+  const joins = e.type === "member_joined" || e.type === "placeholder_claimed";
+  const actorHost = joins ? undefined : (await remoteOf(tx, e.actorId))?.host;
+  for (const host of servers.hosts) {
+    if (host === actorHost) continue;
+    await enqueue(tx, now, host, {
+      type: "group.events",
+      from: servers.from,
+      group_id: groupId,
+      head_seq: seq,
+      events: [{ body: event.body, hash: event.hash }],
+    });
+  }
+}
+
+/**
+ * Refuses an agent of another server into a group whose chain does not start with its creation (a group made before
+ * svc kept one): its server could not build a copy from the events.
+ */
+export async function requireChainFromStart(tx: Tx, groupId: string): Promise<void> {
+  // Created by this very call (create_group with members): its chain starts now.
+  if (stateOf(tx).heads.has(groupId) && !(await headOf(tx, groupId)).seq) return;
+  const first = await snapshotOf(tx)
+    .select({ type: groupEvents.type })
+    .from(groupEvents)
+    .where(and(eq(groupEvents.groupId, groupId), eq(groupEvents.seq, 1)))
+    .get();
+  if (first?.type !== "group_created") {
+    throw conflict(
+      "This group was made before svc kept each group's ledger as one chain of events, so agents of other servers cannot join it; create a new group for them.",
+    );
+  }
+}
