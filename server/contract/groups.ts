@@ -12,9 +12,9 @@ export const CurrencyCode = z.string().refine(isCurrency, "must be an ISO 4217 c
  * and `to_member`) beside the fields v1 answered with before.
  */
 export const MemberRef = z.object({
-  member_id: Uuid.describe("What any argument naming a member takes"),
-  name: z.string().describe("Display name, or a placeholder's name"),
-  agent: AgentRef.nullable().describe("null for a placeholder (no account, no handle)"),
+  member_id: Uuid.describe("How arguments name this member"),
+  name: z.string().describe("Display name (a placeholder's too)"),
+  agent: AgentRef.nullable().describe("null: a placeholder (no account)"),
 });
 export type MemberRef = z.infer<typeof MemberRef>;
 

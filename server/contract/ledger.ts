@@ -129,7 +129,7 @@ export const expenseFields = {
 
 /** The member, added to the entries that name one with a handle (absent only in an answer stored before and replayed). */
 const member = MemberRef.optional();
-const OLD_HANDLE = "v1 field; a placeholder's member_id: read member";
+const OLD_HANDLE = "v1; a placeholder's member_id: read member";
 
 const HandleAmount = z.object({
   handle: z.string().describe(OLD_HANDLE),
@@ -142,7 +142,7 @@ const HandleAmount = z.object({
 export const OriginalAmount = z
   .object({ currency: z.string(), amount_minor: z.number().int(), amount: z.string(), exchange_rate: z.string() })
   .nullable()
-  .describe("As given in another currency, with the rate used");
+  .describe("In another currency, with its rate");
 
 export const ExpenseResponse = z.object({
   agent: AgentRef,
@@ -155,7 +155,7 @@ export const ExpenseResponse = z.object({
 /** What an expense says at one version (also each entry of its history). */
 export const ExpenseContent = z.object({
   // Optional as fields added later are: an answer stored before it is replayed as it was (idempotency).
-  kind: z.enum(EXPENSE_KINDS).optional().describe("refund: money back, received by paid_by; it moves balances the other way"),
+  kind: z.enum(EXPENSE_KINDS).optional().describe("refund: money back to paid_by; moves balances the other way"),
   description: Untrusted,
   amount_minor: z.number().int(),
   amount: z.string(),
@@ -172,7 +172,7 @@ export const ExpenseContent = z.object({
   notes: Untrusted.nullable(),
   repeat: z.enum(REPEATS),
   repeat_until: z.string().nullable().optional().describe("A series' last date (inclusive); null: no end"),
-  exchange_rate_source: z.string().nullable().optional().describe("The rates file and date of a rate looked up; null when given"),
+  exchange_rate_source: z.string().nullable().optional().describe("Where a looked-up rate came from; null when given"),
   refs: z.record(z.string(), z.string()),
   deleted: z.boolean(),
   state: z.enum(["active", "disputed"]),
@@ -311,20 +311,24 @@ export const Attachment = z.object({
   url_expires_at: Timestamp,
 });
 
-/**
- * How current a group's answer is: the last of the group's events it reflects and, for a group kept on another
- * server (a copy), that server and whether it answers.
- */
-export const AsOf = {
-  as_of_seq: z.number().int().optional().describe("The group's last event this answer reflects (its home server numbers every ledger change)"),
-  home: z
-    .object({
-      host: z.string().describe("The server that keeps the group; this answer is from this server's copy"),
-      synced_at: z.string().describe("When this copy last took an event from the home"),
-      unreachable_since: z.string().nullable().describe("Since when a write found the home not answering; null while it answers"),
-      stale: z.boolean().describe("True once the home has not answered for a while: the copy may lag behind"),
-    })
+/** A group kept on another server (a copy): that server, and whether the copy may lag. */
+const GroupHome = z.object({
+  host: z.string().describe("The home server; this is a copy"),
+  stale: z.boolean().describe("Home silent a while"),
+});
+const asOfSeq = z.number().int().optional().describe("Last group event seen");
+
+/** How current a group's answer is: the last of the group's events it reflects, and its home if it is a copy. */
+export const AsOf = { as_of_seq: asOfSeq, home: GroupHome.nullable().optional() };
+
+/** As AsOf, with when the copy last heard from its home (get_group). */
+export const AsOfInFull = {
+  as_of_seq: asOfSeq,
+  home: GroupHome.extend({
+    synced_at: z.string().describe("When this copy last took an event from the home"),
+    unreachable_since: z.string().nullable().describe("Since when a write found the home not answering"),
+  })
     .nullable()
     .optional()
-    .describe("null for a group kept on this server"),
+    .describe("null: kept here"),
 };

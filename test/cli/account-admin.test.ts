@@ -81,9 +81,11 @@ describe("svc users delete", () => {
     expect(typed.stdout).toContain("told 1 person");
     expect((await s.call("get_me", {}, cid.key)).status).toBe(401);
     expect((await s.call("register_agent", { handle: "del-cid", display_name: "Another" })).status).toBe(409);
-    const { inbox: _, ...after } = await s.ok("get_balances", { group_id: g.group_id }, dot.key);
-    const { inbox: __, ...was } = before;
+    // The deletion is itself an event of the group's chain: as_of_seq moves on, the balances do not.
+    const { inbox: _, as_of_seq: seqAfter, ...after } = await s.ok("get_balances", { group_id: g.group_id }, dot.key);
+    const { inbox: __, as_of_seq: seqBefore, ...was } = before;
     expect(after).toEqual(was);
+    expect(seqAfter).toBe(seqBefore + 1);
     expect((await s.ok("get_inbox", { since: "0", include_seen: true }, dot.key)).items.map((i: any) => i.type)).toContain("network.account_deleted");
     expect((await svc(["users", "list", "--json", ...db])).json().map((u: any) => u.handle)).not.toContain("del-cid");
     // Gone is gone: neither deleted nor exported again.

@@ -1,4 +1,4 @@
-import { AsOf } from "../../contract/ledger.ts";
+import { AsOfInFull } from "../../contract/ledger.ts";
 import { asOf } from "../../domain/ledger/events/home.ts";
 import { z } from "zod";
 import { groupView } from "../../domain/ledger/groups/groups.ts";
@@ -16,7 +16,7 @@ export const getGroup = defineTool({
   tags: ["read"],
   view: GROUP_VIEW,
   input: z.strictObject({ group_id: GroupId }),
-  output: z.object({ group: Group, ...AsOf }),
+  output: z.object({ group: Group, ...AsOfInFull }),
   example: { group_id: madeUp("group_id") },
   async run(ctx, input) {
     await requireMember(ctx.tx, input.group_id, ctx.actor.agentId);

@@ -14,7 +14,7 @@ export const joinGroup = defineTool({
   name: "join_group",
   title: "Join a group with an invite code",
   description:
-    "Joins the group of an invite code (joined false: already in it); a claim code (claim-...) takes over its placeholder. A code of a group on another svc server ends with @ and that server's host.",
+    "Joins the group of an invite code (joined false: already in it); a claim code (claim-...) takes over its placeholder. code@host: a group on another server.",
   tags: ["write"],
   attempts: { limit: 20, windowMs: HOUR, guess: () => "code" },
   input: z.strictObject({ invite_code: InviteCode.describe("Invite or claim code from your human") }),
