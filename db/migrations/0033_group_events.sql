@@ -10,6 +10,9 @@ CREATE TABLE group_events (
   hash TEXT NOT NULL,
   PRIMARY KEY (group_id, seq)
 ) WITHOUT ROWID;
+-- Events of a group no other server follows are numbered as their batches commit and hashed later (hash ''): the job
+-- that seals them finds them here.
+CREATE INDEX group_events_unsealed ON group_events (group_id) WHERE hash = '';
 -- A group whose home is another server: this server holds a read copy, fed by the home's events in order.
 -- Written when a local agent accepts an invitation to it, before the group's first event arrives (so no reference
 -- to groups).

@@ -1,4 +1,5 @@
-import { primaryKey, sqliteTable, text, integer } from "drizzle-orm/sqlite-core";
+import { sql } from "drizzle-orm";
+import { index, primaryKey, sqliteTable, text, integer } from "drizzle-orm/sqlite-core";
 
 // Mirrors db/migrations/0033_group_events.sql.
 export const groupEvents = sqliteTable(
@@ -10,7 +11,7 @@ export const groupEvents = sqliteTable(
     body: text("body").notNull(),
     hash: text("hash").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.groupId, t.seq] })],
+  (t) => [primaryKey({ columns: [t.groupId, t.seq] }), index("group_events_unsealed").on(t.groupId).where(sql`${t.hash} = ''`)],
 );
 
 export const groupHomes = sqliteTable("group_homes", {

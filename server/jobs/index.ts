@@ -4,6 +4,7 @@ import { createRecurringExpenses } from "./recurring-expenses.ts";
 import { expireAuthRecords } from "./auth-expiry.ts";
 import { cleanFederation } from "./federation-cleanup.ts";
 import { expireEmail } from "./email.ts";
+import { sealChains } from "./seal-chains.ts";
 
 /** Background work: each job is idempotent (running it late or twice changes nothing more) and runs in one transaction. */
 export interface Job<T = undefined> {
@@ -24,4 +25,5 @@ export const JOBS: Job<any>[] = [
   expireAuthRecords,
   cleanFederation,
   expireEmail,
+  sealChains,
 ];

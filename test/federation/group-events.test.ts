@@ -4,6 +4,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { startServers, type FedServer } from "./servers.ts";
+import { openDb } from "../../db/client.ts";
+import { sealChains } from "../../server/jobs/seal-chains.ts";
 import { canonical, GENESIS, sha256, verifyChain, type GroupEvent, type GroupEventBody } from "../../server/domain/ledger/events/chain.ts";
 
 let close: () => Promise<void>;
@@ -15,6 +17,23 @@ beforeAll(async () => {
   close = started.close;
 }, 60_000);
 afterAll(() => close?.());
+
+/**
+ * The group's events once sealed: a group no other server follows has its events numbered as they commit and hashed
+ * by the job that seals chains; it runs here on the server's file, as the server's job runner would run it.
+ */
+async function sealedEventsOf(groupId: string): Promise<(GroupEvent & { seq: number })[]> {
+  expect(eventsOf(groupId).some((e) => e.hash === "")).toBe(true);
+  const db = await openDb({ url: `file:${A.db}` });
+  try {
+    await db.tx((tx) => sealChains.run(tx, new Date(), undefined));
+  } finally {
+    await db.close();
+  }
+  const events = eventsOf(groupId);
+  expect(events.every((e) => e.hash !== "")).toBe(true);
+  return events;
+}
 
 function eventsOf(groupId: string): (GroupEvent & { seq: number })[] {
   const db = new Database(A.db, { readonly: true });
@@ -70,7 +89,7 @@ describe("a group's event chain on its home server", () => {
     await A.ok("respond_payment", { payment_id: payment.payment_id, action: "confirm" }, alice.key);
     await A.ok("record_payment", { group_id: g, from: "carol", amount: "3.00" }, alice.key);
 
-    const events = eventsOf(g);
+    const events = await sealedEventsOf(g);
     expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
     expect(verifyChain(g, events)).toBeNull();
     expect(bodyOf(events[0]!)).toMatchObject({ seq: 1, prev_hash: GENESIS, type: "group_created", actor_id: alice.agent_id });
@@ -94,7 +113,7 @@ describe("a group's event chain on its home server", () => {
     await Promise.all(
       Array.from({ length: 12 }, (_, i) => A.ok("add_expense", { group_id: group.group_id, description: `Item ${i}`, amount: "1.00" }, dan.key)),
     );
-    const events = eventsOf(group.group_id);
+    const events = await sealedEventsOf(group.group_id);
     expect(events).toHaveLength(13);
     expect(verifyChain(group.group_id, events)).toBeNull();
   }, 30_000);
@@ -107,7 +126,7 @@ describe("a group's event chain on its home server", () => {
     const { invite } = await A.ok("create_group_invite", { group_id: g, max_uses: 1 }, erin.key);
     await A.ok("join_group", { invite_code: invite.code }, frank.key);
     for (const amount of ["30.00", "12.00", "7.50"]) await A.ok("add_expense", { group_id: g, description: "Fuel", amount }, erin.key);
-    const events = eventsOf(g);
+    const events = await sealedEventsOf(g);
     const i = events.findIndex((e) => bodyOf(e).type === "expense_added");
     const forged = { ...bodyOf(events[i]!), data: { rewritten: true } };
     // The body changed, the hash kept: the event itself fails.

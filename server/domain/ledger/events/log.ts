@@ -1,9 +1,13 @@
 // The home server's side of a group's event chain (chain.ts): every ledger change of a group appends one event in the
-// same batch as the change, numbered after the last one the call read. Two calls changing one group at the same
-// moment both take the same next seq: the key (group_id, seq) fails one batch whole, and that call runs again from its
-// reads, so the chain never forks. A call that makes several events (an import) numbers them on from its own.
-import { and, asc, desc, eq, gt, isNull } from "drizzle-orm";
-import { batchOf, snapshotOf, type Tx } from "../../../../db/client.ts";
+// same batch as the change.
+// - A group no other server follows (no member there): its events are numbered as the batch commits (the next seq in
+//   SQL), so calls changing it at the same moment do not conflict, and hashed later (sealPending: by the job, or by the
+//   first event another server must be sent). Nothing outside this server reads an event before it is sealed.
+// - A group other servers follow: each event is sealed at once, numbered after the last one the call read; two calls
+//   taking the same seq fail one batch whole on the key (group_id, seq), and that call runs again, so the chain never
+//   forks. A call that makes several events (an import) numbers them on from its own.
+import { and, asc, desc, eq, gt, isNull, ne, sql } from "drizzle-orm";
+import { batchOf, guardChanged, snapshotOf, type Tx } from "../../../../db/client.ts";
 import { groupEvents, groupMembers, groups, remoteAgents } from "../../../../db/schema/index.ts";
 import { enqueue, parseAddress, remoteOf } from "../../federation.ts";
 import { iso } from "../../../clock.ts";
@@ -19,26 +23,65 @@ interface CallState {
   heads: Map<string, { seq: number; hash: string }>;
   /** Balance changes made since the group's last event of this call, by member (what the next event carries). */
   deltas: Map<string, Map<string, bigint>>;
+  /** Groups this call numbered events of as its batch commits (unsealed). */
+  unsealed: Set<string>;
 }
+
+/** The hash of an event not sealed yet. */
+const UNSEALED = "";
 
 // By the batch the call is collecting (a call run again has a new one, and reads the chain again).
 const calls = new WeakMap<object, CallState>();
 const stateOf = (tx: Tx): CallState => {
   const key = batchOf(tx) ?? tx;
   let s = calls.get(key);
-  if (!s) calls.set(key, (s = { heads: new Map(), deltas: new Map(), servers: new Map() }));
+  if (!s) calls.set(key, (s = { heads: new Map(), deltas: new Map(), servers: new Map(), unsealed: new Set() }));
   return s;
 };
 
-/** The last event of a group: seq 0 and the genesis hash when it has none. */
+/** The last sealed event of a group: seq 0 and the genesis hash when it has none. */
 export async function headOf(tx: Tx, groupId: string): Promise<{ seq: number; hash: string }> {
   const row = await snapshotOf(tx)
     .select({ seq: groupEvents.seq, hash: groupEvents.hash })
     .from(groupEvents)
-    .where(eq(groupEvents.groupId, groupId))
+    .where(and(eq(groupEvents.groupId, groupId), ne(groupEvents.hash, UNSEALED)))
     .orderBy(desc(groupEvents.seq))
     .get();
   return row ?? { seq: 0, hash: GENESIS };
+}
+
+/**
+ * Seals a group's events numbered as their batches committed, in order, in the call's batch (each guarded: sealed once);
+ * returns the group's head after them.
+ */
+export async function sealPending(tx: Tx, groupId: string): Promise<{ seq: number; hash: string }> {
+  const view = snapshotOf(tx);
+  const [head, pending] = await Promise.all([
+    headOf(tx, groupId),
+    view
+      .select({ seq: groupEvents.seq, body: groupEvents.body })
+      .from(groupEvents)
+      .where(and(eq(groupEvents.groupId, groupId), eq(groupEvents.hash, UNSEALED)))
+      .orderBy(asc(groupEvents.seq)),
+  ]);
+  let at = head;
+  for (const p of pending) {
+    if (p.seq !== at.seq + 1) throw new Error(`group ${groupId}: event ${p.seq} follows ${at.seq}`);
+    const sealed = seal({ ...(JSON.parse(p.body) as GroupEventBody), seq: p.seq, prev_hash: at.hash });
+    await tx
+      .update(groupEvents)
+      .set({ body: sealed.body, hash: sealed.hash })
+      .where(and(eq(groupEvents.groupId, groupId), eq(groupEvents.seq, p.seq), eq(groupEvents.hash, UNSEALED)));
+    await guardChanged(tx, "event sealed once");
+    at = { seq: p.seq, hash: sealed.hash };
+  }
+  return at;
+}
+
+/** Groups with events not sealed yet, at most `limit` (the job seals them). */
+export async function groupsUnsealed(tx: Tx, limit: number): Promise<string[]> {
+  const rows = await tx.selectDistinct({ groupId: groupEvents.groupId }).from(groupEvents).where(eq(groupEvents.hash, UNSEALED)).limit(limit);
+  return rows.map((r) => r.groupId);
 }
 
 /** Notes the debts a change adds (sign 1) or takes away (-1), as balance changes the group's next event carries. */
@@ -53,7 +96,7 @@ export function noteDebts(tx: Tx, groupId: string, debts: readonly Debt[], sign:
   }
 }
 
-/** Appends a group's next event, in the call's batch; returns it (null for a group kept on another server). */
+/** Appends a group's next event, in the call's batch; returns it once sealed (null: unsealed, or a group kept elsewhere). */
 export async function appendEvent(
   tx: Tx,
   now: Date,
@@ -61,16 +104,17 @@ export async function appendEvent(
 ): Promise<(GroupEvent & { seq: number }) | null> {
   const s = stateOf(tx);
   // A copy's chain is its home's alone: a change made here to a copy (an account deleted here) is not one of its events.
-  if (!s.heads.has(e.groupId) && (await homeOf(tx, e.groupId))) return null;
-  const prev = s.heads.get(e.groupId) ?? (await headOf(tx, e.groupId));
+  const known = s.heads.has(e.groupId) || s.unsealed.has(e.groupId);
+  const [home, servers] = await Promise.all([known ? undefined : homeOf(tx, e.groupId), serversOf(tx, s, e)]);
+  if (home) return null;
   const moved = s.deltas.get(e.groupId) ?? new Map<string, bigint>();
   s.deltas.delete(e.groupId);
   const deltas = Object.fromEntries([...moved].filter(([, v]) => v !== 0n).map(([id, v]) => [id, v.toString()]));
   const body: GroupEventBody = {
     v: 1,
     group_id: e.groupId,
-    seq: prev.seq + 1,
-    prev_hash: prev.hash,
+    seq: 0,
+    prev_hash: UNSEALED,
     type: e.type,
     actor_id: e.actorId,
     at: iso(now),
@@ -79,11 +123,22 @@ export async function appendEvent(
     deltas,
     data: e.data ?? null,
   };
-  const sealed = seal(body);
-  await tx.insert(groupEvents).values({ groupId: e.groupId, seq: body.seq, type: e.type, body: sealed.body, hash: sealed.hash });
-  s.heads.set(e.groupId, { seq: body.seq, hash: sealed.hash });
-  await shareWithMemberServers(tx, now, s, e, body.seq, sealed);
-  return { ...sealed, seq: body.seq };
+  // A new group's first event is sealed at once: nothing else can change the group yet.
+  if (!servers.hosts.size && !s.heads.has(e.groupId) && e.type !== "group_created") {
+    await tx.run(
+      sql`INSERT INTO ${groupEvents} (group_id, seq, type, body, hash) SELECT ${e.groupId}, coalesce(max(seq), 0) + 1, ${e.type}, ${JSON.stringify(body)}, ${UNSEALED} FROM ${groupEvents} WHERE group_id = ${e.groupId}`,
+    );
+    s.unsealed.add(e.groupId);
+    return null;
+  }
+  if (s.unsealed.has(e.groupId)) throw new Error(`group ${e.groupId}: a call that numbered its events as they commit cannot seal one`);
+  const prev = s.heads.get(e.groupId) ?? (await sealPending(tx, e.groupId));
+  const sealed = seal({ ...body, seq: prev.seq + 1, prev_hash: prev.hash });
+  const seq = prev.seq + 1;
+  await tx.insert(groupEvents).values({ groupId: e.groupId, seq, type: e.type, body: sealed.body, hash: sealed.hash });
+  s.heads.set(e.groupId, { seq, hash: sealed.hash });
+  await shareWithMemberServers(tx, now, servers, e, seq, sealed);
+  return { ...sealed, seq };
 }
 
 /** A page of a group's events after `afterSeq`, in order. */
@@ -91,7 +146,7 @@ export async function eventsAfter(tx: Tx, groupId: string, afterSeq: number, lim
   return tx
     .select({ seq: groupEvents.seq, body: groupEvents.body, hash: groupEvents.hash })
     .from(groupEvents)
-    .where(and(eq(groupEvents.groupId, groupId), gt(groupEvents.seq, afterSeq)))
+    .where(and(eq(groupEvents.groupId, groupId), gt(groupEvents.seq, afterSeq), ne(groupEvents.hash, UNSEALED)))
     .orderBy(asc(groupEvents.seq))
     .limit(limit);
 }
@@ -100,17 +155,10 @@ export async function eventsAfter(tx: Tx, groupId: string, afterSeq: number, lim
 export const EVENTS_PAGE = 20;
 
 /**
- * Sends a new event to the server of every member of another server (through the outbox, in order per server): those
- * of the group as the call read it, and a member joining in this event. The group's creator speaks for the home.
+ * The servers of the group's members of other servers, as the call read them, with the server of a member joining in
+ * this event; the group's creator speaks for the home.
  */
-async function shareWithMemberServers(
-  tx: Tx,
-  now: Date,
-  s: CallState,
-  e: { groupId: string; type: string; actorId: string; data?: unknown },
-  seq: number,
-  event: GroupEvent,
-): Promise<void> {
+async function serversOf(tx: Tx, s: CallState, e: { groupId: string; data?: unknown }): Promise<{ hosts: Set<string>; from: string | null }> {
   const { groupId, data } = e;
   let servers = s.servers.get(groupId);
   if (!servers) {
@@ -129,6 +177,18 @@ async function shareWithMemberServers(
     servers.hosts.add(joiningHost);
     servers.from ??= (await snapshotOf(tx).select({ createdBy: groups.createdBy }).from(groups).where(eq(groups.groupId, groupId)).get())?.createdBy ?? null;
   }
+  return servers;
+}
+
+/** Sends a sealed event to those servers (through the outbox, in order per server). */
+async function shareWithMemberServers(
+  tx: Tx,
+  now: Date,
+  servers: { hosts: Set<string>; from: string | null },
+  e: { groupId: string; type: string; actorId: string },
+  seq: number,
+  event: GroupEvent,
+): Promise<void> {
   if (!servers.from) return;
   // An agent of another server changes the group only by a call its server sent here (forward.ts), whose answer
   // carries the event: its server is not sent it again. A join is sent, as its server may have asked by invitation.
@@ -139,7 +199,7 @@ async function shareWithMemberServers(
     await enqueue(tx, now, host, {
       type: "group.events",
       from: servers.from,
-      group_id: groupId,
+      group_id: e.groupId,
       head_seq: seq,
       events: [{ body: event.body, hash: event.hash }],
     });
