@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { checksum } from "../../db/migrate.ts";
 import { MIGRATIONS } from "../../db/migrations/index.ts";
 
-/** id, name, SHA-256 of the file, for every migration a release has shipped. 0001-0011: release 0.9.0; 0012-0020: 0.10.0; 0021-0025: 0.11.0; 0026-0031: 0.12.0; 0032: 0.13.0. */
+/** id, name, SHA-256 of the file, for every migration a release has shipped. 0001-0011: release 0.9.0; 0012-0020: 0.10.0; 0021-0025: 0.11.0; 0026-0031: 0.12.0; 0032: 0.13.0; 0033: 0.14.0. */
 const RELEASED: readonly [number, string, string][] = [
   [1, "0001_core", "58d9beacdbce2e175831893d80cb1be82f57c2be41a43a0ae57432ea95b9ad2f"],
   [2, "0002_ledger", "559946fe3829a5e648690730f42efe3fce3a7c0af70337e892a958eb61e62a8d"],
@@ -46,6 +46,7 @@ const RELEASED: readonly [number, string, string][] = [
   [30, "0030_account_deletion", "5f45dbac4698ee779fc0d7421375e650ac21ebd9aa1fd399f403907fc11db7f5"],
   [31, "0031_email", "1ab81000e58f90945e481c7ed6d5d77561555a17c29f03e463f4d8e997498483"],
   [32, "0032_write_conflicts", "1fe140e9bc46e7ec35fd42263fe7764a73a349b7074c929b144cdc5c85fb4885"],
+  [33, "0033_group_events", "e1590605ede381e050f29b6fd4a9290e62ab0d10c2300449a7f85cfa85152cfc"],
 ];
 
 const FIXTURES = join(import.meta.dir, "../fixtures/releases");
