@@ -17,8 +17,8 @@ import { homeOf } from "./home.ts";
 import { GENESIS, seal, type GroupEvent, type GroupEventBody } from "./chain.ts";
 
 interface CallState {
-  /** Each group's member servers as this call read them (host -> the group's creator, who speaks for its events). */
-  servers: Map<string, { hosts: Set<string>; from: string | null }>;
+  /** Each group's member servers as this call read them, and the group's creator, who speaks for its events. */
+  servers: Map<string, Promise<Followers>>;
   /** The last event of each group as this call has it: read once, then its own. */
   heads: Map<string, { seq: number; hash: string }>;
   /** Balance changes made since the group's last event of this call, by member (what the next event carries). */
@@ -105,7 +105,7 @@ export async function appendEvent(
   const s = stateOf(tx);
   // A copy's chain is its home's alone: a change made here to a copy (an account deleted here) is not one of its events.
   const known = s.heads.has(e.groupId) || s.unsealed.has(e.groupId);
-  const [home, servers] = await Promise.all([known ? undefined : homeOf(tx, e.groupId), serversOf(tx, s, e)]);
+  const [home, servers] = await Promise.all([known ? undefined : homeOf(tx, e.groupId), serversOf(tx, e)]);
   if (home) return null;
   const moved = s.deltas.get(e.groupId) ?? new Map<string, bigint>();
   s.deltas.delete(e.groupId);
@@ -154,28 +154,42 @@ export async function eventsAfter(tx: Tx, groupId: string, afterSeq: number, lim
 /** Events go to member servers in pages of at most this many (a page of history, a gap filled). */
 export const EVENTS_PAGE = 20;
 
+interface Followers {
+  hosts: Set<string>;
+  from: string | null;
+}
+
 /**
- * The servers of the group's members of other servers, as the call read them, with the server of a member joining in
- * this event; the group's creator speaks for the home.
+ * The servers of the group's members of other servers, read once a call: a write to a group reads it beside the group
+ * (one round trip on a remote primary), for the event it will append.
  */
-async function serversOf(tx: Tx, s: CallState, e: { groupId: string; data?: unknown }): Promise<{ hosts: Set<string>; from: string | null }> {
-  const { groupId, data } = e;
-  let servers = s.servers.get(groupId);
-  if (!servers) {
-    const view = snapshotOf(tx);
-    const rows = await view
-      .selectDistinct({ host: remoteAgents.host })
-      .from(groupMembers)
-      .innerJoin(remoteAgents, eq(remoteAgents.agentId, groupMembers.agentId))
-      .where(and(eq(groupMembers.groupId, groupId), isNull(groupMembers.leftAt)));
-    const group = rows.length ? await view.select({ createdBy: groups.createdBy }).from(groups).where(eq(groups.groupId, groupId)).get() : undefined;
-    s.servers.set(groupId, (servers = { hosts: new Set(rows.map((r) => r.host)), from: group?.createdBy ?? null }));
-  }
-  const joining = (data as { member?: { address?: string | null } } | null)?.member?.address;
+export function followersOf(tx: Tx, groupId: string): Promise<Followers> {
+  if (!batchOf(tx)) return readFollowers(tx, groupId);
+  const s = stateOf(tx);
+  let found = s.servers.get(groupId);
+  if (!found) s.servers.set(groupId, (found = readFollowers(tx, groupId)));
+  return found;
+}
+
+async function readFollowers(tx: Tx, groupId: string): Promise<Followers> {
+  const view = snapshotOf(tx);
+  const rows = await view
+    .selectDistinct({ host: remoteAgents.host })
+    .from(groupMembers)
+    .innerJoin(remoteAgents, eq(remoteAgents.agentId, groupMembers.agentId))
+    .where(and(eq(groupMembers.groupId, groupId), isNull(groupMembers.leftAt)));
+  const group = rows.length ? await view.select({ createdBy: groups.createdBy }).from(groups).where(eq(groups.groupId, groupId)).get() : undefined;
+  return { hosts: new Set(rows.map((r) => r.host)), from: group?.createdBy ?? null };
+}
+
+/** The group's followers with the server of a member joining in this event. */
+async function serversOf(tx: Tx, e: { groupId: string; data?: unknown }): Promise<Followers> {
+  const servers = await followersOf(tx, e.groupId);
+  const joining = (e.data as { member?: { address?: string | null } } | null)?.member?.address;
   const joiningHost = joining ? parseAddress(joining)?.host : undefined;
   if (joiningHost && !servers.hosts.has(joiningHost)) {
     servers.hosts.add(joiningHost);
-    servers.from ??= (await snapshotOf(tx).select({ createdBy: groups.createdBy }).from(groups).where(eq(groups.groupId, groupId)).get())?.createdBy ?? null;
+    servers.from ??= (await snapshotOf(tx).select({ createdBy: groups.createdBy }).from(groups).where(eq(groups.groupId, e.groupId)).get())?.createdBy ?? null;
   }
   return servers;
 }
@@ -184,7 +198,7 @@ async function serversOf(tx: Tx, s: CallState, e: { groupId: string; data?: unkn
 async function shareWithMemberServers(
   tx: Tx,
   now: Date,
-  servers: { hosts: Set<string>; from: string | null },
+  servers: Followers,
   e: { groupId: string; type: string; actorId: string },
   seq: number,
   event: GroupEvent,

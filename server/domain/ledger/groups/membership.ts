@@ -7,7 +7,8 @@ import type { MemberRef } from "../../../contract/groups.ts";
 import type { AgentRef } from "../../../contract/wire.ts";
 import { refsByIds, toRef } from "../../agents.ts";
 import { quoted } from "../../untrusted.ts";
-import { requireHomeHere } from "../events/home.ts";
+import { homeOf, requireHomeHere } from "../events/home.ts";
+import { followersOf } from "../events/log.ts";
 
 export type GroupRow = typeof groups.$inferSelect;
 
@@ -218,7 +219,8 @@ export async function groupWithMembers(tx: Tx, groupId: string, agentId: string)
 
 /** As groupWithMembers, and the group must accept changes (not archived). */
 export async function writableGroupMembers(tx: Tx, groupId: string, agentId: string): Promise<{ group: GroupRow; members: Map<string, Member> }> {
-  const found = await groupWithMembers(tx, groupId, agentId);
+  // Beside the group (one round trip on a remote primary): whether it is a copy, and who follows its events.
+  const [found] = await Promise.all([groupWithMembers(tx, groupId, agentId), homeOf(tx, groupId), followersOf(tx, groupId)]);
   assertWritable(found.group);
   await guardWritable(tx, groupId, agentId);
   return found;
