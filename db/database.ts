@@ -190,9 +190,18 @@ export function assemble(opts: PoolOptions, mode: DbMode, pool: Pool, closeAll: 
   let synced = 0;
   let nextCatchUp = 0;
   let catching: Promise<void> | null = null;
+  // The syncs under way: the replica's connection closes only once none is (close); one still running in its thread
+  // as the process ends brings the native driver down.
+  const syncs = new Set<Promise<void>>();
   const syncTo = async () => {
     const target = written;
-    await replica!.sync();
+    const sync = replica!.sync();
+    syncs.add(sync);
+    try {
+      await sync;
+    } finally {
+      syncs.delete(sync);
+    }
     if (target > synced) synced = target;
   };
   const catchUp = () =>
@@ -232,14 +241,16 @@ export function assemble(opts: PoolOptions, mode: DbMode, pool: Pool, closeAll: 
     await commit(batch);
     if (replica) await retrying(syncTo).catch(() => (batch.readsAfterSend = leastBusy(replica.primary).exec));
   };
-  // On a replica, a write call first reads the file as it is, without waiting for it to catch up: what it read and
-  // needs still true is guarded in its batch, as it is against other instances' writes. One that fails on what it did
-  // not see yet (a key or a group made a moment ago) is judged again (judgedAgain) on what this instance has written:
-  // the file once it has caught up, else the primary.
-  const writeOnce = async <T>(fn: (tx: Tx) => Promise<T>, again: boolean): Promise<T> => {
+  // On a replica, a write call reads as a read call does: once the file has what this instance wrote before it began
+  // (read-your-writes: a contact code just rotated is refused at once), the primary while it cannot catch up. Reading
+  // the file as it was, its guards covering what it read, answered wrongly where nothing guards a read (a rotated
+  // code still taken); starting the catch-up as each batch commits did not shorten the wait (bench/README.md).
+  const writeOnce = async <T>(fn: (tx: Tx) => Promise<T>): Promise<T> => {
     const batch = new Batch();
     try {
-      const result = await (again ? await readSlot() : slot()).collect(batch, fn, sendNow);
+      // Chosen and taken in one turn where nothing is to wait for: calls at once go to slots of their own.
+      const at = replica && synced < written ? await readSlot() : slot();
+      const result = await at.collect(batch, fn, sendNow);
       if (!batch.sent) await commit(batch);
       return result;
     } catch (err) {
@@ -247,12 +258,12 @@ export function assemble(opts: PoolOptions, mode: DbMode, pool: Pool, closeAll: 
       throw err;
     }
   };
-  // On a replica, a call that fails may have read before what another instance (or this one) changed since its
-  // file's last sync (an invite code made there a moment ago): it is judged again, once, after a sync, or on the
-  // primary while the file cannot catch up.
-  const judgedAgain = async <T>(run: (again: boolean) => Promise<T>): Promise<T> => {
+  // On a replica, a call that fails may have read before what another instance changed since its file's last sync
+  // (an invite code made there a moment ago): it is judged again, once, after a sync, or on the primary while the
+  // file cannot catch up.
+  const judgedAgain = async <T>(run: () => Promise<T>): Promise<T> => {
     try {
-      return await run(false);
+      return await run();
     } catch (err) {
       if (!replica || transient(err) || err instanceof NeedsWrite || err instanceof WriteConflict) throw err;
       const synced = await syncTo().then(
@@ -260,7 +271,7 @@ export function assemble(opts: PoolOptions, mode: DbMode, pool: Pool, closeAll: 
         () => false,
       );
       if (!synced && !(await replica.primaryAnswers())) throw err;
-      return run(true);
+      return run();
     }
   };
   let closing: Promise<void> | undefined;
@@ -269,10 +280,10 @@ export function assemble(opts: PoolOptions, mode: DbMode, pool: Pool, closeAll: 
     mode,
     tx: (fn) =>
       timed("write", () =>
-        judgedAgain(async (again) => {
+        judgedAgain(async () => {
           for (let run = 1; ; run++) {
             try {
-              return await retrying(() => writeOnce(fn, again || run > 1));
+              return await retrying(() => writeOnce(fn));
             } catch (err) {
               if (!writeConflict(err)) throw err;
               if (run >= CONFLICT_RUNS) throw new WriteConflict(err);
@@ -305,6 +316,7 @@ export function assemble(opts: PoolOptions, mode: DbMode, pool: Pool, closeAll: 
       clearInterval(syncing);
       closing ??= (async () => {
         await Promise.all([writes.drained(), ...pool.slots.map((s) => s.turns.drained())]);
+        await Promise.allSettled([...syncs]);
         closeAll();
       })();
       return closing;
