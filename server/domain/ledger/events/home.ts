@@ -46,7 +46,7 @@ export const STALE_AFTER_MS = 60_000;
 /** How current an answer about a group is (AsOf in the contract). */
 export async function asOf(tx: Tx, groupId: string, now: Date) {
   const [head, home] = await Promise.all([
-    snapshotOf(tx).select({ seq: groupEvents.seq }).from(groupEvents).where(eq(groupEvents.groupId, groupId)).orderBy(desc(groupEvents.seq)).get(),
+    snapshotOf(tx).select({ seq: groupEvents.seq }).from(groupEvents).where(eq(groupEvents.groupId, groupId)).orderBy(desc(groupEvents.seq)).limit(1).get(),
     homeOf(tx, groupId),
   ]);
   const since = home?.unreachableSince ?? null;

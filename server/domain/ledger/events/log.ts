@@ -46,6 +46,7 @@ export async function headOf(tx: Tx, groupId: string): Promise<{ seq: number; ha
     .from(groupEvents)
     .where(and(eq(groupEvents.groupId, groupId), ne(groupEvents.hash, UNSEALED)))
     .orderBy(desc(groupEvents.seq))
+    .limit(1)
     .get();
   return row ?? { seq: 0, hash: GENESIS };
 }
