@@ -15,18 +15,9 @@ import type { Services } from "./services.ts";
 /** What the primary sends a worker: the settings that are plain data (a worker keeps time by the system clock). */
 export type WorkerConfig = Omit<ServerConfig, "clock" | "fetchClientMetadata" | "workers">;
 
-type ToWorker =
-  | { t: "config"; config: WorkerConfig }
-  | { t: "peers"; states: MetricsState[] }
-  | { t: "limits"; taken: Taken }
-  | { t: "fault"; code: string | null };
-type ToPrimary =
-  | { t: "ready" }
-  | { t: "closed" }
-  | { t: "limits"; taken: Taken }
-  | { t: "metrics"; state: MetricsState }
-  | { t: "fault"; code: string | null }
-  | { t: "log"; text: string };
+type ToWorker = { t: "config"; config: WorkerConfig } | { t: "peers"; states: MetricsState[] } | { t: "limits"; taken: Taken } | Fault;
+type ToPrimary = { t: "ready" } | { t: "closed" } | { t: "limits"; taken: Taken } | { t: "metrics"; state: MetricsState } | Fault | { t: "log"; text: string };
+type Fault = { t: "fault"; code: string | null };
 
 // How often each process sends the others what its rate limiter took: the most a limit can be overrun by is what
 // the other processes let through in this long.
@@ -44,8 +35,7 @@ export interface Member extends Peers {
 
 /** Runs fn every ms (not keeping the process alive); returns how to stop. */
 function every(ms: number, fn: () => void): () => void {
-  const timer = setInterval(fn, ms);
-  timer.unref();
+  const timer = setInterval(fn, ms).unref();
   return () => clearInterval(timer);
 }
 
@@ -97,13 +87,10 @@ export class Workers implements Member {
           if (msg.t === "ready") {
             clearTimeout(timer);
             resolve();
-          } else if (msg.t === "closed") {
-            this.closedWaiters[slot]?.();
-          } else if (msg.t === "log") {
-            appendLines(msg.text);
-          } else if (msg.t === "metrics") {
-            this.states[slot] = msg.state;
-          } else if (msg.t === "fault") {
+          } else if (msg.t === "closed") this.closedWaiters[slot]?.();
+          else if (msg.t === "log") appendLines(msg.text);
+          else if (msg.t === "metrics") this.states[slot] = msg.state;
+          else if (msg.t === "fault") {
             this.ops.faultIs(msg.code);
             this.sendAll(msg, proc);
           } else {
@@ -133,13 +120,8 @@ export class Workers implements Member {
     });
   }
 
-  async metrics(): Promise<MetricsState[]> {
-    return this.workerMetrics();
-  }
-
-  faultChanged(code: string | null): void {
-    this.sendAll({ t: "fault", code });
-  }
+  metrics = async (): Promise<MetricsState[]> => this.workerMetrics();
+  faultChanged = (code: string | null): void => this.sendAll({ t: "fault", code });
 
   /** The metrics of the workers (but the one in slot `except`), and of those gone. */
   private workerMetrics(except = -1): MetricsState[] {
@@ -153,10 +135,7 @@ export class Workers implements Member {
     });
   }
 
-  /**
-   * Stops the workers: `closed` once none accepts connections, `exited` once each has answered its requests in
-   * flight and ended.
-   */
+  /** Stops the workers: `closed` once none accepts connections, `exited` once each has answered its requests and ended. */
   stop(): { closed: Promise<unknown>; exited: Promise<unknown> } {
     this.stopping = true;
     this.stopSharing();
