@@ -78,15 +78,20 @@ export const readsSigninCodes = (p: Principal) => p.kind === "api_key" && p.scop
 
 /** A resolved credential; touchDue: its client's last_used_at is due an update, which the caller notes (server/auth/last-use.ts). */
 /**
- * Guards a write call's batch with its credential: the client it was authenticated as is still connected and its
- * agent not disabled when the batch commits. A credential revoked while the call ran (on a replica, since its file
- * last synced) writes nothing: the call runs again, and is refused.
+ * Guards a write call's batch with its credential: the client it was authenticated as is still connected, its agent
+ * not disabled, and an API key (keyHash) as it was read: not revoked, and in a rotation's grace only if it was then.
+ * A credential changed while the call ran (on a replica, since its file last synced) writes nothing: the call runs
+ * again, and is judged on what holds now.
  */
-export async function guardCredential(tx: Tx, p: Principal): Promise<void> {
+export async function guardCredential(tx: Tx, p: Principal, keyHash: string | null): Promise<void> {
+  const key =
+    p.kind === "api_key" && keyHash
+      ? sql` AND EXISTS (SELECT 1 FROM ${apiKeys} WHERE ${apiKeys.keyHash} = ${keyHash} AND ${apiKeys.revokedAt} IS NULL AND ${apiKeys.expiresAt} IS ${p.graceUntil})`
+      : sql``;
   await guard(
     tx,
     "credential",
-    sql`EXISTS (SELECT 1 FROM ${clients} JOIN ${agents} ON ${agents.agentId} = ${clients.agentId} WHERE ${clients.clientId} = ${p.clientId} AND ${clients.revokedAt} IS NULL AND ${agents.disabledAt} IS NULL)`,
+    sql`EXISTS (SELECT 1 FROM ${clients} JOIN ${agents} ON ${agents.agentId} = ${clients.agentId} WHERE ${clients.clientId} = ${p.clientId} AND ${clients.revokedAt} IS NULL AND ${agents.disabledAt} IS NULL)${key}`,
   );
 }
 

@@ -1,7 +1,7 @@
 import { wordlist } from "@scure/bip39/wordlists/english.js";
 import { and, asc, eq, gt, sql } from "drizzle-orm";
 import { randomInt } from "node:crypto";
-import { placeholders, prepared, snapshotOf, type Tx } from "../../db/client.ts";
+import { guard, placeholders, prepared, snapshotOf, type Tx } from "../../db/client.ts";
 import { agents, contactDeclines, contacts } from "../../db/schema/index.ts";
 import { DAY, iso } from "../clock.ts";
 import { AppError, conflict, invalid, notFound } from "../errors.ts";
@@ -137,6 +137,8 @@ async function target(
     const agent = await localAgentByCode(tx, code);
     // Said whole: notFound() would append " not found." to the sentence.
     if (!agent) throw new AppError("NOT_FOUND", "No agent has this contact code; ask for a fresh one.");
+    // Read before the batch (an embedded replica's file may be behind): a code rotated since no longer names them.
+    await guard(tx, "contact code", sql`EXISTS (SELECT 1 FROM ${agents} WHERE ${agents.agentId} = ${agent.agentId} AND ${agents.contactCode} = ${code})`);
     return { agent, source: "code" };
   }
   // As the call read it: a call about to add a contact has written, at most, the row of the agent of another server

@@ -1,9 +1,9 @@
 // Joining a handle from another agent: the agent opens a join session and polls it; the human finishes it
 // on the join page (proving the handle, or creating one); the first poll after that hands out the API key once.
 import { isReservedHandle } from "../contract/handles.ts";
-import { eq } from "drizzle-orm";
+import { and, eq, isNull } from "drizzle-orm";
 import { randomInt } from "node:crypto";
-import type { Tx } from "../../db/client.ts";
+import { guardChanged, type Tx } from "../../db/client.ts";
 import { agents, joinSessions } from "../../db/schema/index.ts";
 import { MINUTE, iso, later } from "../clock.ts";
 import { AppError, conflict, notFound } from "../errors.ts";
@@ -148,7 +148,10 @@ export async function pollJoin(tx: Tx, now: Date, pollToken: string, maxKeys: nu
     await tx
       .update(joinSessions)
       .set({ clientId, keyIssuedAt: iso(now), joinedGroupId })
-      .where(eq(joinSessions.sessionId, row.sessionId));
+      .where(and(eq(joinSessions.sessionId, row.sessionId), isNull(joinSessions.keyIssuedAt)));
+    // The key is handed out once: a poll that read the session before another issued its key (on another instance,
+    // or on a replica's file not yet caught up) runs again and finds it issued.
+    await guardChanged(tx, "join key issued once");
   }
   return {
     status,

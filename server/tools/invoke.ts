@@ -185,7 +185,7 @@ async function authenticateIn(svc: Services, r: Running, tool: Tool, tx: Tx): Pr
   const auth = await authenticate(tx, r.call.meta.token!, r.now, r.call.tokenHash!, { page: r.call.meta.page });
   if (!auth) throw new AppError("UNAUTHENTICATED", "The credential is missing, invalid, expired or revoked.");
   r.principal = auth.principal;
-  await guardCredential(tx, auth.principal);
+  await guardCredential(tx, auth.principal, r.call.tokenHash);
   limitAgent(svc, r.call, auth.principal.agentId);
   if (auth.touchDue) svc.lastUse.note(auth.principal.clientId, r.now);
   if (!auth.principal.scopes.has(tool.scope)) {

@@ -9,6 +9,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Db, guard, guardChanged, openDb, scalar, snapshotOf, WriteConflict } from "../../db/client.ts";
 import { guardCredential } from "../../server/auth/credentials.ts";
+import { sha256 } from "../../server/auth/secrets.ts";
+import { claimPlaceholder } from "../../server/domain/ledger/groups/placeholders.ts";
+import { removeMember } from "../../server/domain/ledger/groups/groups.ts";
 import { key, startTestServer, type TestServer } from "../harness.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "svc-write-calls-"));
@@ -129,6 +132,59 @@ describe("calls at the same moment, through the tools", () => {
     expect(balances.reduce((x: number, y: number) => x + y, 0)).toBe(0);
   });
 
+  test("a placeholder claimed while the group's ledger changes runs again: the debts it moves are those at commit", async () => {
+    const [a, c] = await Promise.all([s.register("wc-ph-a"), s.register("wc-ph-c")]);
+    const { group } = await s.ok("create_group", { name: "Claim race", currency: "EUR", idempotency_key: key() }, a.key);
+    const { invite } = await s.ok("create_group_invite", { group_id: group.group_id, name: "Dana", idempotency_key: key() }, a.key);
+    const lunch = (amount_minor: number) =>
+      s.ok(
+        "add_expense",
+        {
+          group_id: group.group_id,
+          description: "Lunch",
+          amount_minor,
+          split: { mode: "equal", among: [{ handle: a.handle }, { member_id: invite.placeholder.member_id }] },
+          idempotency_key: key(),
+        },
+        a.key,
+      );
+    await lunch(1000);
+    let runs = 0;
+    await s.server.db.tx(async (tx) => {
+      runs++;
+      await claimPlaceholder({ tx, now: s.clock.now(), actor: { agentId: c.agent_id, handle: c.handle } }, invite.code);
+      // Committed after the claim read Dana's debts, before its batch.
+      if (runs === 1) await lunch(2000);
+    });
+    expect(runs).toBe(2);
+    const { members } = await s.ok("get_balances", { group_id: group.group_id }, a.key);
+    const balance = (id: string) => members.find((m: any) => m.member_id === id)?.balance_minor;
+    expect([balance(a.agent_id), balance(c.agent_id)]).toEqual([1500, -1500]);
+  });
+
+  test("a member removed at a zero balance while an expense with them commits: the removal runs again and is refused", async () => {
+    const a = await s.register("wc-rm-a");
+    const { group } = await s.ok("create_group", { name: "Remove race", currency: "EUR", idempotency_key: key() }, a.key);
+    const { invite } = await s.ok("create_group_invite", { group_id: group.group_id, name: "Eve", idempotency_key: key() }, a.key);
+    const eve = invite.placeholder.member_id;
+    let runs = 0;
+    const err = await s.server.db
+      .tx(async (tx) => {
+        runs++;
+        await removeMember({ tx, now: s.clock.now(), actor: { agentId: a.agent_id, handle: a.handle } }, group.group_id, { memberId: eve });
+        // Committed after the removal read Eve's zero balance, before its batch.
+        if (runs === 1) {
+          const split = { mode: "equal", among: [{ handle: a.handle }, { member_id: eve }] };
+          await s.ok("add_expense", { group_id: group.group_id, description: "Tea", amount_minor: 300, split, idempotency_key: key() }, a.key);
+        }
+      })
+      .catch((e: unknown) => e);
+    expect(runs).toBe(2);
+    expect((err as { code?: string }).code).toBe("CONFLICT");
+    const { members } = await s.ok("get_balances", { group_id: group.group_id }, a.key);
+    expect(members.find((m: any) => m.member_id === eve)?.balance_minor).toBe(-150);
+  });
+
   test("changes to one expense at the same moment from the same version: one is made, the others are refused", async () => {
     const [a, b] = await Promise.all([s.register("wc-c"), s.register("wc-d")]);
     const { group } = await s.ok("create_group", { name: "Versions", currency: "EUR", idempotency_key: key() }, a.key);
@@ -167,7 +223,7 @@ describe("calls at the same moment, through the tools", () => {
     let revoked = false;
     const err = await db
       .tx(async (tx) => {
-        await guardCredential(tx, principal);
+        await guardCredential(tx, principal, null);
         await tx.run(sql`UPDATE agents SET display_name = 'Written anyway' WHERE agent_id = ${principal.agentId}`);
         // Disconnected after the call authenticated it, before its batch commits.
         if (!revoked)
@@ -178,5 +234,28 @@ describe("calls at the same moment, through the tools", () => {
     expect(err).toBeInstanceOf(WriteConflict);
     expect(await displayName()).not.toBe("Written anyway");
     expect((await s.call("get_me", {}, a.key)).status).toBe(401);
+  });
+
+  test("an API key rotated while a write call runs writes nothing as it was: its batch's guard holds the key as read", async () => {
+    const a = await s.register("wc-rotated");
+    const db = s.server.db;
+    const hash = sha256(a.key);
+    const [row] = (await db.raw.execute({ sql: "SELECT client_id FROM api_keys WHERE key_hash = ?", args: [hash] })).rows;
+    const principal = { agentId: a.agent_id, clientId: String(row!.client_id), kind: "api_key", graceUntil: null } as unknown as Parameters<
+      typeof guardCredential
+    >[1];
+    let rotated = false;
+    const err = await db
+      .tx(async (tx) => {
+        await guardCredential(tx, principal, hash);
+        await tx.run(sql`UPDATE agents SET display_name = 'Written anyway' WHERE agent_id = ${a.agent_id}`);
+        // Put in its rotation's grace after the call read it (as rotate_api_key does), before its batch commits.
+        if (!rotated) await db.tx((other) => other.run(sql`UPDATE api_keys SET expires_at = '2026-11-23T12:00:00.000Z' WHERE key_hash = ${hash}`));
+        rotated = true;
+      })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(WriteConflict);
+    const name = await db.read((tx) => scalar<string>(tx, sql`SELECT display_name FROM agents WHERE agent_id = ${a.agent_id}`));
+    expect(name).not.toBe("Written anyway");
   });
 });

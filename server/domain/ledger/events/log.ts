@@ -7,7 +7,7 @@
 //   taking the same seq fail one batch whole on the key (group_id, seq), and that call runs again, so the chain never
 //   forks. A call that makes several events (an import) numbers them on from its own.
 import { and, asc, desc, eq, gt, isNull, ne, sql } from "drizzle-orm";
-import { batchOf, guardChanged, snapshotOf, type Tx } from "../../../../db/client.ts";
+import { batchOf, guard, guardChanged, snapshotOf, type Tx } from "../../../../db/client.ts";
 import { groupEvents, groupMembers, groups, remoteAgents } from "../../../../db/schema/index.ts";
 import { enqueue, parseAddress, remoteOf } from "../../federation.ts";
 import { iso } from "../../../clock.ts";
@@ -95,6 +95,16 @@ export function noteDebts(tx: Tx, groupId: string, debts: readonly Debt[], sign:
     add(d.from, -d.amount * BigInt(sign));
     add(d.to, d.amount * BigInt(sign));
   }
+}
+
+/**
+ * Guards, where it stands in the batch, that the group has had no event since the call read it: a change computed from
+ * the ledger as read (a placeholder's debts moved to who claims it) is never made over a change committed meanwhile.
+ */
+export async function guardLedgerAsRead(tx: Tx, groupId: string): Promise<void> {
+  const last = sql<number>`coalesce(max(${groupEvents.seq}), 0)`;
+  const read = await snapshotOf(tx).select({ seq: last }).from(groupEvents).where(eq(groupEvents.groupId, groupId)).get();
+  await guard(tx, "ledger as read", sql`(SELECT ${last} FROM ${groupEvents} WHERE ${groupEvents.groupId} = ${groupId}) = ${read?.seq ?? 0}`);
 }
 
 /** Appends a group's next event, in the call's batch; returns it once sealed (null: unsealed, or a group kept elsewhere). */

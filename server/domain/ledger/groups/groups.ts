@@ -1,6 +1,6 @@
 // Groups: creating, reading, changing, archiving, leaving, removing members, and direct ledgers.
 import { and, asc, eq, isNull, sql } from "drizzle-orm";
-import { scalar, snapshotOf, type Tx } from "../../../../db/client.ts";
+import { guard, guardChanged, scalar, snapshotOf, type Tx } from "../../../../db/client.ts";
 import { agents, groupMembers, groupPlaceholders, groups } from "../../../../db/schema/index.ts";
 import { iso } from "../../../clock.ts";
 import { AppError, conflict, invalid, notFound } from "../../../errors.ts";
@@ -242,7 +242,10 @@ export async function archiveGroup({ tx, now, actor }: DomainContext, groupId: s
 /** Leaving or being removed needs a zero balance, else a CONFLICT that names it. */
 async function requireZeroBalance(tx: Tx, g: GroupRow, agentId: string, whose: string): Promise<void> {
   const b = (await groupBalances(tx, g.groupId)).get(agentId) ?? 0n;
-  if (b !== 0n) {
+  // Zero when the batch commits too: an expense or payment committed since the call read it fails the guard.
+  if (b === 0n)
+    return guard(tx, "balance zero", sql`coalesce((SELECT balance_minor FROM group_balances WHERE group_id = ${g.groupId} AND agent_id = ${agentId}), 0) = 0`);
+  {
     const balance = formatBalance(b, g.currency);
     throw conflict(`${whose} balance in this group is ${balance}; it must be zero first (settle up with record_payment).`, {
       balance_minor: totalMinor(b),
@@ -267,7 +270,9 @@ async function markLeft(tx: Tx, groupId: string, agentId: string, now: Date): Pr
   await tx
     .update(groupMembers)
     .set({ leftAt: iso(now) })
-    .where(and(eq(groupMembers.groupId, groupId), eq(groupMembers.agentId, agentId)));
+    .where(and(eq(groupMembers.groupId, groupId), eq(groupMembers.agentId, agentId), isNull(groupMembers.leftAt)));
+  // Left once: a call that read them a member after they left (removed at the same moment) runs again.
+  await guardChanged(tx, "left once");
 }
 
 export async function leaveGroup({ tx, now, actor }: DomainContext, groupId: string): Promise<void> {

@@ -6,7 +6,7 @@
 // becomes theirs, and they get one inbox item summing up what they were put down for.
 import { and, eq, isNull, or, sql } from "drizzle-orm";
 import { randomInt } from "node:crypto";
-import { guardChanged, jsonList, snapshotOf, type Tx } from "../../../../db/client.ts";
+import { guard, guardChanged, jsonList, snapshotOf, type Tx } from "../../../../db/client.ts";
 import {
   agents,
   expenseShares,
@@ -31,7 +31,7 @@ import { quoted } from "../../untrusted.ts";
 import { groupBalances as balancesOfGroup } from "../balances/balances.ts";
 import { applyDebts } from "../balances/pairs.ts";
 import { memberData } from "../events/members.ts";
-import { requireChainFromStart } from "../events/log.ts";
+import { guardLedgerAsRead, requireChainFromStart } from "../events/log.ts";
 import { remoteOf } from "../../federation.ts";
 import { formatAmount, formatBalance, moneyText, totalMinor } from "../money/amounts.ts";
 import { logActivity } from "./activity.ts";
@@ -98,6 +98,12 @@ export async function insertPlaceholder(
     claimedAt: null,
     claimExpiresAt: expiresAt,
   });
+  // Counted again as the batch commits: placeholders added since the call counted them count too.
+  await guard(
+    tx,
+    "placeholder limit",
+    sql`(SELECT count(*) FROM ${groupPlaceholders} WHERE ${groupPlaceholders.groupId} = ${groupId} AND ${groupPlaceholders.claimHash} IS NOT NULL) <= ${MAX_OPEN_PLACEHOLDERS}`,
+  );
   await tx.insert(groupMembers).values({ groupId, agentId: memberId, role: "member", joinedAt: at, leftAt: null });
   return { memberId, code, expiresAt };
 }
@@ -281,6 +287,8 @@ export async function claimPlaceholder(ctx: DomainContext, code: string): Promis
     handle: actor.handle,
     displayName: "displayName" in actor ? String(actor.displayName) : actor.handle,
   };
+  // Its debts are moved below as read: an expense or payment committed since makes the call run again.
+  await guardLedgerAsRead(tx, g.groupId);
   // Claimed once: a second claim at the same moment runs again, and finds the code used.
   await tx
     .update(groupPlaceholders)
