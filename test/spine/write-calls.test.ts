@@ -12,6 +12,7 @@ import { guardCredential } from "../../server/auth/credentials.ts";
 import { sha256 } from "../../server/auth/secrets.ts";
 import { claimPlaceholder } from "../../server/domain/ledger/groups/placeholders.ts";
 import { removeMember } from "../../server/domain/ledger/groups/groups.ts";
+import { respondPayment } from "../../server/domain/ledger/payments/payments.ts";
 import { key, startTestServer, type TestServer } from "../harness.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "svc-write-calls-"));
@@ -183,6 +184,31 @@ describe("calls at the same moment, through the tools", () => {
     expect((err as { code?: string }).code).toBe("CONFLICT");
     const { members } = await s.ok("get_balances", { group_id: group.group_id }, a.key);
     expect(members.find((m: any) => m.member_id === eve)?.balance_minor).toBe(-150);
+  });
+
+  test("a payment confirmed by another call while this one confirms it: this one runs again and is refused, the debt paid once", async () => {
+    const [a, b] = await Promise.all([s.register("wc-pay-a"), s.register("wc-pay-b")]);
+    const { group } = await s.ok("create_group", { name: "Paid once", currency: "EUR", idempotency_key: key() }, a.key);
+    const { invite } = await s.ok("create_group_invite", { group_id: group.group_id, max_uses: 1, idempotency_key: key() }, a.key);
+    await s.ok("join_group", { invite_code: invite.code, idempotency_key: key() }, b.key);
+    await s.ok("add_expense", { group_id: group.group_id, description: "Hotel", amount_minor: 2000, idempotency_key: key() }, a.key);
+    const { payment } = await s.ok("record_payment", { group_id: group.group_id, to: a.handle, amount_minor: 1000, idempotency_key: key() }, b.key);
+    let runs = 0;
+    const err = await s.server.db
+      .tx(async (tx) => {
+        runs++;
+        await respondPayment(
+          { tx, now: s.clock.now(), actor: { agentId: a.agent_id, handle: a.handle } },
+          { payment_id: payment.payment_id, action: "confirm" },
+        );
+        // Confirmed by another call after this one read it pending, before its batch.
+        if (runs === 1) await s.ok("respond_payment", { payment_id: payment.payment_id, action: "confirm", idempotency_key: key() }, a.key);
+      })
+      .catch((e: unknown) => e);
+    expect(runs).toBe(2);
+    expect((err as { code?: string }).code).toBe("CONFLICT");
+    const { members } = await s.ok("get_balances", { group_id: group.group_id }, a.key);
+    expect(members.map((m: any) => m.balance_minor).sort()).toEqual([0, 0]);
   });
 
   test("changes to one expense at the same moment from the same version: one is made, the others are refused", async () => {

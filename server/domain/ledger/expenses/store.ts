@@ -2,8 +2,8 @@
 // a version, set deleted) that keeps the row and every table derived from it (shares, pair ledger, history, activity)
 // together; read back. Tools, recurring occurrences and the Splitwise import all write through it.
 import { and, eq, getTableColumns, sql } from "drizzle-orm";
-import { guardChanged, jsonEach, jsonList, preparedInsert, prepared, preparedWrite, type Tx } from "../../../../db/client.ts";
-import { agents, expenseHistory, expenseShares, expenses } from "../../../../db/schema/index.ts";
+import { guard, guardChanged, jsonEach, jsonList, preparedInsert, prepared, preparedWrite, type Tx } from "../../../../db/client.ts";
+import { agents, expenseHistory, expenseShares, expenses, groupMembers } from "../../../../db/schema/index.ts";
 import { iso } from "../../../clock.ts";
 import { invalid } from "../../../errors.ts";
 import type { Category, ExpenseHistoryEntry, ExpenseKind, Repeat } from "../../../contract/ledger.ts";
@@ -298,6 +298,14 @@ export async function createExpense(
   { activityNote = "", members }: { activityNote?: string; members?: Map<string, Member> } = {},
 ): Promise<ExpenseRow> {
   const expenseId = crypto.randomUUID();
+  // Each person it names is still a member as the batch commits: one who left, or a placeholder claimed, since the
+  // call read the members makes it run again, and be refused naming them.
+  const ids = [...new Set(state.shares.map((s) => s.agentId))];
+  await guard(
+    tx,
+    "expense members",
+    sql`(SELECT count(*) FROM ${groupMembers} WHERE ${groupMembers.groupId} = ${group.groupId} AND ${groupMembers.leftAt} IS NULL AND ${groupMembers.agentId} IN ${ids}) = ${ids.length}`,
+  );
   // A placeholder payer by its name (its handle is its member_id): from the members the caller has, else read, only
   // when one pays.
   const payerIds = state.shares.filter((s) => s.paidMinor !== 0 && s.handle === s.agentId).map((s) => s.agentId);

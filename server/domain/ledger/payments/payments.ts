@@ -1,6 +1,6 @@
 // Payments between two members: pending until the payee confirms (unless the payee recorded it); only confirmed ones count.
 import { and, eq, sql } from "drizzle-orm";
-import { guard, jsonEach, jsonList, prepared, type Tx } from "../../../../db/client.ts";
+import { guard, guardChanged, jsonEach, jsonList, prepared, type Tx } from "../../../../db/client.ts";
 import { payments } from "../../../../db/schema/index.ts";
 import { iso } from "../../../clock.ts";
 import { AppError, conflict, invalid, notFound } from "../../../errors.ts";
@@ -384,7 +384,11 @@ export async function answerPayment(tx: Tx, now: Date, actor: Actor, row: Paymen
     const updated: PaymentRow = { ...row, state: "voided", voidedBy: actor.agentId, voidedAt: at, updatedAt: at };
     // What the payment paid off is owed again, which can raise a total as much as a new expense.
     if (row.state === "confirmed") await checkLimits(tx, group, reversed([paymentDebt(row)]));
-    await tx.update(payments).set({ state: "voided", voidedBy: actor.agentId, voidedAt: at, updatedAt: at }).where(eq(payments.paymentId, row.paymentId));
+    await tx
+      .update(payments)
+      .set({ state: "voided", voidedBy: actor.agentId, voidedAt: at, updatedAt: at })
+      .where(and(eq(payments.paymentId, row.paymentId), eq(payments.state, row.state)));
+    await guardChanged(tx, "payment state");
     if (row.state === "confirmed") await applyDebts(tx, group.groupId, [paymentDebt(row)], -1);
     // A voided payment leaves nothing to confirm.
     await resolveItems(tx, row.toId, "ledger.payment_to_confirm", { payment_id: row.paymentId });
@@ -403,7 +407,13 @@ export async function answerPayment(tx: Tx, now: Date, actor: Actor, row: Paymen
   const state: PaymentState = action === "confirm" ? "confirmed" : "rejected";
   const updated = { ...row, state, updatedAt: at };
   if (state === "confirmed") await checkLimits(tx, group, [paymentDebt(row)]);
-  await tx.update(payments).set({ state, updatedAt: updated.updatedAt }).where(eq(payments.paymentId, row.paymentId));
+  // Answered once, in the state it was read in: a second answer (at the same moment, or read from a replica's file
+  // not caught up) runs again and is refused, so a confirmed payment never pays the debt twice.
+  await tx
+    .update(payments)
+    .set({ state, updatedAt: updated.updatedAt })
+    .where(and(eq(payments.paymentId, row.paymentId), eq(payments.state, "pending")));
+  await guardChanged(tx, "payment state");
   if (state === "confirmed") await applyDebts(tx, group.groupId, [paymentDebt(row)], 1);
   await resolveItems(tx, actor.agentId, "ledger.payment_to_confirm", { payment_id: row.paymentId });
   await logActivity(tx, now, {
