@@ -1,7 +1,7 @@
 // Plans: something to do together, proposed by an organiser to some of their accepted contacts,
 // voted on, scheduled by choosing an option, or cancelled. Only the organiser and invitees see a plan.
 import { and, asc, desc, eq, gt, gte, inArray, lt, or, sql } from "drizzle-orm";
-import { snapshotOf, type Tx } from "../../../db/client.ts";
+import { guardChanged, snapshotOf, type Tx } from "../../../db/client.ts";
 import { expenses, groups, planInvitees, planOptions, plans } from "../../../db/schema/index.ts";
 import { iso } from "../../clock.ts";
 import { AppError, conflict, invalid, notFound } from "../../errors.ts";
@@ -481,6 +481,23 @@ async function tellCancelled(tx: Tx, now: Date, actor: Actor, plan: PlanRow, to:
   });
 }
 
+/**
+ * The plan's row as the call read it: an UPDATE on this changes nothing (and guardChanged runs the call again) when
+ * another call changed the plan since (chose an option, cancelled it), so a decision is never made on an old plan.
+ */
+const asRead = (p: PlanRow) =>
+  and(
+    eq(plans.planId, p.planId),
+    eq(plans.state, p.state),
+    sql`${plans.chosenOptionId} IS ${p.chosenOptionId}`,
+    sql`${plans.respondBy} IS ${p.respondBy}`,
+    eq(plans.title, p.title),
+    eq(plans.description, p.description),
+    eq(plans.startsAt, p.startsAt),
+    eq(plans.endsAt, p.endsAt),
+    eq(plans.updatedAt, p.updatedAt),
+  );
+
 export async function updatePlan(ctx: DomainContext, input: UpdateInput): Promise<Plan> {
   const { tx, now, actor } = ctx;
   const plan = await ownPlan(tx, actor, input.plan_id, "change");
@@ -524,7 +541,8 @@ export async function updatePlan(ctx: DomainContext, input: UpdateInput): Promis
   if (!changes.length) throw invalid("(arguments)", "nothing to change: give a field that differs from the plan as it is");
 
   Object.assign(next, span(options, next.chosenOptionId), { updatedAt: iso(now) });
-  await tx.update(plans).set(next).where(eq(plans.planId, plan.planId));
+  await tx.update(plans).set(next).where(asRead(plan));
+  await guardChanged(tx, "plan as read");
 
   const { summaryMd, payload } = changedItem(actor, next, options, changes);
   // Those already invited hear of the change; newcomers get an invitation instead; those taken off are told so.
@@ -557,7 +575,8 @@ function changedItem(actor: Actor, next: PlanRow, options: OptionRow[], changes:
 export async function cancelPlan({ tx, now, actor }: DomainContext, planId: string): Promise<Plan> {
   const plan = await ownPlan(tx, actor, planId, "cancel");
   const next: PlanRow = { ...plan, state: "cancelled", updatedAt: iso(now) };
-  await tx.update(plans).set({ state: next.state, updatedAt: next.updatedAt }).where(eq(plans.planId, planId));
+  await tx.update(plans).set({ state: next.state, updatedAt: next.updatedAt }).where(asRead(plan));
+  await guardChanged(tx, "plan as read");
   for (const i of await deliveredInvitees(tx, planId)) await tellCancelled(tx, now, actor, plan, i.agentId, "cancelled");
   return (await views(tx, actor.agentId, [next]))[0]!;
 }
