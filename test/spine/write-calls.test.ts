@@ -13,6 +13,7 @@ import { sha256 } from "../../server/auth/secrets.ts";
 import { claimPlaceholder } from "../../server/domain/ledger/groups/placeholders.ts";
 import { removeMember } from "../../server/domain/ledger/groups/groups.ts";
 import { respondPayment } from "../../server/domain/ledger/payments/payments.ts";
+import { updatePlan } from "../../server/domain/plans/plans.ts";
 import { key, startTestServer, type TestServer } from "../harness.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "svc-write-calls-"));
@@ -209,6 +210,29 @@ describe("calls at the same moment, through the tools", () => {
     expect((err as { code?: string }).code).toBe("CONFLICT");
     const { members } = await s.ok("get_balances", { group_id: group.group_id }, a.key);
     expect(members.map((m: any) => m.balance_minor).sort()).toEqual([0, 0]);
+  });
+
+  test("a plan's option dropped by another call while this one chooses it: this one runs again and is refused", async () => {
+    const [o, b] = await s.contacts("wc-plan-o", "wc-plan-b");
+    const options = [{ starts_at: "2026-12-05T19:00:00Z" }, { starts_at: "2026-12-06T19:00:00Z" }];
+    const { plan } = await s.ok("create_plan", { title: "Dinner", options, invitees: [b.handle], idempotency_key: key() }, o.key);
+    const [o1, o2] = plan.options.map((x: any) => x.option_id);
+    let runs = 0;
+    const err = await s.server.db
+      .tx(async (tx) => {
+        runs++;
+        await updatePlan({ tx, now: s.clock.now(), actor: { agentId: o.agent_id, handle: o.handle } }, { plan_id: plan.plan_id, choose_option_id: o1 });
+        // o1 dropped by another call after this one read the plan's options, before its batch.
+        if (runs === 1) {
+          const kept = [{ option_id: o2, starts_at: "2026-12-06T19:00:00Z" }];
+          await s.ok("update_plan", { plan_id: plan.plan_id, options: kept, idempotency_key: key() }, o.key);
+        }
+      })
+      .catch((e: unknown) => e);
+    expect(runs).toBe(2);
+    expect((err as { code?: string }).code).toBe("VALIDATION_ERROR");
+    const got = (await s.ok("get_plan", { plan_id: plan.plan_id }, o.key)).plan;
+    expect([got.state, got.chosen_option_id, got.options.length]).toEqual(["proposed", null, 1]);
   });
 
   test("changes to one expense at the same moment from the same version: one is made, the others are refused", async () => {
