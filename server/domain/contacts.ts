@@ -314,6 +314,13 @@ export async function respondContactRequest(
   const { them, mine } = found;
   const at = iso(now);
   const theirs = await side(tx, them.agentId, actor.agentId);
+  // Both sides as read when the batch commits: a block or a withdrawal made since is never undone by this answer.
+  await guard(
+    tx,
+    "contact as read",
+    sql`(SELECT ${contacts.state} FROM ${contacts} WHERE ${contacts.ownerId} = ${actor.agentId} AND ${contacts.otherId} = ${them.agentId}) IS ${mine.state}
+      AND (SELECT ${contacts.state} FROM ${contacts} WHERE ${contacts.ownerId} = ${them.agentId} AND ${contacts.otherId} = ${actor.agentId}) IS ${theirs?.state ?? null}`,
+  );
   await resolveItems(tx, actor.agentId, "contact.request", { agent_id: them.agentId });
   if (action === "accept") {
     const accepted = { ...mine, state: "accepted" as const, respondedAt: at };

@@ -14,6 +14,7 @@ import { claimPlaceholder } from "../../server/domain/ledger/groups/placeholders
 import { removeMember } from "../../server/domain/ledger/groups/groups.ts";
 import { respondPayment } from "../../server/domain/ledger/payments/payments.ts";
 import { updatePlan } from "../../server/domain/plans/plans.ts";
+import { respondContactRequest } from "../../server/domain/contacts.ts";
 import { key, startTestServer, type TestServer } from "../harness.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "svc-write-calls-"));
@@ -233,6 +234,24 @@ describe("calls at the same moment, through the tools", () => {
     expect((err as { code?: string }).code).toBe("VALIDATION_ERROR");
     const got = (await s.ok("get_plan", { plan_id: plan.plan_id }, o.key)).plan;
     expect([got.state, got.chosen_option_id, got.options.length]).toEqual(["proposed", null, 1]);
+  });
+
+  test("a contact request accepted while its sender blocks the one accepting: the block stands", async () => {
+    const [a, b] = await Promise.all([s.register("wc-ct-a"), s.register("wc-ct-b")]);
+    await s.ok("add_contact", { handle: b.handle, idempotency_key: key() }, a.key);
+    let runs = 0;
+    const err = await s.server.db
+      .tx(async (tx) => {
+        runs++;
+        await respondContactRequest({ tx, now: s.clock.now(), actor: { agentId: b.agent_id, handle: b.handle } }, a.handle, "accept");
+        // Blocked by the sender after this answer read the request, before its batch.
+        if (runs === 1) await s.ok("block_contact", { handle: b.handle, idempotency_key: key() }, a.key);
+      })
+      .catch((e: unknown) => e);
+    expect(runs).toBe(2);
+    expect((err as { code?: string }).code).toBe("NOT_FOUND");
+    const blocked = (await s.ok("list_contacts", { state: "blocked" }, a.key)).contacts.map((c: any) => c.agent.handle);
+    expect(blocked).toEqual([b.handle]);
   });
 
   test("changes to one expense at the same moment from the same version: one is made, the others are refused", async () => {
