@@ -29,7 +29,7 @@ export interface Db {
    * A write call: fn reads on a snapshot and its writes are sent as one batch when it returns. fn runs again when its
    * batch meets a concurrent write (a guard or a unique key fails), so it does nothing outside the database.
    */
-  tx<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  tx<T>(fn: (tx: Tx) => Promise<T>, o?: TxOptions): Promise<T>;
   /** A read call on a snapshot (an embedded replica's own file); a statement other than a SELECT fails. */
   read<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
   /** fn with plain SQL where writes go (migrations, backups, admin), commits waiting meanwhile. */
@@ -42,6 +42,16 @@ export interface Db {
   ping(): Promise<number>;
   /** Waits for work in progress, checkpoints a local file's WAL into it, then closes every connection. */
   close(): Promise<void>;
+}
+
+export interface TxOptions {
+  /**
+   * On an embedded replica, fn's first run reads the file as it is instead of waiting for it to have what this
+   * instance wrote before: for a call whose every decision is guarded in its batch (db/query.ts guard) and whose every
+   * refusal is thrown, so judged again after a sync (a tool declared `guarded`). A guard that fails, or a refusal,
+   * runs it again on a caught-up file.
+   */
+  asItIs?: boolean;
 }
 
 export interface PoolOptions {
@@ -241,15 +251,13 @@ export function assemble(opts: PoolOptions, mode: DbMode, pool: Pool, closeAll: 
     await commit(batch);
     if (replica) await retrying(syncTo).catch(() => (batch.readsAfterSend = leastBusy(replica.primary).exec));
   };
-  // On a replica, a write call reads as a read call does: once the file has what this instance wrote before it began
-  // (read-your-writes: a contact code just rotated is refused at once), the primary while it cannot catch up. Reading
-  // the file as it was, its guards covering what it read, answered wrongly where nothing guards a read (a rotated
-  // code still taken); starting the catch-up as each batch commits did not shorten the wait (bench/README.md).
-  const writeOnce = async <T>(fn: (tx: Tx) => Promise<T>): Promise<T> => {
+  // On a replica, a write call reads as a read call does, once the file has what this instance wrote before it
+  // began (read-your-writes), unless it reads the file as it is (TxOptions.asItIs).
+  const writeOnce = async <T>(fn: (tx: Tx) => Promise<T>, asItIs: boolean): Promise<T> => {
     const batch = new Batch();
     try {
       // Chosen and taken in one turn where nothing is to wait for: calls at once go to slots of their own.
-      const at = replica && synced < written ? await readSlot() : slot();
+      const at = replica && synced < written && !asItIs ? await readSlot() : slot();
       const result = await at.collect(batch, fn, sendNow);
       if (!batch.sent) await commit(batch);
       return result;
@@ -261,9 +269,9 @@ export function assemble(opts: PoolOptions, mode: DbMode, pool: Pool, closeAll: 
   // On a replica, a call that fails may have read before what another instance changed since its file's last sync
   // (an invite code made there a moment ago): it is judged again, once, after a sync, or on the primary while the
   // file cannot catch up.
-  const judgedAgain = async <T>(run: () => Promise<T>): Promise<T> => {
+  const judgedAgain = async <T>(run: (again: boolean) => Promise<T>): Promise<T> => {
     try {
-      return await run();
+      return await run(false);
     } catch (err) {
       if (!replica || transient(err) || err instanceof NeedsWrite || err instanceof WriteConflict) throw err;
       const synced = await syncTo().then(
@@ -271,19 +279,20 @@ export function assemble(opts: PoolOptions, mode: DbMode, pool: Pool, closeAll: 
         () => false,
       );
       if (!synced && !(await replica.primaryAnswers())) throw err;
-      return run();
+      return run(true);
     }
   };
   let closing: Promise<void> | undefined;
   return {
     url: opts.url,
     mode,
-    tx: (fn) =>
+    tx: (fn, o) =>
       timed("write", () =>
-        judgedAgain(async () => {
+        judgedAgain(async (again) => {
           for (let run = 1; ; run++) {
             try {
-              return await retrying(() => writeOnce(fn));
+              // Judged again, or run again after a guard failed: on what this instance wrote.
+              return await retrying(() => writeOnce(fn, run === 1 && !again && o?.asItIs === true));
             } catch (err) {
               if (!writeConflict(err)) throw err;
               if (run >= CONFLICT_RUNS) throw new WriteConflict(err);

@@ -49,6 +49,13 @@ interface ToolSpec<I extends AnyObject, O extends AnyObject, P extends boolean> 
    * (a new key, a settings link, disconnecting clients, changing the identity).
    */
   refusedInGrace?: boolean;
+  /**
+   * Every decision the tool makes is guarded in its batch (db/query.ts guard) or thrown: on an embedded replica it
+   * reads the file as it is, without waiting for what this instance wrote to arrive, and a guard that fails runs it
+   * again on a file caught up. Only for a tool whose code was read for it: a refusal it answers as data (a "pending",
+   * an item id it skips) would be read from the old file.
+   */
+  guarded?: boolean;
   /** Adds the `inbox` summary to the answer (default for authenticated tools). */
   inboxSummary?: boolean;
   /** Calls that guess at a secret: the arguments' guess key (null: not a guess) and how many per window. */
@@ -95,6 +102,7 @@ export function defineTool<I extends AnyObject, O extends AnyObject, P extends b
     replay: spec.replay !== false,
     shownOnce: spec.shownOnce as ((input: Record<string, unknown>) => boolean) | undefined,
     refusedInGrace: spec.refusedInGrace === true,
+    guarded: spec.guarded === true,
     inboxSummary: spec.inboxSummary !== false && !isPublic,
     attempts: spec.attempts as (AttemptLimit & { guess(input: Record<string, unknown>): string | null }) | undefined,
     scope: (isWrite ? "svc:write" : "svc:read") as Scope,

@@ -144,7 +144,7 @@ async function transaction(svc: Services, r: Running, tool: Tool): Promise<Answe
   for (let wait = 0; ; wait++) {
     try {
       answer = tool.writes
-        ? await svc.db.tx(steps)
+        ? await svc.db.tx(steps, { asItIs: tool.guarded })
         : await svc.db.read(steps).catch((err) => (err instanceof NeedsWrite && tool.writesWhenNeeded ? svc.db.tx(steps) : Promise.reject(err)));
       break;
     } catch (err) {

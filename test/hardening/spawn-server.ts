@@ -101,5 +101,7 @@ async function healthy(proc: Subprocess, url: string, seen: { text: string }): P
     await Bun.sleep(25);
   }
   proc.kill("SIGKILL");
-  throw new Error(`svc serve did not answer /healthz at ${url} (exit ${proc.exitCode} ${proc.signalCode}); it printed: ${seen.text.slice(0, 500)}`);
+  throw new Error(
+    `svc serve did not answer /healthz at ${url} (exit ${proc.exitCode} ${proc.signalCode}); it printed: ${seen.text.length > 1000 ? `${seen.text.slice(0, 300)} ... ${seen.text.slice(-700)}` : seen.text}`,
+  );
 }

@@ -13,6 +13,7 @@ import Database from "libsql";
 import { spawnServer } from "../hardening/spawn-server.ts";
 import { ok, register, restApi } from "../hardening/world.ts";
 import { type Sqld, startSqld, syncFault } from "../sqld.ts";
+import { key, startTestServer } from "../harness.ts";
 
 let sqld: Sqld;
 const dir = mkdtempSync(join(tmpdir(), "svc-db-connections-"));
@@ -71,6 +72,56 @@ describe("an embedded replica", () => {
     } finally {
       await replica.close();
       await other.close();
+    }
+  });
+});
+
+describe("add_expense on an embedded replica (a tool declared guarded)", () => {
+  test("reads the file as it is, and its guards keep it right: a retry replays, a member just removed is refused", async () => {
+    // The background sync an hour away: between calls the file has only what a call waited for.
+    const s = await startTestServer({ dbUrl: `file:${join(dir, "guarded.db")}`, syncUrl: sqld.url, syncIntervalSeconds: 3600 });
+    try {
+      const a = await s.register("rg-ann");
+      const { group } = await s.ok("create_group", { name: "Guarded", currency: "EUR", idempotency_key: key() }, a.key);
+      const placeholder = async (name: string) =>
+        (await s.ok("create_group_invite", { group_id: group.group_id, name, idempotency_key: key() }, a.key)).invite.placeholder.member_id as string;
+      const eve = await placeholder("Eve");
+      const split = (who: string) => ({ mode: "equal", among: [{ handle: a.handle }, { member_id: who }] });
+      const add = (args: Record<string, unknown>) =>
+        s.call("add_expense", { group_id: group.group_id, description: "Tea", amount_minor: 200, split: split(eve), ...args }, a.key);
+      const keys = [key(), key(), key(), key()];
+      const made = [];
+      for (const k of keys) made.push(await add({ idempotency_key: k }));
+      expect(made.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+      // The same key at once: the file may not have the first answer yet; the record's key runs it again, replayed.
+      const again = await add({ idempotency_key: keys[3] });
+      expect(again.status).toBe(200);
+      expect(again.body.data.expense.expense_id).toBe(made[3]!.body.data.expense.expense_id);
+
+      // Removed on another instance, then named by an expense read from this file, which does not have it yet: the
+      // batch's guard finds Finn gone, and the call, run again once the file caught up, is refused.
+      const finn = await placeholder("Finn");
+      await s.server.db.sync();
+      const other = await startTestServer({ dbUrl: sqld.url });
+      try {
+        await other.ok("remove_group_member", { group_id: group.group_id, member_id: finn, idempotency_key: key() }, a.key);
+      } finally {
+        await other.stop();
+      }
+      const refused = await add({ split: split(finn), idempotency_key: key() });
+      expect([refused.status, refused.body.error?.code]).toEqual([400, "VALIDATION_ERROR"]);
+
+      // A read waits for what this instance wrote: every expense once, the balances summing to zero.
+      expect((await s.ok("list_expenses", { group_id: group.group_id }, a.key)).expenses).toHaveLength(4);
+      const { members } = await s.ok("get_balances", { group_id: group.group_id }, a.key);
+      expect(members.map((m: any) => [m.member_id, m.balance_minor])).toEqual(
+        expect.arrayContaining([
+          [a.agent_id, 400],
+          [eve, -400],
+        ]),
+      );
+    } finally {
+      await s.stop();
     }
   });
 });

@@ -15,6 +15,7 @@ import { removeMember } from "../../server/domain/ledger/groups/groups.ts";
 import { respondPayment } from "../../server/domain/ledger/payments/payments.ts";
 import { updatePlan } from "../../server/domain/plans/plans.ts";
 import { respondContactRequest } from "../../server/domain/contacts.ts";
+import { addExpense } from "../../server/domain/ledger/expenses/expenses.ts";
 import { key, startTestServer, type TestServer } from "../harness.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "svc-write-calls-"));
@@ -252,6 +253,27 @@ describe("calls at the same moment, through the tools", () => {
     expect((err as { code?: string }).code).toBe("NOT_FOUND");
     const blocked = (await s.ok("list_contacts", { state: "blocked" }, a.key)).contacts.map((c: any) => c.agent.handle);
     expect(blocked).toEqual([b.handle]);
+  });
+
+  test("an expense judged within the totals' bound while another takes them to it: it runs again and is refused", async () => {
+    const [a, b] = await s.contacts("wc-lim-a", "wc-lim-b");
+    const { group } = await s.ok("open_direct_ledger", { handle: b.handle, currency: "EUR" }, a.key);
+    const max = "9999999999999.99";
+    const toB = { group_id: group.group_id, description: "Big", amount: max, split: { mode: "exact", among: [{ handle: b.handle, value: max }] } };
+    // 9 of the largest amount fit under the bound (2^53 - 1 minor units); 8 first, then two at the same moment.
+    for (let i = 0; i < 8; i++) await s.ok("add_expense", { ...toB, idempotency_key: key() }, a.key);
+    let runs = 0;
+    const err = await s.server.db
+      .tx(async (tx) => {
+        runs++;
+        await addExpense({ tx, now: s.clock.now(), actor: { agentId: a.agent_id, handle: a.handle } }, toB as never);
+        // The ninth, by another call, after this one judged the totals and before its batch.
+        if (runs === 1) await s.ok("add_expense", { ...toB, idempotency_key: key() }, a.key);
+      })
+      .catch((e: unknown) => e);
+    expect(runs).toBe(2);
+    expect((err as { code?: string }).code).toBe("CONFLICT");
+    expect((await s.ok("list_expenses", { group_id: group.group_id }, a.key)).expenses).toHaveLength(9);
   });
 
   test("changes to one expense at the same moment from the same version: one is made, the others are refused", async () => {

@@ -11,6 +11,8 @@ export const addExpense = defineTool({
   title: "Add an expense",
   description,
   tags: ["write"],
+  // The credential, the group and its members, the day's budget: each guarded in the batch (invoke.ts, store.ts, quotas.ts).
+  guarded: true,
   input: z.strictObject({ group_id: GroupId, ...expenseFields }),
   output: z.object({
     expense: Expense,

@@ -5,7 +5,7 @@
 // A change that would take a total past the bound, and raise it, is refused; one that lowers a total always
 // passes, so a total stored past the bound before it existed can still be brought down.
 import { and, eq, sql } from "drizzle-orm";
-import { batchOf, jsonEach, jsonList, prepared, snapshotOf, type Tx } from "../../../../db/client.ts";
+import { batchOf, guard, jsonEach, jsonList, prepared, snapshotOf, type Tx } from "../../../../db/client.ts";
 import { ledgerPairs, ledgerTotals } from "../../../../db/schema/index.ts";
 import { conflict } from "../../../errors.ts";
 import { exactly, netPairs, pairKey, type PairRow } from "./pairs.ts";
@@ -41,7 +41,10 @@ export async function checkLimits(tx: Tx, group: GroupRow, debts: readonly Debt[
   const judged = await judge(tx, group, debts);
   if (!judged?.exceeds) {
     // Counted for the next change in the same call, which reads the snapshot without this one.
-    if (judged) judged.record();
+    if (judged) {
+      judged.record();
+      await guardRaised(tx, group, judged.raised);
+    }
     return;
   }
   const limit = `${formatAmount(MAX_TOTAL_MINOR, group.currency)} ${group.currency}`;
@@ -83,11 +86,27 @@ async function judge(tx: Tx, group: GroupRow, debts: readonly Debt[]) {
   }
   return {
     exceeds: ids.some((id) => after.get(id)! > LIMIT && after.get(id)! > before.get(id)!),
+    raised: ids.flatMap((id) => (after.get(id)! > before.get(id)! ? [[id, String(after.get(id)! - before.get(id)!)]] : [])),
     record() {
       for (const [key, add] of pairs) changed.set(key, (changed.get(key) ?? 0n) + add);
       for (const id of ids) changed.set(totalKey(id), (changed.get(totalKey(id)) ?? 0n) + after.get(id)! - before.get(id)!);
     },
   };
+}
+
+/**
+ * Guards, where it stands in the batch (before the change it was judged for), that the totals the change raises stay
+ * within the bound over the totals as they are then: a change judged on a snapshot behind them (another call's at
+ * the same moment, a replica's file not caught up) runs again, and is judged on them.
+ */
+async function guardRaised(tx: Tx, group: GroupRow, raised: string[][]): Promise<void> {
+  if (!raised.length || !batchOf(tx)) return;
+  await guard(
+    tx,
+    "totals bound",
+    sql`NOT EXISTS (SELECT 1 FROM ${ledgerTotals} t, json_each(${jsonList(raised)}) d WHERE t.currency = ${group.currency}
+      AND t.agent_id = d.value ->> 0 AND t.open_minor + CAST(d.value ->> 1 AS INTEGER) > ${MAX_TOTAL_MINOR})`,
+  );
 }
 
 /** The totals of `ids` in the group's currency and the stored pairs of `rows`, by pair key. */
