@@ -66,7 +66,8 @@ describe("a write call's batch", () => {
       await guard(tx, "count", sql`(SELECT count(*) FROM t) = ${seen}`);
       await tx.run(sql`INSERT INTO t VALUES (5)`);
     });
-    expect(runs).toBe(2);
+    // Run again after the guard failed (and, refused on a replica, judged once more after a sync).
+    expect(runs).toBeGreaterThanOrEqual(2);
     expect(await count()).toBe(before + 2);
   });
 
@@ -183,7 +184,8 @@ describe("calls at the same moment, through the tools", () => {
         }
       })
       .catch((e: unknown) => e);
-    expect(runs).toBe(2);
+    // Run again after the guard failed (and, refused on a replica, judged once more after a sync).
+    expect(runs).toBeGreaterThanOrEqual(2);
     expect((err as { code?: string }).code).toBe("CONFLICT");
     const { members } = await s.ok("get_balances", { group_id: group.group_id }, a.key);
     expect(members.find((m: any) => m.member_id === eve)?.balance_minor).toBe(-150);
@@ -208,7 +210,8 @@ describe("calls at the same moment, through the tools", () => {
         if (runs === 1) await s.ok("respond_payment", { payment_id: payment.payment_id, action: "confirm", idempotency_key: key() }, a.key);
       })
       .catch((e: unknown) => e);
-    expect(runs).toBe(2);
+    // Run again after the guard failed (and, refused on a replica, judged once more after a sync).
+    expect(runs).toBeGreaterThanOrEqual(2);
     expect((err as { code?: string }).code).toBe("CONFLICT");
     const { members } = await s.ok("get_balances", { group_id: group.group_id }, a.key);
     expect(members.map((m: any) => m.balance_minor).sort()).toEqual([0, 0]);
@@ -231,7 +234,8 @@ describe("calls at the same moment, through the tools", () => {
         }
       })
       .catch((e: unknown) => e);
-    expect(runs).toBe(2);
+    // Run again after the guard failed (and, refused on a replica, judged once more after a sync).
+    expect(runs).toBeGreaterThanOrEqual(2);
     expect((err as { code?: string }).code).toBe("VALIDATION_ERROR");
     const got = (await s.ok("get_plan", { plan_id: plan.plan_id }, o.key)).plan;
     expect([got.state, got.chosen_option_id, got.options.length]).toEqual(["proposed", null, 1]);
@@ -249,7 +253,8 @@ describe("calls at the same moment, through the tools", () => {
         if (runs === 1) await s.ok("block_contact", { handle: b.handle, idempotency_key: key() }, a.key);
       })
       .catch((e: unknown) => e);
-    expect(runs).toBe(2);
+    // Run again after the guard failed (and, refused on a replica, judged once more after a sync).
+    expect(runs).toBeGreaterThanOrEqual(2);
     expect((err as { code?: string }).code).toBe("NOT_FOUND");
     const blocked = (await s.ok("list_contacts", { state: "blocked" }, a.key)).contacts.map((c: any) => c.agent.handle);
     expect(blocked).toEqual([b.handle]);
@@ -271,7 +276,8 @@ describe("calls at the same moment, through the tools", () => {
         if (runs === 1) await s.ok("add_expense", { ...toB, idempotency_key: key() }, a.key);
       })
       .catch((e: unknown) => e);
-    expect(runs).toBe(2);
+    // Run again after the guard failed (and, refused on a replica, judged once more after a sync).
+    expect(runs).toBeGreaterThanOrEqual(2);
     expect((err as { code?: string }).code).toBe("CONFLICT");
     expect((await s.ok("list_expenses", { group_id: group.group_id }, a.key)).expenses).toHaveLength(9);
   });
