@@ -242,16 +242,16 @@ export async function archiveGroup({ tx, now, actor }: DomainContext, groupId: s
 /** Leaving or being removed needs a zero balance, else a CONFLICT that names it. */
 async function requireZeroBalance(tx: Tx, g: GroupRow, agentId: string, whose: string): Promise<void> {
   const b = (await groupBalances(tx, g.groupId)).get(agentId) ?? 0n;
-  // Zero when the batch commits too: an expense or payment committed since the call read it fails the guard.
-  if (b === 0n)
-    return guard(tx, "balance zero", sql`coalesce((SELECT balance_minor FROM group_balances WHERE group_id = ${g.groupId} AND agent_id = ${agentId}), 0) = 0`);
-  {
-    const balance = formatBalance(b, g.currency);
-    throw conflict(`${whose} balance in this group is ${balance}; it must be zero first (settle up with record_payment).`, {
-      balance_minor: totalMinor(b),
-      balance,
-    });
+  if (b === 0n) {
+    // Zero when the batch commits too: an expense or payment committed since the call read it fails the guard.
+    const stored = sql`(SELECT balance_minor FROM group_balances WHERE group_id = ${g.groupId} AND agent_id = ${agentId})`;
+    return guard(tx, "balance zero", sql`coalesce(${stored}, 0) = 0`);
   }
+  const balance = formatBalance(b, g.currency);
+  throw conflict(`${whose} balance in this group is ${balance}; it must be zero first (settle up with record_payment).`, {
+    balance_minor: totalMinor(b),
+    balance,
+  });
 }
 
 function requireSharedGroup(g: GroupRow): void {
