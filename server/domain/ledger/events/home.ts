@@ -2,7 +2,8 @@
 // A change to a copy is never made here (it would fork the group's one order of events): the call is sent to the
 // home instead, outside any transaction (server/federation/forward.ts).
 import { desc, eq } from "drizzle-orm";
-import { batchOf, snapshotOf, type Tx } from "../../../../db/client.ts";
+import { snapshotOf, type Tx } from "../../../../db/client.ts";
+import { oncePerCall } from "./per-call.ts";
 import { groupEvents, groupHomes } from "../../../../db/schema/index.ts";
 
 /**
@@ -19,20 +20,9 @@ export class ToHome extends Error {
 }
 
 const readHome = (tx: Tx, groupId: string) => snapshotOf(tx).select().from(groupHomes).where(eq(groupHomes.groupId, groupId)).get();
-type Home = Awaited<ReturnType<typeof readHome>>;
-// A write call's, by its batch (a call run again has a new one): read once however many of its steps ask.
-const homesOfCall = new WeakMap<object, Map<string, Promise<Home>>>();
 
 /** The home server of a group this server keeps a copy of; undefined for a group of this server (or none). */
-export function homeOf(tx: Tx, groupId: string): Promise<Home> {
-  const batch = batchOf(tx);
-  if (!batch) return readHome(tx, groupId);
-  let homes = homesOfCall.get(batch);
-  if (!homes) homesOfCall.set(batch, (homes = new Map()));
-  let home = homes.get(groupId);
-  if (!home) homes.set(groupId, (home = readHome(tx, groupId)));
-  return home;
-}
+export const homeOf = (tx: Tx, groupId: string) => oncePerCall(tx, `home ${groupId}`, () => readHome(tx, groupId));
 
 /** Refuses to change a copy here: ToHome names the server that takes the change. */
 export async function requireHomeHere(tx: Tx, groupId: string): Promise<void> {

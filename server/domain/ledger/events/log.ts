@@ -14,11 +14,10 @@ import { iso } from "../../../clock.ts";
 import { conflict } from "../../../errors.ts";
 import type { Debt } from "../money/fewest-transfers.ts";
 import { homeOf } from "./home.ts";
+import { oncePerCall } from "./per-call.ts";
 import { GENESIS, seal, type GroupEvent, type GroupEventBody } from "./chain.ts";
 
 interface CallState {
-  /** Each group's member servers as this call read them, and the group's creator, who speaks for its events. */
-  servers: Map<string, Promise<Followers>>;
   /** The last event of each group as this call has it: read once, then its own. */
   heads: Map<string, { seq: number; hash: string }>;
   /** Balance changes made since the group's last event of this call, by member (what the next event carries). */
@@ -35,7 +34,7 @@ const calls = new WeakMap<object, CallState>();
 const stateOf = (tx: Tx): CallState => {
   const key = batchOf(tx) ?? tx;
   let s = calls.get(key);
-  if (!s) calls.set(key, (s = { heads: new Map(), deltas: new Map(), servers: new Map(), unsealed: new Set() }));
+  if (!s) calls.set(key, (s = { heads: new Map(), deltas: new Map(), unsealed: new Set() }));
   return s;
 };
 
@@ -174,13 +173,7 @@ interface Followers {
  * The servers of the group's members of other servers, read once a call: a write to a group reads it beside the group
  * (one round trip on a remote primary), for the event it will append.
  */
-export function followersOf(tx: Tx, groupId: string): Promise<Followers> {
-  if (!batchOf(tx)) return readFollowers(tx, groupId);
-  const s = stateOf(tx);
-  let found = s.servers.get(groupId);
-  if (!found) s.servers.set(groupId, (found = readFollowers(tx, groupId)));
-  return found;
-}
+export const followersOf = (tx: Tx, groupId: string): Promise<Followers> => oncePerCall(tx, `followers ${groupId}`, () => readFollowers(tx, groupId));
 
 async function readFollowers(tx: Tx, groupId: string): Promise<Followers> {
   const view = snapshotOf(tx);
