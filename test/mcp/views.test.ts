@@ -2,7 +2,7 @@
 // that render them, and hosts without Apps get exactly the answers they had. In Chromium: a small host page
 // (view-host.ts, with ext-apps' AppBridge) renders each view in a sandboxed frame under the restrictive default
 // policy, with a real tool result from the running server; the test reads what a person sees and presses a button
-// whose tools/call reaches the server. Screenshots land in test-artifacts/.
+// whose tools/call reaches the server. With SVC_TEST_SCREENSHOTS=1, screenshots land in test-artifacts/.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
@@ -11,6 +11,7 @@ import { TOOLS } from "../../server/tools/catalogue.ts";
 import { VIEWS } from "../../server/views/index.ts";
 import { startTestServer, type TestServer } from "../harness.ts";
 import { groupWith, inboxItems, type TestGroup } from "../ledger/ledger-fixtures.ts";
+import { SCREENSHOTS } from "../web/audit.ts";
 import { launchChromium, type Browser } from "../web/chromium.ts";
 import { APPS_CAPABILITIES, ERAS, connectMcp, type McpClient } from "./clients.ts";
 
@@ -150,7 +151,9 @@ describe("in Chromium, through an MCP Apps host", () => {
     return frame;
   }
   const calls = () => page.evaluate(() => window.hostLog.calls);
-  const shot = (name: string) => page.screenshot({ path: join(ARTIFACTS, `view-${name}.png`), fullPage: true });
+  const shot = async (name: string) => {
+    if (SCREENSHOTS) await page.screenshot({ path: join(ARTIFACTS, `view-${name}.png`), fullPage: true });
+  };
   const noOverflow = (frame: Frame) => frame.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth);
 
   test("balances: the chart, the settle-up transfers, and a button whose record_payment reaches the server", async () => {

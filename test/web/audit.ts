@@ -1,7 +1,7 @@
 // The accessibility and layout check of a page in Chromium, for browser tests beyond pages.test.ts: axe-core (run
 // through the DevTools protocol, which the page's CSP does not govern) finds no serious or critical violation at
-// 1280 and 390 px (and, when asked, in the dark color scheme too), nothing scrolls sideways, and a screenshot lands
-// in test-artifacts/.
+// 1280 and 390 px (and, when asked, in the dark color scheme too), nothing scrolls sideways, and with
+// SVC_TEST_SCREENSHOTS=1 a screenshot lands in test-artifacts/ (a full-page PNG costs more than axe's run: off by default).
 import { expect } from "bun:test";
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -9,6 +9,8 @@ import type { Locator, Page } from "playwright-core";
 
 const ROOT = join(import.meta.dir, "../..");
 const ARTIFACTS = join(ROOT, "test-artifacts");
+/** Whether browser tests keep a screenshot of each page they audit or show (test-artifacts/). */
+export const SCREENSHOTS = process.env.SVC_TEST_SCREENSHOTS === "1";
 const AXE_SOURCE = readFileSync(join(ROOT, "node_modules/axe-core/axe.min.js"), "utf8");
 export const VIEWPORTS = [
   { width: 1280, height: 900 },
@@ -26,7 +28,7 @@ export interface AuditOptions {
 
 /** Audits the page as it is now at each width (and, `full`, in both color schemes); ends at 1280 px in light. */
 export async function audit(page: Page, name: string, o: AuditOptions = {}): Promise<void> {
-  mkdirSync(ARTIFACTS, { recursive: true });
+  if (SCREENSHOTS) mkdirSync(ARTIFACTS, { recursive: true });
   const schemes = o.full ? (["light", "dark"] as const) : (["light"] as const);
   const rules = o.full ? { "label-content-name-mismatch": { enabled: true } } : {};
   for (const viewport of VIEWPORTS) {
@@ -48,7 +50,7 @@ export async function audit(page: Page, name: string, o: AuditOptions = {}): Pro
       }, rules);
       const width = await page.evaluate(() => ({ scroll: (globalThis as any).document.documentElement.scrollWidth, inner: (globalThis as any).innerWidth }));
       const shot = `${name}-${viewport.width}${colorScheme === "dark" ? "-dark" : ""}`;
-      await page.screenshot({ path: join(ARTIFACTS, `${shot}.png`), fullPage: true });
+      if (SCREENSHOTS) await page.screenshot({ path: join(ARTIFACTS, `${shot}.png`), fullPage: true });
       expect({
         name,
         viewport: viewport.width,

@@ -10,8 +10,15 @@ export interface Browser {
   close(): Promise<void>;
 }
 
-/** `where`: the browser's time zone and language (Playwright's own by default). */
-export async function launchChromium(viewport = { width: 800, height: 900 }, where: { timezoneId?: string; locale?: string } = {}): Promise<Browser> {
+/**
+ * `where`: the browser's time zone and language (Playwright's own by default). `serviceWorkers`: "allow" for the
+ * tests about the pages kept for reading offline (sw.js); elsewhere the worker is blocked, since it stands in every
+ * navigation (a fetch through it, then a write to its cache) and makes each page load slower without being tested.
+ */
+export async function launchChromium(
+  viewport = { width: 800, height: 900 },
+  where: { timezoneId?: string; locale?: string; serviceWorkers?: "allow" | "block" } = {},
+): Promise<Browser> {
   const setup = Bun.spawnSync(["bash", join(import.meta.dir, "ensure-chromium.sh")], { stdout: "inherit", stderr: "inherit" });
   if (setup.exitCode !== 0) throw new Error("Chromium could not be installed (test/web/ensure-chromium.sh)");
   const profile = mkdtempSync(join(tmpdir(), "svc-chromium-"));
@@ -28,6 +35,7 @@ export async function launchChromium(viewport = { width: 800, height: 900 }, whe
       "--disable-sync",
     ],
     viewport,
+    serviceWorkers: "block",
     ...where,
   });
   return {

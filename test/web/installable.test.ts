@@ -27,7 +27,7 @@ beforeAll(async () => {
   const g = await groupOf(s, [ann, bob], "EUR", "Ferry trip");
   await s.ok("add_expense", { group_id: g.group_id, description: "Ferry tickets", amount: "42.00" }, ann.key);
   groupPath = `/groups/${g.group_id}`;
-  browser = await launchChromium({ width: 390, height: 844 });
+  browser = await launchChromium({ width: 390, height: 844 }, { serviceWorkers: "allow" });
   page = browser.context.pages()[0] ?? (await browser.context.newPage());
 }, 600_000);
 afterAll(async () => {

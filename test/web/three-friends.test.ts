@@ -188,7 +188,8 @@ beforeAll(async () => {
   sink = await MailSink.start();
   // localhost, not 127.0.0.1: a WebAuthn relying party is a domain, never an IP address.
   s = await startTestServer({ host: "localhost", smtpUrl: sink.url, mailFrom: "svc <svc@svc.test>" });
-  browsers.push(...(await Promise.all([launchChromium(PHONE), launchChromium(PHONE), launchChromium(PHONE)])));
+  // Ann reads pages offline at the end: her browser runs the service worker that keeps them.
+  browsers.push(...(await Promise.all([launchChromium(PHONE, { serviceWorkers: "allow" }), launchChromium(PHONE), launchChromium(PHONE)])));
   const pages = await Promise.all(browsers.map(async (b) => b.context.pages()[0] ?? (await b.context.newPage())));
   ann = pages[0]!;
   bob = pages[1]!;
