@@ -68,22 +68,41 @@ export interface TransportOptions {
   method?: string;
   headers?: Record<string, string>;
   body?: string;
+  /**
+   * Connections kept open between requests (federation's peers; default: a new connection each time). A kept one was
+   * checked by `lookup` when it was made.
+   */
+  agent?: http.Agent;
 }
 
 /**
  * One GET (or opts.method) over https (or plain http, which only callers that checked the URL allow) through the
  * given lookup: a redirect is returned as it is (never followed), the body stops at maxBytes, and everything ends
- * at the deadline.
+ * at the deadline. A kept connection the other side closed as a GET or PUT went out (a peer's transaction, which
+ * carries its id) is not an answer: the request is sent once more on a new one. A POST is not: it may have been
+ * acted on, and its caller retries it with its idempotency key.
  */
 export function fetchDocument(url: string, opts: TransportOptions): Promise<FetchedDocument> {
+  return fetchOnce(url, opts).catch((err: unknown) => {
+    if (!(err instanceof KeptConnectionClosed) || !["GET", "PUT"].includes(opts.method ?? "GET")) throw err;
+    return fetchOnce(url, { ...opts, agent: undefined });
+  });
+}
+
+/** A kept connection that failed before any answer came on it. */
+class KeptConnectionClosed extends FetchRefused {}
+
+function fetchOnce(url: string, opts: TransportOptions): Promise<FetchedDocument> {
   const u = new URL(url);
   const timeoutMs = opts.timeoutMs ?? FETCH_TIMEOUT_MS;
   const maxBytes = opts.maxBytes ?? MAX_DOCUMENT_BYTES;
   return new Promise((resolve, reject) => {
+    let answered = false;
     const fail = (err: unknown) => {
       clearTimeout(timer);
       req.destroy();
       const code = (err as { code?: unknown } | null)?.code;
+      if (req.reusedSocket && !answered && !(err instanceof FetchRefused)) return reject(new KeptConnectionClosed("The kept connection closed."));
       reject(
         err instanceof FetchRefused
           ? err
@@ -100,9 +119,10 @@ export function fetchDocument(url: string, opts: TransportOptions): Promise<Fetc
         headers: opts.headers ?? { accept: "application/json", "user-agent": "svc (client metadata fetch)" },
         lookup: opts.lookup as never,
         ca: opts.ca,
-        agent: false,
+        agent: opts.agent ?? false,
       },
       (res) => {
+        answered = true;
         if (Number(res.headers["content-length"]) > maxBytes) return fail(new FetchRefused(`The answer is larger than ${maxBytes} bytes.`));
         const chunks: Buffer[] = [];
         let size = 0;
