@@ -138,13 +138,15 @@ async function requireDeletable(tx: Tx, agent: AgentRow): Promise<void> {
 interface Survey {
   plan: DeletionPlan;
   ids: string[];
-  /** Kept groups: their row, the live others in it. */
-  keptGroups: { g: typeof groups.$inferSelect; others: string[]; role: "owner" | "member" }[];
+  /** Kept groups: their row, the live others in it, and whether it is a copy of a group kept on another server. */
+  keptGroups: { g: typeof groups.$inferSelect; others: string[]; role: "owner" | "member"; copy: boolean }[];
   removedIds: string[];
   /** Local people to tell, each with the kept groups they share with the person. */
   toTell: Map<string, { groups: DeletionGroup[]; contact: boolean }>;
   /** Contacts on other servers: their server is told the contact ended. */
   remoteContacts: { from: string; host: string; address: string }[];
+  /** The other servers that keep groups the person was in, their homes or copies: each is told the account ended. */
+  servers: Set<string>;
   planIds: string[];
   envelopeIds: string[];
 }
@@ -153,22 +155,29 @@ interface Survey {
 async function survey(tx: Tx, agent: AgentRow): Promise<Survey> {
   const ids = await personIds(tx, agent.agentId);
   const memberships = await tx
-    .select({ g: groups, role: groupMembers.role })
+    .select({ g: groups, role: groupMembers.role, home: groupHomes.host })
     .from(groupMembers)
     .innerJoin(groups, eq(groups.groupId, groupMembers.groupId))
+    .leftJoin(groupHomes, eq(groupHomes.groupId, groupMembers.groupId))
     .where(and(eq(groupMembers.agentId, agent.agentId), isNull(groupMembers.leftAt)))
     .orderBy(asc(groups.createdAt), asc(groups.groupId));
   const keptGroups: Survey["keptGroups"] = [];
   const kept: DeletionGroup[] = [];
   const removed: DeletionGroup[] = [];
   const toTell: Survey["toTell"] = new Map();
-  for (const { g, role } of memberships) {
-    // Others who can still read the group: current members with an account (placeholders and deleted ones are retired).
+  const servers = new Set<string>();
+  for (const { g, role, home } of memberships) {
+    if (home) servers.add(home);
+    // Others who can still read the group: current members with an account (placeholders and deleted ones are
+    // retired). Members of other servers read a group kept here through their copies; a copy kept here is read only
+    // by this server's agents. Only this server's agents have an inbox here to be told in.
     const others = await tx
-      .select({ id: groupMembers.agentId })
+      .select({ id: groupMembers.agentId, remote: remoteAgents.host })
       .from(groupMembers)
       .innerJoin(agents, eq(agents.agentId, groupMembers.agentId))
-      .where(and(eq(groupMembers.groupId, g.groupId), isNull(groupMembers.leftAt), isNull(agents.retiredAt), notInArray(groupMembers.agentId, ids)));
+      .leftJoin(remoteAgents, eq(remoteAgents.agentId, groupMembers.agentId))
+      .where(and(eq(groupMembers.groupId, g.groupId), isNull(groupMembers.leftAt), isNull(agents.retiredAt), notInArray(groupMembers.agentId, ids)))
+      .then((rows) => (home ? rows.filter((r) => r.remote === null) : rows));
     const b = (await balancesOfGroup(tx, g.groupId)).get(agent.agentId) ?? 0n;
     const entry: DeletionGroup = {
       group_id: g.groupId,
@@ -183,8 +192,12 @@ async function survey(tx: Tx, agent: AgentRow): Promise<Survey> {
       continue;
     }
     kept.push(entry);
-    keptGroups.push({ g, others: others.map((o) => o.id), role });
+    keptGroups.push({ g, others: others.map((o) => o.id), role, copy: home !== null });
     for (const o of others) {
+      if (o.remote !== null) {
+        servers.add(o.remote);
+        continue;
+      }
       const t = toTell.get(o.id) ?? { groups: [], contact: false };
       t.groups.push(entry);
       toTell.set(o.id, t);
@@ -246,6 +259,7 @@ async function survey(tx: Tx, agent: AgentRow): Promise<Survey> {
     removedIds: removed.map((r) => r.group_id),
     toTell,
     remoteContacts,
+    servers,
     planIds,
     envelopeIds,
   };
@@ -267,47 +281,16 @@ export async function deleteAccount(tx: Tx, now: Date, agent: AgentRow): Promise
   const { ids } = s;
   const at = iso(now);
 
-  // The ledger: in each kept group the person stays a member under their name; an owner's role passes on.
-  for (const { g, others, role } of s.keptGroups) {
-    if (role === "owner") {
-      await tx
-        .update(groupMembers)
-        .set({ role: "member" })
-        .where(and(eq(groupMembers.groupId, g.groupId), eq(groupMembers.agentId, agent.agentId)));
-      // The other members' rows, as the call read them: it has written only the leaver's.
-      const owner = await snapshotOf(tx)
-        .select({ id: groupMembers.agentId })
-        .from(groupMembers)
-        .where(and(eq(groupMembers.groupId, g.groupId), isNull(groupMembers.leftAt), eq(groupMembers.role, "owner"), inArray(groupMembers.agentId, others)))
-        .get();
-      if (!owner) {
-        // The longest-standing member with an account takes over, as when an owner leaves.
-        const next = await snapshotOf(tx)
-          .select({ id: groupMembers.agentId })
-          .from(groupMembers)
-          .where(and(eq(groupMembers.groupId, g.groupId), isNull(groupMembers.leftAt), inArray(groupMembers.agentId, others)))
-          .orderBy(asc(groupMembers.joinedAt), sql`rowid`)
-          .get();
-        if (next)
-          await tx
-            .update(groupMembers)
-            .set({ role: "owner" })
-            .where(and(eq(groupMembers.groupId, g.groupId), eq(groupMembers.agentId, next.id)));
-      }
-    }
-    await logActivity(tx, now, {
-      groupId: g.groupId,
-      actorId: agent.agentId,
-      action: "account_deleted",
-      summary: `@${agent.handle} deleted their account; they stay in the ledger as a former member`,
-    });
-  }
+  await stayAsFormerMember(tx, now, agent, s.keptGroups, "deleted their account");
   for (const groupId of s.removedIds) await removeGroup(tx, groupId);
   await tx.delete(groupInvites).where(inArray(groupInvites.targetId, ids));
 
   // Told before the contacts go; a ledger-wide notice, from nobody (the person has no inbox to answer from).
   await tellOthers(tx, now, agent, s.toTell);
   for (const r of s.remoteContacts) await enqueue(tx, now, r.host, { type: "contact.remove", from: r.from, to: r.address });
+  // The other servers that keep groups they were in (homes and copies): there too they become a former member, their
+  // members are told, and a home stops sending this server the events of a group nobody here reads any more.
+  for (const host of s.servers) await enqueue(tx, now, host, { type: "account.deleted", from: agent.agentId });
 
   // Credentials and sign-in: every client and what hangs on it.
   // (The clients themselves go last: the others are found through them.)
@@ -374,7 +357,7 @@ export async function deleteAccount(tx: Tx, now: Date, agent: AgentRow): Promise
     .where(
       and(
         sql`json_extract(${federationOutbox.event}, '$.from') IN (${listOf(ids)})`,
-        sql`json_extract(${federationOutbox.event}, '$.type') <> 'contact.remove'`,
+        sql`json_extract(${federationOutbox.event}, '$.type') NOT IN ('contact.remove', 'account.deleted')`,
       ),
     );
 
@@ -403,6 +386,64 @@ export async function deleteAccount(tx: Tx, now: Date, agent: AgentRow): Promise
     .set({ retiredAt: at })
     .where(and(inArray(agents.agentId, ids), isNull(agents.retiredAt)));
   return { ...s.plan, deleted_at: at };
+}
+
+/**
+ * An agent of another server whose account was deleted there (its server's `account.deleted`): in the groups kept
+ * here it stays a former member as a local one would, under its name and with its balance; the members of this
+ * server are told; a group left with nobody who can read it goes; and no group's events are sent to its server for
+ * it any more (its row is retired: log.ts followers).
+ */
+export async function remoteAccountDeleted(tx: Tx, now: Date, agent: AgentRow, host: string): Promise<void> {
+  const s = await survey(tx, agent);
+  await stayAsFormerMember(tx, now, agent, s.keptGroups, "deleted their account on their server");
+  for (const groupId of s.removedIds) await removeGroup(tx, groupId);
+  await tellOthers(tx, now, agent, s.toTell, `their server (${host})`);
+  await tx.delete(contacts).where(or(eq(contacts.ownerId, agent.agentId), eq(contacts.otherId, agent.agentId)));
+  const at = iso(now);
+  await tx.update(agents).set({ deletedAt: at, retiredAt: at }).where(eq(agents.agentId, agent.agentId));
+}
+
+/**
+ * The ledger: in each kept group the person stays a member under their name; an owner's role passes on. A copy of a
+ * group kept on another server is left as it is: its home changes it, and its events bring the change here.
+ */
+async function stayAsFormerMember(tx: Tx, now: Date, agent: AgentRow, keptGroups: Survey["keptGroups"], what: string): Promise<void> {
+  for (const { g, others, role, copy } of keptGroups) {
+    if (copy) continue;
+    if (role === "owner") {
+      await tx
+        .update(groupMembers)
+        .set({ role: "member" })
+        .where(and(eq(groupMembers.groupId, g.groupId), eq(groupMembers.agentId, agent.agentId)));
+      // The other members' rows, as the call read them: it has written only the leaver's.
+      const owner = await snapshotOf(tx)
+        .select({ id: groupMembers.agentId })
+        .from(groupMembers)
+        .where(and(eq(groupMembers.groupId, g.groupId), isNull(groupMembers.leftAt), eq(groupMembers.role, "owner"), inArray(groupMembers.agentId, others)))
+        .get();
+      if (!owner) {
+        // The longest-standing member with an account takes over, as when an owner leaves.
+        const next = await snapshotOf(tx)
+          .select({ id: groupMembers.agentId })
+          .from(groupMembers)
+          .where(and(eq(groupMembers.groupId, g.groupId), isNull(groupMembers.leftAt), inArray(groupMembers.agentId, others)))
+          .orderBy(asc(groupMembers.joinedAt), sql`rowid`)
+          .get();
+        if (next)
+          await tx
+            .update(groupMembers)
+            .set({ role: "owner" })
+            .where(and(eq(groupMembers.groupId, g.groupId), eq(groupMembers.agentId, next.id)));
+      }
+    }
+    await logActivity(tx, now, {
+      groupId: g.groupId,
+      actorId: agent.agentId,
+      action: "account_deleted",
+      summary: `@${agent.handle} ${what}; they stay in the ledger as a former member`,
+    });
+  }
 }
 
 /** A group or direct ledger nobody with an account can read any more: every row of it goes, its placeholders too. */
@@ -437,7 +478,7 @@ async function removeGroup(tx: Tx, groupId: string): Promise<void> {
 }
 
 /** One network.account_deleted item to each person told, naming only the groups they share with the person. */
-async function tellOthers(tx: Tx, now: Date, agent: AgentRow, toTell: Survey["toTell"]): Promise<void> {
+async function tellOthers(tx: Tx, now: Date, agent: AgentRow, toTell: Survey["toTell"], server = "this server"): Promise<void> {
   const source = "group name, written by the group's members";
   const ds: Delivery[] = [];
   for (const [to, t] of toTell) {
@@ -449,7 +490,7 @@ async function tellOthers(tx: Tx, now: Date, agent: AgentRow, toTell: Survey["to
       to,
       type: ACCOUNT_DELETED_ITEM,
       from: null,
-      summaryMd: `@${agent.handle} deleted their account on this server.${where}${contact}`,
+      summaryMd: `@${agent.handle} deleted their account on ${server}.${where}${contact}`,
       payload: {
         handle: agent.handle,
         display_name: agent.displayName,

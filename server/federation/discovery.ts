@@ -7,10 +7,10 @@ import { selfHost } from "./scope.ts";
 
 export const FEDERATION_VERSIONS = ["1"];
 /**
- * What this server takes beyond version 1 as first released: a sender adds such a field only for a peer that lists
- * it, since a peer of an earlier release refuses an event with a field it does not know.
+ * What this server takes beyond version 1 as first released: a sender adds such a field, or sends such an event type,
+ * only to a peer that lists it, since a peer of an earlier release refuses an event it does not know.
  */
-export const FEDERATION_FEATURES = ["envelope.recipients"] as const;
+export const FEDERATION_FEATURES = ["envelope.recipients", "account.deleted"] as const;
 
 const cached = (body: unknown) =>
   new Response(JSON.stringify(body), {

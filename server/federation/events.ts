@@ -24,6 +24,7 @@ import {
 import { receiveEnvelope } from "../domain/mail/envelopes.ts";
 import { receivePlan, receivePlanResponse } from "../domain/plans/plans.ts";
 import { DateTimeInput, PlanDescription, PlanTitle, Place, PLAN_STATES, RESPONSES } from "../contract/plans.ts";
+import { remoteAccountDeleted } from "../domain/account-deletion.ts";
 import { agentById, type AgentRow } from "../domain/agents.ts";
 import { remoteAgents } from "../../db/schema/index.ts";
 import { and, eq } from "drizzle-orm";
@@ -72,6 +73,8 @@ export const FederationEvent = z.discriminatedUnion("type", [
   }),
   z.strictObject({ id: Id, type: z.literal("contact.accept"), from: Address, display_name: Name, to: Address }),
   z.strictObject({ id: Id, type: z.literal("contact.remove"), from: Address, display_name: Name, to: Address }),
+  /** Its sender's account was deleted on its server (a feature beyond version 1: discovery.ts). */
+  z.strictObject({ id: Id, type: z.literal("account.deleted"), from: Address, display_name: Name }),
   z.strictObject({
     id: Id,
     type: z.literal("envelope"),
@@ -303,6 +306,11 @@ async function apply(r: Receiver, c: TxNow, e: FederationEvent): Promise<void> {
       if (local && them) await removedByRemote(tx, them, local);
       return;
     }
+    case "account.deleted": {
+      const them = await knownRemote(c, e.from);
+      if (them && !them.retiredAt) await remoteAccountDeleted(tx, now, them, r.origin);
+      return;
+    }
     case "envelope": {
       // Before anything about the recipients: the answer then depends only on what the sender sent.
       if (!(await takeRemoteEnvelopeBudget(tx, now, e.from, envelopeBytes(e), r.quotas.envelopeBytesPerDay))) throw new Refused();
@@ -367,6 +375,8 @@ export async function outgoingEvent(
 ): Promise<Record<string, unknown> | null> {
   const from = await senderAddress(c, String(event.from), selfHost);
   if (!from) return null;
+  // A peer of an earlier release refuses an event type it does not know: what it would refuse is not sent.
+  if (event.type === "account.deleted" && !peerFeatures.has("account.deleted")) return null;
   const { recipients: ids, ...rest } = event;
   if (!Array.isArray(ids) || !peerFeatures.has("envelope.recipients")) return { ...rest, ...from };
   const recipients: string[] = [];

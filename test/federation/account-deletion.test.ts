@@ -1,5 +1,8 @@
 // An account deleted on one server, with a contact on another: that server is told the contact ended (contact.remove,
-// as remove_contact sends it); the other side keeps the mail it received.
+// as remove_contact sends it); the other side keeps the mail it received. A member of groups kept on another server,
+// or of its own server's groups with members there: those servers are told (account.deleted); there too it stays a
+// former member with its balance, their members are told, and no group's events go to its server for it any more.
+import { createClient } from "@libsql/client";
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { connect, startServers, until, type FedServer } from "./servers.ts";
 
@@ -14,6 +17,17 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => close?.());
 
+/** Deletes an account with the operator's command, on the server's database beside the running server. */
+async function deleteUser(S: FedServer, handle: string) {
+  const deleted = Bun.spawn(["bun", "run", "cli/main.ts", "users", "delete", handle, "--yes", "--json", "--db", `file:${S.db}`], {
+    cwd: `${import.meta.dir}/../..`,
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  expect(await deleted.exited).toBe(0);
+  return JSON.parse(await new Response(deleted.stdout).text());
+}
+
 test("the contact on the other server ends; the mail it received stays", async () => {
   const cleo = await A.register("cleo");
   const ravi = await B.register("ravi");
@@ -25,13 +39,7 @@ test("the contact on the other server ends; the mail it received stays", async (
   );
 
   // The operator of A deletes cleo (the admin command, on A's database beside the running server).
-  const deleted = Bun.spawn(["bun", "run", "cli/main.ts", "users", "delete", "cleo", "--yes", "--json", "--db", `file:${A.db}`], {
-    cwd: `${import.meta.dir}/../..`,
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  expect(await deleted.exited).toBe(0);
-  expect(JSON.parse(await new Response(deleted.stdout).text())).toMatchObject({ handle: "cleo", contacts: 1 });
+  expect(await deleteUser(A, "cleo")).toMatchObject({ handle: "cleo", contacts: 1 });
 
   await until(
     () => B.ok("list_contacts", {}, ravi.key),
@@ -42,3 +50,70 @@ test("the contact on the other server ends; the mail it received stays", async (
   expect((await B.call("send_envelope", { to: [cleoOnB], subject: "Hello?", body_md: "x" }, ravi.key)).status).toBe(404);
   expect((await A.call("get_me", {}, cleo.key)).status).toBe(401);
 }, 60_000);
+
+test("a member of groups on both servers: the other server keeps them as a former member, tells its members, and stops sending", async () => {
+  const alice = await A.register("alice");
+  const bob = await B.register("bob");
+  const { yOnX: bobOnA, xOnY: aliceOnB } = await connect(A, alice, B, bob);
+  /** A group made on S by its agent with the other server's agent invited, who accepts there. */
+  const shared = async (S: FedServer, owner: { key: string }, O: FedServer, guest: { key: string }, alias: string, name: string) => {
+    const { group } = await S.ok("create_group", { name, currency: "EUR" }, owner.key);
+    await S.ok("create_group_invite", { group_id: group.group_id, handle: alias }, owner.key);
+    const items = await until(
+      () => O.ok("get_inbox", {}, guest.key).then((d) => d.items as any[]),
+      (xs) => xs.some((i) => i.type === "group.invitation" && i.payload.group_id === group.group_id),
+    );
+    const invite = items.find((i) => i.type === "group.invitation" && i.payload.group_id === group.group_id);
+    await O.ok("respond_group_invite", { invite_id: invite.refs.invite_id, action: "accept" }, guest.key);
+    await until(
+      () => O.call("get_group", { group_id: group.group_id }, guest.key),
+      (r) => r.status === 200,
+    );
+    return group.group_id as string;
+  };
+  const onA = await shared(A, alice, B, bob, bobOnA, "Kept on A");
+  const onB = await shared(B, bob, A, alice, aliceOnB, "Kept on B");
+  // alice paid 30.00 on A's group, split between the two: bob owes 15.00 there.
+  await A.ok("add_expense", { group_id: onA, description: "Dinner", amount: "30.00" }, alice.key);
+  await until(
+    () => B.ok("list_expenses", { group_id: onA }, bob.key),
+    (d) => d.expenses.length === 1,
+  );
+
+  expect(await deleteUser(B, "bob")).toMatchObject({ handle: "bob" });
+
+  // A tells alice once, naming both groups she shares with him (the one it keeps and its copy of B's), with his balance.
+  const notice = await until(
+    () => A.ok("get_inbox", {}, alice.key).then((d) => (d.items as any[]).filter((i) => i.type === "network.account_deleted")),
+    (xs) => xs.length > 0,
+  );
+  expect(notice).toHaveLength(1);
+  expect(notice[0].payload.handle).toBe(bobOnA);
+  const groups = Object.fromEntries((notice[0].payload.groups as any[]).map((g) => [g.group_id, g.their_balance_minor]));
+  expect(groups).toEqual({ [onA]: -1500, [onB]: 0 });
+  expect(notice[0].summary_md).toContain(`deleted their account on their server (${B.host})`);
+
+  // On A he stays a member with his balance; the balances still sum to zero.
+  const members = (await A.ok("get_group", { group_id: onA }, alice.key)).group.members as any[];
+  expect(members.map((m) => m.balance_minor).sort()).toEqual([-1500, 1500]);
+
+  // B kept its copy of A's group for bob alone: it goes. Its own group stays, bob a former member there.
+  const dbB = createClient({ url: `file:${B.db}` });
+  try {
+    const kept = async (id: string) => Number((await dbB.execute({ sql: "SELECT count(*) AS n FROM groups WHERE group_id = ?", args: [id] })).rows[0]!.n);
+    expect([await kept(onA), await kept(onB)]).toEqual([0, 1]);
+  } finally {
+    dbB.close();
+  }
+
+  // A's next expense in its group goes to no other server: nobody on B reads it any more.
+  const db = createClient({ url: `file:${A.db}` });
+  try {
+    const toB = async () => Number((await db.execute({ sql: "SELECT count(*) AS n FROM federation_outbox WHERE destination = ?", args: [B.host] })).rows[0]!.n);
+    const before = await toB();
+    await A.ok("add_expense", { group_id: onA, description: "Taxi", amount: "10.00" }, alice.key);
+    expect(await toB()).toBe(before);
+  } finally {
+    db.close();
+  }
+}, 90_000);

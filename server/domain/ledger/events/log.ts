@@ -8,7 +8,7 @@
 //   forks. A call that makes several events (an import) numbers them on from its own.
 import { and, asc, desc, eq, gt, isNull, ne, sql } from "drizzle-orm";
 import { batchOf, guard, guardChanged, snapshotOf, type Tx } from "../../../../db/client.ts";
-import { groupEvents, groupMembers, groups, remoteAgents } from "../../../../db/schema/index.ts";
+import { agents, groupEvents, groupMembers, groups, remoteAgents } from "../../../../db/schema/index.ts";
 import { enqueue, parseAddress, remoteOf } from "../../federation.ts";
 import { iso } from "../../../clock.ts";
 import { conflict } from "../../../errors.ts";
@@ -181,7 +181,9 @@ async function readFollowers(tx: Tx, groupId: string): Promise<Followers> {
     .selectDistinct({ host: remoteAgents.host })
     .from(groupMembers)
     .innerJoin(remoteAgents, eq(remoteAgents.agentId, groupMembers.agentId))
-    .where(and(eq(groupMembers.groupId, groupId), isNull(groupMembers.leftAt)));
+    .innerJoin(agents, eq(agents.agentId, groupMembers.agentId))
+    // A member whose account was deleted on its server (account.deleted) stays, retired: its server is not sent to.
+    .where(and(eq(groupMembers.groupId, groupId), isNull(groupMembers.leftAt), isNull(agents.retiredAt)));
   const group = rows.length ? await view.select({ createdBy: groups.createdBy }).from(groups).where(eq(groups.groupId, groupId)).get() : undefined;
   return { hosts: new Set(rows.map((r) => r.host)), from: group?.createdBy ?? null };
 }
