@@ -140,6 +140,7 @@ interface Survey {
   ids: string[];
   /** Kept groups: their row, the live others in it, and whether it is a copy of a group kept on another server. */
   keptGroups: { g: typeof groups.$inferSelect; others: string[]; role: "owner" | "member"; copy: boolean }[];
+  /** Groups whose rows go: those nobody else can read, and copies kept here for the person alone. */
   removedIds: string[];
   /** Local people to tell, each with the kept groups they share with the person. */
   toTell: Map<string, { groups: DeletionGroup[]; contact: boolean }>;
@@ -164,6 +165,7 @@ async function survey(tx: Tx, agent: AgentRow): Promise<Survey> {
   const keptGroups: Survey["keptGroups"] = [];
   const kept: DeletionGroup[] = [];
   const removed: DeletionGroup[] = [];
+  const removedIds: string[] = [];
   const toTell: Survey["toTell"] = new Map();
   const servers = new Set<string>();
   for (const { g, role, home } of memberships) {
@@ -188,7 +190,9 @@ async function survey(tx: Tx, agent: AgentRow): Promise<Survey> {
       balance: formatBalance(b, g.currency),
     };
     if (!others.length) {
-      removed.push(entry);
+      // A copy kept here for the person alone goes; the group lives on at its home, the person a former member there.
+      (home ? kept : removed).push(entry);
+      removedIds.push(g.groupId);
       continue;
     }
     kept.push(entry);
@@ -256,7 +260,7 @@ async function survey(tx: Tx, agent: AgentRow): Promise<Survey> {
     },
     ids,
     keptGroups,
-    removedIds: removed.map((r) => r.group_id),
+    removedIds,
     toTell,
     remoteContacts,
     servers,
@@ -399,6 +403,7 @@ export async function remoteAccountDeleted(tx: Tx, now: Date, agent: AgentRow, h
   await stayAsFormerMember(tx, now, agent, s.keptGroups, "deleted their account on their server");
   for (const groupId of s.removedIds) await removeGroup(tx, groupId);
   await tellOthers(tx, now, agent, s.toTell, `their server (${host})`);
+  await tx.delete(groupInvites).where(eq(groupInvites.targetId, agent.agentId));
   await tx.delete(contacts).where(or(eq(contacts.ownerId, agent.agentId), eq(contacts.otherId, agent.agentId)));
   const at = iso(now);
   await tx.update(agents).set({ deletedAt: at, retiredAt: at }).where(eq(agents.agentId, agent.agentId));
