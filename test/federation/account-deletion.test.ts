@@ -2,9 +2,8 @@
 // as remove_contact sends it); the other side keeps the mail it received. A member of groups kept on another server,
 // or of its own server's groups with members there: those servers are told (account.deleted); there too it stays a
 // former member with its balance, their members are told, and no group's events go to its server for it any more.
-import { createClient } from "@libsql/client";
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { connect, startServers, until, type FedServer } from "./servers.ts";
+import { connect, onFile, startServers, until, type FedServer } from "./servers.ts";
 
 let close: () => Promise<void>;
 let A: FedServer;
@@ -100,22 +99,12 @@ test("a member of groups on both servers: the other server keeps them as a forme
   expect(members.map((m) => m.balance_minor).sort()).toEqual([-1500, 1500]);
 
   // B kept its copy of A's group for bob alone: it goes. Its own group stays, bob a former member there.
-  const dbB = createClient({ url: `file:${B.db}` });
-  try {
-    const kept = async (id: string) => Number((await dbB.execute({ sql: "SELECT count(*) AS n FROM groups WHERE group_id = ?", args: [id] })).rows[0]!.n);
-    expect([await kept(onA), await kept(onB)]).toEqual([0, 1]);
-  } finally {
-    dbB.close();
-  }
+  const kept = (id: string) => onFile(B, (db) => db.query("SELECT count(*) AS n FROM groups WHERE group_id = ?").get(id) as { n: number }).n;
+  expect([kept(onA), kept(onB)]).toEqual([0, 1]);
 
   // A's next expense in its group goes to no other server: nobody on B reads it any more.
-  const db = createClient({ url: `file:${A.db}` });
-  try {
-    const toB = async () => Number((await db.execute({ sql: "SELECT count(*) AS n FROM federation_outbox WHERE destination = ?", args: [B.host] })).rows[0]!.n);
-    const before = await toB();
-    await A.ok("add_expense", { group_id: onA, description: "Taxi", amount: "10.00" }, alice.key);
-    expect(await toB()).toBe(before);
-  } finally {
-    db.close();
-  }
+  const toB = () => onFile(A, (db) => db.query("SELECT count(*) AS n FROM federation_outbox WHERE destination = ?").get(B.host) as { n: number }).n;
+  const before = toB();
+  await A.ok("add_expense", { group_id: onA, description: "Taxi", amount: "10.00" }, alice.key);
+  expect(toB()).toBe(before);
 }, 90_000);

@@ -2,8 +2,7 @@
 // C. A orders every ledger event; B and C keep a read copy fed by A's events, checked on arrival, and answer reads
 // from it locally.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { Database } from "bun:sqlite";
-import { connect, startServers, until, type FedServer } from "./servers.ts";
+import { connect, onFile, startServers, until, type FedServer } from "./servers.ts";
 import { startFakePeer, type FakePeer } from "./fake-peer.ts";
 import { McpSession } from "../hardening/transports.ts";
 import { canonical, sha256, verifyChain } from "../../server/domain/ledger/events/chain.ts";
@@ -26,16 +25,6 @@ afterAll(async () => {
   F?.stop();
 });
 
-/** A server's database file, read (and, for the forgery, written) beside the running server. */
-function onFile<T>(S: FedServer, f: (db: Database) => T): T {
-  const db = new Database(S.db);
-  try {
-    db.exec("PRAGMA busy_timeout = 5000");
-    return f(db);
-  } finally {
-    db.close();
-  }
-}
 const chainOf = (S: FedServer, g: string) =>
   onFile(
     S,

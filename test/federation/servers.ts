@@ -1,4 +1,5 @@
 // Several svc servers on loopback ports, federating with each other (allowlist mode), as child processes.
+import { Database } from "bun:sqlite";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -123,4 +124,15 @@ export async function connect(X: FedServer, x: { key: string }, Y: FedServer, y:
  */
 export async function awayFromMinuteEdge(ms = 5_000): Promise<void> {
   while (60_000 - (Date.now() % 60_000) < ms) await Bun.sleep(60_000 - (Date.now() % 60_000) + 10);
+}
+
+/** A server's database file, read (or written, as a forger or an earlier release would) beside the running server. */
+export function onFile<T>(S: FedServer, f: (db: Database) => T): T {
+  const db = new Database(S.db);
+  try {
+    db.exec("PRAGMA busy_timeout = 5000");
+    return f(db);
+  } finally {
+    db.close();
+  }
 }

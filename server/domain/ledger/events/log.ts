@@ -11,11 +11,11 @@ import { batchOf, guard, guardChanged, snapshotOf, type Tx } from "../../../../d
 import { agents, groupEvents, groupMembers, groups, remoteAgents } from "../../../../db/schema/index.ts";
 import { enqueue, parseAddress, remoteOf } from "../../federation.ts";
 import { iso } from "../../../clock.ts";
-import { conflict } from "../../../errors.ts";
 import type { Debt } from "../money/fewest-transfers.ts";
 import { homeOf } from "./home.ts";
 import { oncePerCall } from "./per-call.ts";
 import { GENESIS, seal, type GroupEvent, type GroupEventBody } from "./chain.ts";
+import { eventsFromState } from "./from-state.ts";
 
 interface CallState {
   /** The last event of each group as this call has it: read once, then its own. */
@@ -227,20 +227,30 @@ async function shareWithMemberServers(
 }
 
 /**
- * Refuses an agent of another server into a group whose chain does not start with its creation (a group made before
- * svc kept one): its server could not build a copy from the events.
+ * Before an agent of another server joins a group, its chain must start with the group's creation, for its server to
+ * build a copy from the events. A group made before svc kept chains (from-state.ts) gets one now, in this call's
+ * batch, built from what it holds: no other server has seen its events, and the call runs again if the group changed
+ * since it was read.
  */
-export async function requireChainFromStart(tx: Tx, groupId: string): Promise<void> {
+export async function chainFromStart(tx: Tx, groupId: string): Promise<void> {
+  const s = stateOf(tx);
   // Created by this very call (create_group with members): its chain starts now.
-  if (stateOf(tx).heads.has(groupId) && !(await headOf(tx, groupId)).seq) return;
+  if (s.heads.has(groupId) && !(await headOf(tx, groupId)).seq) return;
   const first = await snapshotOf(tx)
     .select({ type: groupEvents.type })
     .from(groupEvents)
     .where(and(eq(groupEvents.groupId, groupId), eq(groupEvents.seq, 1)))
     .get();
-  if (first?.type !== "group_created") {
-    throw conflict(
-      "This group was made before svc kept each group's ledger as one chain of events, so agents of other servers cannot join it; create a new group for them.",
-    );
+  if (first?.type === "group_created") return;
+  await guardLedgerAsRead(tx, groupId);
+  const bodies = await eventsFromState(tx, groupId);
+  await tx.delete(groupEvents).where(eq(groupEvents.groupId, groupId));
+  let head = { seq: 0, hash: GENESIS };
+  for (const b of bodies) {
+    const sealed = seal({ ...b, seq: head.seq + 1, prev_hash: head.hash });
+    head = { seq: head.seq + 1, hash: sealed.hash };
+    await tx.insert(groupEvents).values({ groupId, seq: head.seq, type: b.type, body: sealed.body, hash: sealed.hash });
   }
+  s.heads.set(groupId, head);
+  s.unsealed.delete(groupId);
 }

@@ -17,7 +17,7 @@ import { isMember, requireWritable, type GroupRow } from "./membership.ts";
 import { logActivity } from "./activity.ts";
 import { enqueue, ON_ANOTHER_SERVER, remoteOf } from "../../federation.ts";
 import { memberData } from "../events/members.ts";
-import { requireChainFromStart } from "../events/log.ts";
+import { chainFromStart } from "../events/log.ts";
 import { addPlaceholder, claimPlaceholder, isClaimCode, renewPlaceholderLink } from "./placeholders.ts";
 
 type InviteRow = typeof groupInvites.$inferSelect;
@@ -87,7 +87,7 @@ export async function inviteAgent(ctx: DomainContext, g: GroupRow, them: AgentRo
   // truth stays here, and its server keeps a copy once it joins (events/log.ts).
   const remote = await remoteOf(tx, them.agentId);
   if (remote && g.kind === "direct") throw conflict(ON_ANOTHER_SERVER, { handle: them.handle });
-  if (remote) await requireChainFromStart(tx, g.groupId);
+  if (remote) await chainFromStart(tx, g.groupId);
   if (await isMember(tx, g.groupId, them.agentId)) throw conflict(`@${them.handle} is already a member of this group.`, { handle: them.handle });
   const blocked = await hasBlocked(tx, them.agentId, actor.agentId);
   // Asking again returns the open invitation: the usable one, or while blocked the unusable one, alike. By its key, as
@@ -323,7 +323,7 @@ export async function joinByCode(ctx: DomainContext, code: string): Promise<{ gr
   if (!row) throw notFound("Invite code (no group has it; ask for a fresh one)");
   const g = await groupRow(tx, row.groupId);
   if (await isMember(tx, g.groupId, agentId)) return { groupId: g.groupId, joined: false };
-  if (await remoteOf(tx, agentId)) await requireChainFromStart(tx, g.groupId);
+  if (await remoteOf(tx, agentId)) await chainFromStart(tx, g.groupId);
   if (g.archived) throw conflict("The group is archived and read-only; ask a member to unarchive it first.");
   if (row.expiresAt <= iso(now)) throw conflict(`This invite code expired at ${row.expiresAt}; ask for a new one.`);
   if (row.uses >= row.maxUses) throw conflict(`This invite code has been used its maximum of ${row.maxUses} times; ask for a new one.`);

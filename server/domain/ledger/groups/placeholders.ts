@@ -31,7 +31,7 @@ import { quoted } from "../../untrusted.ts";
 import { groupBalances as balancesOfGroup } from "../balances/balances.ts";
 import { applyDebts } from "../balances/pairs.ts";
 import { memberData } from "../events/members.ts";
-import { guardLedgerAsRead, requireChainFromStart } from "../events/log.ts";
+import { guardLedgerAsRead, chainFromStart } from "../events/log.ts";
 import { remoteOf } from "../../federation.ts";
 import { formatAmount, formatBalance, moneyText, totalMinor } from "../money/amounts.ts";
 import { logActivity } from "./activity.ts";
@@ -266,7 +266,7 @@ export async function claimPlaceholder(ctx: DomainContext, code: string): Promis
     );
   }
   if (g.archived) throw conflict("The group is archived and read-only; ask a member to unarchive it first.");
-  if (await remoteOf(tx, me)) await requireChainFromStart(tx, g.groupId);
+  if (await remoteOf(tx, me)) await chainFromStart(tx, g.groupId);
   await requireRoomForGroup(tx, me, quotasOf(ctx).groups);
   const overlap = await tx
     .select({ id: expenseShares.expenseId })
