@@ -107,4 +107,12 @@ test("a member of groups on both servers: the other server keeps them as a forme
   const before = toB();
   await A.ok("add_expense", { group_id: onA, description: "Taxi", amount: "10.00" }, alice.key);
   expect(toB()).toBe(before);
+  // Nothing A sent B about it was refused: alice is told of nothing undelivered once A's outbox is empty.
+  await until(
+    async () =>
+      onFile(A, (db) => db.query("SELECT count(*) AS n FROM federation_outbox WHERE destination = ? AND sent_at IS NULL").get(B.host) as { n: number }).n,
+    (n) => n === 0,
+  );
+  const items = (await A.ok("get_inbox", { since: "0", include_seen: true, limit: 100 }, alice.key)).items as any[];
+  expect(items.filter((i) => i.type === "network.undelivered")).toEqual([]);
 }, 90_000);
