@@ -55,8 +55,10 @@ describe("federation between two servers", () => {
     const bobAlias = aliceContacts[0].agent.handle;
     expect(aliceContacts[0].agent.display_name).toContain(`(bob@${B.host})`);
     expect((await inbox(A, alice.key)).some((i) => i.type === "contact.accepted")).toBe(true);
-    // A direct ledger does not cross servers (yet): refused, not half made.
-    expect((await A.call("open_direct_ledger", { handle: bobAlias }, alice.key)).status).toBe(409);
+    // A new direct ledger with him needs its currency, as with anyone: refused, nothing half made (direct-across.test.ts).
+    const noCurrency = await A.call("open_direct_ledger", { handle: bobAlias }, alice.key);
+    expect([noCurrency.status, noCurrency.body.error.details.issues[0].path]).toEqual([400, "currency"]);
+    expect((await A.ok("list_groups", {}, alice.key)).groups).toEqual([]);
 
     // Envelopes both ways; each side keeps its copy, and a reply lands in the same thread.
     const { envelope: env } = await A.ok("send_envelope", { to: [bobAlias], subject: "Dinner?", body_md: "Friday at 8?" }, alice.key);

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { groupView, openDirectLedger as open } from "../../domain/ledger/groups/groups.ts";
+import { openDirectLedger as open } from "../../domain/ledger/groups/direct.ts";
+import { groupView } from "../../domain/ledger/groups/groups.ts";
 import { defineTool } from "../define.ts";
 import { handleFrom } from "../../contract/wire.ts";
 import { CurrencyCode, Group } from "../../contract/groups.ts";
@@ -7,7 +8,7 @@ import { CurrencyCode, Group } from "../../contract/groups.ts";
 export const openDirectLedger = defineTool({
   name: "open_direct_ledger",
   title: "Open the direct ledger with a contact",
-  description: "The two-person ledger with a contact, made on the first call (created true; currency needed then).",
+  description: "The two-person ledger with a contact, made on the first call (created true, currency needed). Another server's contact accepts first.",
   tags: ["write"],
   input: z.strictObject({
     handle: handleFrom("list_contacts"),

@@ -31,6 +31,7 @@ import { applyDebts, expenseDebts, markBuilt, paymentDebt } from "../balances/pa
 import { replaceShares, stateColumns, stateOfSnapshot, storedState, toSnapshot, type ExpenseState } from "../expenses/store.ts";
 import { eventProblem, type GroupEvent, type GroupEventBody } from "./chain.ts";
 import { headOf } from "./log.ts";
+import { directKeyOf } from "../groups/membership.ts";
 import { tellOfExpense, tellOfPayment, tellOfResponse } from "./notices.ts";
 import type { PaymentRow } from "../payments/payments.ts";
 import type { GroupData, MemberData } from "./members.ts";
@@ -160,6 +161,7 @@ async function applyBody(a: Apply, b: GroupEventBody): Promise<void> {
         .insert(groupMembers)
         .values({ groupId, agentId: id, role: m.role, joinedAt: at })
         .onConflictDoUpdate({ target: [groupMembers.groupId, groupMembers.agentId], set: { leftAt: null, joinedAt: at } });
+      await keyDirectCopy(a, id);
       break;
     }
     case "placeholder_added": {
@@ -222,6 +224,19 @@ async function applyBody(a: Apply, b: GroupEventBody): Promise<void> {
     const refs = { ...b.refs, ...(b.refs.agent_id && a.agents.get(b.refs.agent_id) ? { agent_id: a.agents.get(b.refs.agent_id)!.agentId } : {}) };
     await tx.insert(ledgerActivity).values({ groupId, actorId: actor.agentId, action: b.type, summary: b.summary, refs, createdAt: at });
   }
+}
+
+/**
+ * A direct ledger's copy, once its second person joined, is found by its pair here too (open_direct_ledger from this
+ * server), unless this server keeps one of its own for the pair.
+ */
+async function keyDirectCopy(a: Apply, joined: string): Promise<void> {
+  const view = snapshotOf(a.tx);
+  const g = await view.select({ kind: groups.kind, createdBy: groups.createdBy }).from(groups).where(eq(groups.groupId, a.groupId)).get();
+  if (g?.kind !== "direct" || g.createdBy === joined) return;
+  const key = directKeyOf(g.createdBy, joined);
+  if (await view.select({ id: groups.groupId }).from(groups).where(eq(groups.directKey, key)).get()) return;
+  await a.tx.update(groups).set({ directKey: key }).where(eq(groups.groupId, a.groupId));
 }
 
 /** An expense's state as the home stored it, its members as this server's agents. */

@@ -3,17 +3,15 @@ import { and, asc, eq, isNull, sql } from "drizzle-orm";
 import { guard, guardChanged, scalar, snapshotOf, type Tx } from "../../../../db/client.ts";
 import { agents, groupMembers, groupPlaceholders, groups } from "../../../../db/schema/index.ts";
 import { iso } from "../../../clock.ts";
-import { AppError, conflict, invalid, notFound } from "../../../errors.ts";
+import { AppError, conflict, notFound } from "../../../errors.ts";
 import type { DomainContext } from "../../../contract/principal.ts";
 import { quotasOf, requireRoomForGroup } from "../../quotas.ts";
 import type { Group } from "../../../contract/groups.ts";
 import type { AgentRef, GroupSummary } from "../../../contract/wire.ts";
-import { agentByHandle, agentById, refsByIds, toRef } from "../../agents.ts";
-import { isAcceptedContact } from "../../contacts.ts";
-import { ON_ANOTHER_SERVER, remoteOf } from "../../federation.ts";
+import { agentById, refsByIds, toRef } from "../../agents.ts";
 import { groupData, memberData } from "../events/members.ts";
 import { requireHomeHere } from "../events/home.ts";
-import { deliver, hasBlocked } from "../../inbox.ts";
+import { deliver } from "../../inbox.ts";
 import { quoted, untrusted } from "../../untrusted.ts";
 import { markBuilt } from "../balances/pairs.ts";
 import { isPlaceholder, lookupMember, membersByHandle, requireMember, requireWritable, type GroupRow } from "./membership.ts";
@@ -345,49 +343,4 @@ export async function removeMember(
     refs: { agent_id: them.agentId },
     data: { left: them.agentId, owner: null },
   });
-}
-
-/**
- * The one direct ledger between the caller and an accepted contact, created on the first call.
- * Someone who blocked the caller is not put into a new ledger with them; they are added once the block is lifted.
- */
-export async function openDirectLedger(ctx: DomainContext, handle: string, currency: string | undefined) {
-  const { tx, now, actor } = ctx;
-  const them = await agentByHandle(tx, handle);
-  if (!them || them.agentId === actor.agentId || !(await isAcceptedContact(tx, actor.agentId, them.agentId))) {
-    throw notFound(`Contact @${handle}`);
-  }
-  if (await remoteOf(tx, them.agentId)) throw conflict(ON_ANOTHER_SERVER, { handle });
-  const directKey = [actor.agentId, them.agentId].sort().join(":");
-  let g = await tx.select().from(groups).where(eq(groups.directKey, directKey)).get();
-  const created = !g;
-  if (!g) {
-    if (currency === undefined) throw invalid("currency", "needed to open a new direct ledger (an ISO 4217 code such as EUR)");
-    await requireRoomForGroup(tx, actor.agentId, quotasOf(ctx).groups);
-    const handles = [actor.handle, them.handle].sort();
-    g = {
-      groupId: crypto.randomUUID(),
-      name: `${handles[0]} & ${handles[1]}`,
-      description: null,
-      currency,
-      kind: "direct",
-      directKey,
-      simplifyDebts: true,
-      archived: false,
-      createdBy: actor.agentId,
-      createdAt: iso(now),
-      updatedAt: iso(now),
-    };
-    await tx.insert(groups).values(g);
-    await markBuilt(tx, now, g.groupId);
-    await logActivity(tx, now, {
-      groupId: g.groupId,
-      actorId: actor.agentId,
-      action: "group_created",
-      summary: `@${actor.handle} opened the direct ledger with @${them.handle}`,
-    });
-  }
-  await addMember(tx, now, g.groupId, actor.agentId, created ? "owner" : "member");
-  if (!(await hasBlocked(tx, them.agentId, actor.agentId))) await addMember(tx, now, g.groupId, them.agentId, "member");
-  return { groupId: g.groupId, created };
 }

@@ -15,7 +15,7 @@ import type { DomainContext } from "../../../contract/principal.ts";
 import { quotasOf, requireRoomForGroup } from "../../quotas.ts";
 import { isMember, requireWritable, type GroupRow } from "./membership.ts";
 import { logActivity } from "./activity.ts";
-import { enqueue, ON_ANOTHER_SERVER, remoteOf } from "../../federation.ts";
+import { enqueue, remoteOf } from "../../federation.ts";
 import { memberData } from "../events/members.ts";
 import { chainFromStart } from "../events/log.ts";
 import { addPlaceholder, claimPlaceholder, isClaimCode, renewPlaceholderLink } from "./placeholders.ts";
@@ -86,7 +86,6 @@ export async function inviteAgent(ctx: DomainContext, g: GroupRow, them: AgentRo
   // An agent of another server is invited on its own server (it decides there, as for a contact request); the group's
   // truth stays here, and its server keeps a copy once it joins (events/log.ts).
   const remote = await remoteOf(tx, them.agentId);
-  if (remote && g.kind === "direct") throw conflict(ON_ANOTHER_SERVER, { handle: them.handle });
   if (remote) await chainFromStart(tx, g.groupId);
   if (await isMember(tx, g.groupId, them.agentId)) throw conflict(`@${them.handle} is already a member of this group.`, { handle: them.handle });
   const blocked = await hasBlocked(tx, them.agentId, actor.agentId);

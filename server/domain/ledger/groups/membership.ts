@@ -12,6 +12,9 @@ import { followersOf } from "../events/log.ts";
 
 export type GroupRow = typeof groups.$inferSelect;
 
+/** The key that makes a direct ledger one per pair: both agents' ids (as this server has them), sorted. */
+export const directKeyOf = (a: string, b: string) => [a, b].sort().join(":");
+
 /**
  * A current member of a group, as the ledger names them. A placeholder member (a friend without an account yet,
  * placeholders.ts) is an agent row that is nobody: its agent id is its member_id and, having no handle, its handle
