@@ -80,23 +80,8 @@ export async function signingKey(tx: Tx, now: Date): Promise<{ kid: string; key:
     .orderBy(desc(federationKeys.notBefore))
     .get();
   if (!row) throw new Error("federation: no signing key (the server makes one at start)");
-  let key = imported.get(row.privateJwk);
-  if (!key) {
-    key = await crypto.subtle.importKey("jwk", JSON.parse(row.privateJwk), { name: "Ed25519" }, false, ["sign"]);
-    remember(row.privateJwk, key);
-  }
+  const key = await crypto.subtle.importKey("jwk", JSON.parse(row.privateJwk), { name: "Ed25519" }, false, ["sign"]);
   return { kid: row.kid, key };
-}
-
-/**
- * Keys already imported, by their JWK text: importing one costs more than the signature it makes, on every
- * request sent to a peer and every one checked. Which key signs, and which a peer publishes, is still read each time.
- */
-const imported = new Map<string, CryptoKey>();
-const IMPORTED_AT_MOST = 1000;
-function remember(jwk: string, key: CryptoKey) {
-  if (imported.size >= IMPORTED_AT_MOST) imported.clear();
-  imported.set(jwk, key);
 }
 
 /** A peer's published key as a verifying key, or null unless it is an Ed25519 key valid at `now`. */
@@ -105,12 +90,8 @@ export async function verifyingKey(jwk: Partial<PublicJwk>, now: Date): Promise<
   const seconds = now.getTime() / 1000;
   if (typeof jwk.nbf === "number" && jwk.nbf > seconds + 60) return null;
   if (typeof jwk.exp === "number" && jwk.exp < seconds) return null;
-  const known = imported.get(jwk.x);
-  if (known) return known;
   try {
-    const key = await crypto.subtle.importKey("jwk", { kty: "OKP", crv: "Ed25519", x: jwk.x }, { name: "Ed25519" }, false, ["verify"]);
-    remember(jwk.x, key);
-    return key;
+    return await crypto.subtle.importKey("jwk", { kty: "OKP", crv: "Ed25519", x: jwk.x }, { name: "Ed25519" }, false, ["verify"]);
   } catch {
     return null;
   }
