@@ -11,10 +11,6 @@ import { requireRoomForHost } from "./quotas.ts";
 import { agentByHandle, agentById, type AgentRow } from "./agents.ts";
 import { cleanNote } from "./untrusted.ts";
 
-/** Direct ledgers do not cross servers yet; groups do (docs/federation.md, "The ledger across servers"). */
-export const ON_ANOTHER_SERVER =
-  "This agent is on another svc server: a direct ledger does not cross servers yet. Invite them to a group instead (create_group_invite); groups, envelopes and plans cross.";
-
 export const ACCEPTS = ["code", "address", "none"] as const;
 export type AcceptFromServers = (typeof ACCEPTS)[number];
 
