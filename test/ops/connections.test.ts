@@ -88,13 +88,16 @@ describe("connections", () => {
   test("a kept-alive connection is closed after the idle timeout", async () => {
     const s = await server({ idleTimeoutSeconds: 1 });
     const c = await open(s);
-    // Timed from the request: the connection's last activity is after it, and a test process slowed by the files
-    // beside it can only read the close late, never early.
-    const sent = performance.now();
     c.send(GET);
     expect((await c.answer()).status).toBe(200);
-    // Bun's timer is coarse: somewhere from 1 s on, and long before the old 120 s.
-    expect((await c.closed) - sent).toBeGreaterThan(900);
+    // Kept alive: the next request goes on the same connection.
+    c.send(GET);
+    expect((await c.answer()).status).toBe(200);
+    const answered = performance.now();
+    // Then closed once idle. Bun counts idle time on a fixed grid of 4 s ticks, so a timeout of 1 s fires at a tick
+    // up to about 4 s on (oven-sh/bun#33610); the bound leaves room for a slow machine, and the default is 120 s.
+    const closed = await Promise.race([c.closed, Bun.sleep(10_000).then(() => null)]);
+    expect(closed === null ? "still open after 10 s" : closed - answered).toBeLessThanOrEqual(8_000);
   }, 20_000);
 
   test("past the cap, an address's answers on further sockets close them; sockets it already holds stay usable", async () => {
