@@ -76,7 +76,6 @@ export function narrowScopes(wanted: string, holder: string): string {
 /** Whether a credential may read sign-in codes: an API key that can write and is not in its rotation grace. */
 export const readsSigninCodes = (p: Principal) => p.kind === "api_key" && p.scopes.has("svc:write") && !p.graceUntil;
 
-/** A resolved credential; touchDue: its client's last_used_at is due an update, which the caller notes (server/auth/last-use.ts). */
 /**
  * Guards a write call's batch with its credential: the client it was authenticated as is still connected, its agent
  * not disabled, and an API key (keyHash) as it was read: not revoked, and in a rotation's grace only if it was then.
@@ -95,6 +94,7 @@ export async function guardCredential(tx: Tx, p: Principal, keyHash: string | nu
   );
 }
 
+/** A resolved credential; touchDue: its client's last_used_at is due an update, which the caller notes (server/auth/last-use.ts). */
 export interface Authenticated {
   principal: Principal;
   touchDue: boolean;

@@ -2,19 +2,12 @@
 // as remove_contact sends it); the other side keeps the mail it received. A member of groups kept on another server,
 // or of its own server's groups with members there: those servers are told (account.deleted); there too it stays a
 // former member with its balance, their members are told, and no group's events go to its server for it any more.
-import { afterAll, beforeAll, expect, test } from "bun:test";
-import { connect, onFile, startServers, until, type FedServer } from "./servers.ts";
+import { expect, test } from "bun:test";
+import { connect, onFile, serversForFile, until, type FedServer } from "./servers.ts";
 
-let close: () => Promise<void>;
 let A: FedServer;
 let B: FedServer;
-
-beforeAll(async () => {
-  const started = await startServers(2);
-  [A, B] = started.servers as [FedServer, FedServer];
-  close = started.close;
-}, 60_000);
-afterAll(() => close?.());
+serversForFile(2, (s) => ([A, B] = s as [FedServer, FedServer]));
 
 /** Deletes an account with the operator's command, on the server's database beside the running server. */
 async function deleteUser(S: FedServer, handle: string) {

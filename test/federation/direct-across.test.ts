@@ -1,19 +1,12 @@
 // A direct ledger with a contact of another server: kept on the server of the one who opens it, the contact invited
 // there as to any group; once accepted, the contact's server keeps a copy, which open_direct_ledger there answers
 // with, and both split costs from their own servers with the balances the same on both.
-import { afterAll, beforeAll, expect, test } from "bun:test";
-import { connect, startServers, until, type FedServer } from "./servers.ts";
+import { expect, test } from "bun:test";
+import { connect, serversForFile, until, type FedServer } from "./servers.ts";
 
-let close: () => Promise<void>;
 let A: FedServer;
 let B: FedServer;
-
-beforeAll(async () => {
-  const started = await startServers(2);
-  [A, B] = started.servers as [FedServer, FedServer];
-  close = started.close;
-}, 60_000);
-afterAll(() => close?.());
+serversForFile(2, (s) => ([A, B] = s as [FedServer, FedServer]));
 
 const balances = async (S: FedServer, key: string, groupId: string) =>
   ((await S.ok("get_balances", { group_id: groupId }, key)).members as any[]).map((m) => m.balance_minor).sort((x, y) => x - y);

@@ -2,20 +2,13 @@
 // removing a group's events from A's database, as that release left them, and changing it once more): an agent of
 // another server can still be invited. A builds the group's chain from what it holds (from-state.ts), and B's copy,
 // built from those events alone, answers with the same expenses and balances as A.
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { verifyChain } from "../../server/domain/ledger/events/chain.ts";
-import { connect, onFile, startServers, until, type FedServer } from "./servers.ts";
+import { connect, onFile, serversForFile, until, type FedServer } from "./servers.ts";
 
-let close: () => Promise<void>;
 let A: FedServer;
 let B: FedServer;
-
-beforeAll(async () => {
-  const started = await startServers(2);
-  [A, B] = started.servers as [FedServer, FedServer];
-  close = started.close;
-}, 60_000);
-afterAll(() => close?.());
+serversForFile(2, (s) => ([A, B] = s as [FedServer, FedServer]));
 
 /** Each member's balance, by display name without the address a member of another server's name ends with. */
 async function balancesOn(S: FedServer, key: string, groupId: string): Promise<Record<string, number>> {

@@ -1,5 +1,6 @@
 // Several svc servers on loopback ports, federating with each other (allowlist mode), as child processes.
 import { Database } from "bun:sqlite";
+import { afterAll, beforeAll } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -34,6 +35,17 @@ export const fedFlags = (host: string, peers: string[], mode = "allowlist") => [
   "--log-level",
   "warn",
 ];
+
+/** n servers for a test file: started before its tests (handed to `take`), stopped after them. */
+export function serversForFile(n: number, take: (servers: FedServer[]) => void): void {
+  let close: (() => Promise<void>) | undefined;
+  beforeAll(async () => {
+    const started = await startServers(n);
+    take(started.servers);
+    close = started.close;
+  }, 60_000);
+  afterAll(() => close?.());
+}
 
 export async function startServers(
   n: number,

@@ -93,6 +93,7 @@ export async function eventsFromState(tx: Tx, groupId: string): Promise<Unsealed
         )
         .orderBy(asc(expenseResponses.respondedAt))
     : [];
+  const answersTo = Map.groupBy(answers, (a) => a.expenseId);
   for (const row of rows) {
     const state = stateOfRow(row, shares.get(row.expenseId) ?? []);
     const snapshot = toSnapshot(state, []);
@@ -104,7 +105,7 @@ export async function eventsFromState(tx: Tx, groupId: string): Promise<Unsealed
       { expense: { expense_id: row.expenseId, version: row.version, action: "created", snapshot } },
       state.deleted ? {} : deltasOf(expenseDebts(state.shares, state.kind)),
     );
-    for (const r of answers.filter((a) => a.expenseId === row.expenseId)) {
+    for (const r of answersTo.get(row.expenseId) ?? []) {
       event(r.action === "confirm" ? "expense_confirmed" : "expense_disputed", r.agentId, r.respondedAt, `An answer ${AS_IT_STOOD}`, {
         response: { expense_id: row.expenseId, action: r.action, reason: r.reason, version: r.version },
       });

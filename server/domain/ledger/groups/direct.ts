@@ -4,19 +4,14 @@
 // server, it is that copy.
 import { eq } from "drizzle-orm";
 import { groups } from "../../../../db/schema/index.ts";
-import { iso } from "../../../clock.ts";
 import { invalid, notFound } from "../../../errors.ts";
 import type { DomainContext } from "../../../contract/principal.ts";
 import { agentByHandle } from "../../agents.ts";
 import { isAcceptedContact } from "../../contacts.ts";
 import { remoteOf } from "../../federation.ts";
 import { hasBlocked } from "../../inbox.ts";
-import { quotasOf, requireRoomForGroup } from "../../quotas.ts";
-import { markBuilt } from "../balances/pairs.ts";
 import { homeOf } from "../events/home.ts";
-import { groupData, memberData } from "../events/members.ts";
-import { logActivity } from "./activity.ts";
-import { addMember } from "./groups.ts";
+import { addMember, newGroup } from "./groups.ts";
 import { inviteAgent } from "./invites.ts";
 import { directKeyOf, isMember } from "./membership.ts";
 
@@ -37,33 +32,10 @@ export async function openDirectLedger(ctx: DomainContext, handle: string, curre
   const created = !g;
   if (!g) {
     if (currency === undefined) throw invalid("currency", "needed to open a new direct ledger (an ISO 4217 code such as EUR)");
-    await requireRoomForGroup(tx, actor.agentId, quotasOf(ctx).groups);
     const handles = [actor.handle, them.handle].sort();
-    g = {
-      groupId: crypto.randomUUID(),
-      name: `${handles[0]} & ${handles[1]}`,
-      description: null,
-      currency,
-      kind: "direct",
-      directKey,
-      simplifyDebts: true,
-      archived: false,
-      createdBy: actor.agentId,
-      createdAt: iso(now),
-      updatedAt: iso(now),
-    };
-    await tx.insert(groups).values(g);
-    await markBuilt(tx, now, g.groupId);
-    await logActivity(tx, now, {
-      groupId: g.groupId,
-      actorId: actor.agentId,
-      action: "group_created",
-      summary: `@${actor.handle} opened the direct ledger with @${them.handle}`,
-      // What a copy is built from, should the contact be of another server.
-      data: { group: groupData(g), member: await memberData(tx, { agent_id: actor.agentId, handle: actor.handle, display_name: null }, "owner") },
-    });
-  }
-  await addMember(tx, now, g.groupId, actor.agentId, created ? "owner" : "member");
+    const ledger = { name: `${handles[0]} & ${handles[1]}`, description: null, currency, kind: "direct" as const, directKey };
+    g = await newGroup(ctx, ledger, `@${actor.handle} opened the direct ledger with @${them.handle}`);
+  } else await addMember(tx, now, g.groupId, actor.agentId, "member");
   // A contact of another server decides on its own server, as for any group; asked again, the same invitation.
   if (await remoteOf(tx, them.agentId)) {
     if (!(await isMember(tx, g.groupId, them.agentId))) await inviteAgent(ctx, g, them);

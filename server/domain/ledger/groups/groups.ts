@@ -134,15 +134,24 @@ export interface CreateGroupInput {
 }
 
 export async function createGroup(ctx: DomainContext, input: CreateGroupInput): Promise<GroupRow> {
+  const group = { name: input.name, description: input.description || null, currency: input.currency, kind: "group" as const, directKey: null };
+  return newGroup(ctx, group, `@${ctx.actor.handle} created the group`);
+}
+
+/**
+ * A new group or direct ledger with the caller as its owner, within the caller's groups quota; its first event says
+ * what a member's server builds its copy from.
+ */
+export async function newGroup(
+  ctx: DomainContext,
+  g: Pick<GroupRow, "name" | "description" | "currency" | "kind" | "directKey">,
+  summary: string,
+): Promise<GroupRow> {
   const { tx, now, actor } = ctx;
   await requireRoomForGroup(tx, actor.agentId, quotasOf(ctx).groups);
   const row: GroupRow = {
     groupId: crypto.randomUUID(),
-    name: input.name,
-    description: input.description || null,
-    currency: input.currency,
-    kind: "group",
-    directKey: null,
+    ...g,
     simplifyDebts: true,
     archived: false,
     createdBy: actor.agentId,
@@ -156,7 +165,7 @@ export async function createGroup(ctx: DomainContext, input: CreateGroupInput): 
     groupId: row.groupId,
     actorId: actor.agentId,
     action: "group_created",
-    summary: `@${actor.handle} created the group`,
+    summary,
     data: { group: groupData(row), member: await memberData(tx, { agent_id: actor.agentId, handle: actor.handle, display_name: null }, "owner") },
   });
   return row;
